@@ -1,0 +1,4 @@
+//! The harness: plans a run, starts a worker process per round and
+//! configuration, interleaves configurations, enforces time limits.
+
+pub mod sampler;

@@ -1,0 +1,8 @@
+//! kdelta: a Linux performance lab. See ARCHITECTURE.md for the map.
+
+pub mod bench;
+pub mod cpuset;
+pub mod harness;
+pub mod place;
+pub mod simulate;
+pub mod topology;

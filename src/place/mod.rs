@@ -1,0 +1,1 @@
+//! Real SMT-aware placement (`kdelta place`): not written yet.

@@ -1,0 +1,1 @@
+//! The SMT scheduler simulator (`kdelta simulate`): not written yet.
