@@ -17,6 +17,7 @@ pub mod chat;
 pub mod dbench;
 pub mod lat;
 pub mod mem;
+pub mod thread;
 
 pub use crate::harness::sampler::Sampler;
 pub use params::{ParamKind, ParamSpec, Params};
@@ -120,6 +121,7 @@ pub fn registry() -> Vec<Box<dyn Benchmark>> {
     all.extend(lat::benchmarks());
     all.extend(mem::benchmarks());
     all.extend(aim9::benchmarks());
+    all.extend(thread::benchmarks());
     all.extend(chat::benchmarks());
     all.extend(dbench::benchmarks());
     all.extend(build::benchmarks());
