@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod cpuset;
+pub mod error;
 pub mod harness;
 pub mod place;
 pub mod simulate;

@@ -107,6 +107,13 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// Validate one parameter point before anything runs (parse and check a
+    /// loadfile, check a path or address). Return [`crate::error::bad_input`]
+    /// for the user's mistakes: they exit 2 before the run starts.
+    fn check(&self, _params: &Params) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Measure, inside the worker process (the configuration is already
     /// applied). Take `s.samples_wanted()` samples, through
     /// [`Sampler::measure`] for loops of a primitive or [`Sampler::push`] for
