@@ -1,9 +1,15 @@
 //! kdelta: a Linux performance lab. See ARCHITECTURE.md for the map.
 
 pub mod bench;
+pub mod config;
 pub mod cpuset;
 pub mod error;
 pub mod harness;
 pub mod place;
+pub mod record;
+pub mod report;
 pub mod simulate;
+pub mod stats;
+pub mod store;
+pub mod sys;
 pub mod topology;

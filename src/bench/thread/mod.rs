@@ -1,0 +1,7 @@
+//! The `thread` family (not written yet).
+
+use super::Benchmark;
+
+pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+    Vec::new()
+}

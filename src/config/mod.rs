@@ -1,0 +1,309 @@
+//! Named configurations derived from the machine's topology.
+//!
+//! A configuration is a CPU set plus optional modifiers, written
+//! `BASE[+MOD...]`:
+//!
+//! | base | CPUs |
+//! |---|---|
+//! | `all` | every online logical CPU (the machine as it is; the default) |
+//! | `up` | one logical CPU (the first CPU of the first core) |
+//! | `noht`, `smp` | one logical CPU on every core: SMT off by affinity |
+//! | `ht`, `smt` | every logical CPU; needs a core with two or more online siblings |
+//! | `noht1` | one logical CPU of one core (of the first SMT core when there is one) |
+//! | `ht1` | every sibling of that core; needs SMT |
+//! | `smpN` | N cores, one logical CPU each, cores taken in order of their lowest CPU |
+//! | `cpus=LIST` | an explicit list such as `0,2-3` |
+//!
+//! Modifiers: `sched=other|batch|idle|fifo|rr` (fifo and rr need CAP_SYS_NICE),
+//! `tunables=NAME=V:NAME=V` (sets `GLIBC_TUNABLES` for the worker), and
+//! `env=NAME=VALUE`. A modifier alone (`sched=batch`) applies to `all`.
+//!
+//! Resolution never changes the calling process: [`apply`] runs in the worker.
+
+use crate::cpuset::CpuSet;
+use crate::error::bad_input;
+use crate::sys::{self, Policy};
+use crate::topology::Topology;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+/// A configuration resolved against this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// The name as written canonically (`noht+sched=batch`).
+    pub name: String,
+    pub cpus: CpuSet,
+    pub policy: Option<Policy>,
+    /// Environment variables set in the worker before the benchmark starts.
+    pub env: Vec<(String, String)>,
+}
+
+impl Config {
+    /// `noht [cpus 0-1]`, `up [cpu 0, sched=fifo]`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} [cpu{} {}", self.name, if self.cpus.len() == 1 { "" } else { "s" }, self.cpus);
+        if let Some(p) = self.policy {
+            s.push_str(&format!(", sched={}", p.name()));
+        }
+        for (k, v) in &self.env {
+            s.push_str(&format!(", {k}={v}"));
+        }
+        s.push(']');
+        s
+    }
+}
+
+/// The machine cannot give this configuration (as opposed to a typo).
+#[derive(Debug, thiserror::Error)]
+#[error("configuration {name:?} is unavailable here: {reason}")]
+pub struct Unavailable {
+    pub name: String,
+    pub reason: String,
+}
+
+/// Names a user can write, for error messages and `--help`.
+pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
+pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE";
+
+/// Resolve one configuration name. `Err` is either bad input (unknown name,
+/// malformed list, CPUs the machine lacks: exit 2) or [`Unavailable`].
+pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return Err(bad_input(format!("empty configuration name: allowed: {BASES}, with modifiers {MODIFIERS}")));
+    }
+    let mut parts = spec.split('+').map(str::trim);
+    let first = parts.next().unwrap_or("");
+    let mut mods: Vec<&str> = parts.collect();
+    let base = if is_modifier(first) {
+        mods.insert(0, first);
+        "all"
+    } else {
+        first
+    };
+    let unavailable = |reason: String| anyhow::Error::new(Unavailable { name: spec.to_string(), reason });
+    let cpus = base_cpus(base, topo).map_err(|e| match e {
+        BaseError::Unknown => bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}")),
+        BaseError::Bad(m) => bad_input(m),
+        BaseError::Unavailable(r) => unavailable(r),
+    })?;
+    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new() };
+    let mut names = vec![canonical_base(base).to_string()];
+    for m in mods {
+        let (k, v) = m.split_once('=').ok_or_else(|| bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}")))?;
+        match k {
+            "sched" => {
+                let p = Policy::parse(v).ok_or_else(|| bad_input(format!("unknown scheduling policy {v:?}: allowed: {}", Policy::NAMES.join(", "))))?;
+                if p.is_realtime() && !sys::can_use_realtime() {
+                    return Err(unavailable(format!("sched={v} needs CAP_SYS_NICE (root, the capability, or an RLIMIT_RTPRIO above 0)")));
+                }
+                cfg.policy = Some(p);
+                names.push(format!("sched={}", p.name()));
+            }
+            "tunables" => {
+                if v.is_empty() || !v.split(':').all(|t| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false)) {
+                    return Err(bad_input(format!("malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000")));
+                }
+                cfg.env.push(("GLIBC_TUNABLES".into(), v.to_string()));
+                names.push(format!("tunables={v}"));
+            }
+            "env" => {
+                let (n, val) = v.split_once('=').ok_or_else(|| bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")))?;
+                if n.is_empty() || n.contains('\0') || val.contains('\0') {
+                    return Err(bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")));
+                }
+                cfg.env.push((n.to_string(), val.to_string()));
+                names.push(format!("env={n}={val}"));
+            }
+            _ => return Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
+        }
+    }
+    cfg.name = names.join("+");
+    Ok(cfg)
+}
+
+fn is_modifier(s: &str) -> bool {
+    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=")
+}
+
+fn canonical_base(b: &str) -> &str {
+    match b {
+        "smp" => "noht",
+        "smt" => "ht",
+        other => other,
+    }
+}
+
+enum BaseError {
+    Unknown,
+    Bad(String),
+    Unavailable(String),
+}
+
+fn first_smt_core(topo: &Topology) -> Option<&crate::topology::Core> {
+    topo.cores.iter().find(|c| c.cpus.len() > 1)
+}
+
+fn one_per_core(topo: &Topology) -> CpuSet {
+    CpuSet::from_iter(topo.cores.iter().filter_map(|c| c.cpus.first()))
+}
+
+fn no_smt_reason(topo: &Topology) -> String {
+    let ctl = match &topo.smt_control {
+        Some(c) => format!(" (smt/control: {c})"),
+        None => String::new(),
+    };
+    format!("no core has two online logical CPUs (SMT siblings): {} cores, {} logical CPUs{ctl}", topo.cores.len(), topo.online.len())
+}
+
+fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseError> {
+    if topo.cores.is_empty() {
+        return Err(BaseError::Unavailable("the topology lists no online CPU".into()));
+    }
+    Ok(match base {
+        "all" => topo.online.clone(),
+        "up" => CpuSet::from_iter(topo.cores[0].cpus.first()),
+        "noht" | "smp" => one_per_core(topo),
+        "ht" | "smt" => {
+            if !topo.has_smt() {
+                return Err(BaseError::Unavailable(no_smt_reason(topo)));
+            }
+            topo.online.clone()
+        }
+        "noht1" => CpuSet::from_iter(first_smt_core(topo).unwrap_or(&topo.cores[0]).cpus.first()),
+        "ht1" => match first_smt_core(topo) {
+            Some(c) => c.cpus.clone(),
+            None => return Err(BaseError::Unavailable(no_smt_reason(topo))),
+        },
+        _ => {
+            if let Some(list) = base.strip_prefix("cpus=") {
+                let set = CpuSet::parse_list(list).map_err(|e| BaseError::Bad(e.to_string()))?;
+                if set.is_empty() {
+                    return Err(BaseError::Bad(format!("empty CPU list in {base:?}: online CPUs are {}", topo.online)));
+                }
+                let missing = set.difference(&topo.online);
+                if !missing.is_empty() {
+                    return Err(BaseError::Bad(format!("CPU {missing} not online on this machine: online CPUs are {}", topo.online)));
+                }
+                set
+            } else if let Some(n) = base.strip_prefix("smp").filter(|n| !n.is_empty()) {
+                let n: usize = n.parse().map_err(|_| BaseError::Unknown)?;
+                if n == 0 {
+                    return Err(BaseError::Bad(format!("{base}: the core count must be at least 1 (this machine has {} cores)", topo.cores.len())));
+                }
+                if n > topo.cores.len() {
+                    return Err(BaseError::Unavailable(format!("{base} needs {n} cores, this machine has {}", topo.cores.len())));
+                }
+                CpuSet::from_iter(topo.cores.iter().take(n).filter_map(|c| c.cpus.first()))
+            } else {
+                return Err(BaseError::Unknown);
+            }
+        }
+    })
+}
+
+/// Apply a configuration to the calling process (the worker): policy first,
+/// then affinity, then environment. Every thread and child started afterwards
+/// inherits it.
+pub fn apply(cfg: &Config) -> Result<()> {
+    if let Some(p) = cfg.policy {
+        sys::set_policy(p)?;
+    }
+    sys::set_affinity(&cfg.cpus)?;
+    for (k, v) in &cfg.env {
+        // SAFETY (of set_var's contract): the worker is single-threaded here.
+        std::env::set_var(k, v);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::topology::{Core, Cpu};
+
+    /// A topology from a list of cores (each a list of CPU ids), one package.
+    pub fn topo(cores: &[&[u32]]) -> Topology {
+        let mut cpus = Vec::new();
+        let mut cs = Vec::new();
+        for (i, c) in cores.iter().enumerate() {
+            let set = CpuSet::from_iter(c.iter().copied());
+            for &id in *c {
+                cpus.push(Cpu { id, core: i, package: 0, die: None, core_id: Some(i as i64), siblings: set.clone(), node: Some(0) });
+            }
+            cs.push(Core { package: 0, core_id: Some(i as i64), cpus: set });
+        }
+        cpus.sort_by_key(|c| c.id);
+        Topology {
+            online: CpuSet::from_iter(cpus.iter().map(|c| c.id)),
+            offline: CpuSet::new(),
+            cpus,
+            cores: cs,
+            packages: vec![0],
+            caches: vec![],
+            nodes: vec![],
+            smt_control: None,
+            smt_active: None,
+        }
+    }
+
+    fn cpus(spec: &str, t: &Topology) -> String {
+        resolve(spec, t).unwrap().cpus.to_string()
+    }
+
+    #[test]
+    fn derives_from_siblings_0_1() {
+        let t = topo(&[&[0, 1], &[2, 3]]);
+        assert_eq!(cpus("up", &t), "0");
+        assert_eq!(cpus("noht", &t), "0,2");
+        assert_eq!(cpus("smp", &t), "0,2");
+        assert_eq!(cpus("ht", &t), "0-3");
+        assert_eq!(cpus("noht1", &t), "0");
+        assert_eq!(cpus("ht1", &t), "0-1");
+        assert_eq!(cpus("smp1", &t), "0");
+        assert_eq!(cpus("cpus=1,3", &t), "1,3");
+    }
+
+    #[test]
+    fn derives_from_siblings_0_2() {
+        let t = topo(&[&[0, 2], &[1, 3]]);
+        assert_eq!(cpus("noht", &t), "0-1");
+        assert_eq!(cpus("ht1", &t), "0,2");
+        assert_eq!(cpus("smp2", &t), "0-1");
+    }
+
+    #[test]
+    fn refuses_smt_without_siblings() {
+        let t = topo(&[&[0], &[1]]);
+        assert_eq!(cpus("noht", &t), "0-1");
+        let e = resolve("ht", &t).unwrap_err();
+        assert!(e.downcast_ref::<Unavailable>().is_some());
+        assert!(e.to_string().contains("SMT siblings"), "{e}");
+        assert!(resolve("ht1", &t).unwrap_err().downcast_ref::<Unavailable>().is_some());
+        assert!(resolve("smp4", &t).unwrap_err().downcast_ref::<Unavailable>().is_some());
+    }
+
+    #[test]
+    fn bad_names_are_bad_input() {
+        let t = topo(&[&[0], &[1]]);
+        for bad in ["bogus", "cpus=7", "cpus=a", "cpus=", "smp0", "noht+sched=turbo", "noht+x=y", "noht+sched", "tunables=", ""] {
+            let e = resolve(bad, &t).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{bad}: {e}");
+        }
+        let e = resolve("cpus=0-7", &t).unwrap_err().to_string();
+        assert!(e.contains("2-7") && e.contains("0-1"), "{e}");
+    }
+
+    #[test]
+    fn modifiers() {
+        let t = topo(&[&[0], &[1]]);
+        let c = resolve("smp+sched=batch", &t).unwrap();
+        assert_eq!(c.name, "noht+sched=batch");
+        assert_eq!(c.policy, Some(Policy::Batch));
+        let c = resolve("sched=idle", &t).unwrap();
+        assert_eq!(c.name, "all+sched=idle");
+        let c = resolve("up+tunables=glibc.cpu.x86_non_temporal_threshold=0x1000000", &t).unwrap();
+        assert_eq!(c.env, vec![("GLIBC_TUNABLES".into(), "glibc.cpu.x86_non_temporal_threshold=0x1000000".into())]);
+        assert!(c.describe().starts_with("up+tunables="));
+    }
+}

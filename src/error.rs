@@ -1,0 +1,29 @@
+//! Error kinds that decide the exit status.
+//!
+//! Everything is `anyhow::Error` above the modules; an error whose chain holds a
+//! [`BadInput`] is the user's input (exit 2), anything else a failure (exit 1).
+
+/// The user asked for something that cannot be: an unknown name, a malformed
+/// value or file, a CPU the machine lacks. The message names the value and what
+/// is allowed, on one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// Build a [`BadInput`] error.
+pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(msg.into()))
+}
+
+/// True when the error (or anything in its chain) is bad input.
+pub fn is_bad_input(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<BadInput>().is_some())
+}
+
+/// Exit statuses, as documented in the README.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const FAILED: u8 = 1;
+    pub const BAD_INPUT: u8 = 2;
+    pub const INTERRUPTED: u8 = 130;
+}

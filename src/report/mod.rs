@@ -1,0 +1,1 @@
+pub fn fmt_num(v: f64) -> String { format!("{v}") }

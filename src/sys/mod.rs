@@ -1,0 +1,116 @@
+//! Thin wrappers over the system calls the harness needs, each naming its man page.
+//! Benchmarks make their own raw calls (they measure them); the harness's live here.
+
+use crate::cpuset::CpuSet;
+use anyhow::{Context, Result};
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet as NixCpuSet};
+use nix::unistd::Pid;
+
+/// sched_setaffinity(2) for the calling thread (inherited by children).
+pub fn set_affinity(cpus: &CpuSet) -> Result<()> {
+    let mut set = NixCpuSet::new();
+    for c in cpus.iter() {
+        set.set(c as usize).with_context(|| format!("CPU {c} is beyond the affinity mask size"))?;
+    }
+    sched_setaffinity(Pid::from_raw(0), &set).with_context(|| format!("sched_setaffinity to CPUs {cpus}"))
+}
+
+/// sched_getaffinity(2) for the calling thread.
+pub fn get_affinity() -> Result<CpuSet> {
+    let set = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
+    Ok(CpuSet::from_iter((0..NixCpuSet::count() as u32).filter(|&c| set.is_set(c as usize).unwrap_or(false))))
+}
+
+/// Scheduling policies of sched(7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Other,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+}
+
+impl Policy {
+    pub const NAMES: &'static [&'static str] = &["other", "batch", "idle", "fifo", "rr"];
+    pub fn parse(s: &str) -> Option<Policy> {
+        Some(match s {
+            "other" | "normal" => Policy::Other,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+        }
+    }
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+    fn raw(self) -> libc::c_int {
+        match self {
+            Policy::Other => libc::SCHED_OTHER,
+            Policy::Batch => libc::SCHED_BATCH,
+            Policy::Idle => libc::SCHED_IDLE,
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+        }
+    }
+}
+
+/// sched_setscheduler(2) for the calling process. Real-time policies get a
+/// low priority (1) so they cannot starve the rest of the machine for long.
+pub fn set_policy(p: Policy) -> Result<()> {
+    let param = libc::sched_param { sched_priority: if p.is_realtime() { 1 } else { 0 } };
+    // SAFETY: plain system call with a valid pointer to an initialised sched_param.
+    let r = unsafe { libc::sched_setscheduler(0, p.raw(), &param) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EPERM) {
+            anyhow::bail!("sched_setscheduler({}) not permitted: it needs CAP_SYS_NICE (run as root or grant the capability)", p.name());
+        }
+        return Err(e).with_context(|| format!("sched_setscheduler({})", p.name()));
+    }
+    Ok(())
+}
+
+/// Whether this process may use real-time policies: root, CAP_SYS_NICE, or an
+/// RLIMIT_RTPRIO above zero.
+pub fn can_use_realtime() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    if let Ok((soft, _)) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_RTPRIO) {
+        if soft > 0 {
+            return true;
+        }
+    }
+    // CapEff bit 23 is CAP_SYS_NICE.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("CapEff:")).map(|l| l[7..].trim().to_string()))
+        .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
+        .map(|caps| caps & (1 << 23) != 0)
+        .unwrap_or(false)
+}
+
+/// The 1-, 5- and 15-minute load averages from /proc/loadavg.
+pub fn loadavg() -> Option<[f64; 3]> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// Peak resident set size of this process (getrusage(2) ru_maxrss), in bytes.
+pub fn peak_rss_self() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map(|u| u.max_rss() as u64 * 1024).unwrap_or(0)
+}
