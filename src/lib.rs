@@ -1,6 +1,8 @@
 //! kdelta: a Linux performance lab. See ARCHITECTURE.md for the map.
 
+pub mod app;
 pub mod bench;
+pub mod cli;
 pub mod config;
 pub mod cpuset;
 pub mod error;

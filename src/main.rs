@@ -1,3 +1,5 @@
-fn main() {
-    std::process::exit(0)
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    kdelta::app::main()
 }

@@ -17,6 +17,7 @@ pub mod chat;
 pub mod dbench;
 pub mod lat;
 pub mod mem;
+pub mod testing;
 pub mod thread;
 
 pub use crate::harness::sampler::Sampler;
@@ -132,10 +133,40 @@ pub fn registry() -> Vec<Box<dyn Benchmark>> {
     all.extend(chat::benchmarks());
     all.extend(dbench::benchmarks());
     all.extend(build::benchmarks());
+    all.extend(testing::benchmarks());
     all
 }
 
 /// Find one benchmark by exact name.
 pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
     registry().into_iter().find(|b| b.info().name == name)
+}
+
+/// A benchmark made of two plain functions, for the many primitives that need
+/// no state of their own.
+pub struct Simple {
+    info: fn() -> BenchInfo,
+    run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+    supported: fn() -> Result<(), String>,
+}
+
+impl Simple {
+    pub fn boxed(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>) -> Box<dyn Benchmark> {
+        Box::new(Simple { info, run, supported: || Ok(()) })
+    }
+    pub fn boxed_if(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>, supported: fn() -> Result<(), String>) -> Box<dyn Benchmark> {
+        Box::new(Simple { info, run, supported })
+    }
+}
+
+impl Benchmark for Simple {
+    fn info(&self) -> BenchInfo {
+        (self.info)()
+    }
+    fn supported(&self, _env: &Env) -> Result<(), String> {
+        (self.supported)()
+    }
+    fn run(&self, params: &Params, s: &mut Sampler) -> anyhow::Result<()> {
+        (self.run)(params, s)
+    }
 }

@@ -1,4 +1,8 @@
 //! The harness: plans a run, starts a worker process per round and
-//! configuration, interleaves configurations, enforces time limits.
+//! configuration, interleaves configurations, enforces time limits, and
+//! (inside the worker) calibrates and samples.
 
+pub mod progress;
+pub mod run;
 pub mod sampler;
+pub mod worker;

@@ -1,7 +1,55 @@
-//! The LMbench latency family (`lat.*`, `bw.mem.*`).
+//! The LMbench family: latencies of kernel primitives in microseconds per
+//! operation (`lat.*`, lower is better) and memory bandwidth (`bw.mem.*`, MB/s,
+//! higher is better). One short file per primitive, as in LMbench; the first
+//! fourteen are the rows of the 2003 study's Table 1.
+
+mod bw_mem;
+mod fs;
+mod proc;
+mod roundtrip;
+mod select;
+mod sig;
+mod syscall;
+pub mod tiny;
 
 use super::Benchmark;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    Vec::new()
+    let mut v = vec![
+        syscall::null(),
+        syscall::read(),
+        syscall::write(),
+        fs::stat(),
+        fs::fstat(),
+        fs::open(),
+        select::file(),
+        select::tcp(),
+        sig::install(),
+        sig::catch(),
+        roundtrip::pipe(),
+        proc::fork(),
+        proc::exec(),
+        proc::shell(),
+    ];
+    v.extend(super::thread::lat_ctx());
+    v.push(roundtrip::unix());
+    v.push(roundtrip::tcp());
+    v.extend(bw_mem::benchmarks());
+    v
+}
+
+/// Run `f` n times and return how long that took: the loop every latency
+/// benchmark times.
+#[inline(always)]
+pub(crate) fn time_n(n: u64, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<std::time::Duration> {
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        f()?;
+    }
+    Ok(t.elapsed())
+}
+
+/// The last OS error as an anyhow error naming the call.
+pub(crate) fn os_err(what: &str) -> anyhow::Error {
+    anyhow::anyhow!("{what}: {}", std::io::Error::last_os_error())
 }

@@ -1,0 +1,100 @@
+//! Memory bandwidth, LMbench's bw_mem: `bw.mem.rd` (sum a buffer of 64-bit
+//! words), `bw.mem.wr` (store to every word), `bw.mem.cp` (copy one buffer to
+//! another; the copied size is counted once, as bw_mem does). MB/s = 10^6
+//! bytes per second. The buffer is `size` (default `auto`: four times the
+//! last-level cache from sysfs, at least 16 MiB; 256 MiB when the cache size
+//! is unknown), far enough beyond the cache to measure memory.
+
+use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
+use anyhow::{bail, Result};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn info(name: &'static str, what: &'static str) -> BenchInfo {
+    BenchInfo::new(name, what, "MB/s", Better::Higher)
+        .param(ParamSpec::new("size", ParamKind::Size, "auto", "buffer size (auto: 4 x the last-level cache, at least 16M)"))
+        .timeout(Duration::from_secs(120))
+}
+
+fn buffer_words(p: &Params, s: &Sampler) -> Result<usize> {
+    let bytes = if p.is_auto("size") {
+        s.llc_bytes().map(|l| (4 * l).max(16 << 20)).unwrap_or(256 << 20)
+    } else {
+        p.size("size")?
+    };
+    if bytes < 4096 {
+        bail!("size {bytes} is too small: at least 4K");
+    }
+    Ok((bytes / 8) as usize)
+}
+
+fn mbps(bytes: usize) -> impl Fn(u64, f64) -> f64 {
+    move |n, t| n as f64 * bytes as f64 / 1e6 / t
+}
+
+fn rd(p: &Params, s: &mut Sampler) -> Result<()> {
+    let words = buffer_words(p, s)?;
+    let buf: Vec<u64> = (0..words as u64).collect();
+    s.extra("bytes", (words * 8) as u64);
+    s.measure(
+        |n| {
+            let t = Instant::now();
+            for _ in 0..n {
+                let (mut a, mut b, mut c, mut d) = (0u64, 0u64, 0u64, 0u64);
+                for ch in black_box(&buf).chunks_exact(4) {
+                    a = a.wrapping_add(ch[0]);
+                    b = b.wrapping_add(ch[1]);
+                    c = c.wrapping_add(ch[2]);
+                    d = d.wrapping_add(ch[3]);
+                }
+                black_box(a ^ b ^ c ^ d);
+            }
+            Ok(t.elapsed())
+        },
+        mbps(words * 8),
+    )
+}
+
+fn wr(p: &Params, s: &mut Sampler) -> Result<()> {
+    let words = buffer_words(p, s)?;
+    let mut buf = vec![1u64; words];
+    s.extra("bytes", (words * 8) as u64);
+    s.measure(
+        |n| {
+            let t = Instant::now();
+            for i in 0..n {
+                for w in black_box(&mut buf).iter_mut() {
+                    *w = i;
+                }
+                black_box(&buf);
+            }
+            Ok(t.elapsed())
+        },
+        mbps(words * 8),
+    )
+}
+
+fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
+    let words = buffer_words(p, s)?;
+    let src = vec![7u64; words];
+    let mut dst = vec![0u64; words];
+    s.extra("bytes", (words * 8) as u64);
+    s.measure(
+        |n| {
+            let t = Instant::now();
+            for _ in 0..n {
+                black_box(&mut dst).copy_from_slice(black_box(&src));
+            }
+            Ok(t.elapsed())
+        },
+        mbps(words * 8),
+    )
+}
+
+pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+    vec![
+        Simple::boxed(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp),
+        Simple::boxed(|| info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"), rd),
+        Simple::boxed(|| info("bw.mem.wr", "write a buffer well beyond the last-level cache"), wr),
+    ]
+}

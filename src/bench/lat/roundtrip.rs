@@ -1,0 +1,188 @@
+//! Round trips between two processes: `lat.pipe` (a token over a pair of
+//! pipes, as LMbench's lat_pipe and `perf bench sched pipe`), `lat.unix`
+//! (an AF_UNIX stream socketpair) and `lat.tcp` (loopback TCP with
+//! TCP_NODELAY). The figure is one round trip: send, and read the echo.
+//!
+//! On a machine where an idle CPU halts, a round trip whose two tasks sit on
+//! different CPUs pays two cross-CPU wake-ups; with both on one CPU it pays
+//! two context switches. Run under `up` and a multi-CPU configuration to see
+//! both; a result mixing them is flagged as two clusters.
+
+use super::{os_err, time_n};
+use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
+use anyhow::{bail, Context, Result};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// The echoing child; closing our ends makes it exit, and dropping reaps it.
+struct Echo {
+    pid: libc::pid_t,
+    rfd: Option<OwnedFd>,
+    wfd: Option<OwnedFd>,
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        self.rfd.take();
+        self.wfd.take();
+        let mut st = 0;
+        // SAFETY: reaping our own child; if it is stuck, the harness kills the
+        // whole process group after the worker exits.
+        unsafe {
+            if libc::waitpid(self.pid, &mut st, libc::WNOHANG) == 0 {
+                libc::kill(self.pid, libc::SIGKILL);
+                libc::waitpid(self.pid, &mut st, 0);
+            }
+        }
+    }
+}
+
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> isize {
+    let mut got = 0usize;
+    while got < buf.len() {
+        // SAFETY: writes within buf's bounds.
+        let r = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if r <= 0 {
+            return r;
+        }
+        got += r as usize;
+    }
+    got as isize
+}
+
+fn write_all(fd: RawFd, buf: &[u8]) -> isize {
+    let mut put = 0usize;
+    while put < buf.len() {
+        // SAFETY: reads within buf's bounds.
+        let r = unsafe { libc::write(fd, buf[put..].as_ptr().cast(), buf.len() - put) };
+        if r <= 0 {
+            return r;
+        }
+        put += r as usize;
+    }
+    put as isize
+}
+
+/// Fork a child that runs `serve` (given the fds it keeps) and then `_exit`s.
+/// The worker is single-threaded here, so fork is safe; the child only makes
+/// system calls.
+fn fork_child(serve: impl FnOnce()) -> Result<libc::pid_t> {
+    // SAFETY: fork in a single-threaded process; the child calls only
+    // async-signal-safe functions (read, write, prctl, _exit) in `serve`.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_err("fork"));
+    }
+    if pid == 0 {
+        // SAFETY: plain prctl; the child dies with its parent.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        serve();
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(0) };
+    }
+    Ok(pid)
+}
+
+fn echo_loop(rfd: RawFd, wfd: RawFd, size: usize) {
+    let mut buf = vec![0u8; size];
+    while read_exact(rfd, &mut buf) == size as isize {
+        if write_all(wfd, &buf) != size as isize {
+            break;
+        }
+    }
+}
+
+fn measure_roundtrips(e: &Echo, size: usize, s: &mut Sampler) -> Result<()> {
+    let (r, w) = (e.rfd.as_ref().unwrap().as_raw_fd(), e.wfd.as_ref().unwrap().as_raw_fd());
+    let mut buf = vec![0x6bu8; size];
+    s.measure_us(|n| {
+        time_n(n, || {
+            if write_all(w, &buf) != size as isize {
+                return Err(os_err("send"));
+            }
+            if read_exact(r, &mut buf) != size as isize {
+                bail!("the echo process went away");
+            }
+            Ok(())
+        })
+    })
+}
+
+fn pipe2() -> Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_err("pipe2"));
+    }
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn size_param() -> ParamSpec {
+    ParamSpec::new("size", ParamKind::Size, "1", "message size in bytes")
+}
+
+pub fn pipe() -> Box<dyn Benchmark> {
+    Simple::boxed(
+        || BenchInfo::new("lat.pipe", "pass a token between two processes over pipes (one round trip)", "us", Better::Lower),
+        |_, s| {
+            let (to_child_r, to_child_w) = pipe2()?;
+            let (to_parent_r, to_parent_w) = pipe2()?;
+            let (cr, cw) = (to_child_r.as_raw_fd(), to_parent_w.as_raw_fd());
+            let pid = fork_child(|| echo_loop(cr, cw, 1))?;
+            drop((to_child_r, to_parent_w));
+            let e = Echo { pid, rfd: Some(to_parent_r), wfd: Some(to_child_w) };
+            measure_roundtrips(&e, 1, s)
+        },
+    )
+}
+
+pub fn unix() -> Box<dyn Benchmark> {
+    Simple::boxed(
+        || BenchInfo::new("lat.unix", "AF_UNIX stream socket round trip between two processes", "us", Better::Lower).param(size_param()),
+        |p: &Params, s| {
+            let size = p.size("size")?.max(1) as usize;
+            let mut sv = [0; 2];
+            // SAFETY: valid array of two ints.
+            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
+                return Err(os_err("socketpair"));
+            }
+            // SAFETY: fresh fds owned by nobody else.
+            let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
+            let t = theirs.as_raw_fd();
+            let pid = fork_child(|| echo_loop(t, t, size))?;
+            drop(theirs);
+            let dup = mine.try_clone()?;
+            let e = Echo { pid, rfd: Some(mine), wfd: Some(dup) };
+            measure_roundtrips(&e, size, s)
+        },
+    )
+}
+
+pub fn tcp() -> Box<dyn Benchmark> {
+    Simple::boxed(
+        || BenchInfo::new("lat.tcp", "loopback TCP round trip between two processes (TCP_NODELAY)", "us", Better::Lower).param(size_param()),
+        |p: &Params, s| {
+            let size = p.size("size")?.max(1) as usize;
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback listener")?;
+            let addr = listener.local_addr()?;
+            let lfd = listener.as_raw_fd();
+            let pid = fork_child(|| {
+                // SAFETY: accept on our listening socket; the child only makes system calls.
+                let c = unsafe { libc::accept(lfd, std::ptr::null_mut(), std::ptr::null_mut()) };
+                if c >= 0 {
+                    let one: libc::c_int = 1;
+                    // SAFETY: valid option pointer and length.
+                    unsafe { libc::setsockopt(c, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&one as *const libc::c_int).cast(), 4) };
+                    echo_loop(c, c, size);
+                }
+            })?;
+            drop(listener);
+            let stream = std::net::TcpStream::connect(addr).context("connecting over loopback")?;
+            stream.set_nodelay(true)?;
+            let fd: OwnedFd = stream.into();
+            let dup = fd.try_clone()?;
+            let e = Echo { pid, rfd: Some(fd), wfd: Some(dup) };
+            measure_roundtrips(&e, size, s)
+        },
+    )
+}

@@ -1,0 +1,67 @@
+//! `lat.select.file` and `lat.select.tcp`: select(2) on N descriptors (10 by
+//! default, as in the study): N descriptors of a regular file (always ready),
+//! or N connected loopback TCP sockets with nothing to read (zero timeout).
+
+use super::{os_err, time_n};
+use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
+use anyhow::{bail, Context, Result};
+use std::os::fd::{AsRawFd, RawFd};
+
+fn fds_param() -> ParamSpec {
+    ParamSpec::new("fds", ParamKind::Int { min: 1, max: 512 }, "10", "number of descriptors selected on")
+}
+
+fn select_loop(fds: &[RawFd], s: &mut Sampler) -> Result<()> {
+    let max = *fds.iter().max().context("no descriptors")?;
+    if max >= libc::FD_SETSIZE as RawFd {
+        bail!("descriptor {max} is beyond select's FD_SETSIZE ({})", libc::FD_SETSIZE);
+    }
+    s.measure_us(|n| {
+        time_n(n, || {
+            // SAFETY: fd_set is plain data; FD_ZERO/FD_SET are given fds below FD_SETSIZE.
+            unsafe {
+                let mut set: libc::fd_set = std::mem::zeroed();
+                libc::FD_ZERO(&mut set);
+                for &fd in fds {
+                    libc::FD_SET(fd, &mut set);
+                }
+                let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+                if libc::select(max + 1, &mut set, std::ptr::null_mut(), std::ptr::null_mut(), &mut tv) < 0 {
+                    return Err(os_err("select"));
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+pub fn file() -> Box<dyn Benchmark> {
+    Simple::boxed(
+        || BenchInfo::new("lat.select.file", "select(2) on N file descriptors", "us", Better::Lower).param(fds_param()),
+        |p: &Params, s| {
+            let path = s.tmpdir().join("lat-select-file");
+            std::fs::write(&path, b"kdelta").with_context(|| format!("creating {}", path.display()))?;
+            let files = (0..p.usize("fds")?).map(|_| std::fs::File::open(&path)).collect::<std::io::Result<Vec<_>>>()?;
+            let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+            select_loop(&fds, s)
+        },
+    )
+}
+
+pub fn tcp() -> Box<dyn Benchmark> {
+    Simple::boxed(
+        || BenchInfo::new("lat.select.tcp", "select(2) on N connected loopback TCP sockets", "us", Better::Lower).param(fds_param()),
+        |p: &Params, s| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback listener")?;
+            let addr = listener.local_addr()?;
+            let mut clients = Vec::new();
+            let mut servers = Vec::new();
+            for _ in 0..p.usize("fds")? {
+                clients.push(std::net::TcpStream::connect(addr).context("connecting over loopback")?);
+                servers.push(listener.accept()?.0);
+            }
+            let fds: Vec<RawFd> = clients.iter().map(|c| c.as_raw_fd()).collect();
+            select_loop(&fds, s)
+        },
+    )
+}

@@ -1,0 +1,46 @@
+//! Benchmarks for kdelta's own tests, listed only when `KDELTA_TEST_BENCHES=1`:
+//! a worker that dies by a signal, one that hangs past its time limit, one
+//! that fails with an error, and a real but tiny measurement (a 50 us sleep).
+
+use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
+use std::time::{Duration, Instant};
+
+pub fn enabled() -> bool {
+    std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
+}
+
+pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+    if !enabled() {
+        return Vec::new();
+    }
+    vec![
+        Simple::boxed(
+            || BenchInfo::new("test.sleep", "sleep for `us` microseconds", "us", Better::Lower).param(ParamSpec::new("us", ParamKind::Int { min: 1, max: 1_000_000 }, "50", "sleep length")),
+            |p, s| {
+                let d = Duration::from_micros(p.u64("us")?);
+                s.measure_us(|n| {
+                    let t = Instant::now();
+                    for _ in 0..n {
+                        std::thread::sleep(d);
+                    }
+                    Ok(t.elapsed())
+                })
+            },
+        ),
+        Simple::boxed(|| BenchInfo::new("test.crash", "the worker kills itself with SIGKILL", "us", Better::Lower), |_, _| {
+            // SAFETY: raising a signal at ourselves.
+            unsafe { libc::raise(libc::SIGKILL) };
+            unreachable!()
+        }),
+        Simple::boxed(
+            || BenchInfo::new("test.hang", "the worker sleeps far past its time limit", "us", Better::Lower).timeout(Duration::from_secs(1)),
+            |_, _| {
+                std::thread::sleep(Duration::from_secs(3600));
+                Ok(())
+            },
+        ),
+        Simple::boxed(|| BenchInfo::new("test.fail", "the benchmark returns an error", "us", Better::Lower), |_, _| {
+            anyhow::bail!("deliberate failure for testing")
+        }),
+    ]
+}

@@ -1,0 +1,136 @@
+//! The command line (clap derive). `main` dispatches on [`Command`].
+
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// kdelta: what does this change do to the speed of my system?
+///
+/// Runs benchmarks under configurations derived from the machine's topology
+/// (one CPU, one CPU per core, every SMT sibling, scheduling policies, ...),
+/// interleaved, keeps every raw sample in a results database, and compares
+/// configurations or runs with statistics.
+///
+/// Exit status: 0 ok, 1 a benchmark failed, 2 bad input (or a configuration
+/// this machine cannot give), 130 interrupted.
+#[derive(Parser, Debug)]
+#[command(name = "kdelta", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// Results database (default: $KDELTA_DB, else ~/.local/share/kdelta/results.db).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
+    /// NUMA nodes, kernel, preemption model, C library, mitigations, and the
+    /// CPU set of every named configuration.
+    Topo {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every benchmark: family, unit, direction, parameters with their
+    /// defaults, and whether it is supported here (and why not).
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only benchmarks matching these selectors.
+        selectors: Vec<String>,
+    },
+    /// Run benchmarks, store every sample, print the results (a comparison
+    /// when several configurations are given).
+    Run(RunArgs),
+    /// Compare two configurations of one run, or the same benchmarks in two
+    /// runs (by id or label). Without arguments: the latest complete run.
+    Compare {
+        /// A run id or label (default: the latest complete run).
+        run_a: Option<String>,
+        /// A second run, to compare run against run.
+        run_b: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Noise threshold in percent: smaller changes are never marked significant.
+        #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+        threshold: f64,
+    },
+    /// List stored runs, newest first.
+    Runs {
+        /// How many.
+        #[arg(long, default_value_t = 30)]
+        limit: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one stored run.
+    Show {
+        /// A run id or label.
+        run: String,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Export one stored run with every raw sample.
+    Export {
+        /// A run id or label.
+        run: String,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+    },
+    /// Internal: run one job in a worker process.
+    #[command(name = "__worker", hide = true)]
+    Worker { job: PathBuf },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Benchmarks: a family (lat), a name (lat.syscall) or a glob ('lat.sel*').
+    #[arg(required = true)]
+    pub selectors: Vec<String>,
+
+    /// Configurations to compare, comma-separated: all, up, noht (smp), ht (smt),
+    /// noht1, ht1, smpN, cpus=LIST, each optionally +sched=POLICY,
+    /// +tunables=NAME=V:NAME=V, +env=NAME=VALUE. Default: all.
+    #[arg(long, short = 'c', value_delimiter = ',', value_name = "A,B,...")]
+    pub config: Vec<String>,
+
+    /// Set a parameter; a comma-separated list is swept. Repeatable.
+    #[arg(long, short = 'p', value_name = "NAME=V1,V2")]
+    pub param: Vec<String>,
+
+    /// Samples per result (default: each benchmark's own, usually 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10000))]
+    pub runs: Option<u64>,
+
+    /// Fewer samples and smaller sweeps: a first look in seconds.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// A label to find this run by later (compare, show, export).
+    #[arg(long, short = 'l')]
+    pub label: Option<String>,
+
+    /// Record configurations this machine cannot give as unavailable and run the rest.
+    #[arg(long)]
+    pub skip_unavailable: bool,
+
+    /// Target length of one sample of a micro-benchmark.
+    #[arg(long, default_value = "10ms", value_name = "DURATION")]
+    pub sample_time: String,
+
+    /// Time limit for one worker (overrides each benchmark's own).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Noise threshold in percent for marking a change significant.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub threshold: f64,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}

@@ -1,0 +1,39 @@
+//! A progress bar on stderr: shown only on a terminal, and only once a run has
+//! lasted more than a second and a half, so short runs print nothing extra.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+pub struct Progress {
+    bar: ProgressBar,
+    start: Instant,
+    tty: bool,
+    shown: std::cell::Cell<bool>,
+}
+
+impl Progress {
+    pub fn new(total: u64) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal(), shown: std::cell::Cell::new(false) }
+    }
+    fn maybe_show(&self) {
+        if self.tty && !self.shown.get() && self.start.elapsed() > Duration::from_millis(1500) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.bar.enable_steady_tick(Duration::from_millis(200));
+            self.shown.set(true);
+        }
+    }
+    pub fn set_message(&self, m: String) {
+        self.maybe_show();
+        self.bar.set_message(m);
+    }
+    pub fn inc(&self) {
+        self.maybe_show();
+        self.bar.inc(1);
+    }
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

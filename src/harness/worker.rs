@@ -1,0 +1,175 @@
+//! The worker: kdelta re-executed as `kdelta __worker JOB`, one per round and
+//! configuration.
+//!
+//! The parent writes a [`Job`] as JSON, starts the worker in a process group of
+//! its own (so a terminal's Ctrl-C reaches only the parent, which then kills
+//! the whole group: the worker and anything it started), waits with a time
+//! limit, and reads the [`SampleSet`] the worker wrote. Results travel through
+//! a file, not stdout, so nothing a benchmark or its children print can
+//! corrupt them. The configuration is applied in the worker before the
+//! benchmark starts, so the parent's own affinity and policy never change.
+
+use super::sampler::{SampleSet, Sampler, SamplerSettings};
+use crate::bench::Params;
+use crate::config::Config;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub benchmark: String,
+    pub params: Params,
+    pub config: Config,
+    pub settings: SamplerSettings,
+    pub result_path: PathBuf,
+}
+
+/// Entry point of `kdelta __worker JOB`. Returns the exit status.
+pub fn worker_main(job_path: &Path) -> i32 {
+    match worker_inner(job_path) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("kdelta worker: {e:#}");
+            1
+        }
+    }
+}
+
+fn worker_inner(job_path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(job_path).with_context(|| format!("reading job {}", job_path.display()))?;
+    let job: Job = serde_json::from_str(&text).context("parsing job")?;
+    let bench = crate::bench::find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
+    crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
+    let mut s = Sampler::new(job.settings.clone());
+    bench.run(&job.params, &mut s).with_context(|| format!("{} {}", job.benchmark, job.params.display()))?;
+    let out = s.finish();
+    if out.samples.is_empty() {
+        anyhow::bail!("{} produced no samples", job.benchmark);
+    }
+    let tmp = job.result_path.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_vec(&out)?).context("writing result")?;
+    std::fs::rename(&tmp, &job.result_path).context("writing result")?;
+    Ok(())
+}
+
+/// How a worker ended.
+pub enum Outcome {
+    Done { set: SampleSet, cpu_secs: f64, max_rss: u64 },
+    Failed { reason: String, cpu_secs: f64 },
+    Interrupted,
+}
+
+/// Run one job in a worker process, killing it after `timeout` or when
+/// `interrupted` becomes true.
+pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<Outcome> {
+    std::fs::write(job_path, serde_json::to_vec(job)?).with_context(|| format!("writing {}", job_path.display()))?;
+    let _ = std::fs::remove_file(&job.result_path);
+    let exe = std::env::current_exe().context("finding kdelta's own executable")?;
+    let mut child = Command::new(exe)
+        .arg("__worker")
+        .arg(job_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .context("starting a worker process")?;
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut buf);
+        // Drain the rest so the worker never blocks on a full pipe.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        buf
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(wait4(pid));
+    });
+    let start = Instant::now();
+    let mut killed: Option<&str> = None;
+    let waited = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(w) => break w,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if killed.is_none() && interrupted.load(Ordering::SeqCst) {
+                    kill_group(pid);
+                    killed = Some("interrupted");
+                } else if killed.is_none() && start.elapsed() > timeout {
+                    kill_group(pid);
+                    killed = Some("timeout");
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break Err(anyhow::anyhow!("lost the worker's waiter thread")),
+        }
+    };
+    // Whatever the worker started and left behind goes with it.
+    kill_group(pid);
+    drop(child);
+    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    let (status, cpu_secs, max_rss) = waited?;
+    if killed == Some("interrupted") {
+        return Ok(Outcome::Interrupted);
+    }
+    let tail = stderr_tail(&stderr);
+    if killed == Some("timeout") {
+        return Ok(Outcome::Failed { reason: format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64()), cpu_secs });
+    }
+    if let Some(sig) = status.signal() {
+        let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
+        return Ok(Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs });
+    }
+    if status.code() != Some(0) {
+        let msg = stderr.lines().rev().find(|l| l.starts_with("kdelta worker: ")).map(|l| l.trim_start_matches("kdelta worker: ").to_string());
+        let reason = match msg {
+            Some(m) => m,
+            None => format!("worker exited with status {}{tail}", status.code().unwrap_or(-1)),
+        };
+        return Ok(Outcome::Failed { reason, cpu_secs });
+    }
+    let data = std::fs::read(&job.result_path).context("worker exited without writing its result")?;
+    let set: SampleSet = serde_json::from_slice(&data).context("parsing the worker's result")?;
+    Ok(Outcome::Done { set, cpu_secs, max_rss })
+}
+
+fn stderr_tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let start = lines.len().saturating_sub(5);
+    format!("; stderr: {}", lines[start..].join(" | "))
+}
+
+/// Send SIGKILL to a whole process group (killpg(3)); a group that is gone is fine.
+pub fn kill_group(pgid: libc::pid_t) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+}
+
+/// wait4(2): the exit status plus the child's CPU time and peak RSS.
+fn wait4(pid: libc::pid_t) -> Result<(std::process::ExitStatus, f64, u64)> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: zeroed rusage is a valid value for this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to locals; pid is our own child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e).context("waiting for the worker");
+        }
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((std::process::ExitStatus::from_raw(status), tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_maxrss as u64 * 1024))
+}

@@ -1,0 +1,97 @@
+//! CSV: with comparison tables, one line per row and column pair; otherwise one
+//! line per result. Figures at full precision.
+
+use super::model::Report;
+
+fn q(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+pub fn render(rep: &Report) -> String {
+    let mut out = String::new();
+    if rep.tables.is_empty() {
+        out.push_str("run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples\n");
+        let run = rep.runs.first().map(|r| r.id).unwrap_or(0);
+        for r in &rep.results {
+            let s = r.summary.as_ref();
+            let samples = r.samples.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(";");
+            out.push_str(&format!(
+                "{run},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                q(&r.benchmark),
+                q(&r.family),
+                q(&r.params.display()),
+                q(&r.config),
+                q(&r.cpus),
+                q(&r.unit),
+                r.better.as_str(),
+                r.status.as_str(),
+                q(r.reason.as_deref().unwrap_or("")),
+                r.samples.len(),
+                num(s.map(|s| s.median)),
+                num(s.map(|s| s.mean)),
+                num(s.map(|s| s.min)),
+                num(s.map(|s| s.max)),
+                num(s.map(|s| s.stddev)),
+                num(s.map(|s| s.cv)),
+                q(&samples)
+            ));
+        }
+        return out;
+    }
+    out.push_str("benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant\n");
+    for t in &rep.tables {
+        let a = &t.columns[0];
+        for r in &t.rows {
+            for (i, b) in t.columns.iter().enumerate().skip(1) {
+                let ca = r.cells[0].as_ref();
+                let cb = r.cells[i].as_ref();
+                let cmp = r.changes[i - 1].as_ref();
+                out.push_str(&format!(
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    q(&r.benchmark),
+                    q(&r.params.display()),
+                    q(&r.unit),
+                    r.better.as_str(),
+                    q(&a.name),
+                    q(&a.cpus),
+                    num(ca.and_then(|c| c.median)),
+                    num(ca.and_then(|c| c.cv)),
+                    q(&b.name),
+                    q(&b.cpus),
+                    num(cb.and_then(|c| c.median)),
+                    num(cb.and_then(|c| c.cv)),
+                    num(cmp.map(|c| c.change_pct)),
+                    num(cmp.and_then(|c| c.p_welch)),
+                    num(cmp.and_then(|c| c.ci_low)),
+                    num(cmp.and_then(|c| c.ci_high)),
+                    cmp.map(|c| c.significant.to_string()).unwrap_or_default()
+                ));
+            }
+        }
+        for g in &t.geomeans {
+            for (i, b) in t.columns.iter().enumerate().skip(1) {
+                out.push_str(&format!(
+                    "{},,{},,{},{},{},,{},{},{},,{},,,,\n",
+                    q(&format!("geomean {}", g.family)),
+                    q(g.unit.as_deref().unwrap_or("")),
+                    q(&a.name),
+                    q(&a.cpus),
+                    num(g.values[0]),
+                    q(&b.name),
+                    q(&b.cpus),
+                    num(g.values[i]),
+                    num(g.change_pct[i - 1])
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,173 @@
+//! The cells of a table as strings, shared by the text and Markdown renderers.
+
+use super::model::{Report, Table};
+use super::{fmt_num, fmt_pct};
+use crate::record::Status;
+
+pub struct Grid {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Right-align this column (figures).
+    pub right: Vec<bool>,
+    /// Rows that are geometric-mean rows (drawn after a rule).
+    pub geo_from: usize,
+    /// Lines printed under the table: CPU sets, legend, remarks.
+    pub notes: Vec<String>,
+    /// Per row, per change column: Some(true) significant and better, Some(false) significant and worse.
+    pub marks: Vec<Vec<Option<bool>>>,
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Unavailable => "n/a",
+    }
+}
+
+/// `benchmark | params | unit | A | cv | B | cv | change | ...`
+pub fn comparison(t: &Table, threshold: f64) -> Grid {
+    let with_params = t.rows.iter().any(|r| !r.params.0.is_empty());
+    let mut header = vec!["benchmark".to_string()];
+    let mut right = vec![false];
+    if with_params {
+        header.push("params".into());
+        right.push(false);
+    }
+    header.push("unit".into());
+    right.push(false);
+    for (i, c) in t.columns.iter().enumerate() {
+        header.push(c.name.clone());
+        header.push("cv".into());
+        right.extend([true, true]);
+        if i > 0 {
+            header.push("change".into());
+            right.push(true);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut marks = Vec::new();
+    let mut notes = Vec::new();
+    for r in &t.rows {
+        let mut row = vec![r.benchmark.clone()];
+        if with_params {
+            row.push(r.params.display());
+        }
+        row.push(r.unit.clone());
+        let mut m = Vec::new();
+        for (i, c) in r.cells.iter().enumerate() {
+            match c {
+                Some(c) if c.status == Status::Ok => {
+                    row.push(c.median.map(fmt_num).unwrap_or_else(|| "-".into()));
+                    row.push(c.cv.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default());
+                }
+                Some(c) => {
+                    row.push(status_word(c.status).into());
+                    row.push(String::new());
+                }
+                None => {
+                    row.push("-".into());
+                    row.push(String::new());
+                }
+            }
+            if let Some(c) = c {
+                let col = &t.columns[i].name;
+                if let Some(reason) = &c.reason {
+                    notes.push(format!("{} {} [{col}]: {}: {reason}", r.benchmark, r.params.display(), status_word(c.status)));
+                }
+                for w in &c.remarks {
+                    notes.push(format!("{} {} [{col}]: {w}", r.benchmark, r.params.display()));
+                }
+            }
+            if i > 0 {
+                match &r.changes[i - 1] {
+                    Some(cmp) => {
+                        let star = if cmp.significant { " *" } else { "  " };
+                        row.push(format!("{}{star}", fmt_pct(cmp.change_pct)));
+                        m.push(if cmp.significant { Some(cmp.change_pct > 0.0) } else { None });
+                    }
+                    None => {
+                        row.push("-  ".into());
+                        m.push(None);
+                    }
+                }
+            }
+        }
+        rows.push(row);
+        marks.push(m);
+    }
+    let geo_from = rows.len();
+    for g in &t.geomeans {
+        let mut row = vec![format!("geomean {} ({} rows)", g.family, g.rows)];
+        if with_params {
+            row.push(String::new());
+        }
+        row.push(g.unit.clone().unwrap_or_default());
+        let mut m = Vec::new();
+        for (i, v) in g.values.iter().enumerate() {
+            row.push(v.map(fmt_num).unwrap_or_else(|| "-".into()));
+            row.push(String::new());
+            if i > 0 {
+                row.push(g.change_pct[i - 1].map(|c| format!("{}  ", fmt_pct(c))).unwrap_or_else(|| "-  ".into()));
+                m.push(None);
+            }
+        }
+        rows.push(row);
+        marks.push(m);
+    }
+    let mut head_notes: Vec<String> = t.columns.iter().map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus })).collect();
+    head_notes.push(format!(
+        "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05 and |change| >= {threshold}%; cv: coefficient of variation; geomean rows invert lower-is-better ratios first",
+        t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
+    ));
+    head_notes.extend(notes);
+    Grid { header, rows, right, geo_from, notes: head_notes, marks }
+}
+
+/// One row per result, for a run with a single configuration.
+pub fn results(rep: &Report) -> Grid {
+    let with_params = rep.results.iter().any(|r| !r.params.0.is_empty());
+    let mut header: Vec<String> = vec!["benchmark".into()];
+    if with_params {
+        header.push("params".into());
+    }
+    for h in ["config", "cpus", "median", "unit", "cv", "min", "max", "n"] {
+        header.push(h.into());
+    }
+    let mut right = vec![false; header.len()];
+    let first_num = header.len() - 6;
+    for (i, r) in right.iter_mut().enumerate() {
+        *r = i >= first_num && i != first_num + 1;
+    }
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for r in &rep.results {
+        let mut row = vec![r.benchmark.clone()];
+        if with_params {
+            row.push(r.params.display());
+        }
+        row.push(r.config.clone());
+        row.push(r.cpus.clone());
+        match (&r.summary, r.status) {
+            (Some(s), Status::Ok) => {
+                row.extend([fmt_num(s.median), r.unit.clone(), format!("{:.1}%", s.cv * 100.0), fmt_num(s.min), fmt_num(s.max), s.n.to_string()]);
+            }
+            _ => {
+                row.extend([status_word(r.status).to_string(), r.unit.clone(), String::new(), String::new(), String::new(), r.samples.len().to_string()]);
+            }
+        }
+        if let Some(reason) = &r.reason {
+            notes.push(format!("{} {} [{}]: {}: {reason}", r.benchmark, r.params.display(), r.config, status_word(r.status)));
+        }
+        for w in &r.warnings {
+            notes.push(format!("{} {} [{}]: {w}", r.benchmark, r.params.display(), r.config));
+        }
+        for n in &r.notes {
+            notes.push(format!("{} {} [{}]: {n}", r.benchmark, r.params.display(), r.config));
+        }
+        rows.push(row);
+    }
+    let geo_from = rows.len();
+    let marks = vec![Vec::new(); rows.len()];
+    Grid { header, rows, right, geo_from, notes, marks }
+}

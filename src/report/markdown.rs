@@ -1,0 +1,49 @@
+//! Markdown tables, ready to paste into a mailing-list post or an issue.
+
+use super::grid::{self, Grid};
+use super::model::Report;
+
+pub fn render(rep: &Report) -> String {
+    let mut out = String::new();
+    for run in &rep.runs {
+        out.push_str(&format!(
+            "**run {}**{} — {} ({}), kdelta {}\n\n",
+            run.id,
+            run.label.as_ref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
+            run.started,
+            run.status.as_str(),
+            run.kdelta_version
+        ));
+    }
+    if rep.tables.is_empty() {
+        draw(&mut out, &grid::results(rep));
+    }
+    for t in &rep.tables {
+        draw(&mut out, &grid::comparison(t, rep.threshold_pct));
+    }
+    for r in &rep.remarks {
+        out.push_str(&format!("- warning: {r}\n"));
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn draw(out: &mut String, g: &Grid) {
+    out.push_str(&format!("| {} |\n", g.header.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | ")));
+    out.push_str(&format!("|{}|\n", g.right.iter().map(|r| if *r { "---:" } else { ":---" }).collect::<Vec<_>>().join("|")));
+    for (i, row) in g.rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|c| {
+            let c = esc(c.trim_end());
+            if i >= g.geo_from && !c.is_empty() { format!("**{c}**") } else { c }
+        }).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out.push('\n');
+    for n in &g.notes {
+        out.push_str(&format!("- {}\n", esc(n)));
+    }
+    out.push('\n');
+}

@@ -1,0 +1,250 @@
+//! From results to comparison tables.
+
+use crate::bench::{Better, Params};
+use crate::record::{ResultRecord, RunRecord, Status};
+use crate::stats::{self, CompareOptions, Comparison};
+use serde::Serialize;
+
+/// One column of a table: a configuration of a run, or a whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    /// `up`, or `run 12 (baseline)`.
+    pub name: String,
+    /// The CPU set the configuration resolved to.
+    pub cpus: String,
+    #[serde(skip)]
+    pub results: Vec<ResultRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub status: Status,
+    pub median: Option<f64>,
+    pub cv: Option<f64>,
+    pub n: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Warnings and notes, as text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remarks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub family: String,
+    pub benchmark: String,
+    pub params: Params,
+    pub unit: String,
+    pub better: Better,
+    /// One per column.
+    pub cells: Vec<Option<Cell>>,
+    /// Column i (i >= 1) against column 0; `None` where either failed.
+    pub changes: Vec<Option<Comparison>>,
+}
+
+/// Geometric means of one family: of each column's medians (when the family
+/// has one unit) and of the speedups against column 0, lower-is-better ratios
+/// inverted first.
+#[derive(Debug, Clone, Serialize)]
+pub struct GeoRow {
+    pub family: String,
+    pub unit: Option<String>,
+    pub values: Vec<Option<f64>>,
+    /// (speedup - 1) x 100 per column i >= 1.
+    pub change_pct: Vec<Option<f64>>,
+    pub rows: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub geomeans: Vec<GeoRow>,
+}
+
+/// Everything a command prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub runs: Vec<RunRecord>,
+    /// All results of the runs shown, as stored.
+    pub results: Vec<ResultRecord>,
+    /// Comparison tables (empty when there is a single column).
+    pub tables: Vec<Table>,
+    /// Run-level remarks (busy machine, incomplete run, unavailable configs).
+    pub remarks: Vec<String>,
+    #[serde(skip)]
+    pub threshold_pct: f64,
+}
+
+fn cell_of(r: &ResultRecord) -> Cell {
+    let mut remarks: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
+    remarks.extend(r.notes.iter().cloned());
+    Cell {
+        status: r.status,
+        median: r.summary.as_ref().map(|s| s.median).filter(|_| r.status == Status::Ok),
+        cv: r.summary.as_ref().map(|s| s.cv).filter(|_| r.status == Status::Ok),
+        n: r.samples.len(),
+        reason: r.reason.clone(),
+        remarks,
+    }
+}
+
+impl Table {
+    /// Rows keyed on (benchmark, parameters), in first-seen order.
+    pub fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
+        let mut keys: Vec<(String, Params)> = Vec::new();
+        for c in &columns {
+            for r in &c.results {
+                let k = r.point_key();
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        for k in keys {
+            let found: Vec<Option<&ResultRecord>> = columns.iter().map(|c| c.results.iter().find(|r| r.point_key() == k)).collect();
+            let any = found.iter().flatten().next().expect("key came from some column");
+            let base = found[0].filter(|r| r.status == Status::Ok);
+            let changes = found
+                .iter()
+                .skip(1)
+                .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
+                    (Some(a), Some(b)) => stats::compare(&a.samples, &b.samples, any.better, opt),
+                    _ => None,
+                })
+                .collect();
+            rows.push(Row {
+                family: any.family.clone(),
+                benchmark: any.benchmark.clone(),
+                params: any.params.clone(),
+                unit: any.unit.clone(),
+                better: any.better,
+                cells: found.iter().map(|f| f.map(cell_of)).collect(),
+                changes,
+            });
+        }
+        let mut families: Vec<String> = Vec::new();
+        for r in &rows {
+            if !families.contains(&r.family) {
+                families.push(r.family.clone());
+            }
+        }
+        let ncol = columns.len();
+        let mut geomeans = Vec::new();
+        for fam in families {
+            let fr: Vec<&Row> = rows.iter().filter(|r| r.family == fam && r.cells.iter().all(|c| c.as_ref().and_then(|c| c.median).is_some())).collect();
+            if fr.len() < 2 {
+                continue;
+            }
+            let one_unit = fr.iter().all(|r| r.unit == fr[0].unit);
+            let values = (0..ncol)
+                .map(|i| if one_unit { stats::geomean(&fr.iter().map(|r| r.cells[i].as_ref().unwrap().median.unwrap()).collect::<Vec<_>>()) } else { None })
+                .collect();
+            let change_pct = (1..ncol)
+                .map(|i| {
+                    let sp: Vec<f64> = fr
+                        .iter()
+                        .map(|r| {
+                            let a = r.cells[0].as_ref().unwrap().median.unwrap();
+                            let b = r.cells[i].as_ref().unwrap().median.unwrap();
+                            stats::compare::speedup_of(a, b, r.better)
+                        })
+                        .collect();
+                    stats::geomean(&sp).map(|g| (g - 1.0) * 100.0)
+                })
+                .collect();
+            geomeans.push(GeoRow { family: fam, unit: if one_unit { Some(fr[0].unit.clone()) } else { None }, values, change_pct, rows: fr.len() });
+        }
+        Table { columns, rows, geomeans }
+    }
+}
+
+impl Report {
+    /// The report of one run: its results, and a table comparing its
+    /// configurations when it has more than one.
+    pub fn for_run(run: RunRecord, results: Vec<ResultRecord>, opt: &CompareOptions) -> Report {
+        let mut configs: Vec<(String, String)> = Vec::new();
+        for r in &results {
+            if !configs.iter().any(|(n, _)| n == &r.config) {
+                configs.push((r.config.clone(), r.cpus.clone()));
+            }
+        }
+        // CPU sets come from the run's resolved configurations when a result lacks them.
+        for (n, cpus) in configs.iter_mut() {
+            if cpus.is_empty() {
+                if let Some(c) = run.configs.iter().find(|c| &c.name == n) {
+                    *cpus = c.cpus.to_string();
+                }
+            }
+        }
+        let mut tables = Vec::new();
+        if configs.len() > 1 {
+            let cols = configs
+                .iter()
+                .map(|(n, cpus)| Column { name: n.clone(), cpus: cpus.clone(), results: results.iter().filter(|r| &r.config == n).cloned().collect() })
+                .collect();
+            tables.push(Table::build(cols, opt));
+        }
+        let mut remarks = run_remarks(&run);
+        remarks.dedup();
+        Report { runs: vec![run], results, tables, remarks, threshold_pct: opt.threshold_pct }
+    }
+
+    /// Two runs side by side: for each configuration they share (or their
+    /// single configurations when each has one), a table of run A against run B.
+    pub fn for_two_runs(a: (RunRecord, Vec<ResultRecord>), b: (RunRecord, Vec<ResultRecord>), opt: &CompareOptions) -> Report {
+        let label = |r: &RunRecord| match &r.label {
+            Some(l) => format!("run {} ({l})", r.id),
+            None => format!("run {}", r.id),
+        };
+        let cfgs = |rs: &[ResultRecord]| {
+            let mut v: Vec<String> = Vec::new();
+            for r in rs {
+                if !v.contains(&r.config) {
+                    v.push(r.config.clone());
+                }
+            }
+            v
+        };
+        let (ca, cb) = (cfgs(&a.1), cfgs(&b.1));
+        let mut pairs: Vec<(String, String)> = ca.iter().filter(|c| cb.contains(c)).map(|c| (c.clone(), c.clone())).collect();
+        if pairs.is_empty() && ca.len() == 1 && cb.len() == 1 {
+            pairs.push((ca[0].clone(), cb[0].clone()));
+        }
+        let mut tables = Vec::new();
+        for (x, y) in &pairs {
+            let pick = |rs: &[ResultRecord], c: &str| rs.iter().filter(|r| r.config == c).cloned().collect::<Vec<_>>();
+            let (ra, rb) = (pick(&a.1, x), pick(&b.1, y));
+            let cpus = |rs: &[ResultRecord]| rs.first().map(|r| r.cpus.clone()).unwrap_or_default();
+            let cols = vec![
+                Column { name: format!("{} {x}", label(&a.0)), cpus: cpus(&ra), results: ra },
+                Column { name: format!("{} {y}", label(&b.0)), cpus: cpus(&rb), results: rb },
+            ];
+            tables.push(Table::build(cols, opt));
+        }
+        let mut remarks = run_remarks(&a.0);
+        remarks.extend(run_remarks(&b.0));
+        if pairs.is_empty() {
+            remarks.push(format!("the runs share no configuration ({} has {}; {} has {})", label(&a.0), ca.join(", "), label(&b.0), cb.join(", ")));
+        }
+        let mut results = a.1;
+        results.extend(b.1);
+        Report { runs: vec![a.0, b.0], results, tables, remarks, threshold_pct: opt.threshold_pct }
+    }
+}
+
+fn run_remarks(run: &RunRecord) -> Vec<String> {
+    let mut v = Vec::new();
+    if run.status != crate::record::RunStatus::Complete {
+        v.push(format!("run {} is {}: it was interrupted, so its results are partial", run.id, run.status.as_str()));
+    }
+    if let Some(ws) = run.environment.get("warnings").and_then(|w| w.as_array()) {
+        for w in ws {
+            if let Ok(w) = serde_json::from_value::<crate::stats::Warning>(w.clone()) {
+                v.push(w.to_string());
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,95 @@
+//! Aligned plain-text tables for terminals; colour only when asked (a terminal
+//! without NO_COLOR).
+
+use super::grid::{self, Grid};
+use super::model::Report;
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+pub fn render(rep: &Report, color: bool) -> String {
+    let mut out = String::new();
+    for run in &rep.runs {
+        out.push_str(&format!(
+            "run {}{}: {} ({}), kdelta {}\n",
+            run.id,
+            run.label.as_ref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
+            run.started,
+            run.status.as_str(),
+            run.kdelta_version
+        ));
+    }
+    out.push('\n');
+    if rep.tables.is_empty() {
+        draw(&mut out, &grid::results(rep), color);
+    }
+    for t in &rep.tables {
+        draw(&mut out, &grid::comparison(t, rep.threshold_pct), color);
+        out.push('\n');
+    }
+    for r in &rep.remarks {
+        out.push_str(&format!("warning: {r}\n"));
+    }
+    out
+}
+
+fn draw(out: &mut String, g: &Grid, color: bool) {
+    let ncol = g.header.len();
+    let mut w = vec![0usize; ncol];
+    for row in std::iter::once(&g.header).chain(g.rows.iter()) {
+        for (i, c) in row.iter().enumerate().take(ncol) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &Vec<String>, marks: Option<&Vec<Option<bool>>>| -> String {
+        let mut s = String::new();
+        let mut change_idx = 0;
+        for (i, c) in cells.iter().enumerate().take(ncol) {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let pad = w[i].saturating_sub(c.chars().count());
+            let is_change = g.header[i] == "change";
+            let mark = if is_change {
+                let m = marks.and_then(|m| m.get(change_idx).copied().flatten());
+                change_idx += 1;
+                m
+            } else {
+                None
+            };
+            let (pre, post) = match (color, mark) {
+                (true, Some(true)) => (GREEN, RESET),
+                (true, Some(false)) => (RED, RESET),
+                _ => ("", ""),
+            };
+            if g.right[i] {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(&format!("{pre}{c}{post}"));
+            } else {
+                s.push_str(&format!("{pre}{c}{post}"));
+                if i + 1 < ncol {
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    out.push_str(&line(&g.header, None));
+    let total: usize = w.iter().sum::<usize>() + 2 * (ncol - 1);
+    out.push_str(&format!("{}\n", "-".repeat(total)));
+    for (i, row) in g.rows.iter().enumerate() {
+        if i == g.geo_from && i > 0 {
+            out.push_str(&format!("{}\n", "-".repeat(total)));
+        }
+        out.push_str(&line(row, g.marks.get(i)));
+    }
+    for n in &g.notes {
+        if color {
+            out.push_str(&format!("{DIM}{n}{RESET}\n"));
+        } else {
+            out.push_str(&format!("{n}\n"));
+        }
+    }
+}
