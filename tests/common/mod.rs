@@ -1,0 +1,60 @@
+//! Shared helpers for the integration tests: a kdelta command with its own
+//! database and temporary directory, and fake sysfs trees.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        Env { dir }
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+    /// `kdelta` with this env's database, its own TMPDIR and the test family.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("kdelta").unwrap();
+        c.env("KDELTA_DB", self.db()).env("TMPDIR", self.tmp()).env("KDELTA_TEST_BENCHES", "1").env_remove("KDELTA_SYSFS_ROOT").env("NO_COLOR", "1");
+        c
+    }
+    /// Entries left in the private TMPDIR (kdelta must leave none).
+    pub fn tmp_leftovers(&self) -> Vec<String> {
+        std::fs::read_dir(self.tmp()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    }
+}
+
+/// Write a fake sysfs tree: `cores` lists each core's logical CPUs.
+pub fn fake_sysfs(root: &Path, cores: &[&[u32]]) {
+    let cpu = root.join("sys/devices/system/cpu");
+    let mut all: Vec<u32> = cores.iter().flat_map(|c| c.iter().copied()).collect();
+    all.sort();
+    std::fs::create_dir_all(&cpu).unwrap();
+    let list = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+    std::fs::write(cpu.join("online"), format!("{}\n", list(&all))).unwrap();
+    std::fs::write(cpu.join("possible"), format!("{}\n", list(&all))).unwrap();
+    std::fs::write(cpu.join("present"), format!("{}\n", list(&all))).unwrap();
+    for (i, core) in cores.iter().enumerate() {
+        for &c in *core {
+            let t = cpu.join(format!("cpu{c}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("core_cpus_list"), format!("{}\n", list(core))).unwrap();
+            std::fs::write(t.join("thread_siblings_list"), format!("{}\n", list(core))).unwrap();
+            std::fs::write(t.join("core_id"), format!("{i}\n")).unwrap();
+            std::fs::write(t.join("physical_package_id"), "0\n").unwrap();
+        }
+    }
+}
+
+pub fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
