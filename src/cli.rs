@@ -99,7 +99,8 @@ pub struct RunArgs {
     #[arg(long, short = 'c', value_delimiter = ',', value_name = "A,B,...")]
     pub config: Vec<String>,
 
-    /// Set a parameter; a comma-separated list is swept. Repeatable.
+    /// Set a parameter; a comma-separated list is swept. Repeatable. Scope it to
+    /// some benchmarks with SELECTOR:NAME=V (e.g. 'bw.mem.*:size=1M').
     #[arg(long, short = 'p', value_name = "NAME=V1,V2")]
     pub param: Vec<String>,
 

@@ -65,7 +65,7 @@ fn every_lat_benchmark_gives_a_positive_figure() {
 #[test]
 fn every_bw_benchmark_gives_a_positive_figure() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "size=1M", "--format", "json"]).output().unwrap();
+    let out = e.cmd().args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let results = v["results"].as_array().unwrap();

@@ -98,11 +98,11 @@ pub fn plan(req: &Request, topo: &Topology) -> Result<Plan> {
         return Err(bad_input("no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`"));
     }
     let benches = select(&req.selectors, bench::registry())?;
+    let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
     // Every --param must belong to at least one selected benchmark.
     for k in req.overrides.keys() {
-        if !benches.iter().any(|b| b.info().params.iter().any(|p| p.name == k)) {
+        if !infos.iter().any(|i| param_for(k, i).is_some()) {
             let mut names: Vec<&str> = Vec::new();
-            let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
             for i in &infos {
                 for p in &i.params {
                     if !names.contains(&p.name) {
@@ -111,14 +111,23 @@ pub fn plan(req: &Request, topo: &Topology) -> Result<Plan> {
                 }
             }
             let allowed = if names.is_empty() { "the selected benchmarks take no parameters".to_string() } else { format!("allowed: {}", names.join(", ")) };
-            return Err(bad_input(format!("unknown parameter {k:?}: {allowed}")));
+            return Err(bad_input(format!("unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)")));
         }
     }
     let env = Env { topology: topo };
     let mut items = Vec::new();
-    for b in benches {
-        let info = b.info();
-        let own: BTreeMap<String, String> = req.overrides.iter().filter(|(k, _)| info.params.iter().any(|p| p.name == k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    for (b, info) in benches.into_iter().zip(infos) {
+        // Scoped overrides (`bw.mem.*:size=1M`) win over plain ones (`size=1M`).
+        let mut own: BTreeMap<String, String> = BTreeMap::new();
+        for scoped in [false, true] {
+            for (k, v) in &req.overrides {
+                if k.contains(':') == scoped {
+                    if let Some(name) = param_for(k, &info) {
+                        own.insert(name.to_string(), v.clone());
+                    }
+                }
+            }
+        }
         let points = bench::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
         let unsupported = b.supported(&env).err();
         let b: Arc<dyn Benchmark> = Arc::from(b);
@@ -147,6 +156,22 @@ pub fn plan(req: &Request, topo: &Topology) -> Result<Plan> {
         }
     }
     Ok(Plan { items, configs })
+}
+
+/// The parameter name an override key sets on this benchmark: `NAME`, or
+/// `SELECTOR:NAME` when the selector (family, name or glob) matches it.
+fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
+    let (sel, name) = match key.split_once(':') {
+        Some((sel, name)) => (Some(sel), name),
+        None => (None, key),
+    };
+    if let Some(sel) = sel {
+        let hit = sel == info.name || sel == info.family || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
+        if !hit {
+            return None;
+        }
+    }
+    info.params.iter().any(|p| p.name == name).then_some(name)
 }
 
 /// Samples per result, and how they are split into rounds of workers.
