@@ -5,12 +5,24 @@
 //! fake and recorded sysfs trees. Cores are keyed on their sibling set, never
 //! on `core_id` alone (it repeats across packages).
 //!
-//! STUB: the reader (`Topology::read`) and host snapshot are being written; the
-//! types below are the interface the rest of kdelta uses.
+//! Files: `read.rs` the sysfs reader, `host.rs` the host snapshot (topology
+//! plus CPU model, kernel, preemption model, glibc, mitigations), `show.rs`
+//! the text of `kdelta topo`, `fake.rs` a builder of fake sysfs trees for tests.
 
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+pub mod fake;
+pub mod host;
+mod read;
+pub mod show;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod captures;
+
+pub use host::Host;
 
 /// One online logical CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,7 +30,11 @@ pub struct Cpu {
     pub id: u32,
     /// Index into [`Topology::cores`].
     pub core: usize,
-    /// `physical_package_id`; -1 where sysfs says so or lacks it.
+    /// `physical_package_id`; -1 where sysfs says so or lacks it. When those ids
+    /// do not tell the packages apart (POWER partitions write -1 for every CPU
+    /// although each core is its own package), packages are told apart by their
+    /// sibling sets (`package_cpus_list`/`core_siblings`) and numbered 0.. in
+    /// CPU order instead.
     pub package: i64,
     pub die: Option<i64>,
     pub core_id: Option<i64>,
@@ -76,8 +92,38 @@ pub struct Topology {
 
 impl Topology {
     /// Read the topology below `root` (`/` for the live machine).
-    pub fn read(_root: &Path) -> anyhow::Result<Topology> {
-        anyhow::bail!("topology reader not written yet")
+    ///
+    /// Missing files degrade to unknown values (an offline CPU or a very old
+    /// kernel lacks many); a missing `cpu` directory or an unreadable or
+    /// malformed `online` list is an error naming the path.
+    pub fn read(root: &Path) -> anyhow::Result<Topology> {
+        Ok(read::read_topology(root)?.0)
+    }
+
+    /// Like [`Topology::read`], with remarks on what sysfs lacked and what was
+    /// assumed instead (shown by `kdelta topo`).
+    pub fn read_with_notes(root: &Path) -> anyhow::Result<(Topology, Vec<String>)> {
+        read::read_topology(root)
+    }
+
+    /// The core holding online CPU `cpu`.
+    pub fn core_of(&self, cpu: u32) -> Option<&Core> {
+        self.cores.iter().find(|c| c.cpus.contains(cpu))
+    }
+
+    /// The lowest-numbered CPU of every core: SMT off by affinity.
+    pub fn first_cpu_per_core(&self) -> CpuSet {
+        CpuSet::from_iter(self.cores.iter().filter_map(|c| c.cpus.first()))
+    }
+
+    /// Cores with more than one online logical CPU.
+    pub fn smt_cores(&self) -> impl Iterator<Item = &Core> {
+        self.cores.iter().filter(|c| c.cpus.len() > 1)
+    }
+
+    /// Online CPUs of package `pkg` (as numbered in [`Topology::packages`]).
+    pub fn package_cpus(&self, pkg: i64) -> CpuSet {
+        CpuSet::from_iter(self.cpus.iter().filter(|c| c.package == pkg).map(|c| c.id))
     }
 
     /// True when some core has more than one online logical CPU.

@@ -1,0 +1,285 @@
+//! The text of `kdelta topo`: the machine as kdelta sees it, in the spirit of
+//! the 2003 study's Listing 1 (`/proc/cpuinfo` showing two siblings) but for
+//! today's machines: CPU, kernel and preemption, packages, cores and their
+//! sibling CPUs, SMT state, caches with their sharing, NUMA nodes, mitigations.
+
+use super::{Cache, Host, Topology};
+use crate::cpuset::CpuSet;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Up to this many cores, one line per core; above, packed lines per package.
+const CORE_LINES_MAX: usize = 32;
+/// Width at which packed lists wrap.
+const WIDTH: usize = 100;
+
+/// `32 KiB`, `1280 KiB`, `32 MiB`, `2 GiB`: exact, in the largest unit that divides.
+pub fn size_text(bytes: u64) -> String {
+    const K: u64 = 1 << 10;
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= K && b % K == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Pushes `items` separated by spaces onto lines starting with `indent`,
+/// wrapping at [`WIDTH`].
+fn wrap(out: &mut String, indent: &str, items: impl IntoIterator<Item = String>) {
+    let mut line = String::from(indent);
+    for it in items {
+        if line.len() > indent.len() && line.len() + 1 + it.len() > WIDTH {
+            let _ = writeln!(out, "{}", line.trim_end());
+            line = String::from(indent);
+        }
+        if line.len() > indent.len() {
+            line.push(' ');
+        }
+        line.push_str(&it);
+    }
+    if line.len() > indent.len() {
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn pkg_label(p: i64) -> String {
+    if p < 0 {
+        "pkg ?".into()
+    } else {
+        format!("pkg {p}")
+    }
+}
+
+/// Render the snapshot as aligned text for a terminal.
+pub fn render(host: &Host) -> String {
+    let t = &host.topology;
+    let mut o = String::new();
+    let kv = |o: &mut String, k: &str, v: &str| {
+        let _ = writeln!(o, "{k:<12}{v}");
+    };
+    kv(&mut o, "host", &host.hostname);
+    kv(&mut o, "CPU model", &host.cpu_model);
+    kv(&mut o, "arch", &host.arch);
+    if host.kernel_release == host.kernel_version || host.kernel_version.starts_with("unavailable") {
+        kv(&mut o, "kernel", &host.kernel_release);
+    } else {
+        kv(&mut o, "kernel", &format!("{} {}", host.kernel_release, host.kernel_version));
+    }
+    kv(&mut o, "preemption", &format!("{}  [from {}]", host.preempt_model, host.preempt_source));
+    kv(&mut o, "glibc", &host.glibc_version);
+    if let Some(m) = host.mem_total_bytes {
+        kv(&mut o, "memory", &gib(m));
+    }
+
+    o.push('\n');
+    render_cpus(&mut o, t);
+    let smt = format!(
+        "control {}, active {}; {}",
+        t.smt_control.as_deref().unwrap_or("unknown (no smt/control)"),
+        match t.smt_active {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "unknown",
+        },
+        match t.smt_cores().count() {
+            0 => "no core has SMT siblings online".to_string(),
+            n => format!("{} with SMT siblings online", plural(n, "core", "cores")),
+        }
+    );
+    kv(&mut o, "SMT", &smt);
+    if let Some(ht) = host.ht_flag {
+        kv(&mut o, "ht flag", if ht { "yes (cpuinfo; the CPU allows SMT, siblings or not)" } else { "no" });
+    }
+
+    o.push('\n');
+    render_caches(&mut o, t);
+
+    o.push('\n');
+    if t.nodes.is_empty() {
+        let _ = writeln!(o, "NUMA nodes: none listed in sysfs");
+    } else {
+        let _ = writeln!(o, "NUMA nodes: {}", t.nodes.len());
+        for n in &t.nodes {
+            let cpus = if n.cpus.is_empty() { "no online CPU".to_string() } else { format!("cpus {}", n.cpus) };
+            let mem = n.mem_bytes.map(gib).unwrap_or_else(|| "memory unknown".into());
+            let _ = writeln!(o, "  node {}: {cpus}, {mem}", n.id);
+        }
+    }
+
+    o.push('\n');
+    if host.mitigations.is_empty() {
+        let _ = writeln!(o, "mitigations: none listed");
+    } else {
+        let _ = writeln!(o, "mitigations:");
+        let w = host.mitigations.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in &host.mitigations {
+            let _ = writeln!(o, "  {k:<w$}  {v}");
+        }
+    }
+    if !host.notes.is_empty() {
+        o.push('\n');
+        let _ = writeln!(o, "notes:");
+        for n in &host.notes {
+            let _ = writeln!(o, "  {n}");
+        }
+    }
+    o
+}
+
+fn render_cpus(o: &mut String, t: &Topology) {
+    let _ = writeln!(
+        o,
+        "{:<12}{}, {}, {} online ({})",
+        "CPUs",
+        plural(t.packages.len(), "package", "packages"),
+        plural(t.cores.len(), "core", "cores"),
+        plural(t.cpus.len(), "logical CPU", "logical CPUs"),
+        t.online
+    );
+    if !t.offline.is_empty() {
+        let _ = writeln!(o, "{:<12}{}", "offline", t.offline);
+    }
+    // Cores by package, in package order.
+    let mut by_pkg: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (i, c) in t.cores.iter().enumerate() {
+        by_pkg.entry(c.package).or_default().push(i);
+    }
+    if t.cores.len() <= CORE_LINES_MAX {
+        for cores in by_pkg.values() {
+            for &i in cores {
+                let c = &t.cores[i];
+                let list: Vec<String> = c.cpus.iter().map(|x| x.to_string()).collect();
+                let _ = writeln!(o, "  core {i} ({}): cpus {}", pkg_label(c.package), list.join(","));
+            }
+        }
+    } else {
+        for (p, cores) in &by_pkg {
+            let cpus = cores.iter().fold(CpuSet::new(), |acc, &i| acc.union(&t.cores[i].cpus));
+            let threads: Vec<usize> = cores.iter().map(|&i| t.cores[i].cpus.len()).collect();
+            let (lo, hi) = (threads.iter().min().copied().unwrap_or(0), threads.iter().max().copied().unwrap_or(0));
+            let shape = if lo == hi { plural(lo, "thread", "threads") } else { format!("{lo}-{hi} threads") };
+            let _ = writeln!(o, "  {}: {} of {shape}, cpus {cpus}", pkg_label(*p), plural(cores.len(), "core", "cores"));
+            if hi > 1 {
+                let items = cores.iter().map(|&i| {
+                    let list: Vec<String> = t.cores[i].cpus.iter().map(|x| x.to_string()).collect();
+                    format!("{i}:{}", list.join(","))
+                });
+                wrap(o, "    core:cpus ", items);
+            } else {
+                let first = cores.first().copied().unwrap_or(0);
+                let last = cores.last().copied().unwrap_or(0);
+                let _ = writeln!(o, "    cores {first}-{last}, one CPU each");
+            }
+        }
+    }
+}
+
+/// How the instances of one cache group relate to the topology.
+fn sharing(t: &Topology, group: &[&Cache]) -> String {
+    let n = group.first().map(|c| c.shared.len()).unwrap_or(0);
+    let is_core = |s: &CpuSet| t.cores.iter().any(|c| &c.cpus == s);
+    let is_pkg = |s: &CpuSet| t.packages.iter().any(|&p| &t.package_cpus(p) == s);
+    let each = plural(n, "CPU", "CPUs");
+    if n == 1 && group.iter().all(|c| is_core(&c.shared)) {
+        "one per core (1 CPU)".into()
+    } else if n == 1 {
+        "one per CPU".into()
+    } else if group.iter().all(|c| is_core(&c.shared)) {
+        format!("one per core ({each} each)")
+    } else if group.iter().all(|c| is_pkg(&c.shared)) {
+        format!("one per package ({each} each)")
+    } else if group.len() == 1 && group[0].shared == t.online {
+        format!("one for all {each}")
+    } else {
+        format!("each shared by {each}")
+    }
+}
+
+fn render_caches(o: &mut String, t: &Topology) {
+    if t.caches.is_empty() {
+        let _ = writeln!(o, "caches: none listed in sysfs");
+        return;
+    }
+    let _ = writeln!(o, "caches:");
+    // Group instances with the same level, type, size and number of sharers.
+    let mut groups: BTreeMap<(u32, String, Option<u64>, usize), Vec<&Cache>> = BTreeMap::new();
+    for c in &t.caches {
+        groups.entry((c.level, c.kind.clone(), c.size_bytes, c.shared.len())).or_default().push(c);
+    }
+    for ((level, kind, size, _), group) in &groups {
+        let name = match kind.as_str() {
+            "Data" => format!("L{level}d"),
+            "Instruction" => format!("L{level}i"),
+            "Unified" => format!("L{level}"),
+            other => format!("L{level} {other}"),
+        };
+        let size = size.map(size_text).unwrap_or_else(|| "size ?".into());
+        let how = sharing(t, group);
+        let _ = writeln!(o, "  {name:<5} {size:>9}  x{:<4} {how}", group.len());
+        // The sharing sets, unless they are obvious (per CPU) or too many.
+        let n = group[0].shared.len();
+        if n > 1 && group.len() <= 16 && !how.starts_with("one per core") {
+            wrap(o, "          ", group.iter().map(|c| format!("[{}]", c.shared)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::fake::FakeSys;
+
+    fn host_of(f: &FakeSys) -> Host {
+        Host::read(f.root()).expect("fake tree reads")
+    }
+
+    #[test]
+    fn sizes_are_exact() {
+        assert_eq!(size_text(32 << 10), "32 KiB");
+        assert_eq!(size_text(1280 << 10), "1280 KiB");
+        assert_eq!(size_text(32 << 20), "32 MiB");
+        assert_eq!(size_text(2 << 30), "2 GiB");
+        assert_eq!(size_text(100), "100 B");
+    }
+
+    #[test]
+    fn small_smt_machine_one_line_per_core() {
+        let f = FakeSys::grid(1, 2, 2, true).unwrap();
+        let text = render(&host_of(&f));
+        assert!(text.contains("1 package, 2 cores, 4 logical CPUs online (0-3)"), "{text}");
+        assert!(text.contains("core 0 (pkg 0): cpus 0,2"), "{text}");
+        assert!(text.contains("core 1 (pkg 0): cpus 1,3"), "{text}");
+        assert!(text.contains("control on, active yes; 2 cores with SMT siblings online"), "{text}");
+        assert!(text.contains("L1d      32 KiB  x2    one per core (2 CPUs each)"), "{text}");
+        assert!(text.contains("L3       16 MiB  x1    one per package (4 CPUs each)"), "{text}");
+        assert!(text.contains("node 0: cpus 0-3, 1.0 GiB"), "{text}");
+    }
+
+    #[test]
+    fn big_machine_packs_cores() {
+        let f = FakeSys::grid(2, 24, 2, true).unwrap();
+        let text = render(&host_of(&f));
+        assert!(text.contains("2 packages, 48 cores, 96 logical CPUs online (0-95)"), "{text}");
+        assert!(text.contains("pkg 0: 24 cores of 2 threads, cpus 0-23,48-71"), "{text}");
+        assert!(text.contains("core:cpus 0:0,48 1:1,49"), "{text}");
+        assert!(text.lines().filter(|l| l.contains("core:cpus")).all(|l| l.len() <= WIDTH), "{text}");
+        assert!(text.lines().count() < 60, "{text}");
+    }
+
+    #[test]
+    fn no_smt_says_so() {
+        let f = FakeSys::grid(1, 2, 1, false).unwrap();
+        let text = render(&host_of(&f));
+        assert!(text.contains("no core has SMT siblings online"), "{text}");
+        assert!(text.contains("L1d      32 KiB  x2    one per core (1 CPU)"), "{text}");
+    }
+}
