@@ -75,16 +75,11 @@ fn read_topology() -> Result<Topology> {
     Topology::read(&root).with_context(|| format!("reading the CPU topology under {}", root.display()))
 }
 
-/// The host snapshot stored with every run.
-fn host_snapshot(topo: &Topology) -> serde_json::Value {
-    let uts = nix::sys::utsname::uname().ok();
-    serde_json::json!({
-        "hostname": uts.as_ref().map(|u| u.nodename().to_string_lossy().into_owned()),
-        "kernel_release": uts.as_ref().map(|u| u.release().to_string_lossy().into_owned()),
-        "kernel_version": uts.as_ref().map(|u| u.version().to_string_lossy().into_owned()),
-        "arch": std::env::consts::ARCH,
-        "topology": topo,
-    })
+/// The host snapshot stored with every run: topology plus software (CPU model,
+/// kernel, preemption model, libc, mitigations).
+fn host_snapshot() -> Result<crate::topology::Host> {
+    let root = sysfs_root();
+    crate::topology::Host::read(&root).with_context(|| format!("reading the host description under {}", root.display()))
 }
 
 fn open_store(db: &Option<PathBuf>) -> Result<Store> {
@@ -106,15 +101,13 @@ fn dispatch(cli: Cli) -> Result<u8> {
 }
 
 fn cmd_topo(json: bool) -> Result<u8> {
-    let topo = read_topology()?;
-    let host = host_snapshot(&topo);
+    let host = host_snapshot()?;
     if json {
         out(&(serde_json::to_string_pretty(&host)? + "\n"));
         return Ok(exit::OK);
     }
-    let mut s = String::new();
-    s.push_str(&format!("{}\n", serde_json::to_string_pretty(&host)?));
-    s.push_str(&configs_text(&topo));
+    let mut s = crate::topology::show::render(&host);
+    s.push_str(&configs_text(&host.topology));
     out(&s);
     Ok(exit::OK)
 }
@@ -221,7 +214,8 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         timeout,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
-    let topo = read_topology()?;
+    let host = host_snapshot()?;
+    let topo = host.topology.clone();
     let plan = run::plan(&req, &topo)?;
     // The store is opened only once the request is known to be good, and a
     // bad file is refused before anything runs.
@@ -230,8 +224,7 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
     }
-    let host = host_snapshot(&topo);
-    let output = run::execute(&req, plan, &topo, host, &mut store, interrupted)?;
+    let output = run::execute(&req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupted)?;
     let failed = output.results.iter().any(|r| r.status == crate::record::Status::Failed);
     let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
     let interrupted = output.interrupted;

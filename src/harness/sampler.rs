@@ -129,7 +129,9 @@ impl Sampler {
 }
 
 /// Grow `n` until one call lasts a good fraction of the target, then scale to
-/// the target. An operation slower than the target gets `n = 1`.
+/// the target. Preemption on a busy machine can only make a call look slower
+/// (and so `n` too small), so the scaling uses the fastest of three calls. An
+/// operation slower than the target gets `n = 1`.
 fn calibrate<F>(op: &mut F, target: Duration) -> Result<u64>
 where
     F: FnMut(u64) -> Result<Duration>,
@@ -139,7 +141,13 @@ where
     loop {
         let d = op(n)?.as_secs_f64();
         if d >= target / 8.0 || n >= 1 << 40 {
-            let scaled = (n as f64 * target / d.max(1e-9)).ceil();
+            let mut best = d;
+            if d < target {
+                for _ in 0..2 {
+                    best = best.min(op(n)?.as_secs_f64());
+                }
+            }
+            let scaled = (n as f64 * target / best.max(1e-9)).ceil();
             return Ok(scaled.clamp(1.0, (1u64 << 42) as f64) as u64);
         }
         // Jump faster while far away from the target.
