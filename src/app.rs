@@ -97,6 +97,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Runs { limit, json } => cmd_runs(&cli.db, limit, json),
         Command::Show { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Export { run, format } => cmd_show(&cli.db, &run, format, 1.0),
+        Command::Chart { run, out: path } => cmd_chart(&cli.db, run, &path),
     }
 }
 
@@ -304,4 +305,18 @@ fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
         return Err(bad_input(format!("no results database at {}: run `kdelta run ...` first, or give --db PATH", path.display())));
     }
     Store::open(&path)
+}
+
+fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u8> {
+    let store = open_existing(db)?;
+    let run = match key {
+        Some(k) => store.find_run(&k)?,
+        None => store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet", store.path().display())))?,
+    };
+    let results = store.results(run.id)?;
+    let id = run.id;
+    let rep = Report::for_run(run, results, &CompareOptions::default());
+    crate::report::chart::write_svg(&rep, path).map_err(|e| if e.to_string().starts_with("nothing to chart") { bad_input(format!("run {id}: {e}")) } else { e })?;
+    eprintln!("kdelta: wrote {}", path.display());
+    Ok(exit::OK)
 }

@@ -82,6 +82,16 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
     },
+    /// Draw a stored run as an SVG chart: a line per configuration for each
+    /// benchmark swept over a numeric parameter, and bars of the speedup of each
+    /// configuration against the first for the rest.
+    Chart {
+        /// A run id or label (default: the latest complete run).
+        run: Option<String>,
+        /// Output file.
+        #[arg(long, short = 'o', default_value = "kdelta.svg")]
+        out: PathBuf,
+    },
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

@@ -164,3 +164,16 @@ fn topo_describes_fake_smt_machine() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("ht1") && s.contains("0,2"), "{s}");
 }
+
+#[test]
+fn chart_writes_an_svg() {
+    let e = Env::new();
+    e.cmd().args(["run", "test.sleep", "--param", "us=10,40", "--config", "up,noht", "--runs", "1", "--sample-time", "1ms"]).assert().success();
+    let svg = e.dir.path().join("c.svg");
+    e.cmd().args(["chart", "-o"]).arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<svg") && text.contains("test.sleep"), "{}", &text[..200.min(text.len())]);
+    // A run with nothing to draw says so.
+    e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--label", "flat"]).assert().success();
+    e.cmd().args(["chart", "flat", "-o"]).arg(e.dir.path().join("d.svg")).assert().code(2).stderr(predicates::str::contains("nothing to chart"));
+}

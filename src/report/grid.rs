@@ -17,6 +17,15 @@ pub struct Grid {
     pub marks: Vec<Vec<Option<bool>>>,
 }
 
+/// `lat.ctx procs=2 size=0`, or just the name when there are no parameters.
+fn label(bench: &str, params: &crate::bench::Params) -> String {
+    if params.0.is_empty() {
+        bench.to_string()
+    } else {
+        format!("{bench} {}", params.display())
+    }
+}
+
 fn status_word(s: Status) -> &'static str {
     match s {
         Status::Ok => "ok",
@@ -73,10 +82,10 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
             if let Some(c) = c {
                 let col = &t.columns[i].name;
                 if let Some(reason) = &c.reason {
-                    notes.push(format!("{} {} [{col}]: {}: {reason}", r.benchmark, r.params.display(), status_word(c.status)));
+                    notes.push(format!("{} [{col}]: {}: {reason}", label(&r.benchmark, &r.params), status_word(c.status)));
                 }
                 for w in &c.remarks {
-                    notes.push(format!("{} {} [{col}]: {w}", r.benchmark, r.params.display()));
+                    notes.push(format!("{} [{col}]: {w}", label(&r.benchmark, &r.params)));
                 }
             }
             if i > 0 {
@@ -157,13 +166,13 @@ pub fn results(rep: &Report) -> Grid {
             }
         }
         if let Some(reason) = &r.reason {
-            notes.push(format!("{} {} [{}]: {}: {reason}", r.benchmark, r.params.display(), r.config, status_word(r.status)));
+            notes.push(format!("{} [{}]: {}: {reason}", label(&r.benchmark, &r.params), r.config, status_word(r.status)));
         }
         for w in &r.warnings {
-            notes.push(format!("{} {} [{}]: {w}", r.benchmark, r.params.display(), r.config));
+            notes.push(format!("{} [{}]: {w}", label(&r.benchmark, &r.params), r.config));
         }
         for n in &r.notes {
-            notes.push(format!("{} {} [{}]: {n}", r.benchmark, r.params.display(), r.config));
+            notes.push(format!("{} [{}]: {n}", label(&r.benchmark, &r.params), r.config));
         }
         rows.push(row);
     }

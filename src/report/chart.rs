@@ -1,0 +1,160 @@
+//! Charts (SVG, through plotters): for each benchmark swept over one numeric
+//! parameter, a line per configuration (median, with min-max whiskers as
+//! points); for the rest, one bar panel of speedups against the first
+//! configuration (1.0 = same, above = better), like the 2003 study's figures.
+
+use super::model::Report;
+use crate::bench::params::parse_size;
+use crate::record::{ResultRecord, Status};
+use anyhow::{bail, Result};
+use plotters::prelude::*;
+use std::path::Path;
+
+struct Line {
+    name: String,
+    points: Vec<(f64, f64, f64, f64)>, // x, median, min, max
+}
+
+struct Panel {
+    title: String,
+    x_label: String,
+    y_label: String,
+    lines: Vec<Line>,
+}
+
+fn numeric(v: &str) -> Option<f64> {
+    v.parse::<f64>().ok().or_else(|| parse_size(v).ok().map(|b| b as f64))
+}
+
+/// Line panels for swept benchmarks; the rest is returned for the bar panel.
+fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
+    let mut panels = Vec::new();
+    let mut rest = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        if !names.contains(&r.benchmark.as_str()) {
+            names.push(&r.benchmark);
+        }
+    }
+    for name in names {
+        let rs: Vec<&ResultRecord> = results.iter().filter(|r| r.benchmark == name && r.status == Status::Ok && r.summary.is_some()).collect();
+        let Some(first) = rs.first() else { continue };
+        let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
+        let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
+        let Some(x) = x else {
+            rest.extend(rs);
+            continue;
+        };
+        let mut lines: Vec<Line> = Vec::new();
+        for r in &rs {
+            let others: Vec<String> = r.params.0.iter().filter(|(k, _)| *k != x && varying.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
+            let series = if others.is_empty() { r.config.clone() } else { format!("{} {}", r.config, others.join(" ")) };
+            let s = r.summary.as_ref().unwrap();
+            let px = numeric(&r.params.0[x]).unwrap();
+            match lines.iter_mut().find(|l| l.name == series) {
+                Some(l) => l.points.push((px, s.median, s.min, s.max)),
+                None => lines.push(Line { name: series, points: vec![(px, s.median, s.min, s.max)] }),
+            }
+        }
+        for l in &mut lines {
+            l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let dir = if first.better == crate::bench::Better::Lower { "lower is better" } else { "higher is better" };
+        panels.push(Panel { title: name.to_string(), x_label: x.clone(), y_label: format!("{} ({dir})", first.unit), lines });
+    }
+    (panels, rest)
+}
+
+pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
+    let (mut panels, rest) = sweeps(&rep.results);
+    // Bars: the speedup of every other configuration against the first.
+    let mut configs: Vec<&str> = Vec::new();
+    for r in &rest {
+        if !configs.contains(&r.config.as_str()) {
+            configs.push(&r.config);
+        }
+    }
+    let mut bars: Vec<(String, Vec<f64>)> = Vec::new();
+    if configs.len() > 1 {
+        let mut keys: Vec<(String, String)> = Vec::new();
+        for r in &rest {
+            let k = (r.benchmark.clone(), r.params.display());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        for (b, p) in keys {
+            let med = |c: &str| rest.iter().find(|r| r.benchmark == b && r.params.display() == p && r.config == c).and_then(|r| r.summary.as_ref().map(|s| (s.median, r.better)));
+            if let Some((a, better)) = med(configs[0]) {
+                let v: Vec<f64> = configs[1..].iter().map(|c| med(c).map(|(m, _)| crate::stats::compare::speedup_of(a, m, better)).unwrap_or(f64::NAN)).collect();
+                bars.push((if p.is_empty() { b } else { format!("{b} {p}") }, v));
+            }
+        }
+    }
+    if panels.is_empty() && bars.is_empty() {
+        bail!("nothing to chart: the run has no swept numeric parameter and a single configuration");
+    }
+    let bar_h = if bars.is_empty() { 0 } else { 120 + 22 * bars.len() as u32 };
+    let height = 380 * panels.len() as u32 + bar_h;
+    let root = SVGBackend::new(path, (900, height.max(200))).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (lines_area, bar_area) = root.split_vertically(380 * panels.len() as u32);
+    let areas = if panels.is_empty() { Vec::new() } else { lines_area.split_evenly((panels.len(), 1)) };
+    for (panel, area) in panels.iter_mut().zip(areas) {
+        let xs: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+        let ys: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.2, p.3])).collect();
+        let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min), xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+        let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1;
+        let log_x = x0 > 0.0 && x1 / x0 >= 64.0;
+        let mut builder = ChartBuilder::on(&area);
+        let chart = builder.caption(&panel.title, ("sans-serif", 20)).margin(12).x_label_area_size(40).y_label_area_size(70);
+        let color = |i: usize| Palette99::pick(i).to_rgba();
+        macro_rules! draw {
+            ($c:expr) => {{
+                let mut c = $c;
+                c.configure_mesh().x_desc(panel.x_label.as_str()).y_desc(panel.y_label.as_str()).draw()?;
+                for (i, l) in panel.lines.iter().enumerate() {
+                    let col = color(i);
+                    c.draw_series(LineSeries::new(l.points.iter().map(|p| (p.0, p.1)), col.stroke_width(2)))?
+                        .label(l.name.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
+                    c.draw_series(l.points.iter().flat_map(|p| [Circle::new((p.0, p.2), 2, col.filled()), Circle::new((p.0, p.3), 2, col.filled())]))?;
+                }
+                c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+            }};
+        }
+        if log_x {
+            draw!(chart.build_cartesian_2d((x0..x1).log_scale(), 0.0..y1.max(1e-12))?);
+        } else {
+            let pad = ((x1 - x0) * 0.05).max(0.5);
+            draw!(chart.build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..y1.max(1e-12))?);
+        }
+    }
+    if !bars.is_empty() {
+        let ymax = bars.iter().flat_map(|b| b.1.iter().cloned()).filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.15;
+        let n = bars.len();
+        let mut c = ChartBuilder::on(&bar_area)
+            .caption(format!("speedup against {} (above 1 = better)", configs[0]), ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(10)
+            .build_cartesian_2d(0.0..ymax, 0.0..n as f64)?;
+        c.configure_mesh().disable_y_mesh().y_labels(0).x_desc("speedup").draw()?;
+        let k = configs.len() - 1;
+        for (ci, cname) in configs[1..].iter().enumerate() {
+            let col = Palette99::pick(ci).to_rgba();
+            let h = 0.8 / k as f64;
+            c.draw_series(bars.iter().enumerate().filter(|(_, b)| b.1[ci].is_finite()).map(|(i, b)| {
+                let y = i as f64 + 0.1 + h * ci as f64;
+                Rectangle::new([(0.0, y), (b.1[ci], y + h)], col.filled())
+            }))?
+            .label(*cname)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], col.filled()));
+        }
+        c.draw_series(std::iter::once(PathElement::new(vec![(1.0, 0.0), (1.0, n as f64)], BLACK.stroke_width(1))))?;
+        c.draw_series(bars.iter().enumerate().map(|(i, b)| Text::new(b.0.clone(), (ymax * 0.01, i as f64 + 0.5), ("sans-serif", 13).into_font().color(&BLACK))))?;
+        c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
