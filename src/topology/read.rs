@@ -25,7 +25,7 @@ fn read_opt(path: &Path) -> anyhow::Result<Option<String>> {
             let s = String::from_utf8_lossy(&bytes);
             Ok(Some(s.trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string()))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
@@ -151,7 +151,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         None => {
             // Very old kernels: no `online` list. A CPU is online unless its
             // own `online` file says 0 (CPU0 often has none).
-            notes.push(format!("{} missing: online CPUs taken from the cpuN directories", cpu_dir.join("online").display()));
+            notes.push("no /sys/devices/system/cpu/online (old kernel): online CPUs taken from the cpuN directories".into());
             let mut set = CpuSet::new();
             for n in known.iter() {
                 if read_soft(&dir_of(n).join("online")).as_deref() != Some("0") {
