@@ -225,7 +225,16 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     // otherwise on physical_package_id.
     let have_pkg_sets = raw.iter().any(|r| r.package_set.is_some());
     let pkg_sets: Vec<CpuSet> = if have_pkg_sets {
-        partition(&ids, &online, |i| raw[i].package_set.clone())
+        // A CPU without a package set (no topology directory) joins the others
+        // without one that share its physical_package_id (or lack one too).
+        partition(&ids, &online, |i| {
+            raw[i].package_set.clone().or_else(|| {
+                let id = raw[i].package_id.unwrap_or(-1);
+                Some(CpuSet::from_iter(
+                    raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id),
+                ))
+            })
+        })
     } else {
         let mut by_id: BTreeMap<i64, CpuSet> = BTreeMap::new();
         for r in &raw {
@@ -272,6 +281,17 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     let node_of_cpu: BTreeMap<u32, u32> =
         nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
 
+    // A core never spans packages (only inconsistent sysfs would say so).
+    let core_sets: Vec<CpuSet> = core_sets
+        .into_iter()
+        .flat_map(|g| {
+            let mut by_pkg: BTreeMap<i64, CpuSet> = BTreeMap::new();
+            for c in g.iter() {
+                by_pkg.entry(pkg_of_cpu.get(&c).copied().unwrap_or(-1)).or_default().insert(c);
+            }
+            by_pkg.into_values()
+        })
+        .collect();
     let mut cores: Vec<Core> = core_sets
         .iter()
         .map(|s| {
