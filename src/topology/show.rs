@@ -255,7 +255,8 @@ fn render_caches(o: &mut String, t: &Topology) {
         };
         let size = size.map(size_text).unwrap_or_else(|| "size ?".into());
         let (how, list) = sharing(t, &pkg_sets, group);
-        let _ = writeln!(o, "  {name:<5} {size:>9}  x{:<4} {how}", group.len());
+        let kind = kind.to_lowercase();
+        let _ = writeln!(o, "  {name:<5} {size:>9}  {kind:<11}  x{:<4} {how}", group.len());
         if list {
             if group.len() <= 16 {
                 wrap(o, "          ", group.iter().map(|c| format!("[{}]", c.shared)));
@@ -293,8 +294,8 @@ mod tests {
         assert!(text.contains("core 0 (pkg 0): cpus 0,2"), "{text}");
         assert!(text.contains("core 1 (pkg 0): cpus 1,3"), "{text}");
         assert!(text.contains("control on, active yes; 2 cores with SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  x2    one per core (2 CPUs each)"), "{text}");
-        assert!(text.contains("L3       16 MiB  x1    one per package (4 CPUs each)"), "{text}");
+        assert!(text.contains("L1d      32 KiB  data         x2    one per core (2 CPUs each)"), "{text}");
+        assert!(text.contains("L3       16 MiB  unified      x1    one per package (4 CPUs each)"), "{text}");
         assert!(text.contains("node 0: cpus 0-3, 1.0 GiB"), "{text}");
     }
 
@@ -323,6 +324,6 @@ mod tests {
         let f = FakeSys::grid(1, 2, 1, false).unwrap();
         let text = render(&host_of(&f));
         assert!(text.contains("no core has SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  x2    one per core (1 CPU each)"), "{text}");
+        assert!(text.contains("L1d      32 KiB  data         x2    one per core (1 CPU each)"), "{text}");
     }
 }
