@@ -255,3 +255,22 @@ fn console_parser() {
     assert_eq!(console_cache("L1dCache"), Some((1, "Data")));
     assert_eq!(console_cache("L3Cache"), Some((3, "Unified")));
 }
+
+/// `cargo test --lib topology::captures::print_renders -- --ignored --nocapture`
+/// prints `kdelta topo` for this machine and every capture, to eyeball.
+#[test]
+#[ignore]
+fn print_renders() {
+    let host = Host::read(Path::new("/")).expect("live host");
+    println!("==== this machine\n{}", super::show::render(&host));
+    let mut names: Vec<String> = std::fs::read_dir(captures_dir())
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".tar.bz2").map(str::to_string)).collect())
+        .unwrap_or_default();
+    names.sort();
+    for name in names {
+        if let Some((_tmp, root)) = extract(&name) {
+            let host = Host::read(&root).expect("capture reads");
+            println!("==== {name}\n{}", super::show::render(&host));
+        }
+    }
+}

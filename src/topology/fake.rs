@@ -19,8 +19,17 @@ pub struct FakeSys {
 
 impl FakeSys {
     /// An empty root (not even a `cpu` directory).
+    /// Made on `/dev/shm` when there is one (a tree has hundreds of small
+    /// files; a tmpfs writes them many times faster than a busy disk).
     pub fn empty() -> io::Result<FakeSys> {
-        Ok(FakeSys { dir: tempfile::Builder::new().prefix("kdelta-fakesys").tempdir()? })
+        let mut b = tempfile::Builder::new();
+        b.prefix("kdelta-fakesys");
+        let shm = Path::new("/dev/shm");
+        let dir = match shm.is_dir().then(|| b.tempdir_in(shm)) {
+            Some(Ok(d)) => d,
+            _ => b.tempdir()?,
+        };
+        Ok(FakeSys { dir })
     }
 
     /// A root with `sys/devices/system/cpu/online` set to `online`.

@@ -127,10 +127,21 @@ fn meminfo_total(s: &str) -> Option<u64> {
     kb.checked_mul(1024)
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
-    fs::read(path)
+/// An I/O error without the `(os error N)` tail.
+fn short_io(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// The text of `rel` below `root`, trimmed; the error names the file as the
+/// live system would (`/proc/cpuinfo`).
+fn read_rel(root: &Path, rel: &str) -> Result<String, String> {
+    fs::read(root.join(rel))
         .map(|b| String::from_utf8_lossy(&b).trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string())
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| format!("/{rel}: {}", short_io(&e)))
 }
 
 #[cfg(target_env = "gnu")]
@@ -155,7 +166,10 @@ impl Host {
     pub fn read(root: &Path) -> anyhow::Result<Host> {
         let (topology, mut notes) = Topology::read_with_notes(root)?;
         let live = is_live(root);
-        let not_live = || unavailable(format!("only read on the live system, root is {}", root.display()));
+        if !live {
+            notes.insert(0, format!("read below {}, not the live system: uname and glibc not read", root.display()));
+        }
+        let not_live = || unavailable("not the live system");
 
         let (hostname, kernel_release, kernel_version, arch) = if live {
             match nix::sys::utsname::uname() {
@@ -171,44 +185,45 @@ impl Host {
                 }
             }
         } else {
-            let kernel = |name: &str| read_text(&root.join("proc/sys/kernel").join(name)).unwrap_or_else(unavailable);
+            // A capture may carry these; uname would describe this machine instead.
+            let kernel = |name: &str| read_rel(root, &format!("proc/sys/kernel/{name}")).unwrap_or_else(unavailable);
             (kernel("hostname"), kernel("osrelease"), kernel("version"), not_live())
         };
 
-        let cpuinfo = read_text(&root.join("proc/cpuinfo"));
+        let cpuinfo = read_rel(root, "proc/cpuinfo");
         let cpu_model = match &cpuinfo {
-            Ok(text) => cpu_model_of(text).unwrap_or_else(|| unavailable("no model field in proc/cpuinfo")),
+            Ok(text) => cpu_model_of(text).unwrap_or_else(|| unavailable("no model field in /proc/cpuinfo")),
             Err(e) => unavailable(e),
         };
         let ht_flag = cpuinfo.as_ref().ok().and_then(|text| {
             let flags = text.lines().find(|l| l.split(':').next().map(str::trim) == Some("flags"))?;
             Some(flags.split(':').nth(1)?.split_whitespace().any(|f| f == "ht"))
         });
-        let mem_total_bytes = read_text(&root.join("proc/meminfo")).ok().and_then(|m| meminfo_total(&m));
+        let mem_total_bytes = read_rel(root, "proc/meminfo").ok().and_then(|m| meminfo_total(&m));
 
         // Preemption: the uname flag, refined by debugfs or the command line.
         let uname_flag = if kernel_version.starts_with("unavailable") { None } else { Some(preempt_from_uname(&kernel_version)) };
-        let debugfs = root.join("sys/kernel/debug/sched/preempt");
-        let (preempt_model, preempt_source) = match read_text(&debugfs).map(|s| preempt_from_debugfs(&s)) {
+        let debugfs = "sys/kernel/debug/sched/preempt";
+        let (preempt_model, preempt_source) = match read_rel(root, debugfs).map(|s| preempt_from_debugfs(&s)) {
             Ok(Some(active)) => {
                 let flag = uname_flag.map(|f| format!(" ({f})")).unwrap_or_default();
-                (format!("{active}{flag}"), debugfs.display().to_string())
+                (format!("{active}{flag}"), format!("/{debugfs}"))
             }
             other => {
                 let why = match other {
                     Err(e) => e,
-                    _ => format!("{}: no active model in parentheses", debugfs.display()),
+                    _ => format!("/{debugfs}: no active model in parentheses"),
                 };
                 match uname_flag {
                     Some(flag) => {
                         let cmdline = if flag.contains("DYNAMIC") {
-                            read_text(&root.join("proc/cmdline")).ok().and_then(|c| preempt_from_cmdline(&c))
+                            read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c))
                         } else {
                             None
                         };
                         match cmdline {
-                            Some(m) => (format!("{m} ({flag})"), format!("uname -v and preempt= on proc/cmdline; {why}")),
-                            None => (flag, format!("uname -v; {why}")),
+                            Some(m) => (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})")),
+                            None => (flag, format!("uname -v ({why})")),
                         }
                     }
                     None => (unavailable(format!("no uname -v; {why}")), "none".into()),
@@ -218,18 +233,18 @@ impl Host {
 
         let glibc_version = if live { glibc_version() } else { not_live() };
 
-        let vuln = root.join("sys/devices/system/cpu/vulnerabilities");
+        let vuln = "sys/devices/system/cpu/vulnerabilities";
         let mut mitigations = Vec::new();
-        match fs::read_dir(&vuln) {
+        match fs::read_dir(root.join(vuln)) {
             Ok(entries) => {
                 for e in entries.flatten() {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    let state = read_text(&e.path()).unwrap_or_else(unavailable);
+                    let state = read_rel(root, &format!("{vuln}/{name}")).unwrap_or_else(unavailable);
                     mitigations.push((name, state));
                 }
                 mitigations.sort();
             }
-            Err(e) => notes.push(format!("mitigations unavailable: {}: {e}", vuln.display())),
+            Err(e) => notes.push(format!("mitigations unavailable: /{vuln}: {}", short_io(&e))),
         }
 
         Ok(Host {
@@ -295,7 +310,7 @@ mod tests {
         assert_eq!(h.cpu_model, "Fake CPU");
         assert_eq!(h.kernel_release, "9.9.9");
         assert_eq!(h.preempt_model, "voluntary (PREEMPT_DYNAMIC)");
-        assert!(h.preempt_source.ends_with("sys/kernel/debug/sched/preempt"), "{}", h.preempt_source);
+        assert_eq!(h.preempt_source, "/sys/kernel/debug/sched/preempt");
         assert!(h.glibc_version.starts_with("unavailable: "));
         assert!(h.arch.starts_with("unavailable: "));
         assert!(h.hostname.starts_with("unavailable: "));

@@ -3,7 +3,9 @@
 //! Everything is read below a configurable root (`/` on a live system, the
 //! extracted folder of a capture in tests), so the reader is tested against
 //! fake and recorded sysfs trees. Cores are keyed on their sibling set, never
-//! on `core_id` alone (it repeats across packages).
+//! on `core_id` alone (it repeats across packages); siblings that report
+//! different `core_id`s (AMD compute units) are separate cores, as hwloc has
+//! them. Packages are keyed on their sibling sets too.
 //!
 //! Files: `read.rs` the sysfs reader, `host.rs` the host snapshot (topology
 //! plus CPU model, kernel, preemption model, glibc, mitigations), `show.rs`

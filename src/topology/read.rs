@@ -25,7 +25,7 @@ fn read_opt(path: &Path) -> anyhow::Result<Option<String>> {
             let s = String::from_utf8_lossy(&bytes);
             Ok(Some(s.trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string()))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.kind() == io::ErrorKind::NotADirectory => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
@@ -151,7 +151,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         None => {
             // Very old kernels: no `online` list. A CPU is online unless its
             // own `online` file says 0 (CPU0 often has none).
-            notes.push(format!("{} missing: online CPUs taken from the cpuN directories", cpu_dir.join("online").display()));
+            notes.push("no /sys/devices/system/cpu/online (old kernel): online CPUs taken from the cpuN directories".into());
             let mut set = CpuSet::new();
             for n in known.iter() {
                 if read_soft(&dir_of(n).join("online")).as_deref() != Some("0") {
@@ -225,7 +225,16 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     // otherwise on physical_package_id.
     let have_pkg_sets = raw.iter().any(|r| r.package_set.is_some());
     let pkg_sets: Vec<CpuSet> = if have_pkg_sets {
-        partition(&ids, &online, |i| raw[i].package_set.clone())
+        // A CPU without a package set (no topology directory) joins the others
+        // without one that share its physical_package_id (or lack one too).
+        partition(&ids, &online, |i| {
+            raw[i].package_set.clone().or_else(|| {
+                let id = raw[i].package_id.unwrap_or(-1);
+                Some(CpuSet::from_iter(
+                    raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id),
+                ))
+            })
+        })
     } else {
         let mut by_id: BTreeMap<i64, CpuSet> = BTreeMap::new();
         for r in &raw {
@@ -272,6 +281,17 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     let node_of_cpu: BTreeMap<u32, u32> =
         nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
 
+    // A core never spans packages (only inconsistent sysfs would say so).
+    let core_sets: Vec<CpuSet> = core_sets
+        .into_iter()
+        .flat_map(|g| {
+            let mut by_pkg: BTreeMap<i64, CpuSet> = BTreeMap::new();
+            for c in g.iter() {
+                by_pkg.entry(pkg_of_cpu.get(&c).copied().unwrap_or(-1)).or_default().insert(c);
+            }
+            by_pkg.into_values()
+        })
+        .collect();
     let mut cores: Vec<Core> = core_sets
         .iter()
         .map(|s| {

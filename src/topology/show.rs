@@ -74,7 +74,11 @@ pub fn render(host: &Host) -> String {
     } else {
         kv(&mut o, "kernel", &format!("{} {}", host.kernel_release, host.kernel_version));
     }
-    kv(&mut o, "preemption", &format!("{}  [from {}]", host.preempt_model, host.preempt_source));
+    if host.preempt_model.starts_with("unavailable") {
+        kv(&mut o, "preemption", &host.preempt_model);
+    } else {
+        kv(&mut o, "preemption", &format!("{}  [from {}]", host.preempt_model, host.preempt_source));
+    }
     kv(&mut o, "glibc", &host.glibc_version);
     if let Some(m) = host.mem_total_bytes {
         kv(&mut o, "memory", &gib(m));
@@ -97,7 +101,7 @@ pub fn render(host: &Host) -> String {
     );
     kv(&mut o, "SMT", &smt);
     if let Some(ht) = host.ht_flag {
-        kv(&mut o, "ht flag", if ht { "yes (cpuinfo; the CPU allows SMT, siblings or not)" } else { "no" });
+        kv(&mut o, "ht flag", if ht { "yes in /proc/cpuinfo (the CPU can do SMT; says nothing of siblings)" } else { "no" });
     }
 
     o.push('\n');
@@ -162,46 +166,72 @@ fn render_cpus(o: &mut String, t: &Topology) {
             }
         }
     } else {
-        for (p, cores) in &by_pkg {
-            let cpus = cores.iter().fold(CpuSet::new(), |acc, &i| acc.union(&t.cores[i].cpus));
+        // Big machines: packages summarised, then every core's CPUs packed.
+        let shape = |cores: &[usize]| -> String {
             let threads: Vec<usize> = cores.iter().map(|&i| t.cores[i].cpus.len()).collect();
             let (lo, hi) = (threads.iter().min().copied().unwrap_or(0), threads.iter().max().copied().unwrap_or(0));
-            let shape = if lo == hi { plural(lo, "thread", "threads") } else { format!("{lo}-{hi} threads") };
-            let _ = writeln!(o, "  {}: {} of {shape}, cpus {cpus}", pkg_label(*p), plural(cores.len(), "core", "cores"));
-            if hi > 1 {
-                let items = cores.iter().map(|&i| {
-                    let list: Vec<String> = t.cores[i].cpus.iter().map(|x| x.to_string()).collect();
-                    format!("{i}:{}", list.join(","))
-                });
-                wrap(o, "    core:cpus ", items);
-            } else {
-                let first = cores.first().copied().unwrap_or(0);
-                let last = cores.last().copied().unwrap_or(0);
-                let _ = writeln!(o, "    cores {first}-{last}, one CPU each");
+            let th = if lo == hi { plural(lo, "thread", "threads") } else { format!("{lo}-{hi} threads") };
+            format!("{} of {th}", plural(cores.len(), "core", "cores"))
+        };
+        if by_pkg.len() <= 8 {
+            for (p, cores) in &by_pkg {
+                let cpus = cores.iter().fold(CpuSet::new(), |acc, &i| acc.union(&t.cores[i].cpus));
+                let _ = writeln!(o, "  {}: {}, cpus {cpus}", pkg_label(*p), shape(cores));
             }
+        } else {
+            let mut shapes: BTreeMap<String, usize> = BTreeMap::new();
+            for cores in by_pkg.values() {
+                *shapes.entry(shape(cores)).or_default() += 1;
+            }
+            for (sh, n) in shapes {
+                let _ = writeln!(o, "  {} of {sh} each", plural(n, "package", "packages"));
+            }
+        }
+        if t.has_smt() {
+            let items = t.cores.iter().enumerate().map(|(i, c)| format!("{i}:{}", c.cpus));
+            wrap(o, "  core:cpus ", items);
+        } else {
+            let _ = writeln!(o, "  one logical CPU per core");
         }
     }
 }
 
-/// How the instances of one cache group relate to the topology.
-fn sharing(t: &Topology, group: &[&Cache]) -> String {
-    let n = group.first().map(|c| c.shared.len()).unwrap_or(0);
-    let is_core = |s: &CpuSet| t.cores.iter().any(|c| &c.cpus == s);
-    let is_pkg = |s: &CpuSet| t.packages.iter().any(|&p| &t.package_cpus(p) == s);
-    let each = plural(n, "CPU", "CPUs");
-    if n == 1 && group.iter().all(|c| is_core(&c.shared)) {
-        "one per core (1 CPU)".into()
-    } else if n == 1 {
-        "one per CPU".into()
-    } else if group.iter().all(|c| is_core(&c.shared)) {
-        format!("one per core ({each} each)")
-    } else if group.iter().all(|c| is_pkg(&c.shared)) {
-        format!("one per package ({each} each)")
-    } else if group.len() == 1 && group[0].shared == t.online {
-        format!("one for all {each}")
+/// `2 CPUs` or `8-9 CPUs`: the sizes of the sharing sets of a group.
+fn sharers(group: &[&Cache]) -> String {
+    let lo = group.iter().map(|c| c.shared.len()).min().unwrap_or(0);
+    let hi = group.iter().map(|c| c.shared.len()).max().unwrap_or(0);
+    if lo == hi {
+        plural(lo, "CPU", "CPUs")
     } else {
-        format!("each shared by {each}")
+        format!("{lo}-{hi} CPUs")
     }
+}
+
+/// How the instances of one cache group (same level, type and size) relate
+/// to the topology, and whether their sets are worth listing.
+fn sharing(t: &Topology, pkg_sets: &[CpuSet], group: &[&Cache]) -> (String, bool) {
+    let each = sharers(group);
+    let all_cpus = group.iter().fold(CpuSet::new(), |a, c| a.union(&c.shared));
+    let is_core = |s: &CpuSet| t.core_of(s.first().unwrap_or(0)).is_some_and(|c| &c.cpus == s);
+    if group.iter().all(|c| is_core(&c.shared)) {
+        if group.len() == t.cores.len() {
+            return (format!("one per core ({each} each)"), false);
+        }
+        return (format!("one per core on {} of {} cores ({each} each): cpus {all_cpus}", group.len(), t.cores.len()), false);
+    }
+    if group.iter().all(|c| c.shared.len() == 1) {
+        return (format!("one per CPU on cpus {all_cpus}"), false);
+    }
+    if group.iter().all(|c| pkg_sets.contains(&c.shared)) {
+        if group.len() == pkg_sets.len() {
+            return (format!("one per package ({each} each)"), pkg_sets.len() > 1);
+        }
+        return (format!("one per package on {} of {} packages ({each} each)", group.len(), pkg_sets.len()), true);
+    }
+    if group.len() == 1 && group[0].shared == t.online {
+        return (format!("one for all {each}"), false);
+    }
+    (format!("each shared by {each}"), true)
 }
 
 fn render_caches(o: &mut String, t: &Topology) {
@@ -210,12 +240,13 @@ fn render_caches(o: &mut String, t: &Topology) {
         return;
     }
     let _ = writeln!(o, "caches:");
-    // Group instances with the same level, type, size and number of sharers.
-    let mut groups: BTreeMap<(u32, String, Option<u64>, usize), Vec<&Cache>> = BTreeMap::new();
+    // Group instances with the same level, type and size.
+    let mut groups: BTreeMap<(u32, String, Option<u64>), Vec<&Cache>> = BTreeMap::new();
     for c in &t.caches {
-        groups.entry((c.level, c.kind.clone(), c.size_bytes, c.shared.len())).or_default().push(c);
+        groups.entry((c.level, c.kind.clone(), c.size_bytes)).or_default().push(c);
     }
-    for ((level, kind, size, _), group) in &groups {
+    let pkg_sets: Vec<CpuSet> = t.packages.iter().map(|&p| t.package_cpus(p)).collect();
+    for ((level, kind, size), group) in &groups {
         let name = match kind.as_str() {
             "Data" => format!("L{level}d"),
             "Instruction" => format!("L{level}i"),
@@ -223,12 +254,16 @@ fn render_caches(o: &mut String, t: &Topology) {
             other => format!("L{level} {other}"),
         };
         let size = size.map(size_text).unwrap_or_else(|| "size ?".into());
-        let how = sharing(t, group);
-        let _ = writeln!(o, "  {name:<5} {size:>9}  x{:<4} {how}", group.len());
-        // The sharing sets, unless they are obvious (per CPU) or too many.
-        let n = group[0].shared.len();
-        if n > 1 && group.len() <= 16 && !how.starts_with("one per core") {
-            wrap(o, "          ", group.iter().map(|c| format!("[{}]", c.shared)));
+        let (how, list) = sharing(t, &pkg_sets, group);
+        let kind = kind.to_lowercase();
+        let _ = writeln!(o, "  {name:<5} {size:>9}  {kind:<11}  x{:<4} {how}", group.len());
+        if list {
+            if group.len() <= 16 {
+                wrap(o, "          ", group.iter().map(|c| format!("[{}]", c.shared)));
+            } else {
+                let first: Vec<String> = group.iter().take(6).map(|c| format!("[{}]", c.shared)).collect();
+                let _ = writeln!(o, "          {} ... ({} more)", first.join(" "), group.len() - 6);
+            }
         }
     }
 }
@@ -259,8 +294,8 @@ mod tests {
         assert!(text.contains("core 0 (pkg 0): cpus 0,2"), "{text}");
         assert!(text.contains("core 1 (pkg 0): cpus 1,3"), "{text}");
         assert!(text.contains("control on, active yes; 2 cores with SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  x2    one per core (2 CPUs each)"), "{text}");
-        assert!(text.contains("L3       16 MiB  x1    one per package (4 CPUs each)"), "{text}");
+        assert!(text.contains("L1d      32 KiB  data         x2    one per core (2 CPUs each)"), "{text}");
+        assert!(text.contains("L3       16 MiB  unified      x1    one per package (4 CPUs each)"), "{text}");
         assert!(text.contains("node 0: cpus 0-3, 1.0 GiB"), "{text}");
     }
 
@@ -271,8 +306,17 @@ mod tests {
         assert!(text.contains("2 packages, 48 cores, 96 logical CPUs online (0-95)"), "{text}");
         assert!(text.contains("pkg 0: 24 cores of 2 threads, cpus 0-23,48-71"), "{text}");
         assert!(text.contains("core:cpus 0:0,48 1:1,49"), "{text}");
+        assert!(text.contains(" 47:47,95\n"), "{text}");
         assert!(text.lines().filter(|l| l.contains("core:cpus")).all(|l| l.len() <= WIDTH), "{text}");
         assert!(text.lines().count() < 60, "{text}");
+    }
+
+    #[test]
+    fn many_packages_are_summarised() {
+        let f = FakeSys::grid(12, 4, 1, false).unwrap();
+        let text = render(&host_of(&f));
+        assert!(text.contains("12 packages of 4 cores of 1 thread each"), "{text}");
+        assert!(text.contains("one logical CPU per core"), "{text}");
     }
 
     #[test]
@@ -280,6 +324,6 @@ mod tests {
         let f = FakeSys::grid(1, 2, 1, false).unwrap();
         let text = render(&host_of(&f));
         assert!(text.contains("no core has SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  x2    one per core (1 CPU)"), "{text}");
+        assert!(text.contains("L1d      32 KiB  data         x2    one per core (1 CPU each)"), "{text}");
     }
 }

@@ -204,7 +204,25 @@ fn old_kernel_hex_masks_and_no_online_file() -> anyhow::Result<()> {
     assert_eq!(t.caches.len(), 1);
     assert_eq!(t.caches[0].shared, set("0-3"));
     assert_eq!(t.llc_bytes(), Some(1 << 20));
-    assert!(notes.iter().any(|n| n.contains("online") && n.contains("missing")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("no /sys/devices/system/cpu/online")), "{notes:?}");
+    Ok(())
+}
+
+#[test]
+fn online_cpus_without_topology_keep_the_others_package_ids() -> anyhow::Result<()> {
+    // Two packages of two CPUs, and CPUs 4-5 online without any topology files.
+    let f = FakeSys::new("0-5")?;
+    f.cpu(0, 0, 0, "0", "0-1")?;
+    f.cpu(1, 0, 1, "1", "0-1")?;
+    f.cpu(2, 1, 0, "2", "2-3")?;
+    f.cpu(3, 1, 1, "3", "2-3")?;
+    std::fs::create_dir_all(f.root().join("sys/devices/system/cpu/cpu4"))?;
+    std::fs::create_dir_all(f.root().join("sys/devices/system/cpu/cpu5"))?;
+    let t = Topology::read(f.root())?;
+    check_consistent(&t);
+    assert_eq!(t.packages, [-1, 0, 1]);
+    assert_eq!(t.package_cpus(-1), set("4-5"));
+    assert_eq!(core_sets(&t), ["0", "1", "2", "3", "4", "5"]);
     Ok(())
 }
 
@@ -307,4 +325,44 @@ fn serde_roundtrip() -> anyhow::Result<()> {
     let back: Topology = serde_json::from_str(&serde_json::to_string(&t)?)?;
     assert_eq!(back, t);
     Ok(())
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Whatever the files hold, reading never panics, and when it
+        /// succeeds the result keeps the invariants.
+        #[test]
+        fn garbage_files_never_panic(
+            online in prop_oneof![Just("0-3".to_string()), "[0-9,\\-]{0,8}"],
+            sib in proptest::collection::vec("[0-9a-f,\\-\\x00\\n]{0,10}", 4),
+            pkg in proptest::collection::vec("-?[0-9]{0,3}|x", 4),
+            core in proptest::collection::vec("-?[0-9]{0,3}|", 4),
+            size in "[0-9]{0,6}[KMGQ]?",
+            shared in "[0-9,\\-]{0,6}",
+        ) {
+            let f = FakeSys::new(&online).unwrap();
+            for cpu in 0..4u32 {
+                let i = cpu as usize;
+                f.cpu_file(&format!("cpu{cpu}/topology/core_cpus_list"), &sib[i]).unwrap();
+                f.cpu_file(&format!("cpu{cpu}/topology/thread_siblings"), &sib[(i + 1) % 4]).unwrap();
+                f.cpu_file(&format!("cpu{cpu}/topology/core_siblings_list"), &sib[(i + 2) % 4]).unwrap();
+                f.cpu_file(&format!("cpu{cpu}/topology/physical_package_id"), &pkg[i]).unwrap();
+                f.cpu_file(&format!("cpu{cpu}/topology/core_id"), &core[i]).unwrap();
+                f.cache(cpu, 0, 2, "Unified", &size, &shared).unwrap();
+            }
+            if let Ok(t) = Topology::read(f.root()) {
+                check_consistent(&t);
+                let _ = t.llc_bytes();
+                let _ = t.first_cpu_per_core();
+                if let Ok(h) = crate::topology::Host::read(f.root()) {
+                    let _ = crate::topology::show::render(&h);
+                }
+            }
+        }
+    }
 }
