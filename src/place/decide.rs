@@ -80,7 +80,7 @@ pub fn smt_aware(topo: &Topology, busy: &Busy, prev: Option<u32>) -> Option<u32>
 /// True when some core runs two or more loops while another core runs none.
 pub fn shared_while_idle(topo: &Topology, busy: &Busy) -> bool {
     let loads: Vec<usize> = (0..topo.cores.len()).map(|c| core_load(topo, busy, c)).collect();
-    loads.iter().any(|&l| l >= 2) && loads.iter().any(|&l| l == 0)
+    loads.iter().any(|&l| l >= 2) && loads.contains(&0)
 }
 
 /// The monitor's move, if one is due: `(from_cpu, to_cpu)` taking one loop

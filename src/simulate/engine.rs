@@ -85,7 +85,7 @@ impl State {
     }
     /// True when some core runs two or more tasks while another core is fully idle.
     pub fn doubled_while_core_idle(&self) -> bool {
-        self.core_busy.iter().any(|&b| b >= 2) && self.core_busy.iter().any(|&b| b == 0)
+        self.core_busy.iter().any(|&b| b >= 2) && self.core_busy.contains(&0)
     }
 }
 

@@ -24,7 +24,7 @@ impl Shape {
         let s = Shape { packages, cores_per_package, threads };
         let n = packages.checked_mul(cores_per_package).and_then(|c| c.checked_mul(threads));
         match n {
-            Some(n) if n >= 1 && n <= MAX_CPUS && packages >= 1 && cores_per_package >= 1 && threads >= 1 => Ok(s),
+            Some(n) if (1..=MAX_CPUS).contains(&n) && packages >= 1 && cores_per_package >= 1 && threads >= 1 => Ok(s),
             _ => Err(bad_input(format!(
                 "topology {packages}x{cores_per_package}x{threads}: each of packages, cores, threads must be at least 1 and the product at most {MAX_CPUS}"
             ))),
