@@ -184,6 +184,10 @@ pub struct Engine {
     doubled_since: Option<f64>,
     /// Tasks that exited and whose workload has not been told yet.
     exited: Vec<TaskId>,
+    /// Something may have become runnable or a CPU idle: idle CPUs should ask for work.
+    dirty_dispatch: bool,
+    /// The set of busy CPUs changed: rates and the doubled-core watch need a look.
+    dirty_busy: bool,
     pub counters: Counters,
     pub trace: Option<Vec<Segment>>,
 }
@@ -208,6 +212,8 @@ impl Engine {
             tick_pending: false,
             doubled_since: None,
             exited: Vec::new(),
+            dirty_dispatch: true,
+            dirty_busy: true,
             counters: Counters::default(),
             trace: if trace { Some(Vec::new()) } else { None },
         }
@@ -253,6 +259,7 @@ impl Engine {
                 t.remaining = w.max(0.0);
                 t.state = TaskState::Queued;
                 self.policy.enqueue(&self.st, id, new, &mut self.rng);
+                self.dirty_dispatch = true;
             }
             Some(Phase::Block(d)) => {
                 t.state = TaskState::Blocked;
@@ -287,6 +294,7 @@ impl Engine {
     fn start(&mut self, id: TaskId, cpu: usize) {
         debug_assert!(self.st.running[cpu].is_none());
         self.st.running[cpu] = Some(id);
+        self.dirty_busy = true;
         let core = self.st.shape.core_of(cpu);
         self.st.core_busy[core] += 1;
         if self.st.core_busy[core] == 1 {
@@ -308,6 +316,8 @@ impl Engine {
     fn stop(&mut self, cpu: usize, reason: &'static str) -> TaskId {
         self.settle(cpu);
         let id = self.st.running[cpu].take().expect("stop on an idle CPU");
+        self.dirty_busy = true;
+        self.dirty_dispatch = true;
         let core = self.st.shape.core_of(cpu);
         self.st.core_busy[core] -= 1;
         if self.st.core_busy[core] == 0 {
@@ -350,6 +360,10 @@ impl Engine {
 
     /// Let every idle CPU ask the policy for work.
     fn dispatch(&mut self) {
+        if !self.dirty_dispatch {
+            return;
+        }
+        self.dirty_dispatch = false;
         for cpu in 0..self.st.running.len() {
             if self.st.running[cpu].is_none() {
                 if let Some(id) = self.policy.pick(&self.st, cpu, &mut self.rng) {
@@ -384,6 +398,8 @@ impl Engine {
                 None => self.policy.balance(&self.st, &mut self.rng),
             };
             let moved = self.apply(acts);
+            // Queued tasks may have moved inside the policy.
+            self.dirty_dispatch = true;
             self.dispatch();
             if !moved {
                 break;
@@ -454,6 +470,7 @@ impl Engine {
                         self.counters.preemptions += 1;
                         self.st.tasks[id].state = TaskState::Queued;
                         self.policy.requeue(&self.st, id, cpu);
+                        self.dirty_dispatch = true;
                     } else {
                         self.slice_gen[cpu] += 1;
                         let g = self.slice_gen[cpu];
@@ -501,7 +518,10 @@ impl Engine {
                 self.balance(Some(cpu));
             }
         }
-        self.refresh_rates();
-        self.watch_doubled();
+        if self.dirty_busy {
+            self.dirty_busy = false;
+            self.refresh_rates();
+            self.watch_doubled();
+        }
     }
 }
