@@ -63,11 +63,29 @@ pub fn live_topology() -> (Topology, Option<String>) {
         }
         Err(e) => {
             let cpus = allowed.unwrap_or_else(|| CpuSet::from_iter(0..std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)));
-            (
-                flat(&cpus),
-                Some(format!("topology unavailable ({e:#}); treating each allowed CPU as its own core, so SMT siblings are unknown")),
-            )
+            let mut t = flat(&cpus);
+            // The kernel's own summary, readable without the topology reader.
+            let active = std::fs::read_to_string("/sys/devices/system/cpu/smt/active").ok().map(|s| s.trim() == "1");
+            t.smt_active = active;
+            t.smt_control = std::fs::read_to_string("/sys/devices/system/cpu/smt/control").ok().map(|s| s.trim().to_string());
+            let smt = match active {
+                Some(false) => "smt/active is 0, so SMT is absent",
+                Some(true) => "smt/active is 1: SMT is present but its siblings are unknown here",
+                None => "SMT siblings are unknown",
+            };
+            (t, Some(format!("topology unavailable ({e:#}); treating each allowed CPU as its own core; {smt}")))
         }
+    }
+}
+
+/// Whether SMT is known to be absent, known present, or unknown (None).
+pub fn smt_known(t: &Topology, guessed: bool) -> Option<bool> {
+    if t.has_smt() {
+        Some(true)
+    } else if !guessed || t.smt_active == Some(false) {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -117,7 +135,8 @@ pub struct PlaceResult {
     pub loops: usize,
     pub iterations_per_loop: usize,
     pub job: String,
-    pub smt_present: bool,
+    /// Whether the machine has SMT siblings; None when it cannot be told.
+    pub smt_present: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -177,7 +196,7 @@ pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop:
     let cfg = RunCfg { policy, loops: args.loops, iterations: args.iterations, job: job.clone(), seed: args.seed, sample: Duration::from_millis(args.sample_ms) };
     let rep: RunReport = runner::run(topo, &cfg, stop)?;
     let times: Vec<f64> = rep.iterations.iter().filter(|i| i.ok).map(|i| i.seconds).collect();
-    let smt = topo.has_smt();
+    let smt = smt_known(topo, topo_note.is_some());
     Ok(PlaceResult {
         policy,
         loops: args.loops,
@@ -188,7 +207,11 @@ pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop:
         },
         smt_present: smt,
         topology_note: topo_note,
-        note: (!smt).then(|| "SMT is absent on this machine (no core has two logical CPUs): the policies differ only in pinning, and no SMT difference is expected".to_string()),
+        note: match smt {
+            Some(true) => None,
+            Some(false) => Some("SMT is absent on this machine (no core has two logical CPUs): the policies differ only in pinning, and no SMT difference is expected".to_string()),
+            None => Some("SMT siblings unknown (no topology): core sharing is counted per logical CPU".to_string()),
+        },
         iteration: Dist::of(&times),
         histogram: histogram(&times, 10),
         failed_iterations: rep.iterations.iter().filter(|i| !i.ok).count(),
@@ -205,7 +228,10 @@ pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop:
 pub fn measure_smt_rate(args: &PlaceArgs, topo: &Topology, topo_note: Option<&str>, stop: &AtomicBool) -> anyhow::Result<SmtRateResult> {
     check(args)?;
     let Some(core) = topo.cores.iter().find(|c| c.cpus.len() >= 2) else {
-        let mut reason = "needs SMT siblings (two logical CPUs of one core); this machine has none: SMT is absent".to_string();
+        let mut reason = match smt_known(topo, topo_note.is_some()) {
+            Some(_) => "needs SMT siblings (two logical CPUs of one core); this machine has none: SMT is absent".to_string(),
+            None => "needs SMT siblings (two logical CPUs of one core); none are known here".to_string(),
+        };
         if let Some(n) = topo_note {
             reason.push_str(&format!(" ({n})"));
         }
@@ -351,7 +377,7 @@ mod tests {
             let r = place(&a, &topo, None, &stop).unwrap();
             assert_eq!(r.runs.len(), 4, "{p}");
             assert_eq!(r.failed_iterations, 0);
-            assert!(!r.smt_present && r.note.is_some());
+            assert!(r.smt_present == Some(false) && r.note.is_some());
             assert!(render_place(&a, &r).contains("iteration wall time"));
             assert!(my_children().is_empty(), "{p}: {:?}", my_children());
         }
