@@ -177,12 +177,16 @@ pub fn main(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     let (cfg, policies) = config(args)?;
     let results = simulate_all(&cfg, &policies, args.bench_speed)?;
     if args.format == "json" {
-        let doc = Doc { simulated: true, config: &cfg, results: &results };
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", render_json(&cfg, &results)?);
     } else {
         print!("{}", render_text(&cfg, &results));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON document: `{"simulated": true, "config": .., "results": [..]}`.
+pub fn render_json(cfg: &SimConfig, results: &[PolicyResult]) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&Doc { simulated: true, config: cfg, results })?)
 }
 
 /// The text report.

@@ -193,6 +193,12 @@ fn text_and_json_output() {
     let (cfg, p) = config(&args("--workload make --jobs 20 --reps 2")).unwrap();
     let r = simulate_all(&cfg, &p, false).unwrap();
     assert!(super::cli::render_text(&cfg, &r).contains("best s"));
+    let v: serde_json::Value = serde_json::from_str(&super::cli::render_json(&cfg, &r).unwrap()).unwrap();
+    assert_eq!(v["simulated"], true);
+    assert_eq!(v["config"]["workload"]["kind"], "make");
+    assert_eq!(v["results"].as_array().unwrap().len(), 3);
+    assert!(v["results"][0]["make"]["best"].as_f64().unwrap() > 0.0);
+    assert!(v["results"][0]["events_per_sec"].as_f64().is_some());
 }
 
 mod props {
