@@ -20,6 +20,8 @@ fn sim(s: &str) -> Vec<PolicyResult> {
     simulate_all(&cfg, &p, false).unwrap()
 }
 
+/// Developer aid until the CLI is wired: `SIMARGS="--workload make" cargo test --lib
+/// simulate::tests::show -- --ignored --nocapture` prints the text report.
 #[test]
 #[ignore]
 fn show() {
