@@ -1,0 +1,166 @@
+//! Scheduling policies for the simulator, each a small module behind [`Policy`].
+//!
+//! A policy owns its run queues. The engine tells it when a task becomes
+//! runnable ([`Policy::enqueue`]) or is preempted ([`Policy::requeue`]), asks
+//! what an idle CPU should run ([`Policy::pick`]), whether anyone waits for a
+//! CPU ([`Policy::waiting`], decides preemption at the end of a time slice),
+//! and lets it balance: periodically ([`Policy::balance`]) and when a CPU has
+//! just gone idle with nothing to pick ([`Policy::idle_balance`]). Queued
+//! tasks are moved inside the policy; running tasks only move by returning
+//! [`Action::MigrateRunning`], which the engine carries out.
+
+pub mod ht_aware_2002;
+pub mod modern;
+pub mod stock_2002;
+
+use super::engine::{State, TaskId};
+use crate::error::bad_input;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// Names accepted by `--policy`.
+pub const NAMES: &[&str] = &["stock-2002", "ht-aware-2002", "modern"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Move the task running on `from` to the idle CPU `to`, where it keeps running.
+    MigrateRunning { from: usize, to: usize },
+}
+
+pub trait Policy {
+    fn name(&self) -> &'static str;
+    /// A task became runnable: `new` when just created (fork+exec), else woken after blocking.
+    fn enqueue(&mut self, st: &State, task: TaskId, new: bool, rng: &mut ChaCha8Rng);
+    /// The task running on `cpu` used up its slice while others waited; queue it again.
+    fn requeue(&mut self, st: &State, task: TaskId, cpu: usize);
+    /// `cpu` is idle: the task it should run now, removed from the queues.
+    fn pick(&mut self, st: &State, cpu: usize, rng: &mut ChaCha8Rng) -> Option<TaskId>;
+    /// Whether a task waits that `cpu` would run next (preempt at the end of the slice).
+    fn waiting(&self, st: &State, cpu: usize) -> bool;
+    /// The periodic balance tick.
+    fn balance(&mut self, st: &State, rng: &mut ChaCha8Rng) -> Vec<Action>;
+    /// `cpu` just went idle and `pick` found nothing.
+    fn idle_balance(&mut self, st: &State, cpu: usize, rng: &mut ChaCha8Rng) -> Vec<Action>;
+}
+
+/// Build a policy by name for a machine of `ncpus` logical CPUs in `ncores` cores.
+pub fn by_name(name: &str, ncpus: usize, ncores: usize) -> anyhow::Result<Box<dyn Policy>> {
+    Ok(match name {
+        "stock-2002" => Box::new(stock_2002::Stock2002::new(ncpus)),
+        "ht-aware-2002" => Box::new(ht_aware_2002::HtAware2002::new(ncores)),
+        "modern" => Box::new(modern::Modern::new(ncpus)),
+        _ => return Err(bad_input(format!("policy {name:?}: allowed are {}", NAMES.join(", ")))),
+    })
+}
+
+/// Index of a minimum of `key` over `items`, ties broken at random.
+pub(crate) fn argmin_random<T: Copy>(items: impl Iterator<Item = T>, key: impl Fn(T) -> usize, rng: &mut ChaCha8Rng) -> Option<T> {
+    let mut best: Vec<T> = Vec::new();
+    let mut bk = usize::MAX;
+    for it in items {
+        let k = key(it);
+        if k < bk {
+            bk = k;
+            best.clear();
+        }
+        if k == bk {
+            best.push(it);
+        }
+    }
+    match best.len() {
+        0 => None,
+        1 => Some(best[0]),
+        n => Some(best[rng.gen_range(0..n)]),
+    }
+}
+
+/// Active SMT balancing: for each fully idle core, move one running task off a
+/// core that runs two or more (the busiest first) onto the idle core.
+/// `prefer` is visited first when it names a fully idle core.
+pub(crate) fn spread_running(st: &State, prefer: Option<usize>) -> Vec<Action> {
+    let sh = st.shape;
+    if sh.threads < 2 {
+        return Vec::new();
+    }
+    let mut busy = st.core_busy.clone();
+    let mut taken = vec![false; sh.ncpus()];
+    let mut acts = Vec::new();
+    let idle_cores: Vec<usize> = prefer.into_iter().chain(0..sh.ncores()).filter(|&c| st.core_idle(c)).collect();
+    let mut seen = vec![false; sh.ncores()];
+    for idle in idle_cores {
+        if seen[idle] || busy[idle] != 0 {
+            continue;
+        }
+        seen[idle] = true;
+        let Some(src) = (0..sh.ncores()).filter(|&c| busy[c] >= 2).max_by_key(|&c| (busy[c], usize::MAX - c)) else {
+            break;
+        };
+        let Some(from) = sh.cpus_of(src).rev().find(|&cpu| st.busy(cpu) && !taken[cpu]) else { break };
+        taken[from] = true;
+        busy[src] -= 1;
+        busy[idle] += 1;
+        acts.push(Action::MigrateRunning { from, to: sh.cpus_of(idle).start });
+    }
+    acts
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::super::engine::{State, Task, TaskState};
+    use super::super::shape::Shape;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// A state with the given tasks running on the given CPUs (task i on cpus[i]).
+    pub fn state(shape: &str, running_on: &[usize]) -> State {
+        let shape = Shape::parse(shape).unwrap();
+        let mut st = State { shape, now: 0.0, running: vec![None; shape.ncpus()], core_busy: vec![0; shape.ncores()], tasks: vec![] };
+        for &cpu in running_on {
+            let id = add_task(&mut st);
+            st.running[cpu] = Some(id);
+            st.tasks[id].state = TaskState::Running(cpu);
+            st.tasks[id].last_cpu = Some(cpu);
+            st.core_busy[shape.core_of(cpu)] += 1;
+        }
+        st
+    }
+
+    pub fn add_task(st: &mut State) -> usize {
+        st.tasks.push(Task { phases: vec![], phase: 0, remaining: 1.0, state: TaskState::Queued, last_cpu: None, hint_cpu: None, tag: 0, created: 0.0 });
+        st.tasks.len() - 1
+    }
+
+    pub fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(7)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn spread_moves_one_task_per_idle_core() {
+        let st = state("2x1x2", &[0, 1]);
+        assert_eq!(spread_running(&st, None), vec![Action::MigrateRunning { from: 1, to: 2 }]);
+        let st = state("2x1x2", &[0, 2]);
+        assert!(spread_running(&st, None).is_empty());
+        // 1x4x2 with core 0 doubled, core 1 doubled, cores 2 and 3 idle.
+        let st = state("1x4x2", &[0, 1, 2, 3]);
+        let a = spread_running(&st, None);
+        assert_eq!(a.len(), 2);
+        assert!(a.contains(&Action::MigrateRunning { from: 1, to: 4 }));
+        assert!(a.contains(&Action::MigrateRunning { from: 3, to: 6 }));
+        // No SMT: nothing to do.
+        let st = state("1x2x1", &[0]);
+        assert!(spread_running(&st, None).is_empty());
+    }
+
+    #[test]
+    fn unknown_policy_is_bad_input() {
+        let e = by_name("cfs", 4, 2).err().unwrap();
+        assert!(crate::error::is_bad_input(&e));
+        assert!(e.to_string().contains("ht-aware-2002"));
+    }
+}
