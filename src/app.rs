@@ -98,6 +98,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Export { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Chart { run, out: path } => cmd_chart(&cli.db, run, &path),
+        Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
+        Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
     }
 }
 
@@ -319,4 +321,14 @@ fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u
     crate::report::chart::write_svg(&rep, path).map_err(|e| if e.to_string().starts_with("nothing to chart") { bad_input(format!("run {id}: {e}")) } else { e })?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
+}
+
+/// The helpers' `ExitCode`s carry no readable value; they use 0, 1, 2 and 130.
+fn exit_code(c: ExitCode) -> Result<u8> {
+    for v in [exit::OK, exit::FAILED, exit::BAD_INPUT, exit::INTERRUPTED] {
+        if c == ExitCode::from(v) {
+            return Ok(v);
+        }
+    }
+    Ok(exit::FAILED)
 }

@@ -92,6 +92,12 @@ pub enum Command {
         #[arg(long, short = 'o', default_value = "kdelta.svg")]
         out: PathBuf,
     },
+    /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
+    /// experiment): loops of CPU-bound jobs or a make -jN build.
+    Simulate(crate::simulate::cli::SimulateArgs),
+    /// Run N concurrent loops of a command (each iteration a new process) under
+    /// naive, SMT-aware or kernel placement and report per-iteration times.
+    Place(crate::place::cli::PlaceArgs),
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

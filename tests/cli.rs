@@ -177,3 +177,14 @@ fn chart_writes_an_svg() {
     e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--label", "flat"]).assert().success();
     e.cmd().args(["chart", "flat", "-o"]).arg(e.dir.path().join("d.svg")).assert().code(2).stderr(predicates::str::contains("nothing to chart"));
 }
+
+#[test]
+fn simulate_and_place_are_wired() {
+    let e = Env::new();
+    let out = e.cmd().args(["simulate", "--iterations", "5", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"simulated\": true") || text.contains("\"simulated\":true"), "{text}");
+    e.cmd().args(["simulate", "--topology", "2x1"]).assert().code(2);
+    e.cmd().args(["place", "--help"]).assert().success();
+}
