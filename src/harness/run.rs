@@ -174,11 +174,27 @@ fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
     info.params.iter().any(|p| p.name == name).then_some(name)
 }
 
-/// Samples per result, and how they are split into rounds of workers.
-pub fn rounds(total: usize) -> (usize, usize) {
+/// Samples per result split into rounds of workers: at most 5 rounds, the
+/// samples spread as evenly as possible. Returns the samples of each round.
+pub fn split_rounds(total: usize) -> Vec<usize> {
     let total = total.max(1);
     let r = total.min(5);
-    (r, total.div_ceil(r))
+    (0..r).map(|i| total / r + usize::from(i < total % r)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_cover_every_sample() {
+        for total in 0..200 {
+            let v = split_rounds(total);
+            assert_eq!(v.iter().sum::<usize>(), total.max(1), "{total}");
+            assert!(v.len() <= 5 && v.iter().all(|&x| x >= 1));
+            assert!(v.iter().max().unwrap() - v.iter().min().unwrap() <= 1);
+        }
+    }
 }
 
 pub struct RunOutput {
@@ -235,7 +251,7 @@ pub fn execute(
     let total_jobs: usize = plan
         .items
         .iter()
-        .map(|it| if it.unsupported.is_some() { 0 } else { rounds(req.runs.unwrap_or(if req.quick { it.info.quick_samples } else { it.info.samples })).0 * ready.len() })
+        .map(|it| if it.unsupported.is_some() { 0 } else { split_rounds(req.runs.unwrap_or(if req.quick { it.info.quick_samples } else { it.info.samples })).len() * ready.len() })
         .sum();
     let progress = super::progress::Progress::new(total_jobs as u64);
     let mut results = Vec::new();
@@ -282,16 +298,13 @@ pub fn execute(
             }
         } else if !ready.is_empty() {
             let total = req.runs.unwrap_or(if req.quick { item.info.quick_samples } else { item.info.samples });
-            let (nrounds, per_round) = rounds(total);
+            let plan_rounds = split_rounds(total);
+            let nrounds = plan_rounds.len();
             let timeout = req.timeout.unwrap_or(item.info.timeout);
             let mut sets: Vec<SampleSet> = vec![SampleSet::default(); ready.len()];
             let mut failed: Vec<Option<String>> = vec![None; ready.len()];
             let mut iterations: Option<u64> = None;
-            for round in 0..nrounds {
-                let want = per_round.min(total - round * per_round);
-                if want == 0 {
-                    break;
-                }
+            for (round, &want) in plan_rounds.iter().enumerate() {
                 for (ci, cfg) in ready.iter().enumerate() {
                     if failed[ci].is_some() {
                         continue;
