@@ -168,6 +168,11 @@ impl Manager {
         }
     }
 
+    /// The manager thread's kernel id.
+    pub fn manager_tid(&self) -> i32 {
+        self.mgr_tid.load(Ordering::SeqCst)
+    }
+
     pub fn last_tid(&self) -> i32 {
         self.slot.load(Ordering::SeqCst)
     }
@@ -256,7 +261,7 @@ mod tests {
             m.create_join().unwrap();
             tids.push(m.last_tid());
         }
-        let mtid = m.mgr_tid.load(Ordering::SeqCst);
+        let mtid = m.manager_tid();
         assert!(mtid > 0 && task_exists(mtid));
         drop(m);
         let after = tasks();

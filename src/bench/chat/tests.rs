@@ -1,0 +1,184 @@
+//! Tests of the chat benchmark: tiny chats against both server models, the
+//! fault cases, Table 3 and the benchmark entry point.
+
+use super::client::{run_chat, ChatSpec, Pacing};
+use super::proto::{self, Frame};
+use super::server::{LocalServer, ServerModel};
+use super::*;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+const MODELS: [ServerModel; 2] = [ServerModel::Threads, ServerModel::Events];
+
+fn spec(rooms: u32, users: u32, messages: u32, pacing: Pacing) -> ChatSpec {
+    ChatSpec { rooms, users, messages, size: 100, pacing, timeout: Duration::from_secs(10) }
+}
+
+#[test]
+fn table3_matches_the_study() {
+    let t = Table3::new(20, 20, 100);
+    assert_eq!(t, Table3 { connections: 400, threads: 1600, sent: 40_000, received: 760_000 });
+    let s = table3(50, 20, 100);
+    assert!(s.contains("1,000 connections") && s.contains("4,000 threads") && s.contains("2,000,000 in total"), "{s}");
+}
+
+#[test]
+fn tiny_chat_delivers_every_message_on_both_models() {
+    // The client checks that each receiver got exactly (users - 1) x
+    // messages messages, every other user's once each and in order.
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        for pacing in [Pacing::None, Pacing::Room] {
+            let out = run_chat(srv.addr, &spec(2, 3, 5, pacing)).unwrap_or_else(|e| panic!("{m:?} {pacing:?}: {e:#}"));
+            assert_eq!((out.sent, out.received), (30, 60));
+            assert!(out.rate() > 0.0 && out.rate().is_finite());
+        }
+        srv.stop().unwrap();
+    }
+}
+
+/// Connect, write `bytes`, and tell whether the server then closed the
+/// connection (read gives end of file) within a few seconds.
+fn server_closes_after(addr: SocketAddr, bytes: &[u8]) -> bool {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut b = [0u8; 64];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn bad_frames_close_only_that_connection() {
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        // Oversized: a length far above the maximum.
+        assert!(server_closes_after(srv.addr, &u32::MAX.to_be_bytes()), "{m:?} oversized");
+        assert!(server_closes_after(srv.addr, &(proto::MAX_FRAME as u32 + 1).to_be_bytes()), "{m:?} just oversized");
+        // Malformed: an unknown type, a short HELLO, a MSG before HELLO.
+        assert!(server_closes_after(srv.addr, &[0, 0, 0, 2, 77, 0]), "{m:?} unknown type");
+        assert!(server_closes_after(srv.addr, &[0, 0, 0, 3, proto::T_HELLO, 1, 2]), "{m:?} short hello");
+        assert!(server_closes_after(srv.addr, &proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 8 })), "{m:?} msg first");
+        // Someone else's sender id after the start is refused as well.
+        let hello = proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0 });
+        let mut b = hello.clone();
+        b.extend(proto::encoded(&Frame::Msg { from: 5, seq: 0, size: 8 }));
+        assert!(server_closes_after(srv.addr, &b), "{m:?} forged sender");
+        // The server goes on.
+        run_chat(srv.addr, &spec(2, 3, 5, Pacing::None)).unwrap_or_else(|e| panic!("{m:?}: {e:#}"));
+        srv.stop().unwrap();
+    }
+}
+
+#[test]
+fn a_client_vanishing_mid_message_does_not_hurt_the_server() {
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        {
+            // Half a frame, then gone.
+            let mut s = TcpStream::connect(srv.addr).unwrap();
+            let hello = proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0 });
+            s.write_all(&hello[..10]).unwrap();
+        }
+        {
+            // A seated user of a run that never starts, gone.
+            let mut s = TcpStream::connect(srv.addr).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello { run: 8, rooms: 1, users: 2, room: 0, user: 0 })).unwrap();
+        }
+        {
+            // A started run (1 x 1) whose user vanishes inside a message.
+            let mut s = TcpStream::connect(srv.addr).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello { run: 9, rooms: 1, users: 1, room: 0, user: 0 })).unwrap();
+            let msg = proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 100 });
+            s.write_all(&msg[..50]).unwrap();
+        }
+        run_chat(srv.addr, &spec(2, 3, 5, Pacing::None)).unwrap_or_else(|e| panic!("{m:?}: {e:#}"));
+        srv.stop().unwrap();
+    }
+}
+
+#[test]
+fn a_peer_that_vanishes_fails_the_run_instead_of_hanging() {
+    // A server that seats everyone, says START, then dies (closes all).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let fake = std::thread::spawn(move || {
+        let mut socks = Vec::new();
+        for _ in 0..4 {
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = Vec::new();
+            proto::read_frame(&mut s, &mut b).unwrap();
+            socks.push(s);
+        }
+        for s in &mut socks {
+            s.write_all(&proto::encoded(&Frame::Start)).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    let t = std::time::Instant::now();
+    let e = run_chat(addr, &spec(2, 2, 1000, Pacing::None)).unwrap_err();
+    fake.join().unwrap();
+    let msg = format!("{e:#}");
+    assert!(msg.contains("did the server die"), "{msg}");
+    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+}
+
+#[test]
+fn nobody_listening_is_a_clear_error() {
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let e = run_chat(addr, &spec(1, 2, 1, Pacing::None)).unwrap_err();
+    assert!(format!("{e:#}").contains("connecting to the chat server"), "{e:#}");
+}
+
+fn sampler() -> Sampler {
+    Sampler::new(crate::harness::sampler::SamplerSettings {
+        samples: 2,
+        target: Duration::from_millis(2),
+        quick: true,
+        iterations: None,
+        tmpdir: std::env::temp_dir(),
+        llc_bytes: None,
+    })
+}
+
+#[test]
+fn the_benchmark_runs_and_records_its_counts() {
+    let info = Chat.info();
+    let mut o = std::collections::BTreeMap::new();
+    for (k, v) in [("rooms", "1"), ("users", "3"), ("messages", "5"), ("server_model", "threads,events")] {
+        o.insert(k.to_string(), v.to_string());
+    }
+    let pts = crate::bench::params::expand(&info.params, &o, true, "chat").unwrap();
+    assert_eq!(pts.len(), 2);
+    for p in pts {
+        Chat.check(&p).unwrap();
+        let mut s = sampler();
+        Chat.run(&p, &mut s).unwrap();
+        let out = s.finish();
+        assert_eq!(out.samples.len(), 2);
+        assert!(out.samples.iter().all(|v| *v > 0.0 && v.is_finite()));
+        assert_eq!(out.extras["sent"], 15);
+        assert_eq!(out.extras["received"], 30);
+        assert!(out.notes.iter().any(|n| n.contains("Table 3")));
+    }
+}
+
+#[test]
+fn bad_parameters_are_bad_input() {
+    let info = Chat.info();
+    let mut p = crate::bench::params::expand(&info.params, &Default::default(), true, "chat").unwrap().remove(0);
+    p.set("server", "no-port-here");
+    assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
+    p.set("server", LOCAL);
+    p.set("server_model", "fibers");
+    assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
+}
