@@ -182,3 +182,54 @@ fn bad_parameters_are_bad_input() {
     p.set("server_model", "fibers");
     assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
 }
+
+/// Figures for the report, not a check: `KDELTA_CHAT_ROOMS=20 cargo test
+/// --release --lib bench::chat::tests::measure -- --ignored --nocapture`.
+/// The benchmark runs in a forked, single-threaded child, as in a worker, so
+/// the server gets its own process.
+#[test]
+#[ignore]
+fn measure() {
+    let rooms = std::env::var("KDELTA_CHAT_ROOMS").unwrap_or_else(|_| "20".into());
+    let samples: usize = std::env::var("KDELTA_CHAT_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let models = std::env::var("KDELTA_CHAT_MODELS").unwrap_or_else(|_| "threads,events".into());
+    for model in models.split(',') {
+        let mut p = crate::bench::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
+        p.set("rooms", rooms.clone());
+        p.set("server_model", model);
+        // SAFETY: the child runs the benchmark and leaves with _exit; it is
+        // single-threaded after the fork, which is what the benchmark wants.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let mut s = Sampler::new(crate::harness::sampler::SamplerSettings {
+                    samples,
+                    target: Duration::from_millis(10),
+                    quick: false,
+                    iterations: None,
+                    tmpdir: std::env::temp_dir(),
+                    llc_bytes: None,
+                });
+                let code = match Chat.run(&p, &mut s) {
+                    Ok(()) => {
+                        let out = s.finish();
+                        eprintln!("chat rooms={rooms} server_model={model}: msg/s {:?} extras {}", out.samples, serde_json::Value::Object(out.extras));
+                        for n in out.notes {
+                            eprintln!("  note: {n}");
+                        }
+                        0
+                    }
+                    Err(e) => {
+                        eprintln!("chat rooms={rooms} server_model={model} failed: {e:#}");
+                        1
+                    }
+                };
+                // SAFETY: leave the child without running the harness's code.
+                unsafe { libc::_exit(code) }
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                let st = nix::sys::wait::waitpid(child, None).unwrap();
+                assert!(matches!(st, nix::sys::wait::WaitStatus::Exited(_, 0)), "{st:?}");
+            }
+        }
+    }
+}

@@ -158,3 +158,52 @@ mod tests {
         assert!(crate::error::is_bad_input(&ThreadCtx.check(&p).unwrap_err()));
     }
 }
+
+/// Figures for the report, not a check: `cargo test --release --lib
+/// bench::thread::measure -- --ignored --nocapture` (pin it with taskset for
+/// `up`). Settings like the harness's: 10 ms samples, 10 of them.
+#[cfg(test)]
+mod measure {
+    use super::*;
+    use crate::harness::sampler::SamplerSettings;
+
+    fn median(b: &dyn Benchmark, kv: &[(&str, &str)]) -> (f64, f64) {
+        let mut p = Params::default();
+        for (k, v) in kv {
+            p.set(k, *v);
+        }
+        let mut s = Sampler::new(SamplerSettings {
+            samples: 10,
+            target: Duration::from_millis(10),
+            quick: false,
+            iterations: None,
+            tmpdir: std::env::temp_dir(),
+            llc_bytes: None,
+        });
+        b.run(&p, &mut s).unwrap();
+        let out = s.finish();
+        let mut v = out.samples.clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let m = v[v.len() / 2];
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)).sqrt();
+        (m, sd / mean)
+    }
+
+    #[test]
+    #[ignore]
+    fn figures() {
+        for m in ["direct", "manager", "process"] {
+            let (v, cv) = median(&ThreadCreate, &[("model", m)]);
+            eprintln!("thread.create model={m}: {v:.2} us (cv {:.1}%)", cv * 100.0);
+        }
+        for (n, sz, model) in [("2", "0", "thread"), ("2", "0", "process"), ("16", "0", "thread"), ("16", "16", "thread"), ("64", "16", "thread")] {
+            let (v, cv) = median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", model)]);
+            eprintln!("thread.ctx threads={n} size={sz} model={model}: {v:.2} us (cv {:.1}%)", cv * 100.0);
+        }
+        for (n, sz) in [("2", "0"), ("8", "16")] {
+            let (v, cv) = median(&LatCtx, &[("procs", n), ("size", sz)]);
+            eprintln!("lat.ctx procs={n} size={sz}: {v:.2} us (cv {:.1}%)", cv * 100.0);
+        }
+    }
+}
