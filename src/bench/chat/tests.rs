@@ -233,3 +233,39 @@ fn measure() {
         }
     }
 }
+
+/// A killed server fails the run with a clear error. Ignored because it
+/// forks a child that then starts threads (run it alone:
+/// `cargo test --lib bench::chat::tests::server_death -- --ignored`).
+#[test]
+#[ignore]
+fn server_death_fails_the_run() {
+    // SAFETY: the child only runs this check and leaves with _exit.
+    match unsafe { nix::unistd::fork() }.unwrap() {
+        nix::unistd::ForkResult::Child => {
+            let code = (|| -> Result<String> {
+                let mut srv = LocalServer::start(ServerModel::Threads)?;
+                anyhow::ensure!(!srv.in_process(), "server not forked");
+                let pid = srv.pid().unwrap();
+                let addr = srv.addr;
+                let killer = std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                });
+                let e = run_chat(addr, &spec(4, 20, 100_000, Pacing::Room)).unwrap_err();
+                killer.join().unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+                let why = srv.died().unwrap_or_default();
+                Ok(format!("{why}: {e:#}"))
+            })();
+            let ok = matches!(&code, Ok(m) if m.contains("killed by SIGKILL") && m.contains("did the server die"));
+            eprintln!("{code:?}");
+            // SAFETY: leave the child without running the harness's code.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        nix::unistd::ForkResult::Parent { child } => {
+            let st = nix::sys::wait::waitpid(child, None).unwrap();
+            assert!(matches!(st, nix::sys::wait::WaitStatus::Exited(_, 0)), "{st:?}");
+        }
+    }
+}
