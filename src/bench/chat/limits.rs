@@ -15,6 +15,16 @@ fn system_threads() -> u64 {
     std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok()).unwrap_or(0)
 }
 
+/// Raise the open-file soft limit to the hard limit (a server takes as many
+/// connections as clients bring); the new soft limit.
+pub fn raise_nofile() -> Result<u64> {
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
+    if soft != hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
+    }
+    Ok(hard)
+}
+
 /// Make sure this process may open `fds` descriptors and the system may run
 /// `threads` more threads (client and server together). Returns remarks on
 /// what was changed.

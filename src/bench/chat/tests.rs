@@ -269,3 +269,25 @@ fn server_death_fails_the_run() {
         }
     }
 }
+
+#[test]
+fn serve_runs_until_stopped() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Params::default();
+    p.set("server_model", "events");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (l2, st2) = (listen.clone(), stop.clone());
+    let h = std::thread::spawn(move || serve(&l2, &p, st2));
+    let addr: SocketAddr = listen.parse().unwrap();
+    let t = std::time::Instant::now();
+    while TcpStream::connect(addr).is_err() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    run_chat(addr, &spec(1, 3, 5, Pacing::None)).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    h.join().unwrap().unwrap();
+    let mut bad = Params::default();
+    bad.set("server_model", "fibers");
+    assert!(crate::error::is_bad_input(&serve("127.0.0.1:0", &bad, stop).unwrap_err()));
+}
