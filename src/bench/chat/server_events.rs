@@ -207,6 +207,9 @@ impl Server {
         if c.wpos == c.wbuf.len() {
             c.wbuf.clear();
             c.wpos = 0;
+            if c.wbuf.capacity() > (256 << 10) {
+                c.wbuf.shrink_to(16 << 10);
+            }
         } else if c.wpos > (1 << 20) {
             c.wbuf.drain(..c.wpos);
             c.wpos = 0;

@@ -197,6 +197,9 @@ fn measure() {
         let mut p = crate::bench::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
         p.set("rooms", rooms.clone());
         p.set("server_model", model);
+        if let Ok(v) = std::env::var("KDELTA_CHAT_PACING") {
+            p.set("pacing", v);
+        }
         // SAFETY: the child runs the benchmark and leaves with _exit; it is
         // single-threaded after the fork, which is what the benchmark wants.
         match unsafe { nix::unistd::fork() }.unwrap() {

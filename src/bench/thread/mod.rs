@@ -193,9 +193,20 @@ mod measure {
     #[test]
     #[ignore]
     fn figures() {
-        for m in ["direct", "manager", "process"] {
-            let (v, cv) = median(&ThreadCreate, &[("model", m)]);
-            eprintln!("thread.create model={m}: {v:.2} us (cv {:.1}%)", cv * 100.0);
+        // Interleaved rounds, as the harness does, against drift and load.
+        let models = ["direct", "manager", "process"];
+        let mut per: Vec<Vec<f64>> = vec![Vec::new(); 3];
+        for _ in 0..5 {
+            for (i, m) in models.iter().enumerate() {
+                per[i].push(median(&ThreadCreate, &[("model", m)]).0);
+            }
+        }
+        for (m, mut v) in models.iter().zip(per) {
+            v.sort_by(|a, b| a.total_cmp(b));
+            eprintln!("thread.create model={m}: median of 5 interleaved medians {:.2} us, min {:.2} us", v[2], v[0]);
+        }
+        if std::env::var("KDELTA_ONLY_CREATE").is_ok() {
+            return;
         }
         for (n, sz, model) in [("2", "0", "thread"), ("2", "0", "process"), ("16", "0", "thread"), ("16", "16", "thread"), ("64", "16", "thread")] {
             let (v, cv) = median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", model)]);
