@@ -147,11 +147,19 @@ pub fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
     }
 }
 
-fn drive(addr: SocketAddr, spec: &ChatSpec, run_id: u64, shared: &Arc<Shared>, socks: &mut Vec<Arc<TcpStream>>, threads: &mut Vec<JoinHandle<()>>) -> Result<ChatOutcome> {
+fn drive(
+    addr: SocketAddr,
+    spec: &ChatSpec,
+    run_id: u64,
+    shared: &Arc<Shared>,
+    socks: &mut Vec<Arc<TcpStream>>,
+    threads: &mut Vec<JoinHandle<()>>,
+) -> Result<ChatOutcome> {
     let conns = (spec.rooms * spec.users) as usize;
     for room in 0..spec.rooms {
         for user in 0..spec.users {
-            let s = TcpStream::connect_timeout(&addr, spec.timeout).with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1))?;
+            let s = TcpStream::connect_timeout(&addr, spec.timeout)
+                .with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1))?;
             s.set_nodelay(true)?;
             s.set_read_timeout(Some(spec.timeout))?;
             s.set_write_timeout(Some(spec.timeout))?;

@@ -54,12 +54,18 @@ pub fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
     let running = system_threads();
     if let Some(max) = read_num("/proc/sys/kernel/threads-max") {
         if running + threads + 64 > max {
-            bail!("the chat run needs {threads} threads, {running} run already, threads-max is {max}: raise it (sysctl kernel.threads-max={})", running + threads + 1024);
+            bail!(
+                "the chat run needs {threads} threads, {running} run already, threads-max is {max}: raise it (sysctl kernel.threads-max={})",
+                running + threads + 1024
+            );
         }
     }
     if let Some(max) = read_num("/proc/sys/kernel/pid_max") {
         if running + threads + 64 > max {
-            bail!("the chat run needs {threads} threads, {running} run already, pid_max is {max}: raise it (sysctl kernel.pid_max={})", running + threads + 1024);
+            bail!(
+                "the chat run needs {threads} threads, {running} run already, pid_max is {max}: raise it (sysctl kernel.pid_max={})",
+                running + threads + 1024
+            );
         }
     }
     if let Some(max) = read_num("/proc/sys/vm/max_map_count") {

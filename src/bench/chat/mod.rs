@@ -41,8 +41,18 @@ pub fn params() -> Vec<ParamSpec> {
         ParamSpec::new("users", ParamKind::Int { min: 2, max: 1000 }, "20", "users per room, one connection each").quick("20"),
         ParamSpec::new("messages", ParamKind::Int { min: 1, max: 1_000_000 }, "100", "messages each user sends").quick("100"),
         ParamSpec::new("size", ParamKind::Int { min: proto::MIN_MSG as u64, max: proto::MAX_MSG as u64 }, "100", "message size in bytes"),
-        ParamSpec::new("pacing", ParamKind::Choice(&["none", "room"]), "none", "none: everyone sends at once (chat); room: one message in flight per room (VolanoMark)"),
-        ParamSpec::new("server_model", ParamKind::Choice(&["threads", "events"]), "threads", "threads: two threads per connection (2003); events: one epoll loop (mio)"),
+        ParamSpec::new(
+            "pacing",
+            ParamKind::Choice(&["none", "room"]),
+            "none",
+            "none: everyone sends at once (chat); room: one message in flight per room (VolanoMark)",
+        ),
+        ParamSpec::new(
+            "server_model",
+            ParamKind::Choice(&["threads", "events"]),
+            "threads",
+            "threads: two threads per connection (2003); events: one epoll loop (mio)",
+        ),
         ParamSpec::new("server", ParamKind::Text, LOCAL, "local: start a server on loopback in its own process; or HOST:PORT of a running `kdelta serve chat`"),
     ]
 }
@@ -180,6 +190,9 @@ impl Benchmark for Chat {
             }
         }
         let addr = remote.or(local.as_ref().map(|l| l.addr)).context("no server address")?;
+        if remote.is_some() {
+            s.note(format!("remote server at {addr}: server_model is whatever it was started with"));
+        }
         let mut elapsed = Vec::new();
         for _ in 0..s.samples_wanted() {
             let out = match run_chat(addr, &spec) {
@@ -201,7 +214,7 @@ impl Benchmark for Chat {
             s.push(out.rate(), out.elapsed);
         }
         s.extra("elapsed_s", elapsed);
-        s.extra("server_model", model.as_str());
+        s.extra("server_model", if remote.is_some() { "remote" } else { model.as_str() });
         if let Some(kb) = server::peak_kb("self") {
             s.extra("client_peak_kb", kb);
         }

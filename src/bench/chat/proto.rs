@@ -39,10 +39,20 @@ const HELLO_BODY: usize = 24;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame {
-    Hello { run: u64, rooms: u32, users: u32, room: u32, user: u32 },
+    Hello {
+        run: u64,
+        rooms: u32,
+        users: u32,
+        room: u32,
+        user: u32,
+    },
     Start,
     /// `size` is the body length (sender, sequence and filler).
-    Msg { from: u32, seq: u32, size: u32 },
+    Msg {
+        from: u32,
+        seq: u32,
+        size: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,8 +180,13 @@ mod tests {
 
     fn frame() -> impl Strategy<Value = Frame> {
         prop_oneof![
-            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>())
-                .prop_map(|(run, rooms, users, room, user)| Frame::Hello { run, rooms, users, room, user }),
+            (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>()).prop_map(|(run, rooms, users, room, user)| Frame::Hello {
+                run,
+                rooms,
+                users,
+                room,
+                user
+            }),
             Just(Frame::Start),
             (any::<u32>(), any::<u32>(), MIN_MSG as u32..=MAX_MSG as u32).prop_map(|(from, seq, size)| Frame::Msg { from, seq, size }),
         ]

@@ -28,14 +28,12 @@ struct ThreadCreate;
 impl Benchmark for ThreadCreate {
     fn info(&self) -> BenchInfo {
         BenchInfo::new("thread.create", "create a thread that returns at once, and join it (lat_thread null)", "us", Better::Lower)
-            .param(
-                ParamSpec::new(
-                    "model",
-                    ParamKind::Choice(&["direct", "manager", "process"]),
-                    "direct,manager,process",
-                    "direct: pthread_create/join; manager: LinuxThreads' manager thread over a pipe; process: fork/waitpid",
-                ),
-            )
+            .param(ParamSpec::new(
+                "model",
+                ParamKind::Choice(&["direct", "manager", "process"]),
+                "direct,manager,process",
+                "direct: pthread_create/join; manager: LinuxThreads' manager thread over a pipe; process: fork/waitpid",
+            ))
             .timeout(Duration::from_secs(120))
     }
 
@@ -136,7 +134,8 @@ mod tests {
     fn ctx_figures_are_finite() {
         // The overhead is subtracted, so on a busy machine a sample may come
         // out near zero; it must still be a finite figure. Positive overall:
-        for v in run_with(&LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "thread,process")])) {
+        for v in run_with(&LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "thread,process")]))
+        {
             assert!(v.is_finite(), "{v}");
         }
         let v = run_with(&ThreadCtx, &[("threads", "2"), ("size", "16")]);
