@@ -81,10 +81,20 @@ fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<Joi
     s.set_read_timeout(Some(IDLE))?;
     s.set_write_timeout(Some(IDLE))?;
     let s = Arc::new(s);
+    // Listed before the reader exists, so its removal on exit cannot come first.
+    let socks = || shared.socks.lock().unwrap_or_else(|e| e.into_inner());
+    socks().insert(id, s.clone());
     let (tx, rx) = channel::<Out>();
     let w = {
         let s = s.clone();
-        std::thread::Builder::new().stack_size(STACK).spawn(move || writer(s, rx)).context("spawning a writer thread")?
+        std::thread::Builder::new().stack_size(STACK).spawn(move || writer(s, rx))
+    };
+    let w = match w {
+        Ok(w) => w,
+        Err(e) => {
+            socks().remove(&id);
+            return Err(e).context("spawning a writer thread");
+        }
     };
     let r = {
         let (s, sh, tx2) = (s.clone(), shared.clone(), tx.clone());
@@ -95,10 +105,10 @@ fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<Joi
         Err(e) => {
             let _ = tx.send(Out::Close);
             let _ = w.join();
+            socks().remove(&id);
             return Err(e).context("spawning a reader thread");
         }
     };
-    shared.socks.lock().unwrap_or_else(|e| e.into_inner()).insert(id, s);
     threads.push(w);
     threads.push(r);
     Ok(())
