@@ -207,6 +207,16 @@ mod measure {
         if std::env::var("KDELTA_ONLY_CREATE").is_ok() {
             return;
         }
+        if std::env::var("KDELTA_CTX_SWEEP").is_ok() {
+            for sz in ["0", "16"] {
+                let row: Vec<String> = ["2", "4", "8", "16", "32", "64"]
+                    .iter()
+                    .map(|n| format!("{n}:{:.2}", median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", "thread")]).0))
+                    .collect();
+                eprintln!("thread.ctx size={sz}K us by threads: {}", row.join(" "));
+            }
+            return;
+        }
         for (n, sz, model) in [("2", "0", "thread"), ("2", "0", "process"), ("16", "0", "thread"), ("16", "16", "thread"), ("64", "16", "thread")] {
             let (v, cv) = median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", model)]);
             eprintln!("thread.ctx threads={n} size={sz} model={model}: {v:.2} us (cv {:.1}%)", cv * 100.0);
