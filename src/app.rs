@@ -98,6 +98,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Export { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Chart { run, out: path } => cmd_chart(&cli.db, run, &path),
+        Command::Serve { name, listen, param } => cmd_serve(&name, &listen, &param),
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
     }
@@ -220,6 +221,11 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     let host = host_snapshot()?;
     let topo = host.topology.clone();
     let plan = run::plan(&req, &topo)?;
+    for item in &plan.items {
+        if let Some(line) = item.bench.preamble(&item.params) {
+            eprintln!("{}: {line}", item.info.name);
+        }
+    }
     // The store is opened only once the request is known to be good, and a
     // bad file is refused before anything runs.
     let mut store = open_store(db)?;
@@ -331,4 +337,36 @@ fn exit_code(c: ExitCode) -> Result<u8> {
         }
     }
     Ok(exit::FAILED)
+}
+
+/// The servers `kdelta serve` can run: name, parameters, entry point.
+type ServeFn = fn(&str, &bench::Params, Arc<AtomicBool>) -> Result<()>;
+fn services() -> Vec<(&'static str, Vec<bench::ParamSpec>, ServeFn)> {
+    vec![("chat", crate::bench::chat::params(), crate::bench::chat::serve)]
+}
+
+fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8> {
+    let all = services();
+    let Some((_, specs, serve)) = all.iter().find(|(n, _, _)| *n == name) else {
+        let names: Vec<&str> = all.iter().map(|s| s.0).collect();
+        return Err(bad_input(format!("unknown server {name:?}: allowed: {}", names.join(", "))));
+    };
+    let mut overrides = parse_overrides(param)?;
+    // A server takes one value per parameter: the first of a default sweep.
+    for spec in specs.iter() {
+        if !overrides.contains_key(spec.name) {
+            let first = spec.default.split(',').next().unwrap_or(spec.default);
+            overrides.insert(spec.name.to_string(), first.to_string());
+        }
+    }
+    let mut points = bench::params::expand(specs, &overrides, false, name).map_err(|e| bad_input(e.to_string()))?;
+    if points.len() != 1 {
+        return Err(bad_input("a server takes one value per parameter, not a list"));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+    }
+    serve(listen, &points.remove(0), stop)?;
+    Ok(exit::OK)
 }

@@ -92,6 +92,19 @@ pub enum Command {
         #[arg(long, short = 'o', default_value = "kdelta.svg")]
         out: PathBuf,
     },
+    /// Run a benchmark's server alone, so clients on another machine can drive
+    /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
+    Serve {
+        /// Which server: chat.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        /// Address to listen on (loopback unless told otherwise).
+        #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
+        listen: String,
+        /// Server parameters (e.g. server_model=events). Repeatable.
+        #[arg(long, short = 'p', value_name = "NAME=VALUE")]
+        param: Vec<String>,
+    },
     /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
     /// experiment): loops of CPU-bound jobs or a make -jN build.
     Simulate(crate::simulate::cli::SimulateArgs),

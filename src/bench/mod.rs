@@ -115,6 +115,13 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// A line printed before the run starts for this parameter point (for
+    /// example the message counts a chat run will exchange), so a user can
+    /// check the work before waiting for it.
+    fn preamble(&self, _params: &Params) -> Option<String> {
+        None
+    }
+
     /// Measure, inside the worker process (the configuration is already
     /// applied). Take `s.samples_wanted()` samples, through
     /// [`Sampler::measure`] for loops of a primitive or [`Sampler::push`] for

@@ -17,12 +17,50 @@ pub struct Grid {
     pub marks: Vec<Vec<Option<bool>>>,
 }
 
+/// Per benchmark, the parameters whose value differs between its rows (shown
+/// in the table) and the ones that do not (said once, under the table).
+pub struct ParamView {
+    varying: std::collections::BTreeMap<String, Vec<String>>,
+    constant: Vec<String>,
+}
+
+impl ParamView {
+    pub fn new<'a>(rows: impl Iterator<Item = (&'a str, &'a crate::bench::Params)> + Clone) -> ParamView {
+        let mut varying = std::collections::BTreeMap::new();
+        let mut constant = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
+        for (b, _) in rows.clone() {
+            if !names.contains(&b) {
+                names.push(b);
+            }
+        }
+        for b in names {
+            let ps: Vec<&crate::bench::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
+            let keys: Vec<String> = ps[0].0.keys().cloned().collect();
+            let (var, cons): (Vec<String>, Vec<String>) = keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
+            if !cons.is_empty() {
+                constant.push(format!("{b}: {}", cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" ")));
+            }
+            varying.insert(b.to_string(), var);
+        }
+        ParamView { varying, constant }
+    }
+    /// The varying parameters of one row, `procs=2 size=0`.
+    pub fn show(&self, bench: &str, p: &crate::bench::Params) -> String {
+        let keys = self.varying.get(bench).cloned().unwrap_or_default();
+        keys.iter().filter_map(|k| p.0.get(k).map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
+    }
+    pub fn any(&self) -> bool {
+        self.varying.values().any(|v| !v.is_empty())
+    }
+}
+
 /// `lat.ctx procs=2 size=0`, or just the name when there are no parameters.
-fn label(bench: &str, params: &crate::bench::Params) -> String {
-    if params.0.is_empty() {
+fn label(bench: &str, shown: &str) -> String {
+    if shown.is_empty() {
         bench.to_string()
     } else {
-        format!("{bench} {}", params.display())
+        format!("{bench} {shown}")
     }
 }
 
@@ -36,7 +74,8 @@ fn status_word(s: Status) -> &'static str {
 
 /// `benchmark | params | unit | A | cv | B | cv | change | ...`
 pub fn comparison(t: &Table, threshold: f64) -> Grid {
-    let with_params = t.rows.iter().any(|r| !r.params.0.is_empty());
+    let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
+    let with_params = pv.any();
     let mut header = vec!["benchmark".to_string()];
     let mut right = vec![false];
     if with_params {
@@ -60,7 +99,7 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
     for r in &t.rows {
         let mut row = vec![r.benchmark.clone()];
         if with_params {
-            row.push(r.params.display());
+            row.push(pv.show(&r.benchmark, &r.params));
         }
         row.push(r.unit.clone());
         let mut m = Vec::new();
@@ -82,10 +121,10 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
             if let Some(c) = c {
                 let col = &t.columns[i].name;
                 if let Some(reason) = &c.reason {
-                    notes.push(format!("{} [{col}]: {}: {reason}", label(&r.benchmark, &r.params), status_word(c.status)));
+                    notes.push(format!("{} [{col}]: {}: {reason}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), status_word(c.status)));
                 }
                 for w in &c.remarks {
-                    notes.push(format!("{} [{col}]: {w}", label(&r.benchmark, &r.params)));
+                    notes.push(format!("{} [{col}]: {w}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))));
                 }
             }
             if i > 0 {
@@ -129,13 +168,15 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
         "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05 and |change| >= {threshold}%; cv: coefficient of variation; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
+    head_notes.extend(pv.constant.iter().map(|c| format!("parameters of {c}")));
     head_notes.extend(notes);
     Grid { header, rows, right, geo_from, notes: head_notes, marks }
 }
 
 /// One row per result, for a run with a single configuration.
 pub fn results(rep: &Report) -> Grid {
-    let with_params = rep.results.iter().any(|r| !r.params.0.is_empty());
+    let pv = ParamView::new(rep.results.iter().map(|r| (r.benchmark.as_str(), &r.params)));
+    let with_params = pv.any();
     let mut header: Vec<String> = vec!["benchmark".into()];
     if with_params {
         header.push("params".into());
@@ -153,7 +194,7 @@ pub fn results(rep: &Report) -> Grid {
     for r in &rep.results {
         let mut row = vec![r.benchmark.clone()];
         if with_params {
-            row.push(r.params.display());
+            row.push(pv.show(&r.benchmark, &r.params));
         }
         row.push(r.config.clone());
         row.push(r.cpus.clone());
@@ -166,17 +207,19 @@ pub fn results(rep: &Report) -> Grid {
             }
         }
         if let Some(reason) = &r.reason {
-            notes.push(format!("{} [{}]: {}: {reason}", label(&r.benchmark, &r.params), r.config, status_word(r.status)));
+            notes.push(format!("{} [{}]: {}: {reason}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config, status_word(r.status)));
         }
         for w in &r.warnings {
-            notes.push(format!("{} [{}]: {w}", label(&r.benchmark, &r.params), r.config));
+            notes.push(format!("{} [{}]: {w}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config));
         }
         for n in &r.notes {
-            notes.push(format!("{} [{}]: {n}", label(&r.benchmark, &r.params), r.config));
+            notes.push(format!("{} [{}]: {n}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config));
         }
         rows.push(row);
     }
     let geo_from = rows.len();
     let marks = vec![Vec::new(); rows.len()];
-    Grid { header, rows, right, geo_from, notes, marks }
+    let mut all_notes: Vec<String> = pv.constant.iter().map(|c| format!("parameters of {c}")).collect();
+    all_notes.extend(notes);
+    Grid { header, rows, right, geo_from, notes: all_notes, marks }
 }

@@ -31,7 +31,7 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         proc::exec(),
         proc::shell(),
     ];
-    v.extend(super::thread::lat_ctx());
+    v.push(super::thread::lat_ctx());
     v.push(roundtrip::unix());
     v.push(roundtrip::tcp());
     v.extend(bw_mem::benchmarks());

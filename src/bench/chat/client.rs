@@ -1,0 +1,359 @@
+//! The chat client: one TCP connection per user, one sending and one
+//! receiving thread per connection, started the way the original chat
+//! benchmark started. Every connection says HELLO; each receiving thread
+//! waits for the server's START; when all have it, the clock starts and every
+//! sending thread is released at once. Each receiving thread reads exactly
+//! (users - 1) x messages messages, checking that every other user's
+//! messages arrive once each and in order; the clock stops when the last
+//! receiver is done.
+//!
+//! Pacing `none` lets every user send as fast as it can; `room` (VolanoMark's
+//! way) lets the users of a room take turns with one message in flight per
+//! room: the next user sends when every other user has received the last one.
+//!
+//! Any failure (the server closing a connection, a silent server, a thread
+//! that cannot start) sets an abort flag, shuts every socket down, and every
+//! thread is joined before the error is returned.
+
+use super::proto::{self, Frame};
+use anyhow::{anyhow, bail, Context, Result};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub const STACK: usize = 64 << 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pacing {
+    None,
+    Room,
+}
+
+impl Pacing {
+    pub fn parse(s: &str) -> Result<Pacing> {
+        match s {
+            "none" => Ok(Pacing::None),
+            "room" => Ok(Pacing::Room),
+            _ => Err(crate::error::bad_input(format!("pacing {s:?} is not allowed: expected none or room"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatSpec {
+    pub rooms: u32,
+    pub users: u32,
+    pub messages: u32,
+    /// Message body size in bytes (>= 8).
+    pub size: u32,
+    pub pacing: Pacing,
+    /// Longest wait for a connection, for START, or between two messages.
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatOutcome {
+    pub sent: u64,
+    pub received: u64,
+    pub elapsed: Duration,
+}
+
+impl ChatOutcome {
+    /// (sent + received) / elapsed, the figure the original chat computed.
+    pub fn rate(&self) -> f64 {
+        (self.sent + self.received) as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Turn-taking state of one room (pacing `room`).
+#[derive(Default)]
+struct Turn {
+    /// Messages of the room sent so far (whose turn: `turn % users`).
+    turn: u64,
+    /// Receipts of the current message.
+    receipts: u32,
+}
+
+struct Shared {
+    abort: AtomicBool,
+    error: Mutex<Option<anyhow::Error>>,
+    /// Receivers that got START / finished, and the last finish time.
+    state: Mutex<(usize, usize, Option<Instant>)>,
+    state_cv: Condvar,
+    go: Mutex<bool>,
+    go_cv: Condvar,
+    turns: Vec<(Mutex<Turn>, Condvar)>,
+}
+
+impl Shared {
+    fn fail(&self, e: anyhow::Error) {
+        let mut g = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            *g = Some(e);
+        }
+        drop(g);
+        self.abort.store(true, Ordering::SeqCst);
+        self.state_cv.notify_all();
+        self.go_cv.notify_all();
+        for (_, cv) in &self.turns {
+            cv.notify_all();
+        }
+    }
+    fn aborted(&self) -> bool {
+        self.abort.load(Ordering::SeqCst)
+    }
+}
+
+/// One chat run against the server at `addr`.
+pub fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
+    if spec.users < 2 || spec.rooms < 1 || spec.messages < 1 {
+        bail!("a chat needs at least 1 room of 2 users sending 1 message");
+    }
+    let conns = (spec.rooms * spec.users) as usize;
+    let run_id: u64 = rand::random();
+    let shared = Arc::new(Shared {
+        abort: AtomicBool::new(false),
+        error: Mutex::new(None),
+        state: Mutex::new((0, 0, None)),
+        state_cv: Condvar::new(),
+        go: Mutex::new(false),
+        go_cv: Condvar::new(),
+        turns: (0..spec.rooms).map(|_| (Mutex::new(Turn::default()), Condvar::new())).collect(),
+    });
+    let mut socks: Vec<Arc<TcpStream>> = Vec::with_capacity(conns);
+    let mut threads: Vec<JoinHandle<()>> = Vec::with_capacity(2 * conns);
+    let r = drive(addr, spec, run_id, &shared, &mut socks, &mut threads);
+    if r.is_err() || shared.aborted() {
+        shared.abort.store(true, Ordering::SeqCst);
+        for s in &socks {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+        shared.go_cv.notify_all();
+        for (_, cv) in &shared.turns {
+            cv.notify_all();
+        }
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    let thread_err = shared.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match (r, thread_err) {
+        (Ok(out), None) => Ok(out),
+        (Ok(_), Some(e)) => Err(e),
+        (Err(e), Some(t)) => Err(t.context(format!("{e:#}"))),
+        (Err(e), None) => Err(e),
+    }
+}
+
+fn drive(
+    addr: SocketAddr,
+    spec: &ChatSpec,
+    run_id: u64,
+    shared: &Arc<Shared>,
+    socks: &mut Vec<Arc<TcpStream>>,
+    threads: &mut Vec<JoinHandle<()>>,
+) -> Result<ChatOutcome> {
+    let conns = (spec.rooms * spec.users) as usize;
+    for room in 0..spec.rooms {
+        for user in 0..spec.users {
+            let s = TcpStream::connect_timeout(&addr, spec.timeout)
+                .with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1))?;
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(spec.timeout))?;
+            s.set_write_timeout(Some(spec.timeout))?;
+            let hello = proto::encoded(&Frame::Hello { run: run_id, rooms: spec.rooms, users: spec.users, room, user });
+            (&s).write_all_ctx(&hello)?;
+            let s = Arc::new(s);
+            socks.push(s.clone());
+            let (sh, sp, s2) = (shared.clone(), spec.clone(), s.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn(move || {
+                        if let Err(e) = receiver(&s2, &sh, &sp, room, user) {
+                            // After an abort, errors are only the echo of the shutdown.
+                            if !sh.aborted() {
+                                sh.fail(e.context(format!("receiver of room {room} user {user}")));
+                            }
+                        }
+                    })
+                    .context("starting a receiving thread (thread limits?)")?,
+            );
+            let (sh, sp) = (shared.clone(), spec.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .stack_size(STACK)
+                    .spawn(move || {
+                        if let Err(e) = sender(&s, &sh, &sp, room, user) {
+                            if !sh.aborted() {
+                                sh.fail(e.context(format!("sender of room {room} user {user}")));
+                            }
+                        }
+                    })
+                    .context("starting a sending thread (thread limits?)")?,
+            );
+            if shared.aborted() {
+                bail!("the chat run failed while connecting");
+            }
+        }
+    }
+    // Every connection set up: wait for every START.
+    let deadline = Instant::now() + spec.timeout;
+    {
+        let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        while st.0 < conns && !shared.aborted() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                bail!("only {} of {conns} connections got START from the server within {:?}", st.0, spec.timeout);
+            }
+            st = shared.state_cv.wait_timeout(st, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+    if shared.aborted() {
+        bail!("the chat run failed before the start");
+    }
+    let start = Instant::now();
+    *shared.go.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    shared.go_cv.notify_all();
+    // Wait for every receiver; the silence timeout applies to the whole run's
+    // progress, each receiver also has its socket timeout.
+    let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut last_done = st.1;
+    let mut progress = Instant::now();
+    while st.1 < conns && !shared.aborted() {
+        st = shared.state_cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+        if st.1 != last_done {
+            last_done = st.1;
+            progress = Instant::now();
+        } else if progress.elapsed() > spec.timeout * 2 {
+            bail!("{} of {conns} receivers finished, none for {:?}", st.1, progress.elapsed());
+        }
+    }
+    if shared.aborted() {
+        bail!("the chat run failed after {} of {conns} receivers had finished", st.1);
+    }
+    let end = st.2.unwrap_or_else(Instant::now);
+    drop(st);
+    let sent = conns as u64 * spec.messages as u64;
+    Ok(ChatOutcome { sent, received: sent * (spec.users as u64 - 1), elapsed: end.saturating_duration_since(start) })
+}
+
+trait WriteCtx {
+    fn write_all_ctx(self, b: &[u8]) -> Result<()>;
+}
+
+impl WriteCtx for &TcpStream {
+    fn write_all_ctx(mut self, b: &[u8]) -> Result<()> {
+        use std::io::Write;
+        self.write_all(b).map_err(|e| anyhow!("writing to the chat server: {e} (did the server die?)"))
+    }
+}
+
+fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> Result<()> {
+    {
+        let mut go = sh.go.lock().unwrap_or_else(|e| e.into_inner());
+        while !*go {
+            if sh.aborted() {
+                return Ok(());
+            }
+            go = sh.go_cv.wait_timeout(go, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+    let mut buf = Vec::with_capacity(spec.size as usize + 8);
+    let (lock, cv) = &sh.turns[room as usize];
+    for seq in 0..spec.messages {
+        if sh.aborted() {
+            return Ok(());
+        }
+        if spec.pacing == Pacing::Room {
+            let mine = seq as u64 * spec.users as u64 + user as u64;
+            let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while t.turn != mine {
+                if sh.aborted() {
+                    return Ok(());
+                }
+                t = cv.wait_timeout(t, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+            }
+        }
+        buf.clear();
+        proto::encode(&Frame::Msg { from: user, seq, size: spec.size }, &mut buf);
+        s.write_all_ctx(&buf)?;
+    }
+    Ok(())
+}
+
+fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> Result<()> {
+    let mut buf = Vec::with_capacity(spec.size as usize + 8);
+    let mut r = s;
+    let closed = |got: u64, want: u64| anyhow!("the server closed the connection after {got} of {want} messages (did the server die?)");
+    let io = |e: std::io::Error, got: u64| {
+        if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+            anyhow!("no message from the server for {:?} after {got} messages", spec.timeout)
+        } else {
+            anyhow!("reading from the chat server after {got} messages: {e} (did the server die?)")
+        }
+    };
+    match proto::read_frame(&mut r, &mut buf) {
+        Ok(true) => match proto::parse_body(&buf[4..]) {
+            Ok(Frame::Start) => {}
+            other => bail!("expected START from the server, got {other:?}"),
+        },
+        Ok(false) => return Err(closed(0, 0).context("the server refused or dropped the connection before START")),
+        Err(e) => return Err(io(e, 0)),
+    }
+    {
+        let mut st = sh.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 += 1;
+        sh.state_cv.notify_all();
+    }
+    let want = (spec.users as u64 - 1) * spec.messages as u64;
+    let mut next = vec![0u32; spec.users as usize];
+    let (lock, cv) = &sh.turns[room as usize];
+    for got in 0..want {
+        match proto::read_frame(&mut r, &mut buf) {
+            Ok(true) => {}
+            Ok(false) => {
+                if sh.aborted() {
+                    return Ok(());
+                }
+                return Err(closed(got, want));
+            }
+            Err(e) => {
+                if sh.aborted() {
+                    return Ok(());
+                }
+                return Err(io(e, got));
+            }
+        }
+        let (from, seq) = match proto::parse_body(&buf[4..]) {
+            Ok(Frame::Msg { from, seq, size }) if size == spec.size.max(proto::MIN_MSG as u32) => (from, seq),
+            other => bail!("expected a message of {} bytes, got {other:?}", spec.size),
+        };
+        if from >= spec.users || from == user || next[from as usize] != seq || seq >= spec.messages {
+            bail!("got message {seq} from user {from}; expected from another user of {} the next in order", spec.users);
+        }
+        next[from as usize] += 1;
+        if spec.pacing == Pacing::Room {
+            let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
+            t.receipts += 1;
+            if t.receipts == spec.users - 1 {
+                t.receipts = 0;
+                t.turn += 1;
+                cv.notify_all();
+            }
+        }
+    }
+    for (u, &n) in next.iter().enumerate() {
+        if u as u32 != user && n != spec.messages {
+            bail!("got {n} messages from user {u}, expected {}", spec.messages);
+        }
+    }
+    let mut st = sh.state.lock().unwrap_or_else(|e| e.into_inner());
+    st.1 += 1;
+    let now = Instant::now();
+    st.2 = Some(st.2.map_or(now, |t| t.max(now)));
+    sh.state_cv.notify_all();
+    Ok(())
+}
