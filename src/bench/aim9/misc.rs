@@ -87,10 +87,10 @@ impl Work for Signal {
             }
         }
         let got = CAUGHT.load(Ordering::Relaxed) - before;
-        if got != SIGNALS {
+        if got < SIGNALS {
             bail!("raised {SIGNALS} signals, the handler caught {got}");
         }
-        self.count = got;
+        self.count = SIGNALS.min(got);
         Ok(())
     }
     fn done(&self) -> f64 {

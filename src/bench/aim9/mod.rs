@@ -22,6 +22,8 @@ pub mod memory;
 pub mod misc;
 pub mod proc;
 pub mod runner;
+#[cfg(test)]
+mod tests;
 
 use super::{Benchmark, ParamKind, ParamSpec};
 use runner::{Aim9, Ctx, Work};
