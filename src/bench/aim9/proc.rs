@@ -22,8 +22,23 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-/// Fork; in the child exec `argv` (or `_exit(0)` when empty); reap it.
+/// Exit status of a child whose exec met ETXTBSY: the script was still open
+/// for writing in a child some other thread of ours forked meanwhile.
+const BUSY: i32 = 126;
+
+/// Fork; in the child exec `argv` (or `_exit(0)` when empty); reap it and
+/// fail unless it exited 0.
 fn spawn_wait(argv: &[CString]) -> Result<()> {
+    let status = spawn_status(argv)?;
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let what = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+        bail!("child `{what}` did not exit 0 (wait status {status:#x})");
+    }
+    Ok(())
+}
+
+/// Fork, exec (or `_exit(0)`), reap; the wait status.
+fn spawn_status(argv: &[CString]) -> Result<libc::c_int> {
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     // SAFETY: fork; the child only calls async-signal-safe execv and _exit
@@ -37,7 +52,8 @@ fn spawn_wait(argv: &[CString]) -> Result<()> {
         unsafe {
             if !argv.is_empty() {
                 libc::execv(ptrs[0], ptrs.as_ptr());
-                libc::_exit(127);
+                let busy = *libc::__errno_location() == libc::ETXTBSY;
+                libc::_exit(if busy { BUSY } else { 127 });
             }
             libc::_exit(0);
         }
@@ -54,11 +70,7 @@ fn spawn_wait(argv: &[CString]) -> Result<()> {
             bail!("waitpid: {e}");
         }
     }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let what = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-        bail!("child `{what}` did not exit 0 (wait status {status:#x})");
-    }
-    Ok(())
+    Ok(status)
 }
 
 struct Spawn {
@@ -99,12 +111,31 @@ pub const SHELL3: &str = "n=$(printf 'echo\\ndelta\\nalpha\\ncharlie\\nbravo\\n'
 
 pub fn exec_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let p = write_script(&c.dir, "exec.sh", EXEC_SCRIPT)?;
-    Ok(Box::new(Spawn { argv: vec![cstr(&p)?], count: 0 }))
+    let argv = vec![cstr(&p)?];
+    first_run(&argv)?;
+    Ok(Box::new(Spawn { argv, count: 0 }))
 }
 
 fn shell(c: &Ctx, name: &str, body: &str) -> Result<Box<dyn Work>> {
     let p = write_script(&c.dir, name, body)?;
-    Ok(Box::new(Spawn { argv: vec![CString::new("/bin/sh")?, cstr(&p)?], count: 0 }))
+    let argv = vec![CString::new("/bin/sh")?, cstr(&p)?];
+    first_run(&argv)?;
+    Ok(Box::new(Spawn { argv, count: 0 }))
+}
+
+/// A first, untimed run of a freshly written script. A script just written
+/// can briefly be "text busy" when another thread of this process forks
+/// while the file is open for writing (only in multi-threaded callers such as
+/// the tests; the worker is single-threaded): retry a few times, then report.
+fn first_run(argv: &[CString]) -> Result<()> {
+    for _ in 0..20 {
+        let st = spawn_status(argv)?;
+        if !(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == BUSY) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    spawn_wait(argv)
 }
 
 pub fn shell_rtns_1(c: &Ctx) -> Result<Box<dyn Work>> {
