@@ -93,7 +93,7 @@ pub(crate) fn disk_params() -> Vec<ParamSpec> {
 
 macro_rules! t {
     ($name:literal, $unit:literal, $factor:expr, $make:path, $summary:literal, $work:literal) => {
-        TestDef { name: $name, summary: $summary, unit: $unit, work: $work, factor: $factor, disk: false, timeout_s: 120, warm_up: true, note: None, supported: always, make: $make }
+        TestDef { name: $name, summary: $summary, unit: $unit, work: $work, factor: $factor, disk: false, timeout_s: runner::TIMEOUT_S, warm_up: true, note: None, supported: always, make: $make }
     };
 }
 
@@ -126,9 +126,9 @@ pub static TESTS: &[TestDef] = &[
     TestDef { disk: true, ..t!("aim9.disk_rd", "KB/s", Factor::FileKb, disk::disk_rd, "sequential disk reads, 1 KB each (KB per second)", "the whole file read 1 KB at a time") },
     TestDef { disk: true, ..t!("aim9.disk_wrt", "KB/s", Factor::FileKb, disk::disk_wrt, "sequential disk writes, 1 KB each (KB per second)", "the whole file written 1 KB at a time") },
     TestDef { disk: true, ..t!("aim9.disk_cp", "KB/s", Factor::FileKb, disk::disk_cp, "disk copies, 1 KB at a time (KB per second)", "the whole file copied to a second file 1 KB at a time") },
-    TestDef { disk: true, timeout_s: 600, warm_up: false, ..t!("aim9.sync_disk_rw", "KB/s", Factor::HalfFileKb, disk::sync_disk_rw, "synchronous random disk writes, 1 KB each through O_SYNC (KB per second)", "filesize/2KB O_SYNC writes of 1 KB at random block offsets") },
-    TestDef { disk: true, timeout_s: 600, warm_up: false, ..t!("aim9.sync_disk_wrt", "KB/s", Factor::HalfFileKb, disk::sync_disk_wrt, "synchronous sequential disk writes, 1 KB each through O_SYNC (KB per second)", "half the file written 1 KB at a time through O_SYNC") },
-    TestDef { disk: true, timeout_s: 600, warm_up: false, ..t!("aim9.sync_disk_cp", "KB/s", Factor::HalfFileKb, disk::sync_disk_cp, "synchronous disk copies, 1 KB at a time into an O_SYNC file (KB per second)", "half the file copied 1 KB at a time into an O_SYNC file") },
+    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_rw", "KB/s", Factor::HalfFileKb, disk::sync_disk_rw, "synchronous random disk writes, 1 KB each through O_SYNC (KB per second)", "filesize/2KB O_SYNC writes of 1 KB at random block offsets") },
+    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_wrt", "KB/s", Factor::HalfFileKb, disk::sync_disk_wrt, "synchronous sequential disk writes, 1 KB each through O_SYNC (KB per second)", "half the file written 1 KB at a time through O_SYNC") },
+    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_cp", "KB/s", Factor::HalfFileKb, disk::sync_disk_cp, "synchronous disk copies, 1 KB at a time into an O_SYNC file (KB per second)", "half the file copied 1 KB at a time into an O_SYNC file") },
     TestDef { disk: true, ..t!("aim9.disk_src", "dir searches/s", Factor::Fixed(disk::SEARCHES as f64), disk::disk_src, "directory searches in a small tree: stat of existing paths, create/close/unlink of new ones", "20 stats of existing paths + 5 create/close/unlink of new names in a 10x10 tree = 25 searches") },
     t!("aim9.div_double", "thousand divs/s", Factor::Fixed(arith::KOPS), arith::div_double, "double precision divisions (thousands per second)", "2000 iterations x 12 dependent divides = 24 thousand"),
     t!("aim9.div_float", "thousand divs/s", Factor::Fixed(arith::KOPS), arith::div_float, "single precision divisions (thousands per second)", "2000 iterations x 12 dependent divides = 24 thousand"),
