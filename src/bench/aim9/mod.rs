@@ -47,8 +47,10 @@ pub struct TestDef {
     /// The documented work of one call, which the factor counts.
     pub work: &'static str,
     pub factor: Factor,
-    /// Takes the `dir`, `filesize` and `sync` parameters.
+    /// Works in `--param dir`.
     pub disk: bool,
+    /// Moves file data: also takes `filesize` and `sync`.
+    pub data: bool,
     pub timeout_s: u64,
     /// One untimed call before the periods. Off for the O_SYNC tests, whose
     /// set-up already wrote the file and whose one call can take seconds.
@@ -83,9 +85,12 @@ pub(crate) fn period_param() -> ParamSpec {
         .quick(runner::PERIOD_QUICK)
 }
 
-pub(crate) fn disk_params() -> Vec<ParamSpec> {
+pub(crate) fn dir_param() -> ParamSpec {
+    ParamSpec::new("dir", ParamKind::Text, "auto", "directory on the filesystem to measure (auto: the run's temporary directory); kdelta works in a subdirectory it removes")
+}
+
+pub(crate) fn data_params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::new("dir", ParamKind::Text, "auto", "directory on the filesystem to measure (auto: the run's temporary directory); kdelta works in a subdirectory it removes"),
         ParamSpec::new("filesize", ParamKind::Size, "5M", "size of the work file (AIM9's stock workfile is 5 MB); the disk factor is this in KB").quick("1M"),
         ParamSpec::new("sync", ParamKind::Bool, "false", "plain disk tests: fsync after each call and drop the file's cached pages before reading"),
     ]
@@ -93,7 +98,7 @@ pub(crate) fn disk_params() -> Vec<ParamSpec> {
 
 macro_rules! t {
     ($name:literal, $unit:literal, $factor:expr, $make:path, $summary:literal, $work:literal) => {
-        TestDef { name: $name, summary: $summary, unit: $unit, work: $work, factor: $factor, disk: false, timeout_s: runner::TIMEOUT_S, warm_up: true, note: None, supported: always, make: $make }
+        TestDef { name: $name, summary: $summary, unit: $unit, work: $work, factor: $factor, disk: false, data: false, timeout_s: runner::TIMEOUT_S, warm_up: true, note: None, supported: always, make: $make }
     };
 }
 
@@ -121,14 +126,14 @@ pub static TESTS: &[TestDef] = &[
     },
     t!("aim9.fork_test", "forks/s", Factor::Fixed(1.0), proc::fork_test, "task creations: fork, child exits at once, wait", "1 fork + _exit + waitpid"),
     TestDef { disk: true, ..t!("aim9.link_test", "link/unlink pairs/s", Factor::Fixed(disk::LINKS as f64), disk::link_test, "link/unlink pairs per second", "100 x (link a file to a new name, unlink the name)") },
-    TestDef { disk: true, ..t!("aim9.disk_rr", "KB/s", Factor::FileKb, disk::disk_rr, "random disk reads, 1 KB each (KB per second)", "filesize/1KB reads of 1 KB at random block offsets") },
-    TestDef { disk: true, ..t!("aim9.disk_rw", "KB/s", Factor::FileKb, disk::disk_rw, "random disk writes, 1 KB each (KB per second)", "filesize/1KB writes of 1 KB at random block offsets") },
-    TestDef { disk: true, ..t!("aim9.disk_rd", "KB/s", Factor::FileKb, disk::disk_rd, "sequential disk reads, 1 KB each (KB per second)", "the whole file read 1 KB at a time") },
-    TestDef { disk: true, ..t!("aim9.disk_wrt", "KB/s", Factor::FileKb, disk::disk_wrt, "sequential disk writes, 1 KB each (KB per second)", "the whole file written 1 KB at a time") },
-    TestDef { disk: true, ..t!("aim9.disk_cp", "KB/s", Factor::FileKb, disk::disk_cp, "disk copies, 1 KB at a time (KB per second)", "the whole file copied to a second file 1 KB at a time") },
-    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_rw", "KB/s", Factor::HalfFileKb, disk::sync_disk_rw, "synchronous random disk writes, 1 KB each through O_SYNC (KB per second)", "filesize/2KB O_SYNC writes of 1 KB at random block offsets") },
-    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_wrt", "KB/s", Factor::HalfFileKb, disk::sync_disk_wrt, "synchronous sequential disk writes, 1 KB each through O_SYNC (KB per second)", "half the file written 1 KB at a time through O_SYNC") },
-    TestDef { disk: true, warm_up: false, ..t!("aim9.sync_disk_cp", "KB/s", Factor::HalfFileKb, disk::sync_disk_cp, "synchronous disk copies, 1 KB at a time into an O_SYNC file (KB per second)", "half the file copied 1 KB at a time into an O_SYNC file") },
+    TestDef { disk: true, data: true, ..t!("aim9.disk_rr", "KB/s", Factor::FileKb, disk::disk_rr, "random disk reads, 1 KB each (KB per second)", "filesize/1KB reads of 1 KB at random block offsets") },
+    TestDef { disk: true, data: true, ..t!("aim9.disk_rw", "KB/s", Factor::FileKb, disk::disk_rw, "random disk writes, 1 KB each (KB per second)", "filesize/1KB writes of 1 KB at random block offsets") },
+    TestDef { disk: true, data: true, ..t!("aim9.disk_rd", "KB/s", Factor::FileKb, disk::disk_rd, "sequential disk reads, 1 KB each (KB per second)", "the whole file read 1 KB at a time") },
+    TestDef { disk: true, data: true, ..t!("aim9.disk_wrt", "KB/s", Factor::FileKb, disk::disk_wrt, "sequential disk writes, 1 KB each (KB per second)", "the whole file written 1 KB at a time") },
+    TestDef { disk: true, data: true, ..t!("aim9.disk_cp", "KB/s", Factor::FileKb, disk::disk_cp, "disk copies, 1 KB at a time (KB per second)", "the whole file copied to a second file 1 KB at a time") },
+    TestDef { disk: true, data: true, warm_up: false, ..t!("aim9.sync_disk_rw", "KB/s", Factor::HalfFileKb, disk::sync_disk_rw, "synchronous random disk writes, 1 KB each through O_SYNC (KB per second)", "filesize/2KB O_SYNC writes of 1 KB at random block offsets") },
+    TestDef { disk: true, data: true, warm_up: false, ..t!("aim9.sync_disk_wrt", "KB/s", Factor::HalfFileKb, disk::sync_disk_wrt, "synchronous sequential disk writes, 1 KB each through O_SYNC (KB per second)", "half the file written 1 KB at a time through O_SYNC") },
+    TestDef { disk: true, data: true, warm_up: false, ..t!("aim9.sync_disk_cp", "KB/s", Factor::HalfFileKb, disk::sync_disk_cp, "synchronous disk copies, 1 KB at a time into an O_SYNC file (KB per second)", "half the file copied 1 KB at a time into an O_SYNC file") },
     TestDef { disk: true, ..t!("aim9.disk_src", "dir searches/s", Factor::Fixed(disk::SEARCHES as f64), disk::disk_src, "directory searches in a small tree: stat of existing paths, create/close/unlink of new ones", "20 stats of existing paths + 5 create/close/unlink of new names in a 10x10 tree = 25 searches") },
     t!("aim9.div_double", "thousand divs/s", Factor::Fixed(arith::KOPS), arith::div_double, "double precision divisions (thousands per second)", "2000 iterations x 12 dependent divides = 24 thousand"),
     t!("aim9.div_float", "thousand divs/s", Factor::Fixed(arith::KOPS), arith::div_float, "single precision divisions (thousands per second)", "2000 iterations x 12 dependent divides = 24 thousand"),

@@ -82,7 +82,10 @@ impl Benchmark for Aim9 {
             .timeout(Duration::from_secs(d.timeout_s))
             .param(super::period_param());
         if d.disk {
-            for p in super::disk_params() {
+            info = info.param(super::dir_param());
+        }
+        if d.data {
+            for p in super::data_params() {
                 info = info.param(p);
             }
         }
@@ -98,11 +101,13 @@ impl Benchmark for Aim9 {
         if period.is_zero() || period > Duration::from_secs(MAX_PERIOD_S) {
             return Err(bad_input(format!("{}: period {:?} is not allowed: expected more than 0 and at most {MAX_PERIOD_S}s", self.def.name, params.str("period")?)));
         }
-        if self.def.disk {
+        if self.def.data {
             let size = params.size("filesize")?;
             if !(2048..=(64u64 << 30)).contains(&size) {
                 return Err(bad_input(format!("{}: filesize {} is not allowed: expected 2K to 64G", self.def.name, params.str("filesize")?)));
             }
+        }
+        if self.def.disk {
             if !params.is_auto("dir") {
                 let dir = params.str("dir")?;
                 let p = Path::new(dir);
@@ -117,12 +122,8 @@ impl Benchmark for Aim9 {
     fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
         let d = self.def;
         let period = params.duration("period")?;
-        let (base, filesize, sync) = if d.disk {
-            let base = if params.is_auto("dir") { s.tmpdir().to_path_buf() } else { PathBuf::from(params.str("dir")?) };
-            (base, params.size("filesize")?, params.bool("sync")?)
-        } else {
-            (s.tmpdir().to_path_buf(), 0, false)
-        };
+        let base = if d.disk && !params.is_auto("dir") { PathBuf::from(params.str("dir")?) } else { s.tmpdir().to_path_buf() };
+        let (filesize, sync) = if d.data { (params.size("filesize")?, params.bool("sync")?) } else { (0, false) };
         // Our own directory inside the user's, removed when `holder` drops
         // (after the Work, declared later, has been dropped).
         let holder = tempfile::Builder::new()
@@ -142,15 +143,20 @@ impl Benchmark for Aim9 {
         s.extra("factor", factor);
         s.extra("factor_meaning", d.work);
         s.extra("period_s", period.as_secs_f64());
-        if d.disk {
+        if d.data {
             s.extra("filesize", filesize);
             s.extra("sync", sync);
-            s.note(format!(
-                "{} works on a {} KB file in {}: a file that fits in memory measures the page cache, not the device (raise --param filesize, or --param sync=true)",
-                d.name,
-                filesize / 1024,
-                base.display()
-            ));
+            let kb = filesize / 1024;
+            let where_ = base.display();
+            s.note(if !d.warm_up {
+                format!("{} writes half of a {kb} KB file in {where_} through O_SYNC: every 1 KB write waits for the device", d.name)
+            } else if sync {
+                format!("{} works on a {kb} KB file in {where_} with sync=true: written data is fdatasync'd and cached pages dropped before reads on every call", d.name)
+            } else {
+                format!("{} works on a {kb} KB file in {where_}: a file that fits in memory measures the page cache, not the device (raise --param filesize, or --param sync=true)", d.name)
+            });
+        } else if d.disk {
+            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, base.display()));
         }
         if let Some(n) = d.note {
             s.note(n);
