@@ -107,13 +107,10 @@ impl Benchmark for Aim9 {
                 return Err(bad_input(format!("{}: filesize {} is not allowed: expected 2K to 64G", self.def.name, params.str("filesize")?)));
             }
         }
-        if self.def.disk {
-            if !params.is_auto("dir") {
-                let dir = params.str("dir")?;
-                let p = Path::new(dir);
-                if !p.is_dir() {
-                    return Err(bad_input(format!("{}: dir {dir:?} is not an existing directory", self.def.name)));
-                }
+        if self.def.disk && !params.is_auto("dir") {
+            let dir = params.str("dir")?;
+            if !Path::new(dir).is_dir() {
+                return Err(bad_input(format!("{}: dir {dir:?} is not an existing directory", self.def.name)));
             }
         }
         Ok(())
