@@ -1,6 +1,8 @@
-//! The `dbench` family (not written yet).
+//! The `dbench` and `tbench` families (in progress).
 
 use super::Benchmark;
+
+pub mod loadfile;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     Vec::new()
