@@ -2,7 +2,9 @@
 
 use super::Benchmark;
 
+pub mod backend_fs;
 pub mod loadfile;
+pub mod runner;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     Vec::new()
