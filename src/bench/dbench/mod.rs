@@ -3,6 +3,7 @@
 use super::Benchmark;
 
 pub mod backend_fs;
+pub mod generate;
 pub mod loadfile;
 pub mod runner;
 
