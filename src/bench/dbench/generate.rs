@@ -312,15 +312,17 @@ impl Gen {
     }
 
     /// An operation on any open handle (files and directories).
-    fn on_handle(&mut self, f: impl Fn(u32) -> String, files_only: bool) {
+    /// True when `f`'s line was written (else a file was opened instead).
+    fn on_handle(&mut self, f: impl Fn(u32) -> String, files_only: bool) -> bool {
         let c: Vec<usize> = (0..self.open.len()).filter(|&i| !files_only || !self.open[i].is_dir).collect();
         if c.is_empty() {
             self.open_something();
-            return;
+            return false;
         }
         let h = self.open[c[self.rng.gen_range(0..c.len())]].handle;
         let line = f(h);
         self.emit(format_args!("{line}"));
+        true
     }
 
     fn step(&mut self) {
@@ -352,17 +354,18 @@ impl Gen {
             self.emit(format_args!("QUERY_FS_INFORMATION 1 NT_STATUS_OK"))
         } else if pick(2.7) {
             let level = [258, 1004, 1005][self.rng.gen_range(0..3)];
-            self.on_handle(|h| format!("QUERY_FILE_INFORMATION {h} {level} NT_STATUS_OK"), false)
+            self.on_handle(|h| format!("QUERY_FILE_INFORMATION {h} {level} NT_STATUS_OK"), false);
         } else if pick(1.4) {
-            self.on_handle(|h| format!("SET_FILE_INFORMATION {h} 1004 NT_STATUS_OK"), true)
+            self.on_handle(|h| format!("SET_FILE_INFORMATION {h} 1004 NT_STATUS_OK"), true);
         } else if pick(1.2) {
-            self.on_handle(|h| format!("Flush {h} NT_STATUS_OK"), true)
+            self.on_handle(|h| format!("Flush {h} NT_STATUS_OK"), true);
         } else if pick(0.7) {
             self.rename()
         } else if pick(0.12) {
-            self.on_handle(|h| format!("LockX {h} 2147483538 1 NT_STATUS_OK\nUnlockX {h} 2147483538 1 NT_STATUS_OK"), true);
-            // Two lines were written.
-            self.n += 1;
+            if self.on_handle(|h| format!("LockX {h} 2147483538 1 NT_STATUS_OK\nUnlockX {h} 2147483538 1 NT_STATUS_OK"), true) {
+                // Two lines were written.
+                self.n += 1;
+            }
         } else {
             self.qpath()
         }
