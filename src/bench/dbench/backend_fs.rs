@@ -31,7 +31,7 @@
 //! the caller. No space, quota, I/O, read-only filesystem, out of memory or
 //! out of file descriptors are not outcomes but errors that end the run.
 
-use super::loadfile::{Op, OpKind, Place, SharePath};
+use super::loadfile::{Op, OpKind, SharePath};
 use super::runner::{Backend, Outcome};
 use anyhow::{anyhow, Result};
 use std::collections::HashMap;
@@ -353,11 +353,6 @@ impl Backend for FsClient {
             },
         })
     }
-}
-
-/// Is this path one of the shared ancestors (`/`, `/clients`)?
-pub fn is_shared(p: &SharePath) -> bool {
-    !matches!(p.place, Place::Client(_))
 }
 
 #[cfg(test)]

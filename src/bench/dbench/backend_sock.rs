@@ -104,15 +104,23 @@ impl SockClient {
         if let Err(e) = self.stream.write_all(&self.sbuf[..send]) {
             return Err(self.lost(e));
         }
-        let mut hdr = [0u8; 4];
-        if let Err(e) = self.stream.read_exact(&mut hdr) {
-            return Err(self.lost(e));
+        // Read what arrives (usually the whole reply at once), check the
+        // length word, then the rest.
+        let mut got = 0;
+        while got < 4 {
+            let cap = recv.min(self.rbuf.len());
+            match self.stream.read(&mut self.rbuf[got..cap]) {
+                Ok(0) => return Err(self.lost(io::ErrorKind::UnexpectedEof.into())),
+                Ok(k) => got += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.lost(e)),
+            }
         }
-        let got = u32::from_be_bytes(hdr) as usize;
-        if got != recv - 4 {
-            bail!("lost sync with the tbench server at {}: expected a {}-byte reply, it announced {}", self.server, recv - 4, got);
+        let announced = u32::from_be_bytes(self.rbuf[..4].try_into().unwrap()) as usize;
+        if announced != recv - 4 {
+            bail!("lost sync with the tbench server at {}: expected a {}-byte reply, it announced {}", self.server, recv - 4, announced);
         }
-        let mut left = got;
+        let mut left = recv - got;
         while left > 0 {
             let k = left.min(self.rbuf.len());
             if let Err(e) = self.stream.read_exact(&mut self.rbuf[..k]) {

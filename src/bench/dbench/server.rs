@@ -125,23 +125,79 @@ impl Server {
     }
 }
 
-/// Fill `buf` completely. `Ok(false)`: closed before the first byte.
-fn read_full(s: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> Result<bool, End> {
-    let mut got = 0;
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
-            Ok(0) => return if got == 0 { Ok(false) } else { Err(End::Vanished) },
-            Ok(k) => got += k,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
-                if stop.load(Ordering::SeqCst) {
-                    return Err(End::Stopped);
+/// A connection's input, buffered so that a small frame takes one `read`.
+struct Input<'a> {
+    s: &'a mut TcpStream,
+    buf: Vec<u8>,
+    lo: usize,
+    hi: usize,
+    stop: &'a AtomicBool,
+}
+
+impl Input<'_> {
+    fn avail(&self) -> usize {
+        self.hi - self.lo
+    }
+
+    /// Read more (whatever is there, at least one byte). `Ok(false)` on EOF.
+    fn fill(&mut self) -> Result<bool, End> {
+        if self.lo == self.hi {
+            self.lo = 0;
+            self.hi = 0;
+        } else if self.hi == self.buf.len() {
+            self.buf.copy_within(self.lo..self.hi, 0);
+            self.hi -= self.lo;
+            self.lo = 0;
+        }
+        loop {
+            match self.s.read(&mut self.buf[self.hi..]) {
+                Ok(0) => return Ok(false),
+                Ok(k) => {
+                    self.hi += k;
+                    return Ok(true);
                 }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+                    if self.stop.load(Ordering::SeqCst) {
+                        return Err(End::Stopped);
+                    }
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Vanished),
+                Err(e) => return Err(End::Error(e.to_string())),
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Vanished),
-            Err(e) => return Err(End::Error(e.to_string())),
         }
     }
-    Ok(true)
+
+    /// Have at least `n` (at most the buffer size) bytes buffered.
+    /// `at_start`: an EOF before any byte is a clean close.
+    fn need(&mut self, n: usize, at_start: bool) -> Result<(), End> {
+        while self.avail() < n {
+            if !self.fill()? {
+                return Err(if at_start && self.avail() == 0 { End::Closed } else { End::Vanished });
+            }
+        }
+        Ok(())
+    }
+
+    fn word(&mut self) -> u32 {
+        let w = u32::from_be_bytes(self.buf[self.lo..self.lo + 4].try_into().unwrap());
+        self.lo += 4;
+        w
+    }
+
+    /// Drop `n` bytes of frame body.
+    fn skip(&mut self, mut n: usize) -> Result<(), End> {
+        loop {
+            let k = n.min(self.avail());
+            self.lo += k;
+            n -= k;
+            if n == 0 {
+                return Ok(());
+            }
+            if !self.fill()? {
+                return Err(End::Vanished);
+            }
+        }
+    }
 }
 
 /// One connection's worker: frame in, frame out, until the end.
@@ -150,47 +206,43 @@ pub fn serve_connection(mut s: TcpStream, stop: &AtomicBool) -> End {
     if s.set_read_timeout(Some(TICK)).is_err() || s.set_write_timeout(Some(WRITE_LIMIT)).is_err() {
         return End::Error("cannot set socket timeouts".into());
     }
-    let mut scratch = vec![0u8; 64 << 10];
-    let zeros = vec![0u8; 64 << 10];
+    let mut out = vec![0u8; 64 << 10];
+    let mut w = s.try_clone();
+    let Ok(writer) = w.as_mut() else { return End::Error("cannot clone the socket".into()) };
+    let mut inp = Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop };
     loop {
         if stop.load(Ordering::Relaxed) {
             return End::Stopped;
         }
-        let mut hdr = [0u8; 8];
-        match read_full(&mut s, &mut hdr[..4], stop) {
-            Ok(true) => {}
-            Ok(false) => return End::Closed,
-            Err(e) => return e,
+        if let Err(e) = inp.need(4, true) {
+            return e;
         }
-        let len = u32::from_be_bytes(hdr[..4].try_into().unwrap());
+        let len = inp.word();
         if !(4..=MAX_LEN).contains(&len) {
             return End::BadHeader(len);
         }
-        if let Err(e) = read_full(&mut s, &mut hdr[4..], stop) {
-            return if e == End::Stopped { e } else { End::Vanished };
+        if let Err(e) = inp.need(4, false) {
+            return e;
         }
-        let reply = u32::from_be_bytes(hdr[4..].try_into().unwrap());
+        let reply = inp.word();
         if reply > MAX_LEN {
             return End::BadReply(reply);
         }
-        let mut left = (len - 4) as usize;
-        while left > 0 {
-            let k = left.min(scratch.len());
-            if let Err(e) = read_full(&mut s, &mut scratch[..k], stop) {
-                return if e == End::Stopped { e } else { End::Vanished };
-            }
-            left -= k;
+        if let Err(e) = inp.skip((len - 4) as usize) {
+            return e;
         }
-        let mut out = reply.to_be_bytes().to_vec();
-        let first = (reply as usize).min(zeros.len() - 4);
-        out.extend_from_slice(&zeros[..first]);
-        if let Err(e) = s.write_all(&out) {
+        // The reply: the length word, then zeros (the buffer past the word
+        // is never written, so it stays zero).
+        out[..4].copy_from_slice(&reply.to_be_bytes());
+        let total = 4 + reply as usize;
+        let first = total.min(out.len());
+        if let Err(e) = writer.write_all(&out[..first]) {
             return End::Error(e.to_string());
         }
-        let mut left = reply as usize - first;
+        let mut left = total - first;
         while left > 0 {
-            let k = left.min(zeros.len());
-            if let Err(e) = s.write_all(&zeros[..k]) {
+            let k = left.min(out.len() - 4);
+            if let Err(e) = writer.write_all(&out[4..4 + k]) {
                 return End::Error(e.to_string());
             }
             left -= k;
