@@ -553,32 +553,76 @@ pub fn format_op(op: &Op) -> String {
     }
 }
 
-/// An upper bound of the disk space one client's files take: for every file
-/// name written, the furthest byte written (capped by the bytes written to
-/// it, for sparse writes), summed. Renames and truncations only lower the
-/// real figure.
+/// The disk space one client's files take at their peak during a pass, as
+/// the loadfile's own operations leave them: creates, truncating opens,
+/// writes (a sparse file counts the bytes written, not its length), renames,
+/// unlinks and Deltree are followed; every file is rounded up to 4 KiB blocks
+/// plus one block. An estimate for the free-space check, not a measurement.
 pub fn space_per_client(lf: &Loadfile) -> u64 {
     use std::collections::HashMap;
+    fn fp(e: (u64, u64)) -> u64 {
+        (e.0.min(e.1).div_ceil(4096) + 1) * 4096
+    }
     let mut names: HashMap<u32, String> = HashMap::new();
     // name -> (furthest end, bytes written)
     let mut files: HashMap<String, (u64, u64)> = HashMap::new();
+    let (mut cur, mut peak) = (0u64, 0u64);
     for op in &lf.ops {
         match &op.kind {
-            OpKind::NtCreateX { path, handle, .. } => {
-                names.insert(*handle, path.relative(1));
+            OpKind::NtCreateX { path, options, disposition, handle } if options & 1 == 0 && op.status.matches(true) => {
+                let name = path.relative(1);
+                let truncate = matches!(disposition, 0 | 4 | 5);
+                match files.get_mut(&name) {
+                    Some(e) if truncate => {
+                        cur -= fp(*e);
+                        *e = (0, 0);
+                        cur += fp(*e);
+                    }
+                    Some(_) => {}
+                    None if *disposition != 1 => {
+                        files.insert(name.clone(), (0, 0));
+                        cur += fp((0, 0));
+                    }
+                    None => {}
+                }
+                names.insert(*handle, name);
             }
             OpKind::WriteX { handle, offset, size, .. } => {
-                if let Some(n) = names.get(handle) {
-                    let e = files.entry(n.clone()).or_insert((0, 0));
+                if let Some(e) = names.get(handle).and_then(|n| files.get_mut(n)) {
+                    cur -= fp(*e);
                     e.0 = e.0.max(offset + *size as u64);
                     e.1 += *size as u64;
+                    cur += fp(*e);
                 }
+            }
+            OpKind::Rename { old, new } => {
+                if let Some(e) = files.remove(&old.relative(1)) {
+                    if let Some(x) = files.insert(new.relative(1), e) {
+                        cur -= fp(x);
+                    }
+                }
+            }
+            OpKind::Unlink { path, .. } => {
+                if let Some(e) = files.remove(&path.relative(1)) {
+                    cur -= fp(e);
+                }
+            }
+            OpKind::Deltree { path } => {
+                let root = path.relative(1);
+                let prefix = format!("{root}/");
+                files.retain(|k, e| {
+                    let inside = root.is_empty() || k == &root || k.starts_with(&prefix);
+                    if inside {
+                        cur -= fp(*e);
+                    }
+                    !inside
+                });
             }
             _ => {}
         }
+        peak = peak.max(cur);
     }
-    // Round every file up to 4 KiB blocks, plus a block of metadata each.
-    files.values().map(|&(end, written)| (end.min(written).div_ceil(4096) + 1) * 4096).sum()
+    peak
 }
 
 #[cfg(test)]
@@ -713,9 +757,18 @@ mod tests {
     }
 
     #[test]
-    fn space_bound() {
-        let lf = parse("t", "NTCreateX \"\\clients\\client1\\a\" 0x40 0x2 1 NT_STATUS_OK\nWriteX 1 0 10000 10000 NT_STATUS_OK\nWriteX 1 1000000000 1 1 NT_STATUS_OK\nClose 1 NT_STATUS_OK\n").unwrap();
-        assert_eq!(space_per_client(&lf), (3 + 1) * 4096);
+    fn space_estimate() {
+        let lf = parse(
+            "t",
+            "NTCreateX \"\\clients\\client1\\a\" 0x40 0x2 1 NT_STATUS_OK\nWriteX 1 0 10000 10000 NT_STATUS_OK\nWriteX 1 1000000000 1 1 NT_STATUS_OK\nClose 1 NT_STATUS_OK\n\
+             Rename \"\\clients\\client1\\a\" \"\\clients\\client1\\b\" NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\c\" 0x40 0x2 2 NT_STATUS_OK\nWriteX 2 0 4096 4096 NT_STATUS_OK\nClose 2 NT_STATUS_OK\n\
+             Deltree \"\\clients\\client1\" NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\b\" 0x40 0x5 3 NT_STATUS_OK\nWriteX 3 0 100 100 NT_STATUS_OK\n",
+        )
+        .unwrap();
+        // Peak: a (3 blocks + 1) and c (1 block + 1) before the Deltree.
+        assert_eq!(space_per_client(&lf), (3 + 1 + 1 + 1) * 4096);
     }
 
     /// Debian's dbench package ships the 458k-line NetBench trace; parse all
