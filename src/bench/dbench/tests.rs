@@ -218,3 +218,19 @@ fn tbench_lost_server_fails_clearly() {
     assert!(t0.elapsed() < Duration::from_secs(15), "the clients should not wait for the time limit");
     h.join().unwrap();
 }
+
+#[test]
+fn no_space_ends_the_replay_with_an_error() {
+    // /dev/full answers every write with ENOSPC.
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("clients/client1")).unwrap();
+    std::os::unix::fs::symlink("/dev/full", dir.path().join("clients/client1/full")).unwrap();
+    let lf = loadfile::parse("full", "NTCreateX \"\\clients\\client1\\full\" 0x40 0x1 1 NT_STATUS_OK\nWriteX 1 0 4096 4096 NT_STATUS_OK\n").unwrap();
+    let mut c = backend_fs::FsClient::new(1, dir.path());
+    assert!(runner::Backend::exec(&mut c, &lf.ops[0]).unwrap().ok);
+    let e = runner::Backend::exec(&mut c, &lf.ops[1]).unwrap_err().to_string();
+    assert!(e.contains("line 2: WriteX pwrite") && e.contains("No space left"), "{e}");
+}
