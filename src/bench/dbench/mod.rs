@@ -1,7 +1,285 @@
-//! The `dbench` family (not written yet).
+//! The `dbench` and `tbench` families: a file server's load replayed from a
+//! dbench loadfile, on the local filesystem (`dbench.throughput`) or as TCP
+//! request/reply exchanges with a server (`tbench.throughput`), in MB/s.
+//!
+//! Both run N clients (processes like dbench, or threads), each replaying the
+//! loadfile again and again for a warm-up and then a timed phase; the figure
+//! is the ReadX and WriteX payload bytes of the timed phase, summed over the
+//! clients, over its length, in 10^6 bytes per second, as dbench and tbench
+//! compute it. Per-operation counts, mean and maximum latencies and
+//! expected-status mismatches are stored with the result.
+//!
+//! The default loadfile is kdelta's own ([`generate`]), made at run time;
+//! `loadfile=PATH` takes a dbench 3.x/4.x one such as Debian's client.txt.
+//!
+//! Files: [`loadfile`] (format, validation, path confinement), [`generate`],
+//! [`runner`] (clients, phases, statistics), [`backend_fs`] (dbench),
+//! [`backend_sock`] and [`server`] (tbench), [`cli`] (`kdelta loadfile
+//! generate`).
 
-use super::Benchmark;
+use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub mod backend_fs;
+pub mod backend_sock;
+pub mod cli;
+pub mod generate;
+pub mod loadfile;
+pub mod runner;
+pub mod server;
+
+pub use server::serve;
+
+/// Size and seed of the default generated loadfile.
+pub const GEN_OPS: usize = 50_000;
+pub const GEN_SEED: u64 = 1;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    Vec::new()
+    vec![Box::new(Dbench), Box::new(Tbench)]
 }
+
+fn common_params(info: BenchInfo) -> BenchInfo {
+    info.param(ParamSpec::new("clients", ParamKind::Int { min: 1, max: 1024 }, "20,30,60,90,120", "clients replaying the loadfile at once (the study: 20, 30, 60, 90, 120)").quick("2"))
+        .param(ParamSpec::new("model", ParamKind::Choice(&["processes", "threads"]), "processes", "clients as forked processes (as dbench) or as threads of one process"))
+        .param(ParamSpec::new("warmup", ParamKind::Duration, "2s", "warm-up before the timed phase (not counted)").quick("1s"))
+        .param(ParamSpec::new("time", ParamKind::Duration, "10s", "length of the timed phase").quick("3s"))
+        .param(ParamSpec::new(
+            "loadfile",
+            ParamKind::Text,
+            "auto",
+            "dbench 3.x/4.x loadfile to replay; auto: kdelta's NetBench-like file (50000 operations, seed 1), generated at run time",
+        ))
+        .timeout(Duration::from_secs(3600))
+        .samples(5, 1)
+}
+
+/// The loadfile a parameter point names (generated for `auto`).
+pub fn load_loadfile(params: &Params) -> Result<loadfile::Loadfile> {
+    if params.is_auto("loadfile") {
+        let text = generate::generate(GEN_OPS, GEN_SEED);
+        return loadfile::parse("generated", &text).map_err(|e| anyhow::anyhow!("kdelta's generated loadfile does not parse (a bug): {e}"));
+    }
+    loadfile::load(Path::new(params.str("loadfile")?))
+}
+
+fn spec(params: &Params) -> Result<runner::Spec> {
+    Ok(runner::Spec {
+        clients: params.usize("clients")?,
+        threads: params.str("model")? == "threads",
+        warmup: params.duration("warmup")?,
+        time: params.duration("time")?,
+        strict: params.0.get("strict").map(|v| v == "true").unwrap_or(false),
+    })
+}
+
+/// Sums over the samples of one run, for the extras.
+fn add_totals(acc: &mut Option<runner::Totals>, t: runner::Totals) {
+    match acc {
+        None => *acc = Some(t),
+        Some(a) => {
+            for (x, y) in a.ops.iter_mut().zip(&t.ops) {
+                x.count += y.count;
+                x.total_ns += y.total_ns;
+                x.max_ns = x.max_ns.max(y.max_ns);
+                x.mismatches += y.mismatches;
+            }
+            a.bytes += t.bytes;
+            a.passes += t.passes;
+            a.secs += t.secs;
+            for e in t.examples {
+                if a.examples.len() < 5 {
+                    a.examples.push(e);
+                }
+            }
+        }
+    }
+}
+
+fn record(s: &mut Sampler, lf: &loadfile::Loadfile, sp: &runner::Spec, tot: Option<runner::Totals>) {
+    s.extra("clients", sp.clients as u64);
+    s.extra("model", if sp.threads { "threads" } else { "processes" });
+    s.extra("loadfile", lf.name.clone());
+    s.extra("loadfile_ops", lf.ops.len() as u64);
+    if let Some(t) = tot {
+        s.extra("ops", t.ops_json());
+        s.extra("bytes", t.bytes);
+        s.extra("timed_seconds", t.secs);
+        s.extra("passes", t.passes);
+        s.extra("mismatches", t.mismatches());
+        if t.mismatches() > 0 {
+            s.extra("mismatch_examples", serde_json::json!(t.examples));
+            s.note(format!(
+                "{} operations did not return the status the loadfile expects (counted per operation in the stored extras; strict=true fails on the first)",
+                t.mismatches()
+            ));
+        }
+    }
+}
+
+/// `dbench.throughput`: the loadfile on the local filesystem.
+pub struct Dbench;
+
+/// The working tree of one run, removed when dropped.
+struct Tree {
+    root: PathBuf,
+}
+
+impl Tree {
+    fn create(root: PathBuf, clients: usize) -> Result<Tree> {
+        std::fs::create_dir_all(root.join("clients")).with_context(|| format!("cannot create {}", root.display()))?;
+        let t = Tree { root };
+        for n in 1..=clients {
+            std::fs::create_dir_all(t.root.join(format!("clients/client{n}")))?;
+        }
+        Ok(t)
+    }
+    /// Bytes the tree takes on disk now (allocated blocks).
+    fn disk_bytes(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        fn walk(p: &Path) -> u64 {
+            let Ok(m) = std::fs::symlink_metadata(p) else { return 0 };
+            let mut n = m.blocks() * 512;
+            if m.is_dir() {
+                if let Ok(rd) = std::fs::read_dir(p) {
+                    n += rd.flatten().map(|e| walk(&e.path())).sum::<u64>();
+                }
+            }
+            n
+        }
+        walk(&self.root)
+    }
+    fn remove(mut self) -> Result<()> {
+        let root = std::mem::take(&mut self.root);
+        std::fs::remove_dir_all(&root).with_context(|| format!("cannot remove the working tree {}", root.display()))
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        if !self.root.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+impl Benchmark for Dbench {
+    fn info(&self) -> BenchInfo {
+        common_params(BenchInfo::new(
+            "dbench.throughput",
+            "dbench: N clients replay a file server's loadfile on the local filesystem; ReadX+WriteX payload MB/s",
+            "MB/s",
+            Better::Higher,
+        ))
+        .param(ParamSpec::new("dir", ParamKind::Text, "auto", "base directory on the filesystem to measure; auto: the run's temporary directory"))
+        .param(ParamSpec::new("strict", ParamKind::Bool, "false", "fail the run at the first operation whose outcome differs from the loadfile's expected status"))
+    }
+
+    fn check(&self, params: &Params) -> Result<()> {
+        if !params.is_auto("loadfile") {
+            load_loadfile(params)?;
+        }
+        if !params.is_auto("dir") {
+            let d = params.str("dir")?;
+            if !Path::new(d).is_dir() {
+                return Err(crate::error::bad_input(format!("dir={d:?} is not an existing directory")));
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
+        let lf = load_loadfile(params)?;
+        let sp = spec(params)?;
+        let base = if params.is_auto("dir") { s.tmpdir().to_path_buf() } else { PathBuf::from(params.str("dir")?) };
+        // Free space: an upper bound of what the loadfile's writes keep on disk.
+        let per_client = loadfile::space_per_client(&lf);
+        let need = per_client * sp.clients as u64;
+        let vfs = nix::sys::statvfs::statvfs(&base).with_context(|| format!("statvfs {}", base.display()))?;
+        let avail = vfs.blocks_available() as u64 * vfs.fragment_size() as u64;
+        if need > avail {
+            return Err(crate::error::bad_input(format!(
+                "dbench with clients={} needs about {} MB free in {} ({} MB per client for {}), only {} MB are available: use fewer clients or another dir=",
+                sp.clients,
+                need / 1_000_000,
+                base.display(),
+                per_client / 1_000_000,
+                lf.name,
+                avail / 1_000_000
+            )));
+        }
+        s.extra("space_needed_mb", need as f64 / 1e6);
+        let mut acc = None;
+        let mut max_disk = 0u64;
+        for i in 0..s.samples_wanted() {
+            let tree = Tree::create(base.join(format!("kdelta-dbench-{}-{i}", std::process::id())), sp.clients)?;
+            let root = tree.root.clone();
+            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root))) };
+            let r = runner::run(&lf, &sp, &make);
+            max_disk = max_disk.max(tree.disk_bytes());
+            tree.remove()?;
+            let t = r?;
+            s.push(t.mbps(), Duration::from_secs_f64(t.secs));
+            add_totals(&mut acc, t);
+        }
+        s.extra("disk_used_mb", max_disk as f64 / 1e6);
+        record(s, &lf, &sp, acc);
+        Ok(())
+    }
+}
+
+/// `tbench.throughput`: the loadfile as TCP exchanges with a tbench server.
+pub struct Tbench;
+
+impl Benchmark for Tbench {
+    fn info(&self) -> BenchInfo {
+        common_params(BenchInfo::new(
+            "tbench.throughput",
+            "tbench: N clients replay a file server's loadfile as TCP request/reply exchanges (no disk); ReadX+WriteX payload MB/s",
+            "MB/s",
+            Better::Higher,
+        ))
+        .param(ParamSpec::new(
+            "server",
+            ParamKind::Text,
+            "auto",
+            "HOST:PORT of a running `kdelta serve tbench` (or dbench's tbench_srv); auto: start one on loopback for the run",
+        ))
+    }
+
+    fn check(&self, params: &Params) -> Result<()> {
+        if !params.is_auto("loadfile") {
+            load_loadfile(params)?;
+        }
+        if !params.is_auto("server") {
+            backend_sock::resolve(params.str("server")?)?;
+        }
+        Ok(())
+    }
+
+    fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
+        let lf = load_loadfile(params)?;
+        let sp = spec(params)?;
+        let mut acc = None;
+        for _ in 0..s.samples_wanted() {
+            let local = if params.is_auto("server") { Some(server::LocalServer::start(sp.threads)?) } else { None };
+            let addr = match &local {
+                Some(l) => l.addr().to_string(),
+                None => params.str("server")?.to_string(),
+            };
+            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_sock::SockClient::connect(n, &addr)?)) };
+            let r = runner::run(&lf, &sp, &make);
+            drop(local);
+            let t = r?;
+            s.push(t.mbps(), Duration::from_secs_f64(t.secs));
+            add_totals(&mut acc, t);
+        }
+        s.extra("server", if params.is_auto("server") { "loopback (started by the run)".to_string() } else { params.str("server")?.to_string() });
+        record(s, &lf, &sp, acc);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

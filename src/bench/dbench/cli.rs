@@ -1,0 +1,58 @@
+//! `kdelta loadfile generate [--ops N] [--seed S] [-o FILE]`: write kdelta's
+//! NetBench-like loadfile (see [`super::generate`]) to a file or stdout.
+
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Largest loadfile `generate` writes (about 400 MB of text).
+pub const MAX_OPS: usize = 10_000_000;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadfileGenerateArgs {
+    /// Number of operations (lines that are not comments)
+    #[arg(long, default_value_t = super::GEN_OPS)]
+    pub ops: usize,
+    /// Seed: the same seed and count give the same file
+    #[arg(long, default_value_t = super::GEN_SEED)]
+    pub seed: u64,
+    /// Write to FILE instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
+    if args.ops < super::generate::MIN_OPS || args.ops > MAX_OPS {
+        return Err(crate::error::bad_input(format!(
+            "--ops {} is not allowed: expected {} to {}",
+            args.ops,
+            super::generate::MIN_OPS,
+            MAX_OPS
+        )));
+    }
+    let text = super::generate::generate(args.ops, args.seed);
+    match &args.output {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).context("writing the loadfile to stdout")?;
+            out.flush().context("writing the loadfile to stdout")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_a_file_and_refuses_bad_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("lf.txt");
+        loadfile_generate(&LoadfileGenerateArgs { ops: 100, seed: 3, output: Some(p.clone()) }).unwrap();
+        let lf = crate::bench::dbench::loadfile::load(&p).unwrap();
+        assert_eq!(lf.ops.len(), 100);
+        let e = loadfile_generate(&LoadfileGenerateArgs { ops: 1, seed: 3, output: Some(p) }).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+    }
+}

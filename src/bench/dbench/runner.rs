@@ -1,0 +1,611 @@
+//! Running N clients over a loadfile: processes or threads, a warm-up and a
+//! timed phase, per-operation statistics.
+//!
+//! The parent owns the clock. A small shared block (an anonymous shared
+//! mapping for processes, the heap for threads) holds the phase: clients wait
+//! until every one of them is ready, replay the loadfile from the top again
+//! and again, and file each completed operation under the phase it completed
+//! in, as dbench does by snapshotting its byte counters when the warm-up
+//! ends. The timed window is measured by the parent between the two phase
+//! switches. A client that meets an error sets the phase to abort; everyone
+//! stops, the error is returned. SIGINT/SIGTERM during a run abort it the same
+//! way, so the caller can remove its files.
+
+use super::loadfile::{Loadfile, Op, OP_NAMES};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// What one operation did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Did it succeed (compared with the expected status)?
+    pub ok: bool,
+    /// Payload bytes counted towards the throughput.
+    pub bytes: u64,
+    /// Why it failed, for mismatch reports.
+    pub why: Option<String>,
+}
+
+/// Something that replays operations: the file backend or the socket one.
+pub trait Backend {
+    /// Start of a pass over the loadfile (close what the last pass left open).
+    fn reset(&mut self);
+    /// Run one operation. `Err` ends the run (no space, I/O error, lost server).
+    fn exec(&mut self, op: &Op) -> Result<Outcome>;
+    /// Are outcomes compared with the expected statuses? (Not for tbench,
+    /// which touches no file.)
+    fn checks_status(&self) -> bool {
+        true
+    }
+}
+
+/// Per-operation figures.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpStat {
+    pub count: u64,
+    pub total_ns: u64,
+    pub max_ns: u64,
+    /// Expected-status mismatches (warm-up and timed phase).
+    pub mismatches: u64,
+}
+
+/// What one client reports.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientResult {
+    pub ops: Vec<OpStat>,
+    /// Payload bytes in the timed phase.
+    pub bytes: u64,
+    /// Complete passes over the loadfile.
+    pub passes: u64,
+    pub error: Option<String>,
+    /// The first few mismatches, `line N: Op expected S: why`.
+    pub examples: Vec<String>,
+}
+
+/// The sum over clients.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub ops: Vec<OpStat>,
+    pub bytes: u64,
+    pub passes: u64,
+    pub secs: f64,
+    pub examples: Vec<String>,
+}
+
+impl Totals {
+    pub fn mbps(&self) -> f64 {
+        if self.secs > 0.0 {
+            self.bytes as f64 / 1e6 / self.secs
+        } else {
+            0.0
+        }
+    }
+    pub fn mismatches(&self) -> u64 {
+        self.ops.iter().map(|o| o.mismatches).sum()
+    }
+    /// `{op: {count, avg_ms, max_ms, mismatches}}` for the operations seen.
+    pub fn ops_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for (i, o) in self.ops.iter().enumerate() {
+            if o.count == 0 && o.mismatches == 0 {
+                continue;
+            }
+            let avg = if o.count > 0 { o.total_ns as f64 / o.count as f64 / 1e6 } else { 0.0 };
+            m.insert(
+                OP_NAMES[i].to_string(),
+                serde_json::json!({"count": o.count, "avg_ms": avg, "max_ms": o.max_ns as f64 / 1e6, "mismatches": o.mismatches}),
+            );
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub clients: usize,
+    pub threads: bool,
+    pub warmup: Duration,
+    pub time: Duration,
+    pub strict: bool,
+}
+
+const WAITING: u32 = 0;
+const WARMUP: u32 = 1;
+const TIMED: u32 = 2;
+const STOP: u32 = 3;
+const ABORT: u32 = 4;
+
+/// Longest wait for all clients to get ready, and for them to finish after
+/// the time limit.
+const SETUP_LIMIT: Duration = Duration::from_secs(120);
+const FINISH_GRACE: Duration = Duration::from_secs(60);
+const MAX_EXAMPLES: usize = 5;
+
+#[repr(C)]
+struct Shared {
+    phase: AtomicU32,
+    ready: AtomicU32,
+}
+
+/// The shared block: heap for threads, a shared anonymous mapping for
+/// processes (so children see the parent's phase switches).
+struct SharedMem {
+    ptr: *mut Shared,
+    mapped: bool,
+}
+
+impl SharedMem {
+    fn new(mapped: bool) -> Result<SharedMem> {
+        let ptr = if mapped {
+            // SAFETY: a fresh anonymous mapping, page-aligned and zero-filled;
+            // zeroed memory is a valid `Shared` (two atomics at 0).
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    std::mem::size_of::<Shared>(),
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                bail!("mmap of the shared phase block failed: {}", std::io::Error::last_os_error());
+            }
+            p as *mut Shared
+        } else {
+            Box::into_raw(Box::new(Shared { phase: AtomicU32::new(WAITING), ready: AtomicU32::new(0) }))
+        };
+        Ok(SharedMem { ptr, mapped })
+    }
+    fn get(&self) -> &Shared {
+        // SAFETY: ptr is valid (mapped or boxed) until drop.
+        unsafe { &*self.ptr }
+    }
+}
+
+impl Drop for SharedMem {
+    fn drop(&mut self) {
+        if self.mapped {
+            // SAFETY: unmapping exactly what new() mapped; no reference outlives self.
+            unsafe { libc::munmap(self.ptr as *mut libc::c_void, std::mem::size_of::<Shared>()) };
+        } else {
+            // SAFETY: ptr came from Box::into_raw in new() and is freed once.
+            drop(unsafe { Box::from_raw(self.ptr) });
+        }
+    }
+}
+
+// SAFETY: Shared only holds atomics.
+unsafe impl Sync for SharedMem {}
+// SAFETY: as above; the pointer's target is shared on purpose.
+unsafe impl Send for SharedMem {}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Catch SIGINT and SIGTERM while a run is on; restores the previous
+/// handlers when dropped.
+struct SignalGuard {
+    old: Vec<(nix::sys::signal::Signal, nix::sys::signal::SigAction)>,
+}
+
+impl SignalGuard {
+    fn new() -> SignalGuard {
+        use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let act = SigAction::new(SigHandler::Handler(on_signal), SaFlags::SA_RESTART, SigSet::empty());
+        let mut old = Vec::new();
+        for sig in [Signal::SIGINT, Signal::SIGTERM] {
+            // SAFETY: the handler only stores to an atomic (async-signal-safe).
+            if let Ok(prev) = unsafe { sigaction(sig, &act) } {
+                old.push((sig, prev));
+            }
+        }
+        SignalGuard { old }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, prev) in &self.old {
+            // SAFETY: restoring the handler that was installed before.
+            let _ = unsafe { nix::sys::signal::sigaction(*sig, prev) };
+        }
+    }
+}
+
+/// Sleep until `until`, waking early when the phase reaches `STOP` or above.
+fn sleep_until(sh: &Shared, until: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= until || sh.phase.load(Ordering::Relaxed) >= STOP {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// One client's life: set up its backend, wait for the start, replay.
+fn client_main(n: usize, lf: &Loadfile, spec: &Spec, sh: &Shared, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> ClientResult {
+    let mut res = ClientResult { ops: vec![OpStat::default(); OP_NAMES.len()], ..Default::default() };
+    let abort = |res: &mut ClientResult, msg: String| {
+        res.error = Some(msg);
+        sh.phase.store(ABORT, Ordering::SeqCst);
+    };
+    let mut backend = match make(n) {
+        Ok(b) => b,
+        Err(e) => {
+            abort(&mut res, format!("client {n}: {e:#}"));
+            sh.ready.fetch_add(1, Ordering::SeqCst);
+            return res;
+        }
+    };
+    sh.ready.fetch_add(1, Ordering::SeqCst);
+    while sh.phase.load(Ordering::SeqCst) == WAITING {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let checks = backend.checks_status();
+    'outer: loop {
+        backend.reset();
+        let start = Instant::now();
+        for op in &lf.ops {
+            if sh.phase.load(Ordering::Relaxed) >= STOP {
+                break 'outer;
+            }
+            if let Some(t) = op.time {
+                sleep_until(sh, start + Duration::from_secs_f64(t));
+            }
+            let t0 = Instant::now();
+            let r = backend.exec(op);
+            let dt = t0.elapsed().as_nanos() as u64;
+            let out = match r {
+                Ok(o) => o,
+                Err(e) => {
+                    if sh.phase.load(Ordering::SeqCst) < STOP {
+                        abort(&mut res, format!("client {n}: {e:#}"));
+                    }
+                    break 'outer;
+                }
+            };
+            let phase = sh.phase.load(Ordering::Relaxed);
+            let st = &mut res.ops[op.kind.index()];
+            if checks && !op.status.matches(out.ok) {
+                st.mismatches += 1;
+                let msg = format!(
+                    "line {}: {} expected {}, got {}",
+                    op.line,
+                    op.kind.name(),
+                    op.status.text(),
+                    match &out.why {
+                        Some(w) if !out.ok => format!("a failure ({w})"),
+                        Some(w) => format!("success ({w})"),
+                        None => "success".to_string(),
+                    }
+                );
+                if spec.strict {
+                    abort(&mut res, format!("client {n}: {} {msg} (strict=true stops at the first mismatch)", lf.name));
+                    break 'outer;
+                }
+                if res.examples.len() < MAX_EXAMPLES {
+                    res.examples.push(msg);
+                }
+            }
+            if phase == TIMED {
+                st.count += 1;
+                st.total_ns += dt;
+                st.max_ns = st.max_ns.max(dt);
+                res.bytes += out.bytes;
+            }
+        }
+        res.passes += 1;
+    }
+    drop(backend);
+    res
+}
+
+/// Run `spec.clients` clients over `lf`; `make(n)` builds client n's backend
+/// (inside the client: after the fork for processes).
+pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<Totals> {
+    if spec.clients == 0 {
+        bail!("at least one client is needed");
+    }
+    let mem = SharedMem::new(!spec.threads)?;
+    let _signals = SignalGuard::new();
+    let results = if spec.threads {
+        std::thread::scope(|scope| -> Result<(Vec<ClientResult>, f64)> {
+            let mut handles = Vec::new();
+            for n in 1..=spec.clients {
+                let sh = mem.get();
+                let h = std::thread::Builder::new()
+                    .name(format!("client{n}"))
+                    .spawn_scoped(scope, move || client_main(n, lf, spec, sh, make));
+                match h {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        mem.get().phase.store(ABORT, Ordering::SeqCst);
+                        for h in handles {
+                            let _ = h.join();
+                        }
+                        bail!("cannot start client thread {n}: {e}");
+                    }
+                }
+            }
+            let secs = drive(mem.get(), spec, None);
+            let mut out = Vec::new();
+            for h in handles {
+                out.push(h.join().unwrap_or_else(|_| ClientResult { error: Some("a client thread panicked".into()), ..Default::default() }));
+            }
+            Ok((out, secs?))
+        })
+    } else {
+        run_processes(lf, spec, &mem, make)
+    };
+    let (results, secs) = results?;
+    let mut tot = Totals { ops: vec![OpStat::default(); OP_NAMES.len()], secs, ..Default::default() };
+    let mut errors = Vec::new();
+    for r in results {
+        if let Some(e) = r.error {
+            errors.push(e);
+        }
+        for (t, o) in tot.ops.iter_mut().zip(&r.ops) {
+            t.count += o.count;
+            t.total_ns += o.total_ns;
+            t.max_ns = t.max_ns.max(o.max_ns);
+            t.mismatches += o.mismatches;
+        }
+        tot.bytes += r.bytes;
+        tot.passes += r.passes;
+        for e in r.examples {
+            if tot.examples.len() < MAX_EXAMPLES {
+                tot.examples.push(e);
+            }
+        }
+    }
+    if !errors.is_empty() {
+        let more = if errors.len() > 1 { format!(" (and {} more client errors)", errors.len() - 1) } else { String::new() };
+        bail!("{}{more}", errors[0]);
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        bail!("interrupted");
+    }
+    Ok(tot)
+}
+
+/// The parent's clock: wait for readiness, warm up, time, stop. Returns the
+/// timed seconds. `alive` (processes) says whether all children still run.
+fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<f64> {
+    let aborted = || sh.phase.load(Ordering::SeqCst) == ABORT || INTERRUPTED.load(Ordering::SeqCst);
+    let t_setup = Instant::now();
+    while (sh.ready.load(Ordering::SeqCst) as usize) < spec.clients {
+        if aborted() {
+            sh.phase.store(ABORT, Ordering::SeqCst);
+            return Ok(0.0);
+        }
+        if let Some(f) = alive {
+            if !f() {
+                sh.phase.store(ABORT, Ordering::SeqCst);
+                bail!("a client process died while setting up");
+            }
+        }
+        if t_setup.elapsed() > SETUP_LIMIT {
+            sh.phase.store(ABORT, Ordering::SeqCst);
+            bail!("the clients were not ready after {} s", SETUP_LIMIT.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let wait = |d: Duration| -> bool {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            if aborted() {
+                return false;
+            }
+            std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
+        }
+        true
+    };
+    sh.phase.store(WARMUP, Ordering::SeqCst);
+    if !wait(spec.warmup) {
+        sh.phase.store(ABORT, Ordering::SeqCst);
+        return Ok(0.0);
+    }
+    sh.phase.store(TIMED, Ordering::SeqCst);
+    let t1 = Instant::now();
+    let ok = wait(spec.time);
+    let secs = t1.elapsed().as_secs_f64();
+    // Leave ABORT in place if a client set it.
+    let _ = sh.phase.compare_exchange(TIMED, if ok { STOP } else { ABORT }, Ordering::SeqCst, Ordering::SeqCst);
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        sh.phase.store(ABORT, Ordering::SeqCst);
+    }
+    Ok(secs)
+}
+
+fn run_processes(
+    lf: &Loadfile,
+    spec: &Spec,
+    mem: &SharedMem,
+    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
+) -> Result<(Vec<ClientResult>, f64)> {
+    use nix::sys::signal::{kill, Signal};
+    use nix::sys::wait::waitpid;
+    use nix::unistd::{fork, ForkResult, Pid};
+    use std::io::Read;
+    use std::os::fd::{AsFd, OwnedFd};
+
+    struct Child {
+        pid: Pid,
+        rx: std::fs::File,
+        data: Vec<u8>,
+        done: bool,
+        reaped: bool,
+    }
+    let mut kids: Vec<Child> = Vec::new();
+    let kill_all = |kids: &mut Vec<Child>| {
+        for k in kids.iter_mut().filter(|k| !k.reaped) {
+            let _ = kill(k.pid, Signal::SIGKILL);
+            let _ = waitpid(k.pid, None);
+            k.reaped = true;
+        }
+    };
+    for n in 1..=spec.clients {
+        let (rx, tx): (OwnedFd, OwnedFd) = nix::unistd::pipe().context("pipe for a client's result")?;
+        // SAFETY: the child only runs the replay (no locks held by other
+        // threads are needed: the harness worker is single-threaded here) and
+        // leaves with _exit.
+        match unsafe { fork() } {
+            Ok(ForkResult::Child) => {
+                drop(rx);
+                // SAFETY: prctl with PR_SET_PDEATHSIG has no memory effects.
+                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client_main(n, lf, spec, mem.get(), make)))
+                    .unwrap_or_else(|_| {
+                        mem.get().phase.store(ABORT, Ordering::SeqCst);
+                        ClientResult { error: Some(format!("client {n} panicked")), ..Default::default() }
+                    });
+                let bytes = serde_json::to_vec(&res).unwrap_or_default();
+                let mut f = std::fs::File::from(tx);
+                let _ = std::io::Write::write_all(&mut f, &bytes);
+                drop(f);
+                // SAFETY: leaving the child without running the parent's atexit
+                // handlers or destructors.
+                unsafe { libc::_exit(0) };
+            }
+            Ok(ForkResult::Parent { child }) => {
+                drop(tx);
+                kids.push(Child { pid: child, rx: std::fs::File::from(rx), data: Vec::new(), done: false, reaped: false });
+            }
+            Err(e) => {
+                mem.get().phase.store(ABORT, Ordering::SeqCst);
+                kill_all(&mut kids);
+                bail!("fork of client {n} failed: {e}");
+            }
+        }
+    }
+    // A child writes to its pipe only when it ends, so any event on a pipe
+    // while the others set up means that child is gone.
+    let alive = || {
+        let mut fds: Vec<nix::poll::PollFd> = kids.iter().map(|k| nix::poll::PollFd::new(k.rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(0))
+    };
+    let secs = drive(mem.get(), spec, Some(&alive));
+    let secs = match secs {
+        Ok(s) => s,
+        Err(e) => {
+            kill_all(&mut kids);
+            return Err(e);
+        }
+    };
+    // Collect every child's report, with a bound on how long we wait.
+    let deadline = Instant::now() + FINISH_GRACE;
+    loop {
+        let pending: Vec<usize> = (0..kids.len()).filter(|&i| !kids[i].done).collect();
+        if pending.is_empty() {
+            break;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            mem.get().phase.store(ABORT, Ordering::SeqCst);
+            kill_all(&mut kids);
+            bail!("{} client(s) did not stop within {} s after the time limit", pending.len(), FINISH_GRACE.as_secs());
+        }
+        let mut fds: Vec<nix::poll::PollFd> =
+            pending.iter().map(|&i| nix::poll::PollFd::new(kids[i].rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        let ms = left.as_millis().min(1000) as u16;
+        let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms));
+        let ready: Vec<bool> = fds.iter().map(|f| f.revents().map(|r| !r.is_empty()).unwrap_or(false)).collect();
+        drop(fds);
+        for (j, &i) in pending.iter().enumerate() {
+            if !ready[j] {
+                continue;
+            }
+            let mut chunk = [0u8; 4096];
+            match kids[i].rx.read(&mut chunk) {
+                Ok(0) | Err(_) => kids[i].done = true,
+                Ok(k) => kids[i].data.extend_from_slice(&chunk[..k]),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, k) in kids.iter_mut().enumerate() {
+        let status = waitpid(k.pid, None);
+        k.reaped = true;
+        let r: ClientResult = serde_json::from_slice(&k.data).unwrap_or_else(|_| ClientResult {
+            error: Some(format!("client {} ended without a report ({status:?})", i + 1)),
+            ..Default::default()
+        });
+        out.push(r);
+    }
+    Ok((out, secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::dbench::loadfile::parse;
+
+    /// A backend that fails on demand and counts bytes.
+    struct Fake {
+        fail_line: Option<usize>,
+    }
+    impl Backend for Fake {
+        fn reset(&mut self) {}
+        fn exec(&mut self, op: &Op) -> Result<Outcome> {
+            std::thread::sleep(Duration::from_micros(200));
+            if Some(op.line) == self.fail_line {
+                bail!("line {}: disk on fire", op.line);
+            }
+            Ok(Outcome { ok: op.line != 2, bytes: 10, why: None })
+        }
+    }
+
+    fn lf() -> Loadfile {
+        parse("t", "QUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 *\n").unwrap()
+    }
+
+    fn spec(threads: bool) -> Spec {
+        Spec { clients: 2, threads, warmup: Duration::from_millis(20), time: Duration::from_millis(100), strict: false }
+    }
+
+    #[test]
+    fn threads_count_and_mismatch() {
+        let make = |_n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: None })) };
+        let t = run(&lf(), &spec(true), &make).unwrap();
+        let q = t.ops[9];
+        assert!(q.count > 0 && q.mismatches > 0, "{q:?}");
+        assert_eq!(t.bytes, q.count * 10);
+        assert!(t.secs >= 0.1);
+        assert!(t.examples[0].contains("line 2: QUERY_FS_INFORMATION expected NT_STATUS_OK"), "{:?}", t.examples);
+        // Strict stops at the first mismatch.
+        let mut s = spec(true);
+        s.strict = true;
+        let e = run(&lf(), &s, &make).unwrap_err().to_string();
+        assert!(e.contains("strict=true"), "{e}");
+    }
+
+    #[test]
+    fn errors_end_the_run() {
+        let make = |n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: if n == 2 { Some(3) } else { None } })) };
+        let e = run(&lf(), &spec(true), &make).unwrap_err().to_string();
+        assert!(e.contains("client 2: line 3: disk on fire"), "{e}");
+        let bad = |_n: usize| -> Result<Box<dyn Backend>> { bail!("no server") };
+        let e = run(&lf(), &spec(true), &bad).unwrap_err().to_string();
+        assert!(e.contains("no server"), "{e}");
+    }
+
+    #[test]
+    fn processes_report_back() {
+        let make = |_n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: None })) };
+        let t = run(&lf(), &spec(false), &make).unwrap();
+        assert!(t.ops[9].count > 0);
+        let make = |n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: if n == 1 { Some(1) } else { None } })) };
+        let e = run(&lf(), &spec(false), &make).unwrap_err().to_string();
+        assert!(e.contains("client 1: line 1: disk on fire"), "{e}");
+    }
+}
