@@ -99,6 +99,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Export { run, format } => cmd_show(&cli.db, &run, format, 1.0),
         Command::Chart { run, out: path } => cmd_chart(&cli.db, run, &path),
         Command::Serve { name, listen, param } => cmd_serve(&name, &listen, &param),
+        Command::Loadfile(crate::cli::LoadfileCommand::Generate(a)) => {
+            crate::bench::dbench::cli::loadfile_generate(&a)?;
+            Ok(exit::OK)
+        }
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
     }
@@ -342,7 +346,10 @@ fn exit_code(c: ExitCode) -> Result<u8> {
 /// The servers `kdelta serve` can run: name, parameters, entry point.
 type ServeFn = fn(&str, &bench::Params, Arc<AtomicBool>) -> Result<()>;
 fn services() -> Vec<(&'static str, Vec<bench::ParamSpec>, ServeFn)> {
-    vec![("chat", crate::bench::chat::params(), crate::bench::chat::serve)]
+    vec![
+        ("chat", crate::bench::chat::params(), crate::bench::chat::serve),
+        ("tbench", Vec::new(), crate::bench::dbench::serve),
+    ]
 }
 
 fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8> {

@@ -95,7 +95,7 @@ pub enum Command {
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
     Serve {
-        /// Which server: chat.
+        /// Which server: chat or tbench.
         #[arg(value_name = "SERVER")]
         name: String,
         /// Address to listen on (loopback unless told otherwise).
@@ -105,6 +105,9 @@ pub enum Command {
         #[arg(long, short = 'p', value_name = "NAME=VALUE")]
         param: Vec<String>,
     },
+    /// Loadfiles for dbench and tbench.
+    #[command(subcommand)]
+    Loadfile(LoadfileCommand),
     /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
     /// experiment): loops of CPU-bound jobs or a make -jN build.
     Simulate(crate::simulate::cli::SimulateArgs),
@@ -163,4 +166,10 @@ pub struct RunArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LoadfileCommand {
+    /// Write kdelta's deterministic NetBench-like loadfile (dbench 4 format).
+    Generate(crate::bench::dbench::cli::LoadfileGenerateArgs),
 }
