@@ -379,7 +379,9 @@ mod tests {
             assert_eq!(r.failed_iterations, 0);
             assert!(r.smt_present == Some(false) && r.note.is_some());
             assert!(render_place(&a, &r).contains("iteration wall time"));
-            assert!(my_children().is_empty(), "{p}: {:?}", my_children());
+            // Other tests in this binary fork too: check the processes this run started.
+            let left: Vec<i32> = r.runs.iter().map(|x| x.pid).filter(|p| my_children().contains(p)).collect();
+            assert!(left.is_empty(), "{p}: {left:?}");
         }
         // A command, one failing.
         let a = args("--policy smt-aware -n 2 --iterations 2 -- false");
@@ -399,6 +401,12 @@ mod tests {
         let r = place(&a, &topo, None, &stop).unwrap();
         h.join().unwrap();
         assert!(r.interrupted && t0.elapsed() < Duration::from_secs(10));
+        // Other tests in this binary fork short-lived children too; a leaked
+        // 60 s job would still be here after they are gone.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !my_children().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         assert!(my_children().is_empty(), "{:?}", my_children());
     }
 

@@ -73,6 +73,8 @@ pub struct IterRec {
     pub seconds: f64,
     /// Exited with status 0.
     pub ok: bool,
+    /// The process that ran it (reaped by the time it is recorded).
+    pub pid: i32,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -253,7 +255,7 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
             };
             kids.reaped(pid);
             let r = slots[i].cur.take().expect("running");
-            rep.iterations.push(IterRec { lp: i, iter: slots[i].started - 1, pinned: r.pinned, seconds: r.start.elapsed().as_secs_f64(), ok });
+            rep.iterations.push(IterRec { lp: i, iter: slots[i].started - 1, pinned: r.pinned, seconds: r.start.elapsed().as_secs_f64(), ok, pid: pid.as_raw() });
             slots[i].prev = r.seen.or(r.pinned);
             if slots[i].started < cfg.iterations {
                 start_next(i, &mut slots, &mut kids, &mut rng)?;
