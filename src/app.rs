@@ -28,11 +28,8 @@ pub fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let code = if is_bad_input(&e) || e.chain().any(|c| c.downcast_ref::<crate::config::Unavailable>().is_some()) {
-                exit::BAD_INPUT
-            } else {
-                exit::FAILED
-            };
+            let code =
+                if is_bad_input(&e) || e.chain().any(|c| c.downcast_ref::<crate::config::Unavailable>().is_some()) { exit::BAD_INPUT } else { exit::FAILED };
             eprintln!("kdelta: {}", one_line(&e));
             ExitCode::from(code)
         }
@@ -126,7 +123,11 @@ pub fn configs_text(topo: &Topology) -> String {
     for name in ["all", "up", "noht", "ht", "noht1", "ht1"] {
         match crate::config::resolve(name, topo) {
             Ok(c) => s.push_str(&format!("  {:<6} cpus {}\n", name, c.cpus)),
-            Err(e) => s.push_str(&format!("  {:<6} unavailable: {}\n", name, e.downcast_ref::<crate::config::Unavailable>().map(|u| u.reason.clone()).unwrap_or_else(|| e.to_string()))),
+            Err(e) => s.push_str(&format!(
+                "  {:<6} unavailable: {}\n",
+                name,
+                e.downcast_ref::<crate::config::Unavailable>().map(|u| u.reason.clone()).unwrap_or_else(|| e.to_string())
+            )),
         }
     }
     s.push_str(&format!("  smpN   N = 1..{} (one CPU on each of N cores)\n", topo.cores.len()));
@@ -203,6 +204,10 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     if sample_time.as_secs_f64() < 1e-4 || sample_time.as_secs_f64() > 60.0 {
         return Err(bad_input(format!("--sample-time {} is out of range: allowed 100us .. 60s", a.sample_time)));
     }
+    let warmup = bench::params::parse_duration(&a.warmup).map_err(|e| bad_input(format!("--warmup: {e}")))?;
+    if warmup.as_secs_f64() > 60.0 {
+        return Err(bad_input(format!("--warmup {} is out of range: allowed 0 .. 60s", a.warmup)));
+    }
     let timeout = match &a.timeout {
         Some(t) => Some(bench::params::parse_duration(t).map_err(|e| bad_input(format!("--timeout: {e}")))?),
         None => None,
@@ -219,6 +224,7 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,
         sample_time,
+        warmup,
         timeout,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };
@@ -264,7 +270,8 @@ fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, forma
     let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
     let rep = match (a, b) {
         (None, _) => {
-            let run = store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
+            let run =
+                store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
             let results = store.results(run.id)?;
             Report::for_run(run, results, &opt)
         }
@@ -328,7 +335,15 @@ fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u
     let results = store.results(run.id)?;
     let id = run.id;
     let rep = Report::for_run(run, results, &CompareOptions::default());
-    crate::report::chart::write_svg(&rep, path).map_err(|e| if e.to_string().starts_with("nothing to chart") { bad_input(format!("run {id}: {e}")) } else { e })?;
+    crate::report::chart::write_svg(&rep, path).map_err(
+        |e| {
+            if e.to_string().starts_with("nothing to chart") {
+                bad_input(format!("run {id}: {e}"))
+            } else {
+                e
+            }
+        },
+    )?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
 }
@@ -346,10 +361,7 @@ fn exit_code(c: ExitCode) -> Result<u8> {
 /// The servers `kdelta serve` can run: name, parameters, entry point.
 type ServeFn = fn(&str, &bench::Params, Arc<AtomicBool>) -> Result<()>;
 fn services() -> Vec<(&'static str, Vec<bench::ParamSpec>, ServeFn)> {
-    vec![
-        ("chat", crate::bench::chat::params(), crate::bench::chat::serve),
-        ("tbench", Vec::new(), crate::bench::dbench::serve),
-    ]
+    vec![("chat", crate::bench::chat::params(), crate::bench::chat::serve), ("tbench", Vec::new(), crate::bench::dbench::serve)]
 }
 
 fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8> {

@@ -156,6 +156,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "10ms", value_name = "DURATION")]
     pub sample_time: String,
 
+    /// Minimum warm-up of a micro-benchmark in each worker before its first sample.
+    #[arg(long, default_value = "100ms", value_name = "DURATION")]
+    pub warmup: String,
+
     /// Time limit for one worker (overrides each benchmark's own).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

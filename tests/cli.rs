@@ -12,7 +12,27 @@ fn help_and_list() {
     assert!(out.status.success());
     let v = json(&out.stdout);
     let names: Vec<&str> = v.as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
-    for n in ["lat.syscall", "lat.read", "lat.write", "lat.stat", "lat.fstat", "lat.open", "lat.select.file", "lat.select.tcp", "lat.sig.install", "lat.sig.catch", "lat.pipe", "lat.proc.fork", "lat.proc.exec", "lat.proc.shell", "lat.unix", "lat.tcp", "bw.mem.cp", "bw.mem.rd", "bw.mem.wr"] {
+    for n in [
+        "lat.syscall",
+        "lat.read",
+        "lat.write",
+        "lat.stat",
+        "lat.fstat",
+        "lat.open",
+        "lat.select.file",
+        "lat.select.tcp",
+        "lat.sig.install",
+        "lat.sig.catch",
+        "lat.pipe",
+        "lat.proc.fork",
+        "lat.proc.exec",
+        "lat.proc.shell",
+        "lat.unix",
+        "lat.tcp",
+        "bw.mem.cp",
+        "bw.mem.rd",
+        "bw.mem.wr",
+    ] {
         assert!(names.contains(&n), "{n} missing from list");
     }
     let sys = v.as_array().unwrap().iter().find(|b| b["name"] == "lat.syscall").unwrap();
@@ -144,7 +164,12 @@ fn smt_configuration_refused_without_siblings() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SMT siblings"), "{err}");
     // With --skip-unavailable the run goes on and records it.
-    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--runs", "1", "--sample-time", "1ms", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .env("KDELTA_SYSFS_ROOT", &root)
+        .args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let statuses: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();

@@ -107,9 +107,11 @@ fn ctrl_c_marks_the_run_incomplete_and_cleans_up() {
     assert!(e.tmp_leftovers().is_empty(), "left behind: {:?}", e.tmp_leftovers());
     // No worker survives: none of our processes has the test TMPDIR.
     std::thread::sleep(Duration::from_millis(200));
-    let strays = std::fs::read_dir("/proc").unwrap().filter_map(|d| d.ok()).filter(|d| {
-        std::fs::read(d.path().join("environ")).map(|env| String::from_utf8_lossy(&env).contains(&*e.tmp().to_string_lossy())).unwrap_or(false)
-    }).count();
+    let strays = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|d| d.ok())
+        .filter(|d| std::fs::read(d.path().join("environ")).map(|env| String::from_utf8_lossy(&env).contains(&*e.tmp().to_string_lossy())).unwrap_or(false))
+        .count();
     assert_eq!(strays, 0, "worker processes left behind");
     // An incomplete run is never taken as the latest for compare.
     e.cmd().arg("compare").assert().code(2).stderr(predicate::str::contains("no complete run"));

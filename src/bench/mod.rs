@@ -161,7 +161,11 @@ impl Simple {
     pub fn boxed(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>) -> Box<dyn Benchmark> {
         Box::new(Simple { info, run, supported: || Ok(()) })
     }
-    pub fn boxed_if(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>, supported: fn() -> Result<(), String>) -> Box<dyn Benchmark> {
+    pub fn boxed_if(
+        info: fn() -> BenchInfo,
+        run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+        supported: fn() -> Result<(), String>,
+    ) -> Box<dyn Benchmark> {
         Box::new(Simple { info, run, supported })
     }
 }

@@ -9,7 +9,10 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamKind {
     /// A whole number in `min..=max`.
-    Int { min: u64, max: u64 },
+    Int {
+        min: u64,
+        max: u64,
+    },
     /// A floating-point number.
     Float,
     /// A byte count: `4096`, `16K`, `5M`, `1G` (powers of 1024).
@@ -236,10 +239,7 @@ mod tests {
 
     #[test]
     fn expands_sweeps() {
-        let specs = [
-            ParamSpec::new("procs", ParamKind::Int { min: 2, max: 1024 }, "2,8", "").quick("2"),
-            ParamSpec::new("size", ParamKind::Size, "0,16K", ""),
-        ];
+        let specs = [ParamSpec::new("procs", ParamKind::Int { min: 2, max: 1024 }, "2,8", "").quick("2"), ParamSpec::new("size", ParamKind::Size, "0,16K", "")];
         let none = BTreeMap::new();
         assert_eq!(expand(&specs, &none, false, "x").unwrap().len(), 4);
         assert_eq!(expand(&specs, &none, true, "x").unwrap().len(), 2);

@@ -15,7 +15,14 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     }
     vec![
         Simple::boxed(
-            || BenchInfo::new("test.sleep", "sleep for `us` microseconds", "us", Better::Lower).param(ParamSpec::new("us", ParamKind::Int { min: 1, max: 1_000_000 }, "50", "sleep length")),
+            || {
+                BenchInfo::new("test.sleep", "sleep for `us` microseconds", "us", Better::Lower).param(ParamSpec::new(
+                    "us",
+                    ParamKind::Int { min: 1, max: 1_000_000 },
+                    "50",
+                    "sleep length",
+                ))
+            },
             |p, s| {
                 let d = Duration::from_micros(p.u64("us")?);
                 s.measure_us(|n| {
@@ -27,11 +34,14 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                 })
             },
         ),
-        Simple::boxed(|| BenchInfo::new("test.crash", "the worker kills itself with SIGKILL", "us", Better::Lower), |_, _| {
-            // SAFETY: raising a signal at ourselves.
-            unsafe { libc::raise(libc::SIGKILL) };
-            unreachable!()
-        }),
+        Simple::boxed(
+            || BenchInfo::new("test.crash", "the worker kills itself with SIGKILL", "us", Better::Lower),
+            |_, _| {
+                // SAFETY: raising a signal at ourselves.
+                unsafe { libc::raise(libc::SIGKILL) };
+                unreachable!()
+            },
+        ),
         Simple::boxed(
             || BenchInfo::new("test.hang", "the worker sleeps far past its time limit", "us", Better::Lower).timeout(Duration::from_secs(1)),
             |_, _| {
@@ -39,8 +49,9 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                 Ok(())
             },
         ),
-        Simple::boxed(|| BenchInfo::new("test.fail", "the benchmark returns an error", "us", Better::Lower), |_, _| {
-            anyhow::bail!("deliberate failure for testing")
-        }),
+        Simple::boxed(
+            || BenchInfo::new("test.fail", "the benchmark returns an error", "us", Better::Lower),
+            |_, _| anyhow::bail!("deliberate failure for testing"),
+        ),
     ]
 }

@@ -102,7 +102,9 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
             }
             "tunables" => {
                 if v.is_empty() || !v.split(':').all(|t| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false)) {
-                    return Err(bad_input(format!("malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000")));
+                    return Err(bad_input(format!(
+                        "malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000"
+                    )));
                 }
                 cfg.env.push(("GLIBC_TUNABLES".into(), v.to_string()));
                 names.push(format!("tunables={v}"));

@@ -31,6 +31,8 @@ pub struct Request {
     pub skip_unavailable: bool,
     /// Target length of one sample.
     pub sample_time: Duration,
+    /// Minimum warm-up in each worker before its first sample.
+    pub warmup: Duration,
     /// Overrides every benchmark's worker time limit.
     pub timeout: Option<Duration>,
     pub command: String,
@@ -82,10 +84,7 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
         if !hit {
             let mut families: Vec<&str> = infos.iter().map(|i| i.family).collect();
             families.dedup();
-            return Err(bad_input(format!(
-                "unknown benchmark {sel:?}: families: {}; names: see `kdelta list`",
-                families.join(", ")
-            )));
+            return Err(bad_input(format!("unknown benchmark {sel:?}: families: {}; names: see `kdelta list`", families.join(", "))));
         }
     }
     Ok(all.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(b, _)| b).collect())
@@ -218,14 +217,7 @@ fn machine_busy_secs() -> Option<f64> {
 }
 
 /// Execute a plan. Results are written to `store` as they complete.
-pub fn execute(
-    req: &Request,
-    plan: Plan,
-    topo: &Topology,
-    host: serde_json::Value,
-    store: &mut Store,
-    interrupted: Arc<AtomicBool>,
-) -> Result<RunOutput> {
+pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
     let ready: Vec<Config> = plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect();
     let mut run = RunRecord {
         id: 0,
@@ -251,7 +243,13 @@ pub fn execute(
     let total_jobs: usize = plan
         .items
         .iter()
-        .map(|it| if it.unsupported.is_some() { 0 } else { split_rounds(req.runs.unwrap_or(if req.quick { it.info.quick_samples } else { it.info.samples })).len() * ready.len() })
+        .map(|it| {
+            if it.unsupported.is_some() {
+                0
+            } else {
+                split_rounds(req.runs.unwrap_or(if req.quick { it.info.quick_samples } else { it.info.samples })).len() * ready.len()
+            }
+        })
         .sum();
     let progress = super::progress::Progress::new(total_jobs as u64);
     let mut results = Vec::new();
@@ -320,7 +318,15 @@ pub fn execute(
                         benchmark: item.info.name.to_string(),
                         params: item.params.clone(),
                         config: cfg.clone(),
-                        settings: SamplerSettings { samples: want, target: req.sample_time, quick: req.quick, iterations, tmpdir: wdir.clone(), llc_bytes: topo.llc_bytes() },
+                        settings: SamplerSettings {
+                            samples: want,
+                            target: req.sample_time,
+                            warmup: req.warmup,
+                            quick: req.quick,
+                            iterations,
+                            tmpdir: wdir.clone(),
+                            llc_bytes: topo.llc_bytes(),
+                        },
                         result_path: tmp.path().join(format!("r{job_no}.json")),
                     };
                     progress.set_message(format!("{} {} [{}] round {}/{}", item.info.name, item.params.display(), cfg.name, round + 1, nrounds));

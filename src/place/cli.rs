@@ -169,8 +169,8 @@ pub struct SmtRateResult {
 }
 
 fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
-    let policy = PlacePolicy::parse(&args.policy)
-        .ok_or_else(|| bad_input(format!("--policy {:?}: allowed are {}", args.policy, PlacePolicy::NAMES.join(", "))))?;
+    let policy =
+        PlacePolicy::parse(&args.policy).ok_or_else(|| bad_input(format!("--policy {:?}: allowed are {}", args.policy, PlacePolicy::NAMES.join(", "))))?;
     if !(1..=1024).contains(&args.loops) {
         return Err(bad_input(format!("-n {}: allowed is 1 to 1024 loops", args.loops)));
     }
@@ -193,7 +193,8 @@ fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
 pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop: &AtomicBool) -> anyhow::Result<PlaceResult> {
     let policy = check(args)?;
     let job = if args.cmd.is_empty() { Job::Builtin { rounds: job::calibrate(Duration::from_millis(args.job_ms)) } } else { Job::Cmd(args.cmd.clone()) };
-    let cfg = RunCfg { policy, loops: args.loops, iterations: args.iterations, job: job.clone(), seed: args.seed, sample: Duration::from_millis(args.sample_ms) };
+    let cfg =
+        RunCfg { policy, loops: args.loops, iterations: args.iterations, job: job.clone(), seed: args.seed, sample: Duration::from_millis(args.sample_ms) };
     let rep: RunReport = runner::run(topo, &cfg, stop)?;
     let times: Vec<f64> = rep.iterations.iter().filter(|i| i.ok).map(|i| i.seconds).collect();
     let smt = smt_known(topo, topo_note.is_some());
@@ -209,7 +210,10 @@ pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop:
         topology_note: topo_note,
         note: match smt {
             Some(true) => None,
-            Some(false) => Some("SMT is absent on this machine (no core has two logical CPUs): the policies differ only in pinning, and no SMT difference is expected".to_string()),
+            Some(false) => Some(
+                "SMT is absent on this machine (no core has two logical CPUs): the policies differ only in pinning, and no SMT difference is expected"
+                    .to_string(),
+            ),
             None => Some("SMT siblings unknown (no topology): core sharing is counted per logical CPU".to_string()),
         },
         iteration: Dist::of(&times),
@@ -243,9 +247,13 @@ pub fn measure_smt_rate(args: &PlaceArgs, topo: &Topology, topo_note: Option<&st
     let mut alone = Vec::new();
     let mut pair = Vec::new();
     for _ in 0..3 {
-        let Some(x) = runner::run_pinned_together(&[a], rounds, stop)? else { return Ok(interrupted()) };
+        let Some(x) = runner::run_pinned_together(&[a], rounds, stop)? else {
+            return Ok(interrupted());
+        };
         alone.push(x[0]);
-        let Some(y) = runner::run_pinned_together(&[a, b], rounds, stop)? else { return Ok(interrupted()) };
+        let Some(y) = runner::run_pinned_together(&[a, b], rounds, stop)? else {
+            return Ok(interrupted());
+        };
         pair.push((y[0] + y[1]) / 2.0);
     }
     let med = |v: &[f64]| Dist::of(v).map(|d| d.median).unwrap_or(f64::NAN);
@@ -302,7 +310,16 @@ fn render_place(args: &PlaceArgs, r: &PlaceResult) -> String {
     }
     match &r.iteration {
         Some(d) => {
-            let _ = writeln!(s, "iteration wall time: min {:.3} s, median {:.3} s, mean {:.3} s, max {:.3} s (n = {}, spread max/min {:.2})", d.min, d.median, d.mean, d.max, d.n, d.max / d.min);
+            let _ = writeln!(
+                s,
+                "iteration wall time: min {:.3} s, median {:.3} s, mean {:.3} s, max {:.3} s (n = {}, spread max/min {:.2})",
+                d.min,
+                d.median,
+                d.mean,
+                d.max,
+                d.n,
+                d.max / d.min
+            );
             let most = r.histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
             for b in &r.histogram {
                 let _ = writeln!(s, "  {:>8.3}-{:<8.3} {:>5} {}", b.lo, b.hi, b.count, "#".repeat((b.count * 40).div_ceil(most)));
@@ -350,9 +367,15 @@ mod tests {
         let me = std::process::id() as i32;
         let mut out = Vec::new();
         for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-            let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-            let Some(rest) = st.rfind(')').map(|i| &st[i + 1..]) else { continue };
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some(rest) = st.rfind(')').map(|i| &st[i + 1..]) else {
+                continue;
+            };
             if rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok()) == Some(me) {
                 out.push(pid);
             }

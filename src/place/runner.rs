@@ -244,7 +244,9 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
         }
         // Reap.
         for i in 0..slots.len() {
-            let Some(r) = slots[i].cur.as_ref() else { continue };
+            let Some(r) = slots[i].cur.as_ref() else {
+                continue;
+            };
             let pid = r.pid;
             let st = waitpid(pid, Some(WaitPidFlag::WNOHANG)).with_context(|| format!("waiting for child {pid}"))?;
             let ok = match st {
@@ -255,7 +257,14 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
             };
             kids.reaped(pid);
             let r = slots[i].cur.take().expect("running");
-            rep.iterations.push(IterRec { lp: i, iter: slots[i].started - 1, pinned: r.pinned, seconds: r.start.elapsed().as_secs_f64(), ok, pid: pid.as_raw() });
+            rep.iterations.push(IterRec {
+                lp: i,
+                iter: slots[i].started - 1,
+                pinned: r.pinned,
+                seconds: r.start.elapsed().as_secs_f64(),
+                ok,
+                pid: pid.as_raw(),
+            });
             slots[i].prev = r.seen.or(r.pinned);
             if slots[i].started < cfg.iterations {
                 start_next(i, &mut slots, &mut kids, &mut rng)?;

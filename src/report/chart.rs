@@ -84,9 +84,14 @@ pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
             }
         }
         for (b, p) in keys {
-            let med = |c: &str| rest.iter().find(|r| r.benchmark == b && r.params.display() == p && r.config == c).and_then(|r| r.summary.as_ref().map(|s| (s.median, r.better)));
+            let med = |c: &str| {
+                rest.iter()
+                    .find(|r| r.benchmark == b && r.params.display() == p && r.config == c)
+                    .and_then(|r| r.summary.as_ref().map(|s| (s.median, r.better)))
+            };
             if let Some((a, better)) = med(configs[0]) {
-                let v: Vec<f64> = configs[1..].iter().map(|c| med(c).map(|(m, _)| crate::stats::compare::speedup_of(a, m, better)).unwrap_or(f64::NAN)).collect();
+                let v: Vec<f64> =
+                    configs[1..].iter().map(|c| med(c).map(|(m, _)| crate::stats::compare::speedup_of(a, m, better)).unwrap_or(f64::NAN)).collect();
                 bars.push((if p.is_empty() { b } else { format!("{b} {p}") }, v));
             }
         }
@@ -152,7 +157,9 @@ pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], col.filled()));
         }
         c.draw_series(std::iter::once(PathElement::new(vec![(1.0, 0.0), (1.0, n as f64)], BLACK.stroke_width(1))))?;
-        c.draw_series(bars.iter().enumerate().map(|(i, b)| Text::new(b.0.clone(), (ymax * 0.01, i as f64 + 0.5), ("sans-serif", 13).into_font().color(&BLACK))))?;
+        c.draw_series(
+            bars.iter().enumerate().map(|(i, b)| Text::new(b.0.clone(), (ymax * 0.01, i as f64 + 0.5), ("sans-serif", 13).into_font().color(&BLACK))),
+        )?;
         c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     }
     root.present()?;

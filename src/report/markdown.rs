@@ -35,10 +35,17 @@ fn draw(out: &mut String, g: &Grid) {
     out.push_str(&format!("| {} |\n", g.header.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | ")));
     out.push_str(&format!("|{}|\n", g.right.iter().map(|r| if *r { "---:" } else { ":---" }).collect::<Vec<_>>().join("|")));
     for (i, row) in g.rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().map(|c| {
-            let c = esc(c.trim_end());
-            if i >= g.geo_from && !c.is_empty() { format!("**{c}**") } else { c }
-        }).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| {
+                let c = esc(c.trim_end());
+                if i >= g.geo_from && !c.is_empty() {
+                    format!("**{c}**")
+                } else {
+                    c
+                }
+            })
+            .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out.push('\n');

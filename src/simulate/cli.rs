@@ -206,12 +206,14 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
     );
     match cfg.workload {
         WorkloadCfg::Loops(l) => {
-            let _ = writeln!(s, "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n", l.loops, l.iterations, l.work, l.jitter * 100.0, cfg.reps);
+            let _ =
+                writeln!(s, "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n", l.loops, l.iterations, l.work, l.jitter * 100.0, cfg.reps);
             let _ = writeln!(s, "{:<14} {:>8} {:>8} {:>8} {:>8} {:>7}   {:>10}", "policy", "min s", "median", "mean", "max", "n", "doubled s");
             for r in results {
                 if let Some(l) = &r.loops {
                     let d = &l.iteration;
-                    let _ = writeln!(s, "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}", r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time);
+                    let _ =
+                        writeln!(s, "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}", r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time);
                 }
             }
             for r in results {
@@ -237,7 +239,11 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
     }
     let _ = writeln!(s, "\n(doubled s: simulated time a core ran two tasks while another core was fully idle)");
     for r in results {
-        let _ = writeln!(s, "{}: {} events in {:.3} s wall = {:.0} events/s, {} running-task migrations", r.policy, r.events, r.wall_seconds, r.events_per_sec, r.migrations_running);
+        let _ = writeln!(
+            s,
+            "{}: {} events in {:.3} s wall = {:.0} events/s, {} running-task migrations",
+            r.policy, r.events, r.wall_seconds, r.events_per_sec, r.migrations_running
+        );
     }
     for r in results {
         for rep in &r.reps {

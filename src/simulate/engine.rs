@@ -236,16 +236,7 @@ impl Engine {
     pub fn spawn(&mut self, phases: Vec<Phase>, tag: u64, hint_cpu: Option<usize>) -> TaskId {
         let id = self.st.tasks.len();
         self.counters.work_submitted += phases.iter().map(|p| if let Phase::Cpu(w) = p { *w } else { 0.0 }).sum::<f64>();
-        self.st.tasks.push(Task {
-            phases,
-            phase: 0,
-            remaining: 0.0,
-            state: TaskState::Blocked,
-            last_cpu: None,
-            hint_cpu,
-            tag,
-            created: self.st.now,
-        });
+        self.st.tasks.push(Task { phases, phase: 0, remaining: 0.0, state: TaskState::Blocked, last_cpu: None, hint_cpu, tag, created: self.st.now });
         self.live += 1;
         self.enter_phase(id, true);
         id
@@ -345,7 +336,9 @@ impl Engine {
     /// Re-predict completions of every running task whose rate changed.
     fn refresh_rates(&mut self) {
         for cpu in 0..self.st.running.len() {
-            let Some(id) = self.st.running[cpu] else { continue };
+            let Some(id) = self.st.running[cpu] else {
+                continue;
+            };
             let r = self.rate_of(cpu);
             if r != self.rate[cpu] {
                 self.settle(cpu);

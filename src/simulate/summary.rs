@@ -35,7 +35,9 @@ pub struct Bin {
 }
 
 pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
-    let Some(d) = Dist::of(values) else { return Vec::new() };
+    let Some(d) = Dist::of(values) else {
+        return Vec::new();
+    };
     let bins = bins.max(1);
     let width = (d.max - d.min) / bins as f64;
     if width <= 0.0 {

@@ -180,7 +180,17 @@ fn make_bars() {
 
 #[test]
 fn bad_arguments_are_bad_input() {
-    for a in ["--topology 2x1", "--policy cfs", "--smt-rate 0", "--smt-rate 1.5", "--workload idle", "--format xml", "--workload make -j 0", "--iterations 0", "--work nan"] {
+    for a in [
+        "--topology 2x1",
+        "--policy cfs",
+        "--smt-rate 0",
+        "--smt-rate 1.5",
+        "--workload idle",
+        "--format xml",
+        "--workload make -j 0",
+        "--iterations 0",
+        "--work nan",
+    ] {
         let e = config(&args(a)).unwrap_err();
         assert!(crate::error::is_bad_input(&e), "{a}: {e}");
     }
@@ -221,9 +231,8 @@ mod props {
 
     fn workload() -> impl Strategy<Value = WorkloadCfg> {
         prop_oneof![
-            (1usize..10, 0.01f64..0.5, 1usize..6, 0.0f64..0.2).prop_map(|(loops, work, iterations, jitter)| WorkloadCfg::Loops(
-                super::super::workload::loops::LoopsCfg { loops, work, iterations, jitter }
-            )),
+            (1usize..10, 0.01f64..0.5, 1usize..6, 0.0f64..0.2)
+                .prop_map(|(loops, work, iterations, jitter)| WorkloadCfg::Loops(super::super::workload::loops::LoopsCfg { loops, work, iterations, jitter })),
             (1usize..9, 1usize..40).prop_map(|(parallel, jobs)| WorkloadCfg::Make(super::super::workload::make::MakeCfg { parallel, jobs })),
         ]
     }

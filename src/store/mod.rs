@@ -155,9 +155,8 @@ impl Store {
 
     /// Runs, newest first, with their result counts.
     pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1"
-        ))?;
+        let mut st =
+            self.conn.prepare(&format!("SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1"))?;
         let rows = st.query_map([limit as i64], |row| Ok((run_from_row(row)?, row.get::<_, i64>(11)? as usize)))?;
         let mut out = Vec::new();
         for r in rows {
@@ -173,9 +172,7 @@ impl Store {
         let row = if let Ok(id) = key.parse::<i64>() {
             self.conn.query_row(&format!("SELECT {RUN_COLS} FROM runs WHERE id = ?1"), [id], run_from_row).optional()?
         } else {
-            self.conn
-                .query_row(&format!("SELECT {RUN_COLS} FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1"), [key], run_from_row)
-                .optional()?
+            self.conn.query_row(&format!("SELECT {RUN_COLS} FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1"), [key], run_from_row).optional()?
         };
         match row {
             Some(mut r) => {
@@ -184,10 +181,7 @@ impl Store {
             }
             None => {
                 let n: i64 = self.conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
-                Err(bad_input(format!(
-                    "no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)",
-                    self.path.display()
-                )))
+                Err(bad_input(format!("no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)", self.path.display())))
             }
         }
     }
@@ -316,9 +310,8 @@ fn check_existing(path: &Path) -> Result<()> {
             "{shown} was written by a newer kdelta (schema {version}, this one reads up to {SCHEMA_VERSION}); the file was left untouched"
         )));
     }
-    let check: String = conn
-        .query_row("PRAGMA quick_check", [], |r| r.get(0))
-        .map_err(|e| bad_input(format!("{shown} is damaged ({e}); the file was left untouched")))?;
+    let check: String =
+        conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| bad_input(format!("{shown} is damaged ({e}); the file was left untouched")))?;
     if check != "ok" {
         return Err(bad_input(format!("{shown} is damaged (integrity check: {check}); the file was left untouched")));
     }

@@ -17,12 +17,7 @@ fn captures_dir() -> PathBuf {
         return PathBuf::from(d);
     }
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    crate_dir
-        .ancestors()
-        .skip(1)
-        .map(|a| a.join("shared/topologies"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| crate_dir.join("../shared/topologies"))
+    crate_dir.ancestors().skip(1).map(|a| a.join("shared/topologies")).find(|d| d.is_dir()).unwrap_or_else(|| crate_dir.join("../shared/topologies"))
 }
 
 /// Extract `NAME.tar.bz2` into a new temporary folder; returns the folder and
@@ -45,13 +40,7 @@ fn extract(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
         Some(Ok(t)) => t,
         _ => builder().tempdir().ok()?,
     };
-    let out = Command::new("tar")
-        .arg("xjf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(tmp.path())
-        .arg("--exclude=*/proc/device-tree")
-        .output();
+    let out = Command::new("tar").arg("xjf").arg(&tarball).arg("-C").arg(tmp.path()).arg("--exclude=*/proc/device-tree").output();
     match out {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
@@ -89,7 +78,9 @@ fn parse_console(text: &str) -> Vec<Obj> {
     for line in text.lines() {
         let indent = line.len() - line.trim_start().len();
         let body = line.trim_start();
-        let Some((kind, rest)) = body.split_once(" L#") else { continue };
+        let Some((kind, rest)) = body.split_once(" L#") else {
+            continue;
+        };
         if kind.contains(' ') {
             continue;
         }
@@ -144,7 +135,9 @@ fn console_cache(kind: &str) -> Option<(u32, &'static str)> {
 /// Compare kdelta's reading of capture `name` with lstopo's and with the
 /// README's counts; panics listing every difference.
 fn check(name: &str, packages: usize, cores: usize, cpus: usize) {
-    let Some((_tmp, root)) = extract(name) else { return };
+    let Some((_tmp, root)) = extract(name) else {
+        return;
+    };
     let console = std::fs::read_to_string(captures_dir().join(format!("{name}.console"))).expect("console file beside the capture");
     let objs = parse_console(&console);
     let t = Topology::read(&root).unwrap_or_else(|e| panic!("{name}: {e:#}"));
@@ -249,7 +242,16 @@ fn console_parser() {
     let kinds: Vec<_> = objs.iter().map(|o| (o.kind.as_str(), o.pus.to_string())).collect();
     assert_eq!(
         kinds,
-        [("Package", "0,4".into()), ("L2Cache", "0,4".into()), ("Core", "0,4".into()), ("PU", "0".into()), ("PU", "4".into()), ("Package", "1".into()), ("Core", "1".into()), ("PU", "1".into())]
+        [
+            ("Package", "0,4".into()),
+            ("L2Cache", "0,4".into()),
+            ("Core", "0,4".into()),
+            ("PU", "0".into()),
+            ("PU", "4".into()),
+            ("Package", "1".into()),
+            ("Core", "1".into()),
+            ("PU", "1".into())
+        ]
     );
     assert_eq!(console_size(&objs[1].attrs), Some(1 << 20));
     assert_eq!(console_cache("L1dCache"), Some((1, "Data")));

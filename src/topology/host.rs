@@ -58,7 +58,9 @@ pub(crate) fn cpu_model_of(cpuinfo: &str) -> Option<String> {
     let field = |key: &str| -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for line in cpuinfo.lines() {
-            let Some((k, val)) = line.split_once(':') else { continue };
+            let Some((k, val)) = line.split_once(':') else {
+                continue;
+            };
             if k.trim() == key {
                 let val = collapse_ws(val);
                 if !val.is_empty() && !v.contains(&val) {
@@ -216,11 +218,7 @@ impl Host {
                 };
                 match uname_flag {
                     Some(flag) => {
-                        let cmdline = if flag.contains("DYNAMIC") {
-                            read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c))
-                        } else {
-                            None
-                        };
+                        let cmdline = if flag.contains("DYNAMIC") { read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c)) } else { None };
                         match cmdline {
                             Some(m) => (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})")),
                             None => (flag, format!("uname -v ({why})")),
@@ -275,10 +273,7 @@ mod tests {
         assert_eq!(cpu_model_of("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R)   E5345\n").as_deref(), Some("Intel(R) Xeon(R) E5345"));
         assert_eq!(cpu_model_of("processor\t: 0\ncpu\t\t: POWER7 (architected)\n").as_deref(), Some("POWER7 (architected)"));
         assert_eq!(cpu_model_of("Processor\t: ARMv7 Processor rev 1 (v7l)\nprocessor\t: 0\n").as_deref(), Some("ARMv7 Processor rev 1 (v7l)"));
-        assert_eq!(
-            cpu_model_of("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n").as_deref(),
-            Some("CPU implementer 0x48, part 0xd01")
-        );
+        assert_eq!(cpu_model_of("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n").as_deref(), Some("CPU implementer 0x48, part 0xd01"));
         assert_eq!(cpu_model_of("vendor     : GenuineIntel\nfamily     : Itanium 2\n").as_deref(), Some("GenuineIntel Itanium 2"));
         assert_eq!(cpu_model_of("model name: A\nmodel name: B\nmodel name: A\n").as_deref(), Some("A + B"));
         assert_eq!(cpu_model_of("processor: 0\n"), None);
@@ -316,10 +311,7 @@ mod tests {
         assert!(h.hostname.starts_with("unavailable: "));
         assert_eq!(h.mem_total_bytes, Some(1 << 20));
         assert_eq!(h.ht_flag, Some(true));
-        assert_eq!(
-            h.mitigations,
-            vec![("meltdown".into(), "Not affected".into()), ("spectre_v2".into(), "Mitigation: Retpolines".into())]
-        );
+        assert_eq!(h.mitigations, vec![("meltdown".into(), "Not affected".into()), ("spectre_v2".into(), "Mitigation: Retpolines".into())]);
         let json = serde_json::to_string(&h)?;
         let back: Host = serde_json::from_str(&json)?;
         assert_eq!(back, h);

@@ -15,14 +15,14 @@ use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+#[cfg(test)]
+mod captures;
 pub mod fake;
 pub mod host;
 mod read;
 pub mod show;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod captures;
 
 pub use host::Host;
 

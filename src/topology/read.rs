@@ -84,7 +84,9 @@ fn numbered_entries(dir: &Path, prefix: &str) -> io::Result<Vec<(u32, PathBuf)>>
         let e = e?;
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
-        let Some(num) = name.strip_prefix(prefix) else { continue };
+        let Some(num) = name.strip_prefix(prefix) else {
+            continue;
+        };
         if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
@@ -216,9 +218,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         }
     }
     if !split.is_empty() {
-        notes.push(format!(
-            "CPUs {split} are listed as thread siblings but report different core_ids (compute units): one core per core_id"
-        ));
+        notes.push(format!("CPUs {split} are listed as thread siblings but report different core_ids (compute units): one core per core_id"));
     }
 
     // Packages: keyed on the package sibling sets where sysfs has them,
@@ -230,9 +230,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         partition(&ids, &online, |i| {
             raw[i].package_set.clone().or_else(|| {
                 let id = raw[i].package_id.unwrap_or(-1);
-                Some(CpuSet::from_iter(
-                    raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id),
-                ))
+                Some(CpuSet::from_iter(raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id)))
             })
         })
     } else {
@@ -265,8 +263,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         notes.push("physical_package_id does not tell the packages apart: packages numbered by their sibling sets".into());
         (0..pkg_sets.len() as i64).collect()
     };
-    let pkg_of_cpu: BTreeMap<u32, i64> =
-        pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
+    let pkg_of_cpu: BTreeMap<u32, i64> = pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
 
     // NUMA nodes (online CPUs only; memory from meminfo).
     let mut nodes = Vec::new();
@@ -278,8 +275,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
             nodes.push(NumaNode { id: n, cpus, mem_bytes });
         }
     }
-    let node_of_cpu: BTreeMap<u32, u32> =
-        nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
+    let node_of_cpu: BTreeMap<u32, u32> = nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
 
     // A core never spans packages (only inconsistent sysfs would say so).
     let core_sets: Vec<CpuSet> = core_sets
@@ -300,8 +296,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         })
         .collect();
     cores.sort_by_key(|c| c.cpus.first());
-    let core_of_cpu: BTreeMap<u32, usize> =
-        cores.iter().enumerate().flat_map(|(i, c)| c.cpus.iter().map(move |cpu| (cpu, i))).collect();
+    let core_of_cpu: BTreeMap<u32, usize> = cores.iter().enumerate().flat_map(|(i, c)| c.cpus.iter().map(move |cpu| (cpu, i))).collect();
 
     let cpus: Vec<Cpu> = raw
         .iter()
@@ -342,7 +337,9 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
 /// `Node 0 MemTotal:       32489480 kB` -> bytes.
 fn parse_node_memtotal(meminfo: &str) -> Option<u64> {
     for line in meminfo.lines() {
-        let Some((key, rest)) = line.split_once(':') else { continue };
+        let Some((key, rest)) = line.split_once(':') else {
+            continue;
+        };
         if key.trim_end().ends_with("MemTotal") {
             let mut it = rest.split_whitespace();
             let n: u64 = it.next()?.parse().ok()?;
@@ -362,19 +359,17 @@ fn parse_node_memtotal(meminfo: &str) -> Option<u64> {
 /// (a kernel writes both from one mask; edited captures disagree, and hwloc
 /// reads the map). An empty or missing set (ia64 writes zero masks for some
 /// levels) is taken as the CPU's core.
-fn read_caches(
-    ids: &[u32],
-    online: &CpuSet,
-    dir_of: &dyn Fn(u32) -> PathBuf,
-    core_cpus: &BTreeMap<u32, &CpuSet>,
-    notes: &mut Vec<String>,
-) -> Vec<Cache> {
+fn read_caches(ids: &[u32], online: &CpuSet, dir_of: &dyn Fn(u32) -> PathBuf, core_cpus: &BTreeMap<u32, &CpuSet>, notes: &mut Vec<String>) -> Vec<Cache> {
     let mut seen: BTreeMap<(u32, String, CpuSet), Option<u64>> = BTreeMap::new();
     let mut guessed = CpuSet::new();
     for &id in ids {
-        let Ok(entries) = numbered_entries(&dir_of(id).join("cache"), "index") else { continue };
+        let Ok(entries) = numbered_entries(&dir_of(id).join("cache"), "index") else {
+            continue;
+        };
         for (_, p) in entries {
-            let Some(level) = read_int(&p.join("level")).and_then(|l| u32::try_from(l).ok()) else { continue };
+            let Some(level) = read_int(&p.join("level")).and_then(|l| u32::try_from(l).ok()) else {
+                continue;
+            };
             let kind = read_soft(&p.join("type")).filter(|k| !k.is_empty()).unwrap_or_else(|| "Unknown".into());
             let size = read_soft(&p.join("size")).and_then(|s| parse_size(&s)).filter(|&s| s > 0);
             let list = read_set(&p, &["shared_cpu_list"], &[]);
@@ -391,8 +386,7 @@ fn read_caches(
     if !guessed.is_empty() {
         notes.push(format!("caches of CPU {guessed} list no sharing CPUs: taken as shared by their core"));
     }
-    let mut caches: Vec<Cache> =
-        seen.into_iter().map(|((level, kind, shared), size_bytes)| Cache { level, kind, size_bytes, shared }).collect();
+    let mut caches: Vec<Cache> = seen.into_iter().map(|((level, kind, shared), size_bytes)| Cache { level, kind, size_bytes, shared }).collect();
     caches.sort_by(|a, b| (a.level, a.shared.first(), &a.kind).cmp(&(b.level, b.shared.first(), &b.kind)));
     caches
 }

@@ -90,12 +90,16 @@ fn unwinds() -> Result<(), String> {
 }
 
 pub(crate) fn period_param() -> ParamSpec {
-    ParamSpec::new("period", ParamKind::Duration, runner::PERIOD_DEFAULT, "how long AIM9 calls the test function for one sample")
-        .quick(runner::PERIOD_QUICK)
+    ParamSpec::new("period", ParamKind::Duration, runner::PERIOD_DEFAULT, "how long AIM9 calls the test function for one sample").quick(runner::PERIOD_QUICK)
 }
 
 pub(crate) fn dir_param() -> ParamSpec {
-    ParamSpec::new("dir", ParamKind::Text, "auto", "directory on the filesystem to measure (auto: the run's temporary directory); kdelta works in a subdirectory it removes")
+    ParamSpec::new(
+        "dir",
+        ParamKind::Text,
+        "auto",
+        "directory on the filesystem to measure (auto: the run's temporary directory); kdelta works in a subdirectory it removes",
+    )
 }
 
 pub(crate) fn data_params() -> Vec<ParamSpec> {
@@ -107,10 +111,22 @@ pub(crate) fn data_params() -> Vec<ParamSpec> {
 
 macro_rules! t {
     ($name:literal, $unit:literal, $factor:expr, $make:path, $summary:literal, $work:literal) => {
-        TestDef { name: $name, summary: $summary, unit: $unit, work: $work, factor: $factor, disk: false, data: false, timeout_s: runner::TIMEOUT_S, warm_up: true, note: None, supported: always, make: $make }
+        TestDef {
+            name: $name,
+            summary: $summary,
+            unit: $unit,
+            work: $work,
+            factor: $factor,
+            disk: false,
+            data: false,
+            timeout_s: runner::TIMEOUT_S,
+            warm_up: true,
+            note: None,
+            supported: always,
+            make: $make,
+        }
     };
 }
-
 
 /// Every test, in the order of the study's Table 2 (then `new_raph`).
 pub static TESTS: &[TestDef] = &[

@@ -16,7 +16,7 @@
 //! is not timed) and dropped afterwards, which removes whatever it created.
 
 use super::{Factor, TestDef};
-use crate::bench::{Benchmark, BenchInfo, Better, Params, Sampler};
+use crate::bench::{BenchInfo, Benchmark, Better, Params, Sampler};
 use crate::error::bad_input;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -99,7 +99,11 @@ impl Benchmark for Aim9 {
     fn check(&self, params: &Params) -> Result<()> {
         let period = params.duration("period")?;
         if period.is_zero() || period > Duration::from_secs(MAX_PERIOD_S) {
-            return Err(bad_input(format!("{}: period {:?} is not allowed: expected more than 0 and at most {MAX_PERIOD_S}s", self.def.name, params.str("period")?)));
+            return Err(bad_input(format!(
+                "{}: period {:?} is not allowed: expected more than 0 and at most {MAX_PERIOD_S}s",
+                self.def.name,
+                params.str("period")?
+            )));
         }
         if self.def.data {
             let size = params.size("filesize")?;

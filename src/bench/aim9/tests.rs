@@ -3,24 +3,86 @@
 
 use super::runner::{one_period, Ctx};
 use super::*;
-use crate::harness::sampler::{SampleSet, Sampler, SamplerSettings};
 use crate::bench::params::{expand, Params};
+use crate::harness::sampler::{SampleSet, Sampler, SamplerSettings};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 /// Table 2 of the study, in its order, plus new_raph.
 const TABLE2: [&str; 60] = [
-    "add_double", "add_float", "add_long", "add_int", "add_short", "creat-clo", "page_test", "brk_test", "jmp_test", "signal_test",
-    "exec_test", "fork_test", "link_test", "disk_rr", "disk_rw", "disk_rd", "disk_wrt", "disk_cp", "sync_disk_rw", "sync_disk_wrt",
-    "sync_disk_cp", "disk_src", "div_double", "div_float", "div_long", "div_int", "div_short", "fun_cal", "fun_cal1", "fun_cal2",
-    "fun_cal15", "sieve", "mul_double", "mul_float", "mul_long", "mul_int", "mul_short", "num_rtns_1", "trig_rtns", "matrix_rtns",
-    "array_rtns", "string_rtns", "mem_rtns_1", "mem_rtns_2", "sort_rtns_1", "misc_rtns_1", "dir_rtns_1", "shell_rtns_1", "shell_rtns_2", "shell_rtns_3",
-    "series_1", "shared_memory", "tcp_test", "udp_test", "fifo_test", "stream_pipe", "dgram_pipe", "pipe_cpy", "ram_copy", "new_raph",
+    "add_double",
+    "add_float",
+    "add_long",
+    "add_int",
+    "add_short",
+    "creat-clo",
+    "page_test",
+    "brk_test",
+    "jmp_test",
+    "signal_test",
+    "exec_test",
+    "fork_test",
+    "link_test",
+    "disk_rr",
+    "disk_rw",
+    "disk_rd",
+    "disk_wrt",
+    "disk_cp",
+    "sync_disk_rw",
+    "sync_disk_wrt",
+    "sync_disk_cp",
+    "disk_src",
+    "div_double",
+    "div_float",
+    "div_long",
+    "div_int",
+    "div_short",
+    "fun_cal",
+    "fun_cal1",
+    "fun_cal2",
+    "fun_cal15",
+    "sieve",
+    "mul_double",
+    "mul_float",
+    "mul_long",
+    "mul_int",
+    "mul_short",
+    "num_rtns_1",
+    "trig_rtns",
+    "matrix_rtns",
+    "array_rtns",
+    "string_rtns",
+    "mem_rtns_1",
+    "mem_rtns_2",
+    "sort_rtns_1",
+    "misc_rtns_1",
+    "dir_rtns_1",
+    "shell_rtns_1",
+    "shell_rtns_2",
+    "shell_rtns_3",
+    "series_1",
+    "shared_memory",
+    "tcp_test",
+    "udp_test",
+    "fifo_test",
+    "stream_pipe",
+    "dgram_pipe",
+    "pipe_cpy",
+    "ram_copy",
+    "new_raph",
 ];
 
 fn settings(dir: &Path, samples: usize) -> SamplerSettings {
-    SamplerSettings { samples, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: dir.into(), llc_bytes: Some(32 << 20) }
+    SamplerSettings {
+        warmup: std::time::Duration::ZERO,
+        samples,
+        target: Duration::from_millis(2),
+        quick: true,
+        iterations: None,
+        tmpdir: dir.into(),
+        llc_bytes: Some(32 << 20),
+    }
 }
 
 /// Default parameters of a test with a 20 ms period and an 8 KB file.

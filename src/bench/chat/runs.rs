@@ -77,7 +77,9 @@ impl<T: Clone> Runs<T> {
     /// Visit everyone else seated in the room (no allocation); false if the
     /// run has not started.
     pub fn for_peers(&self, seat: Seat, mut f: impl FnMut(&T)) -> bool {
-        let Some(r) = self.map.get(&seat.run) else { return false };
+        let Some(r) = self.map.get(&seat.run) else {
+            return false;
+        };
         if !r.started {
             return false;
         }

@@ -106,7 +106,9 @@ impl Server {
 
     /// Drain the socket (edge-triggered), then handle every whole frame.
     fn read_conn(&mut self, i: usize, chunk: &mut [u8]) {
-        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else { return };
+        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+            return;
+        };
         let mut eof = false;
         loop {
             match c.sock.read(chunk) {
@@ -194,7 +196,9 @@ impl Server {
 
     /// Write queued output until done or the socket is full.
     fn flush(&mut self, i: usize) {
-        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else { return };
+        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+            return;
+        };
         while c.wpos < c.wbuf.len() {
             match c.sock.write(&c.wbuf[c.wpos..]) {
                 Ok(0) => return self.close(i),

@@ -141,6 +141,7 @@ fn nobody_listening_is_a_clear_error() {
 
 fn sampler() -> Sampler {
     Sampler::new(crate::harness::sampler::SamplerSettings {
+        warmup: std::time::Duration::ZERO,
         samples: 2,
         target: Duration::from_millis(2),
         quick: true,
@@ -205,6 +206,7 @@ fn measure() {
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
                 let mut s = Sampler::new(crate::harness::sampler::SamplerSettings {
+                    warmup: std::time::Duration::ZERO,
                     samples,
                     target: Duration::from_millis(10),
                     quick: false,

@@ -56,10 +56,7 @@ pub struct FsClient {
 
 /// Errors that end the run instead of being an operation's outcome.
 fn is_fatal(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::ENOMEM | libc::EMFILE | libc::ENFILE)
-    )
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::ENOMEM | libc::EMFILE | libc::ENFILE))
 }
 
 fn fail(why: impl Into<String>) -> Outcome {
@@ -131,8 +128,12 @@ impl FsClient {
         if std::fs::metadata(path).is_ok() {
             return true;
         }
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return false };
-        let Ok(rd) = std::fs::read_dir(parent) else { return false };
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        let Ok(rd) = std::fs::read_dir(parent) else {
+            return false;
+        };
         let want = name.to_string_lossy().to_lowercase();
         rd.flatten().any(|e| e.file_name().to_string_lossy().to_lowercase() == want)
     }
@@ -182,8 +183,12 @@ impl FsClient {
         if !has_wildcard(last) {
             return if found { OK } else { fail("no such file") };
         }
-        let Some(parent) = real.parent() else { return fail("no parent directory") };
-        let Ok(rd) = std::fs::read_dir(parent) else { return fail("directory not found") };
+        let Some(parent) = real.parent() else {
+            return fail("no parent directory");
+        };
+        let Ok(rd) = std::fs::read_dir(parent) else {
+            return fail("directory not found");
+        };
         let mut matches = [".", ".."].iter().filter(|n| wild_match(last, n)).count() as u64;
         for e in rd.flatten() {
             if matches >= maxcnt.max(1) as u64 {

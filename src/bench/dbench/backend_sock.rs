@@ -49,10 +49,8 @@ pub struct SockClient {
 
 /// Resolve `HOST:PORT`.
 pub fn resolve(server: &str) -> Result<Vec<SocketAddr>> {
-    let addrs: Vec<SocketAddr> = server
-        .to_socket_addrs()
-        .map_err(|e| crate::error::bad_input(format!("server={server:?} is not a usable HOST:PORT: {e}")))?
-        .collect();
+    let addrs: Vec<SocketAddr> =
+        server.to_socket_addrs().map_err(|e| crate::error::bad_input(format!("server={server:?} is not a usable HOST:PORT: {e}")))?.collect();
     if addrs.is_empty() {
         return Err(crate::error::bad_input(format!("server={server:?} resolves to no address")));
     }

@@ -23,12 +23,7 @@ pub struct LoadfileGenerateArgs {
 
 pub fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
     if args.ops < super::generate::MIN_OPS || args.ops > MAX_OPS {
-        return Err(crate::error::bad_input(format!(
-            "--ops {} is not allowed: expected {} to {}",
-            args.ops,
-            super::generate::MIN_OPS,
-            MAX_OPS
-        )));
+        return Err(crate::error::bad_input(format!("--ops {} is not allowed: expected {} to {}", args.ops, super::generate::MIN_OPS, MAX_OPS)));
     }
     let text = super::generate::generate(args.ops, args.seed);
     match &args.output {

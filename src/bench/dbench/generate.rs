@@ -196,7 +196,9 @@ impl Gen {
                 return true;
             }
         }
-        let Some(p) = self.missing_name() else { return false };
+        let Some(p) = self.missing_name() else {
+            return false;
+        };
         let h = self.handle();
         self.emit(format_args!("NTCreateX {} 0x40 0x2 {h} NT_STATUS_OK", client(&p)));
         self.files.insert(p.clone(), 0);
@@ -253,7 +255,13 @@ impl Gen {
         let size = self.files[&path];
         let mut len = self.write_size();
         let append = self.rng.gen_bool(0.8);
-        let mut off = if append { size } else if size > 0 { self.rng.gen_range(0..size) / 512 * 512 } else { 0 };
+        let mut off = if append {
+            size
+        } else if size > 0 {
+            self.rng.gen_range(0..size) / 512 * 512
+        } else {
+            0
+        };
         if off + len > FILE_CAP || (off + len > size && self.total + (off + len - size) > BUDGET) {
             off = 0;
             if len > size && self.total + (len - size) > BUDGET {

@@ -392,9 +392,7 @@ pub fn share_path(tok: &str) -> Result<SharePath, String> {
 fn path_arg(tok: &str, op: &str, ancestors_ok: bool) -> Result<SharePath, String> {
     let p = share_path(tok)?;
     if p.is_ancestor() && !ancestors_ok {
-        return Err(format!(
-            "{op} on {tok:?} would change a directory shared by all clients: only paths under \\clients\\client1 may be changed"
-        ));
+        return Err(format!("{op} on {tok:?} would change a directory shared by all clients: only paths under \\clients\\client1 may be changed"));
     }
     Ok(p)
 }
@@ -451,18 +449,14 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
     }
     let name = toks[0].as_str();
     let Some((arity, args_help)) = usage(name) else {
-        return Err(format!(
-            "unknown operation {name:?}: expected one of {}",
-            OP_NAMES.join(", ")
-        ));
+        return Err(format!("unknown operation {name:?}: expected one of {}", OP_NAMES.join(", ")));
     };
     if toks.len() < 2 {
         return Err(format!("{name} expects {args_help} and then a status; found no status"));
     }
     let st_tok = toks.last().unwrap();
-    let status = parse_status(st_tok).ok_or_else(|| {
-        format!("expected a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *) as the last token, found {st_tok:?}")
-    })?;
+    let status =
+        parse_status(st_tok).ok_or_else(|| format!("expected a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *) as the last token, found {st_tok:?}"))?;
     let args = &toks[1..toks.len() - 1];
     if args.len() != arity {
         return Err(format!("{name} expects {arity} arguments ({args_help}) before the status, found {}", args.len()));
@@ -536,8 +530,12 @@ pub fn format_op(op: &Op) -> String {
         OpKind::Deltree { path } => format!("Deltree {}", p(path)),
         OpKind::Rmdir { path } => format!("Rmdir {}", p(path)),
         OpKind::Mkdir { path } => format!("Mkdir {}", p(path)),
-        OpKind::QueryPathInfo { path, level } => format!("QUERY_PATH_INFORMATION {} {level}", p(path)),
-        OpKind::QueryFileInfo { handle, level } => format!("QUERY_FILE_INFORMATION {handle} {level}"),
+        OpKind::QueryPathInfo { path, level } => {
+            format!("QUERY_PATH_INFORMATION {} {level}", p(path))
+        }
+        OpKind::QueryFileInfo { handle, level } => {
+            format!("QUERY_FILE_INFORMATION {handle} {level}")
+        }
         OpKind::QueryFsInfo { level } => format!("QUERY_FS_INFORMATION {level}"),
         OpKind::SetFileInfo { handle, level } => format!("SET_FILE_INFORMATION {handle} {level}"),
         OpKind::FindFirst { pattern, level, maxcnt, count } => format!("FIND_FIRST {} {level} {maxcnt} {count}", p(pattern)),
@@ -643,18 +641,27 @@ mod tests {
     fn every_operation() {
         let f = cp(&["~dmtmp", "F.TXT"]);
         let cases: Vec<(&str, OpKind)> = vec![
-            (r#"NTCreateX "\clients\client1\~dmtmp\F.TXT" 0x40 0x2 9938 NT_STATUS_OK"#, OpKind::NtCreateX { path: f.clone(), options: 0x40, disposition: 2, handle: 9938 }),
+            (
+                r#"NTCreateX "\clients\client1\~dmtmp\F.TXT" 0x40 0x2 9938 NT_STATUS_OK"#,
+                OpKind::NtCreateX { path: f.clone(), options: 0x40, disposition: 2, handle: 9938 },
+            ),
             ("Close 9938 NT_STATUS_OK", OpKind::Close { handle: 9938 }),
             (r#"Rename "\clients\client1\a" "\clients\client1\b" NT_STATUS_OK"#, OpKind::Rename { old: cp(&["a"]), new: cp(&["b"]) }),
             (r#"Unlink "\clients\client1\~dmtmp\F.TXT" 0x6 NT_STATUS_OK"#, OpKind::Unlink { path: f.clone(), attr: 6 }),
             (r#"Deltree "\clients\client1" NT_STATUS_OK"#, OpKind::Deltree { path: cp(&[]) }),
             (r#"Rmdir "\clients\client1\d" NT_STATUS_OK"#, OpKind::Rmdir { path: cp(&["d"]) }),
             (r#"Mkdir "\clients" NT_STATUS_OK"#, OpKind::Mkdir { path: SharePath { place: Place::Clients } }),
-            (r#"QUERY_PATH_INFORMATION "\clients\client1\~dmtmp\F.TXT" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND"#, OpKind::QueryPathInfo { path: f.clone(), level: 1004 }),
+            (
+                r#"QUERY_PATH_INFORMATION "\clients\client1\~dmtmp\F.TXT" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND"#,
+                OpKind::QueryPathInfo { path: f.clone(), level: 1004 },
+            ),
             ("QUERY_FILE_INFORMATION 9938 258 NT_STATUS_OK", OpKind::QueryFileInfo { handle: 9938, level: 258 }),
             ("QUERY_FS_INFORMATION 1 NT_STATUS_OK", OpKind::QueryFsInfo { level: 1 }),
             ("SET_FILE_INFORMATION 9938 1004 NT_STATUS_OK", OpKind::SetFileInfo { handle: 9938, level: 1004 }),
-            (r#"FIND_FIRST "\clients\client1\~dmtmp\*" 260 1366 11 NT_STATUS_OK"#, OpKind::FindFirst { pattern: cp(&["~dmtmp", "*"]), level: 260, maxcnt: 1366, count: 11 }),
+            (
+                r#"FIND_FIRST "\clients\client1\~dmtmp\*" 260 1366 11 NT_STATUS_OK"#,
+                OpKind::FindFirst { pattern: cp(&["~dmtmp", "*"]), level: 260, maxcnt: 1366, count: 11 },
+            ),
             ("WriteX 9938 65536 65536 65536 NT_STATUS_OK", OpKind::WriteX { handle: 9938, offset: 65536, size: 65536, ret_size: 65536 }),
             ("ReadX 9938 0 4096 100 NT_STATUS_OK", OpKind::ReadX { handle: 9938, offset: 0, size: 4096, ret_size: 100 }),
             ("LockX 10430 2147483538 1 NT_STATUS_OK", OpKind::LockX { handle: 10430, offset: 2147483538, size: 1 }),

@@ -41,18 +41,31 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
 }
 
 fn common_params(info: BenchInfo) -> BenchInfo {
-    info.param(ParamSpec::new("clients", ParamKind::Int { min: 1, max: 1024 }, "20,30,60,90,120", "clients replaying the loadfile at once (the study: 20, 30, 60, 90, 120)").quick("2"))
-        .param(ParamSpec::new("model", ParamKind::Choice(&["processes", "threads"]), "processes", "clients as forked processes (as dbench) or as threads of one process"))
-        .param(ParamSpec::new("warmup", ParamKind::Duration, "2s", "warm-up before the timed phase (not counted)").quick("1s"))
-        .param(ParamSpec::new("time", ParamKind::Duration, "10s", "length of the timed phase").quick("3s"))
-        .param(ParamSpec::new(
-            "loadfile",
-            ParamKind::Text,
-            "auto",
-            "dbench 3.x/4.x loadfile to replay; auto: kdelta's NetBench-like file (50000 operations, seed 1), generated at run time",
-        ))
-        .timeout(Duration::from_secs(3600))
-        .samples(5, 1)
+    info.param(
+        ParamSpec::new(
+            "clients",
+            ParamKind::Int { min: 1, max: 1024 },
+            "20,30,60,90,120",
+            "clients replaying the loadfile at once (the study: 20, 30, 60, 90, 120)",
+        )
+        .quick("2"),
+    )
+    .param(ParamSpec::new(
+        "model",
+        ParamKind::Choice(&["processes", "threads"]),
+        "processes",
+        "clients as forked processes (as dbench) or as threads of one process",
+    ))
+    .param(ParamSpec::new("warmup", ParamKind::Duration, "2s", "warm-up before the timed phase (not counted)").quick("1s"))
+    .param(ParamSpec::new("time", ParamKind::Duration, "10s", "length of the timed phase").quick("3s"))
+    .param(ParamSpec::new(
+        "loadfile",
+        ParamKind::Text,
+        "auto",
+        "dbench 3.x/4.x loadfile to replay; auto: kdelta's NetBench-like file (50000 operations, seed 1), generated at run time",
+    ))
+    .timeout(Duration::from_secs(3600))
+    .samples(5, 1)
 }
 
 /// The loadfile a parameter point names (generated for `auto`).
@@ -139,7 +152,9 @@ impl Tree {
     fn disk_bytes(&self) -> u64 {
         use std::os::unix::fs::MetadataExt;
         fn walk(p: &Path) -> u64 {
-            let Ok(m) = std::fs::symlink_metadata(p) else { return 0 };
+            let Ok(m) = std::fs::symlink_metadata(p) else {
+                return 0;
+            };
             let mut n = m.blocks() * 512;
             if m.is_dir() {
                 if let Ok(rd) = std::fs::read_dir(p) {
@@ -173,7 +188,12 @@ impl Benchmark for Dbench {
             Better::Higher,
         ))
         .param(ParamSpec::new("dir", ParamKind::Text, "auto", "base directory on the filesystem to measure; auto: the run's temporary directory"))
-        .param(ParamSpec::new("strict", ParamKind::Bool, "false", "fail the run at the first operation whose outcome differs from the loadfile's expected status"))
+        .param(ParamSpec::new(
+            "strict",
+            ParamKind::Bool,
+            "false",
+            "fail the run at the first operation whose outcome differs from the loadfile's expected status",
+        ))
     }
 
     fn check(&self, params: &Params) -> Result<()> {

@@ -323,9 +323,7 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
             let mut handles = Vec::new();
             for n in 1..=spec.clients {
                 let sh = mem.get();
-                let h = std::thread::Builder::new()
-                    .name(format!("client{n}"))
-                    .spawn_scoped(scope, move || client_main(n, lf, spec, sh, make));
+                let h = std::thread::Builder::new().name(format!("client{n}")).spawn_scoped(scope, move || client_main(n, lf, spec, sh, make));
                 match h {
                     Ok(h) => handles.push(h),
                     Err(e) => {
@@ -427,12 +425,7 @@ fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<f
     Ok(secs)
 }
 
-fn run_processes(
-    lf: &Loadfile,
-    spec: &Spec,
-    mem: &SharedMem,
-    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
-) -> Result<(Vec<ClientResult>, f64)> {
+fn run_processes(lf: &Loadfile, spec: &Spec, mem: &SharedMem, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<(Vec<ClientResult>, f64)> {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::waitpid;
     use nix::unistd::{fork, ForkResult, Pid};
@@ -464,11 +457,10 @@ fn run_processes(
                 drop(rx);
                 // SAFETY: prctl with PR_SET_PDEATHSIG has no memory effects.
                 unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client_main(n, lf, spec, mem.get(), make)))
-                    .unwrap_or_else(|_| {
-                        mem.get().phase.store(ABORT, Ordering::SeqCst);
-                        ClientResult { error: Some(format!("client {n} panicked")), ..Default::default() }
-                    });
+                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client_main(n, lf, spec, mem.get(), make))).unwrap_or_else(|_| {
+                    mem.get().phase.store(ABORT, Ordering::SeqCst);
+                    ClientResult { error: Some(format!("client {n} panicked")), ..Default::default() }
+                });
                 let bytes = serde_json::to_vec(&res).unwrap_or_default();
                 let mut f = std::fs::File::from(tx);
                 let _ = std::io::Write::write_all(&mut f, &bytes);
@@ -515,8 +507,7 @@ fn run_processes(
             kill_all(&mut kids);
             bail!("{} client(s) did not stop within {} s after the time limit", pending.len(), FINISH_GRACE.as_secs());
         }
-        let mut fds: Vec<nix::poll::PollFd> =
-            pending.iter().map(|&i| nix::poll::PollFd::new(kids[i].rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        let mut fds: Vec<nix::poll::PollFd> = pending.iter().map(|&i| nix::poll::PollFd::new(kids[i].rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
         let ms = left.as_millis().min(1000) as u16;
         let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms));
         let ready: Vec<bool> = fds.iter().map(|f| f.revents().map(|r| !r.is_empty()).unwrap_or(false)).collect();
@@ -536,10 +527,8 @@ fn run_processes(
     for (i, k) in kids.iter_mut().enumerate() {
         let status = waitpid(k.pid, None);
         k.reaped = true;
-        let r: ClientResult = serde_json::from_slice(&k.data).unwrap_or_else(|_| ClientResult {
-            error: Some(format!("client {} ended without a report ({status:?})", i + 1)),
-            ..Default::default()
-        });
+        let r: ClientResult = serde_json::from_slice(&k.data)
+            .unwrap_or_else(|_| ClientResult { error: Some(format!("client {} ended without a report ({status:?})", i + 1)), ..Default::default() });
         out.push(r);
     }
     Ok((out, secs))

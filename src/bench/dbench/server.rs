@@ -59,10 +59,8 @@ pub struct Server {
 impl Server {
     /// Bind to `listen` (`HOST:PORT`; port 0 picks a free one).
     pub fn bind(listen: &str) -> Result<Server> {
-        let addrs: Vec<SocketAddr> = listen
-            .to_socket_addrs()
-            .map_err(|e| crate::error::bad_input(format!("cannot use listen address {listen:?} (expected HOST:PORT): {e}")))?
-            .collect();
+        let addrs: Vec<SocketAddr> =
+            listen.to_socket_addrs().map_err(|e| crate::error::bad_input(format!("cannot use listen address {listen:?} (expected HOST:PORT): {e}")))?.collect();
         let mut last = None;
         for a in addrs {
             match TcpListener::bind(a) {
@@ -208,7 +206,9 @@ pub fn serve_connection(mut s: TcpStream, stop: &AtomicBool) -> End {
     }
     let mut out = vec![0u8; 64 << 10];
     let mut w = s.try_clone();
-    let Ok(writer) = w.as_mut() else { return End::Error("cannot clone the socket".into()) };
+    let Ok(writer) = w.as_mut() else {
+        return End::Error("cannot clone the socket".into());
+    };
     let mut inp = Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop };
     loop {
         if stop.load(Ordering::Relaxed) {

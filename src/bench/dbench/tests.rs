@@ -5,7 +5,15 @@ use crate::harness::sampler::SamplerSettings;
 use std::collections::BTreeMap;
 
 fn sampler(dir: &Path) -> Sampler {
-    Sampler::new(SamplerSettings { samples: 1, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: dir.into(), llc_bytes: None })
+    Sampler::new(SamplerSettings {
+        warmup: std::time::Duration::ZERO,
+        samples: 1,
+        target: Duration::from_millis(2),
+        quick: true,
+        iterations: None,
+        tmpdir: dir.into(),
+        llc_bytes: None,
+    })
 }
 
 fn params(bench: &dyn Benchmark, set: &[(&str, &str)]) -> Params {
@@ -113,7 +121,17 @@ fn dbench_run_leaves_nothing_behind() {
     std::fs::create_dir(&work).unwrap();
     let b = Dbench;
     for model in ["threads", "processes"] {
-        let p = params(&b, &[("loadfile", lfp.to_str().unwrap()), ("model", model), ("warmup", "50ms"), ("time", "200ms"), ("strict", "true"), ("dir", work.to_str().unwrap())]);
+        let p = params(
+            &b,
+            &[
+                ("loadfile", lfp.to_str().unwrap()),
+                ("model", model),
+                ("warmup", "50ms"),
+                ("time", "200ms"),
+                ("strict", "true"),
+                ("dir", work.to_str().unwrap()),
+            ],
+        );
         b.check(&p).unwrap();
         let mut s = sampler(dir.path());
         b.run(&p, &mut s).unwrap();

@@ -17,11 +17,7 @@ fn info(name: &'static str, what: &'static str) -> BenchInfo {
 }
 
 fn buffer_words(p: &Params, s: &Sampler) -> Result<usize> {
-    let bytes = if p.is_auto("size") {
-        s.llc_bytes().map(|l| (4 * l).max(16 << 20)).unwrap_or(256 << 20)
-    } else {
-        p.size("size")?
-    };
+    let bytes = if p.is_auto("size") { s.llc_bytes().map(|l| (4 * l).max(16 << 20)).unwrap_or(256 << 20) } else { p.size("size")? };
     if bytes < 4096 {
         bail!("size {bytes} is too small: at least 4K");
     }

@@ -38,16 +38,19 @@ fn slow_info(name: &'static str, what: &'static str) -> BenchInfo {
 }
 
 pub fn fork() -> Box<dyn Benchmark> {
-    Simple::boxed(|| slow_info("lat.proc.fork", "fork, the child exits, the parent waits"), |_, s| {
-        s.measure_us(|n| {
-            time_n(n, || {
-                spawn_wait(&|| {
-                    // SAFETY: exit the child at once.
-                    unsafe { libc::_exit(0) }
+    Simple::boxed(
+        || slow_info("lat.proc.fork", "fork, the child exits, the parent waits"),
+        |_, s| {
+            s.measure_us(|n| {
+                time_n(n, || {
+                    spawn_wait(&|| {
+                        // SAFETY: exit the child at once.
+                        unsafe { libc::_exit(0) }
+                    })
                 })
             })
-        })
-    })
+        },
+    )
 }
 
 fn exec_loop(argv: Vec<CString>, s: &mut Sampler) -> Result<()> {

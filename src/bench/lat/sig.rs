@@ -25,32 +25,36 @@ fn install_handler() -> anyhow::Result<()> {
 }
 
 pub fn install() -> Box<dyn Benchmark> {
-    Simple::boxed(|| BenchInfo::new("lat.sig.install", "install a signal handler (sigaction)", "us", Better::Lower), |_, s| {
-        s.measure_us(|n| time_n(n, install_handler))
-    })
+    Simple::boxed(
+        || BenchInfo::new("lat.sig.install", "install a signal handler (sigaction)", "us", Better::Lower),
+        |_, s| s.measure_us(|n| time_n(n, install_handler)),
+    )
 }
 
 pub fn catch() -> Box<dyn Benchmark> {
-    Simple::boxed(|| BenchInfo::new("lat.sig.catch", "send yourself a signal and catch it", "us", Better::Lower), |_, s| {
-        install_handler()?;
-        // SAFETY: getpid cannot fail.
-        let me = unsafe { libc::getpid() };
-        let before = CAUGHT.load(Ordering::Relaxed);
-        let mut sent = 0u64;
-        s.measure_us(|n| {
-            sent += n;
-            time_n(n, || {
-                // SAFETY: signalling ourselves with a handled signal.
-                if unsafe { libc::kill(me, libc::SIGUSR1) } != 0 {
-                    return Err(os_err("kill"));
-                }
-                Ok(())
-            })
-        })?;
-        let caught = CAUGHT.load(Ordering::Relaxed) - before;
-        if caught != sent {
-            anyhow::bail!("sent {sent} signals but caught {caught}");
-        }
-        Ok(())
-    })
+    Simple::boxed(
+        || BenchInfo::new("lat.sig.catch", "send yourself a signal and catch it", "us", Better::Lower),
+        |_, s| {
+            install_handler()?;
+            // SAFETY: getpid cannot fail.
+            let me = unsafe { libc::getpid() };
+            let before = CAUGHT.load(Ordering::Relaxed);
+            let mut sent = 0u64;
+            s.measure_us(|n| {
+                sent += n;
+                time_n(n, || {
+                    // SAFETY: signalling ourselves with a handled signal.
+                    if unsafe { libc::kill(me, libc::SIGUSR1) } != 0 {
+                        return Err(os_err("kill"));
+                    }
+                    Ok(())
+                })
+            })?;
+            let caught = CAUGHT.load(Ordering::Relaxed) - before;
+            if caught != sent {
+                anyhow::bail!("sent {sent} signals but caught {caught}");
+            }
+            Ok(())
+        },
+    )
 }

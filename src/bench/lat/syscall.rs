@@ -8,15 +8,18 @@ use anyhow::{Context, Result};
 use std::os::fd::AsRawFd;
 
 pub fn null() -> Box<dyn Benchmark> {
-    Simple::boxed(|| BenchInfo::new("lat.syscall", "a null system call (getppid)", "us", Better::Lower), |_, s| {
-        s.measure_us(|n| {
-            time_n(n, || {
-                // SAFETY: getppid takes no arguments and cannot fail.
-                std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
-                Ok(())
+    Simple::boxed(
+        || BenchInfo::new("lat.syscall", "a null system call (getppid)", "us", Better::Lower),
+        |_, s| {
+            s.measure_us(|n| {
+                time_n(n, || {
+                    // SAFETY: getppid takes no arguments and cannot fail.
+                    std::hint::black_box(unsafe { libc::syscall(libc::SYS_getppid) });
+                    Ok(())
+                })
             })
-        })
-    })
+        },
+    )
 }
 
 fn one_byte(path: &str, write: bool, s: &mut Sampler) -> Result<()> {

@@ -105,6 +105,7 @@ mod tests {
 
     fn sampler() -> Sampler {
         Sampler::new(SamplerSettings {
+            warmup: std::time::Duration::ZERO,
             samples: 2,
             target: Duration::from_millis(2),
             quick: true,
@@ -172,6 +173,7 @@ mod measure {
             p.set(k, *v);
         }
         let mut s = Sampler::new(SamplerSettings {
+            warmup: std::time::Duration::ZERO,
             samples: 10,
             target: Duration::from_millis(10),
             quick: false,

@@ -95,7 +95,9 @@ pub(crate) fn spread_running(st: &State, prefer: Option<usize>) -> Vec<Action> {
         let Some(src) = (0..sh.ncores()).filter(|&c| busy[c] >= 2).max_by_key(|&c| (busy[c], usize::MAX - c)) else {
             break;
         };
-        let Some(from) = sh.cpus_of(src).rev().find(|&cpu| st.busy(cpu) && !taken[cpu]) else { break };
+        let Some(from) = sh.cpus_of(src).rev().find(|&cpu| st.busy(cpu) && !taken[cpu]) else {
+            break;
+        };
         taken[from] = true;
         busy[src] -= 1;
         busy[idle] += 1;
