@@ -213,3 +213,20 @@ fn simulate_and_place_are_wired() {
     e.cmd().args(["simulate", "--topology", "2x1"]).assert().code(2);
     e.cmd().args(["place", "--help"]).assert().success();
 }
+
+#[test]
+fn simulations_are_stored_marked_and_comparable() {
+    let e = Env::new();
+    e.cmd().args(["simulate", "--iterations", "30", "--store", "--label", "sim"]).assert().success();
+    let v = json(&e.cmd().args(["show", "sim", "--format", "json"]).output().unwrap().stdout);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert_eq!(r["simulated"], true);
+        assert_eq!(r["benchmark"], "sim.loops");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 60);
+    }
+    let stock = results.iter().find(|r| r["config"] == "stock-2002").unwrap();
+    assert!(stock["warnings"].to_string().contains("two_clusters"), "{}", stock["warnings"]);
+    e.cmd().args(["compare", "sim"]).assert().success().stdout(predicates::str::contains("ht-aware-2002"));
+}

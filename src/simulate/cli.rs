@@ -65,6 +65,13 @@ pub struct SimulateArgs {
     /// Repeat the simulation for at least a second per policy and report simulated events per second.
     #[arg(long)]
     pub bench_speed: bool,
+    /// Store the result in the results database as a run (each policy a
+    /// configuration, marked simulated), to compare, show or chart later.
+    #[arg(long)]
+    pub store: bool,
+    /// A label for the stored run.
+    #[arg(long, requires = "store")]
+    pub label: Option<String>,
     /// Output format: text or json.
     #[arg(long, default_value = "text")]
     pub format: String,

@@ -55,6 +55,9 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
 #[derive(Debug, Clone, Serialize)]
 pub struct LoopsSummary {
     pub iteration: Dist,
+    /// Every iteration's time, for storing as samples.
+    #[serde(skip)]
+    pub times: Vec<f64>,
     pub histogram: Vec<Bin>,
 }
 
@@ -90,7 +93,7 @@ pub struct PolicyResult {
 pub fn summarize(cfg: &SimConfig, policy: &str, reps: Vec<RepResult>, wall_seconds: f64, keep_reps: bool) -> PolicyResult {
     let times: Vec<f64> = reps.iter().flat_map(|r| r.iterations.iter().map(|i| i.time())).collect();
     let loops = match cfg.workload {
-        super::WorkloadCfg::Loops(_) => Dist::of(&times).map(|iteration| LoopsSummary { iteration, histogram: histogram(&times, 10) }),
+        super::WorkloadCfg::Loops(_) => Dist::of(&times).map(|iteration| LoopsSummary { iteration, histogram: histogram(&times, 10), times: times.clone() }),
         _ => None,
     };
     let make = match cfg.workload {
