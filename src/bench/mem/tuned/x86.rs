@@ -52,7 +52,17 @@ pub(super) unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
     let t1 = _mm256_loadu_si256(s.add(n - 3 * VW) as *const V);
     let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
     let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
-    {
+    if n <= 256 {
+        // Four vectors from each end cover everything, with no loop.
+        let h0 = _mm256_loadu_si256(s as *const V);
+        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
+        let h2 = _mm256_loadu_si256(s.add(2 * VW) as *const V);
+        let h3 = _mm256_loadu_si256(s.add(3 * VW) as *const V);
+        _mm256_storeu_si256(d as *mut V, h0);
+        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
+        _mm256_storeu_si256(d.add(2 * VW) as *mut V, h2);
+        _mm256_storeu_si256(d.add(3 * VW) as *mut V, h3);
+    } else {
         let h0 = _mm256_loadu_si256(s as *const V);
         _mm256_storeu_si256(d as *mut V, h0);
         // First 32-aligned destination address after the head: 1..=32 bytes
