@@ -146,6 +146,16 @@ pub fn speedups(points: &[Point], caches: &CacheSizes, buffers: u64) -> Vec<Spee
     rows
 }
 
+/// Buffers of `size` a `mem.*` benchmark touches per call (the `buffers`
+/// argument of [`speedups`]): 2 for `mem.memcpy`, 1 for the others.
+pub fn buffers_of(bench: &str) -> u64 {
+    if bench == "mem.memcpy" {
+        2
+    } else {
+        1
+    }
+}
+
 fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
@@ -212,5 +222,6 @@ mod tests {
         // With one buffer the 64 MiB point is memory still, 4K/8K stay L1.
         assert_eq!(speedups(&pts, &caches(), 1).len(), 3);
         assert_eq!(speedups(&[], &caches(), 1).len(), 1);
+        assert_eq!((buffers_of("mem.memcpy"), buffers_of("mem.strlen")), (2, 1));
     }
 }
