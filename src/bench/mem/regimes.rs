@@ -92,6 +92,9 @@ pub struct SpeedupRow {
     pub tuned_over_libc: Option<f64>,
 }
 
+/// size -> implementation -> (sum of ln GB/s, count).
+type BySize<'a> = BTreeMap<u64, BTreeMap<&'a str, (f64, u32)>>;
+
 /// Per-regime speedups: for each size the ratio of two implementations'
 /// bandwidths, then the geometric mean of those ratios over the sizes of a
 /// regime. The last row, `geomean`, is the geometric mean of the regime rows
@@ -100,8 +103,7 @@ pub struct SpeedupRow {
 /// geometric mean; non-positive or non-finite bandwidths are ignored.
 /// `buffers` is how many buffers of `size` the routine touches (2 for memcpy).
 pub fn speedups(points: &[Point], caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
-    // regime -> size -> impl -> (sum of ln, count)
-    let mut by: BTreeMap<Regime, BTreeMap<u64, BTreeMap<&str, (f64, u32)>>> = BTreeMap::new();
+    let mut by: BTreeMap<Regime, BySize> = BTreeMap::new();
     for p in points {
         if !(p.gbps.is_finite() && p.gbps > 0.0) {
             continue;
@@ -111,7 +113,7 @@ pub fn speedups(points: &[Point], caches: &CacheSizes, buffers: u64) -> Vec<Spee
         e.0 += p.gbps.ln();
         e.1 += 1;
     }
-    let ratio = |sizes: &BTreeMap<u64, BTreeMap<&str, (f64, u32)>>, num: &str, den: &str| -> Option<f64> {
+    let ratio = |sizes: &BySize, num: &str, den: &str| -> Option<f64> {
         let logs: Vec<f64> = sizes
             .values()
             .filter_map(|m| {
