@@ -1,7 +1,154 @@
-//! The `build` family (not written yet).
+//! The `build` family: `build.make`, the 2001 study's measure. A build runs at
+//! a `make -jN` level (`jobs`), cleaned before every sample, and its wall,
+//! user and system time are taken from the kernel's accounting of the
+//! finished children (`wait4` rusage). The value is wall seconds; user and
+//! system seconds per sample are stored beside it.
+//!
+//! The workload is a generated, deterministic C project ([`project`]) built
+//! with the system's `cc` and `make`, or a user's own tree (`dir`, `cmd`,
+//! `clean`), for example a kernel: `dir=/src/linux cmd='make -j{jobs}'`.
 
-use super::Benchmark;
+pub mod child;
+pub mod project;
+pub mod tools;
+
+use super::{BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
+use crate::error::bad_input;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::time::Duration;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    Vec::new()
+    vec![Box::new(BuildMake)]
+}
+
+/// `dir` value meaning "the generated project".
+pub const BUILTIN: &str = "builtin";
+
+pub struct BuildMake;
+
+impl Benchmark for BuildMake {
+    fn info(&self) -> BenchInfo {
+        BenchInfo::new("build.make", "one clean build (make -jN) of a C project, wall seconds", "s", Better::Lower)
+            .param(ParamSpec::new("jobs", ParamKind::Int { min: 1, max: 4096 }, "1,2,4,5", "parallel jobs: {jobs} in cmd and $JOBS").quick("1,2"))
+            .param(ParamSpec::new("files", ParamKind::Int { min: 1, max: 9999 }, "300", "C files in the generated project").quick("40"))
+            .param(ParamSpec::new("dir", ParamKind::Text, BUILTIN, "`builtin` (a generated project in a temporary directory) or the path of your own tree"))
+            .param(ParamSpec::new("cmd", ParamKind::Text, "make -j{jobs}", "build command, run by sh in dir; {jobs} is replaced by the jobs value"))
+            .param(ParamSpec::new("clean", ParamKind::Text, "make clean", "command run by sh in dir before every build (untimed)"))
+            .param(ParamSpec::new("warmup", ParamKind::Bool, "true", "one untimed build first, so caches and the page cache are warm").quick("false"))
+            .samples(5, 2)
+            .timeout(Duration::from_secs(4 * 3600))
+    }
+
+    fn supported(&self, _env: &Env) -> Result<(), String> {
+        tools::check_tools(&std::env::var("PATH").unwrap_or_default())
+    }
+
+    fn check(&self, p: &Params) -> Result<()> {
+        let dir = p.str("dir")?;
+        if dir != BUILTIN && !std::path::Path::new(dir).is_dir() {
+            return Err(bad_input(format!("dir={dir:?} is not a directory: give the path of a source tree, or `builtin`")));
+        }
+        for k in ["cmd", "clean"] {
+            if p.str(k)?.trim().is_empty() {
+                return Err(bad_input(format!("{k} is empty: give a shell command")));
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
+        self.check(p)?;
+        let jobs = u32::try_from(p.u64("jobs")?)?;
+        let cmd = p.str("cmd")?.replace("{jobs}", &jobs.to_string());
+        let clean = p.str("clean")?.replace("{jobs}", &jobs.to_string());
+        let dir: PathBuf = match p.str("dir")? {
+            BUILTIN => {
+                let files = p.usize("files")?;
+                let d = s.tmpdir().join("project");
+                project::generate(&d, files)?;
+                s.extra("files", files as u64);
+                d
+            }
+            other => PathBuf::from(other),
+        };
+        let log = s.tmpdir().join("build.log");
+        s.extra("jobs", jobs);
+        s.extra("cmd", cmd.clone());
+
+        if p.bool("warmup")? {
+            child::run(&clean, &dir, jobs, &log).context("clean before the warm-up build")?;
+            child::run(&cmd, &dir, jobs, &log).context("warm-up build")?;
+        }
+        let (mut user, mut sys) = (Vec::new(), Vec::new());
+        for _ in 0..s.samples_wanted() {
+            child::run(&clean, &dir, jobs, &log).context("clean between builds")?;
+            let u = child::run(&cmd, &dir, jobs, &log).context("build")?;
+            s.push(u.wall.as_secs_f64(), u.wall);
+            user.push(u.user.as_secs_f64());
+            sys.push(u.sys.as_secs_f64());
+        }
+        let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+        s.extra("user_s_mean", mean(&user));
+        s.extra("sys_s_mean", mean(&sys));
+        s.extra("user_s", user);
+        s.extra("sys_s", sys);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params::expand;
+    use crate::harness::sampler::SamplerSettings;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn builds_a_tiny_project() {
+        if let Err(why) = tools::check_tools(&std::env::var("PATH").unwrap_or_default()) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let b = BuildMake;
+        let info = b.info();
+        let o: BTreeMap<String, String> = [("files", "3"), ("jobs", "2"), ("warmup", "false")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let pts = expand(&info.params, &o, true, info.name).unwrap();
+        assert_eq!(pts.len(), 1);
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Sampler::new(SamplerSettings { samples: 1, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: t.path().into(), llc_bytes: None });
+        b.run(&pts[0], &mut s).unwrap();
+        assert!(t.path().join("project/prog").exists());
+        let out = s.finish();
+        assert_eq!(out.samples.len(), 1);
+        assert!(out.samples[0] > 0.0);
+        assert_eq!(out.extras["user_s"].as_array().unwrap().len(), 1);
+        let cpu = out.extras["user_s_mean"].as_f64().unwrap() + out.extras["sys_s_mean"].as_f64().unwrap();
+        assert!(cpu > 0.0, "the compilers' time is counted: {cpu}");
+        assert_eq!(out.extras["cmd"], "make -j2");
+    }
+
+    #[test]
+    fn a_missing_dir_is_bad_input() {
+        let mut p = Params::default();
+        p.set("dir", "/nonexistent/kdelta-tree");
+        p.set("cmd", "make");
+        p.set("clean", "make clean");
+        let e = BuildMake.check(&p).unwrap_err();
+        assert!(crate::error::is_bad_input(&e) && e.to_string().contains("/nonexistent/kdelta-tree"), "{e}");
+    }
+
+    #[test]
+    fn a_failing_build_is_an_error_not_a_number() {
+        let t = tempfile::tempdir().unwrap();
+        let mut p = Params::default();
+        for (k, v) in [("jobs", "1"), ("files", "1"), ("dir", t.path().to_str().unwrap()), ("cmd", "echo broken >&2; false"), ("clean", "true"), ("warmup", "false")] {
+            p.set(k, v);
+        }
+        let w = tempfile::tempdir().unwrap();
+        let mut s = Sampler::new(SamplerSettings { samples: 1, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: w.path().into(), llc_bytes: None });
+        let e = format!("{:#}", BuildMake.run(&p, &mut s).unwrap_err());
+        assert!(e.contains("broken"), "{e}");
+        assert!(s.finish().samples.is_empty());
+    }
 }

@@ -1,0 +1,53 @@
+//! Finding the build tools on a PATH string, so "is `cc` missing?" can be
+//! answered (and tested) for any PATH, not only the process's own.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The tools the built-in project needs.
+pub const NEEDED: &[&str] = &["cc", "make"];
+
+/// The first executable regular file named `prog` in the `:`-separated
+/// `path` (an empty entry means the current directory, as for the shell).
+pub fn find_in_path(prog: &str, path: &str) -> Option<PathBuf> {
+    path.split(':').map(|d| Path::new(if d.is_empty() { "." } else { d }).join(prog)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// `Err(reason)` naming every tool of [`NEEDED`] missing from `path`.
+pub fn check_tools(path: &str) -> Result<(), String> {
+    let missing: Vec<&str> = NEEDED.iter().copied().filter(|t| find_in_path(t, path).is_none()).collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("needs a C compiler `cc` and `make` on PATH; not found: {} (PATH={path})", missing.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_without_the_tools_is_a_clear_reason() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().to_str().unwrap().to_string();
+        let e = check_tools(&format!("{p}:/nonexistent")).unwrap_err();
+        assert!(e.contains("not found: cc, make"), "{e}");
+        assert!(check_tools("").is_err());
+        // A fake `cc` that is not executable does not count; an executable one does.
+        let cc = t.path().join("cc");
+        std::fs::write(&cc, "#!/bin/sh\n").unwrap();
+        assert!(find_in_path("cc", &p).is_none());
+        std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find_in_path("cc", &p), Some(cc));
+        let e = check_tools(&p).unwrap_err();
+        assert!(e.contains("not found: make") && !e.contains("cc,"), "{e}");
+        // A directory named like the tool is not the tool.
+        std::fs::create_dir(t.path().join("make")).unwrap();
+        assert!(find_in_path("make", &p).is_none());
+    }
+}

@@ -1,0 +1,402 @@
+//! The four `mem.*` benchmarks: one type, [`MemBench`], parametrised by the
+//! routine. Each measures one implementation (`impl`) at one size, warm or
+//! cold, in GB/s (bytes processed per second / 1e9).
+
+use super::buffers::{round_up, Arena, Rotation};
+use super::cache;
+use super::libc_fns::{self, Libc};
+use super::naive;
+use super::tuned::{Tuned, PAGE};
+use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
+use crate::error::bad_input;
+use anyhow::Result;
+use std::ffi::CStr;
+use std::time::{Duration, Instant};
+
+/// Sizes from 64 B to 512 MiB in steps of sqrt(2) (rounded), covering at
+/// least four times the last-level cache of caches up to 128 MiB.
+pub const SIZES: &str = "64,88,128,184,256,360,512,728,1K,1448,2K,2896,4K,5792,8K,11584,16K,23168,32K,46344,64K,91K,128K,181K,256K,362K,512K,724K,1M,1448K,2M,2896K,4M,5793K,8M,11585K,16M,23170K,32M,46341K,64M,91M,128M,181M,256M,362M,512M";
+/// One size per regime of a typical machine, and the 16-128 MiB band.
+pub const QUICK_SIZES: &str = "256,16K,512K,8M,64M";
+/// [`SIZES`] from one page up, for the page clear.
+pub const PAGE_SIZES: &str = "4K,5792,8K,11584,16K,23168,32K,46344,64K,91K,128K,181K,256K,362K,512K,724K,1M,1448K,2M,2896K,4M,5793K,8M,11585K,16M,23170K,32M,46341K,64M,91M,128M,181M,256M,362M,512M";
+pub const QUICK_PAGE_SIZES: &str = "16K,512K,8M,64M";
+
+/// Largest size accepted.
+const MAX_SIZE: u64 = 16 << 30;
+/// Last-level cache assumed for sizing when neither the harness nor sysfs knows it.
+const FALLBACK_LLC: u64 = 64 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routine {
+    Memcpy,
+    Memset,
+    ClearPage,
+    Strlen,
+}
+
+impl Routine {
+    /// Buffers of `size` one call touches (for the regime).
+    pub fn buffers(self) -> u64 {
+        match self {
+            Routine::Memcpy => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The implementations compared.
+#[derive(Clone, Copy)]
+enum Impl {
+    Naive,
+    Libc(Libc),
+    Tuned(Tuned),
+}
+
+pub struct MemBench {
+    routine: Routine,
+}
+
+impl MemBench {
+    pub fn new(routine: Routine) -> MemBench {
+        MemBench { routine }
+    }
+}
+
+const IMPLS: &[&str] = &["naive", "libc", "tuned"];
+
+fn impl_param() -> ParamSpec {
+    ParamSpec::new("impl", ParamKind::Choice(IMPLS), "naive,libc,tuned", "naive byte loop, the C library's routine, or kdelta's tuned one")
+}
+fn cache_param() -> ParamSpec {
+    ParamSpec::new("cache", ParamKind::Choice(&["warm", "cold"]), "warm,cold", "warm reuses one buffer; cold rotates through buffers totalling 2x the last-level cache")
+}
+fn nt_param() -> ParamSpec {
+    ParamSpec::new(
+        "nt_threshold",
+        ParamKind::Size,
+        "auto",
+        "tuned only: size from which non-temporal stores are used; auto = half the last-level cache (sysfs)",
+    )
+}
+fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec::new(name, ParamKind::Int { min: 0, max: 4095 }, "0", help)
+}
+
+impl Benchmark for MemBench {
+    fn info(&self) -> BenchInfo {
+        let (name, summary) = match self.routine {
+            Routine::Memcpy => ("mem.memcpy", "copy `size` bytes between two buffers"),
+            Routine::Memset => ("mem.memset", "fill `size` bytes with one value"),
+            Routine::ClearPage => ("mem.clear_page", "zero `size` bytes one whole 4 KiB page per call"),
+            Routine::Strlen => ("mem.strlen", "length of a `size`-byte string (NUL included)"),
+        };
+        let (sizes, quick) = match self.routine {
+            Routine::ClearPage => (PAGE_SIZES, QUICK_PAGE_SIZES),
+            _ => (SIZES, QUICK_SIZES),
+        };
+        let mut info = BenchInfo::new(name, summary, "GB/s", Better::Higher)
+            .param(impl_param())
+            .param(ParamSpec::new("size", ParamKind::Size, sizes, "bytes per call; cache regimes are marked from the sysfs cache sizes").quick(quick))
+            .param(cache_param())
+            .timeout(Duration::from_secs(180));
+        match self.routine {
+            Routine::Memcpy => {
+                info = info
+                    .param(offset_param("offset", "source misalignment from a page boundary, bytes"))
+                    .param(offset_param("dst_offset", "destination misalignment from a page boundary, bytes"))
+                    .param(nt_param())
+            }
+            Routine::Memset => info = info.param(offset_param("dst_offset", "destination misalignment from a page boundary, bytes")).param(nt_param()),
+            Routine::ClearPage => info = info.param(nt_param()),
+            Routine::Strlen => info = info.param(offset_param("offset", "string start misalignment from a page boundary, bytes")),
+        }
+        info
+    }
+
+    fn check(&self, p: &Params) -> Result<()> {
+        let size = p.size("size")?;
+        let min = if self.routine == Routine::ClearPage { PAGE as u64 } else { 1 };
+        if size < min || size > MAX_SIZE {
+            return Err(bad_input(format!("size={size} is not allowed for {}: expected {min} bytes to 16G", self.info().name)));
+        }
+        if p.0.contains_key("nt_threshold") && !p.is_auto("nt_threshold") {
+            p.size("nt_threshold").map_err(|e| bad_input(format!("nt_threshold: {e}")))?;
+        }
+        Ok(())
+    }
+
+    fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
+        self.check(p)?;
+        let size = p.size("size")?;
+        let cold = p.str("cache")? == "cold";
+        let get_off = |k: &str| -> Result<usize> { Ok(if p.0.contains_key(k) { p.usize(k)? } else { 0 }) };
+        let (off, dst_off) = (get_off("offset")?, get_off("dst_offset")?);
+
+        // Cache sizes: L1/L2 from sysfs, the last level from the harness when it knows.
+        let mut caches = cache::host();
+        if let Some(llc) = s.llc_bytes() {
+            caches = caches.with_llc(llc);
+        }
+        let llc = match caches.llc() {
+            Some(l) => l,
+            None => {
+                s.note(format!("last-level cache size unknown: cold rotation and nt_threshold=auto assume {} MiB", FALLBACK_LLC >> 20));
+                FALLBACK_LLC
+            }
+        };
+        let nt_threshold = if !p.0.contains_key("nt_threshold") || p.is_auto("nt_threshold") { llc / 2 } else { p.size("nt_threshold")? };
+
+        let imp = match p.str("impl")? {
+            "naive" => Impl::Naive,
+            "libc" => Impl::Libc(Libc::new()),
+            "tuned" => Impl::Tuned(Tuned::detect()),
+            other => return Err(bad_input(format!("impl={other:?} is not allowed: expected naive, libc or tuned"))),
+        };
+
+        let working_set = size * self.routine.buffers();
+        s.extra("regime", caches.regime(working_set).to_string());
+        s.extra("working_set_bytes", working_set);
+        s.extra("caches", serde_json::json!(caches.levels().iter().map(|(l, b)| serde_json::json!({"level": l, "bytes": b})).collect::<Vec<_>>()));
+        s.extra("libc", libc_fns::version());
+        if let Impl::Tuned(t) = imp {
+            s.extra("variant", t.variant().name());
+            if self.routine != Routine::Strlen {
+                s.extra("nt_threshold_bytes", nt_threshold);
+                s.extra("streaming", t.variant().has_streaming_stores() && size >= nt_threshold);
+            }
+        }
+
+        let size = usize::try_from(size)?;
+        let nt_threshold = usize::try_from(nt_threshold).unwrap_or(usize::MAX);
+        match self.routine {
+            Routine::Memcpy => run_copy(s, imp, size, off, dst_off, cold, llc, nt_threshold),
+            Routine::Memset => run_set(s, imp, size, dst_off, cold, llc, nt_threshold),
+            Routine::ClearPage => run_clear(s, imp, size, cold, llc, nt_threshold),
+            Routine::Strlen => run_strlen(s, imp, size, off, cold, llc),
+        }
+    }
+}
+
+/// Bytes per slot: the size plus its offset, rounded to a cache line.
+fn stride(size: usize, off: usize) -> usize {
+    round_up((size + off) as u64, 64) as usize
+}
+
+fn gbps(bytes: usize) -> impl Fn(u64, f64) -> f64 {
+    move |n, t| if t > 0.0 { n as f64 * bytes as f64 / t / 1e9 } else { f64::INFINITY }
+}
+
+/// Time `n` calls of `call(slot)`, walking the rotation.
+#[inline(always)]
+fn timed(n: u64, rot: Rotation, mut call: impl FnMut(usize)) -> Duration {
+    let mut cur = 0;
+    let t0 = Instant::now();
+    for _ in 0..n {
+        call(cur);
+        cur = rot.next(cur);
+    }
+    t0.elapsed()
+}
+
+fn pattern(buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = (i % 251) as u8 + 1;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_copy(s: &mut Sampler, imp: Impl, size: usize, off: usize, dst_off: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+    let st = stride(size, off.max(dst_off));
+    let rot = Rotation::new(cold, 2 * st as u64, llc);
+    s.extra("buffers", rot.slots);
+    let mut src = Arena::new(rot.slots * st)?;
+    let mut dst = Arena::new(rot.slots * st)?;
+    // Touch every page so no page fault or shared zero page is timed.
+    pattern(src.bytes_mut());
+    dst.bytes_mut().fill(0x55);
+    let src = src.bytes();
+    let dst = dst.bytes_mut();
+    s.measure(
+        |n| {
+            Ok(match imp {
+                Impl::Naive => timed(n, rot, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
+                Impl::Libc(l) => timed(n, rot, |i| l.copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
+                Impl::Tuned(t) => timed(n, rot, |i| t.copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size], thr)),
+            })
+        },
+        gbps(size),
+    )
+}
+
+fn run_set(s: &mut Sampler, imp: Impl, size: usize, dst_off: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+    let st = stride(size, dst_off);
+    let rot = Rotation::new(cold, st as u64, llc);
+    s.extra("buffers", rot.slots);
+    let mut dst = Arena::new(rot.slots * st)?;
+    let dst = dst.bytes_mut();
+    dst.fill(0x55);
+    s.measure(
+        |n| {
+            let c = (n & 0x7F) as u8 | 1;
+            Ok(match imp {
+                Impl::Naive => timed(n, rot, |i| naive::set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
+                Impl::Libc(l) => timed(n, rot, |i| l.set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
+                Impl::Tuned(t) => timed(n, rot, |i| t.set(&mut dst[i * st + dst_off..i * st + dst_off + size], c, thr)),
+            })
+        },
+        gbps(size),
+    )
+}
+
+fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+    let pages = size / PAGE;
+    let st = pages * PAGE;
+    if pages * PAGE != size {
+        s.note(format!("size {size} is not a whole number of pages: {pages} pages ({st} bytes) cleared per call"));
+    }
+    let nt = st >= thr;
+    let rot = Rotation::new(cold, st as u64, llc);
+    s.extra("buffers", rot.slots);
+    s.extra("bytes_per_call", st);
+    let mut buf = Arena::new(rot.slots * st)?;
+    let buf = buf.bytes_mut();
+    buf.fill(0x55);
+    s.measure(
+        |n| {
+            Ok(match imp {
+                Impl::Naive => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| naive::set(pg, 0))),
+                Impl::Libc(l) => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| l.set(pg, 0))),
+                Impl::Tuned(t) => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| t.clear_page(pg, nt))),
+            })
+        },
+        gbps(st),
+    )
+}
+
+fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, llc: u64) -> Result<()> {
+    let st = stride(size, off);
+    let rot = Rotation::new(cold, st as u64, llc);
+    s.extra("buffers", rot.slots);
+    let mut buf = Arena::new(rot.slots * st)?;
+    let b = buf.bytes_mut();
+    for i in 0..rot.slots {
+        let str_bytes = &mut b[i * st + off..i * st + off + size];
+        for (j, c) in str_bytes.iter_mut().enumerate() {
+            *c = b'a' + (j % 26) as u8;
+        }
+        str_bytes[size - 1] = 0;
+    }
+    let b = buf.bytes();
+    // Check every slot once (the checked constructor scans for the NUL).
+    for i in 0..rot.slots {
+        CStr::from_bytes_with_nul(&b[i * st + off..i * st + off + size])?;
+    }
+    let cstr = |i: usize| -> &CStr {
+        let bytes = &b[i * st + off..i * st + off + size];
+        // SAFETY: every slot's `bytes` was checked above to end with its only NUL.
+        unsafe { CStr::from_bytes_with_nul_unchecked(bytes) }
+    };
+    let want = size - 1;
+    let mut wrong = false;
+    s.measure(
+        |n| {
+            let mut acc = 0usize;
+            let d = match imp {
+                Impl::Naive => timed(n, rot, |i| acc += naive::strlen(cstr(i))),
+                Impl::Libc(l) => timed(n, rot, |i| acc += l.strlen(cstr(i))),
+                Impl::Tuned(t) => timed(n, rot, |i| acc += t.strlen(cstr(i))),
+            };
+            wrong |= acc != want * n as usize;
+            Ok(d)
+        },
+        gbps(size),
+    )?;
+    if wrong {
+        anyhow::bail!("strlen returned a wrong length during the run");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::params::{expand, parse_size};
+    use crate::harness::sampler::SamplerSettings;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn size_lists_step_by_sqrt2() {
+        for list in [SIZES, PAGE_SIZES, QUICK_SIZES] {
+            let v: Vec<u64> = list.split(',').map(|x| parse_size(x).unwrap()).collect();
+            assert!(v.windows(2).all(|w| w[1] > w[0]));
+            if list != QUICK_SIZES {
+                for w in v.windows(2) {
+                    let r = w[1] as f64 / w[0] as f64;
+                    assert!((1.37..1.46).contains(&r), "{} -> {}", w[0], w[1]);
+                }
+                assert_eq!(*v.last().unwrap(), 512 << 20);
+            }
+        }
+        assert!(PAGE_SIZES.split(',').all(|x| parse_size(x).unwrap() >= 4096));
+        assert!(SIZES.ends_with(PAGE_SIZES));
+    }
+
+    fn run_one(b: &MemBench, over: &[(&str, &str)]) -> crate::harness::sampler::SampleSet {
+        let info = b.info();
+        let o: BTreeMap<String, String> = over.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let pts = expand(&info.params, &o, true, info.name).unwrap();
+        assert_eq!(pts.len(), 1, "{:?}", pts);
+        let t = tempfile::tempdir().unwrap();
+        let mut s = Sampler::new(SamplerSettings {
+            samples: 2,
+            target: Duration::from_micros(500),
+            quick: true,
+            iterations: None,
+            tmpdir: t.path().into(),
+            llc_bytes: Some(1 << 20),
+        });
+        b.check(&pts[0]).unwrap();
+        b.run(&pts[0], &mut s).unwrap();
+        s.finish()
+    }
+
+    #[test]
+    fn every_routine_and_impl_runs() {
+        for r in [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen] {
+            for imp in IMPLS {
+                for cache in ["warm", "cold"] {
+                    let b = MemBench::new(r);
+                    let out = run_one(&b, &[("impl", imp), ("size", "8K"), ("cache", cache)]);
+                    assert_eq!(out.samples.len(), 2);
+                    assert!(out.samples.iter().all(|v| *v > 0.0 && v.is_finite()), "{r:?} {imp}: {:?}", out.samples);
+                    assert!(out.extras["regime"].is_string());
+                    let bufs = out.extras["buffers"].as_u64().unwrap();
+                    assert_eq!(bufs > 1, cache == "cold");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn offsets_and_thresholds_are_used() {
+        let b = MemBench::new(Routine::Memcpy);
+        let out = run_one(&b, &[("impl", "tuned"), ("size", "1000"), ("cache", "warm"), ("offset", "3"), ("dst_offset", "61"), ("nt_threshold", "512")]);
+        assert_eq!(out.extras["nt_threshold_bytes"], 512);
+        let out = run_one(&MemBench::new(Routine::Strlen), &[("impl", "tuned"), ("size", "100"), ("cache", "cold"), ("offset", "7")]);
+        assert_eq!(out.samples.len(), 2);
+    }
+
+    #[test]
+    fn bad_sizes_are_bad_input() {
+        let b = MemBench::new(Routine::ClearPage);
+        let mut p = Params::default();
+        p.set("size", "100");
+        assert!(crate::error::is_bad_input(&b.check(&p).unwrap_err()));
+        p.set("size", "1T");
+        assert!(crate::error::is_bad_input(&b.check(&p).unwrap_err()));
+        let b = MemBench::new(Routine::Memcpy);
+        p.set("size", "0");
+        assert!(crate::error::is_bad_input(&b.check(&p).unwrap_err()));
+    }
+}

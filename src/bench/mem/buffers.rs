@@ -1,0 +1,115 @@
+//! Page-aligned buffers carved into slots, and the order a cold run visits
+//! them in. A warm run reuses slot 0; a cold run rotates through enough slots
+//! that the data it touches totals about twice the last-level cache, visiting
+//! them with a large co-prime stride so hardware prefetchers cannot follow.
+
+use anyhow::{anyhow, Result};
+
+/// A zero-initialised, page-aligned byte area that reports allocation
+/// failure as an error instead of aborting.
+pub struct Arena {
+    v: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl Arena {
+    pub fn new(len: usize) -> Result<Arena> {
+        let total = len.checked_add(4096).ok_or_else(|| anyhow!("buffer of {len} bytes is too large"))?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(total).map_err(|e| anyhow!("cannot allocate {total} bytes: {e}"))?;
+        v.resize(total, 0);
+        let start = v.as_ptr().align_offset(4096);
+        Ok(Arena { v, start, len })
+    }
+    pub fn bytes(&self) -> &[u8] {
+        &self.v[self.start..self.start + self.len]
+    }
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.v[self.start..self.start + self.len]
+    }
+}
+
+/// How a run walks its slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rotation {
+    /// Number of slots.
+    pub slots: usize,
+    /// Slots advanced per call, co-prime with `slots` (0 when there is one).
+    pub step: usize,
+}
+
+impl Rotation {
+    /// `cold`: enough slots of `slot_bytes` (one slot's bytes over all its
+    /// buffers) to total `2 * llc`; warm: one slot.
+    pub fn new(cold: bool, slot_bytes: u64, llc: u64) -> Rotation {
+        if !cold {
+            return Rotation { slots: 1, step: 0 };
+        }
+        let slots = (2 * llc).div_ceil(slot_bytes.max(1)).max(1) as usize;
+        if slots == 1 {
+            return Rotation { slots: 1, step: 0 };
+        }
+        // About 0.618 of the way round each time, nudged to be co-prime so
+        // every slot is visited once per cycle.
+        let mut step = ((slots as f64 * 0.618) as usize).max(1);
+        while gcd(step, slots) != 1 {
+            step += 1;
+        }
+        Rotation { slots, step }
+    }
+
+    /// Advance `cur` to the next slot.
+    #[inline(always)]
+    pub fn next(&self, cur: usize) -> usize {
+        let n = cur + self.step;
+        if n >= self.slots {
+            n - self.slots
+        } else {
+            n
+        }
+    }
+}
+
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `x` rounded up to a multiple of `q` (a power of two).
+pub fn round_up(x: u64, q: u64) -> u64 {
+    (x + q - 1) & !(q - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cold_rotation_visits_every_slot() {
+        let r = Rotation::new(true, 4096, 1 << 20);
+        assert_eq!(r.slots, 512);
+        let mut seen = vec![false; r.slots];
+        let mut c = 0;
+        for _ in 0..r.slots {
+            assert!(!seen[c]);
+            seen[c] = true;
+            c = r.next(c);
+        }
+        assert_eq!(c, 0);
+        assert_eq!(Rotation::new(false, 64, 1 << 30), Rotation { slots: 1, step: 0 });
+        assert_eq!(Rotation::new(true, 1 << 30, 1 << 20).slots, 1);
+        assert_eq!(Rotation::new(true, 1 << 30, 1 << 20).next(0), 0);
+    }
+
+    #[test]
+    fn arena_is_page_aligned() {
+        let mut a = Arena::new(10_000).unwrap();
+        assert_eq!(a.bytes().as_ptr() as usize % 4096, 0);
+        assert_eq!(a.bytes_mut().len(), 10_000);
+        assert!(Arena::new(usize::MAX).is_err());
+        assert_eq!(round_up(65, 64), 128);
+    }
+}

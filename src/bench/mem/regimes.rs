@@ -1,0 +1,229 @@
+//! Cache regimes and the per-regime speedup table (the study's tables, for
+//! memory routines): pure functions over results, no measuring.
+//!
+//! A size's regime is the smallest cache level its working set fits in
+//! (`L1`, `L2`, `L3`, ... or `memory`), from the sysfs data-cache sizes. The
+//! working set is the size times the buffers the routine touches (2 for a
+//! copy: source and destination, 1 for a fill or strlen). With `cache=cold`
+//! the data comes from memory at every size; the regime then says where it
+//! *would* fit.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Data-cache capacities by level, ascending (instruction caches excluded).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheSizes {
+    levels: Vec<(u32, u64)>,
+}
+
+impl CacheSizes {
+    /// From `(level, bytes)` pairs in any order; a level listed twice keeps
+    /// its largest size.
+    pub fn new(pairs: impl IntoIterator<Item = (u32, u64)>) -> CacheSizes {
+        let mut m: BTreeMap<u32, u64> = BTreeMap::new();
+        for (l, b) in pairs {
+            let e = m.entry(l).or_insert(0);
+            *e = (*e).max(b);
+        }
+        CacheSizes { levels: m.into_iter().filter(|&(_, b)| b > 0).collect() }
+    }
+
+    /// Replace the last level's size (or add a level 3) with `llc`: the
+    /// sampler's last-level cache wins over what was read.
+    pub fn with_llc(mut self, llc: u64) -> CacheSizes {
+        match self.levels.last_mut() {
+            Some(last) => last.1 = llc,
+            None => self.levels.push((3, llc)),
+        }
+        self
+    }
+
+    pub fn levels(&self) -> &[(u32, u64)] {
+        &self.levels
+    }
+
+    pub fn llc(&self) -> Option<u64> {
+        self.levels.last().map(|l| l.1)
+    }
+
+    /// The regime of a working set of `bytes`.
+    pub fn regime(&self, bytes: u64) -> Regime {
+        self.levels.iter().find(|&&(_, cap)| bytes <= cap).map(|&(l, _)| Regime::Cache(l)).unwrap_or(Regime::Memory)
+    }
+}
+
+/// Where a working set lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Regime {
+    Cache(u32),
+    Memory,
+}
+
+impl fmt::Display for Regime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Regime::Cache(l) => write!(f, "L{l}"),
+            Regime::Memory => f.write_str("memory"),
+        }
+    }
+}
+
+/// One result: an implementation's bandwidth at one size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// `naive`, `libc` or `tuned`.
+    pub imp: String,
+    pub size: u64,
+    pub gbps: f64,
+}
+
+/// One row of the table. A ratio is `None` when the regime lacks a size
+/// measured with both implementations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedupRow {
+    /// `L1`, `L2`, `L3`, `memory`, or `geomean` for the last row.
+    pub regime: String,
+    /// Sizes in the regime (for the geomean row: regimes).
+    pub points: usize,
+    pub tuned_over_naive: Option<f64>,
+    pub libc_over_naive: Option<f64>,
+    pub tuned_over_libc: Option<f64>,
+}
+
+/// size -> implementation -> (sum of ln GB/s, count).
+type BySize<'a> = BTreeMap<u64, BTreeMap<&'a str, (f64, u32)>>;
+
+/// Per-regime speedups: for each size the ratio of two implementations'
+/// bandwidths, then the geometric mean of those ratios over the sizes of a
+/// regime. The last row, `geomean`, is the geometric mean of the regime rows
+/// (each regime weighs the same, however densely it was swept). Several
+/// points for one implementation and size (repeats) are combined by their
+/// geometric mean; non-positive or non-finite bandwidths are ignored.
+/// `buffers` is how many buffers of `size` the routine touches (2 for memcpy).
+pub fn speedups(points: &[Point], caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
+    let mut by: BTreeMap<Regime, BySize> = BTreeMap::new();
+    for p in points {
+        if !(p.gbps.is_finite() && p.gbps > 0.0) {
+            continue;
+        }
+        let r = caches.regime(p.size.saturating_mul(buffers.max(1)));
+        let e = by.entry(r).or_default().entry(p.size).or_default().entry(p.imp.as_str()).or_insert((0.0, 0));
+        e.0 += p.gbps.ln();
+        e.1 += 1;
+    }
+    let ratio = |sizes: &BySize, num: &str, den: &str| -> Option<f64> {
+        let logs: Vec<f64> = sizes
+            .values()
+            .filter_map(|m| {
+                let (a, b) = (m.get(num)?, m.get(den)?);
+                Some(a.0 / a.1 as f64 - b.0 / b.1 as f64)
+            })
+            .collect();
+        geomean_of_logs(&logs)
+    };
+    let mut rows: Vec<SpeedupRow> = by
+        .iter()
+        .map(|(r, sizes)| SpeedupRow {
+            regime: r.to_string(),
+            points: sizes.len(),
+            tuned_over_naive: ratio(sizes, "tuned", "naive"),
+            libc_over_naive: ratio(sizes, "libc", "naive"),
+            tuned_over_libc: ratio(sizes, "tuned", "libc"),
+        })
+        .collect();
+    let col = |f: fn(&SpeedupRow) -> Option<f64>| -> Option<f64> {
+        let logs: Vec<f64> = rows.iter().filter_map(f).map(f64::ln).collect();
+        geomean_of_logs(&logs)
+    };
+    let g = SpeedupRow {
+        regime: "geomean".into(),
+        points: rows.len(),
+        tuned_over_naive: col(|r| r.tuned_over_naive),
+        libc_over_naive: col(|r| r.libc_over_naive),
+        tuned_over_libc: col(|r| r.tuned_over_libc),
+    };
+    rows.push(g);
+    rows
+}
+
+/// Buffers of `size` a `mem.*` benchmark touches per call (the `buffers`
+/// argument of [`speedups`]): 2 for `mem.memcpy`, 1 for the others.
+pub fn buffers_of(bench: &str) -> u64 {
+    if bench == "mem.memcpy" {
+        2
+    } else {
+        1
+    }
+}
+
+fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caches() -> CacheSizes {
+        CacheSizes::new([(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)])
+    }
+    fn p(imp: &str, size: u64, gbps: f64) -> Point {
+        Point { imp: imp.into(), size, gbps }
+    }
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.map(|a| (a - b).abs() < 1e-9).unwrap_or(false)
+    }
+
+    #[test]
+    fn regimes_from_sizes() {
+        let c = caches();
+        assert_eq!(c.regime(64), Regime::Cache(1));
+        assert_eq!(c.regime(32 << 10), Regime::Cache(1));
+        assert_eq!(c.regime((32 << 10) + 1), Regime::Cache(2));
+        assert_eq!(c.regime(32 << 20), Regime::Cache(3));
+        assert_eq!(c.regime(64 << 20), Regime::Memory);
+        assert_eq!(Regime::Memory.to_string(), "memory");
+        assert_eq!(CacheSizes::default().regime(1), Regime::Memory);
+        assert_eq!(c.clone().with_llc(16 << 20).llc(), Some(16 << 20));
+        assert_eq!(CacheSizes::new([(2, 5), (2, 9), (1, 0)]).levels(), &[(2, 9)]);
+    }
+
+    #[test]
+    fn speedup_table() {
+        let pts = vec![
+            // L1 (copy of 4K touches 8K): tuned 4x naive, libc 2x naive.
+            p("naive", 4096, 1.0),
+            p("libc", 4096, 2.0),
+            p("tuned", 4096, 4.0),
+            // L1 again, with a repeat of tuned (geomean of 8 and 2 is 4).
+            p("naive", 8192, 2.0),
+            p("tuned", 8192, 8.0),
+            p("tuned", 8192, 2.0),
+            p("libc", 8192, 4.0),
+            // memory: only tuned and libc.
+            p("libc", 64 << 20, 8.0),
+            p("tuned", 64 << 20, 12.0),
+            p("naive", 64 << 20, f64::NAN),
+        ];
+        let rows = speedups(&pts, &caches(), 2);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].regime, "L1");
+        assert_eq!(rows[0].points, 2);
+        assert!(close(rows[0].tuned_over_naive, 8.0f64.sqrt()), "{:?}", rows[0]); // 4x and 2x
+        assert!(close(rows[0].libc_over_naive, 2.0));
+        assert!(close(rows[0].tuned_over_libc, (2.0f64 * 1.0).sqrt()));
+        assert_eq!(rows[1].regime, "memory");
+        assert_eq!(rows[1].tuned_over_naive, None);
+        assert!(close(rows[1].tuned_over_libc, 1.5));
+        let g = &rows[2];
+        assert_eq!(g.regime, "geomean");
+        assert!(close(g.tuned_over_libc, (2.0f64.sqrt() * 1.5).sqrt()));
+        assert!(close(g.libc_over_naive, 2.0));
+        // With one buffer the 64 MiB point is memory still, 4K/8K stay L1.
+        assert_eq!(speedups(&pts, &caches(), 1).len(), 3);
+        assert_eq!(speedups(&[], &caches(), 1).len(), 1);
+        assert_eq!((buffers_of("mem.memcpy"), buffers_of("mem.strlen")), (2, 1));
+    }
+}

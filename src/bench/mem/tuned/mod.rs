@@ -1,0 +1,231 @@
+//! kdelta's own tuned memory and string routines, chosen at run time by CPU
+//! features. ALL of the `mem` family's tuned `unsafe` code lives in this
+//! module and its per-ISA submodules; everything outside sees the safe
+//! [`Tuned`] handle.
+//!
+//! Techniques (the 2001 study's, in today's form):
+//! - copies and fills up to 128 bytes (AVX2 copies: 256) are two to eight overlapping unaligned
+//!   moves of the widest fitting width (head and tail), with no byte loop and
+//!   one branch per size class;
+//! - longer ones store an unaligned head, run the main loop with *aligned*
+//!   stores of four vectors per iteration, and finish with an overlapping
+//!   unaligned tail loaded before the loop;
+//! - at or above a threshold (derived by the caller from the last-level cache
+//!   size read from sysfs) the main loop uses non-temporal stores, which claim
+//!   the cache line without reading it first (the heir of Alpha's `wh64`) and
+//!   keep the copy from evicting the whole cache, with a software prefetch of
+//!   the source ahead of the loads, and an `sfence` at the end so the weakly
+//!   ordered stores are globally visible before the routine returns;
+//! - strlen compares a whole vector against zero and takes the trailing-zero
+//!   count of the comparison mask (Alpha's `cttz`).
+//!
+//! # The safety argument, once
+//! The copy and fill routines read and write exactly the bytes of the slices
+//! they are given: every pointer they form lies in `[p, p + n)` of a slice of
+//! length `n` (the size classes are chosen so that `n - w >= 0` for every tail
+//! access of width `w`), and source and destination never overlap because one
+//! is `&mut` and the other `&`. Unaligned accesses use the `loadu`/`storeu`
+//! forms or `read_unaligned`/`write_unaligned`; aligned stores are issued only
+//! at addresses rounded up to the vector width.
+//!
+//! strlen is different: the length is unknown until the NUL is found, so it
+//! reads whole *aligned blocks* (the vector width, later four vectors). It only
+//! ever loads an aligned block that holds at least one byte it must read (a
+//! byte at or after the start and not after the terminating NUL). Memory
+//! protection works on pages, and the block size (16 to 128 bytes) divides the
+//! page size (4096 or larger), so such a block lies inside one page, which is
+//! mapped because it holds a byte of the string: the load cannot fault. The
+//! bytes it reads outside the string (before the start, after the NUL) only
+//! enter the comparison mask, where they are shifted out or lie above the
+//! first set bit. On x86-64 and aarch64 these block loads are inline assembly,
+//! so they are machine loads outside Rust's object model (reading outside the
+//! `CStr`'s bytes through a Rust pointer would not be); the portable fallback
+//! does the same with aligned word reads through pointers, which is what C
+//! libraries do but is formally outside Rust's rules (Miri would reject it);
+//! it is used only where no vector variant exists or when forced in tests.
+//! `tests/mem_guard.rs` places strings ending just before a `PROT_NONE` page
+//! at every alignment to check the bound.
+
+use std::ffi::CStr;
+
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+
+/// One implementation of the tuned routines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// x86-64 with AVX2: 32-byte vectors, `vmovntdq` streaming stores.
+    Avx2,
+    /// x86-64 baseline SSE2: 16-byte vectors, `movntdq` streaming stores.
+    Sse2,
+    /// aarch64 Advanced SIMD: 16-byte vectors, no streaming stores.
+    Neon,
+    /// Any CPU: 8-byte words, no streaming stores.
+    Portable,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [Variant::Avx2, Variant::Sse2, Variant::Neon, Variant::Portable];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Avx2 => "avx2",
+            Variant::Sse2 => "sse2",
+            Variant::Neon => "neon",
+            Variant::Portable => "portable",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Whether this CPU can run the variant.
+    pub fn is_available(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Variant::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Variant::Sse2 => true, // part of the x86-64 baseline
+            #[cfg(target_arch = "aarch64")]
+            Variant::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            Variant::Portable => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// Whether the variant has non-temporal stores (else the threshold is ignored).
+    pub fn has_streaming_stores(self) -> bool {
+        matches!(self, Variant::Avx2 | Variant::Sse2)
+    }
+}
+
+/// A handle to one *available* variant: it can only be made by
+/// [`Tuned::detect`] or [`Tuned::with_variant`], which check the CPU, so
+/// every call through it runs instructions this CPU has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuned {
+    variant: Variant,
+}
+
+impl Tuned {
+    /// The best variant this CPU runs.
+    pub fn detect() -> Tuned {
+        let variant = Variant::ALL.into_iter().find(|v| v.is_available()).unwrap_or(Variant::Portable);
+        Tuned { variant }
+    }
+
+    /// Force one variant (tests, comparisons); `None` when this CPU lacks it.
+    pub fn with_variant(variant: Variant) -> Option<Tuned> {
+        variant.is_available().then_some(Tuned { variant })
+    }
+
+    /// Every variant this CPU runs, best first.
+    pub fn available() -> Vec<Variant> {
+        Variant::ALL.into_iter().filter(|v| v.is_available()).collect()
+    }
+
+    pub fn variant(self) -> Variant {
+        self.variant
+    }
+
+    /// `dst.copy_from_slice(src)`, with non-temporal stores when
+    /// `dst.len() >= nt_threshold`.
+    ///
+    /// # Panics
+    /// When the lengths differ (a caller's bug, as for `copy_from_slice`).
+    #[inline]
+    pub fn copy(self, dst: &mut [u8], src: &[u8], nt_threshold: usize) {
+        assert_eq!(dst.len(), src.len(), "tuned copy: source and destination lengths differ");
+        let n = dst.len();
+        let nt = n >= nt_threshold;
+        let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+        // SAFETY: `d` is valid for `n` writes and `s` for `n` reads (slices of
+        // length `n`), they cannot overlap (`&mut` vs `&`), and the variant is
+        // available on this CPU (the `Tuned` invariant). The callee touches
+        // only `[d, d + n)` and `[s, s + n)` (module docs).
+        unsafe {
+            match self.variant {
+                #[cfg(target_arch = "x86_64")]
+                Variant::Avx2 => x86::copy_avx2(d, s, n, nt),
+                #[cfg(target_arch = "x86_64")]
+                Variant::Sse2 => x86::copy_sse2(d, s, n, nt),
+                #[cfg(target_arch = "aarch64")]
+                Variant::Neon => neon::copy(d, s, n),
+                _ => portable::copy(d, s, n),
+            }
+        }
+    }
+
+    /// `dst.fill(byte)`, with non-temporal stores when `dst.len() >= nt_threshold`.
+    #[inline]
+    pub fn set(self, dst: &mut [u8], byte: u8, nt_threshold: usize) {
+        let n = dst.len();
+        let nt = n >= nt_threshold;
+        let d = dst.as_mut_ptr();
+        // SAFETY: `d` is valid for `n` writes; the variant is available; the
+        // callee writes only `[d, d + n)`.
+        unsafe {
+            match self.variant {
+                #[cfg(target_arch = "x86_64")]
+                Variant::Avx2 => x86::set_avx2(d, byte, n, nt),
+                #[cfg(target_arch = "x86_64")]
+                Variant::Sse2 => x86::set_sse2(d, byte, n, nt),
+                #[cfg(target_arch = "aarch64")]
+                Variant::Neon => neon::set(d, byte, n),
+                _ => portable::set(d, byte, n),
+            }
+        }
+    }
+
+    /// Zero one whole 4096-byte page: aligned stores only, no head or tail.
+    ///
+    /// # Panics
+    /// When `page` is not 4096 bytes long and 4096-aligned (a caller's bug).
+    #[inline]
+    pub fn clear_page(self, page: &mut [u8], nt: bool) {
+        assert!(page.len() == PAGE && page.as_ptr() as usize % PAGE == 0, "clear_page wants one aligned 4096-byte page");
+        let d = page.as_mut_ptr();
+        // SAFETY: `d` is 4096-aligned and valid for 4096 writes; the variant is
+        // available; the callee writes exactly `[d, d + 4096)` with stores of
+        // at most 32 bytes at multiples of their width.
+        unsafe {
+            match self.variant {
+                #[cfg(target_arch = "x86_64")]
+                Variant::Avx2 => x86::clear_page_avx2(d, nt),
+                #[cfg(target_arch = "x86_64")]
+                Variant::Sse2 => x86::clear_page_sse2(d, nt),
+                #[cfg(target_arch = "aarch64")]
+                Variant::Neon => neon::set(d, 0, PAGE),
+                _ => portable::set(d, 0, PAGE),
+            }
+        }
+    }
+
+    /// The length of `s` (bytes before its NUL), found by whole-block compares.
+    #[inline]
+    pub fn strlen(self, s: &CStr) -> usize {
+        let p = s.as_ptr() as *const u8;
+        // SAFETY: `p` starts a NUL-terminated string in mapped memory (a
+        // `CStr`); the variant is available; the callee loads only aligned
+        // blocks holding a byte of the string or its NUL (module docs).
+        unsafe {
+            match self.variant {
+                #[cfg(target_arch = "x86_64")]
+                Variant::Avx2 => x86::strlen_avx2(p),
+                #[cfg(target_arch = "x86_64")]
+                Variant::Sse2 => x86::strlen_sse2(p),
+                #[cfg(target_arch = "aarch64")]
+                Variant::Neon => neon::strlen(p),
+                _ => portable::strlen(p),
+            }
+        }
+    }
+}
+
+/// The page size `clear_page` works on.
+pub const PAGE: usize = 4096;

@@ -1,0 +1,451 @@
+//! x86-64 variants: AVX2 (32-byte vectors) and SSE2 (16-byte vectors).
+//! Safety contracts are the module's (`super` docs): callers pass pointers
+//! valid for `n` bytes (non-overlapping for copies) and call the AVX2
+//! functions only when the CPU has AVX2.
+
+use super::portable::{copy_le16, set_le16};
+use core::arch::asm;
+use core::arch::x86_64::*;
+
+/// How far ahead of the loads the non-temporal loops prefetch the source.
+const PREFETCH_AHEAD: usize = 512;
+
+// ---------------------------------------------------------------- AVX2 ----
+
+/// # Safety
+/// `d` valid for `n` writes, `s` for `n` reads, no overlap, AVX2 present.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+    type V = __m256i;
+    const VW: usize = 32;
+    if n <= 16 {
+        return copy_le16(d, s, n);
+    }
+    if n <= 32 {
+        let a = _mm_loadu_si128(s as *const __m128i);
+        let b = _mm_loadu_si128(s.add(n - 16) as *const __m128i);
+        _mm_storeu_si128(d as *mut __m128i, a);
+        _mm_storeu_si128(d.add(n - 16) as *mut __m128i, b);
+        return;
+    }
+    if n <= 64 {
+        let a = _mm256_loadu_si256(s as *const V);
+        let b = _mm256_loadu_si256(s.add(n - VW) as *const V);
+        _mm256_storeu_si256(d as *mut V, a);
+        _mm256_storeu_si256(d.add(n - VW) as *mut V, b);
+        return;
+    }
+    if n <= 128 {
+        // Two vectors from each end cover everything (n - 64 >= 1).
+        let h0 = _mm256_loadu_si256(s as *const V);
+        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
+        let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
+        let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
+        _mm256_storeu_si256(d as *mut V, h0);
+        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
+        _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, t2);
+        _mm256_storeu_si256(d.add(n - VW) as *mut V, t3);
+        return;
+    }
+    // n > 128: the last four vectors, loaded before the loop, stored after it.
+    let t0 = _mm256_loadu_si256(s.add(n - 4 * VW) as *const V);
+    let t1 = _mm256_loadu_si256(s.add(n - 3 * VW) as *const V);
+    let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
+    let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
+    if n <= 256 {
+        // Four vectors from each end cover everything, with no loop.
+        let h0 = _mm256_loadu_si256(s as *const V);
+        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
+        let h2 = _mm256_loadu_si256(s.add(2 * VW) as *const V);
+        let h3 = _mm256_loadu_si256(s.add(3 * VW) as *const V);
+        _mm256_storeu_si256(d as *mut V, h0);
+        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
+        _mm256_storeu_si256(d.add(2 * VW) as *mut V, h2);
+        _mm256_storeu_si256(d.add(3 * VW) as *mut V, h3);
+    } else {
+        let h0 = _mm256_loadu_si256(s as *const V);
+        _mm256_storeu_si256(d as *mut V, h0);
+        // First 32-aligned destination address after the head: 1..=32 bytes
+        // in. The loop stores aligned blocks of 128 while they end within n;
+        // what remains (< 128 bytes) is covered by the tail stored below.
+        let mut i = VW - (d as usize & (VW - 1));
+        if nt {
+            while i + 4 * VW <= n {
+                // A prefetch never faults; `wrapping_add` keeps the address
+                // computation itself defined past the end of the source.
+                _mm_prefetch::<_MM_HINT_NTA>(s.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
+                let a = _mm256_loadu_si256(s.add(i) as *const V);
+                let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
+                let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
+                let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
+                _mm256_stream_si256(d.add(i) as *mut V, a);
+                _mm256_stream_si256(d.add(i + VW) as *mut V, b);
+                _mm256_stream_si256(d.add(i + 2 * VW) as *mut V, c);
+                _mm256_stream_si256(d.add(i + 3 * VW) as *mut V, e);
+                i += 4 * VW;
+            }
+            // Streaming stores are weakly ordered: fence them before the
+            // ordinary tail stores and before returning to the caller.
+            _mm_sfence();
+        } else {
+            while i + 4 * VW <= n {
+                let a = _mm256_loadu_si256(s.add(i) as *const V);
+                let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
+                let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
+                let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
+                _mm256_store_si256(d.add(i) as *mut V, a);
+                _mm256_store_si256(d.add(i + VW) as *mut V, b);
+                _mm256_store_si256(d.add(i + 2 * VW) as *mut V, c);
+                _mm256_store_si256(d.add(i + 3 * VW) as *mut V, e);
+                i += 4 * VW;
+            }
+        }
+    }
+    _mm256_storeu_si256(d.add(n - 4 * VW) as *mut V, t0);
+    _mm256_storeu_si256(d.add(n - 3 * VW) as *mut V, t1);
+    _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, t2);
+    _mm256_storeu_si256(d.add(n - VW) as *mut V, t3);
+}
+
+/// # Safety
+/// `d` valid for `n` writes, AVX2 present.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) {
+    type V = __m256i;
+    const VW: usize = 32;
+    if n <= 16 {
+        return set_le16(d, c, n);
+    }
+    let v = _mm256_set1_epi8(c as i8);
+    if n <= 32 {
+        let x = _mm256_castsi256_si128(v);
+        _mm_storeu_si128(d as *mut __m128i, x);
+        _mm_storeu_si128(d.add(n - 16) as *mut __m128i, x);
+        return;
+    }
+    _mm256_storeu_si256(d as *mut V, v);
+    _mm256_storeu_si256(d.add(n - VW) as *mut V, v);
+    if n <= 64 {
+        return;
+    }
+    _mm256_storeu_si256(d.add(VW) as *mut V, v);
+    _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, v);
+    if n <= 128 {
+        return;
+    }
+    // Aligned body as in `copy_avx2`; the last 128 bytes are the tail.
+    let mut i = VW - (d as usize & (VW - 1));
+    if nt {
+        while i + 4 * VW <= n {
+            _mm256_stream_si256(d.add(i) as *mut V, v);
+            _mm256_stream_si256(d.add(i + VW) as *mut V, v);
+            _mm256_stream_si256(d.add(i + 2 * VW) as *mut V, v);
+            _mm256_stream_si256(d.add(i + 3 * VW) as *mut V, v);
+            i += 4 * VW;
+        }
+        _mm_sfence();
+    } else {
+        while i + 4 * VW <= n {
+            _mm256_store_si256(d.add(i) as *mut V, v);
+            _mm256_store_si256(d.add(i + VW) as *mut V, v);
+            _mm256_store_si256(d.add(i + 2 * VW) as *mut V, v);
+            _mm256_store_si256(d.add(i + 3 * VW) as *mut V, v);
+            i += 4 * VW;
+        }
+    }
+    _mm256_storeu_si256(d.add(n - 4 * VW) as *mut V, v);
+    _mm256_storeu_si256(d.add(n - 3 * VW) as *mut V, v);
+}
+
+/// # Safety
+/// `d` 4096-aligned and valid for 4096 writes, AVX2 present.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn clear_page_avx2(d: *mut u8, nt: bool) {
+    let z = _mm256_setzero_si256();
+    let mut i = 0;
+    while i < super::PAGE {
+        let p = d.add(i) as *mut __m256i;
+        if nt {
+            _mm256_stream_si256(p, z);
+            _mm256_stream_si256(p.add(1), z);
+            _mm256_stream_si256(p.add(2), z);
+            _mm256_stream_si256(p.add(3), z);
+        } else {
+            _mm256_store_si256(p, z);
+            _mm256_store_si256(p.add(1), z);
+            _mm256_store_si256(p.add(2), z);
+            _mm256_store_si256(p.add(3), z);
+        }
+        i += 128;
+    }
+    if nt {
+        _mm_sfence();
+    }
+}
+
+/// Load the 32-byte aligned block at `addr` as a machine load.
+///
+/// # Safety
+/// `addr` is 32-aligned and the block holds a byte of mapped memory (then the
+/// whole block is mapped: it lies in one page). AVX2 present.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load_block32(addr: usize) -> __m256i {
+    let v: __m256i;
+    asm!("vmovdqa {v}, ymmword ptr [{a}]", a = in(reg) addr, v = out(ymm_reg) v,
+         options(pure, readonly, nostack, preserves_flags));
+    v
+}
+
+/// Load the four 32-byte blocks of the 128-byte aligned block at `addr` with
+/// one assembly block (one address register, displacements in the loads).
+///
+/// # Safety
+/// `addr` is 128-aligned and the 128-byte block holds a byte of mapped
+/// memory (then all of it is mapped: 128 divides the page size). AVX2 present.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load_block128(addr: usize) -> [__m256i; 4] {
+    let (a, b, c, d): (__m256i, __m256i, __m256i, __m256i);
+    asm!(
+        "vmovdqa {a}, ymmword ptr [{p}]",
+        "vmovdqa {b}, ymmword ptr [{p} + 32]",
+        "vmovdqa {c}, ymmword ptr [{p} + 64]",
+        "vmovdqa {d}, ymmword ptr [{p} + 96]",
+        p = in(reg) addr, a = out(ymm_reg) a, b = out(ymm_reg) b, c = out(ymm_reg) c, d = out(ymm_reg) d,
+        options(pure, readonly, nostack, preserves_flags)
+    );
+    [a, b, c, d]
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn zero_mask32(v: __m256i) -> u32 {
+    _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())) as u32
+}
+
+/// # Safety
+/// `p` starts a NUL-terminated string; AVX2 present. Loads: 32-byte aligned
+/// blocks until a 128-byte boundary, then 128-byte aligned blocks; each starts
+/// at or before a byte not yet known to follow the NUL (module docs).
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn strlen_avx2(p: *const u8) -> usize {
+    let start = p as usize;
+    let mut b = start & !31;
+    // The first block may begin before the string: shift those bytes out.
+    let m = zero_mask32(load_block32(b)) >> (start - b);
+    if m != 0 {
+        return m.trailing_zeros() as usize;
+    }
+    b += 32;
+    while b & 127 != 0 {
+        let m = zero_mask32(load_block32(b));
+        if m != 0 {
+            return b - start + m.trailing_zeros() as usize;
+        }
+        b += 32;
+    }
+    loop {
+        let [v0, v1, v2, v3] = load_block128(b);
+        // A byte is zero in the minimum iff it is zero in one of the four.
+        let mn = _mm256_min_epu8(_mm256_min_epu8(v0, v1), _mm256_min_epu8(v2, v3));
+        if zero_mask32(mn) != 0 {
+            let lo = zero_mask32(v0) as u64 | (zero_mask32(v1) as u64) << 32;
+            if lo != 0 {
+                return b - start + lo.trailing_zeros() as usize;
+            }
+            let hi = zero_mask32(v2) as u64 | (zero_mask32(v3) as u64) << 32;
+            return b - start + 64 + hi.trailing_zeros() as usize;
+        }
+        b += 128;
+    }
+}
+
+// ---------------------------------------------------------------- SSE2 ----
+
+/// # Safety
+/// `d` valid for `n` writes, `s` for `n` reads, no overlap.
+pub(super) unsafe fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+    type V = __m128i;
+    const VW: usize = 16;
+    if n <= 16 {
+        return copy_le16(d, s, n);
+    }
+    if n <= 32 {
+        let a = _mm_loadu_si128(s as *const V);
+        let b = _mm_loadu_si128(s.add(n - VW) as *const V);
+        _mm_storeu_si128(d as *mut V, a);
+        _mm_storeu_si128(d.add(n - VW) as *mut V, b);
+        return;
+    }
+    if n <= 64 {
+        // Two vectors from each end cover everything (n - 32 >= 1).
+        let h0 = _mm_loadu_si128(s as *const V);
+        let h1 = _mm_loadu_si128(s.add(VW) as *const V);
+        let t2 = _mm_loadu_si128(s.add(n - 2 * VW) as *const V);
+        let t3 = _mm_loadu_si128(s.add(n - VW) as *const V);
+        _mm_storeu_si128(d as *mut V, h0);
+        _mm_storeu_si128(d.add(VW) as *mut V, h1);
+        _mm_storeu_si128(d.add(n - 2 * VW) as *mut V, t2);
+        _mm_storeu_si128(d.add(n - VW) as *mut V, t3);
+        return;
+    }
+    let t0 = _mm_loadu_si128(s.add(n - 4 * VW) as *const V);
+    let t1 = _mm_loadu_si128(s.add(n - 3 * VW) as *const V);
+    let t2 = _mm_loadu_si128(s.add(n - 2 * VW) as *const V);
+    let t3 = _mm_loadu_si128(s.add(n - VW) as *const V);
+    let h0 = _mm_loadu_si128(s as *const V);
+    _mm_storeu_si128(d as *mut V, h0);
+    let mut i = VW - (d as usize & (VW - 1));
+    if nt {
+        while i + 4 * VW <= n {
+            _mm_prefetch::<_MM_HINT_NTA>(s.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
+            let a = _mm_loadu_si128(s.add(i) as *const V);
+            let b = _mm_loadu_si128(s.add(i + VW) as *const V);
+            let c = _mm_loadu_si128(s.add(i + 2 * VW) as *const V);
+            let e = _mm_loadu_si128(s.add(i + 3 * VW) as *const V);
+            _mm_stream_si128(d.add(i) as *mut V, a);
+            _mm_stream_si128(d.add(i + VW) as *mut V, b);
+            _mm_stream_si128(d.add(i + 2 * VW) as *mut V, c);
+            _mm_stream_si128(d.add(i + 3 * VW) as *mut V, e);
+            i += 4 * VW;
+        }
+        _mm_sfence();
+    } else {
+        while i + 4 * VW <= n {
+            let a = _mm_loadu_si128(s.add(i) as *const V);
+            let b = _mm_loadu_si128(s.add(i + VW) as *const V);
+            let c = _mm_loadu_si128(s.add(i + 2 * VW) as *const V);
+            let e = _mm_loadu_si128(s.add(i + 3 * VW) as *const V);
+            _mm_store_si128(d.add(i) as *mut V, a);
+            _mm_store_si128(d.add(i + VW) as *mut V, b);
+            _mm_store_si128(d.add(i + 2 * VW) as *mut V, c);
+            _mm_store_si128(d.add(i + 3 * VW) as *mut V, e);
+            i += 4 * VW;
+        }
+    }
+    _mm_storeu_si128(d.add(n - 4 * VW) as *mut V, t0);
+    _mm_storeu_si128(d.add(n - 3 * VW) as *mut V, t1);
+    _mm_storeu_si128(d.add(n - 2 * VW) as *mut V, t2);
+    _mm_storeu_si128(d.add(n - VW) as *mut V, t3);
+}
+
+/// # Safety
+/// `d` valid for `n` writes.
+pub(super) unsafe fn set_sse2(d: *mut u8, c: u8, n: usize, nt: bool) {
+    type V = __m128i;
+    const VW: usize = 16;
+    if n <= 16 {
+        return set_le16(d, c, n);
+    }
+    let v = _mm_set1_epi8(c as i8);
+    _mm_storeu_si128(d as *mut V, v);
+    _mm_storeu_si128(d.add(n - VW) as *mut V, v);
+    if n <= 32 {
+        return;
+    }
+    _mm_storeu_si128(d.add(VW) as *mut V, v);
+    _mm_storeu_si128(d.add(n - 2 * VW) as *mut V, v);
+    if n <= 64 {
+        return;
+    }
+    let mut i = VW - (d as usize & (VW - 1));
+    if nt {
+        while i + 4 * VW <= n {
+            _mm_stream_si128(d.add(i) as *mut V, v);
+            _mm_stream_si128(d.add(i + VW) as *mut V, v);
+            _mm_stream_si128(d.add(i + 2 * VW) as *mut V, v);
+            _mm_stream_si128(d.add(i + 3 * VW) as *mut V, v);
+            i += 4 * VW;
+        }
+        _mm_sfence();
+    } else {
+        while i + 4 * VW <= n {
+            _mm_store_si128(d.add(i) as *mut V, v);
+            _mm_store_si128(d.add(i + VW) as *mut V, v);
+            _mm_store_si128(d.add(i + 2 * VW) as *mut V, v);
+            _mm_store_si128(d.add(i + 3 * VW) as *mut V, v);
+            i += 4 * VW;
+        }
+    }
+    _mm_storeu_si128(d.add(n - 4 * VW) as *mut V, v);
+    _mm_storeu_si128(d.add(n - 3 * VW) as *mut V, v);
+}
+
+/// # Safety
+/// `d` 4096-aligned and valid for 4096 writes.
+pub(super) unsafe fn clear_page_sse2(d: *mut u8, nt: bool) {
+    let z = _mm_setzero_si128();
+    let mut i = 0;
+    while i < super::PAGE {
+        let p = d.add(i) as *mut __m128i;
+        if nt {
+            _mm_stream_si128(p, z);
+            _mm_stream_si128(p.add(1), z);
+            _mm_stream_si128(p.add(2), z);
+            _mm_stream_si128(p.add(3), z);
+        } else {
+            _mm_store_si128(p, z);
+            _mm_store_si128(p.add(1), z);
+            _mm_store_si128(p.add(2), z);
+            _mm_store_si128(p.add(3), z);
+        }
+        i += 64;
+    }
+    if nt {
+        _mm_sfence();
+    }
+}
+
+/// Load the 16-byte aligned block at `addr` as a machine load.
+///
+/// # Safety
+/// As [`load_block32`], for 16-byte blocks (SSE2 is baseline on x86-64).
+#[inline]
+unsafe fn load_block16(addr: usize) -> __m128i {
+    let v: __m128i;
+    asm!("movdqa {v}, xmmword ptr [{a}]", a = in(reg) addr, v = out(xmm_reg) v,
+         options(pure, readonly, nostack, preserves_flags));
+    v
+}
+
+#[inline]
+fn zero_mask16(v: __m128i) -> u32 {
+    // SAFETY: SSE2 is part of the x86-64 baseline; register-only operations.
+    unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) as u32 }
+}
+
+/// # Safety
+/// `p` starts a NUL-terminated string. Loads: 16-byte aligned blocks up to a
+/// 64-byte boundary, then 64-byte aligned blocks (module docs).
+pub(super) unsafe fn strlen_sse2(p: *const u8) -> usize {
+    let start = p as usize;
+    let mut b = start & !15;
+    let m = zero_mask16(load_block16(b)) >> (start - b);
+    if m != 0 {
+        return m.trailing_zeros() as usize;
+    }
+    b += 16;
+    while b & 63 != 0 {
+        let m = zero_mask16(load_block16(b));
+        if m != 0 {
+            return b - start + m.trailing_zeros() as usize;
+        }
+        b += 16;
+    }
+    loop {
+        let v0 = load_block16(b);
+        let v1 = load_block16(b + 16);
+        let v2 = load_block16(b + 32);
+        let v3 = load_block16(b + 48);
+        let mn = _mm_min_epu8(_mm_min_epu8(v0, v1), _mm_min_epu8(v2, v3));
+        if zero_mask16(mn) != 0 {
+            let m = zero_mask16(v0) as u64
+                | (zero_mask16(v1) as u64) << 16
+                | (zero_mask16(v2) as u64) << 32
+                | (zero_mask16(v3) as u64) << 48;
+            return b - start + m.trailing_zeros() as usize;
+        }
+        b += 64;
+    }
+}
