@@ -34,7 +34,7 @@ fn gbps(r: Routine, imp: &str, size: &str, cache: &str) -> f64 {
     p.set("size", size);
     p.set("cache", cache);
     let t = tempfile::tempdir().unwrap();
-    let mut s = Sampler::new(SamplerSettings {
+    let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO,
         samples: 5,
         target: Duration::from_millis(20),
         quick: false,

@@ -388,7 +388,14 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
         _ => None,
     };
     let mut run_warnings = Vec::new();
-    if load_before > 0.5 || others.map(|o| o > 0.25).unwrap_or(false) {
+    // Other processes' CPU time is measured directly; the load average counts
+    // kdelta's own runnable threads too (a chat run has thousands), so it only
+    // decides when /proc/stat could not be read.
+    let busy = match others {
+        Some(o) => o > 0.25,
+        None => load_before > topo.online.len() as f64 / 2.0,
+    };
+    if busy {
         run_warnings.push(Warning::BusyMachine { load_before, load_after, others_cpus: others });
     }
     let environment = serde_json::json!({

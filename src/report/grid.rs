@@ -21,7 +21,8 @@ pub struct Grid {
 /// in the table) and the ones that do not (said once, under the table).
 pub struct ParamView {
     varying: std::collections::BTreeMap<String, Vec<String>>,
-    constant: Vec<String>,
+    /// (benchmark, its constant parameters as `k=v k=v`).
+    constant: Vec<(String, String)>,
 }
 
 impl ParamView {
@@ -39,7 +40,7 @@ impl ParamView {
             let keys: Vec<String> = ps[0].0.keys().cloned().collect();
             let (var, cons): (Vec<String>, Vec<String>) = keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
             if !cons.is_empty() {
-                constant.push(format!("{b}: {}", cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" ")));
+                constant.push((b.to_string(), cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" ")));
             }
             varying.insert(b.to_string(), var);
         }
@@ -52,6 +53,21 @@ impl ParamView {
     }
     pub fn any(&self) -> bool {
         self.varying.values().any(|v| !v.is_empty())
+    }
+    /// One line per distinct set of constant parameters, naming the
+    /// benchmarks that share it (`parameters of aim9.add_double, ... : period=1s`).
+    pub fn constant_lines(&self) -> Vec<String> {
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for (b, c) in &self.constant {
+            match groups.iter_mut().find(|g| &g.0 == c) {
+                Some(g) => g.1.push(b.clone()),
+                None => groups.push((c.clone(), vec![b.clone()])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(c, bs)| if bs.len() > 4 { format!("parameters of {} benchmarks ({}, ...): {c}", bs.len(), bs[0]) } else { format!("parameters of {}: {c}", bs.join(", ")) })
+            .collect()
     }
 }
 
@@ -107,7 +123,7 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
             match c {
                 Some(c) if c.status == Status::Ok => {
                     row.push(c.median.map(fmt_num).unwrap_or_else(|| "-".into()));
-                    row.push(c.cv.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default());
+                    row.push(c.cv.filter(|_| c.n > 1).map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into()));
                 }
                 Some(c) => {
                     row.push(status_word(c.status).into());
@@ -168,7 +184,7 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
         "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05 and |change| >= {threshold}%; cv: coefficient of variation; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
-    head_notes.extend(pv.constant.iter().map(|c| format!("parameters of {c}")));
+    head_notes.extend(pv.constant_lines());
     head_notes.extend(notes);
     Grid { header, rows, right, geo_from, notes: head_notes, marks }
 }
@@ -200,7 +216,7 @@ pub fn results(rep: &Report) -> Grid {
         row.push(r.cpus.clone());
         match (&r.summary, r.status) {
             (Some(s), Status::Ok) => {
-                row.extend([fmt_num(s.median), r.unit.clone(), format!("{:.1}%", s.cv * 100.0), fmt_num(s.min), fmt_num(s.max), s.n.to_string()]);
+                row.extend([fmt_num(s.median), r.unit.clone(), if s.n > 1 { format!("{:.1}%", s.cv * 100.0) } else { "-".into() }, fmt_num(s.min), fmt_num(s.max), s.n.to_string()]);
             }
             _ => {
                 row.extend([status_word(r.status).to_string(), r.unit.clone(), String::new(), String::new(), String::new(), r.samples.len().to_string()]);
@@ -219,7 +235,7 @@ pub fn results(rep: &Report) -> Grid {
     }
     let geo_from = rows.len();
     let marks = vec![Vec::new(); rows.len()];
-    let mut all_notes: Vec<String> = pv.constant.iter().map(|c| format!("parameters of {c}")).collect();
+    let mut all_notes: Vec<String> = pv.constant_lines();
     all_notes.extend(notes);
     Grid { header, rows, right, geo_from, notes: all_notes, marks }
 }

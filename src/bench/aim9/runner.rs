@@ -148,7 +148,7 @@ impl Benchmark for Aim9 {
             s.extra("filesize", filesize);
             s.extra("sync", sync);
             let kb = filesize / 1024;
-            let where_ = base.display();
+            let where_ = place_of(params, &base);
             s.note(if !d.warm_up {
                 format!("{} writes half of a {kb} KB file in {where_} through O_SYNC: every 1 KB write waits for the device", d.name)
             } else if sync {
@@ -157,12 +157,23 @@ impl Benchmark for Aim9 {
                 format!("{} works on a {kb} KB file in {where_}: a file that fits in memory measures the page cache, not the device (raise --param filesize, or --param sync=true)", d.name)
             });
         } else if d.disk {
-            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, base.display()));
+            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, place_of(params, &base)));
         }
         if let Some(n) = d.note {
             s.note(n);
         }
         Ok(())
+    }
+}
+
+/// Where the disk tests work, as said to the user: the given directory, or
+/// for `dir=auto` the temporary directory's parent (each worker has its own
+/// subdirectory, so naming it would make every round's note differ).
+fn place_of(params: &Params, base: &std::path::Path) -> String {
+    if params.is_auto("dir") {
+        format!("a temporary directory under {}", std::env::temp_dir().display())
+    } else {
+        base.display().to_string()
     }
 }
 

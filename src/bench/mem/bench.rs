@@ -348,7 +348,7 @@ mod tests {
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 1, "{:?}", pts);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings {
+        let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO,
             samples: 2,
             target: Duration::from_micros(500),
             quick: true,
