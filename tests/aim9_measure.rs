@@ -25,15 +25,7 @@ fn run(b: &dyn Benchmark, samples: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)
     let p = expand(&info.params, &BTreeMap::new(), false, info.name)?.remove(0);
     b.check(&p)?;
     let tmp = tempfile::tempdir()?;
-    let mut s = Sampler::new(SamplerSettings {
-        warmup: std::time::Duration::ZERO,
-        samples,
-        target: Duration::from_millis(10),
-        quick: false,
-        iterations: None,
-        tmpdir: tmp.path().into(),
-        llc_bytes: None,
-    });
+    let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(samples, tmp.path()) });
     b.run(&p, &mut s)?;
     let out = s.finish();
     let share: Vec<f64> = out.extras.get("cpu_share").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();

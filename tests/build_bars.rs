@@ -32,7 +32,7 @@ fn build_bars() {
         p.set("jobs", jobs);
         p.set("files", &files);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO, samples, target: Duration::from_millis(10), quick: false, iterations: None, tmpdir: t.path().into(), llc_bytes: None });
+        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(samples, t.path()) });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         let wall = out.samples.iter().sum::<f64>() / out.samples.len() as f64;

@@ -26,15 +26,7 @@ fn compare_run() {
     let dir = tempfile::tempdir().unwrap();
     for p in pts {
         b.check(&p).unwrap();
-        let mut s = Sampler::new(SamplerSettings {
-            warmup: std::time::Duration::ZERO,
-            samples: 1,
-            target: Duration::from_millis(10),
-            quick: true,
-            iterations: None,
-            tmpdir: dir.path().into(),
-            llc_bytes: None,
-        });
+        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), ..SamplerSettings::direct(1, dir.path()) });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         println!("{name} {} -> {:.2} MB/s", p.display(), out.samples[0]);

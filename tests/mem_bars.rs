@@ -34,13 +34,11 @@ fn gbps(r: Routine, imp: &str, size: &str, cache: &str) -> f64 {
     p.set("size", size);
     p.set("cache", cache);
     let t = tempfile::tempdir().unwrap();
-    let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO,
-        samples: 5,
+    let mut s = Sampler::new(SamplerSettings {
         target: Duration::from_millis(20),
         quick: false,
-        iterations: None,
-        tmpdir: t.path().into(),
         llc_bytes: cache::host().llc(),
+        ..SamplerSettings::direct(5, t.path())
     });
     b.run(&p, &mut s).unwrap();
     median(s.finish().samples)

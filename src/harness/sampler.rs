@@ -30,6 +30,23 @@ pub struct SamplerSettings {
     pub llc_bytes: Option<u64>,
 }
 
+impl SamplerSettings {
+    /// Settings for calling a benchmark directly, outside the harness (tests,
+    /// measurement helpers): a 2 ms target, no warm-up, quick, no calibration
+    /// carried over, LLC unknown. Change fields with struct update syntax.
+    pub fn direct(samples: usize, tmpdir: impl Into<PathBuf>) -> Self {
+        SamplerSettings {
+            samples,
+            target: Duration::from_millis(2),
+            warmup: Duration::ZERO,
+            quick: true,
+            iterations: None,
+            tmpdir: tmpdir.into(),
+            llc_bytes: None,
+        }
+    }
+}
+
 fn default_warmup() -> Duration {
     Duration::from_millis(100)
 }

@@ -92,7 +92,7 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
     });
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(wait4(pid));
+        let _ = tx.send(crate::sys::wait4(pid).map(|u| (u.status, u.user_s + u.sys_s, u.max_rss)));
     });
     let start = Instant::now();
     let mut killed: Option<&str> = None;
@@ -152,24 +152,4 @@ fn stderr_tail(s: &str) -> String {
 /// Send SIGKILL to a whole process group (killpg(3)); a group that is gone is fine.
 pub fn kill_group(pgid: libc::pid_t) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-}
-
-/// wait4(2): the exit status plus the child's CPU time and peak RSS.
-fn wait4(pid: libc::pid_t) -> Result<(std::process::ExitStatus, f64, u64)> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: zeroed rusage is a valid value for this plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: valid pointers to locals; pid is our own child.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(e).context("waiting for the worker");
-        }
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok((std::process::ExitStatus::from_raw(status), tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_maxrss as u64 * 1024))
 }

@@ -66,7 +66,13 @@ impl ParamView {
         }
         groups
             .into_iter()
-            .map(|(c, bs)| if bs.len() > 4 { format!("parameters of {} benchmarks ({}, ...): {c}", bs.len(), bs[0]) } else { format!("parameters of {}: {c}", bs.join(", ")) })
+            .map(|(c, bs)| {
+                if bs.len() > 4 {
+                    format!("parameters of {} benchmarks ({}, ...): {c}", bs.len(), bs[0])
+                } else {
+                    format!("parameters of {}: {c}", bs.join(", "))
+                }
+            })
             .collect()
     }
 }
@@ -216,7 +222,14 @@ pub fn results(rep: &Report) -> Grid {
         row.push(r.cpus.clone());
         match (&r.summary, r.status) {
             (Some(s), Status::Ok) => {
-                row.extend([fmt_num(s.median), r.unit.clone(), if s.n > 1 { format!("{:.1}%", s.cv * 100.0) } else { "-".into() }, fmt_num(s.min), fmt_num(s.max), s.n.to_string()]);
+                row.extend([
+                    fmt_num(s.median),
+                    r.unit.clone(),
+                    if s.n > 1 { format!("{:.1}%", s.cv * 100.0) } else { "-".into() },
+                    fmt_num(s.min),
+                    fmt_num(s.max),
+                    s.n.to_string(),
+                ]);
             }
             _ => {
                 row.extend([status_word(r.status).to_string(), r.unit.clone(), String::new(), String::new(), String::new(), r.samples.len().to_string()]);

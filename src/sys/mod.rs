@@ -114,3 +114,36 @@ pub fn loadavg() -> Option<[f64; 3]> {
 pub fn peak_rss_self() -> u64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map(|u| u.max_rss() as u64 * 1024).unwrap_or(0)
 }
+
+/// What wait4(2) tells about a finished child.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildUsage {
+    pub status: std::process::ExitStatus,
+    /// User and system CPU time of the child and its waited-for descendants, seconds.
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Peak resident set size, bytes.
+    pub max_rss: u64,
+}
+
+/// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
+/// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
+pub fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `ru` are valid for writes; `pid` is the caller's unreaped child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e).with_context(|| format!("wait4 on process {pid}"));
+        }
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(ChildUsage { status: std::process::ExitStatus::from_raw(status), user_s: tv(ru.ru_utime), sys_s: tv(ru.ru_stime), max_rss: ru.ru_maxrss as u64 * 1024 })
+}

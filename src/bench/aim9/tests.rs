@@ -74,15 +74,7 @@ const TABLE2: [&str; 60] = [
 ];
 
 fn settings(dir: &Path, samples: usize) -> SamplerSettings {
-    SamplerSettings {
-        warmup: std::time::Duration::ZERO,
-        samples,
-        target: Duration::from_millis(2),
-        quick: true,
-        iterations: None,
-        tmpdir: dir.into(),
-        llc_bytes: Some(32 << 20),
-    }
+    SamplerSettings { llc_bytes: Some(32 << 20), ..SamplerSettings::direct(samples, dir) }
 }
 
 /// Default parameters of a test with a 20 ms period and an 8 KB file.

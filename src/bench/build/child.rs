@@ -17,10 +17,6 @@ pub struct Usage {
     pub sys: Duration,
 }
 
-fn tv(t: libc::timeval) -> Duration {
-    Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
-}
-
 /// Run `sh -c cmd` in `dir` with `JOBS=jobs` in its environment, output to
 /// `log`, and wait for it with `wait4`. A non-zero exit is an error quoting
 /// the end of the log.
@@ -29,8 +25,8 @@ pub fn run(cmd: &str, dir: &Path, jobs: u32, log: &Path) -> Result<Usage> {
     let err = out.try_clone()?;
     let mut c = Command::new("sh");
     c.arg("-c").arg(cmd).current_dir(dir).env("JOBS", jobs.to_string()).stdin(Stdio::null()).stdout(out).stderr(err);
-    // Its own process group, so a build can be told apart (and killed as one).
-    c.process_group(0);
+    // The build stays in the worker's process group, so the harness's kill of
+    // that group at a time limit or Ctrl-C ends make and every compiler too.
     // SAFETY: the closure runs in the forked child before exec and only calls
     // prctl, which is async-signal-safe; it allocates nothing.
     unsafe {
@@ -46,28 +42,18 @@ pub fn run(cmd: &str, dir: &Path, jobs: u32, log: &Path) -> Result<Usage> {
     let t0 = Instant::now();
     let child = c.spawn().with_context(|| format!("starting `sh -c {cmd}` in {}", dir.display()))?;
     let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `status` and `ru` are valid for writes; `pid` is our child,
-        // not yet reaped (std's `Child` is never waited on: dropping it does not wait).
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e).context("wait4 on the build");
-        }
-    }
+    let u = crate::sys::wait4(pid).context("waiting for the build")?;
     let wall = t0.elapsed();
     drop(child);
-    let usage = Usage { wall, user: tv(ru.ru_utime), sys: tv(ru.ru_stime) };
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+    let usage = Usage { wall, user: Duration::from_secs_f64(u.user_s), sys: Duration::from_secs_f64(u.sys_s) };
+    if u.status.success() {
         return Ok(usage);
     }
-    let how = if libc::WIFEXITED(status) { format!("exit status {}", libc::WEXITSTATUS(status)) } else { format!("signal {}", libc::WTERMSIG(status)) };
+    let how = match (u.status.code(), std::os::unix::process::ExitStatusExt::signal(&u.status)) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "an unknown status".to_string(),
+    };
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
     bail!("`{cmd}` in {} failed ({how}); last output:\n{}", dir.display(), tail.join("\n"))

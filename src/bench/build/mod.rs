@@ -116,7 +116,7 @@ mod tests {
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 1);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO, samples: 1, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: t.path().into(), llc_bytes: None });
+        let mut s = Sampler::new(SamplerSettings::direct(1, t.path()));
         b.run(&pts[0], &mut s).unwrap();
         assert!(t.path().join("project/prog").exists());
         let out = s.finish();
@@ -142,11 +142,13 @@ mod tests {
     fn a_failing_build_is_an_error_not_a_number() {
         let t = tempfile::tempdir().unwrap();
         let mut p = Params::default();
-        for (k, v) in [("jobs", "1"), ("files", "1"), ("dir", t.path().to_str().unwrap()), ("cmd", "echo broken >&2; false"), ("clean", "true"), ("warmup", "false")] {
+        for (k, v) in
+            [("jobs", "1"), ("files", "1"), ("dir", t.path().to_str().unwrap()), ("cmd", "echo broken >&2; false"), ("clean", "true"), ("warmup", "false")]
+        {
             p.set(k, v);
         }
         let w = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO, samples: 1, target: Duration::from_millis(2), quick: true, iterations: None, tmpdir: w.path().into(), llc_bytes: None });
+        let mut s = Sampler::new(SamplerSettings::direct(1, w.path()));
         let e = format!("{:#}", BuildMake.run(&p, &mut s).unwrap_err());
         assert!(e.contains("broken"), "{e}");
         assert!(s.finish().samples.is_empty());

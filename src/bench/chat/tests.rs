@@ -140,15 +140,7 @@ fn nobody_listening_is_a_clear_error() {
 }
 
 fn sampler() -> Sampler {
-    Sampler::new(crate::harness::sampler::SamplerSettings {
-        warmup: std::time::Duration::ZERO,
-        samples: 2,
-        target: Duration::from_millis(2),
-        quick: true,
-        iterations: None,
-        tmpdir: std::env::temp_dir(),
-        llc_bytes: None,
-    })
+    Sampler::new(crate::harness::sampler::SamplerSettings::direct(2, std::env::temp_dir()))
 }
 
 #[test]
@@ -206,13 +198,9 @@ fn measure() {
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
                 let mut s = Sampler::new(crate::harness::sampler::SamplerSettings {
-                    warmup: std::time::Duration::ZERO,
-                    samples,
                     target: Duration::from_millis(10),
                     quick: false,
-                    iterations: None,
-                    tmpdir: std::env::temp_dir(),
-                    llc_bytes: None,
+                    ..crate::harness::sampler::SamplerSettings::direct(samples, std::env::temp_dir())
                 });
                 let code = match Chat.run(&p, &mut s) {
                     Ok(()) => {

@@ -5,15 +5,7 @@ use crate::harness::sampler::SamplerSettings;
 use std::collections::BTreeMap;
 
 fn sampler(dir: &Path) -> Sampler {
-    Sampler::new(SamplerSettings {
-        warmup: std::time::Duration::ZERO,
-        samples: 1,
-        target: Duration::from_millis(2),
-        quick: true,
-        iterations: None,
-        tmpdir: dir.into(),
-        llc_bytes: None,
-    })
+    Sampler::new(SamplerSettings::direct(1, dir))
 }
 
 fn params(bench: &dyn Benchmark, set: &[(&str, &str)]) -> Params {

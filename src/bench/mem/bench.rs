@@ -69,7 +69,12 @@ fn impl_param() -> ParamSpec {
     ParamSpec::new("impl", ParamKind::Choice(IMPLS), "naive,libc,tuned", "naive byte loop, the C library's routine, or kdelta's tuned one")
 }
 fn cache_param() -> ParamSpec {
-    ParamSpec::new("cache", ParamKind::Choice(&["warm", "cold"]), "warm,cold", "warm reuses one buffer; cold rotates through buffers totalling 2x the last-level cache")
+    ParamSpec::new(
+        "cache",
+        ParamKind::Choice(&["warm", "cold"]),
+        "warm,cold",
+        "warm reuses one buffer; cold rotates through buffers totalling 2x the last-level cache",
+    )
 }
 fn nt_param() -> ParamSpec {
     ParamSpec::new(
@@ -348,14 +353,7 @@ mod tests {
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 1, "{:?}", pts);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { warmup: std::time::Duration::ZERO,
-            samples: 2,
-            target: Duration::from_micros(500),
-            quick: true,
-            iterations: None,
-            tmpdir: t.path().into(),
-            llc_bytes: Some(1 << 20),
-        });
+        let mut s = Sampler::new(SamplerSettings { target: Duration::from_micros(500), llc_bytes: Some(1 << 20), ..SamplerSettings::direct(2, t.path()) });
         b.check(&pts[0]).unwrap();
         b.run(&pts[0], &mut s).unwrap();
         s.finish()

@@ -22,8 +22,5 @@ pub use bench::{MemBench, Routine, PAGE_SIZES, QUICK_SIZES, SIZES};
 use super::Benchmark;
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen]
-        .into_iter()
-        .map(|r| Box::new(MemBench::new(r)) as Box<dyn Benchmark>)
-        .collect()
+    [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen].into_iter().map(|r| Box::new(MemBench::new(r)) as Box<dyn Benchmark>).collect()
 }

@@ -104,15 +104,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn sampler() -> Sampler {
-        Sampler::new(SamplerSettings {
-            warmup: std::time::Duration::ZERO,
-            samples: 2,
-            target: Duration::from_millis(2),
-            quick: true,
-            iterations: None,
-            tmpdir: std::env::temp_dir(),
-            llc_bytes: Some(32 << 20),
-        })
+        Sampler::new(SamplerSettings { llc_bytes: Some(32 << 20), ..SamplerSettings::direct(2, std::env::temp_dir()) })
     }
 
     fn run_with(b: &dyn Benchmark, over: &[(&str, &str)]) -> Vec<f64> {
@@ -172,15 +164,7 @@ mod measure {
         for (k, v) in kv {
             p.set(k, *v);
         }
-        let mut s = Sampler::new(SamplerSettings {
-            warmup: std::time::Duration::ZERO,
-            samples: 10,
-            target: Duration::from_millis(10),
-            quick: false,
-            iterations: None,
-            tmpdir: std::env::temp_dir(),
-            llc_bytes: None,
-        });
+        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(10, std::env::temp_dir()) });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         let mut v = out.samples.clone();

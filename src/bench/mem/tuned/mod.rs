@@ -48,11 +48,11 @@
 
 use std::ffi::CStr;
 
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
-#[cfg(target_arch = "aarch64")]
-mod neon;
 
 /// One implementation of the tuned routines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -440,10 +440,7 @@ pub(super) unsafe fn strlen_sse2(p: *const u8) -> usize {
         let v3 = load_block16(b + 48);
         let mn = _mm_min_epu8(_mm_min_epu8(v0, v1), _mm_min_epu8(v2, v3));
         if zero_mask16(mn) != 0 {
-            let m = zero_mask16(v0) as u64
-                | (zero_mask16(v1) as u64) << 16
-                | (zero_mask16(v2) as u64) << 32
-                | (zero_mask16(v3) as u64) << 48;
+            let m = zero_mask16(v0) as u64 | (zero_mask16(v1) as u64) << 16 | (zero_mask16(v2) as u64) << 32 | (zero_mask16(v3) as u64) << 48;
             return b - start + m.trailing_zeros() as usize;
         }
         b += 64;
