@@ -144,6 +144,15 @@ pub fn registry() -> Vec<Box<dyn Benchmark>> {
     all
 }
 
+/// Lines a family adds under a run's tables, computed from its stored results
+/// (for example the mem family's per-regime speedups). Families without one
+/// add nothing.
+pub fn family_summaries(results: &[crate::record::ResultRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    out.extend(mem::summary::summary(results));
+    out
+}
+
 /// Find one benchmark by exact name.
 pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
     registry().into_iter().find(|b| b.info().name == name)

@@ -21,6 +21,14 @@ pub fn render(rep: &Report) -> String {
     for t in &rep.tables {
         draw(&mut out, &grid::comparison(t, rep.threshold_pct));
     }
+    if !rep.summaries.is_empty() {
+        out.push_str("```\n");
+        for l in &rep.summaries {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push_str("```\n\n");
+    }
     for r in &rep.remarks {
         out.push_str(&format!("- warning: {r}\n"));
     }

@@ -72,6 +72,8 @@ pub struct Report {
     pub tables: Vec<Table>,
     /// Run-level remarks (busy machine, incomplete run, unavailable configs).
     pub remarks: Vec<String>,
+    /// Family summaries (e.g. mem's speedups per cache regime).
+    pub summaries: Vec<String>,
     #[serde(skip)]
     pub threshold_pct: f64,
 }
@@ -188,7 +190,8 @@ impl Report {
         }
         let mut remarks = run_remarks(&run);
         remarks.dedup();
-        Report { runs: vec![run], results, tables, remarks, threshold_pct: opt.threshold_pct }
+        let summaries = crate::bench::family_summaries(&results);
+        Report { runs: vec![run], results, tables, remarks, summaries, threshold_pct: opt.threshold_pct }
     }
 
     /// Two runs side by side: for each configuration they share (or their
@@ -230,7 +233,7 @@ impl Report {
         }
         let mut results = a.1;
         results.extend(b.1);
-        Report { runs: vec![a.0, b.0], results, tables, remarks, threshold_pct: opt.threshold_pct }
+        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), threshold_pct: opt.threshold_pct }
     }
 }
 

@@ -29,6 +29,13 @@ pub fn render(rep: &Report, color: bool) -> String {
         draw(&mut out, &grid::comparison(t, rep.threshold_pct), color);
         out.push('\n');
     }
+    if !rep.summaries.is_empty() {
+        out.push('\n');
+        for l in &rep.summaries {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
     for r in &rep.remarks {
         out.push_str(&format!("warning: {r}\n"));
     }

@@ -15,6 +15,7 @@ pub mod cache;
 pub mod libc_fns;
 pub mod naive;
 pub mod regimes;
+pub mod summary;
 pub mod tuned;
 
 pub use bench::{MemBench, Routine, PAGE_SIZES, QUICK_SIZES, SIZES};
