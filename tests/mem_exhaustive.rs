@@ -68,6 +68,14 @@ fn copy_variant(v: Variant, nt_threshold: usize) {
 }
 
 #[test]
+fn copy_every_size_and_offset_avx512() {
+    copy_variant(Variant::Avx512, usize::MAX);
+}
+#[test]
+fn copy_every_size_and_offset_avx512_streaming() {
+    copy_variant(Variant::Avx512, 0);
+}
+#[test]
 fn copy_every_size_and_offset_avx2() {
     copy_variant(Variant::Avx2, usize::MAX);
 }
@@ -141,7 +149,14 @@ fn dispatch_picks_the_best_available() {
     assert_eq!(Some(&best), Tuned::available().first());
     #[cfg(target_arch = "x86_64")]
     {
-        let want = if std::arch::is_x86_feature_detected!("avx2") { Variant::Avx2 } else { Variant::Sse2 };
+        let avx512 = std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw");
+        let want = if avx512 && std::arch::is_x86_feature_detected!("avx2") {
+            Variant::Avx512
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            Variant::Avx2
+        } else {
+            Variant::Sse2
+        };
         assert_eq!(best, want);
         assert!(Tuned::with_variant(Variant::Neon).is_none());
     }

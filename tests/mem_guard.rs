@@ -87,6 +87,34 @@ fn strlen_does_not_read_before_its_page() {
     }
 }
 
+/// The x86-64 variants load the first vector unaligned at the start unless
+/// that window would cross a 4096-byte boundary. Strings starting in the last
+/// 256 bytes of the page before a `PROT_NONE` page, at every start and every
+/// length that fits, exercise both sides of that test: a wrong bound would
+/// read into the guard page and kill the test, a wrong shift would find a
+/// NUL before the start.
+#[test]
+fn strlen_first_load_near_a_page_end() {
+    let mut g = Guarded::new(false);
+    let page = g.open_page(false);
+    let n = page.len();
+    let libc = Libc::new();
+    for start in n - 256..n {
+        // NULs before the start: the aligned fallback must shift them out.
+        page[..start].fill(0);
+        page[start..].fill(b'z');
+        for len in 0..n - start {
+            page[start + len] = 0;
+            let s = CStr::from_bytes_with_nul(&page[start..=start + len]).unwrap();
+            for t in tuned_all() {
+                assert_eq!(t.strlen(s), len, "{:?} start={start} len={len}", t.variant());
+            }
+            assert_eq!(libc.strlen(s), len);
+            page[start + len] = b'z';
+        }
+    }
+}
+
 #[test]
 fn copy_and_set_stay_inside_buffers_at_a_guard_page() {
     let mut g = Guarded::new(false);

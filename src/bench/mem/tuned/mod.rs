@@ -4,7 +4,7 @@
 //! [`Tuned`] handle.
 //!
 //! Techniques (the 2001 study's, in today's form):
-//! - copies and fills up to 128 bytes (AVX2 copies: 256) are two to eight overlapping unaligned
+//! - copies and fills up to 128 bytes (AVX2 copies: 256, AVX-512 copies: 512) are two to eight overlapping unaligned
 //!   moves of the widest fitting width (head and tail), with no byte loop and
 //!   one branch per size class;
 //! - longer ones store an unaligned head, run the main loop with *aligned*
@@ -32,9 +32,18 @@
 //! reads whole *aligned blocks* (the vector width, later four vectors). It only
 //! ever loads an aligned block that holds at least one byte it must read (a
 //! byte at or after the start and not after the terminating NUL). Memory
-//! protection works on pages, and the block size (16 to 128 bytes) divides the
+//! protection works on pages, and the block size (16 to 256 bytes) divides the
 //! page size (4096 or larger), so such a block lies inside one page, which is
-//! mapped because it holds a byte of the string: the load cannot fault. The
+//! mapped because it holds a byte of the string: the load cannot fault.
+//! The one exception is the *first* load of the x86-64 variants: when the
+//! vector-wide window `[start, start + VEC)` does not cross a 4096-byte
+//! boundary (`start % 4096 <= 4096 - VEC`), it is loaded unaligned at the
+//! start, as C libraries do, which saves the shift and covers more of a short
+//! string. That window lies in the 4096-byte-aligned chunk holding `start`;
+//! every x86-64 page size is a multiple of 4096, so the chunk lies in one
+//! page, which is mapped because it holds the string's first byte (or its
+//! NUL). Otherwise (the window would reach into the next page, which may be
+//! unmapped) the aligned block holding `start` is loaded instead. The
 //! bytes it reads outside the string (before the start, after the NUL) only
 //! enter the comparison mask, where they are shifted out or lie above the
 //! first set bit. On x86-64 and aarch64 these block loads are inline assembly,
@@ -44,10 +53,14 @@
 //! libraries do but is formally outside Rust's rules (Miri would reject it);
 //! it is used only where no vector variant exists or when forced in tests.
 //! `tests/mem_guard.rs` places strings ending just before a `PROT_NONE` page
-//! at every alignment to check the bound.
+//! at every alignment, and strings starting within a vector width of a page
+//! end (so the unaligned first load would cross into the guard page if it
+//! were taken), to check the bound.
 
 use std::ffi::CStr;
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
@@ -57,6 +70,9 @@ mod x86;
 /// One implementation of the tuned routines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Variant {
+    /// x86-64 with AVX-512F/BW (and AVX2): 64-byte vectors for memcpy and
+    /// strlen, the AVX2 code for fills.
+    Avx512,
     /// x86-64 with AVX2: 32-byte vectors, `vmovntdq` streaming stores.
     Avx2,
     /// x86-64 baseline SSE2: 16-byte vectors, `movntdq` streaming stores.
@@ -68,10 +84,11 @@ pub enum Variant {
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [Variant::Avx2, Variant::Sse2, Variant::Neon, Variant::Portable];
+    pub const ALL: [Variant; 5] = [Variant::Avx512, Variant::Avx2, Variant::Sse2, Variant::Neon, Variant::Portable];
 
     pub fn name(self) -> &'static str {
         match self {
+            Variant::Avx512 => "avx512",
             Variant::Avx2 => "avx2",
             Variant::Sse2 => "sse2",
             Variant::Neon => "neon",
@@ -87,6 +104,12 @@ impl Variant {
     pub fn is_available(self) -> bool {
         match self {
             #[cfg(target_arch = "x86_64")]
+            Variant::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx2")
+            }
+            #[cfg(target_arch = "x86_64")]
             Variant::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
             Variant::Sse2 => true, // part of the x86-64 baseline
@@ -100,7 +123,7 @@ impl Variant {
 
     /// Whether the variant has non-temporal stores (else the threshold is ignored).
     pub fn has_streaming_stores(self) -> bool {
-        matches!(self, Variant::Avx2 | Variant::Sse2)
+        matches!(self, Variant::Avx512 | Variant::Avx2 | Variant::Sse2)
     }
 }
 
@@ -151,6 +174,8 @@ impl Tuned {
         unsafe {
             match self.variant {
                 #[cfg(target_arch = "x86_64")]
+                Variant::Avx512 => avx512::copy_avx512(d, s, n, nt),
+                #[cfg(target_arch = "x86_64")]
                 Variant::Avx2 => x86::copy_avx2(d, s, n, nt),
                 #[cfg(target_arch = "x86_64")]
                 Variant::Sse2 => x86::copy_sse2(d, s, n, nt),
@@ -172,7 +197,7 @@ impl Tuned {
         unsafe {
             match self.variant {
                 #[cfg(target_arch = "x86_64")]
-                Variant::Avx2 => x86::set_avx2(d, byte, n, nt),
+                Variant::Avx512 | Variant::Avx2 => x86::set_avx2(d, byte, n, nt),
                 #[cfg(target_arch = "x86_64")]
                 Variant::Sse2 => x86::set_sse2(d, byte, n, nt),
                 #[cfg(target_arch = "aarch64")]
@@ -196,7 +221,7 @@ impl Tuned {
         unsafe {
             match self.variant {
                 #[cfg(target_arch = "x86_64")]
-                Variant::Avx2 => x86::clear_page_avx2(d, nt),
+                Variant::Avx512 | Variant::Avx2 => x86::clear_page_avx2(d, nt),
                 #[cfg(target_arch = "x86_64")]
                 Variant::Sse2 => x86::clear_page_sse2(d, nt),
                 #[cfg(target_arch = "aarch64")]
@@ -215,6 +240,8 @@ impl Tuned {
         // blocks holding a byte of the string or its NUL (module docs).
         unsafe {
             match self.variant {
+                #[cfg(target_arch = "x86_64")]
+                Variant::Avx512 => avx512::strlen_avx512(p),
                 #[cfg(target_arch = "x86_64")]
                 Variant::Avx2 => x86::strlen_avx2(p),
                 #[cfg(target_arch = "x86_64")]

@@ -10,6 +10,9 @@ use core::arch::x86_64::*;
 /// How far ahead of the loads the non-temporal loops prefetch the source.
 const PREFETCH_AHEAD: usize = 512;
 
+/// The smallest page size on x86-64; every page size is a multiple of it.
+const PAGE_MIN: usize = 4096;
+
 // ---------------------------------------------------------------- AVX2 ----
 
 /// # Safety
@@ -218,6 +221,20 @@ unsafe fn load_block128(addr: usize) -> [__m256i; 4] {
     [a, b, c, d]
 }
 
+/// Load the 32 bytes at `addr` (any alignment) as a machine load.
+///
+/// # Safety
+/// `[addr, addr + 32)` lies in one 4096-byte page that holds a byte of mapped
+/// memory (then all of it is mapped). AVX2 present.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load_u32b(addr: usize) -> __m256i {
+    let v: __m256i;
+    asm!("vmovdqu {v}, ymmword ptr [{a}]", a = in(reg) addr, v = out(ymm_reg) v,
+         options(pure, readonly, nostack, preserves_flags));
+    v
+}
+
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn zero_mask32(v: __m256i) -> u32 {
@@ -225,18 +242,32 @@ unsafe fn zero_mask32(v: __m256i) -> u32 {
 }
 
 /// # Safety
-/// `p` starts a NUL-terminated string; AVX2 present. Loads: 32-byte aligned
-/// blocks until a 128-byte boundary, then 128-byte aligned blocks; each starts
+/// `p` starts a NUL-terminated string; AVX2 present. Loads: the 32 bytes at
+/// `p` when they do not cross a 4096-byte boundary (else the aligned block
+/// holding `p`), then 32-byte aligned blocks until a 128-byte boundary, then 128-byte aligned blocks; each starts
 /// at or before a byte not yet known to follow the NUL (module docs).
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn strlen_avx2(p: *const u8) -> usize {
     let start = p as usize;
     let mut b = start & !31;
-    // The first block may begin before the string: shift those bytes out.
-    let m = zero_mask32(load_block32(b)) >> (start - b);
-    if m != 0 {
-        return m.trailing_zeros() as usize;
+    if start & (PAGE_MIN - 1) <= PAGE_MIN - 32 {
+        // `[start, start + 32)` stays inside the 4096-byte page holding
+        // `start`, which is mapped (it holds the string's first byte): an
+        // unaligned load there cannot fault, and unlike the aligned block it
+        // needs no shift and covers up to 31 more bytes of a short string.
+        let m = zero_mask32(load_u32b(start));
+        if m != 0 {
+            return m.trailing_zeros() as usize;
+        }
+    } else {
+        // Near a page end: the aligned block holding `start`, with the
+        // bytes before `start` shifted out of the mask.
+        let m = zero_mask32(load_block32(b)) >> (start - b);
+        if m != 0 {
+            return m.trailing_zeros() as usize;
+        }
     }
+    // Either way no byte of `[start, b + 32)` is the NUL.
     b += 32;
     while b & 127 != 0 {
         let m = zero_mask32(load_block32(b));
@@ -409,6 +440,18 @@ unsafe fn load_block16(addr: usize) -> __m128i {
     v
 }
 
+/// Load the 16 bytes at `addr` (any alignment) as a machine load.
+///
+/// # Safety
+/// As [`load_u32b`], for 16 bytes.
+#[inline]
+unsafe fn load_u16b(addr: usize) -> __m128i {
+    let v: __m128i;
+    asm!("movdqu {v}, xmmword ptr [{a}]", a = in(reg) addr, v = out(xmm_reg) v,
+         options(pure, readonly, nostack, preserves_flags));
+    v
+}
+
 #[inline]
 fn zero_mask16(v: __m128i) -> u32 {
     // SAFETY: SSE2 is part of the x86-64 baseline; register-only operations.
@@ -416,12 +459,19 @@ fn zero_mask16(v: __m128i) -> u32 {
 }
 
 /// # Safety
-/// `p` starts a NUL-terminated string. Loads: 16-byte aligned blocks up to a
-/// 64-byte boundary, then 64-byte aligned blocks (module docs).
+/// `p` starts a NUL-terminated string. Loads: the 16 bytes at `p` when they
+/// stay in one 4096-byte page (else the aligned block holding `p`), then
+/// 16-byte aligned blocks up to a 64-byte boundary, then 64-byte aligned blocks (module docs).
 pub(super) unsafe fn strlen_sse2(p: *const u8) -> usize {
     let start = p as usize;
     let mut b = start & !15;
-    let m = zero_mask16(load_block16(b)) >> (start - b);
+    // An unaligned first load when it stays in `start`'s page, as in
+    // `strlen_avx2`; else the shifted aligned block.
+    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 {
+        zero_mask16(load_u16b(start))
+    } else {
+        zero_mask16(load_block16(b)) >> (start - b)
+    };
     if m != 0 {
         return m.trailing_zeros() as usize;
     }
