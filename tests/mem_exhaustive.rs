@@ -149,7 +149,9 @@ fn dispatch_picks_the_best_available() {
     assert_eq!(Some(&best), Tuned::available().first());
     #[cfg(target_arch = "x86_64")]
     {
-        let avx512 = std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw");
+        let avx512 = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl");
         let want = if avx512 && std::arch::is_x86_feature_detected!("avx2") {
             Variant::Avx512
         } else if std::arch::is_x86_feature_detected!("avx2") {

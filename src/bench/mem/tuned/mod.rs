@@ -70,7 +70,7 @@ mod x86;
 /// One implementation of the tuned routines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Variant {
-    /// x86-64 with AVX-512F/BW (and AVX2): 64-byte vectors for memcpy and
+    /// x86-64 with AVX-512F/BW/VL (and AVX2): 64-byte vectors for memcpy and
     /// strlen, the AVX2 code for fills.
     Avx512,
     /// x86-64 with AVX2: 32-byte vectors, `vmovntdq` streaming stores.
@@ -107,6 +107,7 @@ impl Variant {
             Variant::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
                     && std::arch::is_x86_feature_detected!("avx2")
             }
             #[cfg(target_arch = "x86_64")]
