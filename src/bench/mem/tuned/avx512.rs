@@ -205,58 +205,51 @@ unsafe fn zmask_block64(addr: usize) -> u64 {
     m
 }
 
-/// Zero-byte mask of the byte-wise minimum of the four 64-byte blocks of the
-/// 256-byte aligned block at `addr`: non-zero iff the block holds a 0 byte.
+/// Scan aligned 256-byte blocks from `addr` until one holds a 0 byte; return
+/// that block's address and the zero-byte masks of its first 64 bytes
+/// (`m0`), of the byte-wise minimum of its first two 64-byte blocks (`m01`),
+/// of its third 64 bytes (`m2`) and of the minimum of all four (`mall`).
+/// The loop is one assembly block so the exit needs no reload and the masks
+/// are computed side by side from registers.
 ///
 /// # Safety
-/// `addr` is 256-aligned and the 256-byte block holds a byte of mapped memory
-/// (then all of it is: 256 divides the page size). AVX-512F/BW present.
+/// `addr` is 256-aligned, every byte from `addr` up to a 0 byte is mapped and
+/// a 0 byte follows (a C string's tail): then each block loaded holds a byte
+/// at or before that 0 byte, so it is mapped (256 divides the page size).
+/// AVX-512F/BW present.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn zmask_block256_any(addr: usize) -> u64 {
-    let m: u64;
+unsafe fn scan_blocks256(addr: usize) -> (usize, [u64; 4]) {
+    let mut b = addr;
+    let (m0, m01, m2, mall): (u64, u64, u64, u64);
     asm!(
-        "vmovdqa64 zmm16, zmmword ptr [{a}]",
-        "vmovdqa64 zmm17, zmmword ptr [{a} + 64]",
-        "vpminub zmm16, zmm16, zmmword ptr [{a} + 128]",
-        "vpminub zmm17, zmm17, zmmword ptr [{a} + 192]",
-        "vpminub zmm16, zmm16, zmm17",
-        "vptestnmb k1, zmm16, zmm16",
-        "kmovq {m}, k1",
-        a = in(reg) addr, m = lateout(reg) m, out("zmm16") _, out("zmm17") _, out("k1") _,
-        options(pure, readonly, nostack, preserves_flags)
-    );
-    m
-}
-
-/// The zero-byte masks of the four 64-byte blocks of the 256-byte aligned
-/// block at `addr`.
-///
-/// # Safety
-/// As [`zmask_block256_any`].
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-unsafe fn zmasks_block256(addr: usize) -> [u64; 4] {
-    let (m0, m1, m2, m3): (u64, u64, u64, u64);
-    asm!(
-        "vmovdqa64 zmm16, zmmword ptr [{a}]",
-        "vmovdqa64 zmm17, zmmword ptr [{a} + 64]",
-        "vmovdqa64 zmm18, zmmword ptr [{a} + 128]",
-        "vmovdqa64 zmm19, zmmword ptr [{a} + 192]",
-        "vptestnmb k1, zmm16, zmm16",
-        "vptestnmb k2, zmm17, zmm17",
-        "vptestnmb k3, zmm18, zmm18",
-        "vptestnmb k4, zmm19, zmm19",
-        "kmovq {m0}, k1",
-        "kmovq {m1}, k2",
-        "kmovq {m2}, k3",
-        "kmovq {m3}, k4",
-        a = in(reg) addr, m0 = lateout(reg) m0, m1 = lateout(reg) m1, m2 = lateout(reg) m2, m3 = lateout(reg) m3,
-        out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+        "2:",
+        "vmovdqa64 zmm16, zmmword ptr [{b}]",
+        "vmovdqa64 zmm17, zmmword ptr [{b} + 64]",
+        "vmovdqa64 zmm18, zmmword ptr [{b} + 128]",
+        "vmovdqa64 zmm19, zmmword ptr [{b} + 192]",
+        "vpminub zmm20, zmm16, zmm17",
+        "vpminub zmm21, zmm18, zmm19",
+        "vpminub zmm21, zmm20, zmm21",
+        "vptestnmb k1, zmm21, zmm21",
+        "kortestq k1, k1",
+        "jnz 3f",
+        "add {b}, 256",
+        "jmp 2b",
+        "3:",
+        "vptestnmb k2, zmm16, zmm16",
+        "vptestnmb k3, zmm20, zmm20",
+        "vptestnmb k4, zmm18, zmm18",
+        "kmovq {m0}, k2",
+        "kmovq {m01}, k3",
+        "kmovq {m2}, k4",
+        "kmovq {mall}, k1",
+        b = inout(reg) b, m0 = lateout(reg) m0, m01 = lateout(reg) m01, m2 = lateout(reg) m2, mall = lateout(reg) mall,
+        out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _, out("zmm20") _, out("zmm21") _,
         out("k1") _, out("k2") _, out("k3") _, out("k4") _,
-        options(pure, readonly, nostack, preserves_flags)
+        options(pure, readonly, nostack)
     );
-    [m0, m1, m2, m3]
+    (b, [m0, m01, m2, mall])
 }
 
 /// # Safety
@@ -269,10 +262,11 @@ unsafe fn zmasks_block256(addr: usize) -> [u64; 4] {
 ///   what C libraries do and saves the shifted first block for short strings.
 ///   Otherwise the aligned 64-byte block holding `p`, with the bytes before
 ///   `p` shifted out of the mask;
-/// - then aligned 64-byte blocks up to a 256-byte boundary, then aligned
-///   256-byte blocks, each starting at or before a byte not yet known to
-///   follow the NUL (the NUL has not been seen in any byte before it);
-/// - finally the 256-byte block found to hold the NUL, again.
+/// - then the next four aligned 64-byte blocks, then aligned 256-byte blocks
+///   from the boundary at or below the first unchecked byte, each starting
+///   at or before a byte not yet known to follow the NUL (the NUL has not
+///   been seen in any byte before it);
+/// - the position in the block holding the NUL comes from registers.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 pub(super) unsafe fn strlen_avx512(p: *const u8) -> usize {
     let start = p as usize;
@@ -285,25 +279,45 @@ pub(super) unsafe fn strlen_avx512(p: *const u8) -> usize {
     if m != 0 {
         return m.trailing_zeros() as usize;
     }
-    // Either way no byte in [start, b + 64) is the NUL.
+    // Either way no byte in [start, b + 64) is the NUL. The next four
+    // aligned blocks one by one, unrolled (no loop control for short
+    // strings); each is loaded only when all bytes before it are non-NUL.
     b += 64;
-    while b & 255 != 0 {
-        let m = zmask_block64(b);
-        if m != 0 {
-            return b - start + m.trailing_zeros() as usize;
+    let m = zmask_block64(b);
+    if m != 0 {
+        return b - start + m.trailing_zeros() as usize;
+    }
+    let m = zmask_block64(b + 64);
+    if m != 0 {
+        return b + 64 - start + m.trailing_zeros() as usize;
+    }
+    let m = zmask_block64(b + 128);
+    if m != 0 {
+        return b + 128 - start + m.trailing_zeros() as usize;
+    }
+    let m = zmask_block64(b + 192);
+    if m != 0 {
+        return b + 192 - start + m.trailing_zeros() as usize;
+    }
+    // No NUL in [start, b + 256). Round down to a 256-byte boundary: the
+    // block at `b` then starts after `start` and at or before `b + 256`, the
+    // first byte not yet known, so it holds a byte that must be read (a few
+    // bytes are compared twice, harmlessly).
+    b = (b + 256) & !255;
+    let (b, [m0, m01, m2, mall]) = scan_blocks256(b);
+    // The NUL is in the block at `b`: in its first half iff `m01` is non-zero
+    // (then `mall` is the second half's mask), within a half in its first 64
+    // bytes iff that block's own mask is non-zero, else at the first set bit
+    // of the half's minimum mask (the first block has no 0 byte then).
+    if m01 != 0 {
+        if m0 != 0 {
+            b - start + m0.trailing_zeros() as usize
+        } else {
+            b + 64 - start + m01.trailing_zeros() as usize
         }
-        b += 64;
+    } else if m2 != 0 {
+        b + 128 - start + m2.trailing_zeros() as usize
+    } else {
+        b + 192 - start + mall.trailing_zeros() as usize
     }
-    while zmask_block256_any(b) == 0 {
-        b += 256;
-    }
-    // The NUL is in this 256-byte block: the four zero masks of the same
-    // block (loaded again; it is known to be mapped) as two 128-bit masks.
-    let [m0, m1, m2, m3] = zmasks_block256(b);
-    let lo = m0 as u128 | (m1 as u128) << 64;
-    if lo != 0 {
-        return b - start + lo.trailing_zeros() as usize;
-    }
-    let hi = m2 as u128 | (m3 as u128) << 64;
-    b - start + 128 + hi.trailing_zeros() as usize
 }
