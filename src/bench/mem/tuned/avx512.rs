@@ -205,51 +205,41 @@ unsafe fn zmask_block64(addr: usize) -> u64 {
     m
 }
 
-/// Scan aligned 256-byte blocks from `addr` until one holds a 0 byte; return
-/// that block's address and the zero-byte masks of its first 64 bytes
-/// (`m0`), of the byte-wise minimum of its first two 64-byte blocks (`m01`),
-/// of its third 64 bytes (`m2`) and of the minimum of all four (`mall`).
-/// The loop is one assembly block so the exit needs no reload and the masks
-/// are computed side by side from registers.
+/// Scan aligned 128-byte blocks from `addr` until one holds a 0 byte; return
+/// that block's address and the zero-byte masks of its first 64 bytes (`m0`)
+/// and of the byte-wise minimum of its two 64-byte halves (`m01`). The loop
+/// is one assembly block so the exit needs no reload: the masks come from
+/// registers. (128 rather than 256 bytes per step: fewer wasted loads for
+/// strings of a few hundred bytes, and no slower on long ones here.)
 ///
 /// # Safety
-/// `addr` is 256-aligned, every byte from `addr` up to a 0 byte is mapped and
+/// `addr` is 128-aligned, every byte from `addr` up to a 0 byte is mapped and
 /// a 0 byte follows (a C string's tail): then each block loaded holds a byte
-/// at or before that 0 byte, so it is mapped (256 divides the page size).
+/// at or before that 0 byte, so it is mapped (128 divides the page size).
 /// AVX-512F/BW present.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-unsafe fn scan_blocks256(addr: usize) -> (usize, [u64; 4]) {
+unsafe fn scan_blocks128(addr: usize) -> (usize, u64, u64) {
     let mut b = addr;
-    let (m0, m01, m2, mall): (u64, u64, u64, u64);
+    let (m0, m01): (u64, u64);
     asm!(
         "2:",
         "vmovdqa64 zmm16, zmmword ptr [{b}]",
-        "vmovdqa64 zmm17, zmmword ptr [{b} + 64]",
-        "vmovdqa64 zmm18, zmmword ptr [{b} + 128]",
-        "vmovdqa64 zmm19, zmmword ptr [{b} + 192]",
-        "vpminub zmm20, zmm16, zmm17",
-        "vpminub zmm21, zmm18, zmm19",
-        "vpminub zmm21, zmm20, zmm21",
-        "vptestnmb k1, zmm21, zmm21",
+        "vpminub zmm17, zmm16, zmmword ptr [{b} + 64]",
+        "vptestnmb k1, zmm17, zmm17",
         "kortestq k1, k1",
         "jnz 3f",
-        "add {b}, 256",
+        "add {b}, 128",
         "jmp 2b",
         "3:",
         "vptestnmb k2, zmm16, zmm16",
-        "vptestnmb k3, zmm20, zmm20",
-        "vptestnmb k4, zmm18, zmm18",
+        "kmovq {m01}, k1",
         "kmovq {m0}, k2",
-        "kmovq {m01}, k3",
-        "kmovq {m2}, k4",
-        "kmovq {mall}, k1",
-        b = inout(reg) b, m0 = lateout(reg) m0, m01 = lateout(reg) m01, m2 = lateout(reg) m2, mall = lateout(reg) mall,
-        out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _, out("zmm20") _, out("zmm21") _,
-        out("k1") _, out("k2") _, out("k3") _, out("k4") _,
+        b = inout(reg) b, m0 = lateout(reg) m0, m01 = lateout(reg) m01,
+        out("zmm16") _, out("zmm17") _, out("k1") _, out("k2") _,
         options(pure, readonly, nostack)
     );
-    (b, [m0, m01, m2, mall])
+    (b, m0, m01)
 }
 
 /// # Safety
@@ -262,7 +252,7 @@ unsafe fn scan_blocks256(addr: usize) -> (usize, [u64; 4]) {
 ///   what C libraries do and saves the shifted first block for short strings.
 ///   Otherwise the aligned 64-byte block holding `p`, with the bytes before
 ///   `p` shifted out of the mask;
-/// - then the next four aligned 64-byte blocks, then aligned 256-byte blocks
+/// - then the next four aligned 64-byte blocks, then aligned 128-byte blocks
 ///   from the boundary at or below the first unchecked byte, each starting
 ///   at or before a byte not yet known to follow the NUL (the NUL has not
 ///   been seen in any byte before it);
@@ -299,25 +289,18 @@ pub(super) unsafe fn strlen_avx512(p: *const u8) -> usize {
     if m != 0 {
         return b + 192 - start + m.trailing_zeros() as usize;
     }
-    // No NUL in [start, b + 256). Round down to a 256-byte boundary: the
+    // No NUL in [start, b + 256). Round down to a 128-byte boundary: the
     // block at `b` then starts after `start` and at or before `b + 256`, the
     // first byte not yet known, so it holds a byte that must be read (a few
     // bytes are compared twice, harmlessly).
-    b = (b + 256) & !255;
-    let (b, [m0, m01, m2, mall]) = scan_blocks256(b);
-    // The NUL is in the block at `b`: in its first half iff `m01` is non-zero
-    // (then `mall` is the second half's mask), within a half in its first 64
-    // bytes iff that block's own mask is non-zero, else at the first set bit
-    // of the half's minimum mask (the first block has no 0 byte then).
-    if m01 != 0 {
-        if m0 != 0 {
-            b - start + m0.trailing_zeros() as usize
-        } else {
-            b + 64 - start + m01.trailing_zeros() as usize
-        }
-    } else if m2 != 0 {
-        b + 128 - start + m2.trailing_zeros() as usize
+    b = (b + 256) & !127;
+    let (b, m0, m01) = scan_blocks128(b);
+    // The NUL is in the block at `b`: in its first 64 bytes iff their own
+    // mask is non-zero, else at the first set bit of the minimum's mask (the
+    // first half has no 0 byte then).
+    if m0 != 0 {
+        b - start + m0.trailing_zeros() as usize
     } else {
-        b + 192 - start + mall.trailing_zeros() as usize
+        b + 64 - start + m01.trailing_zeros() as usize
     }
 }
