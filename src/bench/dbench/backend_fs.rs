@@ -6,7 +6,7 @@
 //!
 //! | operation | system calls |
 //! |---|---|
-//! | name lookup (before every path operation) | `stat`; when that fails, read the parent directory comparing names without case (dbench's `resolve_name`, which imitates Samba's case-insensitive lookup) |
+//! | name lookup (before every path operation) | `stat`; when that fails, read the parent directory comparing names without ASCII case, as dbench's `strcasecmp` (dbench's `resolve_name`, which imitates Samba's case-insensitive lookup) |
 //! | `NTCreateX` | directory option (0x1): `mkdir 0700` then `open O_RDONLY\|O_DIRECTORY` (*kdelta*: no `mkdir` for disposition 1, open-only). Otherwise `open O_RDWR`, plus `O_CREAT` for dispositions 2 (create) and 3 (open-if, *kdelta*: dbench omits it), `O_CREAT\|O_TRUNC` for 0 (supersede, *kdelta*), 4 and 5; `EISDIR` retries as a directory. The handle is kept only when success was expected, as dbench does |
 //! | `Close` | `close` |
 //! | `Rename` | `rename` |
@@ -23,6 +23,12 @@
 //! | `ReadX` | `pread` of `size` bytes at `offset` |
 //! | `LockX` / `UnlockX` | `fcntl` write lock / unlock of `offset, size` (*kdelta*: `F_SETLK`, never waits; each client's files are its own so dbench's `F_SETLKW` never waits either) |
 //! | `Flush` | `fsync` |
+//!
+//! Checked against Debian's dbench 4.0 on client.txt with `strace -f -c`:
+//! per `NTCreateX`, 2.48 `openat`, 2.95 `getdents64`, 2.23 `close` for
+//! dbench against 2.53, 3.02, 2.27 for kdelta; one `fsync` per `Flush`, one
+//! `statfs` per `QUERY_FS_INFORMATION`, one `utimensat` per
+//! `SET_FILE_INFORMATION` in both.
 //!
 //! Bytes counted for the throughput, as dbench: `size` of every `ReadX` and
 //! `WriteX` that the kernel accepted.

@@ -10,6 +10,12 @@
 //! and tbench compute it. Per-operation counts, mean and maximum latencies and
 //! expected-status mismatches are stored with the result.
 //!
+//! Comparing with dbench: on a disk-backed filesystem both are bound by
+//! `fsync` latency (`Flush`), and on ext4 without a journal also by
+//! `ext4_create` skipping inodes deleted in the last minutes (the previous
+//! run's files), so one run can differ from the next by a factor of 2 to 4
+//! on a shared VM: compare many interleaved runs, not one.
+//!
 //! The default loadfile is kdelta's own ([`generate`]), made at run time;
 //! `loadfile=PATH` takes a dbench 3.x/4.x one such as Debian's client.txt.
 //!
