@@ -6,10 +6,20 @@
 //! until every one of them is ready, replay the loadfile from the top again
 //! and again, and file each completed operation under the phase it completed
 //! in, as dbench does by snapshotting its byte counters when the warm-up
-//! ends. The timed window is measured by the parent between the two phase
-//! switches. A client that meets an error sets the phase to abort; everyone
-//! stops, the error is returned. SIGINT/SIGTERM during a run abort it the same
-//! way, so the caller can remove its files.
+//! ends. The windows are measured by the parent between the phase switches.
+//! A client that meets an error sets the phase to abort; everyone stops, the
+//! error is returned. SIGINT/SIGTERM during a run abort it the same way, so
+//! the caller can remove its files.
+//!
+//! Phases and what dbench 4.0 (`dbench.c`, Debian's 4.0-2.1) does, which
+//! kdelta follows so that the same loadfile and limits give the same MB/s:
+//!
+//! | dbench 4.0 | kdelta |
+//! |---|---|
+//! | `-t T` is the timed phase alone; the warm-up (`T/5` s) comes before it | `time` is the timed phase, `warmup` comes before it |
+//! | the warm-up ends only once every client has moved payload bytes | the same, waiting at most one more `warmup` for the slow ones (dbench would wait for ever on a loadfile without payload) |
+//! | the parent samples the byte counters once a second and prints the running rate; the final "Throughput" is the last rate printed *before* the limit, so it covers the whole seconds strictly inside the timed phase (9 s of `-t 10`) | the figure is the payload of the first [`figure_window`]`(time)` of the timed phase over that window (9 s of `time=10s`); the operations completed after it (the *tail*) count in the per-operation table, as in dbench's, whose counters run to the limit |
+//! | bytes of an operation are counted when it completes | an operation is filed under the phase it completed in |
 
 use super::loadfile::{Loadfile, Op, OP_NAMES};
 use anyhow::{bail, Context, Result};
@@ -55,8 +65,11 @@ pub struct OpStat {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ClientResult {
     pub ops: Vec<OpStat>,
-    /// Payload bytes in the timed phase.
+    /// Payload bytes in the figure's window (the timed phase less its tail).
     pub bytes: u64,
+    /// Payload bytes in the tail (after the figure's window, before the limit).
+    #[serde(default)]
+    pub tail_bytes: u64,
     /// Complete passes over the loadfile.
     pub passes: u64,
     pub error: Option<String>,
@@ -68,9 +81,14 @@ pub struct ClientResult {
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
     pub ops: Vec<OpStat>,
+    /// Payload bytes in the figure's window.
     pub bytes: u64,
+    pub tail_bytes: u64,
     pub passes: u64,
+    /// Length of the figure's window (see [`figure_window`]).
     pub secs: f64,
+    /// Length of the whole timed phase (the operation table's window).
+    pub timed_secs: f64,
     pub examples: Vec<String>,
 }
 
@@ -115,8 +133,24 @@ pub struct Spec {
 const WAITING: u32 = 0;
 const WARMUP: u32 = 1;
 const TIMED: u32 = 2;
-const STOP: u32 = 3;
-const ABORT: u32 = 4;
+/// After the figure's window, before the limit: counted in the op table only.
+const TAIL: u32 = 3;
+const STOP: u32 = 4;
+const ABORT: u32 = 5;
+
+/// The part of a timed phase of length `time` that the throughput figure
+/// covers, as dbench reports it: dbench samples its counters at whole seconds
+/// and keeps the last sample taken before the limit, so its figure covers
+/// `ceil(time) - 1` whole seconds (9 of 10). A phase of one second or less
+/// (where dbench would report nothing) is used whole.
+pub fn figure_window(time: Duration) -> Duration {
+    let whole = (time.as_secs_f64().ceil() as u64).saturating_sub(1);
+    if whole == 0 {
+        time
+    } else {
+        Duration::from_secs(whole)
+    }
+}
 
 /// Longest wait for all clients to get ready, and for them to finish after
 /// the time limit.
@@ -128,6 +162,8 @@ const MAX_EXAMPLES: usize = 5;
 struct Shared {
     phase: AtomicU32,
     ready: AtomicU32,
+    /// Clients that have moved payload bytes since the start.
+    moved: AtomicU32,
 }
 
 /// The shared block: heap for threads, a shared anonymous mapping for
@@ -141,7 +177,7 @@ impl SharedMem {
     fn new(mapped: bool) -> Result<SharedMem> {
         let ptr = if mapped {
             // SAFETY: a fresh anonymous mapping, page-aligned and zero-filled;
-            // zeroed memory is a valid `Shared` (two atomics at 0).
+            // zeroed memory is a valid `Shared` (atomics at 0).
             let p = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
@@ -157,7 +193,7 @@ impl SharedMem {
             }
             p as *mut Shared
         } else {
-            Box::into_raw(Box::new(Shared { phase: AtomicU32::new(WAITING), ready: AtomicU32::new(0) }))
+            Box::into_raw(Box::new(Shared { phase: AtomicU32::new(WAITING), ready: AtomicU32::new(0), moved: AtomicU32::new(0) }))
         };
         Ok(SharedMem { ptr, mapped })
     }
@@ -252,6 +288,7 @@ fn client_main(n: usize, lf: &Loadfile, spec: &Spec, sh: &Shared, make: &(dyn Fn
         std::thread::sleep(Duration::from_millis(1));
     }
     let checks = backend.checks_status();
+    let mut moved = false;
     'outer: loop {
         backend.reset();
         let start = Instant::now();
@@ -275,6 +312,10 @@ fn client_main(n: usize, lf: &Loadfile, spec: &Spec, sh: &Shared, make: &(dyn Fn
                 }
             };
             let phase = sh.phase.load(Ordering::Relaxed);
+            if !moved && out.bytes > 0 {
+                moved = true;
+                sh.moved.fetch_add(1, Ordering::SeqCst);
+            }
             let st = &mut res.ops[op.kind.index()];
             if checks && !op.status.matches(out.ok) {
                 st.mismatches += 1;
@@ -297,11 +338,15 @@ fn client_main(n: usize, lf: &Loadfile, spec: &Spec, sh: &Shared, make: &(dyn Fn
                     res.examples.push(msg);
                 }
             }
-            if phase == TIMED {
+            if phase == TIMED || phase == TAIL {
                 st.count += 1;
                 st.total_ns += dt;
                 st.max_ns = st.max_ns.max(dt);
-                res.bytes += out.bytes;
+                if phase == TIMED {
+                    res.bytes += out.bytes;
+                } else {
+                    res.tail_bytes += out.bytes;
+                }
             }
         }
         res.passes += 1;
@@ -319,7 +364,7 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
     let mem = SharedMem::new(!spec.threads)?;
     let _signals = SignalGuard::new();
     let results = if spec.threads {
-        std::thread::scope(|scope| -> Result<(Vec<ClientResult>, f64)> {
+        std::thread::scope(|scope| -> Result<(Vec<ClientResult>, (f64, f64))> {
             let mut handles = Vec::new();
             for n in 1..=spec.clients {
                 let sh = mem.get();
@@ -345,8 +390,8 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
     } else {
         run_processes(lf, spec, &mem, make)
     };
-    let (results, secs) = results?;
-    let mut tot = Totals { ops: vec![OpStat::default(); OP_NAMES.len()], secs, ..Default::default() };
+    let (results, (secs, timed_secs)) = results?;
+    let mut tot = Totals { ops: vec![OpStat::default(); OP_NAMES.len()], secs, timed_secs, ..Default::default() };
     let mut errors = Vec::new();
     for r in results {
         if let Some(e) = r.error {
@@ -359,6 +404,7 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
             t.mismatches += o.mismatches;
         }
         tot.bytes += r.bytes;
+        tot.tail_bytes += r.tail_bytes;
         tot.passes += r.passes;
         for e in r.examples {
             if tot.examples.len() < MAX_EXAMPLES {
@@ -377,14 +423,15 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
 }
 
 /// The parent's clock: wait for readiness, warm up, time, stop. Returns the
-/// timed seconds. `alive` (processes) says whether all children still run.
-fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<f64> {
+/// seconds of the figure's window and of the whole timed phase. `alive`
+/// (processes) says whether all children still run.
+fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<(f64, f64)> {
     let aborted = || sh.phase.load(Ordering::SeqCst) == ABORT || INTERRUPTED.load(Ordering::SeqCst);
     let t_setup = Instant::now();
     while (sh.ready.load(Ordering::SeqCst) as usize) < spec.clients {
         if aborted() {
             sh.phase.store(ABORT, Ordering::SeqCst);
-            return Ok(0.0);
+            return Ok((0.0, 0.0));
         }
         if let Some(f) = alive {
             if !f() {
@@ -411,21 +458,39 @@ fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<f
     sh.phase.store(WARMUP, Ordering::SeqCst);
     if !wait(spec.warmup) {
         sh.phase.store(ABORT, Ordering::SeqCst);
-        return Ok(0.0);
+        return Ok((0.0, 0.0));
     }
+    // Like dbench, the warm-up lasts until every client has moved payload
+    // (here at most one more warm-up, so a loadfile without any never hangs).
+    let extra_end = Instant::now() + spec.warmup;
+    while (sh.moved.load(Ordering::SeqCst) as usize) < spec.clients && Instant::now() < extra_end {
+        if aborted() {
+            sh.phase.store(ABORT, Ordering::SeqCst);
+            return Ok((0.0, 0.0));
+        }
+        std::thread::sleep((extra_end - Instant::now()).min(Duration::from_millis(5)));
+    }
+    let figure = figure_window(spec.time);
     sh.phase.store(TIMED, Ordering::SeqCst);
     let t1 = Instant::now();
-    let ok = wait(spec.time);
+    let mut ok = wait(figure);
     let secs = t1.elapsed().as_secs_f64();
+    if ok && figure < spec.time {
+        // Leave ABORT in place if a client set it.
+        let _ = sh.phase.compare_exchange(TIMED, TAIL, Ordering::SeqCst, Ordering::SeqCst);
+        ok = wait(spec.time - figure);
+    }
+    let timed = t1.elapsed().as_secs_f64();
     // Leave ABORT in place if a client set it.
     let _ = sh.phase.compare_exchange(TIMED, if ok { STOP } else { ABORT }, Ordering::SeqCst, Ordering::SeqCst);
+    let _ = sh.phase.compare_exchange(TAIL, if ok { STOP } else { ABORT }, Ordering::SeqCst, Ordering::SeqCst);
     if INTERRUPTED.load(Ordering::SeqCst) {
         sh.phase.store(ABORT, Ordering::SeqCst);
     }
-    Ok(secs)
+    Ok((secs, timed))
 }
 
-fn run_processes(lf: &Loadfile, spec: &Spec, mem: &SharedMem, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<(Vec<ClientResult>, f64)> {
+fn run_processes(lf: &Loadfile, spec: &Spec, mem: &SharedMem, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<(Vec<ClientResult>, (f64, f64))> {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::waitpid;
     use nix::unistd::{fork, ForkResult, Pid};
@@ -576,6 +641,27 @@ mod tests {
         s.strict = true;
         let e = run(&lf(), &s, &make).unwrap_err().to_string();
         assert!(e.contains("strict=true"), "{e}");
+    }
+
+    #[test]
+    fn figure_window_is_dbench_whole_seconds() {
+        assert_eq!(figure_window(Duration::from_secs(10)), Duration::from_secs(9));
+        assert_eq!(figure_window(Duration::from_millis(3500)), Duration::from_secs(3));
+        assert_eq!(figure_window(Duration::from_secs(2)), Duration::from_secs(1));
+        assert_eq!(figure_window(Duration::from_secs(1)), Duration::from_secs(1));
+        assert_eq!(figure_window(Duration::from_millis(100)), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn tail_counts_ops_but_not_the_figure() {
+        let make = |_n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: None })) };
+        let mut s = spec(true);
+        s.time = Duration::from_millis(1100);
+        let t = run(&lf(), &s, &make).unwrap();
+        let q = t.ops[9];
+        assert!(t.secs >= 1.0 && t.secs < t.timed_secs && t.timed_secs >= 1.1, "{} {}", t.secs, t.timed_secs);
+        assert!(t.tail_bytes > 0 && t.bytes > 0);
+        assert_eq!(t.bytes + t.tail_bytes, q.count * 10);
     }
 
     #[test]
