@@ -100,10 +100,7 @@ fn add_totals(acc: &mut Option<runner::Totals>, t: runner::Totals) {
         None => *acc = Some(t),
         Some(a) => {
             for (x, y) in a.ops.iter_mut().zip(&t.ops) {
-                x.count += y.count;
-                x.total_ns += y.total_ns;
-                x.max_ns = x.max_ns.max(y.max_ns);
-                x.mismatches += y.mismatches;
+                x.merge(y);
             }
             a.bytes += t.bytes;
             a.tail_bytes += t.tail_bytes;

@@ -61,6 +61,16 @@ pub struct OpStat {
     pub mismatches: u64,
 }
 
+impl OpStat {
+    /// Add another client's or sample's figures for the same operation.
+    pub fn merge(&mut self, o: &OpStat) {
+        self.count += o.count;
+        self.total_ns += o.total_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.mismatches += o.mismatches;
+    }
+}
+
 /// What one client reports.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ClientResult {
@@ -398,10 +408,7 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
             errors.push(e);
         }
         for (t, o) in tot.ops.iter_mut().zip(&r.ops) {
-            t.count += o.count;
-            t.total_ns += o.total_ns;
-            t.max_ns = t.max_ns.max(o.max_ns);
-            t.mismatches += o.mismatches;
+            t.merge(o);
         }
         tot.bytes += r.bytes;
         tot.tail_bytes += r.tail_bytes;
