@@ -9,15 +9,23 @@
 //!
 //! `KDELTA_BARS` picks parts (comma list): `band` (memcpy libc vs tuned at
 //! 16-128 MiB, warm and cold), `sweep` (memcpy over the whole size list,
-//! warm), `strlen`, `naive` (memcpy tuned vs naive beyond L1). Default: all.
-//! Implementations alternate at every size, three rounds, median of the
-//! rounds' medians, so a neighbour's load hits both alike.
+//! warm), `strlen`, `naive` (memcpy tuned vs naive beyond L1), `paired`
+//! (libc against tuned in alternating short blocks, below). Default: all.
+//! Implementations alternate at every size, three rounds (`KDELTA_BARS_ROUNDS`),
+//! median of the rounds' medians, so a neighbour's load hits both alike.
+//! `KDELTA_BARS_SIZES` replaces the size list of `sweep` and `strlen` (comma
+//! list, e.g. `64,90,128,181,256`); `KDELTA_BARS_CPU=N` pins the test to CPU
+//! N, as the `cpus=N` configuration does for a run.
 
+use kdelta::bench::mem::libc_fns::Libc;
+use kdelta::bench::mem::tuned::Tuned;
 use kdelta::bench::mem::{cache, MemBench, Routine, SIZES};
 use kdelta::bench::params::parse_size;
 use kdelta::bench::{Benchmark, Params};
 use kdelta::harness::sampler::{Sampler, SamplerSettings};
+use std::ffi::CStr;
 use std::time::Duration;
+use std::time::Instant;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -44,9 +52,13 @@ fn gbps(r: Routine, imp: &str, size: &str, cache: &str) -> f64 {
     median(s.finish().samples)
 }
 
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 fn compare(r: Routine, a: &str, b: &str, size: &str, cache: &str) -> (f64, f64) {
     let (mut va, mut vb) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
+    for _ in 0..env_usize("KDELTA_BARS_ROUNDS", 3).max(1) {
         va.push(gbps(r, a, size, cache));
         vb.push(gbps(r, b, size, cache));
     }
@@ -67,9 +79,98 @@ fn table(r: Routine, a: &str, b: &str, sizes: &[&str], caches: &[&str]) {
     }
 }
 
+/// A page-aligned buffer of `len` bytes filled with `fill`.
+fn aligned(len: usize, fill: u8) -> (Vec<u8>, usize) {
+    let v = vec![fill; len + 4096];
+    let at = v.as_ptr().align_offset(4096);
+    (v, at)
+}
+
+/// Paired measurement of libc against tuned at one size: blocks of calls
+/// (about 1 MB of work each) alternate between the two, in alternating
+/// order, so both see the same moment of a shared, noisy machine; the
+/// figure is the median of the per-pair ratios of block times, with the
+/// quartiles. The sizes mean what they mean in `mem.memcpy` and `mem.strlen`
+/// (strlen: `size` bytes including the NUL), and the buffers are
+/// page-aligned as there (warm: one buffer reused).
+fn paired(r: Routine, size: usize) -> (f64, f64, f64, f64, f64) {
+    // `KDELTA_BARS_VARIANT` forces one tuned variant (avx512, avx2, sse2, ...).
+    let t = match std::env::var("KDELTA_BARS_VARIANT") {
+        Ok(v) => Tuned::with_variant(kdelta::bench::mem::tuned::Variant::from_name(&v).expect("a variant name")).expect("available here"),
+        Err(_) => Tuned::detect(),
+    };
+    let l = Libc::new();
+    let (mut src, so) = aligned(size, 1);
+    let (mut dst, d0) = aligned(size, 0);
+    for (j, c) in src[so..so + size].iter_mut().enumerate() {
+        *c = b'a' + (j % 26) as u8;
+    }
+    src[so + size - 1] = 0;
+    let iters = (1_000_000 / (size + 64)).max(8);
+    let mut block = |tuned: bool| -> f64 {
+        let t0 = Instant::now();
+        match r {
+            Routine::Strlen => {
+                let c = CStr::from_bytes_with_nul(&src[so..so + size]).unwrap();
+                let mut acc = 0;
+                for _ in 0..iters {
+                    acc += if tuned { t.strlen(std::hint::black_box(c)) } else { l.strlen(std::hint::black_box(c)) };
+                }
+                assert_eq!(acc, iters * (size - 1));
+            }
+            _ => {
+                for _ in 0..iters {
+                    if tuned {
+                        t.copy(&mut dst[d0..d0 + size], &src[so..so + size], usize::MAX);
+                    } else {
+                        l.copy(&mut dst[d0..d0 + size], &src[so..so + size]);
+                    }
+                }
+            }
+        }
+        t0.elapsed().as_secs_f64()
+    };
+    let (mut ratios, mut bl, mut bt) = (Vec::new(), f64::MAX, f64::MAX);
+    let start = Instant::now();
+    let mut k = 0;
+    while k < 41 || (k < 401 && start.elapsed().as_secs_f64() < 1.0) {
+        let (x, y) = if k % 2 == 0 {
+            let x = block(false);
+            (x, block(true))
+        } else {
+            let y = block(true);
+            (block(false), y)
+        };
+        bl = bl.min(x);
+        bt = bt.min(y);
+        ratios.push(x / y);
+        k += 1;
+    }
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let q = |f: f64| ratios[((ratios.len() - 1) as f64 * f).round() as usize];
+    let gb = |secs: f64| (iters * size) as f64 / secs / 1e9;
+    (q(0.5), q(0.25), q(0.75), gb(bl), gb(bt))
+}
+
+fn paired_table(r: Routine, sizes: &[&str]) {
+    println!("{:>10} {:>9} {:>9} {:>7} {:>15}", "size", "libc", "tuned", "t/l", "t/l quartiles");
+    for s in sizes {
+        let n = parse_size(s).unwrap() as usize;
+        let (m, lo, hi, gl, gt) = paired(r, n);
+        println!("{:>10} {:>9.2} {:>9.2} {:>7.3} {:>7.3}-{:<7.3}", s, gl, gt, m, lo, hi);
+    }
+}
+
 #[test]
 #[ignore]
 fn bars() {
+    if let Ok(cpu) = std::env::var("KDELTA_BARS_CPU") {
+        let set: kdelta::cpuset::CpuSet = cpu.parse().expect("KDELTA_BARS_CPU: a CPU list");
+        kdelta::sys::set_affinity(&set).unwrap();
+        println!("pinned to CPU {set}");
+    }
+    let sizes_env = std::env::var("KDELTA_BARS_SIZES").ok();
+    let sweep_sizes: Vec<&str> = sizes_env.as_deref().unwrap_or(SIZES).split(',').collect();
     println!("caches (sysfs): {:?}; GLIBC_TUNABLES={:?}", cache::host().levels(), std::env::var("GLIBC_TUNABLES").ok());
     if want("band") {
         println!("\nmemcpy, 16-128 MiB (GB/s):");
@@ -77,12 +178,22 @@ fn bars() {
     }
     if want("sweep") {
         println!("\nmemcpy, whole sweep, warm (GB/s):");
-        table(Routine::Memcpy, "libc", "tuned", &SIZES.split(',').collect::<Vec<_>>(), &["warm"]);
+        table(Routine::Memcpy, "libc", "tuned", &sweep_sizes, &["warm"]);
     }
     if want("strlen") {
         println!("\nstrlen, warm (GB/s):");
-        let s: Vec<&str> = SIZES.split(',').filter(|s| parse_size(s).unwrap() <= 64 << 20).collect();
+        let s: Vec<&str> = sweep_sizes.iter().copied().filter(|s| parse_size(s).unwrap() <= 64 << 20).collect();
         table(Routine::Strlen, "libc", "tuned", &s, &["warm"]);
+    }
+    if want("paired") {
+        println!("\npaired, pinned blocks (GB/s of the best block; t/l = median per-pair ratio of tuned over libc):");
+        let top: Vec<&str> = sweep_sizes.iter().copied().filter(|s| parse_size(s).unwrap() <= 8 << 20).collect();
+        if !want("paired-strlen-only") {
+            println!("memcpy, warm:");
+            paired_table(Routine::Memcpy, &top);
+        }
+        println!("strlen, warm:");
+        paired_table(Routine::Strlen, &top);
     }
     if want("naive") {
         println!("\nmemcpy tuned vs naive beyond L1, warm (GB/s):");

@@ -1,7 +1,9 @@
 //! Exhaustive correctness of every tuned variant this CPU runs: memcpy and
 //! memset at every size 0..=512 and every source/destination offset 0..=63,
 //! against the standard library, with the bytes around the destination
-//! checked untouched; strlen at every length 0..=1100 and start offset 0..=63.
+//! checked untouched; strlen at every length 0..=1100 and start offset 0..=63;
+//! and copies of every size 513..=4160 (where the loops start) at offsets on
+//! and off a vector boundary.
 //! One set of buffers is reused and only the changed bytes are restored, so
 //! the 2.1 million copy cases per variant stay fast in a debug build.
 
@@ -169,5 +171,33 @@ fn dispatch_picks_the_best_available() {
     for v in Variant::ALL {
         assert_eq!(Variant::from_name(v.name()), Some(v));
         assert_eq!(Tuned::with_variant(v).is_some(), v.is_available());
+    }
+}
+
+/// Copies just past the exhaustive range, where the loops start (the
+/// AVX-512 variant switches to its 64-byte loop above 512 bytes and to the
+/// AVX2 loop above 2 KiB): every size up to 4160 at a few offsets that put
+/// each end on and off a vector boundary.
+#[test]
+fn copy_loop_sizes_every_variant() {
+    const TOP: usize = 4160;
+    const OFFSETS: [usize; 7] = [0, 1, 7, 31, 32, 33, 63];
+    let src: Vec<u8> = (0..TOP + OFFS).map(|i| ((i * 131 + 7) % 251) as u8).collect();
+    let guard = [GUARD; SIDE];
+    for t in variants() {
+        for nt_threshold in [usize::MAX, 1024] {
+            let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
+            for n in MAX + 1..=TOP {
+                for so in OFFSETS {
+                    for dof in OFFSETS {
+                        let at = SIDE + dof;
+                        t.copy(&mut dst[at..at + n], &src[so..so + n], nt_threshold);
+                        let ok = dst[at..at + n] == src[so..so + n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                        assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
+                        dst[at..at + n].fill(GUARD);
+                    }
+                }
+            }
+        }
     }
 }

@@ -58,9 +58,11 @@ fn strlen_stops_before_a_guard_page() {
     page.fill(b'x');
     page[n - 1] = 0;
     let libc = Libc::new();
-    // Every length 0..=600 ending on the page's last byte covers every start
-    // alignment modulo 128 several times over.
-    for len in 0..=600usize {
+    // Every length 0..=2100 ending on the page's last byte covers every start
+    // alignment modulo 256 several times over, with the NUL reached by each
+    // stage of the AVX-512 routine (first load, unrolled blocks, 128- and
+    // 256-byte loops).
+    for len in 0..=2100usize {
         let s = CStr::from_bytes_with_nul(&page[n - 1 - len..]).unwrap();
         for t in tuned_all() {
             assert_eq!(t.strlen(s), len, "{:?}", t.variant());

@@ -64,7 +64,15 @@ fn common_params(info: BenchInfo) -> BenchInfo {
         "clients as forked processes (as dbench) or as threads of one process",
     ))
     .param(ParamSpec::new("warmup", ParamKind::Duration, "2s", "warm-up before the timed phase (not counted)").quick("1s"))
-    .param(ParamSpec::new("time", ParamKind::Duration, "10s", "length of the timed phase (the MB/s covers its whole seconds before the limit, as dbench's: 9 s of 10s)").quick("3s"))
+    .param(
+        ParamSpec::new(
+            "time",
+            ParamKind::Duration,
+            "10s",
+            "length of the timed phase (the MB/s covers its whole seconds before the limit, as dbench's: 9 s of 10s)",
+        )
+        .quick("3s"),
+    )
     .param(ParamSpec::new(
         "loadfile",
         ParamKind::Text,

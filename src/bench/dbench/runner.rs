@@ -497,7 +497,12 @@ fn drive(sh: &Shared, spec: &Spec, alive: Option<&dyn Fn() -> bool>) -> Result<(
     Ok((secs, timed))
 }
 
-fn run_processes(lf: &Loadfile, spec: &Spec, mem: &SharedMem, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<(Vec<ClientResult>, (f64, f64))> {
+fn run_processes(
+    lf: &Loadfile,
+    spec: &Spec,
+    mem: &SharedMem,
+    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
+) -> Result<(Vec<ClientResult>, (f64, f64))> {
     use nix::sys::signal::{kill, Signal};
     use nix::sys::wait::waitpid;
     use nix::unistd::{fork, ForkResult, Pid};

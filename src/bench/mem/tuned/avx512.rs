@@ -9,9 +9,6 @@
 use super::portable::copy_le16;
 use core::arch::asm;
 
-/// The smallest page size on x86-64; every page size is a multiple of it.
-const PAGE_MIN: usize = 4096;
-
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap, AVX-512F/BW/VL present.
 ///
@@ -105,154 +102,239 @@ pub(super) unsafe fn copy_avx512(d: *mut u8, s: *const u8, n: usize, nt: bool) {
         );
         return;
     }
-    // n > 512: the AVX2 loop (aligned 32-byte stores, 128 bytes a step,
-    // streaming stores above the threshold). Measured pinned on this Zen 4,
-    // where a 64-byte store issues as two 32-byte ones: a 64-byte loop was
-    // 0.87x libc at 728 B and no faster from 16 KiB up, and sixteen
-    // overlapping 64-byte moves for 513-1024 B were slower still.
+    if n < ZMM_LOOP_BELOW && !nt {
+        return copy_zmm_loop(d, s, n);
+    }
+    // Longer copies: the AVX2 loop (aligned 32-byte stores, 128 bytes a
+    // step, streaming stores above the threshold), which measured faster
+    // than 64-byte steps from a few KiB up on this Zen 4 (a 64-byte store
+    // issues as two 32-byte ones there).
     super::x86::copy_avx2(d, s, n, nt)
 }
 
-// The strlen helpers below are whole inline-assembly blocks: each load is a
-// machine load outside Rust's object model (module docs), and they work in
-// zmm16-zmm19 and mask registers only, so no `vzeroupper` is needed on return
-// (which matters for short strings, where a call costs a few nanoseconds).
+/// Copies shorter than this (and longer than 512 bytes) run
+/// [`copy_zmm_loop`]; measured pinned on Zen 4 (see `tests/mem_bars.rs`).
+const ZMM_LOOP_BELOW: usize = 2048;
 
-/// Zero-byte mask of the 64 bytes at `addr` (any alignment): bit i set iff
-/// byte i is 0.
+/// Copy of more than 512 bytes in 256-byte steps of four 64-byte moves with
+/// aligned stores, the shape of glibc's AVX-512 memmove: the first 64 bytes
+/// and the last 256 are loaded before the loop and stored after it, so the
+/// loop stores only whole aligned blocks and needs no remainder code.
 ///
 /// # Safety
-/// `[addr, addr + 64)` lies in one 4096-byte page that holds a byte of
-/// mapped memory (then all of it is mapped). AVX-512F/BW present.
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-unsafe fn zmask_unaligned(addr: usize) -> u64 {
-    let m: u64;
+/// `d` valid for `n` writes, `s` for `n` reads, no overlap, `n > 512`,
+/// AVX-512F present.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+unsafe fn copy_zmm_loop(d: *mut u8, s: *const u8, n: usize) {
+    debug_assert!(n > 512);
+    // SAFETY: with i starting at 64 - (d mod 64) (1..=64), the loop moves
+    // [i, i + 256) while i < n - 256, so i + 256 <= n: every load lies in
+    // [s, s + n) and every store in [d, d + n), and `d + i` is 64-aligned
+    // (`vmovdqa64` needs it). It runs at least once (i + 256 <= 320 < n).
+    // On exit i >= n - 256, so the bytes it did not store, [0, i_start) and
+    // [i_end, n), lie in the head [0, 64) and the tail [n - 256, n), both in
+    // bounds as n > 512 (glibc's loop has the same bounds, so a copy of
+    // 1024 bytes takes three steps, not four). zmm16 and up leave no dirty
+    // upper state (no `vzeroupper` needed).
     asm!(
-        "vmovdqu64 zmm16, zmmword ptr [{a}]",
-        "vptestnmb k1, zmm16, zmm16",
-        "kmovq {m}, k1",
-        a = in(reg) addr, m = lateout(reg) m, out("zmm16") _, out("k1") _,
-        options(pure, readonly, nostack, preserves_flags)
-    );
-    m
-}
-
-/// Zero-byte mask of the 64-byte aligned block at `addr`.
-///
-/// # Safety
-/// `addr` is 64-aligned and the block holds a byte of mapped memory (then all
-/// of it is: 64 divides the page size). AVX-512F/BW present.
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-unsafe fn zmask_block64(addr: usize) -> u64 {
-    let m: u64;
-    asm!(
-        "vmovdqa64 zmm16, zmmword ptr [{a}]",
-        "vptestnmb k1, zmm16, zmm16",
-        "kmovq {m}, k1",
-        a = in(reg) addr, m = lateout(reg) m, out("zmm16") _, out("k1") _,
-        options(pure, readonly, nostack, preserves_flags)
-    );
-    m
-}
-
-/// Scan aligned 128-byte blocks from `addr` until one holds a 0 byte; return
-/// that block's address and the zero-byte masks of its first 64 bytes (`m0`)
-/// and of the byte-wise minimum of its two 64-byte halves (`m01`). The loop
-/// is one assembly block so the exit needs no reload: the masks come from
-/// registers. (128 rather than 256 bytes per step: fewer wasted loads for
-/// strings of a few hundred bytes, and no slower on long ones here.)
-///
-/// # Safety
-/// `addr` is 128-aligned, every byte from `addr` up to a 0 byte is mapped and
-/// a 0 byte follows (a C string's tail): then each block loaded holds a byte
-/// at or before that 0 byte, so it is mapped (128 divides the page size).
-/// AVX-512F/BW present.
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-unsafe fn scan_blocks128(addr: usize) -> (usize, u64, u64) {
-    let mut b = addr;
-    let (m0, m01): (u64, u64);
-    asm!(
+        "vmovdqu64 zmm16, zmmword ptr [{s}]",
+        "vmovdqu64 zmm17, zmmword ptr [{s} + {n} - 256]",
+        "vmovdqu64 zmm18, zmmword ptr [{s} + {n} - 192]",
+        "vmovdqu64 zmm19, zmmword ptr [{s} + {n} - 128]",
+        "vmovdqu64 zmm20, zmmword ptr [{s} + {n} - 64]",
+        "mov {i}, {d}",
+        "and {i}, 63",
+        "neg {i}",
+        "add {i}, 64",
+        "lea {end}, [{n} - 256]",
+        ".p2align 5",
         "2:",
-        "vmovdqa64 zmm16, zmmword ptr [{b}]",
-        "vpminub zmm17, zmm16, zmmword ptr [{b} + 64]",
-        "vptestnmb k1, zmm17, zmm17",
-        "kortestq k1, k1",
-        "jnz 3f",
-        "add {b}, 128",
-        "jmp 2b",
-        "3:",
-        "vptestnmb k2, zmm16, zmm16",
-        "kmovq {m01}, k1",
-        "kmovq {m0}, k2",
-        b = inout(reg) b, m0 = lateout(reg) m0, m01 = lateout(reg) m01,
-        out("zmm16") _, out("zmm17") _, out("k1") _, out("k2") _,
-        options(pure, readonly, nostack)
+        "vmovdqu64 zmm21, zmmword ptr [{s} + {i}]",
+        "vmovdqu64 zmm22, zmmword ptr [{s} + {i} + 64]",
+        "vmovdqu64 zmm23, zmmword ptr [{s} + {i} + 128]",
+        "vmovdqu64 zmm24, zmmword ptr [{s} + {i} + 192]",
+        "vmovdqa64 zmmword ptr [{d} + {i}], zmm21",
+        "vmovdqa64 zmmword ptr [{d} + {i} + 64], zmm22",
+        "vmovdqa64 zmmword ptr [{d} + {i} + 128], zmm23",
+        "vmovdqa64 zmmword ptr [{d} + {i} + 192], zmm24",
+        "add {i}, 256",
+        "cmp {i}, {end}",
+        "jb 2b",
+        "vmovdqu64 zmmword ptr [{d}], zmm16",
+        "vmovdqu64 zmmword ptr [{d} + {n} - 256], zmm17",
+        "vmovdqu64 zmmword ptr [{d} + {n} - 192], zmm18",
+        "vmovdqu64 zmmword ptr [{d} + {n} - 128], zmm19",
+        "vmovdqu64 zmmword ptr [{d} + {n} - 64], zmm20",
+        s = in(reg) s, d = in(reg) d, n = in(reg) n, i = out(reg) _, end = out(reg) _,
+        out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _, out("zmm20") _,
+        out("zmm21") _, out("zmm22") _, out("zmm23") _, out("zmm24") _,
+        options(nostack)
     );
-    (b, m0, m01)
+}
+
+// strlen is one routine in assembly (`global_asm!`) rather than Rust around
+// inline-assembly blocks, for one reason: placement. Measured pinned on this
+// Zen 4, the Rust version's speed on 64-128-byte strings moved between 0.88x
+// and 1.4x libc from one build to the next as unrelated code changed where
+// the linker put it; stable Rust cannot align a function. Here the entry is
+// 64-byte aligned and the branch targets and loop heads are 16-byte aligned
+// (padding runs at most once per call, on entering a loop, never on the
+// short-string paths), the 2001 study's first technique ("branch targets
+// aligned to fetch blocks"). It works in
+// zmm16-zmm17 and k1-k2 only, which leave no dirty upper state, so no
+// `vzeroupper` is needed on return.
+//
+// Loads, each inside one page that holds a byte of the string (module docs):
+// - first, when `[p, p + 64)` does not cross a 4096-byte boundary, one
+//   *unaligned* 64-byte load at `p`: it lies in the 4096-byte chunk holding
+//   `p`, which is mapped because `p` is the string's first byte (or its NUL).
+//   Otherwise the aligned 64-byte block holding `p`, with the bytes before
+//   `p` shifted out of the mask;
+// - then the next four aligned 64-byte blocks one by one (no loop control for
+//   short strings), each loaded only when no byte before it is the NUL;
+// - then aligned 128-byte blocks from the 128-byte boundary at or below the
+//   first unchecked byte, up to a 256-byte boundary 512-768 bytes on (fewer
+//   wasted loads for strings of a few hundred bytes), then aligned 256-byte
+//   blocks (four loads folded by byte-wise minimum, one test). Each block
+//   starts at or before a byte not yet known to follow the NUL, so it holds
+//   a byte that must be read; 64, 128 and 256 divide the page size, so the
+//   block lies in that byte's page, which is mapped. On a hit the 64-byte
+//   parts of the block are tested again in order to find the first NUL.
+core::arch::global_asm!(
+    ".pushsection .text.kdelta_strlen_avx512,\"ax\",@progbits",
+    ".p2align 6",
+    ".globl kdelta_strlen_avx512",
+    ".hidden kdelta_strlen_avx512",
+    ".type kdelta_strlen_avx512,@function",
+    "kdelta_strlen_avx512:",
+    // rdi = p; rdx = p & -64 (the aligned block holding p).
+    "mov rdx, rdi",
+    "and rdx, -64",
+    "mov eax, edi",
+    "and eax, 4095",
+    "cmp eax, 4032",
+    "ja .Lkds_cross",
+    "vmovdqu64 zmm16, zmmword ptr [rdi]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jz .Lkds_next",
+    "tzcnt rax, rax",
+    "ret",
+    ".p2align 4",
+    ".Lkds_cross:",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "mov ecx, edi", // shr by cl uses cl mod 64 = p - rdx
+    "shr rax, cl",
+    "test rax, rax",
+    "jz .Lkds_next",
+    "tzcnt rax, rax",
+    "ret",
+    // No NUL in [p, rdx + 64): the next four aligned blocks.
+    ".p2align 4",
+    ".Lkds_next:",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    // No NUL in [p, rdx + 64). 128-byte steps from (rdx + 64) rounded down
+    // to 128, until r8 = (that + 768) rounded down to 256.
+    "add rdx, 64",
+    "and rdx, -128",
+    "lea r8, [rdx + 768]",
+    "and r8, -256",
+    ".p2align 4",
+    ".Lkds_loop128:",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vpminub zmm17, zmm16, zmmword ptr [rdx + 64]",
+    "vptestnmb k1, zmm17, zmm17",
+    "kortestq k1, k1",
+    "jnz .Lkds_in128",
+    "add rdx, 128",
+    "cmp rdx, r8",
+    "jb .Lkds_loop128",
+    ".p2align 4",
+    ".Lkds_loop256:",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vmovdqa64 zmm17, zmmword ptr [rdx + 128]",
+    "vpminub zmm16, zmm16, zmmword ptr [rdx + 64]",
+    "vpminub zmm17, zmm17, zmmword ptr [rdx + 192]",
+    "vpminub zmm16, zmm16, zmm17",
+    "vptestnmb k1, zmm16, zmm16",
+    "kortestq k1, k1",
+    "jnz .Lkds_in256",
+    "add rdx, 256",
+    "jmp .Lkds_loop256",
+    // The NUL is in the 256 bytes at rdx: test its 64-byte parts in order.
+    ".p2align 4",
+    ".Lkds_in256:",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    // The NUL is in the 128 bytes at rdx.
+    ".Lkds_in128:",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "test rax, rax",
+    "jnz .Lkds_found",
+    "add rdx, 64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
+    "jmp .Lkds_found",
+    // rax = the zero-byte mask of the 64-byte block at rdx, not zero.
+    ".p2align 4",
+    ".Lkds_found:",
+    "tzcnt rax, rax",
+    "sub rdx, rdi",
+    "add rax, rdx",
+    "ret",
+    ".size kdelta_strlen_avx512, . - kdelta_strlen_avx512",
+    ".popsection",
+);
+
+extern "sysv64" {
+    /// The routine above: clobbers rax, rcx, rdx, r8, zmm16, zmm17, k1 (all
+    /// caller-saved in the System V ABI, as its calling convention says).
+    fn kdelta_strlen_avx512(p: *const u8) -> usize;
 }
 
 /// # Safety
 /// `p` starts a NUL-terminated string; AVX-512F/BW present.
-///
-/// Loads, each inside one page that holds a byte of the string (module docs):
-/// - first, when `[p, p + 64)` does not cross a 4096-byte boundary, one
-///   *unaligned* 64-byte load at `p`: it lies in the page holding `p`, which
-///   is mapped because `p` is the string's first byte (or its NUL). This is
-///   what C libraries do and saves the shifted first block for short strings.
-///   Otherwise the aligned 64-byte block holding `p`, with the bytes before
-///   `p` shifted out of the mask;
-/// - then the next four aligned 64-byte blocks, then aligned 128-byte blocks
-///   from the boundary at or below the first unchecked byte, each starting
-///   at or before a byte not yet known to follow the NUL (the NUL has not
-///   been seen in any byte before it);
-/// - the position in the block holding the NUL comes from registers.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
 pub(super) unsafe fn strlen_avx512(p: *const u8) -> usize {
-    let start = p as usize;
-    let mut b = start & !63;
-    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 64 {
-        zmask_unaligned(start)
-    } else {
-        zmask_block64(b) >> (start - b)
-    };
-    if m != 0 {
-        return m.trailing_zeros() as usize;
-    }
-    // Either way no byte in [start, b + 64) is the NUL. The next four
-    // aligned blocks one by one, unrolled (no loop control for short
-    // strings); each is loaded only when all bytes before it are non-NUL.
-    b += 64;
-    let m = zmask_block64(b);
-    if m != 0 {
-        return b - start + m.trailing_zeros() as usize;
-    }
-    let m = zmask_block64(b + 64);
-    if m != 0 {
-        return b + 64 - start + m.trailing_zeros() as usize;
-    }
-    let m = zmask_block64(b + 128);
-    if m != 0 {
-        return b + 128 - start + m.trailing_zeros() as usize;
-    }
-    let m = zmask_block64(b + 192);
-    if m != 0 {
-        return b + 192 - start + m.trailing_zeros() as usize;
-    }
-    // No NUL in [start, b + 256). Round down to a 128-byte boundary: the
-    // block at `b` then starts after `start` and at or before `b + 256`, the
-    // first byte not yet known, so it holds a byte that must be read (a few
-    // bytes are compared twice, harmlessly).
-    b = (b + 256) & !127;
-    let (b, m0, m01) = scan_blocks128(b);
-    // The NUL is in the block at `b`: in its first 64 bytes iff their own
-    // mask is non-zero, else at the first set bit of the minimum's mask (the
-    // first half has no 0 byte then).
-    if m0 != 0 {
-        b - start + m0.trailing_zeros() as usize
-    } else {
-        b + 64 - start + m01.trailing_zeros() as usize
-    }
+    // SAFETY: the routine's loads are bounded as documented above it; the
+    // caller guarantees the string and the CPU features.
+    unsafe { kdelta_strlen_avx512(p) }
 }

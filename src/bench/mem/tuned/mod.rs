@@ -131,21 +131,81 @@ impl Variant {
 /// A handle to one *available* variant: it can only be made by
 /// [`Tuned::detect`] or [`Tuned::with_variant`], which check the CPU, so
 /// every call through it runs instructions this CPU has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Like glibc's IFUNCs, the copy and strlen routines are resolved once, when
+/// the handle is made, and each call is one indirect call: the same cost as
+/// the `libc` variant's call through a pointer, with no per-call dispatch
+/// on the variant (which measured a few cycles per call on short copies).
+#[derive(Clone, Copy)]
 pub struct Tuned {
     variant: Variant,
+    copy_fn: CopyFn,
+    strlen_fn: LenFn,
+}
+
+/// `copy(d, s, n, nt)`: the contract of the per-ISA copy routines.
+type CopyFn = unsafe fn(*mut u8, *const u8, usize, bool);
+/// `strlen(p)`: the contract of the per-ISA strlen routines.
+type LenFn = unsafe fn(*const u8) -> usize;
+
+impl std::fmt::Debug for Tuned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tuned").field("variant", &self.variant).finish()
+    }
+}
+
+impl PartialEq for Tuned {
+    fn eq(&self, other: &Tuned) -> bool {
+        self.variant == other.variant
+    }
+}
+impl Eq for Tuned {}
+
+/// The portable copy with the common signature (it has no streaming stores).
+unsafe fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+    // SAFETY: the caller upholds the copy contract (module docs).
+    unsafe { portable::copy(d, s, n) }
+}
+
+#[cfg(target_arch = "aarch64")]
+unsafe fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+    // SAFETY: the caller upholds the copy contract, and `Tuned` is made for
+    // NEON only when the CPU has it.
+    unsafe { neon::copy(d, s, n) }
+}
+
+/// The routines of `v`. Calling them is sound only when `v.is_available()`
+/// (the `Tuned` constructors check it).
+fn routines(v: Variant) -> (CopyFn, LenFn) {
+    match v {
+        #[cfg(target_arch = "x86_64")]
+        Variant::Avx512 => (avx512::copy_avx512, avx512::strlen_avx512),
+        #[cfg(target_arch = "x86_64")]
+        Variant::Avx2 => (x86::copy_avx2, x86::strlen_avx2),
+        #[cfg(target_arch = "x86_64")]
+        Variant::Sse2 => (x86::copy_sse2, x86::strlen_sse2),
+        #[cfg(target_arch = "aarch64")]
+        Variant::Neon => (copy_neon, neon::strlen),
+        _ => (copy_portable, portable::strlen),
+    }
 }
 
 impl Tuned {
     /// The best variant this CPU runs.
     pub fn detect() -> Tuned {
         let variant = Variant::ALL.into_iter().find(|v| v.is_available()).unwrap_or(Variant::Portable);
-        Tuned { variant }
+        Tuned::make(variant)
     }
 
     /// Force one variant (tests, comparisons); `None` when this CPU lacks it.
     pub fn with_variant(variant: Variant) -> Option<Tuned> {
-        variant.is_available().then_some(Tuned { variant })
+        variant.is_available().then(|| Tuned::make(variant))
+    }
+
+    /// Only for an available variant.
+    fn make(variant: Variant) -> Tuned {
+        let (copy_fn, strlen_fn) = routines(variant);
+        Tuned { variant, copy_fn, strlen_fn }
     }
 
     /// Every variant this CPU runs, best first.
@@ -169,22 +229,11 @@ impl Tuned {
         let nt = n >= nt_threshold;
         let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         // SAFETY: `d` is valid for `n` writes and `s` for `n` reads (slices of
-        // length `n`), they cannot overlap (`&mut` vs `&`), and the variant is
-        // available on this CPU (the `Tuned` invariant). The callee touches
-        // only `[d, d + n)` and `[s, s + n)` (module docs).
-        unsafe {
-            match self.variant {
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx512 => avx512::copy_avx512(d, s, n, nt),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx2 => x86::copy_avx2(d, s, n, nt),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Sse2 => x86::copy_sse2(d, s, n, nt),
-                #[cfg(target_arch = "aarch64")]
-                Variant::Neon => neon::copy(d, s, n),
-                _ => portable::copy(d, s, n),
-            }
-        }
+        // length `n`), they cannot overlap (`&mut` vs `&`), and `copy_fn` is
+        // the routine of a variant available on this CPU (the `Tuned`
+        // invariant). The callee touches only `[d, d + n)` and `[s, s + n)`
+        // (module docs).
+        unsafe { (self.copy_fn)(d, s, n, nt) }
     }
 
     /// `dst.fill(byte)`, with non-temporal stores when `dst.len() >= nt_threshold`.
@@ -237,21 +286,11 @@ impl Tuned {
     pub fn strlen(self, s: &CStr) -> usize {
         let p = s.as_ptr() as *const u8;
         // SAFETY: `p` starts a NUL-terminated string in mapped memory (a
-        // `CStr`); the variant is available; the callee loads only aligned
-        // blocks holding a byte of the string or its NUL (module docs).
-        unsafe {
-            match self.variant {
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx512 => avx512::strlen_avx512(p),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx2 => x86::strlen_avx2(p),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Sse2 => x86::strlen_sse2(p),
-                #[cfg(target_arch = "aarch64")]
-                Variant::Neon => neon::strlen(p),
-                _ => portable::strlen(p),
-            }
-        }
+        // `CStr`); `strlen_fn` is the routine of an available variant; the
+        // callee loads only aligned blocks holding a byte of the string or
+        // its NUL, or a first window inside the page holding the start
+        // (module docs).
+        unsafe { (self.strlen_fn)(p) }
     }
 }
 

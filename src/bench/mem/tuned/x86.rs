@@ -467,11 +467,7 @@ pub(super) unsafe fn strlen_sse2(p: *const u8) -> usize {
     let mut b = start & !15;
     // An unaligned first load when it stays in `start`'s page, as in
     // `strlen_avx2`; else the shifted aligned block.
-    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 {
-        zero_mask16(load_u16b(start))
-    } else {
-        zero_mask16(load_block16(b)) >> (start - b)
-    };
+    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 { zero_mask16(load_u16b(start)) } else { zero_mask16(load_block16(b)) >> (start - b) };
     if m != 0 {
         return m.trailing_zeros() as usize;
     }
