@@ -14,7 +14,15 @@
 //! `fsync` latency (`Flush`), and on ext4 without a journal also by
 //! `ext4_create` skipping inodes deleted in the last minutes (the previous
 //! run's files), so one run can differ from the next by a factor of 2 to 4
-//! on a shared VM: compare many interleaved runs, not one.
+//! on a shared VM: compare many interleaved runs, not one
+//! (`scripts/dbench-vs-kdelta.sh` does that). On a CPU-bound filesystem
+//! (tmpfs) kdelta comes out 10-16% above dbench 4.0 for a reason in dbench:
+//! its child calls `kill(parent, 0)` before every operation (one more system
+//! call per operation, about 1 M/s here) and re-parses the loadfile's text
+//! on every pass. With that call made a no-op by an `LD_PRELOAD` shim,
+//! dbench's figure rises 7-9% and kdelta's is within 4-6% of it. kdelta
+//! does not imitate the extra call: it measures the filesystem, not a
+//! liveness check.
 //!
 //! The default loadfile is kdelta's own ([`generate`]), made at run time;
 //! `loadfile=PATH` takes a dbench 3.x/4.x one such as Debian's client.txt.
