@@ -201,3 +201,34 @@ fn copy_loop_sizes_every_variant() {
         }
     }
 }
+
+/// The AVX-512 copy picks its loop's direction from the page offsets of the
+/// source and destination (backward when `(s - d) mod 4096 < 512`, against
+/// 4K aliasing): place them at chosen distances on both sides of that rule,
+/// for every size where the loop runs.
+#[test]
+fn copy_loop_both_directions() {
+    const TOP: usize = 2200;
+    let mut buf = vec![0u8; 4 * 4096 + 2 * TOP + 8192];
+    let base = buf.as_ptr().align_offset(4096);
+    for t in variants() {
+        for dist in [0usize, 1, 63, 64, 448, 511, 512, 513, 1000, 2048, 4095] {
+            for so in [0usize, 17, 64] {
+                let s0 = base + so;
+                let d0 = base + 4096 * 2 + ((so + 4096 - dist) % 4096);
+                for n in MAX + 1..=TOP {
+                    for (i, b) in buf[s0..s0 + n].iter_mut().enumerate() {
+                        *b = ((i * 131 + n) % 251) as u8;
+                    }
+                    buf[d0 - SIDE..d0 + n + SIDE].fill(GUARD);
+                    let (head, tail) = buf.split_at_mut(d0);
+                    t.copy(&mut tail[..n], &head[s0..s0 + n], usize::MAX);
+                    let ok = (0..n).all(|i| buf[d0 + i] == ((i * 131 + n) % 251) as u8)
+                        && buf[d0 - SIDE..d0].iter().all(|&b| b == GUARD)
+                        && buf[d0 + n..d0 + n + SIDE].iter().all(|&b| b == GUARD);
+                    assert!(ok, "{:?} copy n={n} (s - d) mod 4096 = {dist} src_off={so}", t.variant());
+                }
+            }
+        }
+    }
+}

@@ -143,10 +143,11 @@ pub struct Tuned {
     strlen_fn: LenFn,
 }
 
-/// `copy(d, s, n, nt)`: the contract of the per-ISA copy routines.
-type CopyFn = unsafe fn(*mut u8, *const u8, usize, bool);
+/// `copy(d, s, n, nt)`: the contract of the per-ISA copy routines (the C
+/// calling convention, which the AVX-512 routines, written in assembly, use).
+type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize, bool);
 /// `strlen(p)`: the contract of the per-ISA strlen routines.
-type LenFn = unsafe fn(*const u8) -> usize;
+type LenFn = unsafe extern "C" fn(*const u8) -> usize;
 
 impl std::fmt::Debug for Tuned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,16 +163,27 @@ impl PartialEq for Tuned {
 impl Eq for Tuned {}
 
 /// The portable copy with the common signature (it has no streaming stores).
-unsafe fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+unsafe extern "C" fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
     // SAFETY: the caller upholds the copy contract (module docs).
     unsafe { portable::copy(d, s, n) }
 }
 
+unsafe extern "C" fn strlen_portable(p: *const u8) -> usize {
+    // SAFETY: the caller passes the start of a NUL-terminated string.
+    unsafe { portable::strlen(p) }
+}
+
 #[cfg(target_arch = "aarch64")]
-unsafe fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+unsafe extern "C" fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
     // SAFETY: the caller upholds the copy contract, and `Tuned` is made for
     // NEON only when the CPU has it.
     unsafe { neon::copy(d, s, n) }
+}
+
+#[cfg(target_arch = "aarch64")]
+unsafe extern "C" fn strlen_neon(p: *const u8) -> usize {
+    // SAFETY: as `copy_neon`, for a NUL-terminated string.
+    unsafe { neon::strlen(p) }
 }
 
 /// The routines of `v`. Calling them is sound only when `v.is_available()`
@@ -179,14 +191,14 @@ unsafe fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
 fn routines(v: Variant) -> (CopyFn, LenFn) {
     match v {
         #[cfg(target_arch = "x86_64")]
-        Variant::Avx512 => (avx512::copy_avx512, avx512::strlen_avx512),
+        Variant::Avx512 => (avx512::kdelta_copy_avx512, avx512::kdelta_strlen_avx512),
         #[cfg(target_arch = "x86_64")]
         Variant::Avx2 => (x86::copy_avx2, x86::strlen_avx2),
         #[cfg(target_arch = "x86_64")]
         Variant::Sse2 => (x86::copy_sse2, x86::strlen_sse2),
         #[cfg(target_arch = "aarch64")]
-        Variant::Neon => (copy_neon, neon::strlen),
-        _ => (copy_portable, portable::strlen),
+        Variant::Neon => (copy_neon, strlen_neon),
+        _ => (copy_portable, strlen_portable),
     }
 }
 

@@ -18,7 +18,7 @@ const PAGE_MIN: usize = 4096;
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap, AVX2 present.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
     type V = __m256i;
     const VW: usize = 32;
     if n <= 16 {
@@ -247,7 +247,7 @@ unsafe fn zero_mask32(v: __m256i) -> u32 {
 /// holding `p`), then 32-byte aligned blocks until a 128-byte boundary, then 128-byte aligned blocks; each starts
 /// at or before a byte not yet known to follow the NUL (module docs).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn strlen_avx2(p: *const u8) -> usize {
+pub(super) unsafe extern "C" fn strlen_avx2(p: *const u8) -> usize {
     let start = p as usize;
     let mut b = start & !31;
     if start & (PAGE_MIN - 1) <= PAGE_MIN - 32 {
@@ -296,7 +296,7 @@ pub(super) unsafe fn strlen_avx2(p: *const u8) -> usize {
 
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap.
-pub(super) unsafe fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
     type V = __m128i;
     const VW: usize = 16;
     if n <= 16 {
@@ -462,7 +462,7 @@ fn zero_mask16(v: __m128i) -> u32 {
 /// `p` starts a NUL-terminated string. Loads: the 16 bytes at `p` when they
 /// stay in one 4096-byte page (else the aligned block holding `p`), then
 /// 16-byte aligned blocks up to a 64-byte boundary, then 64-byte aligned blocks (module docs).
-pub(super) unsafe fn strlen_sse2(p: *const u8) -> usize {
+pub(super) unsafe extern "C" fn strlen_sse2(p: *const u8) -> usize {
     let start = p as usize;
     let mut b = start & !15;
     // An unaligned first load when it stays in `start`'s page, as in
