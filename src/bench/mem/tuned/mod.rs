@@ -132,22 +132,29 @@ impl Variant {
 /// [`Tuned::detect`] or [`Tuned::with_variant`], which check the CPU, so
 /// every call through it runs instructions this CPU has.
 ///
-/// Like glibc's IFUNCs, the copy and strlen routines are resolved once, when
-/// the handle is made, and each call is one indirect call: the same cost as
-/// the `libc` variant's call through a pointer, with no per-call dispatch
-/// on the variant (which measured a few cycles per call on short copies).
+/// Like glibc's IFUNCs, the routines are resolved once, when the handle is
+/// made, and each call is one indirect call: the same cost as the `libc`
+/// variant's call through a pointer, with no per-call dispatch on the
+/// variant (which measured a few cycles per call on short copies).
 #[derive(Clone, Copy)]
 pub struct Tuned {
     variant: Variant,
-    copy_fn: CopyFn,
-    strlen_fn: LenFn,
+    fns: Routines,
 }
 
-/// `copy(d, s, n, nt)`: the contract of the per-ISA copy routines (the C
-/// calling convention, which the AVX-512 routines, written in assembly, use).
-type CopyFn = unsafe extern "C" fn(*mut u8, *const u8, usize, bool);
-/// `strlen(p)`: the contract of the per-ISA strlen routines.
-type LenFn = unsafe extern "C" fn(*const u8) -> usize;
+/// One variant's routines, in the C calling convention (which the AVX-512
+/// routines, written in assembly, use). Their contracts are the module's.
+#[derive(Clone, Copy)]
+struct Routines {
+    /// `copy(d, s, n, nt)`
+    copy: unsafe extern "C" fn(*mut u8, *const u8, usize, bool),
+    /// `set(d, byte, n, nt)`
+    set: unsafe extern "C" fn(*mut u8, u8, usize, bool),
+    /// `clear_page(d, nt)`, `d` 4096-aligned
+    clear_page: unsafe extern "C" fn(*mut u8, bool),
+    /// `strlen(p)`
+    strlen: unsafe extern "C" fn(*const u8) -> usize,
+}
 
 impl std::fmt::Debug for Tuned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,43 +169,54 @@ impl PartialEq for Tuned {
 }
 impl Eq for Tuned {}
 
-/// The portable copy with the common signature (it has no streaming stores).
+// The portable and NEON routines with the common signatures (neither has
+// streaming stores). SAFETY, for all of them: the caller upholds the
+// routine's contract (module docs), and `Tuned` is made for NEON only when
+// the CPU has it.
 unsafe extern "C" fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
-    // SAFETY: the caller upholds the copy contract (module docs).
     unsafe { portable::copy(d, s, n) }
 }
-
+unsafe extern "C" fn set_portable(d: *mut u8, c: u8, n: usize, _nt: bool) {
+    unsafe { portable::set(d, c, n) }
+}
+unsafe extern "C" fn clear_page_portable(d: *mut u8, _nt: bool) {
+    unsafe { portable::set(d, 0, PAGE) }
+}
 unsafe extern "C" fn strlen_portable(p: *const u8) -> usize {
-    // SAFETY: the caller passes the start of a NUL-terminated string.
     unsafe { portable::strlen(p) }
 }
-
 #[cfg(target_arch = "aarch64")]
 unsafe extern "C" fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
-    // SAFETY: the caller upholds the copy contract, and `Tuned` is made for
-    // NEON only when the CPU has it.
     unsafe { neon::copy(d, s, n) }
 }
-
+#[cfg(target_arch = "aarch64")]
+unsafe extern "C" fn set_neon(d: *mut u8, c: u8, n: usize, _nt: bool) {
+    unsafe { neon::set(d, c, n) }
+}
+#[cfg(target_arch = "aarch64")]
+unsafe extern "C" fn clear_page_neon(d: *mut u8, _nt: bool) {
+    unsafe { neon::set(d, 0, PAGE) }
+}
 #[cfg(target_arch = "aarch64")]
 unsafe extern "C" fn strlen_neon(p: *const u8) -> usize {
-    // SAFETY: as `copy_neon`, for a NUL-terminated string.
     unsafe { neon::strlen(p) }
 }
 
 /// The routines of `v`. Calling them is sound only when `v.is_available()`
 /// (the `Tuned` constructors check it).
-fn routines(v: Variant) -> (CopyFn, LenFn) {
+fn routines(v: Variant) -> Routines {
     match v {
         #[cfg(target_arch = "x86_64")]
-        Variant::Avx512 => (avx512::kdelta_copy_avx512, avx512::kdelta_strlen_avx512),
+        Variant::Avx512 => {
+            Routines { copy: avx512::kdelta_copy_avx512, set: x86::set_avx2, clear_page: x86::clear_page_avx2, strlen: avx512::kdelta_strlen_avx512 }
+        }
         #[cfg(target_arch = "x86_64")]
-        Variant::Avx2 => (x86::copy_avx2, x86::strlen_avx2),
+        Variant::Avx2 => Routines { copy: x86::copy_avx2, set: x86::set_avx2, clear_page: x86::clear_page_avx2, strlen: x86::strlen_avx2 },
         #[cfg(target_arch = "x86_64")]
-        Variant::Sse2 => (x86::copy_sse2, x86::strlen_sse2),
+        Variant::Sse2 => Routines { copy: x86::copy_sse2, set: x86::set_sse2, clear_page: x86::clear_page_sse2, strlen: x86::strlen_sse2 },
         #[cfg(target_arch = "aarch64")]
-        Variant::Neon => (copy_neon, strlen_neon),
-        _ => (copy_portable, strlen_portable),
+        Variant::Neon => Routines { copy: copy_neon, set: set_neon, clear_page: clear_page_neon, strlen: strlen_neon },
+        _ => Routines { copy: copy_portable, set: set_portable, clear_page: clear_page_portable, strlen: strlen_portable },
     }
 }
 
@@ -216,8 +234,7 @@ impl Tuned {
 
     /// Only for an available variant.
     fn make(variant: Variant) -> Tuned {
-        let (copy_fn, strlen_fn) = routines(variant);
-        Tuned { variant, copy_fn, strlen_fn }
+        Tuned { variant, fns: routines(variant) }
     }
 
     /// Every variant this CPU runs, best first.
@@ -241,11 +258,11 @@ impl Tuned {
         let nt = n >= nt_threshold;
         let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         // SAFETY: `d` is valid for `n` writes and `s` for `n` reads (slices of
-        // length `n`), they cannot overlap (`&mut` vs `&`), and `copy_fn` is
+        // length `n`), they cannot overlap (`&mut` vs `&`), and `fns.copy` is
         // the routine of a variant available on this CPU (the `Tuned`
         // invariant). The callee touches only `[d, d + n)` and `[s, s + n)`
         // (module docs).
-        unsafe { (self.copy_fn)(d, s, n, nt) }
+        unsafe { (self.fns.copy)(d, s, n, nt) }
     }
 
     /// `dst.fill(byte)`, with non-temporal stores when `dst.len() >= nt_threshold`.
@@ -254,19 +271,9 @@ impl Tuned {
         let n = dst.len();
         let nt = n >= nt_threshold;
         let d = dst.as_mut_ptr();
-        // SAFETY: `d` is valid for `n` writes; the variant is available; the
-        // callee writes only `[d, d + n)`.
-        unsafe {
-            match self.variant {
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx512 | Variant::Avx2 => x86::set_avx2(d, byte, n, nt),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Sse2 => x86::set_sse2(d, byte, n, nt),
-                #[cfg(target_arch = "aarch64")]
-                Variant::Neon => neon::set(d, byte, n),
-                _ => portable::set(d, byte, n),
-            }
-        }
+        // SAFETY: `d` is valid for `n` writes; `fns.set` is the routine of an
+        // available variant; the callee writes only `[d, d + n)`.
+        unsafe { (self.fns.set)(d, byte, n, nt) }
     }
 
     /// Zero one whole 4096-byte page: aligned stores only, no head or tail.
@@ -277,20 +284,11 @@ impl Tuned {
     pub fn clear_page(self, page: &mut [u8], nt: bool) {
         assert!(page.len() == PAGE && page.as_ptr() as usize % PAGE == 0, "clear_page wants one aligned 4096-byte page");
         let d = page.as_mut_ptr();
-        // SAFETY: `d` is 4096-aligned and valid for 4096 writes; the variant is
-        // available; the callee writes exactly `[d, d + 4096)` with stores of
-        // at most 32 bytes at multiples of their width.
-        unsafe {
-            match self.variant {
-                #[cfg(target_arch = "x86_64")]
-                Variant::Avx512 | Variant::Avx2 => x86::clear_page_avx2(d, nt),
-                #[cfg(target_arch = "x86_64")]
-                Variant::Sse2 => x86::clear_page_sse2(d, nt),
-                #[cfg(target_arch = "aarch64")]
-                Variant::Neon => neon::set(d, 0, PAGE),
-                _ => portable::set(d, 0, PAGE),
-            }
-        }
+        // SAFETY: `d` is 4096-aligned and valid for 4096 writes; `fns.clear_page`
+        // is the routine of an available variant; the callee writes exactly
+        // `[d, d + 4096)` with stores of at most 32 bytes at multiples of
+        // their width.
+        unsafe { (self.fns.clear_page)(d, nt) }
     }
 
     /// The length of `s` (bytes before its NUL), found by whole-block compares.
@@ -298,11 +296,11 @@ impl Tuned {
     pub fn strlen(self, s: &CStr) -> usize {
         let p = s.as_ptr() as *const u8;
         // SAFETY: `p` starts a NUL-terminated string in mapped memory (a
-        // `CStr`); `strlen_fn` is the routine of an available variant; the
+        // `CStr`); `fns.strlen` is the routine of an available variant; the
         // callee loads only aligned blocks holding a byte of the string or
         // its NUL, or a first window inside the page holding the start
         // (module docs).
-        unsafe { (self.strlen_fn)(p) }
+        unsafe { (self.fns.strlen)(p) }
     }
 }
 

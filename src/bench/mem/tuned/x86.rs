@@ -113,7 +113,7 @@ pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt
 /// # Safety
 /// `d` valid for `n` writes, AVX2 present.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) {
     type V = __m256i;
     const VW: usize = 32;
     if n <= 16 {
@@ -163,7 +163,7 @@ pub(super) unsafe fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) {
 /// # Safety
 /// `d` 4096-aligned and valid for 4096 writes, AVX2 present.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn clear_page_avx2(d: *mut u8, nt: bool) {
+pub(super) unsafe extern "C" fn clear_page_avx2(d: *mut u8, nt: bool) {
     let z = _mm256_setzero_si256();
     let mut i = 0;
     while i < super::PAGE {
@@ -363,7 +363,7 @@ pub(super) unsafe extern "C" fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt
 
 /// # Safety
 /// `d` valid for `n` writes.
-pub(super) unsafe fn set_sse2(d: *mut u8, c: u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn set_sse2(d: *mut u8, c: u8, n: usize, nt: bool) {
     type V = __m128i;
     const VW: usize = 16;
     if n <= 16 {
@@ -405,7 +405,7 @@ pub(super) unsafe fn set_sse2(d: *mut u8, c: u8, n: usize, nt: bool) {
 
 /// # Safety
 /// `d` 4096-aligned and valid for 4096 writes.
-pub(super) unsafe fn clear_page_sse2(d: *mut u8, nt: bool) {
+pub(super) unsafe extern "C" fn clear_page_sse2(d: *mut u8, nt: bool) {
     let z = _mm_setzero_si128();
     let mut i = 0;
     while i < super::PAGE {
