@@ -129,6 +129,27 @@ macro_rules! step {
     };
 }
 
+/// `iters` iterations of 12 dependent operations on `x`, alternating
+/// operands `p` and `q`, with `op` a constant in each expansion.
+macro_rules! rounds {
+    ($op:expr, $x:ident, $p:ident, $q:ident, $iters:expr) => {
+        for _ in 0..$iters {
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+            step!($op, $x, $p);
+            step!($op, $x, $q);
+        }
+    };
+}
+
 /// `iters` iterations of 12 dependent operations; returns the final `x`.
 #[inline(never)]
 pub fn chain<T: Num>(op: Op, x0: T, p: T, q: T, iters: u32) -> T {
@@ -137,54 +158,9 @@ pub fn chain<T: Num>(op: Op, x0: T, p: T, q: T, iters: u32) -> T {
     // caller's match, but even where it is not, the branch is perfectly
     // predicted; the loop body below is straight-line code.
     match op {
-        Op::Add => {
-            for _ in 0..iters {
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-                step!(Op::Add, x, p);
-                step!(Op::Add, x, q);
-            }
-        }
-        Op::Mul => {
-            for _ in 0..iters {
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-                step!(Op::Mul, x, p);
-                step!(Op::Mul, x, q);
-            }
-        }
-        Op::Div => {
-            for _ in 0..iters {
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-                step!(Op::Div, x, p);
-                step!(Op::Div, x, q);
-            }
-        }
+        Op::Add => rounds!(Op::Add, x, p, q, iters),
+        Op::Mul => rounds!(Op::Mul, x, p, q, iters),
+        Op::Div => rounds!(Op::Div, x, p, q, iters),
     }
     x
 }
