@@ -204,15 +204,7 @@ mod tests {
     use super::*;
 
     fn settings(samples: usize) -> SamplerSettings {
-        SamplerSettings {
-            samples,
-            target: Duration::from_millis(2),
-            warmup: Duration::ZERO,
-            quick: true,
-            iterations: None,
-            tmpdir: std::env::temp_dir(),
-            llc_bytes: None,
-        }
+        SamplerSettings::direct(samples, std::env::temp_dir())
     }
 
     #[test]

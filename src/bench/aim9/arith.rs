@@ -85,31 +85,16 @@ opaque_float!(f64);
 pub trait Num: Opaque + PartialEq + Add<Output = Self> + Mul<Output = Self> + Div<Output = Self> + std::fmt::Debug {
     fn from_i16(v: i16) -> Self;
 }
-impl Num for i16 {
-    fn from_i16(v: i16) -> Self {
-        v
-    }
+macro_rules! num {
+    ($($t:ty)*) => {$(
+        impl Num for $t {
+            fn from_i16(v: i16) -> Self {
+                <$t>::from(v)
+            }
+        }
+    )*};
 }
-impl Num for i32 {
-    fn from_i16(v: i16) -> Self {
-        v as i32
-    }
-}
-impl Num for i64 {
-    fn from_i16(v: i16) -> Self {
-        v as i64
-    }
-}
-impl Num for f32 {
-    fn from_i16(v: i16) -> Self {
-        v as f32
-    }
-}
-impl Num for f64 {
-    fn from_i16(v: i16) -> Self {
-        v as f64
-    }
-}
+num!(i16 i32 i64 f32 f64);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
