@@ -16,7 +16,7 @@
 //!    ([`HtAware2002::choose_core`]; the engine lets the idle sibling pick it
 //!    immediately).
 
-use super::{argmin_random, spread_running, Action, Policy};
+use super::{argmin_random, spread_onto_core_of, spread_running, Action, Policy};
 use crate::simulate::engine::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -126,12 +126,7 @@ impl Policy for HtAware2002 {
     fn idle_balance(&mut self, st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Vec<Action> {
         // PROPERTY 2: active balancing when a logical CPU goes idle and leaves
         // its core fully idle while another core runs two.
-        let core = st.shape.core_of(cpu);
-        if st.core_idle(core) {
-            spread_running(st, Some(core))
-        } else {
-            Vec::new()
-        }
+        spread_onto_core_of(st, cpu)
     }
 }
 

@@ -74,6 +74,17 @@ pub(crate) fn argmin_random<T: Copy>(items: impl Iterator<Item = T>, key: impl F
     }
 }
 
+/// Idle balancing when logical CPU `cpu` goes idle: if that leaves its whole
+/// core idle, [`spread_running`] with that core first; otherwise nothing.
+pub(crate) fn spread_onto_core_of(st: &State, cpu: usize) -> Vec<Action> {
+    let core = st.shape.core_of(cpu);
+    if st.core_idle(core) {
+        spread_running(st, Some(core))
+    } else {
+        Vec::new()
+    }
+}
+
 /// Active SMT balancing: for each fully idle core, move one running task off a
 /// core that runs two or more (the busiest first) onto the idle core.
 /// `prefer` is visited first when it names a fully idle core.

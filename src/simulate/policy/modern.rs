@@ -11,7 +11,7 @@
 //!   running task off a core that runs two while another core is fully idle
 //!   (the kernel's active balance for `prefer_sibling` / group imbalance).
 
-use super::{spread_running, Action, Policy};
+use super::{spread_onto_core_of, spread_running, Action, Policy};
 use crate::simulate::engine::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -114,12 +114,7 @@ impl Policy for Modern {
         if self.pull(st, cpu) {
             return Vec::new();
         }
-        let core = st.shape.core_of(cpu);
-        if st.core_idle(core) {
-            spread_running(st, Some(core))
-        } else {
-            Vec::new()
-        }
+        spread_onto_core_of(st, cpu)
     }
 }
 
