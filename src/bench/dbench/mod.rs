@@ -13,11 +13,13 @@
 //! Comparing with dbench: on a disk-backed filesystem both are bound by
 //! `fsync` latency (`Flush`), and on ext4 without a journal also by
 //! `ext4_create` skipping inodes deleted in the last minutes (the previous
-//! run's files), so one run can differ from the next by a factor of 2 to 4
-//! on a shared VM: compare many interleaved runs, not one
-//! (`scripts/dbench-vs-kdelta.sh` does that). On a CPU-bound filesystem
-//! (tmpfs) kdelta comes out 10-16% above dbench 4.0 for a reason in dbench:
-//! its child calls `kill(parent, 0)` before every operation (one more system
+//! run's files, see [`fsinfo`]), so on a shared filesystem one run can differ
+//! from the next by a factor of 2 to 3 whichever tool runs: compare many
+//! interleaved runs, each on a freshly made filesystem
+//! (`scripts/dbench-vs-kdelta.sh -f ext4`), not one. kdelta notes the
+//! journal-less case with the result. On a CPU-bound filesystem (tmpfs)
+//! kdelta comes out 10-16% above dbench 4.0 for a reason in dbench: its
+//! child calls `kill(parent, 0)` before every operation (one more system
 //! call per operation, about 1 M/s here) and re-parses the loadfile's text
 //! on every pass. With that call made a no-op by an `LD_PRELOAD` shim,
 //! dbench's figure rises 7-9% and kdelta's is within 4-6% of it. kdelta
@@ -30,7 +32,7 @@
 //! Files: [`loadfile`] (format, validation, path confinement), [`generate`],
 //! [`runner`] (clients, phases, statistics), [`backend_fs`] (dbench),
 //! [`backend_sock`] and [`server`] (tbench), [`cli`] (`kdelta loadfile
-//! generate`).
+//! generate`), [`fsinfo`] (what the filesystem under `dir` does to the figures).
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use anyhow::{Context, Result};
@@ -40,6 +42,7 @@ use std::time::Duration;
 pub mod backend_fs;
 pub mod backend_sock;
 pub mod cli;
+pub mod fsinfo;
 pub mod generate;
 pub mod loadfile;
 pub mod runner;
@@ -254,6 +257,9 @@ impl Benchmark for Dbench {
             )));
         }
         s.extra("space_needed_mb", need as f64 / 1e6);
+        if let Some(n) = fsinfo::history_note(&base) {
+            s.note(n);
+        }
         let mut acc = None;
         let mut max_disk = 0u64;
         for i in 0..s.samples_wanted() {
