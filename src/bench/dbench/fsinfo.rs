@@ -30,11 +30,12 @@ pub fn history_note(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(dir).ok()?.dev();
     let name = ext4_without_journal(Path::new("/sys"), libc::major(dev) as u64, libc::minor(dev) as u64)?;
+    // The same text for every round (whose directories differ), so the
+    // result carries it once.
     Some(format!(
-        "{} is on ext4 without a journal ({name}): creating a file skips the inodes deleted in the last 60-360 s, \
+        "the clients' filesystem ({name}) is ext4 without a journal: creating a file skips the inodes deleted in the last 60-360 s, \
          so each run pays for the deletions of the runs before it and consecutive runs can differ 2-3x; \
-         compare interleaved rounds, or give every run a fresh filesystem (scripts/dbench-vs-kdelta.sh -f)",
-        dir.display()
+         compare interleaved rounds, or give every run a fresh filesystem (scripts/dbench-vs-kdelta.sh -f)"
     ))
 }
 
