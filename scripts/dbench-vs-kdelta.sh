@@ -5,8 +5,8 @@
 # (the bar: kdelta at least equal).
 #
 # usage: scripts/dbench-vs-kdelta.sh [-b dbench|tbench] [-d DIR] [-f FS] [-r ROUNDS] [-t SECONDS] [-n] CLIENTS...
-#   -b BENCH    dbench (default) or tbench: tbench_srv on loopback against
-#               tbench, and kdelta's tbench with its own loopback server
+#   -b BENCH    dbench (default) or tbench: tbench against tbench_srv over loopback,
+#               and kdelta's tbench with its own loopback server
 #   -d DIR      filesystem to measure (default: a directory under /var/tmp)
 #   -f FS       give every run a freshly made filesystem of type FS (ext4,
 #               ext4-nojournal), a loop-mounted image under DIR; needs root.
@@ -15,7 +15,8 @@
 #   -r ROUNDS   interleaved rounds (default 10); the order alternates each round
 #   -t SECONDS  timed phase of both tools (default 10)
 #   -n          also run dbench with kill(2) made a no-op (LD_PRELOAD shim;
-#               needs cc): dbench calls kill(parent, 0) before every operation
+#               needs cc): dbench calls kill(parent, 0) before every operation,
+#               as kdelta does by default (its liveness=signal does not)
 # Prints one line per pair, then the medians per client count and the median
 # of the per-pair ratios.
 # Needs: dbench (Debian package dbench), python3, a release build of kdelta.
@@ -41,7 +42,7 @@ while getopts "b:d:f:r:t:n" o; do
     t) secs=$OPTARG ;;
     n) nokill=1 ;;
     b) bench=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
