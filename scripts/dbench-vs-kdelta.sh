@@ -71,10 +71,15 @@ scratch=$dir/kdelta-dbcmp.$$
 mnt=$work/mnt
 image=$scratch.img
 srv=
+# Every step tolerates failure: under set -e one failing step (wait returns
+# the killed server's status) would end the trap before the rest.
 cleanup() {
-  [ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
+  if [ -n "$srv" ]; then
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+  fi
   if [ -n "$fresh" ]; then
-    mountpoint -q "$mnt" && umount "$mnt"
+    if mountpoint -q "$mnt"; then umount "$mnt" || true; fi
     rm -f "$image"
   fi
   rm -rf "$scratch" "$work"
