@@ -8,8 +8,8 @@
 //! check is off). dbench creates and deletes thousands of files, so a run pays,
 //! in CPU time inside `open(O_CREAT)`, for the deletions of the runs just
 //! before it: on this VM consecutive 8-client runs alternated between about
-//! 250 and 800 MB/s whichever tool ran, and with a fresh filesystem per run the
-//! spread fell to a few percent. kdelta says so with the result.
+//! 250 and 800 MB/s whichever tool ran; with a fresh filesystem per run most
+//! pairs agreed within 15%. kdelta says so with the result.
 
 use std::path::Path;
 

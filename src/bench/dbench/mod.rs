@@ -19,10 +19,11 @@
 //! (`scripts/dbench-vs-kdelta.sh -f ext4`), not one. kdelta notes the
 //! journal-less case with the result. On a CPU-bound filesystem (tmpfs),
 //! kdelta without the call below (`liveness=signal`) comes out 10-16% above
-//! dbench 4.0 for a reason in dbench's client loop: its child calls `kill(parent, 0)` before every operation (one more system
-//! call per operation, about 1 M/s here) and re-parses the loadfile's text
-//! on every pass. With that call made a no-op by an `LD_PRELOAD` shim,
-//! dbench's figure rises 7-9% and kdelta's (without the call) is within 4-6%
+//! dbench 4.0 for a reason in dbench's client loop: its child calls
+//! `kill(parent, 0)` before every operation (one more system call per
+//! operation, about 1 M/s here) and re-parses the loadfile's text on every
+//! pass. With that call made a no-op by an `LD_PRELOAD` shim, dbench's
+//! figure rises 7-9% and kdelta's (without the call) is within 4-6%
 //! of it. That call is part of what dbench's figure measures, so kdelta's
 //! clients make it too by default (`liveness=per-op`, [`runner::Liveness`]);
 //! `liveness=signal` leaves it out and relies on the kernel's parent-death
