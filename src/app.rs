@@ -90,10 +90,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Topo { json } => cmd_topo(json),
         Command::List { json, selectors } => cmd_list(json, &selectors),
         Command::Run(args) => cmd_run(&cli.db, args),
-        Command::Compare { run_a, run_b, format, threshold } => cmd_compare(&cli.db, run_a, run_b, format, threshold),
+        Command::Compare { run_a, run_b, format, threshold, verbose } => cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
         Command::Runs { limit, json } => cmd_runs(&cli.db, limit, json),
-        Command::Show { run, format } => cmd_show(&cli.db, &run, format, 1.0),
-        Command::Export { run, format } => cmd_show(&cli.db, &run, format, 1.0),
+        Command::Show { run, format, verbose, warnings } => cmd_show(&cli.db, &run, format, verbose, warnings),
+        Command::Export { run, format } => cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => cmd_chart(&cli.db, run, &path),
         Command::Serve { name, listen, param } => cmd_serve(&name, &listen, &param),
         Command::Loadfile(crate::cli::LoadfileCommand::Generate(a)) => {
@@ -216,11 +216,19 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     if !(a.threshold >= 0.0 && a.threshold < 1000.0) {
         return Err(bad_input(format!("--threshold {} is out of range: allowed 0 .. 1000 (percent)", a.threshold)));
     }
+    if !(a.ci_target > 0.0 && a.ci_target <= 100.0) {
+        return Err(bad_input(format!("--ci-target {} is out of range: allowed above 0 up to 100 (percent)", a.ci_target)));
+    }
     let req = Request {
         selectors: a.selectors.clone(),
         configs: a.config.clone(),
         overrides: parse_overrides(&a.param)?,
-        runs: a.runs.map(|r| r as usize),
+        runs: match a.runs {
+            None => run::Runs::Default,
+            Some(crate::cli::RunsArg::Auto) => run::Runs::Auto,
+            Some(crate::cli::RunsArg::Fixed(n)) => run::Runs::Fixed(n as usize),
+        },
+        ci_target_pct: a.ci_target,
         quick: a.quick,
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,
@@ -248,7 +256,8 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     let failed = output.results.iter().any(|r| r.status == crate::record::Status::Failed);
     let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
     let interrupted = output.interrupted;
-    let rep = Report::for_run(output.run, output.results, &opt);
+    let mut rep = Report::for_run(output.run, output.results, &opt);
+    rep.verbose = a.verbose;
     out(&report::render(&rep, a.format, color()));
     if interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
@@ -263,13 +272,13 @@ fn load(store: &Store, key: &str) -> Result<(crate::record::RunRecord, Vec<crate
     Ok((run, results))
 }
 
-fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, format: Format, threshold: f64) -> Result<u8> {
+fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, format: Format, threshold: f64, verbose: bool) -> Result<u8> {
     if !(threshold >= 0.0 && threshold < 1000.0) {
         return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
     }
     let store = open_existing(db)?;
     let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
-    let rep = match (a, b) {
+    let mut rep = match (a, b) {
         (None, _) => {
             let run =
                 store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
@@ -286,6 +295,7 @@ fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, forma
         let n = rep.runs.iter().map(|r| r.configs.len()).max().unwrap_or(0);
         eprintln!("kdelta: nothing to compare: run {} has {n} configuration(s); give two runs, or run with --config A,B", rep.runs[0].id);
     }
+    rep.verbose = verbose;
     out(&report::render(&rep, format, color()));
     Ok(exit::OK)
 }
@@ -310,10 +320,15 @@ fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool) -> Result<u8> {
     Ok(exit::OK)
 }
 
-fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, threshold: f64) -> Result<u8> {
+fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose: bool, warnings: bool) -> Result<u8> {
     let store = open_existing(db)?;
     let (run, results) = load(&store, key)?;
-    let rep = Report::for_run(run, results, &CompareOptions { threshold_pct: threshold, ..Default::default() });
+    let mut rep = Report::for_run(run, results, &CompareOptions::default());
+    rep.verbose = verbose;
+    if warnings {
+        out(&report::text::warnings(&rep));
+        return Ok(exit::OK);
+    }
     out(&report::render(&rep, format, color()));
     Ok(exit::OK)
 }
@@ -462,6 +477,10 @@ fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli::SimulateAr
             notes: vec!["simulated, not measured".to_string()],
             warnings: crate::stats::warnings::for_samples(&samples, &[]),
             samples,
+            samples_meta: Vec::new(),
+            quality: None,
+            placement: Vec::new(),
+            below_resolution: None,
             simulated: true,
         };
         store.add_result(id, seq, &rec)?;

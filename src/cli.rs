@@ -58,6 +58,9 @@ pub enum Command {
         /// Noise threshold in percent: smaller changes are never marked significant.
         #[arg(long, default_value_t = 1.0, value_name = "PCT")]
         threshold: f64,
+        /// List every warning of every result instead of one summary line per kind.
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// List stored runs, newest first.
     Runs {
@@ -74,6 +77,12 @@ pub enum Command {
         run: String,
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// List every warning of every result instead of one summary line per kind.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+        /// Print only the warnings, one line each, with the retake and noise counts.
+        #[arg(long)]
+        warnings: bool,
     },
     /// Export one stored run with every raw sample.
     Export {
@@ -136,9 +145,22 @@ pub struct RunArgs {
     #[arg(long, short = 'p', value_name = "NAME=V1,V2")]
     pub param: Vec<String>,
 
-    /// Samples per result (default: each benchmark's own, usually 10).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10000))]
-    pub runs: Option<u64>,
+    /// Clean samples per result: N, or auto (each benchmark's own count, usually
+    /// 10, then more interleaved rounds until each median's 95% interval is
+    /// within --ci-target, up to 3x). Default: auto when comparing
+    /// (several configurations or a swept parameter) without --quick, else
+    /// each benchmark's own count. Disturbed samples are always retaken.
+    #[arg(long, value_name = "N|auto", value_parser = parse_runs)]
+    pub runs: Option<RunsArg>,
+
+    /// With --runs auto: the half-width of each median's 95% interval to
+    /// reach, in percent.
+    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    pub ci_target: f64,
+
+    /// List every warning of every result instead of one summary line per kind.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 
     /// Fewer samples and smaller sweeps: a first look in seconds.
     #[arg(long)]
@@ -170,6 +192,23 @@ pub struct RunArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// `--runs N` or `--runs auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsArg {
+    Fixed(u64),
+    Auto,
+}
+
+fn parse_runs(s: &str) -> Result<RunsArg, String> {
+    if s == "auto" {
+        return Ok(RunsArg::Auto);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if (1..=10000).contains(&n) => Ok(RunsArg::Fixed(n)),
+        _ => Err(format!("{s:?} is not allowed: expected auto or a whole number from 1 to 10000")),
+    }
 }
 
 #[derive(Subcommand, Debug)]

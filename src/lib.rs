@@ -10,6 +10,7 @@ pub mod harness;
 pub mod place;
 pub mod record;
 pub mod report;
+pub mod sample;
 pub mod simulate;
 pub mod stats;
 pub mod store;

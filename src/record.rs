@@ -3,6 +3,8 @@
 //! the README; add fields, never rename or remove them.
 
 use crate::bench::{Better, Params};
+pub use crate::sample::{Quality, SampleMeta};
+use crate::stats::trust::PlacementGroup;
 use crate::stats::{Summary, Warning};
 use serde::{Deserialize, Serialize};
 
@@ -71,10 +73,25 @@ pub struct ResultRecord {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
-    /// Every raw sample, in the order taken.
+    /// Every raw sample, in the order taken, disturbed ones included.
     pub samples: Vec<f64>,
-    /// median, mean, mean_kind, min, max, stddev, cv, n, p5, p95, p99 (absent
-    /// when there are no samples).
+    /// One entry per sample: start time, wall and CPU time, other work on its
+    /// CPUs, steal, the CPUs its tasks ran on, its round, and whether it was
+    /// disturbed (empty for results stored before kdelta recorded it).
+    #[serde(default)]
+    pub samples_meta: Vec<SampleMeta>,
+    /// Clean, disturbed and retaken counts, and whether the result is noisy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+    /// The result split by where its tasks ran, when that explains its spread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<PlacementGroup>,
+    /// For a figure net of a subtracted overhead whose interval reaches zero:
+    /// the bound it is below (`< X`). The samples and summary are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_resolution: Option<f64>,
+    /// median, mean, mean_kind, min, max, stddev, cv, n, p5, p95, p99 of the
+    /// clean samples (absent when there are none).
     #[serde(flatten)]
     pub summary: Option<Summary>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -93,6 +110,28 @@ impl ResultRecord {
     /// Key that matches the same measurement across configurations or runs.
     pub fn point_key(&self) -> (String, Params) {
         (self.benchmark.clone(), self.params.clone())
+    }
+
+    /// The samples the summary and comparisons use: the ones not judged
+    /// disturbed (all of them for results without per-sample records).
+    pub fn clean_samples(&self) -> Vec<f64> {
+        self.clean_with_meta().into_iter().map(|(v, _)| v).collect()
+    }
+
+    /// Clean samples with their records (`None` where there are none).
+    pub fn clean_with_meta(&self) -> Vec<(f64, Option<&SampleMeta>)> {
+        if self.samples_meta.len() != self.samples.len() {
+            return self.samples.iter().map(|&v| (v, None)).collect();
+        }
+        self.samples.iter().zip(&self.samples_meta).filter(|(_, m)| !m.disturbed).map(|(&v, m)| (v, Some(m))).collect()
+    }
+
+    pub fn is_noisy(&self) -> bool {
+        self.quality.as_ref().is_some_and(|q| q.noisy)
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.quality.as_ref().is_some_and(|q| q.busy)
     }
 }
 

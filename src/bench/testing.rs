@@ -1,6 +1,8 @@
 //! Benchmarks for kdelta's own tests, listed only when `KDELTA_TEST_BENCHES=1`:
 //! a worker that dies by a signal, one that hangs past its time limit, one
-//! that fails with an error, and a real but tiny measurement (a 50 us sleep).
+//! that fails with an error, a real but tiny measurement (a 50 us sleep), one
+//! whose every third sample is disturbed by a sleep inside the timed loop,
+//! and a net figure that straddles zero.
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
 use std::time::{Duration, Instant};
@@ -25,6 +27,8 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             },
             |p, s| {
                 let d = Duration::from_micros(p.u64("us")?);
+                // Sleeping is waiting by design, not being preempted.
+                s.kind(crate::sample::TaskKind::Waits);
                 s.measure_us(|n| {
                     let t = Instant::now();
                     for _ in 0..n {
@@ -32,6 +36,51 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                     }
                     Ok(t.elapsed())
                 })
+            },
+        ),
+        Simple::boxed(
+            || {
+                BenchInfo::new("test.disturbed", "spin 20 us per operation; every third timed call also sleeps 5 ms", "us", Better::Lower)
+                    .samples(6, 3)
+            },
+            |_, s| {
+                let mut calls = 0u64;
+                s.measure_us(|n| {
+                    calls += 1;
+                    let t = Instant::now();
+                    for _ in 0..n {
+                        let u = Instant::now();
+                        while u.elapsed() < Duration::from_micros(20) {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    if calls % 3 == 0 {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Ok(t.elapsed())
+                })
+            },
+        ),
+        Simple::boxed(
+            || BenchInfo::new("test.net", "a figure net of an overhead that straddles zero (+-0.1 us)", "us", Better::Lower).samples(6, 6),
+            |_, s| {
+                s.net_of_overhead();
+                let mut k = 0u32;
+                s.measure(
+                    |n| {
+                        let t = Instant::now();
+                        std::hint::black_box((0..n).sum::<u64>());
+                        Ok(t.elapsed())
+                    },
+                    move |_, _| {
+                        k += 1;
+                        if k % 2 == 0 {
+                            0.1
+                        } else {
+                            -0.1
+                        }
+                    },
+                )
             },
         ),
         Simple::boxed(

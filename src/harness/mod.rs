@@ -2,6 +2,7 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
+pub mod disturb;
 pub mod progress;
 pub mod run;
 pub mod sampler;

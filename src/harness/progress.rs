@@ -35,6 +35,10 @@ impl Progress {
         self.maybe_show();
         self.bar.inc(1);
     }
+    /// More jobs than planned (retakes, `--runs auto`).
+    pub fn add_length(&self, n: u64) {
+        self.bar.inc_length(n);
+    }
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }

@@ -1,15 +1,18 @@
 //! Planning and executing a run: select benchmarks, expand parameter sweeps,
-//! resolve configurations, then for every benchmark and parameter point run
-//! rounds of workers, one per configuration per round (A B A B ...), so that
-//! drift on a shared machine hits every configuration alike. Every result is
-//! stored as soon as it is complete.
+//! resolve configurations, then run each benchmark's points (parameter point
+//! x configuration) in interleaved rounds: round 1 takes every point once,
+//! round 2 every point again in the opposite order, and so on, so that drift
+//! on a shared machine hits every point alike and no point always follows
+//! the same neighbour. Disturbed samples are retaken in further rounds, and
+//! `--runs auto` adds rounds until each median is known to a target
+//! precision. A benchmark's results are stored as soon as its rounds end.
 
 use super::sampler::{SampleSet, SamplerSettings};
 use super::worker::{run_job, Job, Outcome};
 use crate::bench::{self, BenchInfo, Benchmark, Env, Params};
 use crate::config::{self, Config, Unavailable};
 use crate::error::bad_input;
-use crate::record::{ResultRecord, RunRecord, RunStatus, Status};
+use crate::record::{Quality, ResultRecord, RunRecord, RunStatus, Status};
 use crate::stats::{self, warnings, Warning};
 use crate::store::Store;
 use crate::topology::Topology;
@@ -25,7 +28,9 @@ pub struct Request {
     pub selectors: Vec<String>,
     pub configs: Vec<String>,
     pub overrides: BTreeMap<String, String>,
-    pub runs: Option<usize>,
+    pub runs: Runs,
+    /// `--runs auto`: the target half-width of each median's 95 % interval, percent.
+    pub ci_target_pct: f64,
     pub quick: bool,
     pub label: Option<String>,
     pub skip_unavailable: bool,
@@ -36,6 +41,20 @@ pub struct Request {
     /// Overrides every benchmark's worker time limit.
     pub timeout: Option<Duration>,
     pub command: String,
+}
+
+/// How many samples each result takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runs {
+    /// Each benchmark's own count; `auto` when the run compares (two or
+    /// more configurations, or a swept parameter) and is not `--quick`.
+    #[default]
+    Default,
+    /// Exactly this many clean samples (disturbed ones are still retaken).
+    Fixed(usize),
+    /// At least each benchmark's own count, then more rounds until the
+    /// median's interval meets the target or the cap (3x) is reached.
+    Auto,
 }
 
 /// One benchmark at one parameter point.
@@ -173,6 +192,15 @@ fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
     info.params.iter().any(|p| p.name == name).then_some(name)
 }
 
+/// Samples per result: the fixed count, or the benchmark's own.
+fn wanted(req: &Request, info: &BenchInfo) -> usize {
+    match req.runs {
+        Runs::Fixed(n) => n.max(1),
+        _ if req.quick => info.quick_samples.max(1),
+        _ => info.samples.max(1),
+    }
+}
+
 /// Samples per result split into rounds of workers: at most 5 rounds, the
 /// samples spread as evenly as possible. Returns the samples of each round.
 pub fn split_rounds(total: usize) -> Vec<usize> {
@@ -202,6 +230,16 @@ pub struct RunOutput {
     pub interrupted: bool,
 }
 
+/// The order of round `r` (0-based) over `n` points: forward on even
+/// rounds, backward on odd ones (A B C, C B A, A B C, ...).
+pub fn round_order(n: usize, r: usize) -> Vec<usize> {
+    if r % 2 == 0 {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
 /// CPU time used by the whole machine (not idle, not iowait, not steal), in
 /// seconds, from /proc/stat.
 fn machine_busy_secs() -> Option<f64> {
@@ -212,8 +250,37 @@ fn machine_busy_secs() -> Option<f64> {
         return None;
     }
     // user nice system idle iowait irq softirq [steal ...]
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64;
-    Some((v[0] + v[1] + v[2] + v[5] + v[6]) / hz)
+    Some((v[0] + v[1] + v[2] + v[5] + v[6]) / crate::sys::proc::clk_tck())
+}
+
+/// One benchmark x parameter point x configuration, and what it has so far.
+struct Point {
+    item: usize,
+    cfg: usize,
+    set: SampleSet,
+    failed: Option<String>,
+    /// Samples taken in extra rounds to replace disturbed ones.
+    retaken_extra: usize,
+}
+
+impl Point {
+    fn clean(&self) -> usize {
+        self.set.clean()
+    }
+    fn taken(&self) -> usize {
+        self.set.samples.len()
+    }
+}
+
+/// What the run tells about its rounds, stored in the run's environment.
+#[derive(Default)]
+struct Ledger {
+    /// (result seq, round) per worker, in the order they ran.
+    schedule: Vec<(usize, u32)>,
+    retaken: usize,
+    auto_met: usize,
+    auto_capped: Vec<String>,
+    noisy: usize,
 }
 
 /// Execute a plan. Results are written to `store` as they complete.
@@ -237,154 +304,56 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     let load_before = crate::sys::loadavg().map(|l| l[0]).unwrap_or(f64::NAN);
     let busy_before = machine_busy_secs();
     let t0 = Instant::now();
-    let mut workers_cpu = 0.0;
-    let mut peak_worker_rss = 0u64;
 
-    let total_jobs: usize = plan
-        .items
-        .iter()
-        .map(|it| {
-            if it.unsupported.is_some() {
-                0
-            } else {
-                split_rounds(req.runs.unwrap_or(if req.quick { it.info.quick_samples } else { it.info.samples })).len() * ready.len()
-            }
-        })
-        .sum();
-    let progress = super::progress::Progress::new(total_jobs as u64);
+    // Comparisons sample until the medians are known well, unless told otherwise.
+    let multi_point = {
+        let mut names: Vec<&str> = plan.items.iter().map(|i| i.info.name).collect();
+        let n = names.len();
+        names.dedup();
+        names.len() < n
+    };
+    let auto = match req.runs {
+        Runs::Auto => true,
+        Runs::Fixed(_) => false,
+        Runs::Default => !req.quick && (ready.len() > 1 || multi_point),
+    };
+
+    let total_jobs: usize =
+        plan.items.iter().filter(|it| it.unsupported.is_none()).map(|it| split_rounds(wanted(req, &it.info)).len() * ready.len()).sum();
+    let mut ex = Executor {
+        req,
+        topo,
+        tmp: tmp.path().to_path_buf(),
+        interrupted: interrupted.clone(),
+        progress: super::progress::Progress::new(total_jobs as u64),
+        job_no: 0,
+        workers_cpu: 0.0,
+        peak_worker_rss: 0,
+        was_interrupted: false,
+        ready: &ready,
+    };
     let mut results = Vec::new();
-    let mut seq = 0usize;
-    let mut job_no = 0usize;
-    let mut was_interrupted = false;
+    let mut ledger = Ledger::default();
 
-    'items: for item in &plan.items {
-        let mk = |cfg_name: &str, cpus: String, status: Status, reason: Option<String>, set: Option<SampleSet>| {
-            let set = set.unwrap_or_default();
-            let rate = item.info.better == bench::Better::Higher;
-            let summary = stats::summarize(&set.samples, rate);
-            let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&set.samples, &set.sample_secs) } else { Vec::new() };
-            warns.dedup();
-            ResultRecord {
-                benchmark: item.info.name.to_string(),
-                family: item.info.family.to_string(),
-                params: item.params.clone(),
-                config: cfg_name.to_string(),
-                cpus,
-                unit: item.info.unit.to_string(),
-                better: item.info.better,
-                status,
-                reason,
-                samples: set.samples,
-                summary,
-                iterations: set.iterations,
-                extras: set.extras,
-                notes: set.notes,
-                warnings: warns,
-                simulated: false,
-            }
-        };
-        // Unsupported benchmarks and unavailable configurations are recorded, not run.
-        let mut pending: Vec<ResultRecord> = Vec::new();
-        for pc in &plan.configs {
-            if let PlannedConfig::Unavailable { name, reason } = pc {
-                pending.push(mk(name, String::new(), Status::Unavailable, Some(format!("configuration unavailable: {reason}")), None));
-            }
-        }
-        if let Some(why) = &item.unsupported {
-            for c in &ready {
-                pending.push(mk(&c.name, c.cpus.to_string(), Status::Unavailable, Some(why.clone()), None));
-            }
-        } else if !ready.is_empty() {
-            let total = req.runs.unwrap_or(if req.quick { item.info.quick_samples } else { item.info.samples });
-            let plan_rounds = split_rounds(total);
-            let nrounds = plan_rounds.len();
-            let timeout = req.timeout.unwrap_or(item.info.timeout);
-            let mut sets: Vec<SampleSet> = vec![SampleSet::default(); ready.len()];
-            let mut failed: Vec<Option<String>> = vec![None; ready.len()];
-            let mut iterations: Option<u64> = None;
-            for (round, &want) in plan_rounds.iter().enumerate() {
-                for (ci, cfg) in ready.iter().enumerate() {
-                    if failed[ci].is_some() {
-                        continue;
-                    }
-                    if interrupted.load(Ordering::SeqCst) {
-                        was_interrupted = true;
-                        break 'items;
-                    }
-                    job_no += 1;
-                    let wdir = tmp.path().join(format!("w{job_no}"));
-                    std::fs::create_dir_all(&wdir)?;
-                    let job = Job {
-                        benchmark: item.info.name.to_string(),
-                        params: item.params.clone(),
-                        config: cfg.clone(),
-                        settings: SamplerSettings {
-                            samples: want,
-                            target: req.sample_time,
-                            warmup: req.warmup,
-                            quick: req.quick,
-                            iterations,
-                            tmpdir: wdir.clone(),
-                            llc_bytes: topo.llc_bytes(),
-                        },
-                        result_path: tmp.path().join(format!("r{job_no}.json")),
-                    };
-                    progress.set_message(format!("{} {} [{}] round {}/{}", item.info.name, item.params.display(), cfg.name, round + 1, nrounds));
-                    let outcome = run_job(&job, &tmp.path().join(format!("j{job_no}.json")), timeout, &interrupted)?;
-                    let _ = std::fs::remove_dir_all(&wdir);
-                    progress.inc();
-                    match outcome {
-                        Outcome::Done { set, cpu_secs, max_rss } => {
-                            workers_cpu += cpu_secs;
-                            peak_worker_rss = peak_worker_rss.max(max_rss);
-                            if iterations.is_none() {
-                                iterations = set.iterations;
-                            }
-                            let acc = &mut sets[ci];
-                            acc.samples.extend(set.samples);
-                            acc.sample_secs.extend(set.sample_secs);
-                            acc.iterations = set.iterations.or(acc.iterations);
-                            for (k, v) in set.extras {
-                                acc.extras.insert(k, v);
-                            }
-                            for n in set.notes {
-                                if !acc.notes.contains(&n) {
-                                    acc.notes.push(n);
-                                }
-                            }
-                        }
-                        Outcome::Failed { reason, cpu_secs } => {
-                            workers_cpu += cpu_secs;
-                            failed[ci] = Some(reason);
-                        }
-                        Outcome::Interrupted => {
-                            was_interrupted = true;
-                            break 'items;
-                        }
-                    }
-                }
-            }
-            for (ci, cfg) in ready.iter().enumerate() {
-                let set = std::mem::take(&mut sets[ci]);
-                let r = match failed[ci].take() {
-                    Some(reason) => mk(&cfg.name, cfg.cpus.to_string(), Status::Failed, Some(reason), Some(set)),
-                    None => mk(&cfg.name, cfg.cpus.to_string(), Status::Ok, None, Some(set)),
-                };
-                pending.push(r);
-            }
-        }
-        for r in pending {
-            store.add_result(run.id, seq, &r)?;
-            seq += 1;
+    // A benchmark's sweep is one group: its points are interleaved together.
+    let mut start = 0;
+    while start < plan.items.len() && !ex.was_interrupted {
+        let name = plan.items[start].info.name;
+        let end = start + plan.items[start..].iter().take_while(|i| i.info.name == name).count();
+        let group = &plan.items[start..end];
+        start = end;
+        let out = ex.run_group(group, &plan.configs, auto, results.len(), &mut ledger)?;
+        for r in out {
+            store.add_result(run.id, results.len(), &r)?;
             results.push(r);
         }
     }
-    progress.finish();
+    ex.progress.finish();
 
     let elapsed = t0.elapsed().as_secs_f64();
     let load_after = crate::sys::loadavg().map(|l| l[0]).unwrap_or(f64::NAN);
     let others = match (busy_before, machine_busy_secs()) {
-        (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - workers_cpu) / elapsed).max(0.0)),
+        (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - ex.workers_cpu) / elapsed).max(0.0)),
         _ => None,
     };
     let mut run_warnings = Vec::new();
@@ -403,16 +372,373 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
         "load_after": load_after,
         "others_cpus": others,
         "elapsed_s": elapsed,
-        "workers_cpu_s": workers_cpu,
-        "peak_worker_rss_bytes": peak_worker_rss,
+        "workers_cpu_s": ex.workers_cpu,
+        "peak_worker_rss_bytes": ex.peak_worker_rss,
         "peak_parent_rss_bytes": crate::sys::peak_rss_self(),
         "warnings": run_warnings,
+        "runs": match (req.runs, auto) {
+            (Runs::Fixed(n), _) => serde_json::json!(n),
+            (_, true) => serde_json::json!("auto"),
+            _ => serde_json::json!("default"),
+        },
+        "ci_target_pct": auto.then_some(req.ci_target_pct),
+        "auto_met": auto.then_some(ledger.auto_met),
+        "auto_capped": if auto { serde_json::json!(ledger.auto_capped) } else { serde_json::Value::Null },
+        "retaken": ledger.retaken,
+        "noisy": ledger.noisy,
+        "schedule": ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect::<Vec<_>>(),
     });
-    run.status = if was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
+    run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &environment)?;
     run.environment = environment;
     run.finished = Some(crate::record::now_rfc3339());
+    let was_interrupted = ex.was_interrupted;
+    drop(ex);
     // The temporary directory (and anything a killed worker left) goes now.
     tmp.close().context("removing the temporary directory")?;
     Ok(RunOutput { run, results, interrupted: was_interrupted })
+}
+
+/// Where each result of a group comes from, in storing order.
+enum Slot {
+    Measured(usize),
+    Unavailable { item: usize, config: String, reason: String },
+    Unsupported { item: usize, config: Config, reason: String },
+}
+
+/// Runs workers and keeps the run's running totals.
+struct Executor<'a> {
+    req: &'a Request,
+    topo: &'a Topology,
+    tmp: std::path::PathBuf,
+    interrupted: Arc<AtomicBool>,
+    progress: super::progress::Progress,
+    job_no: usize,
+    workers_cpu: f64,
+    peak_worker_rss: u64,
+    was_interrupted: bool,
+    ready: &'a [Config],
+}
+
+impl Executor<'_> {
+    /// All points of one benchmark's sweep: planned rounds, then rounds that
+    /// retake disturbed samples and (with `auto`) refine imprecise medians.
+    /// Returns the group's results in storing order; `first_seq` is the
+    /// sequence number the first of them will get.
+    fn run_group(&mut self, group: &[Item], configs: &[PlannedConfig], auto: bool, first_seq: usize, ledger: &mut Ledger) -> Result<Vec<ResultRecord>> {
+        let info = &group[0].info;
+        let want = wanted(self.req, info);
+        let plan_rounds = split_rounds(want);
+        let cap = 3 * want;
+        let mut points: Vec<Point> = Vec::new();
+        for (ii, item) in group.iter().enumerate() {
+            if item.unsupported.is_none() {
+                for ci in 0..self.ready.len() {
+                    points.push(Point { item: ii, cfg: ci, set: SampleSet::default(), failed: None, retaken_extra: 0 });
+                }
+            }
+        }
+        // Storing order: per item, unavailable configurations, then the others.
+        let mut order: Vec<Slot> = Vec::new();
+        let mut seq_of_point = vec![0usize; points.len()];
+        for (ii, item) in group.iter().enumerate() {
+            for pc in configs {
+                if let PlannedConfig::Unavailable { name, reason } = pc {
+                    order.push(Slot::Unavailable { item: ii, config: name.clone(), reason: format!("configuration unavailable: {reason}") });
+                }
+            }
+            match &item.unsupported {
+                None => {
+                    for pi in (0..points.len()).filter(|&pi| points[pi].item == ii) {
+                        seq_of_point[pi] = first_seq + order.len();
+                        order.push(Slot::Measured(pi));
+                    }
+                }
+                Some(why) => {
+                    for c in self.ready {
+                        order.push(Slot::Unsupported { item: ii, config: c.clone(), reason: why.clone() });
+                    }
+                }
+            }
+        }
+
+        let mut iterations: Vec<Option<u64>> = vec![None; group.len()];
+        let mut round: u32 = 0;
+        let planned_start = Instant::now();
+        for &per in &plan_rounds {
+            round += 1;
+            let jobs: Vec<(usize, usize)> = round_order(points.len(), round as usize - 1).into_iter().map(|pi| (pi, per)).collect();
+            self.run_round(group, &mut points, &jobs, round, plan_rounds.len() as u32, &mut iterations, &seq_of_point, ledger)?;
+            if self.was_interrupted {
+                break;
+            }
+        }
+        // Extra rounds: as long again as the planned ones at most.
+        let budget = planned_start.elapsed().max(Duration::from_secs(1));
+        let extra_start = Instant::now();
+        while !self.was_interrupted && extra_start.elapsed() < budget {
+            let mut jobs = Vec::new();
+            for (pi, p) in points.iter().enumerate() {
+                if p.failed.is_some() || p.taken() >= cap {
+                    continue;
+                }
+                let clean = p.clean();
+                if clean < want {
+                    jobs.push((pi, (want - clean).min(plan_rounds[0]).min(cap - p.taken())));
+                } else if auto && !ci_met(&p.set, self.req.ci_target_pct) {
+                    jobs.push((pi, plan_rounds[0].min(cap - p.taken())));
+                }
+            }
+            if jobs.is_empty() {
+                break;
+            }
+            round += 1;
+            if round % 2 == 0 {
+                jobs.reverse();
+            }
+            self.progress.add_length(jobs.len() as u64);
+            // Samples asked for to replace disturbed ones count as retakes.
+            for (pi, n) in &jobs {
+                if points[*pi].clean() < want {
+                    points[*pi].retaken_extra += n;
+                }
+            }
+            self.run_round(group, &mut points, &jobs, round, 0, &mut iterations, &seq_of_point, ledger)?;
+        }
+
+        let mut out = Vec::new();
+        for slot in order {
+            match slot {
+                Slot::Measured(pi) => {
+                    let p = &mut points[pi];
+                    let cfg = &self.ready[p.cfg];
+                    let set = std::mem::take(&mut p.set);
+                    let r = finish(&group[p.item], &cfg.name, cfg.cpus.to_string(), p.failed.clone(), set, want, p.retaken_extra, auto, self.req.ci_target_pct);
+                    if let Some(q) = &r.quality {
+                        ledger.retaken += q.retaken;
+                        ledger.noisy += usize::from(q.noisy);
+                        if auto && r.status == Status::Ok {
+                            match q.ci_target_met {
+                                Some(true) => ledger.auto_met += 1,
+                                _ => ledger.auto_capped.push(format!("{} {} [{}]", r.benchmark, r.params.display(), r.config)),
+                            }
+                        }
+                    }
+                    out.push(r);
+                }
+                Slot::Unavailable { item, config, reason } => out.push(record_only(&group[item], &config, String::new(), reason)),
+                Slot::Unsupported { item, config, reason } => out.push(record_only(&group[item], &config.name, config.cpus.to_string(), reason)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// One round: a worker per job `(point, samples)`, in the order given.
+    #[allow(clippy::too_many_arguments)]
+    fn run_round(
+        &mut self,
+        group: &[Item],
+        points: &mut [Point],
+        jobs: &[(usize, usize)],
+        round: u32,
+        planned_rounds: u32,
+        iterations: &mut [Option<u64>],
+        seq_of_point: &[usize],
+        ledger: &mut Ledger,
+    ) -> Result<()> {
+        for &(pi, want) in jobs {
+            if points[pi].failed.is_some() || want == 0 {
+                continue;
+            }
+            if self.interrupted.load(Ordering::SeqCst) {
+                self.was_interrupted = true;
+                return Ok(());
+            }
+            let item = &group[points[pi].item];
+            let cfg = &self.ready[points[pi].cfg];
+            let timeout = self.req.timeout.unwrap_or(item.info.timeout);
+            self.job_no += 1;
+            let job_no = self.job_no;
+            let wdir = self.tmp.join(format!("w{job_no}"));
+            std::fs::create_dir_all(&wdir)?;
+            let job = Job {
+                benchmark: item.info.name.to_string(),
+                params: item.params.clone(),
+                config: cfg.clone(),
+                settings: SamplerSettings {
+                    samples: want,
+                    target: self.req.sample_time,
+                    warmup: self.req.warmup,
+                    quick: self.req.quick,
+                    iterations: iterations[points[pi].item],
+                    tmpdir: wdir.clone(),
+                    llc_bytes: self.topo.llc_bytes(),
+                    retake: true,
+                },
+                result_path: self.tmp.join(format!("r{job_no}.json")),
+            };
+            let which = if planned_rounds > 0 { format!("round {round}/{planned_rounds}") } else { format!("extra round {round}") };
+            self.progress.set_message(format!("{} {} [{}] {which}", item.info.name, item.params.display(), cfg.name));
+            let outcome = run_job(&job, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted)?;
+            let _ = std::fs::remove_dir_all(&wdir);
+            self.progress.inc();
+            ledger.schedule.push((seq_of_point[pi], round));
+            match outcome {
+                Outcome::Done { mut set, cpu_secs, max_rss } => {
+                    self.workers_cpu += cpu_secs;
+                    self.peak_worker_rss = self.peak_worker_rss.max(max_rss);
+                    // Calibrated once per point, in its first worker; every later
+                    // worker of every configuration times the same work.
+                    if iterations[points[pi].item].is_none() {
+                        iterations[points[pi].item] = set.iterations;
+                    }
+                    for m in set.meta.iter_mut() {
+                        m.round = round;
+                        m.job = job_no as u32;
+                    }
+                    points[pi].set.absorb(set);
+                }
+                Outcome::Failed { reason, cpu_secs } => {
+                    self.workers_cpu += cpu_secs;
+                    points[pi].failed = Some(reason);
+                }
+                Outcome::Interrupted => {
+                    self.was_interrupted = true;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a point's median is known to the target precision.
+fn ci_met(set: &SampleSet, target_pct: f64) -> bool {
+    let clean: Vec<f64> = clean_values(set);
+    stats::trust::ci_half_width_pct(&clean).is_some_and(|h| h <= target_pct)
+}
+
+fn clean_values(set: &SampleSet) -> Vec<f64> {
+    if set.meta.len() != set.samples.len() {
+        return set.samples.clone();
+    }
+    set.samples.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(v, _)| *v).collect()
+}
+
+/// A result that was not measured: an unavailable configuration or benchmark.
+fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> ResultRecord {
+    ResultRecord {
+        benchmark: item.info.name.to_string(),
+        family: item.info.family.to_string(),
+        params: item.params.clone(),
+        config: config.to_string(),
+        cpus,
+        unit: item.info.unit.to_string(),
+        better: item.info.better,
+        status: Status::Unavailable,
+        reason: Some(reason),
+        samples: Vec::new(),
+        samples_meta: Vec::new(),
+        quality: None,
+        placement: Vec::new(),
+        below_resolution: None,
+        summary: None,
+        iterations: None,
+        extras: Default::default(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        simulated: false,
+    }
+}
+
+/// The stored result of one point: summary and warnings of the clean
+/// samples, quality counts, the placement split, below-resolution.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    item: &Item,
+    config: &str,
+    cpus: String,
+    failed: Option<String>,
+    set: SampleSet,
+    want: usize,
+    retaken_extra: usize,
+    auto: bool,
+    ci_target: f64,
+) -> ResultRecord {
+    let rate = item.info.better == bench::Better::Higher;
+    let status = if failed.is_some() { Status::Failed } else { Status::Ok };
+    let has_meta = set.meta.len() == set.samples.len();
+    let clean: Vec<f64> = clean_values(&set);
+    let clean_secs: Vec<f64> = if has_meta {
+        set.sample_secs.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(s, _)| *s).collect()
+    } else {
+        set.sample_secs.clone()
+    };
+    let clean_meta: Vec<crate::sample::SampleMeta> = if has_meta { set.meta.iter().filter(|m| !m.disturbed).cloned().collect() } else { Vec::new() };
+    let summary = stats::summarize(&clean, rate);
+    let placement = stats::trust::placement_split(&clean, &clean_meta).unwrap_or_default();
+    let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };
+    if !placement.is_empty() {
+        // The split says it better than two anonymous clusters.
+        warns.retain(|w| !matches!(w, Warning::TwoClusters { .. }));
+    }
+    warns.dedup();
+    let disturbed = set.samples.len() - clean.len();
+    let ci_pct = stats::trust::ci_half_width_pct(&clean);
+    let quality = (status == Status::Ok || !set.samples.is_empty()).then(|| Quality {
+        kind: set.kind,
+        wanted: want,
+        clean: clean.len(),
+        disturbed,
+        retaken: set.retaken + retaken_extra.min(disturbed),
+        noisy: clean.len() < want,
+        busy: disturbed > clean.len(),
+        ci_pct: if auto { ci_pct } else { None },
+        ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
+    });
+    let below_resolution = if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
+    ResultRecord {
+        benchmark: item.info.name.to_string(),
+        family: item.info.family.to_string(),
+        params: item.params.clone(),
+        config: config.to_string(),
+        cpus,
+        unit: item.info.unit.to_string(),
+        better: item.info.better,
+        status,
+        reason: failed,
+        samples: set.samples,
+        samples_meta: if has_meta { set.meta } else { Vec::new() },
+        quality,
+        placement,
+        below_resolution,
+        summary,
+        iterations: set.iterations,
+        extras: set.extras,
+        notes: set.notes,
+        warnings: warns,
+        simulated: false,
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    #[test]
+    fn rounds_alternate_direction() {
+        assert_eq!(round_order(3, 0), vec![0, 1, 2]);
+        assert_eq!(round_order(3, 1), vec![2, 1, 0]);
+        assert_eq!(round_order(3, 2), vec![0, 1, 2]);
+        // No point always follows the same neighbour: over two rounds each
+        // point has two different predecessors (or none, once).
+        let seq: Vec<usize> = (0..4).flat_map(|r| round_order(4, r)).collect();
+        for p in 0..4 {
+            let before: Vec<usize> = seq.windows(2).filter(|w| w[1] == p).map(|w| w[0]).collect();
+            let mut distinct = before.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert!(distinct.len() >= 2 || before.len() < 2, "point {p} follows only {distinct:?}");
+        }
+    }
 }

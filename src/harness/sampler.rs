@@ -5,7 +5,17 @@
 //! time (10 ms by default, far above the clock's resolution), warm up, then take
 //! the samples, subtracting the cost of reading the clock. Whole-run benchmarks
 //! (a chat run, a build) call [`Sampler::push`] once per sample instead.
+//!
+//! Around every sample the sampler reads what the kernel says about the
+//! measured tasks ([`super::disturb`]), outside the timed loop, and keeps it
+//! as the sample's [`SampleMeta`]. A disturbed sample is kept, marked, and
+//! taken again (up to twice the samples asked for in this worker); when more
+//! than half come out disturbed, later samples time fewer operations (down
+//! to about 1 ms), so that a sample can fit between another task's time
+//! slices on a shared CPU.
 
+use super::disturb::{Probe, Snapshot};
+use crate::sample::{SampleMeta, TaskKind};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -28,6 +38,14 @@ pub struct SamplerSettings {
     pub tmpdir: PathBuf,
     /// Last-level cache size from sysfs, for benchmarks sized relative to it.
     pub llc_bytes: Option<u64>,
+    /// Take disturbed samples again (the harness always does; direct calls
+    /// from tests do not, so they get exactly the samples they ask for).
+    #[serde(default = "yes")]
+    pub retake: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl SamplerSettings {
@@ -43,6 +61,7 @@ impl SamplerSettings {
             iterations: None,
             tmpdir: tmpdir.into(),
             llc_bytes: None,
+            retake: false,
         }
     }
 }
@@ -62,18 +81,81 @@ pub struct SampleSet {
     pub extras: serde_json::Map<String, serde_json::Value>,
     /// Remarks the benchmark wants shown (never a changed number).
     pub notes: Vec<String>,
+    /// One per sample: its circumstances and whether it was disturbed.
+    #[serde(default)]
+    pub meta: Vec<SampleMeta>,
+    #[serde(default)]
+    pub kind: TaskKind,
+    /// Samples taken beyond the count asked for, because some were disturbed.
+    #[serde(default)]
+    pub retaken: usize,
+    /// The figure is a difference: a measured overhead was subtracted.
+    #[serde(default)]
+    pub net_of_overhead: bool,
+}
+
+impl SampleSet {
+    /// Append another worker's samples (same benchmark and point).
+    pub fn absorb(&mut self, set: SampleSet) {
+        self.samples.extend(set.samples);
+        self.sample_secs.extend(set.sample_secs);
+        self.meta.extend(set.meta);
+        self.iterations = self.iterations.or(set.iterations);
+        self.kind = set.kind;
+        self.retaken += set.retaken;
+        self.net_of_overhead |= set.net_of_overhead;
+        for (k, v) in set.extras {
+            self.extras.insert(k, v);
+        }
+        for n in set.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
+    }
+
+    /// Samples not judged disturbed (all of them when there is no meta).
+    pub fn clean(&self) -> usize {
+        self.samples.len() - self.meta.iter().filter(|m| m.disturbed).count()
+    }
 }
 
 pub struct Sampler {
     settings: SamplerSettings,
     out: SampleSet,
     clock_overhead: f64,
+    probe: Probe,
+    kind_set: bool,
+    /// Snapshot at the start of the next pushed sample.
+    started: Option<Snapshot>,
 }
 
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
-        Sampler { settings, out: SampleSet::default(), clock_overhead }
+        Sampler { settings, out: SampleSet::default(), clock_overhead, probe: Probe::new(TaskKind::Solo), kind_set: false, started: None }
+    }
+
+    /// Other tasks (process or thread ids) that take part in every sample:
+    /// an echo process, the members of a ring. Their CPU time counts as the
+    /// measurement's, their CPUs say where the sample ran, and the benchmark
+    /// is judged as one that waits by design.
+    pub fn peers(&mut self, tids: &[i32]) {
+        self.probe.add_peers(tids);
+        self.kind_set = true;
+    }
+
+    /// Declare how the measured tasks use the CPU (default: `solo` for
+    /// [`measure`](Self::measure), `whole-run` for [`push`](Self::push)).
+    pub fn kind(&mut self, kind: TaskKind) {
+        self.probe.set_kind(kind);
+        self.kind_set = true;
+    }
+
+    /// The figure is what is left after subtracting a measured overhead; it
+    /// can come out at or below zero when the difference is below resolution.
+    pub fn net_of_overhead(&mut self) {
+        self.out.net_of_overhead = true;
     }
 
     pub fn samples_wanted(&self) -> usize {
@@ -96,16 +178,17 @@ impl Sampler {
     /// returns the time that took (set-up outside the timed part is fine);
     /// `to_value(n, seconds)` turns that into the figure recorded, e.g.
     /// microseconds per operation or MB/s.
-    pub fn measure<F, C>(&mut self, mut op: F, to_value: C) -> Result<()>
+    pub fn measure<F, C>(&mut self, mut op: F, mut to_value: C) -> Result<()>
     where
         F: FnMut(u64) -> Result<Duration>,
-        C: Fn(u64, f64) -> f64,
+        C: FnMut(u64, f64) -> f64,
     {
         let n = match self.settings.iterations {
             Some(n) if n > 0 => n,
             _ => calibrate(&mut op, self.settings.target)?,
         };
         self.out.iterations = Some(n);
+        self.out.kind = self.probe.kind();
         // Warm-up: caches, TLB, page faults, branch predictors, and the
         // scheduler's and hypervisor's idea of the tasks (a pipe round trip is
         // ~20% slower in its first tens of milliseconds on a VM).
@@ -114,16 +197,45 @@ impl Sampler {
         while t.elapsed() < self.settings.warmup {
             op(n)?;
         }
-        for _ in 0..self.settings.samples {
-            let d = op(n)?.as_secs_f64();
+        let wanted = self.settings.samples;
+        let cap = if self.settings.retake { 2 * wanted } else { wanted };
+        // Shortened samples still last about a millisecond.
+        let target = self.settings.target.as_secs_f64().max(1e-4);
+        let min_m = ((n as f64 * 1e-3 / target).ceil() as u64).clamp(1, n);
+        let mut m = n;
+        let (mut clean, mut taken, mut disturbed) = (0usize, 0usize, 0usize);
+        let started = Instant::now();
+        while (clean < wanted || !self.settings.retake) && taken < cap {
+            // Retakes stop once they have cost as long again as the samples asked for.
+            if taken >= wanted && started.elapsed().as_secs_f64() > 2.0 * wanted as f64 * target + 1.0 {
+                break;
+            }
+            let a = self.probe.snapshot();
+            let d = op(m)?.as_secs_f64();
+            let b = self.probe.snapshot_end();
+            let mut meta = self.probe.meta(&a, &b);
             let t = (d - self.clock_overhead).max(0.0);
-            let v = to_value(n, t);
+            let v = to_value(m, t);
             if !v.is_finite() {
-                bail!("measurement gave a non-finite figure ({v}) for {n} iterations in {d} s");
+                bail!("measurement gave a non-finite figure ({v}) for {m} iterations in {d} s");
+            }
+            if m != n {
+                meta.iterations = Some(m);
+            }
+            taken += 1;
+            if meta.disturbed {
+                disturbed += 1;
+                if disturbed * 2 >= taken && m > min_m {
+                    m = (m / 2).max(min_m);
+                }
+            } else {
+                clean += 1;
             }
             self.out.sample_secs.push(d);
             self.out.samples.push(v);
+            self.out.meta.push(meta);
         }
+        self.out.retaken += taken.saturating_sub(wanted);
         Ok(())
     }
 
@@ -135,10 +247,34 @@ impl Sampler {
         self.measure(op, |n, t| t / n as f64 * 1e6)
     }
 
+    /// Mark the start of a whole-run sample (before its work, after its
+    /// set-up). Without it, a pushed sample's circumstances run from the
+    /// previous push.
+    pub fn begin_sample(&mut self) {
+        if !self.kind_set {
+            self.probe.set_kind(TaskKind::WholeRun);
+            self.kind_set = true;
+        }
+        self.started = Some(self.probe.snapshot());
+    }
+
     /// Record one sample of a whole-run benchmark and how long it took.
     pub fn push(&mut self, value: f64, elapsed: Duration) {
+        if !self.kind_set {
+            self.probe.set_kind(TaskKind::WholeRun);
+            self.kind_set = true;
+        }
+        self.out.kind = self.probe.kind();
+        let b = self.probe.snapshot_end();
+        let meta = match self.started.take() {
+            Some(a) => self.probe.meta(&a, &b),
+            // No start known: the figures are kept, the sample is not judged.
+            None => SampleMeta { t: now_unix() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::proc::current_cpu().into_iter().collect(), ..Default::default() },
+        };
+        self.started = Some(b);
         self.out.samples.push(value);
         self.out.sample_secs.push(elapsed.as_secs_f64());
+        self.out.meta.push(meta);
     }
 
     /// Store a benchmark-specific figure beside the result.
@@ -157,6 +293,10 @@ impl Sampler {
     pub fn finish(self) -> SampleSet {
         self.out
     }
+}
+
+fn now_unix() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 /// Grow `n` until one call lasts a good fraction of the target, then scale to
@@ -242,5 +382,55 @@ mod tests {
         .unwrap();
         assert!(seen.iter().all(|&n| n == 7));
         assert_eq!(seen.len(), 3); // warm-up + 2 samples
+    }
+
+    #[test]
+    fn disturbed_samples_are_kept_marked_and_retaken() {
+        let mut st = settings(3);
+        st.retake = true;
+        st.iterations = Some(1000);
+        let mut s = Sampler::new(st);
+        let mut calls = 0;
+        s.measure_us(|n| {
+            calls += 1;
+            let t = Instant::now();
+            // A sleep inside the timed loop is time off the CPU: the second
+            // sample (call 3, after the warm-up) is disturbed.
+            if calls == 3 {
+                std::thread::sleep(Duration::from_millis(3));
+            }
+            while t.elapsed() < Duration::from_micros(n) {
+                std::hint::spin_loop();
+            }
+            Ok(t.elapsed())
+        })
+        .unwrap();
+        let out = s.finish();
+        assert_eq!(out.meta.len(), out.samples.len());
+        assert!(out.meta[1].disturbed, "{:?}", out.meta[1]);
+        assert!(out.samples.len() > 3, "retaken: {}", out.samples.len());
+        assert_eq!(out.retaken, out.samples.len() - 3);
+        assert!(out.clean() <= 3 && out.samples.len() <= 6);
+        assert!(out.meta.iter().all(|m| m.wall_s > 0.0 && m.t > 1e9 && !m.cpus_start.is_empty()));
+    }
+
+    #[test]
+    fn a_cpu_never_free_shortens_samples_then_stops_at_the_cap() {
+        let mut st = settings(2);
+        st.retake = true;
+        st.iterations = Some(64);
+        st.target = Duration::from_millis(8);
+        let mut s = Sampler::new(st);
+        s.measure_us(|n| {
+            std::thread::sleep(Duration::from_micros(20 * n));
+            Ok(Duration::from_micros(20 * n))
+        })
+        .unwrap();
+        let out = s.finish();
+        assert_eq!(out.samples.len(), 4, "twice the samples asked for, then stop");
+        assert!(out.meta.iter().all(|m| m.disturbed));
+        let its: Vec<u64> = out.meta.iter().map(|m| m.iterations.unwrap_or(64)).collect();
+        assert!(its[0] == 64 && its.last().unwrap() < &64, "{its:?}");
+        assert!(its.iter().all(|&i| i >= 8), "not below about 1 ms: {its:?}");
     }
 }

@@ -1,6 +1,7 @@
 //! The cells of a table as strings, shared by the text and Markdown renderers.
 
 use super::model::{Report, Table};
+use super::remarks::{self, Entry};
 use super::{fmt_num, fmt_pct};
 use crate::record::Status;
 
@@ -94,8 +95,21 @@ fn status_word(s: Status) -> &'static str {
     }
 }
 
+/// A cell's figure: its median, `< X` below resolution, `?` when noisy.
+fn figure(c: &super::model::Cell) -> String {
+    if let Some(b) = c.below_resolution {
+        return format!("< {}", fmt_num(b));
+    }
+    let m = c.median.map(fmt_num).unwrap_or_else(|| "-".into());
+    if c.noisy {
+        format!("{m} ?")
+    } else {
+        m
+    }
+}
+
 /// `benchmark | params | unit | A | cv | B | cv | change | ...`
-pub fn comparison(t: &Table, threshold: f64) -> Grid {
+pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let with_params = pv.any();
     let mut header = vec!["benchmark".to_string()];
@@ -117,7 +131,8 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
     }
     let mut rows = Vec::new();
     let mut marks = Vec::new();
-    let mut notes = Vec::new();
+    let mut entries = Vec::new();
+    let mut withheld: Vec<(String, crate::stats::Withheld, f64, Option<f64>)> = Vec::new();
     for r in &t.rows {
         let mut row = vec![r.benchmark.clone()];
         if with_params {
@@ -128,8 +143,8 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
         for (i, c) in r.cells.iter().enumerate() {
             match c {
                 Some(c) if c.status == Status::Ok => {
-                    row.push(c.median.map(fmt_num).unwrap_or_else(|| "-".into()));
-                    row.push(c.cv.filter(|_| c.n > 1).map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into()));
+                    row.push(figure(c));
+                    row.push(c.cv.filter(|_| c.n > 1 && c.below_resolution.is_none()).map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into()));
                 }
                 Some(c) => {
                     row.push(status_word(c.status).into());
@@ -142,16 +157,15 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
             }
             if let Some(c) = c {
                 let col = &t.columns[i].name;
-                if let Some(reason) = &c.reason {
-                    notes.push(format!("{} [{col}]: {}: {reason}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), status_word(c.status)));
-                }
-                for w in &c.remarks {
-                    notes.push(format!("{} [{col}]: {w}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))));
-                }
+                entries.push(Entry { who: format!("{} [{col}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))), unit: &r.unit, cell: c });
             }
             if i > 0 {
                 match &r.changes[i - 1] {
                     Some(cmp) => {
+                        if let Some(w) = cmp.withheld {
+                            let who = format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), t.columns[i].name);
+                            withheld.push((who, w, cmp.change_pct, cmp.aa_noise_pct));
+                        }
                         let star = if cmp.significant { " *" } else { "  " };
                         row.push(format!("{}{star}", fmt_pct(cmp.change_pct)));
                         m.push(if cmp.significant { Some(cmp.change_pct > 0.0) } else { None });
@@ -168,7 +182,8 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
     }
     let geo_from = rows.len();
     for g in &t.geomeans {
-        let mut row = vec![format!("geomean {} ({} rows)", g.family, g.rows)];
+        let used = if g.rows == g.of { format!("{} rows", g.rows) } else { format!("{} of {} rows", g.rows, g.of) };
+        let mut row = vec![format!("geomean {} ({used})", g.family)];
         if with_params {
             row.push(String::new());
         }
@@ -187,16 +202,35 @@ pub fn comparison(t: &Table, threshold: f64) -> Grid {
     }
     let mut head_notes: Vec<String> = t.columns.iter().map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus })).collect();
     head_notes.push(format!(
-        "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05 and |change| >= {threshold}%; cv: coefficient of variation; geomean rows invert lower-is-better ratios first",
+        "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05, |change| >= {threshold}% and beyond the A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
+    if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {
+        head_notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
+    }
     head_notes.extend(pv.constant_lines());
-    head_notes.extend(notes);
+    head_notes.extend(remarks::lines(&entries, verbose));
+    if verbose {
+        for (who, w, pct, aa) in &withheld {
+            let aa = aa.map(|a| format!(" ({a:.1}%)")).unwrap_or_default();
+            head_notes.push(format!("{who}: change {} not marked significant: {}{aa}", fmt_pct(*pct), w.describe()));
+        }
+    } else if !withheld.is_empty() {
+        let mut kinds: Vec<(crate::stats::Withheld, usize)> = Vec::new();
+        for (_, w, _, _) in &withheld {
+            match kinds.iter_mut().find(|k| k.0 == *w) {
+                Some(k) => k.1 += 1,
+                None => kinds.push((*w, 1)),
+            }
+        }
+        let parts: Vec<String> = kinds.iter().map(|(w, n)| format!("{n} {}", w.describe())).collect();
+        head_notes.push(format!("not marked significant although the test passed: {} changes ({})", withheld.len(), parts.join(", ")));
+    }
     Grid { header, rows, right, geo_from, notes: head_notes, marks }
 }
 
 /// One row per result, for a run with a single configuration.
-pub fn results(rep: &Report) -> Grid {
+pub fn results(rep: &Report, verbose: bool) -> Grid {
     let pv = ParamView::new(rep.results.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let with_params = pv.any();
     let mut header: Vec<String> = vec!["benchmark".into()];
@@ -212,8 +246,9 @@ pub fn results(rep: &Report) -> Grid {
         *r = i >= first_num && i != first_num + 1;
     }
     let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    for r in &rep.results {
+    let cells: Vec<super::model::Cell> = rep.results.iter().map(super::model::cell_of).collect();
+    let mut entries = Vec::new();
+    for (r, cell) in rep.results.iter().zip(&cells) {
         let mut row = vec![r.benchmark.clone()];
         if with_params {
             row.push(pv.show(&r.benchmark, &r.params));
@@ -223,9 +258,9 @@ pub fn results(rep: &Report) -> Grid {
         match (&r.summary, r.status) {
             (Some(s), Status::Ok) => {
                 row.extend([
-                    fmt_num(s.median),
+                    figure(cell),
                     r.unit.clone(),
-                    if s.n > 1 { format!("{:.1}%", s.cv * 100.0) } else { "-".into() },
+                    if s.n > 1 && cell.below_resolution.is_none() { format!("{:.1}%", s.cv * 100.0) } else { "-".into() },
                     fmt_num(s.min),
                     fmt_num(s.max),
                     s.n.to_string(),
@@ -235,20 +270,15 @@ pub fn results(rep: &Report) -> Grid {
                 row.extend([status_word(r.status).to_string(), r.unit.clone(), String::new(), String::new(), String::new(), r.samples.len().to_string()]);
             }
         }
-        if let Some(reason) = &r.reason {
-            notes.push(format!("{} [{}]: {}: {reason}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config, status_word(r.status)));
-        }
-        for w in &r.warnings {
-            notes.push(format!("{} [{}]: {w}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config));
-        }
-        for n in &r.notes {
-            notes.push(format!("{} [{}]: {n}", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config));
-        }
+        entries.push(Entry { who: format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config), unit: &r.unit, cell });
         rows.push(row);
     }
     let geo_from = rows.len();
     let marks = vec![Vec::new(); rows.len()];
     let mut all_notes: Vec<String> = pv.constant_lines();
-    all_notes.extend(notes);
+    if cells.iter().any(|c| c.noisy) {
+        all_notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
+    }
+    all_notes.extend(remarks::lines(&entries, verbose));
     Grid { header, rows, right, geo_from, notes: all_notes, marks }
 }

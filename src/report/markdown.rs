@@ -16,10 +16,10 @@ pub fn render(rep: &Report) -> String {
         ));
     }
     if rep.tables.is_empty() {
-        draw(&mut out, &grid::results(rep));
+        draw(&mut out, &grid::results(rep, rep.verbose));
     }
     for t in &rep.tables {
-        draw(&mut out, &grid::comparison(t, rep.threshold_pct));
+        draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose));
     }
     if !rep.summaries.is_empty() {
         out.push_str("```\n");

@@ -8,6 +8,7 @@
 pub mod chart;
 pub mod csv;
 mod grid;
+pub mod remarks;
 pub mod json;
 pub mod markdown;
 pub mod model;

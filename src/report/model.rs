@@ -2,7 +2,8 @@
 
 use crate::bench::{Better, Params};
 use crate::record::{ResultRecord, RunRecord, Status};
-use crate::stats::{self, CompareOptions, Comparison};
+use crate::stats::trust::PlacementGroup;
+use crate::stats::{self, CompareOptions, Comparison, Side, Warning};
 use serde::Serialize;
 
 /// One column of a table: a configuration of a run, or a whole run.
@@ -27,6 +28,26 @@ pub struct Cell {
     /// Warnings and notes, as text.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remarks: Vec<String>,
+    /// A net figure below resolution: shown as `< X`, never as its median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub below_resolution: Option<f64>,
+    /// Fewer clean samples than wanted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub noisy: bool,
+    #[serde(skip)]
+    pub busy: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<PlacementGroup>,
+    #[serde(skip)]
+    pub warnings: Vec<Warning>,
+    #[serde(skip)]
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub disturbed: usize,
+    #[serde(skip)]
+    pub retaken: usize,
+    #[serde(skip)]
+    pub wanted: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -52,7 +73,10 @@ pub struct GeoRow {
     pub values: Vec<Option<f64>>,
     /// (speedup - 1) x 100 per column i >= 1.
     pub change_pct: Vec<Option<f64>>,
+    /// Rows used: those with a figure in every column, none below resolution.
     pub rows: usize,
+    /// Rows of the family in the table.
+    pub of: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,19 +100,39 @@ pub struct Report {
     pub summaries: Vec<String>,
     #[serde(skip)]
     pub threshold_pct: f64,
+    /// List every warning instead of one line per kind.
+    #[serde(skip)]
+    pub verbose: bool,
 }
 
-fn cell_of(r: &ResultRecord) -> Cell {
+pub fn cell_of(r: &ResultRecord) -> Cell {
     let mut remarks: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
     remarks.extend(r.notes.iter().cloned());
+    let q = r.quality.clone().unwrap_or_default();
     Cell {
         status: r.status,
         median: r.summary.as_ref().map(|s| s.median).filter(|_| r.status == Status::Ok),
         cv: r.summary.as_ref().map(|s| s.cv).filter(|_| r.status == Status::Ok),
-        n: r.samples.len(),
+        n: r.summary.as_ref().map(|s| s.n).or(r.quality.as_ref().map(|q| q.clean)).unwrap_or(r.samples.len()),
         reason: r.reason.clone(),
         remarks,
+        below_resolution: r.below_resolution,
+        noisy: q.noisy && r.status == Status::Ok,
+        busy: q.busy,
+        placement: r.placement.clone(),
+        warnings: r.warnings.clone(),
+        notes: r.notes.clone(),
+        disturbed: q.disturbed,
+        retaken: q.retaken,
+        wanted: q.wanted,
     }
+}
+
+/// A result's clean samples and what a comparison needs to know of them.
+fn side_of(r: &ResultRecord) -> (Vec<f64>, Side) {
+    let clean = r.clean_with_meta();
+    let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map(|m| m.round).unwrap_or(0)).collect() } else { Vec::new() };
+    (clean.into_iter().map(|(v, _)| v).collect(), Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() })
 }
 
 impl Table {
@@ -112,7 +156,11 @@ impl Table {
                 .iter()
                 .skip(1)
                 .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
-                    (Some(a), Some(b)) => stats::compare(&a.samples, &b.samples, any.better, opt),
+                    // A figure below resolution has no ratio worth printing.
+                    (Some(a), Some(b)) if a.below_resolution.is_none() && b.below_resolution.is_none() => {
+                        let ((va, sa), (vb, sb)) = (side_of(a), side_of(b));
+                        stats::compare_sides(&va, &sa, &vb, &sb, any.better, opt)
+                    }
                     _ => None,
                 })
                 .collect();
@@ -135,7 +183,11 @@ impl Table {
         let ncol = columns.len();
         let mut geomeans = Vec::new();
         for fam in families {
-            let fr: Vec<&Row> = rows.iter().filter(|r| r.family == fam && r.cells.iter().all(|c| c.as_ref().and_then(|c| c.median).is_some())).collect();
+            let of = rows.iter().filter(|r| r.family == fam).count();
+            let fr: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.family == fam && r.cells.iter().all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none())))
+                .collect();
             if fr.len() < 2 {
                 continue;
             }
@@ -156,7 +208,7 @@ impl Table {
                     stats::geomean(&sp).map(|g| (g - 1.0) * 100.0)
                 })
                 .collect();
-            geomeans.push(GeoRow { family: fam, unit: if one_unit { Some(fr[0].unit.clone()) } else { None }, values, change_pct, rows: fr.len() });
+            geomeans.push(GeoRow { family: fam, unit: if one_unit { Some(fr[0].unit.clone()) } else { None }, values, change_pct, rows: fr.len(), of });
         }
         Table { columns, rows, geomeans }
     }
@@ -191,7 +243,7 @@ impl Report {
         let mut remarks = run_remarks(&run);
         remarks.dedup();
         let summaries = crate::bench::family_summaries(&results);
-        Report { runs: vec![run], results, tables, remarks, summaries, threshold_pct: opt.threshold_pct }
+        Report { runs: vec![run], results, tables, remarks, summaries, threshold_pct: opt.threshold_pct, verbose: false }
     }
 
     /// Two runs side by side: for each configuration they share (or their
@@ -233,7 +285,7 @@ impl Report {
         }
         let mut results = a.1;
         results.extend(b.1);
-        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), threshold_pct: opt.threshold_pct }
+        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), threshold_pct: opt.threshold_pct, verbose: false }
     }
 }
 

@@ -23,10 +23,10 @@ pub fn render(rep: &Report, color: bool) -> String {
     }
     out.push('\n');
     if rep.tables.is_empty() {
-        draw(&mut out, &grid::results(rep), color);
+        draw(&mut out, &grid::results(rep, rep.verbose), color);
     }
     for t in &rep.tables {
-        draw(&mut out, &grid::comparison(t, rep.threshold_pct), color);
+        draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose), color);
         out.push('\n');
     }
     if !rep.summaries.is_empty() {
@@ -99,4 +99,26 @@ fn draw(out: &mut String, g: &Grid, color: bool) {
             out.push_str(&format!("{n}\n"));
         }
     }
+}
+
+/// Every remark of every result, one line each, then the run's own
+/// (`kdelta show RUN --warnings`).
+pub fn warnings(rep: &Report) -> String {
+    let mut out = String::new();
+    for r in &rep.results {
+        let shown = if r.params.0.is_empty() { r.benchmark.clone() } else { format!("{} {}", r.benchmark, r.params.display()) };
+        let cell = super::model::cell_of(r);
+        let e = super::remarks::Entry { who: format!("{shown} [{}]", r.config), unit: &r.unit, cell: &cell };
+        for l in super::remarks::full(&e) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    for r in &rep.remarks {
+        out.push_str(&format!("warning: {r}\n"));
+    }
+    if out.is_empty() {
+        out.push_str("no warnings\n");
+    }
+    out
 }

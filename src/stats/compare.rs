@@ -26,6 +26,66 @@ pub struct Comparison {
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     pub significant: bool,
+    /// The larger of the two sides' A/A noise (spread of per-round medians), percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aa_noise_pct: Option<f64>,
+    /// Why a difference that passed the test is not marked significant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Withheld>,
+}
+
+/// Reasons a star is withheld.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Withheld {
+    /// A side had fewer clean samples than wanted.
+    Noisy,
+    /// A side had more disturbed samples than clean ones.
+    Busy,
+    /// The change is no larger than the spread between rounds of one side.
+    WithinAaNoise,
+}
+
+impl Withheld {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Withheld::Noisy => "a side is noisy",
+            Withheld::Busy => "a side was measured on a busy CPU",
+            Withheld::WithinAaNoise => "within the A/A noise",
+        }
+    }
+}
+
+/// What a comparison needs to know of each side beyond its clean samples.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// The round of each clean sample (empty when unknown).
+    pub rounds: Vec<u32>,
+    pub noisy: bool,
+    pub busy: bool,
+}
+
+/// [`compare`], then withhold the star when either side is noisy or busy,
+/// or when the change lies within the noise of either side against itself
+/// (the spread of its per-round medians, `trust::aa_noise_pct`).
+pub fn compare_sides(a: &[f64], sa: &Side, b: &[f64], sb: &Side, better: Better, opt: &CompareOptions) -> Option<Comparison> {
+    let mut c = compare(a, b, better, opt)?;
+    let aa = [super::trust::aa_noise_pct(a, &sa.rounds), super::trust::aa_noise_pct(b, &sb.rounds)].into_iter().flatten().reduce(f64::max);
+    c.aa_noise_pct = aa;
+    let why = if sa.noisy || sb.noisy {
+        Some(Withheld::Noisy)
+    } else if sa.busy || sb.busy {
+        Some(Withheld::Busy)
+    } else if aa.is_some_and(|n| c.change_pct.abs() <= n) {
+        Some(Withheld::WithinAaNoise)
+    } else {
+        None
+    };
+    if c.significant && why.is_some() {
+        c.significant = false;
+        c.withheld = why;
+    }
+    Some(c)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +126,7 @@ pub fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Op
         None => (None, None),
     };
     let significant = p_welch.map(|p| p < opt.alpha).unwrap_or(false) && change_pct.abs() >= opt.threshold_pct;
-    Some(Comparison { speedup, change_pct, p_welch, p_mann_whitney, ci_low, ci_high, significant })
+    Some(Comparison { speedup, change_pct, p_welch, p_mann_whitney, ci_low, ci_high, significant, aa_noise_pct: None, withheld: None })
 }
 
 fn mean_var(v: &[f64]) -> (f64, f64) {
@@ -174,6 +234,7 @@ pub fn geomean(v: &[f64]) -> Option<f64> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rand::Rng;
 
     #[test]
     fn direction() {
@@ -225,6 +286,90 @@ mod tests {
         assert!((geomean(&[2.0, 8.0]).unwrap() - 4.0).abs() < 1e-12);
         assert!(geomean(&[1.0, 0.0]).is_none());
         assert!(geomean(&[]).is_none());
+    }
+
+    /// A simulated run on a fake clock: `rounds` interleaved rounds of A then
+    /// B (reversed every other round), `per` samples per worker of 0.15 s. The
+    /// machine drifts slowly under everything, each worker lands on a slightly
+    /// different state, and with `hog_on_b` a CPU-bound loop on B's CPU is
+    /// switched on and off every 2 s: while it runs, half of B's samples are
+    /// preempted (the disturbance rule drops them, as the harness does) and
+    /// the clean ones still pay up to 2 % for the hog's cache and TLB traffic.
+    /// Returns each side's clean samples and rounds.
+    fn simulate(seed: u64, rounds: u32, per: usize, hog_on_b: bool) -> ((Vec<f64>, Side), (Vec<f64>, Side)) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let (mut a, mut b) = ((Vec::new(), Side::default()), (Vec::new(), Side::default()));
+        let mut t = rng.gen_range(0.0..4.0);
+        let mut drift = 1.0f64;
+        let hog = |t: f64| (t / 2.0).floor() as i64 % 2 == 0;
+        for r in 1..=rounds {
+            let order: [bool; 2] = if r % 2 == 1 { [false, true] } else { [true, false] };
+            for is_b in order {
+                drift *= 1.0 + rng.gen_range(-0.01..0.01);
+                let worker = 1.0 + rng.gen_range(-0.01..0.01);
+                for _ in 0..per {
+                    t += 0.15 / per as f64;
+                    let mut v = 10.0 * drift * worker * (1.0 + rng.gen_range(-0.005..0.005));
+                    if hog_on_b && is_b && hog(t) {
+                        if rng.gen_bool(0.5) {
+                            continue;
+                        }
+                        v *= 1.0 + rng.gen_range(0.0..0.02);
+                    }
+                    let side = if is_b { &mut b } else { &mut a };
+                    side.0.push(v);
+                    side.1.rounds.push(r);
+                }
+            }
+        }
+        (a, b)
+    }
+
+    #[test]
+    fn a_against_a_almost_never_stars() {
+        let opt = CompareOptions { bootstrap: 0, ..Default::default() };
+        for hog_on_b in [false, true] {
+            let mut starred_plain = 0;
+            let mut starred = 0;
+            let trials = 400;
+            for seed in 0..trials {
+                let ((va, sa), (vb, sb)) = simulate(seed, 5, 2, hog_on_b);
+                let c = compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap();
+                starred += usize::from(c.significant);
+                starred_plain += usize::from(compare(&va, &vb, Better::Lower, &opt).unwrap().significant);
+            }
+            // Welch alone, on rounds that drift, stars far more often than 5 %;
+            // with the A/A check, at most 2 % of identical pairs are starred.
+            assert!(starred * 50 <= trials as usize, "hog {hog_on_b}: {starred} of {trials} starred (Welch alone: {starred_plain})");
+            eprintln!("hog {hog_on_b}: {starred} of {trials} starred (Welch alone: {starred_plain})");
+            assert!(starred_plain > starred, "hog {hog_on_b}: the check removed nothing ({starred_plain})");
+        }
+    }
+
+    #[test]
+    fn a_real_difference_still_stars() {
+        let opt = CompareOptions { bootstrap: 0, ..Default::default() };
+        let mut starred = 0;
+        for seed in 0..100 {
+            let ((va, sa), (vb, sb)) = simulate(seed, 5, 2, false);
+            let vb: Vec<f64> = vb.iter().map(|v| v * 1.15).collect();
+            starred += usize::from(compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap().significant);
+        }
+        assert!(starred >= 95, "{starred} of 100 real 15 % differences starred");
+    }
+
+    #[test]
+    fn noisy_or_busy_sides_never_star() {
+        let a: Vec<f64> = (0..10).map(|i| 10.0 + (i % 2) as f64 * 0.01).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 1.5).collect();
+        let opt = CompareOptions::default();
+        let noisy = Side { noisy: true, ..Default::default() };
+        let c = compare_sides(&a, &Side::default(), &b, &noisy, Better::Lower, &opt).unwrap();
+        assert!(!c.significant && c.withheld == Some(Withheld::Noisy));
+        let busy = Side { busy: true, ..Default::default() };
+        let c = compare_sides(&a, &busy, &b, &Side::default(), Better::Lower, &opt).unwrap();
+        assert!(!c.significant && c.withheld == Some(Withheld::Busy));
+        assert!(compare_sides(&a, &Side::default(), &b, &Side::default(), Better::Lower, &opt).unwrap().significant);
     }
 
     proptest! {

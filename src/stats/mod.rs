@@ -2,8 +2,9 @@
 
 pub mod compare;
 pub mod summary;
+pub mod trust;
 pub mod warnings;
 
-pub use compare::{compare, geomean, CompareOptions, Comparison};
+pub use compare::{compare, compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};
 pub use summary::{summarize, Summary};
 pub use warnings::Warning;

@@ -83,6 +83,11 @@ impl Store {
         if version == 0 {
             tx.execute_batch(schema::V1)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        }
+        if version < 2 {
+            tx.execute_batch(schema::V2)?;
+        }
+        if version < SCHEMA_VERSION as i64 {
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
         tx.commit()?;
@@ -115,8 +120,9 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, reason,
-                                  samples, summary, extras, notes, warnings, iterations, simulated)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                                  samples, summary, extras, notes, warnings, iterations, simulated,
+                                  samples_meta, quality, placement, below_resolution)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
             params![
                 run_id,
                 seq as i64,
@@ -136,6 +142,10 @@ impl Store {
                 serde_json::to_string(&r.warnings)?,
                 r.iterations.map(|i| i as i64),
                 r.simulated,
+                serde_json::to_string(&r.samples_meta)?,
+                r.quality.as_ref().map(serde_json::to_string).transpose()?,
+                serde_json::to_string(&r.placement)?,
+                r.below_resolution,
             ],
         )?;
         tx.commit()?;
@@ -194,7 +204,8 @@ impl Store {
 
     pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         let mut st = self.conn.prepare(
-            "SELECT benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, iterations, simulated
+            "SELECT benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, iterations, simulated,
+                    samples_meta, quality, placement, below_resolution
              FROM results WHERE run_id = ?1 ORDER BY seq, id",
         )?;
         let rows = st.query_map([run_id], |row| {
@@ -216,11 +227,36 @@ impl Store {
                 json(13)?,
                 row.get::<_, Option<i64>>(14)?,
                 row.get::<_, bool>(15)?,
+                json(16)?,
+                json(17)?,
+                json(18)?,
+                row.get::<_, Option<f64>>(19)?,
             ))
         })?;
         let mut out = Vec::new();
         for r in rows {
-            let (benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, iterations, simulated) = r?;
+            let (
+                benchmark,
+                family,
+                params,
+                config,
+                cpus,
+                unit,
+                better,
+                status,
+                reason,
+                samples,
+                summary,
+                extras,
+                notes,
+                warnings,
+                iterations,
+                simulated,
+                samples_meta,
+                quality,
+                placement,
+                below_resolution,
+            ) = r?;
             let ctx = || format!("reading result {benchmark} of run {run_id}");
             out.push(ResultRecord {
                 params: serde_json::from_str(&params).with_context(ctx)?,
@@ -232,6 +268,10 @@ impl Store {
                 notes: serde_json::from_str::<Option<_>>(&notes).with_context(ctx)?.unwrap_or_default(),
                 warnings: serde_json::from_str::<Option<_>>(&warnings).with_context(ctx)?.unwrap_or_default(),
                 iterations: iterations.map(|i| i as u64),
+                samples_meta: serde_json::from_str::<Option<_>>(&samples_meta).with_context(ctx)?.unwrap_or_default(),
+                quality: serde_json::from_str(&quality).with_context(ctx)?,
+                placement: serde_json::from_str::<Option<_>>(&placement).with_context(ctx)?.unwrap_or_default(),
+                below_resolution,
                 benchmark,
                 family,
                 config,

@@ -3,7 +3,7 @@
 
 /// `PRAGMA application_id`: "kdlt", so kdelta recognises its own files.
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 pub const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,4 +42,13 @@ CREATE TABLE IF NOT EXISTS results (
     simulated   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
+";
+
+/// Version 2: per-sample records and the result's quality (trustworthy
+/// comparisons). Older results read back with these columns NULL.
+pub const V2: &str = "
+ALTER TABLE results ADD COLUMN samples_meta TEXT;      -- JSON array, one object per sample
+ALTER TABLE results ADD COLUMN quality TEXT;           -- JSON: wanted, clean, disturbed, retaken, noisy, busy
+ALTER TABLE results ADD COLUMN placement TEXT;         -- JSON array: the result split by placement
+ALTER TABLE results ADD COLUMN below_resolution REAL;  -- bound of a net figure below resolution
 ";

@@ -1,6 +1,8 @@
 //! Thin wrappers over the system calls the harness needs, each naming its man page.
 //! Benchmarks make their own raw calls (they measure them); the harness's live here.
 
+pub mod proc;
+
 use crate::cpuset::CpuSet;
 use anyhow::{Context, Result};
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet as NixCpuSet};

@@ -190,6 +190,7 @@ fn measure(work: &mut dyn Work, period: Duration, factor: f64, warm_up: bool, s:
     let mut over_v = Vec::new();
     let mut share_v = Vec::new();
     for _ in 0..s.samples_wanted() {
+        s.begin_sample();
         let cpu0 = thread_cpu_secs();
         let (calls, elapsed) = one_period(work, period)?;
         let cpu = thread_cpu_secs() - cpu0;

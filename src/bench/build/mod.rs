@@ -83,6 +83,7 @@ impl Benchmark for BuildMake {
         let (mut user, mut sys) = (Vec::new(), Vec::new());
         for _ in 0..s.samples_wanted() {
             child::run(&clean, &dir, jobs, &log).context("clean between builds")?;
+            s.begin_sample();
             let u = child::run(&cmd, &dir, jobs, &log).context("build")?;
             s.push(u.wall.as_secs_f64(), u.wall);
             user.push(u.user.as_secs_f64());

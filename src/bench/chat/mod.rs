@@ -199,6 +199,7 @@ impl Benchmark for Chat {
         }
         let mut elapsed = Vec::new();
         for _ in 0..s.samples_wanted() {
+            s.begin_sample();
             let out = match run_chat(addr, &spec) {
                 Ok(o) => o,
                 Err(e) => {

@@ -279,6 +279,7 @@ impl Benchmark for Dbench {
             let tree = Tree::create(base.join(format!("kdelta-dbench-{}-{i}", std::process::id())), sp.clients)?;
             let root = tree.root.clone();
             let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root))) };
+            s.begin_sample();
             let r = runner::run(&lf, &sp, &make);
             max_disk = max_disk.max(tree.disk_bytes());
             tree.remove()?;
@@ -332,6 +333,7 @@ impl Benchmark for Tbench {
                 None => params.str("server")?.to_string(),
             };
             let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_sock::SockClient::connect(n, &addr)?)) };
+            s.begin_sample();
             let r = runner::run(&lf, &sp, &make);
             drop(local);
             let t = r?;

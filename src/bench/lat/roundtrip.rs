@@ -94,6 +94,7 @@ fn echo_loop(rfd: RawFd, wfd: RawFd, size: usize) {
 fn measure_roundtrips(e: &Echo, size: usize, s: &mut Sampler) -> Result<()> {
     let (r, w) = (e.rfd.as_ref().unwrap().as_raw_fd(), e.wfd.as_ref().unwrap().as_raw_fd());
     let mut buf = vec![0x6bu8; size];
+    s.peers(&[e.pid]);
     s.measure_us(|n| {
         time_n(n, || {
             if write_all(w, &buf) != size as isize {

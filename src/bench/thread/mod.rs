@@ -45,6 +45,7 @@ impl Benchmark for ThreadCreate {
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
         let model = CreateModel::parse(p.str("model")?)?;
         let manager = if model == CreateModel::Manager { Some(Manager::start(false)?) } else { None };
+        s.kind(crate::sample::TaskKind::Waits);
         s.measure_us(|n| create_loop(model, n, manager.as_ref()))?;
         drop(manager);
         Ok(())

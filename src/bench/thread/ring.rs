@@ -128,6 +128,8 @@ pub struct Ring {
     wr: RawFd,
     threads: Vec<JoinHandle<()>>,
     children: Vec<Pid>,
+    /// Thread or process ids of the other members.
+    pub tids: Vec<i32>,
     master_data: Vec<u64>,
     members: usize,
 }
@@ -141,7 +143,7 @@ impl Ring {
         let ps: Vec<(Option<OwnedFd>, Option<OwnedFd>)> = pipes(members)?.into_iter().map(|(r, w)| (Some(r), Some(w))).collect();
         let rd = ps[members - 1].0.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
         let wr = ps[0].1.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
-        let mut ring = Ring { pipes: ps, rd, wr, threads: Vec::new(), children: Vec::new(), master_data: member_data(size, 0), members };
+        let mut ring = Ring { pipes: ps, rd, wr, threads: Vec::new(), children: Vec::new(), tids: Vec::new(), master_data: member_data(size, 0), members };
         match model {
             Model::Thread => ring.start_threads(size)?,
             Model::Process => {
@@ -172,12 +174,19 @@ impl Ring {
         for i in 1..self.members {
             let (rd, wr) = self.ends(i);
             let data = member_data(size, i);
+            let (tx, rx) = std::sync::mpsc::channel();
             let h = std::thread::Builder::new()
                 .name(format!("ring{i}"))
                 .stack_size(64 << 10)
-                .spawn(move || member_loop(rd, wr, &data))
+                .spawn(move || {
+                    let _ = tx.send(nix::unistd::gettid().as_raw());
+                    member_loop(rd, wr, &data)
+                })
                 .with_context(|| format!("starting ring thread {i} of {} (thread limits?)", self.members))?;
             self.threads.push(h);
+            if let Ok(tid) = rx.recv() {
+                self.tids.push(tid);
+            }
         }
         Ok(())
     }
@@ -206,7 +215,10 @@ impl Ring {
                     member_loop(rd, wr, &datas[i - 1]);
                     libc::_exit(0);
                 },
-                nix::unistd::ForkResult::Parent { child } => self.children.push(child),
+                nix::unistd::ForkResult::Parent { child } => {
+                    self.children.push(child);
+                    self.tids.push(child.as_raw());
+                }
             }
         }
         Ok(())
@@ -295,6 +307,8 @@ pub fn measure_ctx(s: &mut crate::bench::Sampler, model: Model, members: usize, 
     let size = size_kb * 1024;
     let overhead = overhead_per_hop(members, size, s.target().max(Duration::from_millis(1)))?;
     let mut ring = Ring::new(model, members, size)?;
+    s.peers(&ring.tids);
+    s.net_of_overhead();
     let hops = members as f64;
     s.measure(
         |n| ring.rounds(n),

@@ -1,0 +1,343 @@
+//! Knowing when a sample was disturbed. The one place the rules live.
+//!
+//! Around every sample the worker takes a [`Snapshot`] (outside the timed
+//! loop) and turns the pair into a [`SampleMeta`]. The rule depends on the
+//! benchmark's [`TaskKind`]:
+//!
+//! | kind | figures | disturbed when |
+//! |---|---|---|
+//! | `solo`: one task that never waits | wall time, the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), steal on its CPU | wall exceeds CPU time by more than 2 % (+20 us), or steal exceeds 2 % of the wall time (+1 clock tick, its resolution) |
+//! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
+//! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity, their idle time from `/proc/stat`, the CPU time of the worker's whole process group | other work exceeds 10 % of the wall time, or steal exceeds 2 % |
+//!
+//! Preemption by another task, an interrupt storm and a hypervisor that
+//! stole the virtual CPU all show as time the measured tasks did not run
+//! while the sample's clock did. Where the kernel does not tell (no cpuidle
+//! driver for `waits`), the sample is not judged: `others_s` is absent and
+//! the sample counts as clean.
+
+use crate::sample::{Placement, SampleMeta, TaskKind};
+use crate::sys::proc as kp;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Share of a sample's wall time that other work may take before the sample
+/// counts as disturbed (`solo`, `waits`).
+pub const MAX_LOST: f64 = 0.02;
+/// The same for `whole-run` samples, whose CPU accounting is coarser (clock ticks).
+pub const MAX_LOST_WHOLE_RUN: f64 = 0.10;
+/// Absolute slack for the clock and accounting reads around a sample.
+pub const SLACK_S: f64 = 20e-6;
+/// `/proc/stat` counts steal in clock ticks: one tick of steal is below its resolution.
+fn steal_floor() -> f64 {
+    1.0 / kp::clk_tck()
+}
+
+fn stolen(wall: f64, steal: Option<f64>) -> bool {
+    steal.is_some_and(|s| s > MAX_LOST * wall + steal_floor())
+}
+
+/// Figures read at one instant.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    at: Instant,
+    unix: f64,
+    thread_cpu: f64,
+    thread_nivcsw: u64,
+    own_delay: Option<f64>,
+    /// RUSAGE_SELF + RUSAGE_CHILDREN CPU seconds (waits, whole-run).
+    process_cpu: f64,
+    process_nivcsw: u64,
+    /// Peers' run time (process peers only) and run-queue wait (schedstat).
+    peer_run: Vec<Option<f64>>,
+    peer_delay: Vec<Option<f64>>,
+    /// The whole process group's other members (whole-run).
+    group_cpu: f64,
+    cpus: Vec<u32>,
+    idle: Vec<Option<f64>>,
+    steal: Vec<f64>,
+}
+
+/// A task that takes part in the measurement besides the measuring thread.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    tid: i32,
+    /// A separate process (its CPU time is read from schedstat); a thread of
+    /// this process is already in RUSAGE_SELF.
+    process: bool,
+}
+
+/// Takes snapshots for one worker and judges samples.
+pub struct Probe {
+    kind: TaskKind,
+    peers: Vec<Peer>,
+    /// CPUs whose idle time is read: the affinity set (up to 64 CPUs).
+    watch: Vec<u32>,
+    root: PathBuf,
+    pgid: i32,
+    pid: i32,
+    tid: i32,
+}
+
+impl Probe {
+    pub fn new(kind: TaskKind) -> Probe {
+        let watch = crate::sys::get_affinity().map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
+        let watch = if watch.len() <= 64 { watch } else { Vec::new() };
+        Probe {
+            kind,
+            peers: Vec::new(),
+            watch,
+            root: PathBuf::from("/"),
+            pgid: nix::unistd::getpgrp().as_raw(),
+            pid: std::process::id() as i32,
+            tid: nix::unistd::gettid().as_raw(),
+        }
+    }
+
+    pub fn kind(&self) -> TaskKind {
+        self.kind
+    }
+
+    pub fn set_kind(&mut self, kind: TaskKind) {
+        self.kind = kind;
+    }
+
+    /// Tasks (thread or process ids) that take part in each sample.
+    pub fn add_peers(&mut self, tids: &[i32]) {
+        for &tid in tids {
+            let process = !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists();
+            self.peers.push(Peer { tid, process });
+        }
+        if self.kind == TaskKind::Solo && !tids.is_empty() {
+            self.kind = TaskKind::Waits;
+        }
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let waits = self.kind != TaskKind::Solo;
+        let stat = kp::stat_cpus();
+        let (process_cpu, process_nivcsw) = if waits {
+            let s = kp::usage(libc::RUSAGE_SELF);
+            let c = kp::usage(libc::RUSAGE_CHILDREN);
+            (s.cpu_s + c.cpu_s, s.nivcsw)
+        } else {
+            (0.0, 0)
+        };
+        let mut cpus = vec![kp::current_cpu().unwrap_or(u32::MAX)];
+        let mut peer_run = Vec::with_capacity(self.peers.len());
+        let mut peer_delay = Vec::with_capacity(self.peers.len());
+        if self.kind == TaskKind::Waits {
+            for p in &self.peers {
+                cpus.push(kp::task_stat(p.tid).map(|s| s.cpu).unwrap_or(u32::MAX));
+                let ss = kp::task_schedstat(p.tid);
+                peer_run.push(if p.process { ss.map(|s| s.0) } else { None });
+                peer_delay.push(ss.map(|s| s.1));
+            }
+        }
+        let group_cpu = if self.kind == TaskKind::WholeRun { kp::group_cpu_secs(self.pgid, self.pid) } else { 0.0 };
+        let idle = match self.kind {
+            TaskKind::Solo => Vec::new(),
+            TaskKind::Waits => self.watch.iter().map(|&c| kp::cpu_idle_secs(&self.root, c)).collect(),
+            TaskKind::WholeRun => self.watch.iter().map(|&c| stat.get(c as usize).map(|t| t.idle_s)).collect(),
+        };
+        let own_delay = kp::task_schedstat(self.tid).map(|s| s.1);
+        let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
+        let thread_nivcsw = kp::usage(libc::RUSAGE_THREAD).nivcsw;
+        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        // The clocks last, next to the sample.
+        let thread_cpu = kp::thread_cpu_secs();
+        let at = Instant::now();
+        Snapshot { at, unix, thread_cpu, thread_nivcsw, own_delay, process_cpu, process_nivcsw, peer_run, peer_delay, group_cpu, cpus, idle, steal }
+    }
+
+    /// A second snapshot read in the opposite order (clocks first), so the
+    /// interval between the two covers the sample tightly.
+    pub fn snapshot_end(&self) -> Snapshot {
+        let at = Instant::now();
+        let thread_cpu = kp::thread_cpu_secs();
+        let mut s = self.snapshot();
+        s.at = at;
+        s.thread_cpu = thread_cpu;
+        s
+    }
+
+    /// The sample between two snapshots, judged.
+    pub fn meta(&self, a: &Snapshot, b: &Snapshot) -> SampleMeta {
+        let wall = b.at.duration_since(a.at).as_secs_f64();
+        let used: Vec<u32> = {
+            let mut v: Vec<u32> = a.cpus.iter().chain(b.cpus.iter()).copied().filter(|&c| c != u32::MAX).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let steal_on = |cpus: &[u32]| -> Option<f64> {
+            if a.steal.is_empty() || b.steal.is_empty() {
+                return None;
+            }
+            Some(cpus.iter().map(|&c| b.steal.get(c as usize).unwrap_or(&0.0) - a.steal.get(c as usize).unwrap_or(&0.0)).sum::<f64>().max(0.0))
+        };
+        let mut m = SampleMeta {
+            t: a.unix,
+            wall_s: wall,
+            cpus_start: a.cpus.clone(),
+            cpus_end: b.cpus.clone(),
+            run_delay_s: match (a.own_delay, b.own_delay) {
+                (Some(x), Some(y)) => Some((y - x).max(0.0)),
+                _ => None,
+            },
+            ..Default::default()
+        };
+        match self.kind {
+            TaskKind::Solo => {
+                m.cpu_s = b.thread_cpu - a.thread_cpu;
+                m.nivcsw = b.thread_nivcsw.saturating_sub(a.thread_nivcsw);
+                m.steal_s = steal_on(&used);
+                m.disturbed = judge_solo(wall, m.cpu_s, m.steal_s);
+            }
+            TaskKind::Waits => {
+                let delta = |x: &[Option<f64>], y: &[Option<f64>]| -> f64 {
+                    x.iter().zip(y).map(|(x, y)| if let (Some(x), Some(y)) = (x, y) { (y - x).max(0.0) } else { 0.0 }).sum()
+                };
+                m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + delta(&a.peer_run, &b.peer_run);
+                m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
+                m.run_delay_s = m.run_delay_s.map(|own| own + delta(&a.peer_delay, &b.peer_delay));
+                m.steal_s = steal_on(&used);
+                m.others_s = others(&self.watch, &used, wall, m.cpu_s, &a.idle, &b.idle);
+                let place = match m.placement() {
+                    Some(Placement::Across) if !m.tasks_on_distinct_cpus() => Some(Placement::Mixed),
+                    p => p,
+                };
+                m.disturbed = judge_waits(wall, place, m.others_s, m.run_delay_s, m.steal_s);
+            }
+            TaskKind::WholeRun => {
+                m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + (b.group_cpu - a.group_cpu).max(0.0);
+                m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
+                m.steal_s = steal_on(&self.watch);
+                m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
+                m.disturbed = judge_shared(wall, m.others_s, m.steal_s, MAX_LOST_WHOLE_RUN);
+            }
+        }
+        m
+    }
+}
+
+/// Busy time of the `used` CPUs (wall less idle) less the measured tasks'
+/// CPU time; `None` when any of those CPUs' idle time is unknown.
+fn others(watch: &[u32], used: &[u32], wall: f64, ours: f64, ia: &[Option<f64>], ib: &[Option<f64>]) -> Option<f64> {
+    if used.is_empty() {
+        return None;
+    }
+    let mut busy = 0.0;
+    for c in used {
+        let i = watch.iter().position(|w| w == c)?;
+        let idle = ib.get(i).copied().flatten()? - ia.get(i).copied().flatten()?;
+        busy += (wall - idle.max(0.0)).max(0.0);
+    }
+    Some((busy - ours).max(0.0))
+}
+
+/// The `solo` rule: wall time the thread did not run, or steal.
+pub fn judge_solo(wall: f64, cpu: f64, steal: Option<f64>) -> bool {
+    wall - cpu > MAX_LOST * wall + SLACK_S || stolen(wall, steal)
+}
+
+/// Run-queue wait that tasks on CPUs of their own may show before a sample
+/// counts as disturbed (`waits`).
+pub const MAX_WAIT_ACROSS: f64 = 0.05;
+
+/// The `waits` rule (see the table above). `placement` is `Across` only
+/// when every task had a CPU of its own.
+pub fn judge_waits(wall: f64, placement: Option<Placement>, others: Option<f64>, delay: Option<f64>, steal: Option<f64>) -> bool {
+    stolen(wall, steal)
+        || match placement {
+            // One task (fork and exec: children come and go) or all on one CPU.
+            None | Some(Placement::OneCpu) => others.is_some_and(|o| o > MAX_LOST * wall + SLACK_S),
+            Some(Placement::Across) => delay.is_some_and(|d| d > MAX_WAIT_ACROSS * wall + SLACK_S),
+            Some(Placement::Mixed) => false,
+        }
+}
+
+/// The `whole-run` rule: other work on the tasks' CPUs, or steal.
+pub fn judge_shared(wall: f64, others: Option<f64>, steal: Option<f64>, max_lost: f64) -> bool {
+    others.is_some_and(|o| o > max_lost * wall + SLACK_S) || stolen(wall, steal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solo_rule() {
+        // 10 ms of wall time, 9.9 ms on the CPU: 1 % lost, clean.
+        assert!(!judge_solo(0.010, 0.0099, Some(0.0)));
+        // 3 ms lost to a preempting task.
+        assert!(judge_solo(0.010, 0.007, None));
+        // Steal counts even when the guest's CPU clock did not see it, once
+        // it is more than the one clock tick /proc/stat resolves.
+        assert!(judge_solo(0.100, 0.100, Some(0.03)));
+        assert!(!judge_solo(0.010, 0.010, Some(0.01)));
+        // Tiny samples get the absolute slack.
+        assert!(!judge_solo(0.0005, 0.00048, None));
+    }
+
+    #[test]
+    fn waits_rule() {
+        // Ping-pong on one CPU: idle 0, the two tasks used all 10 ms; their
+        // waits for each other (2.5 ms) do not count.
+        assert!(!judge_waits(0.010, Some(Placement::OneCpu), Some(0.0), Some(0.0025), Some(0.0)));
+        // A hog took 4.5 ms of that CPU.
+        assert!(judge_waits(0.010, Some(Placement::OneCpu), Some(0.0045), Some(0.006), None));
+        // Across CPUs: wake-up work in idle context inflates `others`; the
+        // tasks barely waited, so the sample is clean; a long wait is not.
+        assert!(!judge_waits(0.100, Some(Placement::Across), Some(0.030), Some(0.0015), None));
+        assert!(judge_waits(0.100, Some(Placement::Across), Some(0.030), Some(0.012), None));
+        // Moving between the two: not judged, unless steal says so.
+        assert!(!judge_waits(0.100, Some(Placement::Mixed), Some(0.030), Some(0.030), None));
+        assert!(judge_waits(0.100, Some(Placement::Mixed), None, None, Some(0.03)));
+        // fork: one task seen, its children reaped; no cpuidle: not judged.
+        assert!(!judge_waits(0.010, None, None, Some(0.003), None));
+    }
+
+    #[test]
+    fn shared_rule() {
+        assert!(!judge_shared(0.010, Some(0.0001), Some(0.0), MAX_LOST));
+        assert!(judge_shared(0.010, Some(0.004), None, MAX_LOST));
+        assert!(!judge_shared(0.010, None, None, MAX_LOST), "unknown is not disturbed");
+        assert!(!judge_shared(1.0, Some(0.05), None, MAX_LOST_WHOLE_RUN));
+        assert!(judge_shared(1.0, Some(0.2), None, MAX_LOST_WHOLE_RUN));
+    }
+
+    #[test]
+    fn others_from_idle() {
+        // Two CPUs watched, tasks seen on both; 10 ms of wall time; CPU 0
+        // idle 4 ms, CPU 1 idle 5 ms; the tasks used 11 ms: nothing else ran.
+        let ia = [Some(1.0), Some(2.0)];
+        let ib = [Some(1.004), Some(2.005)];
+        let o = others(&[0, 1], &[0, 1], 0.010, 0.011, &ia, &ib).unwrap();
+        assert!(o.abs() < 1e-9, "{o}");
+        // A hog took 5 ms of CPU 0 while the tasks used 6 ms.
+        let o = others(&[0, 1], &[0], 0.010, 0.005, &[Some(0.0), None], &[Some(0.0), None]).unwrap();
+        assert!((o - 0.005).abs() < 1e-9);
+        // Idle unknown on a used CPU: no judgement.
+        assert!(others(&[0, 1], &[1], 0.010, 0.005, &ia, &[Some(1.0), None]).is_none());
+    }
+
+    #[test]
+    fn a_busy_loop_is_clean_and_a_sleep_is_not() {
+        let p = Probe::new(TaskKind::Solo);
+        let a = p.snapshot();
+        let t = Instant::now();
+        while t.elapsed().as_millis() < 5 {
+            std::hint::black_box(0);
+        }
+        let b = p.snapshot_end();
+        let m = p.meta(&a, &b);
+        assert!(m.wall_s >= 0.005 && m.cpu_s > 0.0);
+        // Not asserted clean: the test machine may preempt us. A sleep is
+        // time not on the CPU, which the rule must see.
+        let a = p.snapshot();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let b = p.snapshot_end();
+        assert!(p.meta(&a, &b).disturbed);
+    }
+}

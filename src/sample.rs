@@ -1,0 +1,175 @@
+//! What kdelta knows about each sample besides its value: when it was taken,
+//! how long it lasted, the CPU time of the tasks it measured, what else ran
+//! on their CPUs, where those tasks ran, and whether the sample was disturbed.
+//! Stored beside every result as `samples_meta` (one entry per sample, in the
+//! order taken). This module imports nothing else of kdelta: the harness
+//! fills these records, statistics and reports read them.
+
+use serde::{Deserialize, Serialize};
+
+/// How a benchmark's tasks use the CPU; it decides which rule recognises a
+/// disturbed sample (see `harness::disturb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    /// One task that never waits (system calls, memory routines, arithmetic):
+    /// its wall time should equal its own CPU time.
+    #[default]
+    Solo,
+    /// Tasks that wait for each other by design (pipes, sockets, context
+    /// switches, fork and exec): judged by what *other* tasks ran on the CPUs
+    /// they used.
+    Waits,
+    /// A whole run of many tasks (chat, dbench, a build): judged like `Waits`
+    /// over every CPU the configuration allows, with a wider margin.
+    WholeRun,
+}
+
+impl TaskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::Solo => "solo",
+            TaskKind::Waits => "waits",
+            TaskKind::WholeRun => "whole-run",
+        }
+    }
+}
+
+/// One sample's circumstances.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SampleMeta {
+    /// Start, in seconds since the Unix epoch (microsecond precision).
+    pub t: f64,
+    /// Wall-clock seconds from just before to just after the sample.
+    pub wall_s: f64,
+    /// CPU seconds the measured tasks used in that time (the measuring thread
+    /// alone for `solo`; with its peers, threads and reaped children otherwise).
+    pub cpu_s: f64,
+    /// Involuntary context switches of the measuring thread (`solo`) or process.
+    pub nivcsw: u64,
+    /// Seconds the measured tasks (the measuring thread, and its peers for
+    /// `waits`) waited runnable on a run queue (`/proc/TID/schedstat`), when
+    /// the kernel reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_s: Option<f64>,
+    /// Seconds other work ran on the CPUs the measured tasks used (`waits`,
+    /// `whole-run`): their busy time less the measured tasks' CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_s: Option<f64>,
+    /// Hypervisor steal time on those CPUs, seconds (`/proc/stat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_s: Option<f64>,
+    /// CPUs of the measuring thread and then each peer task, at the start and
+    /// at the end of the sample.
+    #[serde(default)]
+    pub cpus_start: Vec<u32>,
+    #[serde(default)]
+    pub cpus_end: Vec<u32>,
+    /// Operations timed in this sample, when the harness shortened samples on
+    /// a disturbed CPU (otherwise the result's `iterations`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// Which round of the run's interleaved schedule took it (1-based; 0 when unknown).
+    #[serde(default)]
+    pub round: u32,
+    /// Position of its worker in the run's schedule (1-based; 0 when unknown).
+    #[serde(default)]
+    pub job: u32,
+    /// Judged disturbed: kept, but left out of the summary.
+    #[serde(default)]
+    pub disturbed: bool,
+}
+
+/// Where the measured tasks ran during a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Every task on one CPU, at the start and at the end.
+    OneCpu,
+    /// The tasks on more than one CPU, at the start and at the end.
+    Across,
+    /// Moved between the two during the sample.
+    Mixed,
+}
+
+impl Placement {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Placement::OneCpu => "on one CPU",
+            Placement::Across => "across CPUs",
+            Placement::Mixed => "moving between CPUs",
+        }
+    }
+}
+
+impl SampleMeta {
+    /// Every task on a CPU of its own, at the start and at the end.
+    pub fn tasks_on_distinct_cpus(&self) -> bool {
+        let distinct = |v: &[u32]| {
+            let mut s = v.to_vec();
+            s.sort_unstable();
+            s.dedup();
+            s.len() == v.len()
+        };
+        self.cpus_start.len() >= 2 && distinct(&self.cpus_start) && distinct(&self.cpus_end)
+    }
+
+    /// The placement of a sample of two or more tasks; `None` for one task.
+    pub fn placement(&self) -> Option<Placement> {
+        if self.cpus_start.len() < 2 || self.cpus_end.len() != self.cpus_start.len() {
+            return None;
+        }
+        let one = |v: &[u32]| v.iter().all(|&c| c == v[0]);
+        match (one(&self.cpus_start), one(&self.cpus_end)) {
+            (true, true) if self.cpus_start[0] == self.cpus_end[0] => Some(Placement::OneCpu),
+            (false, false) => Some(Placement::Across),
+            _ => Some(Placement::Mixed),
+        }
+    }
+}
+
+/// How a result's samples were obtained: how many were wanted, how many
+/// were clean, how many were disturbed and retaken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Quality {
+    pub kind: TaskKind,
+    /// Clean samples asked for (the benchmark's count, `--runs N`, or the
+    /// minimum of `--runs auto`).
+    pub wanted: usize,
+    /// Clean samples obtained (the ones the summary uses).
+    pub clean: usize,
+    /// Samples judged disturbed (kept, not used).
+    pub disturbed: usize,
+    /// Samples taken again because one was disturbed.
+    pub retaken: usize,
+    /// Fewer clean samples than wanted, even after retakes: the figure is not
+    /// to be trusted and is never marked significant.
+    pub noisy: bool,
+    /// More samples were disturbed than came out clean: the machine was busy
+    /// on these CPUs while this result was measured.
+    pub busy: bool,
+    /// With `--runs auto`: the relative half-width of the median's 95 %
+    /// confidence interval reached, in percent, and whether it met the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_target_met: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(a: &[u32], b: &[u32]) -> SampleMeta {
+        SampleMeta { cpus_start: a.to_vec(), cpus_end: b.to_vec(), ..Default::default() }
+    }
+
+    #[test]
+    fn placements() {
+        assert_eq!(m(&[0], &[0]).placement(), None);
+        assert_eq!(m(&[1, 1], &[1, 1]).placement(), Some(Placement::OneCpu));
+        assert_eq!(m(&[0, 1], &[1, 0]).placement(), Some(Placement::Across));
+        assert_eq!(m(&[0, 0], &[0, 1]).placement(), Some(Placement::Mixed));
+        assert_eq!(m(&[0, 0], &[1, 1]).placement(), Some(Placement::Mixed));
+    }
+}
