@@ -118,12 +118,14 @@ impl ResultRecord {
         self.clean_with_meta().into_iter().map(|(v, _)| v).collect()
     }
 
-    /// Clean samples with their records (`None` where there are none).
+    /// Clean samples with their records (`None` where there are none). When
+    /// every sample was disturbed, all of them: the result is then noisy.
     pub fn clean_with_meta(&self) -> Vec<(f64, Option<&SampleMeta>)> {
         if self.samples_meta.len() != self.samples.len() {
             return self.samples.iter().map(|&v| (v, None)).collect();
         }
-        self.samples.iter().zip(&self.samples_meta).filter(|(_, m)| !m.disturbed).map(|(&v, m)| (v, Some(m))).collect()
+        let all_disturbed = self.samples_meta.iter().all(|m| m.disturbed);
+        self.samples.iter().zip(&self.samples_meta).filter(|(_, m)| all_disturbed || !m.disturbed).map(|(&v, m)| (v, Some(m))).collect()
     }
 
     pub fn is_noisy(&self) -> bool {

@@ -1,7 +1,7 @@
 //! Benchmarks for kdelta's own tests, listed only when `KDELTA_TEST_BENCHES=1`:
 //! a worker that dies by a signal, one that hangs past its time limit, one
 //! that fails with an error, a real but tiny measurement (a 50 us sleep), one
-//! whose every third sample is disturbed by a sleep inside the timed loop,
+//! whose every second call is disturbed by a sleep inside the timed loop,
 //! and a net figure that straddles zero.
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
@@ -40,7 +40,7 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         ),
         Simple::boxed(
             || {
-                BenchInfo::new("test.disturbed", "spin 20 us per operation; every third timed call also sleeps 5 ms", "us", Better::Lower)
+                BenchInfo::new("test.disturbed", "spin 20 us per operation; every second timed call also sleeps 5 ms", "us", Better::Lower)
                     .samples(6, 3)
             },
             |_, s| {
@@ -54,7 +54,7 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                             std::hint::spin_loop();
                         }
                     }
-                    if calls % 3 == 0 {
+                    if calls % 2 == 0 {
                         std::thread::sleep(Duration::from_millis(5));
                     }
                     Ok(t.elapsed())

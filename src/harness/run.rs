@@ -667,8 +667,10 @@ fn finish(
 ) -> ResultRecord {
     let rate = item.info.better == bench::Better::Higher;
     let status = if failed.is_some() { Status::Failed } else { Status::Ok };
-    let has_meta = set.meta.len() == set.samples.len();
-    let clean: Vec<f64> = clean_values(&set);
+    // With no clean sample at all, the disturbed ones are summarised rather
+    // than nothing: the result is noisy, and says so.
+    let has_meta = set.meta.len() == set.samples.len() && set.meta.iter().any(|m| !m.disturbed);
+    let clean: Vec<f64> = if has_meta { clean_values(&set) } else { set.samples.clone() };
     let clean_secs: Vec<f64> = if has_meta {
         set.sample_secs.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(s, _)| *s).collect()
     } else {
@@ -683,16 +685,17 @@ fn finish(
         warns.retain(|w| !matches!(w, Warning::TwoClusters { .. }));
     }
     warns.dedup();
-    let disturbed = set.samples.len() - clean.len();
+    let disturbed = set.meta.iter().filter(|m| m.disturbed).count();
+    let keep_meta = set.meta.len() == set.samples.len();
     let ci_pct = stats::trust::ci_half_width_pct(&clean);
     let quality = (status == Status::Ok || !set.samples.is_empty()).then(|| Quality {
         kind: set.kind,
         wanted: want,
-        clean: clean.len(),
+        clean: set.samples.len() - disturbed,
         disturbed,
         retaken: set.retaken + retaken_extra.min(disturbed),
-        noisy: clean.len() < want,
-        busy: disturbed > clean.len(),
+        noisy: set.samples.len() - disturbed < want,
+        busy: disturbed > set.samples.len() - disturbed,
         ci_pct: if auto { ci_pct } else { None },
         ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
     });
@@ -708,7 +711,7 @@ fn finish(
         status,
         reason: failed,
         samples: set.samples,
-        samples_meta: if has_meta { set.meta } else { Vec::new() },
+        samples_meta: if keep_meta { set.meta } else { Vec::new() },
         quality,
         placement,
         below_resolution,

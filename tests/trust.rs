@@ -1,0 +1,128 @@
+//! Trustworthy comparisons, end to end on the real binary: per-sample
+//! records, the interleaved schedule, retakes, figures below resolution,
+//! summarised warnings.
+
+mod common;
+use common::{json, Env};
+use predicates::prelude::*;
+
+fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["run", "--sample-time", "2ms", "--warmup", "0s", "--format", "json"];
+    a.extend_from_slice(args);
+    let out = e.cmd().args(&a).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json(&out.stdout)
+}
+
+#[test]
+fn every_result_carries_samples_meta() {
+    let e = Env::new();
+    let v = run_json(&e, &["lat.syscall", "lat.pipe", "test.sleep", "--runs", "3", "--config", "up"]);
+    for r in v["results"].as_array().unwrap() {
+        let samples = r["samples"].as_array().unwrap();
+        let meta = r["samples_meta"].as_array().unwrap();
+        assert_eq!(meta.len(), samples.len(), "{}", r["benchmark"]);
+        for m in meta {
+            assert!(m["t"].as_f64().unwrap() > 1e9);
+            assert!(m["wall_s"].as_f64().unwrap() > 0.0);
+            assert!(m["cpu_s"].as_f64().unwrap() >= 0.0);
+            assert!(m["round"].as_u64().unwrap() >= 1 && m["job"].as_u64().unwrap() >= 1);
+            assert!(m["disturbed"].is_boolean());
+            // `up` is CPU 0: every task of every sample ran there.
+            assert!(m["cpus_start"].as_array().unwrap().iter().all(|c| c == 0), "{m}");
+        }
+        let q = &r["quality"];
+        assert_eq!(q["wanted"], 3);
+        assert_eq!(q["clean"].as_u64().unwrap() + q["disturbed"].as_u64().unwrap(), samples.len() as u64);
+        let kind = match r["benchmark"].as_str().unwrap() {
+            "lat.syscall" => "solo",
+            _ => "waits",
+        };
+        assert_eq!(q["kind"], kind, "{}", r["benchmark"]);
+    }
+    // The echo process of lat.pipe is a peer: two CPUs per sample.
+    let pipe = v["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "lat.pipe").unwrap();
+    assert_eq!(pipe["samples_meta"][0]["cpus_start"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn parameter_values_are_interleaved_and_the_schedule_stored() {
+    let e = Env::new();
+    let v = run_json(&e, &["test.sleep", "--param", "us=50,100", "--runs", "3", "--config", "up"]);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 2);
+    // Round by round, each value is sampled once before either is sampled again.
+    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"].as_array().unwrap().iter().map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap())).collect();
+    assert!(sched.len() >= 6, "{sched:?}");
+    assert_eq!(&sched[..6], &[(0, 1), (1, 1), (1, 2), (0, 2), (0, 3), (1, 3)], "A B, B A, A B");
+    // The stored start times say the same: the first sample of each round.
+    let start = |r: &serde_json::Value, round: u64| -> f64 {
+        r["samples_meta"].as_array().unwrap().iter().filter(|m| m["round"] == round).map(|m| m["t"].as_f64().unwrap()).fold(f64::INFINITY, f64::min)
+    };
+    let (a, b) = (&rs[0], &rs[1]);
+    let order = [start(a, 1), start(b, 1), start(b, 2), start(a, 2), start(a, 3), start(b, 3)];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+}
+
+#[test]
+fn disturbed_samples_are_retaken_and_summarised() {
+    let e = Env::new();
+    let v = run_json(&e, &["test.disturbed", "--runs", "3"]);
+    let r = &v["results"][0];
+    let meta = r["samples_meta"].as_array().unwrap();
+    let disturbed = meta.iter().filter(|m| m["disturbed"] == true).count();
+    assert!(disturbed >= 1, "a sleep inside the timed loop must be seen");
+    assert!(r["quality"]["retaken"].as_u64().unwrap() >= 1);
+    // The summary uses clean samples only.
+    assert_eq!(r["n"], r["quality"]["clean"]);
+    assert!(v["run"]["environment"]["retaken"].as_u64().unwrap() >= 1);
+
+    let out = e.cmd().args(["run", "test.disturbed", "--runs", "3", "--sample-time", "2ms", "--warmup", "0s"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("disturbed samples (other work on the CPU; kept, not used) in 1 of 1 results"), "{text}");
+    assert!(text.contains("--verbose"), "{text}");
+    let id = e.cmd().args(["runs", "--json"]).output().unwrap();
+    let id = json(&id.stdout)[0]["id"].as_i64().unwrap().to_string();
+    e.cmd().args(["show", &id, "--warnings"]).assert().success().stdout(predicate::str::contains("test.disturbed [all]: ").and(predicate::str::contains("retaken")));
+    e.cmd().args(["show", &id, "--verbose"]).assert().success().stdout(predicate::str::contains("samples disturbed by other work"));
+}
+
+#[test]
+fn a_net_figure_straddling_zero_is_below_resolution_and_left_out_of_the_geomean() {
+    let e = Env::new();
+    let out = e
+        .cmd()
+        .args(["run", "test.net", "test.sleep", "--param", "test.sleep:us=20,40", "--config", "up,cpus=0", "--runs", "6", "--sample-time", "1ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().find(|l| l.starts_with("test.net")).unwrap();
+    assert!(row.contains("< 0.1000"), "{row}");
+    assert!(!row.contains("-0.1"), "never a negative median: {row}");
+    assert!(text.contains("geomean test (2 of 3 rows)"), "{text}");
+    assert!(text.contains("below resolution"), "{text}");
+    let v = run_json(&e, &["test.net", "--runs", "6"]);
+    let r = &v["results"][0];
+    assert_eq!(r["status"], "ok");
+    assert!((r["below_resolution"].as_f64().unwrap() - 0.1).abs() < 1e-9);
+    assert!(r["samples"].as_array().unwrap().len() >= 6, "the raw figures are kept");
+}
+
+#[test]
+fn runs_takes_a_count_or_auto() {
+    let e = Env::new();
+    for bad in ["0", "x", "10001"] {
+        e.cmd().args(["run", "lat.syscall", "--runs", bad]).assert().code(2).stderr(predicate::str::contains("expected auto or a whole number"));
+    }
+    e.cmd().args(["run", "lat.syscall", "--ci-target", "0"]).assert().code(2).stderr(predicate::str::contains("--ci-target"));
+    let v = run_json(&e, &["test.sleep", "--runs", "auto", "--ci-target", "50", "--param", "us=20"]);
+    let env = &v["run"]["environment"];
+    assert_eq!(env["runs"], "auto");
+    assert_eq!(env["ci_target_pct"], 50.0);
+    let q = &v["results"][0]["quality"];
+    assert!(q["ci_target_met"].is_boolean(), "{q}");
+    // At least the benchmark's own count (10), at most three times that.
+    let n = v["results"][0]["samples"].as_array().unwrap().len();
+    assert!((10..=30).contains(&n), "{n}");
+}
