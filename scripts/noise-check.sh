@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Check that a kdelta comparison holds up under one-sided noise: run the same
+# `kdelta run` several times, quiet or with a CPU-bound loop on one CPU
+# (../shared/tools/hog.sh, or the same loop written here), and print per run
+# how many changes were starred, then the medians of every result.
+#
+# usage: scripts/noise-check.sh [-n RUNS] [-m quiet|toggle|on] [-c CPU] [-s SECONDS] [-k KDELTA] -- RUN-ARGS...
+#   -n RUNS     how many runs (default 5)
+#   -m MODE     quiet (default), toggle (the loop switched on and off every
+#               SECONDS), on (the loop runs throughout) or alternate (runs
+#               alternate quiet and on, RUNS of each, and the medians of the
+#               two are compared: absolute figures drift on a shared machine,
+#               so quiet and loaded runs are interleaved)
+#   -c CPU      the CPU the loop is pinned to (default 0)
+#   -s SECONDS  the toggle period (default 2)
+#   -k KDELTA   the kdelta binary (default target/release/kdelta)
+# Example (the noise bar of the trustworthy-comparison work):
+#   scripts/noise-check.sh -n 5 -m toggle -- lat.syscall lat.read lat.write lat.stat lat.fstat lat.open --config cpus=0,cpus=1 --quick
+# Needs python3 to read kdelta's JSON. Each run uses a private database that
+# is removed at the end; the loop is killed on exit.
+set -euo pipefail
+
+runs=5 mode=quiet cpu=0 secs=2 kd=target/release/kdelta
+while getopts "n:m:c:s:k:" o; do
+  case $o in
+    n) runs=$OPTARG ;; m) mode=$OPTARG ;; c) cpu=$OPTARG ;; s) secs=$OPTARG ;; k) kd=$OPTARG ;;
+    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+case $mode in quiet|toggle|on|alternate) ;; *) echo "noise-check: -m $mode is not allowed: quiet, toggle, on or alternate" >&2; exit 2 ;; esac
+[ $# -gt 0 ] || { echo "noise-check: give the arguments of kdelta run after --" >&2; exit 2; }
+
+work=$(mktemp -d)
+hog=
+cleanup() {
+  if [ -n "$hog" ]; then kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# taskset execs the shell, so each PID below is the loop itself.
+case $mode in
+  on) taskset -c "$cpu" sh -c 'while :; do :; done' & hog=$! ;;
+  toggle) ( trap 'kill $h 2>/dev/null; exit 0' TERM INT
+            h=; while :; do taskset -c "$cpu" sh -c 'while :; do :; done' & h=$!; sleep "$secs" & wait $!
+                            kill $h; wait $h 2>/dev/null || true; h=; sleep "$secs" & wait $!; done ) & hog=$! ;;
+esac
+
+total=$runs
+[ "$mode" = alternate ] && total=$((2 * runs))
+for i in $(seq 1 "$total"); do
+  if [ "$mode" = alternate ]; then
+    if [ $((i % 2)) = 0 ]; then taskset -c "$cpu" sh -c 'while :; do :; done' & hog=$!; echo on > "$work/m$i"; sleep 0.2; else echo quiet > "$work/m$i"; fi
+  else
+    echo "$mode" > "$work/m$i"
+  fi
+  KDELTA_DB="$work/r$i.db" "$kd" run "$@" --format json > "$work/r$i.json"
+  if [ "$mode" = alternate ] && [ -n "$hog" ]; then kill "$hog"; wait "$hog" 2>/dev/null || true; hog=; fi
+done
+
+python3 - "$work" "$total" "$mode" <<'EOF'
+import json, sys, statistics
+work, runs, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+stars = total = 0
+medians = {}
+for i in range(1, runs + 1):
+    d = json.load(open(f"{work}/r{i}.json"))
+    m = open(f"{work}/m{i}").read().strip()
+    s = t = 0
+    for table in d["comparisons"]:
+        for row in table["rows"]:
+            for c in row["changes"]:
+                if c is None:
+                    continue
+                t += 1
+                s += bool(c["significant"])
+    stars += s; total += t
+    for r in d["results"]:
+        key = f'{r["benchmark"]} {" ".join(f"{k}={v}" for k, v in r["params"].items())} [{r["config"]}]'
+        medians.setdefault(key, {}).setdefault(m, []).append(r.get("median"))
+    print(f"run {i} ({m}): {s} of {t} changes starred")
+print(f"all runs ({mode}): {stars} of {total} changes starred")
+def mm(v):
+    vals = [x for x in v if x is not None]
+    return statistics.median(vals) if vals else float("nan")
+for k, by in medians.items():
+    line = "; ".join(f"{m} {mm(v):.4g} ({', '.join(f'{x:.4g}' if x is not None else '-' for x in v)})" for m, v in by.items())
+    if "quiet" in by and "on" in by:
+        line += f"; on/quiet {mm(by['on']) / mm(by['quiet']):.3f}"
+    print(f"  {k}: {line}")
+EOF
