@@ -509,6 +509,8 @@ impl Executor<'_> {
         let mut out = Vec::new();
         for slot in order {
             match slot {
+                // Interrupted before its first sample: nothing to store.
+                Slot::Measured(pi) if self.was_interrupted && points[pi].set.samples.is_empty() && points[pi].failed.is_none() => {}
                 Slot::Measured(pi) => {
                     let p = &mut points[pi];
                     let cfg = &self.ready[p.cfg];
