@@ -522,7 +522,11 @@ impl Executor<'_> {
                         if auto && r.status == Status::Ok {
                             match q.ci_target_met {
                                 Some(true) => ledger.auto_met += 1,
-                                _ => ledger.auto_capped.push(format!("{} {} [{}]", r.benchmark, r.params.display(), r.config)),
+                                _ => {
+                                    let shown = r.params.display();
+                                    let sep = if shown.is_empty() { "" } else { " " };
+                                    ledger.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
+                                }
                             }
                         }
                     }
@@ -629,6 +633,11 @@ fn clean_values(set: &SampleSet) -> Vec<f64> {
 
 /// A result that was not measured: an unavailable configuration or benchmark.
 fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> ResultRecord {
+    blank(item, config, cpus, Status::Unavailable, Some(reason))
+}
+
+/// A result of `item` under `config` with no samples yet.
+fn blank(item: &Item, config: &str, cpus: String, status: Status, reason: Option<String>) -> ResultRecord {
     ResultRecord {
         benchmark: item.info.name.to_string(),
         family: item.info.family.to_string(),
@@ -637,8 +646,8 @@ fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> Resul
         cpus,
         unit: item.info.unit.to_string(),
         better: item.info.better,
-        status: Status::Unavailable,
-        reason: Some(reason),
+        status,
+        reason,
         samples: Vec::new(),
         samples_meta: Vec::new(),
         quality: None,
@@ -703,15 +712,6 @@ fn finish(
     });
     let below_resolution = if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
     ResultRecord {
-        benchmark: item.info.name.to_string(),
-        family: item.info.family.to_string(),
-        params: item.params.clone(),
-        config: config.to_string(),
-        cpus,
-        unit: item.info.unit.to_string(),
-        better: item.info.better,
-        status,
-        reason: failed,
         samples: set.samples,
         samples_meta: if keep_meta { set.meta } else { Vec::new() },
         quality,
@@ -722,7 +722,7 @@ fn finish(
         extras: set.extras,
         notes: set.notes,
         warnings: warns,
-        simulated: false,
+        ..blank(item, config, cpus, status, failed)
     }
 }
 

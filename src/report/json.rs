@@ -19,6 +19,7 @@ pub fn render(rep: &Report) -> String {
         "results": rep.results,
         "comparisons": rep.tables,
         "warnings": rep.remarks,
+        "notes": rep.notes,
         "summaries": rep.summaries,
     });
     serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into()) + "\n"

@@ -29,6 +29,9 @@ pub fn render(rep: &Report) -> String {
         }
         out.push_str("```\n\n");
     }
+    for n in &rep.notes {
+        out.push_str(&format!("- {n}\n"));
+    }
     for r in &rep.remarks {
         out.push_str(&format!("- warning: {r}\n"));
     }

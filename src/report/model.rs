@@ -98,6 +98,8 @@ pub struct Report {
     pub remarks: Vec<String>,
     /// Family summaries (e.g. mem's speedups per cache regime).
     pub summaries: Vec<String>,
+    /// What the runs say of their own sampling (`--runs auto`).
+    pub notes: Vec<String>,
     #[serde(skip)]
     pub threshold_pct: f64,
     /// List every warning instead of one line per kind.
@@ -243,7 +245,8 @@ impl Report {
         let mut remarks = run_remarks(&run);
         remarks.dedup();
         let summaries = crate::bench::family_summaries(&results);
-        Report { runs: vec![run], results, tables, remarks, summaries, threshold_pct: opt.threshold_pct, verbose: false }
+        let notes = run_notes(&run);
+        Report { runs: vec![run], results, tables, remarks, summaries, notes, threshold_pct: opt.threshold_pct, verbose: false }
     }
 
     /// Two runs side by side: for each configuration they share (or their
@@ -285,7 +288,9 @@ impl Report {
         }
         let mut results = a.1;
         results.extend(b.1);
-        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), threshold_pct: opt.threshold_pct, verbose: false }
+        let mut notes = run_notes(&a.0);
+        notes.extend(run_notes(&b.0));
+        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), notes, threshold_pct: opt.threshold_pct, verbose: false }
     }
 }
 
@@ -294,6 +299,31 @@ fn run_remarks(run: &RunRecord) -> Vec<String> {
     if run.status != crate::record::RunStatus::Complete {
         v.push(format!("run {} is {}: it was interrupted, so its results are partial", run.id, run.status.as_str()));
     }
+    v.extend(run_warnings(run));
+    v
+}
+
+/// What a run says of its own sampling (the outcome of `--runs auto`).
+fn run_notes(run: &RunRecord) -> Vec<String> {
+    let mut v = Vec::new();
+    let env = &run.environment;
+    if env.get("runs").and_then(|r| r.as_str()) == Some("auto") {
+        let met = env.get("auto_met").and_then(|v| v.as_u64()).unwrap_or(0);
+        let capped: Vec<&str> = env.get("auto_capped").and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+        let target = env.get("ci_target_pct").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        let mut line = format!("runs auto: {met} of {} results have a median known to +-{target}% (95% interval)", met as usize + capped.len());
+        if !capped.is_empty() {
+            let shown: Vec<&str> = capped.iter().take(3).copied().collect();
+            let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
+            line.push_str(&format!("; {} stopped at the cap (3x the samples, or the time budget): {}{more}", capped.len(), shown.join(", ")));
+        }
+        v.push(line);
+    }
+    v
+}
+
+fn run_warnings(run: &RunRecord) -> Vec<String> {
+    let mut v = Vec::new();
     if let Some(ws) = run.environment.get("warnings").and_then(|w| w.as_array()) {
         for w in ws {
             if let Ok(w) = serde_json::from_value::<crate::stats::Warning>(w.clone()) {

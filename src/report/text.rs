@@ -36,6 +36,9 @@ pub fn render(rep: &Report, color: bool) -> String {
             out.push('\n');
         }
     }
+    for n in &rep.notes {
+        out.push_str(&format!("{n}\n"));
+    }
     for r in &rep.remarks {
         out.push_str(&format!("warning: {r}\n"));
     }
