@@ -86,7 +86,7 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store> {
 
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job) as u8),
+        Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Topo { json } => cmd_topo(json),
         Command::List { json, selectors } => cmd_list(json, &selectors),
         Command::Run(args) => cmd_run(&cli.db, args),
@@ -239,7 +239,7 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();
-    let plan = run::plan(&req, &topo)?;
+    let plan = run::plan(&req, &topo, bench::registry())?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);
@@ -253,10 +253,10 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
     }
     let output = run::execute(&req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupted)?;
-    let failed = output.results.iter().any(|r| r.status == crate::record::Status::Failed);
+    let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
     let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
     let interrupted = output.interrupted;
-    let mut rep = Report::for_run(output.run, output.results, &opt);
+    let mut rep = run_report(output.run, output.results, &opt);
     rep.verbose = a.verbose;
     out(&report::render(&rep, a.format, color()));
     if interrupted {
@@ -266,7 +266,14 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
-fn load(store: &Store, key: &str) -> Result<(crate::record::RunRecord, Vec<crate::record::ResultRecord>)> {
+/// The report of one run, with the lines its benchmarks' families add.
+fn run_report(run: crate::model::RunRecord, results: Vec<crate::model::ResultRecord>, opt: &CompareOptions) -> Report {
+    let mut rep = Report::for_run(run, results, opt);
+    rep.summaries = bench::family_summaries(&rep.results);
+    rep
+}
+
+fn load(store: &Store, key: &str) -> Result<(crate::model::record::RunRecord, Vec<crate::model::record::ResultRecord>)> {
     let run = store.find_run(key)?;
     let results = store.results(run.id)?;
     Ok((run, results))
@@ -283,11 +290,11 @@ fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, forma
             let run =
                 store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
             let results = store.results(run.id)?;
-            Report::for_run(run, results, &opt)
+            run_report(run, results, &opt)
         }
         (Some(a), None) => {
             let (run, results) = load(&store, &a)?;
-            Report::for_run(run, results, &opt)
+            run_report(run, results, &opt)
         }
         (Some(a), Some(b)) => Report::for_two_runs(load(&store, &a)?, load(&store, &b)?, &opt),
     };
@@ -323,7 +330,7 @@ fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool) -> Result<u8> {
 fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose: bool, warnings: bool) -> Result<u8> {
     let store = open_existing(db)?;
     let (run, results) = load(&store, key)?;
-    let mut rep = Report::for_run(run, results, &CompareOptions::default());
+    let mut rep = run_report(run, results, &CompareOptions::default());
     rep.verbose = verbose;
     if warnings {
         out(&report::text::warnings(&rep));
@@ -350,7 +357,7 @@ fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u
     };
     let results = store.results(run.id)?;
     let id = run.id;
-    let rep = Report::for_run(run, results, &CompareOptions::default());
+    let rep = run_report(run, results, &CompareOptions::default());
     crate::report::chart::write_svg(&rep, path).map_err(
         |e| {
             if e.to_string().starts_with("nothing to chart") {
@@ -410,7 +417,7 @@ fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8> {
 /// configurations are the policies and whose samples are the simulated
 /// iteration times (loops) or makespans (make), marked simulated.
 fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli::SimulateArgs) -> Result<u8> {
-    use crate::record::{ResultRecord, RunRecord, RunStatus, Status};
+    use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
     let (cfg, policies) = crate::simulate::cli::config(a)?;
     let results = crate::simulate::cli::simulate_all(&cfg, &policies, false)?;
     let mut store = open_store(db)?;
@@ -440,7 +447,7 @@ fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli::SimulateAr
     let run = RunRecord {
         id: 0,
         label: a.label.clone(),
-        started: crate::record::now_rfc3339(),
+        started: crate::model::record::now_rfc3339(),
         finished: None,
         status: RunStatus::Running,
         kdelta_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -12,9 +12,9 @@
 //! - `cv_of_arithmetic_and_calls`: 5 periods of 1 s for each arithmetic and
 //!   function-call test; prints the coefficient of variation.
 
-use kdelta::bench::params::expand;
+use kdelta::model::params::expand;
 use kdelta::bench::Benchmark;
-use kdelta::harness::sampler::{Sampler, SamplerSettings};
+use kdelta::measure::sampler::{Sampler, SamplerSettings};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@
 
 use kdelta::bench::build::BuildMake;
 use kdelta::bench::{Benchmark, Params};
-use kdelta::harness::sampler::{Sampler, SamplerSettings};
+use kdelta::measure::sampler::{Sampler, SamplerSettings};
 use std::time::Duration;
 
 fn env(k: &str, d: &str) -> String {

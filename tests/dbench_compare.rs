@@ -8,7 +8,7 @@
 //! cargo test --release --test dbench_compare -- --ignored --nocapture
 //! ```
 
-use kdelta::harness::sampler::{Sampler, SamplerSettings};
+use kdelta::measure::sampler::{Sampler, SamplerSettings};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ fn compare_run() {
         o.insert(k.to_string(), v.to_string());
     }
     let b = kdelta::bench::dbench::benchmarks().into_iter().find(|b| b.info().name == name).expect("benchmark");
-    let pts = kdelta::bench::params::expand(&b.info().params, &o, true, &name).unwrap();
+    let pts = kdelta::model::params::expand(&b.info().params, &o, true, &name).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for p in pts {
         b.check(&p).unwrap();

@@ -20,9 +20,9 @@
 use kdelta::bench::mem::libc_fns::Libc;
 use kdelta::bench::mem::tuned::Tuned;
 use kdelta::bench::mem::{cache, MemBench, Routine, SIZES};
-use kdelta::bench::params::parse_size;
+use kdelta::model::params::parse_size;
 use kdelta::bench::{Benchmark, Params};
-use kdelta::harness::sampler::{Sampler, SamplerSettings};
+use kdelta::measure::sampler::{Sampler, SamplerSettings};
 use std::ffi::CStr;
 use std::time::Duration;
 use std::time::Instant;

@@ -28,7 +28,7 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             |p, s| {
                 let d = Duration::from_micros(p.u64("us")?);
                 // Sleeping is waiting by design, not being preempted.
-                s.kind(crate::sample::TaskKind::Waits);
+                s.kind(crate::model::sample::TaskKind::Waits);
                 s.measure_us(|n| {
                     let t = Instant::now();
                     for _ in 0..n {

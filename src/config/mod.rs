@@ -25,33 +25,8 @@ use crate::error::bad_input;
 use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
-/// A configuration resolved against this machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Config {
-    /// The name as written canonically (`noht+sched=batch`).
-    pub name: String,
-    pub cpus: CpuSet,
-    pub policy: Option<Policy>,
-    /// Environment variables set in the worker before the benchmark starts.
-    pub env: Vec<(String, String)>,
-}
-
-impl Config {
-    /// `noht [cpus 0-1]`, `up [cpu 0, sched=fifo]`.
-    pub fn describe(&self) -> String {
-        let mut s = format!("{} [cpu{} {}", self.name, if self.cpus.len() == 1 { "" } else { "s" }, self.cpus);
-        if let Some(p) = self.policy {
-            s.push_str(&format!(", sched={}", p.name()));
-        }
-        for (k, v) in &self.env {
-            s.push_str(&format!(", {k}={v}"));
-        }
-        s.push(']');
-        s
-    }
-}
+pub use crate::model::config::Config;
 
 /// The machine cannot give this configuration (as opposed to a typo).
 #[derive(Debug, thiserror::Error)]

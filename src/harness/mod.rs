@@ -2,8 +2,6 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
-pub mod disturb;
 pub mod progress;
 pub mod run;
-pub mod sampler;
 pub mod worker;

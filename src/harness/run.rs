@@ -7,12 +7,13 @@
 //! `--runs auto` adds rounds until each median is known to a target
 //! precision. A benchmark's results are stored as soon as its rounds end.
 
-use super::sampler::{SampleSet, SamplerSettings};
+use crate::measure::sampler::{SampleSet, SamplerSettings};
 use super::worker::{run_job, Job, Outcome};
-use crate::bench::{self, BenchInfo, Benchmark, Env, Params};
+use crate::measure::benchmark::{BenchInfo, Benchmark, Env};
+use crate::model::{Better, Params};
 use crate::config::{self, Config, Unavailable};
 use crate::error::bad_input;
-use crate::record::{Quality, ResultRecord, RunRecord, RunStatus, Status};
+use crate::model::record::{Quality, ResultRecord, RunRecord, RunStatus, Status};
 use crate::stats::{self, warnings, Warning};
 use crate::store::Store;
 use crate::topology::Topology;
@@ -109,13 +110,13 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
     Ok(all.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(b, _)| b).collect())
 }
 
-/// Build the plan; every mistake in the request is reported here, before
-/// anything runs or is stored.
-pub fn plan(req: &Request, topo: &Topology) -> Result<Plan> {
+/// Build the plan from the benchmarks kdelta has (`all`); every mistake in
+/// the request is reported here, before anything runs or is stored.
+pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Result<Plan> {
     if req.selectors.is_empty() {
         return Err(bad_input("no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`"));
     }
-    let benches = select(&req.selectors, bench::registry())?;
+    let benches = select(&req.selectors, all)?;
     let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
     // Every --param must belong to at least one selected benchmark.
     for k in req.overrides.keys() {
@@ -146,7 +147,7 @@ pub fn plan(req: &Request, topo: &Topology) -> Result<Plan> {
                 }
             }
         }
-        let points = bench::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
+        let points = crate::model::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
         let unsupported = b.supported(&env).err();
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
@@ -289,7 +290,7 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     let mut run = RunRecord {
         id: 0,
         label: req.label.clone(),
-        started: crate::record::now_rfc3339(),
+        started: crate::model::record::now_rfc3339(),
         finished: None,
         status: RunStatus::Running,
         kdelta_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -391,7 +392,7 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &environment)?;
     run.environment = environment;
-    run.finished = Some(crate::record::now_rfc3339());
+    run.finished = Some(crate::model::record::now_rfc3339());
     let was_interrupted = ex.was_interrupted;
     drop(ex);
     // The temporary directory (and anything a killed worker left) goes now.
@@ -676,7 +677,7 @@ fn finish(
     auto: bool,
     ci_target: f64,
 ) -> ResultRecord {
-    let rate = item.info.better == bench::Better::Higher;
+    let rate = item.info.better == Better::Higher;
     let status = if failed.is_some() { Status::Failed } else { Status::Ok };
     // With no clean sample at all, the disturbed ones are summarised rather
     // than nothing: the result is noisy, and says so.
@@ -687,7 +688,7 @@ fn finish(
     } else {
         set.sample_secs.clone()
     };
-    let clean_meta: Vec<crate::sample::SampleMeta> = if has_meta { set.meta.iter().filter(|m| !m.disturbed).cloned().collect() } else { Vec::new() };
+    let clean_meta: Vec<crate::model::sample::SampleMeta> = if has_meta { set.meta.iter().filter(|m| !m.disturbed).cloned().collect() } else { Vec::new() };
     let summary = stats::summarize(&clean, rate);
     let placement = stats::trust::placement_split(&clean, &clean_meta).unwrap_or_default();
     let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };

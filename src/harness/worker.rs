@@ -9,8 +9,8 @@
 //! corrupt them. The configuration is applied in the worker before the
 //! benchmark starts, so the parent's own affinity and policy never change.
 
-use super::sampler::{SampleSet, Sampler, SamplerSettings};
-use crate::bench::Params;
+use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
+use crate::model::Params;
 use crate::config::Config;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -31,9 +31,12 @@ pub struct Job {
     pub result_path: PathBuf,
 }
 
+/// Looks a benchmark up by its exact name.
+pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmark>>;
+
 /// Entry point of `kdelta __worker JOB`. Returns the exit status.
-pub fn worker_main(job_path: &Path) -> i32 {
-    match worker_inner(job_path) {
+pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
+    match worker_inner(job_path, find) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("kdelta worker: {e:#}");
@@ -42,10 +45,10 @@ pub fn worker_main(job_path: &Path) -> i32 {
     }
 }
 
-fn worker_inner(job_path: &Path) -> Result<()> {
+fn worker_inner(job_path: &Path, find: Finder) -> Result<()> {
     let text = std::fs::read_to_string(job_path).with_context(|| format!("reading job {}", job_path.display()))?;
     let job: Job = serde_json::from_str(&text).context("parsing job")?;
-    let bench = crate::bench::find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
+    let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
     let mut s = Sampler::new(job.settings.clone());
     bench.run(&job.params, &mut s).with_context(|| format!("{} {}", job.benchmark, job.params.display()))?;

@@ -4,8 +4,8 @@
 //! configuration (1.0 = same, above = better), like the 2003 study's figures.
 
 use super::model::Report;
-use crate::bench::params::parse_size;
-use crate::record::{ResultRecord, Status};
+use crate::model::params::parse_size;
+use crate::model::record::{ResultRecord, Status};
 use anyhow::{bail, Result};
 use plotters::prelude::*;
 use std::path::Path;
@@ -59,7 +59,7 @@ fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
         for l in &mut lines {
             l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
-        let dir = if first.better == crate::bench::Better::Lower { "lower is better" } else { "higher is better" };
+        let dir = if first.better == crate::model::Better::Lower { "lower is better" } else { "higher is better" };
         panels.push(Panel { title: name.to_string(), x_label: x.clone(), y_label: format!("{} ({dir})", first.unit), lines });
     }
     (panels, rest)

@@ -3,7 +3,7 @@
 use super::model::{Report, Table};
 use super::remarks::{self, Entry};
 use super::{fmt_num, fmt_pct};
-use crate::record::Status;
+use crate::model::record::Status;
 
 pub struct Grid {
     pub header: Vec<String>,
@@ -27,7 +27,7 @@ pub struct ParamView {
 }
 
 impl ParamView {
-    pub fn new<'a>(rows: impl Iterator<Item = (&'a str, &'a crate::bench::Params)> + Clone) -> ParamView {
+    pub fn new<'a>(rows: impl Iterator<Item = (&'a str, &'a crate::model::Params)> + Clone) -> ParamView {
         let mut varying = std::collections::BTreeMap::new();
         let mut constant = Vec::new();
         let mut names: Vec<&str> = Vec::new();
@@ -37,7 +37,7 @@ impl ParamView {
             }
         }
         for b in names {
-            let ps: Vec<&crate::bench::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
+            let ps: Vec<&crate::model::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
             let keys: Vec<String> = ps[0].0.keys().cloned().collect();
             let (var, cons): (Vec<String>, Vec<String>) = keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
             if !cons.is_empty() {
@@ -48,7 +48,7 @@ impl ParamView {
         ParamView { varying, constant }
     }
     /// The varying parameters of one row, `procs=2 size=0`.
-    pub fn show(&self, bench: &str, p: &crate::bench::Params) -> String {
+    pub fn show(&self, bench: &str, p: &crate::model::Params) -> String {
         let keys = self.varying.get(bench).cloned().unwrap_or_default();
         keys.iter().filter_map(|k| p.0.get(k).map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
     }

@@ -1,7 +1,7 @@
 //! From results to comparison tables.
 
-use crate::bench::{Better, Params};
-use crate::record::{ResultRecord, RunRecord, Status};
+use crate::model::{Better, Params};
+use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::stats::trust::PlacementGroup;
 use crate::stats::{self, CompareOptions, Comparison, Side, Warning};
 use serde::Serialize;
@@ -244,7 +244,8 @@ impl Report {
         }
         let mut remarks = run_remarks(&run);
         remarks.dedup();
-        let summaries = crate::bench::family_summaries(&results);
+        // Families add their own lines (the caller fills `summaries`).
+        let summaries = Vec::new();
         let notes = run_notes(&run);
         Report { runs: vec![run], results, tables, remarks, summaries, notes, threshold_pct: opt.threshold_pct, verbose: false }
     }
@@ -296,7 +297,7 @@ impl Report {
 
 fn run_remarks(run: &RunRecord) -> Vec<String> {
     let mut v = Vec::new();
-    if run.status != crate::record::RunStatus::Complete {
+    if run.status != crate::model::record::RunStatus::Complete {
         v.push(format!("run {} is {}: it was interrupted, so its results are partial", run.id, run.status.as_str()));
     }
     v.extend(run_warnings(run));

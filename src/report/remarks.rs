@@ -5,7 +5,7 @@
 
 use super::fmt_num;
 use super::model::Cell;
-use crate::record::Status;
+use crate::model::record::Status;
 use crate::stats::Warning;
 
 /// One result as the remarks see it.

@@ -7,7 +7,7 @@
 //! AND |change| is at least the noise threshold (1 % by default).
 
 use super::summary::median;
-use crate::bench::Better;
+use crate::model::Better;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};

@@ -1,27 +1,7 @@
 //! Summaries of one result's samples.
 
-use serde::{Deserialize, Serialize};
 
-/// Median, means, spread. `mean` is arithmetic for times and harmonic for rates
-/// (higher-is-better figures), as LMbench and SPEC do: the harmonic mean of
-/// rates is the rate over the total work.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub n: usize,
-    pub median: f64,
-    pub mean: f64,
-    /// `arithmetic` or `harmonic`.
-    pub mean_kind: String,
-    pub min: f64,
-    pub max: f64,
-    /// Sample standard deviation (n - 1).
-    pub stddev: f64,
-    /// Coefficient of variation: stddev / arithmetic mean, as a fraction.
-    pub cv: f64,
-    pub p5: f64,
-    pub p95: f64,
-    pub p99: f64,
-}
+pub use crate::model::Summary;
 
 pub fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
     if samples.is_empty() || samples.iter().any(|v| !v.is_finite()) {

@@ -4,8 +4,8 @@
 //! result split by where its tasks ran.
 
 use super::summary::median;
-use crate::sample::{Placement, SampleMeta};
-use serde::{Deserialize, Serialize};
+pub use crate::model::sample::PlacementGroup;
+use crate::model::sample::{Placement, SampleMeta};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Distribution-free 95 % confidence interval of the median from order
@@ -93,16 +93,6 @@ pub fn below_resolution(v: &[f64]) -> Option<f64> {
         return None;
     }
     Some(if hi > 0.0 { hi } else { (hi - lo).max(f64::MIN_POSITIVE) })
-}
-
-/// One part of a result split by placement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlacementGroup {
-    pub placement: Placement,
-    pub median: f64,
-    pub n: usize,
-    /// Share of the result's samples, 0..1.
-    pub share: f64,
 }
 
 /// Split a result's samples by where its tasks ran (one CPU against across

@@ -1,46 +1,7 @@
 //! Warnings about a result or a run. They explain a figure; they never change it.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Warning {
-    /// Coefficient of variation above the threshold.
-    HighVariation { cv: f64, threshold: f64 },
-    /// Samples beyond Tukey's fences (1.5 IQR outside the quartiles).
-    Outliers { count: usize, n: usize },
-    /// The samples fall in two separate clusters (e.g. tasks on one CPU
-    /// against tasks on two CPUs): the median hides that.
-    TwoClusters { low: f64, high: f64, low_n: usize, high_n: usize },
-    /// Samples shorter than the clock can time well.
-    ShortSamples { secs: f64 },
-    /// Other processes used CPU time during the run, or the load was high.
-    BusyMachine { load_before: f64, load_after: f64, others_cpus: Option<f64> },
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::HighVariation { cv, threshold } => write!(f, "high variation: cv {:.1}% (above {:.0}%)", cv * 100.0, threshold * 100.0),
-            Warning::Outliers { count, n } => write!(f, "{count} of {n} samples are outliers (beyond 1.5 IQR)"),
-            Warning::TwoClusters { low, high, low_n, high_n } => write!(
-                f,
-                "samples fall in two clusters: {low_n} near {} and {high_n} near {} (placement or wake-up effects; see per-CPU configurations)",
-                crate::report::fmt_num(*low),
-                crate::report::fmt_num(*high)
-            ),
-            Warning::ShortSamples { secs } => write!(f, "samples of {:.0} us are short for the clock; use more iterations", secs * 1e6),
-            Warning::BusyMachine { load_before, load_after, others_cpus } => {
-                write!(f, "the machine was busy: load average {load_before:.2} before, {load_after:.2} after")?;
-                if let Some(o) = others_cpus {
-                    write!(f, "; other processes used {o:.2} CPUs on average")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
+pub use crate::model::Warning;
 
 pub const CV_THRESHOLD: f64 = 0.05;
 

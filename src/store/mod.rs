@@ -14,7 +14,7 @@
 mod schema;
 
 use crate::error::bad_input;
-use crate::record::{ResultRecord, RunRecord, RunStatus};
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE runs SET status = ?2, finished = ?3, environment = ?4 WHERE id = ?1",
-            params![run_id, status.as_str(), crate::record::now_rfc3339(), serde_json::to_string(environment)?],
+            params![run_id, status.as_str(), crate::model::record::now_rfc3339(), serde_json::to_string(environment)?],
         )?;
         tx.commit()?;
         Ok(())
@@ -260,8 +260,8 @@ impl Store {
             let ctx = || format!("reading result {benchmark} of run {run_id}");
             out.push(ResultRecord {
                 params: serde_json::from_str(&params).with_context(ctx)?,
-                better: crate::bench::Better::parse(&better).with_context(ctx)?,
-                status: crate::record::Status::parse(&status).with_context(ctx)?,
+                better: crate::model::Better::parse(&better).with_context(ctx)?,
+                status: crate::model::record::Status::parse(&status).with_context(ctx)?,
                 samples: serde_json::from_str(&samples).with_context(ctx)?,
                 summary: serde_json::from_str(&summary).with_context(ctx)?,
                 extras: serde_json::from_str::<Option<_>>(&extras).with_context(ctx)?.unwrap_or_default(),

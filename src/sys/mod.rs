@@ -23,49 +23,16 @@ pub fn get_affinity() -> Result<CpuSet> {
     Ok(CpuSet::from_iter((0..NixCpuSet::count() as u32).filter(|&c| set.is_set(c as usize).unwrap_or(false))))
 }
 
-/// Scheduling policies of sched(7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Other,
-    Batch,
-    Idle,
-    Fifo,
-    Rr,
-}
+pub use crate::model::config::Policy;
 
-impl Policy {
-    pub const NAMES: &'static [&'static str] = &["other", "batch", "idle", "fifo", "rr"];
-    pub fn parse(s: &str) -> Option<Policy> {
-        Some(match s {
-            "other" | "normal" => Policy::Other,
-            "batch" => Policy::Batch,
-            "idle" => Policy::Idle,
-            "fifo" => Policy::Fifo,
-            "rr" => Policy::Rr,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Other => "other",
-            Policy::Batch => "batch",
-            Policy::Idle => "idle",
-            Policy::Fifo => "fifo",
-            Policy::Rr => "rr",
-        }
-    }
-    pub fn is_realtime(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-    fn raw(self) -> libc::c_int {
-        match self {
-            Policy::Other => libc::SCHED_OTHER,
-            Policy::Batch => libc::SCHED_BATCH,
-            Policy::Idle => libc::SCHED_IDLE,
-            Policy::Fifo => libc::SCHED_FIFO,
-            Policy::Rr => libc::SCHED_RR,
-        }
+/// The policy as sched_setscheduler(2) takes it.
+fn raw(p: Policy) -> libc::c_int {
+    match p {
+        Policy::Other => libc::SCHED_OTHER,
+        Policy::Batch => libc::SCHED_BATCH,
+        Policy::Idle => libc::SCHED_IDLE,
+        Policy::Fifo => libc::SCHED_FIFO,
+        Policy::Rr => libc::SCHED_RR,
     }
 }
 
@@ -74,7 +41,7 @@ impl Policy {
 pub fn set_policy(p: Policy) -> Result<()> {
     let param = libc::sched_param { sched_priority: if p.is_realtime() { 1 } else { 0 } };
     // SAFETY: plain system call with a valid pointer to an initialised sched_param.
-    let r = unsafe { libc::sched_setscheduler(0, p.raw(), &param) };
+    let r = unsafe { libc::sched_setscheduler(0, raw(p), &param) };
     if r != 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EPERM) {

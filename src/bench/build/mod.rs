@@ -101,8 +101,8 @@ impl Benchmark for BuildMake {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::expand;
-    use crate::harness::sampler::SamplerSettings;
+    use crate::model::params::expand;
+    use crate::measure::sampler::SamplerSettings;
     use std::collections::BTreeMap;
 
     #[test]

@@ -140,7 +140,7 @@ fn nobody_listening_is_a_clear_error() {
 }
 
 fn sampler() -> Sampler {
-    Sampler::new(crate::harness::sampler::SamplerSettings::direct(2, std::env::temp_dir()))
+    Sampler::new(crate::measure::sampler::SamplerSettings::direct(2, std::env::temp_dir()))
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn the_benchmark_runs_and_records_its_counts() {
     for (k, v) in [("rooms", "1"), ("users", "3"), ("messages", "5"), ("server_model", "threads,events")] {
         o.insert(k.to_string(), v.to_string());
     }
-    let pts = crate::bench::params::expand(&info.params, &o, true, "chat").unwrap();
+    let pts = crate::model::params::expand(&info.params, &o, true, "chat").unwrap();
     assert_eq!(pts.len(), 2);
     for p in pts {
         Chat.check(&p).unwrap();
@@ -168,7 +168,7 @@ fn the_benchmark_runs_and_records_its_counts() {
 #[test]
 fn bad_parameters_are_bad_input() {
     let info = Chat.info();
-    let mut p = crate::bench::params::expand(&info.params, &Default::default(), true, "chat").unwrap().remove(0);
+    let mut p = crate::model::params::expand(&info.params, &Default::default(), true, "chat").unwrap().remove(0);
     p.set("server", "no-port-here");
     assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
     p.set("server", LOCAL);
@@ -187,7 +187,7 @@ fn measure() {
     let samples: usize = std::env::var("KDELTA_CHAT_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let models = std::env::var("KDELTA_CHAT_MODELS").unwrap_or_else(|_| "threads,events".into());
     for model in models.split(',') {
-        let mut p = crate::bench::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
+        let mut p = crate::model::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
         p.set("rooms", rooms.clone());
         p.set("server_model", model);
         if let Ok(v) = std::env::var("KDELTA_CHAT_PACING") {
@@ -197,10 +197,10 @@ fn measure() {
         // single-threaded after the fork, which is what the benchmark wants.
         match unsafe { nix::unistd::fork() }.unwrap() {
             nix::unistd::ForkResult::Child => {
-                let mut s = Sampler::new(crate::harness::sampler::SamplerSettings {
+                let mut s = Sampler::new(crate::measure::sampler::SamplerSettings {
                     target: Duration::from_millis(10),
                     quick: false,
-                    ..crate::harness::sampler::SamplerSettings::direct(samples, std::env::temp_dir())
+                    ..crate::measure::sampler::SamplerSettings::direct(samples, std::env::temp_dir())
                 });
                 let code = match Chat.run(&p, &mut s) {
                     Ok(()) => {

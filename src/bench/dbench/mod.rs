@@ -120,7 +120,8 @@ fn spec(params: &Params) -> Result<runner::Spec> {
         threads: params.str("model")? == "threads",
         warmup: params.duration("warmup")?,
         time: params.duration("time")?,
-        strict: params.0.get("strict").map(|v| v == "true").unwrap_or(false),
+        // tbench has no `strict`: its server, not the client, checks statuses.
+        strict: if params.0.contains_key("strict") { params.bool("strict")? } else { false },
         liveness: runner::Liveness::parse(params.str("liveness")?).unwrap_or(runner::Liveness::PerOp),
     })
 }

@@ -1,7 +1,7 @@
 //! Replays on a temporary directory and whole benchmark runs, small and fast.
 
 use super::*;
-use crate::harness::sampler::SamplerSettings;
+use crate::measure::sampler::SamplerSettings;
 use std::collections::BTreeMap;
 
 fn sampler(dir: &Path) -> Sampler {
@@ -13,7 +13,7 @@ fn params(bench: &dyn Benchmark, set: &[(&str, &str)]) -> Params {
     for (k, v) in set {
         o.insert(k.to_string(), v.to_string());
     }
-    let pts = crate::bench::params::expand(&bench.info().params, &o, true, bench.info().name).unwrap();
+    let pts = crate::model::params::expand(&bench.info().params, &o, true, bench.info().name).unwrap();
     assert_eq!(pts.len(), 1);
     pts.into_iter().next().unwrap()
 }
@@ -243,4 +243,15 @@ fn no_space_ends_the_replay_with_an_error() {
     assert!(runner::Backend::exec(&mut c, &lf.ops[0]).unwrap().ok);
     let e = runner::Backend::exec(&mut c, &lf.ops[1]).unwrap_err().to_string();
     assert!(e.contains("line 2: WriteX pwrite") && e.contains("No space left"), "{e}");
+}
+
+/// The bug: `strict` is a boolean parameter, so `strict=1` passed validation,
+/// but the dbench read it as `== "true"` and ran non-strict.
+#[test]
+fn strict_1_runs_strict() {
+    for (v, want) in [("1", true), ("true", true), ("yes", true), ("on", true), ("0", false), ("false", false), ("off", false)] {
+        let p = params(&Dbench, &[("strict", v)]);
+        assert_eq!(spec(&p).unwrap().strict, want, "strict={v}");
+    }
+    assert!(!spec(&params(&Tbench, &[])).unwrap().strict);
 }

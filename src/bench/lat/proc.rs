@@ -41,7 +41,7 @@ pub fn fork() -> Box<dyn Benchmark> {
     Simple::boxed(
         || slow_info("lat.proc.fork", "fork, the child exits, the parent waits"),
         |_, s| {
-            s.kind(crate::sample::TaskKind::Waits);
+            s.kind(crate::model::sample::TaskKind::Waits);
             s.measure_us(|n| {
                 time_n(n, || {
                     spawn_wait(&|| {
@@ -58,7 +58,7 @@ fn exec_loop(argv: Vec<CString>, s: &mut Sampler) -> Result<()> {
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-    s.kind(crate::sample::TaskKind::Waits);
+    s.kind(crate::model::sample::TaskKind::Waits);
     s.measure_us(|n| {
         time_n(n, || {
             spawn_wait(&|| {

@@ -326,8 +326,8 @@ fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, l
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::params::{expand, parse_size};
-    use crate::harness::sampler::SamplerSettings;
+    use crate::model::params::{expand, parse_size};
+    use crate::measure::sampler::SamplerSettings;
     use std::collections::BTreeMap;
 
     #[test]
@@ -347,7 +347,7 @@ mod tests {
         assert!(SIZES.ends_with(PAGE_SIZES));
     }
 
-    fn run_one(b: &MemBench, over: &[(&str, &str)]) -> crate::harness::sampler::SampleSet {
+    fn run_one(b: &MemBench, over: &[(&str, &str)]) -> crate::measure::sampler::SampleSet {
         let info = b.info();
         let o: BTreeMap<String, String> = over.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let pts = expand(&info.params, &o, true, info.name).unwrap();

@@ -6,7 +6,7 @@
 //! from the results' own extras (the machine that ran them), not from here.
 
 use super::regimes::{self, CacheSizes, Point};
-use crate::record::{ResultRecord, Status};
+use crate::model::record::{ResultRecord, Status};
 
 fn caches_of(r: &ResultRecord) -> Option<CacheSizes> {
     let list = r.extras.get("caches")?.as_array()?;

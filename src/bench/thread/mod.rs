@@ -45,7 +45,7 @@ impl Benchmark for ThreadCreate {
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
         let model = CreateModel::parse(p.str("model")?)?;
         let manager = if model == CreateModel::Manager { Some(Manager::start(false)?) } else { None };
-        s.kind(crate::sample::TaskKind::Waits);
+        s.kind(crate::model::sample::TaskKind::Waits);
         s.measure_us(|n| create_loop(model, n, manager.as_ref()))?;
         drop(manager);
         Ok(())
@@ -101,7 +101,7 @@ impl Benchmark for LatCtx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::sampler::SamplerSettings;
+    use crate::measure::sampler::SamplerSettings;
     use std::collections::BTreeMap;
 
     fn sampler() -> Sampler {
@@ -111,7 +111,7 @@ mod tests {
     fn run_with(b: &dyn Benchmark, over: &[(&str, &str)]) -> Vec<f64> {
         let info = b.info();
         let o: BTreeMap<String, String> = over.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let pts = crate::bench::params::expand(&info.params, &o, true, info.name).unwrap();
+        let pts = crate::model::params::expand(&info.params, &o, true, info.name).unwrap();
         let mut all = Vec::new();
         for p in pts {
             b.check(&p).unwrap();
@@ -158,7 +158,7 @@ mod tests {
 #[cfg(test)]
 mod measure {
     use super::*;
-    use crate::harness::sampler::SamplerSettings;
+    use crate::measure::sampler::SamplerSettings;
 
     fn median(b: &dyn Benchmark, kv: &[(&str, &str)]) -> (f64, f64) {
         let mut p = Params::default();

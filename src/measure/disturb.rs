@@ -16,7 +16,7 @@
 //! driver for `waits`), the sample is not judged: `others_s` is absent and
 //! the sample counts as clean.
 
-use crate::sample::{Placement, SampleMeta, TaskKind};
+use crate::model::sample::{Placement, SampleMeta, TaskKind};
 use crate::sys::proc as kp;
 use std::path::PathBuf;
 use std::time::Instant;

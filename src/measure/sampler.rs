@@ -15,7 +15,7 @@
 //! on a shared CPU.
 
 use super::disturb::{Probe, Snapshot};
-use crate::sample::{SampleMeta, TaskKind};
+use crate::model::sample::{SampleMeta, TaskKind};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

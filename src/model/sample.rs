@@ -2,8 +2,8 @@
 //! how long it lasted, the CPU time of the tasks it measured, what else ran
 //! on their CPUs, where those tasks ran, and whether the sample was disturbed.
 //! Stored beside every result as `samples_meta` (one entry per sample, in the
-//! order taken). This module imports nothing else of kdelta: the harness
-//! fills these records, statistics and reports read them.
+//! order taken). The harness fills these records, statistics and reports
+//! read them.
 
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +126,16 @@ impl SampleMeta {
             _ => Some(Placement::Mixed),
         }
     }
+}
+
+/// One part of a result split by placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementGroup {
+    pub placement: Placement,
+    pub median: f64,
+    pub n: usize,
+    /// Share of the result's samples, 0..1.
+    pub share: f64,
 }
 
 /// How a result's samples were obtained: how many were wanted, how many

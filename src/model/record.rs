@@ -2,10 +2,9 @@
 //! kdelta's stable output format (`--format json`, `export`), documented in
 //! the README; add fields, never rename or remove them.
 
-use crate::bench::{Better, Params};
-pub use crate::sample::{Quality, SampleMeta};
-use crate::stats::trust::PlacementGroup;
-use crate::stats::{Summary, Warning};
+use super::sample::PlacementGroup;
+pub use super::sample::{Quality, SampleMeta};
+use super::{Better, Params, Summary, Warning};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,7 +147,7 @@ pub struct RunRecord {
     pub command: String,
     #[serde(skip)]
     pub pid: Option<u32>,
-    pub configs: Vec<crate::config::Config>,
+    pub configs: Vec<super::config::Config>,
     /// The host snapshot: topology, CPU model, kernel, preemption, libc.
     pub host: serde_json::Value,
     pub environment: serde_json::Value,

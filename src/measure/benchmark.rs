@@ -1,0 +1,121 @@
+//! What a benchmark is to the harness: its description ([`BenchInfo`]), the
+//! [`Benchmark`] trait it implements, and [`Simple`], a benchmark made of two
+//! functions. The registry of families lives in `bench/`; the harness is
+//! handed the benchmarks and never names one.
+
+use super::sampler::Sampler;
+use crate::model::{Better, ParamSpec, Params};
+use std::time::Duration;
+
+/// A benchmark's description of itself.
+#[derive(Debug, Clone)]
+pub struct BenchInfo {
+    /// Full name, `family.rest` (`lat.syscall`).
+    pub name: &'static str,
+    /// Family, the part before the first dot (`lat`).
+    pub family: &'static str,
+    /// One line: what one operation is.
+    pub summary: &'static str,
+    /// Unit of the figure (`us`, `MB/s`, `ops/s`, `msg/s`).
+    pub unit: &'static str,
+    pub better: Better,
+    pub params: Vec<ParamSpec>,
+    /// Wall-clock limit for one worker invocation (calibration, warm-up and the
+    /// samples it takes); past it the worker is killed and the result fails.
+    pub timeout: Duration,
+    /// Samples per result by default and under `--quick` (`--runs` overrides).
+    pub samples: usize,
+    pub quick_samples: usize,
+}
+
+impl BenchInfo {
+    /// A description with the defaults most micro-benchmarks want: 10 samples,
+    /// 3 under `--quick`, a 60 s limit per worker.
+    pub fn new(name: &'static str, summary: &'static str, unit: &'static str, better: Better) -> Self {
+        let family = name.split('.').next().unwrap_or(name);
+        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3 }
+    }
+    pub fn param(mut self, p: ParamSpec) -> Self {
+        self.params.push(p);
+        self
+    }
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = t;
+        self
+    }
+    pub fn samples(mut self, full: usize, quick: usize) -> Self {
+        self.samples = full;
+        self.quick_samples = quick;
+        self
+    }
+}
+
+/// What a benchmark may look at to decide whether it runs here.
+pub struct Env<'a> {
+    pub topology: &'a crate::topology::Topology,
+}
+
+pub trait Benchmark: Send + Sync {
+    fn info(&self) -> BenchInfo;
+
+    /// `Err(reason)` when this machine cannot run it (a missing tool, device or
+    /// permission). Unsupported benchmarks are listed, skipped and recorded as
+    /// unavailable, never failed.
+    fn supported(&self, _env: &Env) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Validate one parameter point before anything runs (parse and check a
+    /// loadfile, check a path or address). Return [`crate::error::bad_input`]
+    /// for the user's mistakes: they exit 2 before the run starts.
+    fn check(&self, _params: &Params) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// A line printed before the run starts for this parameter point (for
+    /// example the message counts a chat run will exchange), so a user can
+    /// check the work before waiting for it.
+    fn preamble(&self, _params: &Params) -> Option<String> {
+        None
+    }
+
+    /// Measure, inside the worker process (the configuration is already
+    /// applied). Take `s.samples_wanted()` samples, through
+    /// [`Sampler::measure`] for loops of a primitive or [`Sampler::push`] for
+    /// whole runs. Temporary files go under `s.tmpdir()`, which the harness
+    /// removes even if the worker is killed.
+    fn run(&self, params: &Params, s: &mut Sampler) -> anyhow::Result<()>;
+}
+
+/// A benchmark made of two plain functions, for the many primitives that need
+/// no state of their own.
+pub struct Simple {
+    info: fn() -> BenchInfo,
+    run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+    supported: fn() -> Result<(), String>,
+}
+
+impl Simple {
+    pub fn boxed(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>) -> Box<dyn Benchmark> {
+        Box::new(Simple { info, run, supported: || Ok(()) })
+    }
+    pub fn boxed_if(
+        info: fn() -> BenchInfo,
+        run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+        supported: fn() -> Result<(), String>,
+    ) -> Box<dyn Benchmark> {
+        Box::new(Simple { info, run, supported })
+    }
+}
+
+impl Benchmark for Simple {
+    fn info(&self) -> BenchInfo {
+        (self.info)()
+    }
+    fn supported(&self, _env: &Env) -> Result<(), String> {
+        (self.supported)()
+    }
+    fn run(&self, params: &Params, s: &mut Sampler) -> anyhow::Result<()> {
+        (self.run)(params, s)
+    }
+}

@@ -1,0 +1,8 @@
+//! The measuring side, inside a worker process: the [`sampler::Sampler`] a
+//! benchmark times its work through, and the probe that judges every sample
+//! ([`disturb`]). It knows nothing of configurations, statistics, storage or
+//! any particular benchmark.
+
+pub mod benchmark;
+pub mod disturb;
+pub mod sampler;

@@ -1,0 +1,70 @@
+//! A configuration as recorded: its name, CPU set, scheduling policy and
+//! environment. Resolving one against a machine and applying it live in
+//! `config/`.
+
+use crate::cpuset::CpuSet;
+use serde::{Deserialize, Serialize};
+
+/// A configuration resolved against this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// The name as written canonically (`noht+sched=batch`).
+    pub name: String,
+    pub cpus: CpuSet,
+    pub policy: Option<Policy>,
+    /// Environment variables set in the worker before the benchmark starts.
+    pub env: Vec<(String, String)>,
+}
+
+impl Config {
+    /// `noht [cpus 0-1]`, `up [cpu 0, sched=fifo]`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} [cpu{} {}", self.name, if self.cpus.len() == 1 { "" } else { "s" }, self.cpus);
+        if let Some(p) = self.policy {
+            s.push_str(&format!(", sched={}", p.name()));
+        }
+        for (k, v) in &self.env {
+            s.push_str(&format!(", {k}={v}"));
+        }
+        s.push(']');
+        s
+    }
+}
+
+/// Scheduling policies of sched(7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Other,
+    Batch,
+    Idle,
+    Fifo,
+    Rr,
+}
+
+impl Policy {
+    pub const NAMES: &'static [&'static str] = &["other", "batch", "idle", "fifo", "rr"];
+    pub fn parse(s: &str) -> Option<Policy> {
+        Some(match s {
+            "other" | "normal" => Policy::Other,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+        }
+    }
+    pub fn is_realtime(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+

@@ -1,0 +1,54 @@
+//! Figures for people: about four significant digits, thousands grouped;
+//! signed percentages.
+
+/// A figure for people: about four significant digits, thousands grouped.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a >= 10_000.0 {
+        group_thousands(v.round() as i64)
+    } else if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else if a == 0.0 {
+        "0".into()
+    } else {
+        // Four significant digits for small figures (0.04213).
+        let digits = (3 - a.log10().floor() as i32).clamp(0, 12) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+fn group_thousands(v: i64) -> String {
+    let s = v.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+pub fn fmt_pct(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v.abs() >= 100.0 {
+        format!("{v:+.0}%")
+    } else {
+        format!("{v:+.1}%")
+    }
+}
+
