@@ -21,7 +21,7 @@ fn compare_run() {
         let (k, v) = kv.split_once('=').expect("KEY=VALUE");
         o.insert(k.to_string(), v.to_string());
     }
-    let b = kdelta::bench::dbench::benchmarks().into_iter().find(|b| b.info().name == name).expect("benchmark");
+    let b = kdelta::bench::find(&name).expect("benchmark");
     let pts = kdelta::model::params::expand(&b.info().params, &o, true, &name).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for p in pts {

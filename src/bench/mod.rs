@@ -1,4 +1,4 @@
-//! Benchmarks: the common trait, their self-descriptions and the registry.
+//! Benchmarks: the families and their registry.
 //!
 //! A benchmark is one small type implementing [`Benchmark`]. It describes
 //! itself ([`BenchInfo`]: name, family, unit, direction, parameters), says
@@ -6,12 +6,13 @@
 //! worker process through a [`Sampler`]. It knows nothing of configurations,
 //! statistics, storage or output: the harness and reports do that.
 //!
-//! A family is a module exposing `pub fn benchmarks() -> Vec<Box<dyn Benchmark>>`,
-//! listed once in [`registry`].
-
+//! A family lives in one directory (or file) of `bench/`, named as its
+//! benchmarks are (`lat/` for `lat.*`), and describes everything it adds in
+//! one [`Family`] value, listed once in [`families`].
 
 pub mod aim9;
 pub mod build;
+pub mod bw;
 pub mod chat;
 pub mod dbench;
 pub mod lat;
@@ -24,28 +25,50 @@ pub use crate::measure::sampler::Sampler;
 pub use crate::model::params;
 pub use crate::model::{Better, ParamKind, ParamSpec, Params};
 
+use crate::model::record::ResultRecord;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Everything a family adds to kdelta, in one place (as stress-ng's
+/// `stressor_info_t` does for a stressor).
+pub struct Family {
+    /// The part of its benchmarks' names before the first dot.
+    pub name: &'static str,
+    pub benchmarks: fn() -> Vec<Box<dyn Benchmark>>,
+    /// Lines the family adds under a run's tables, computed from its stored
+    /// results (mem: speedups per cache regime).
+    pub summary: Option<fn(&[ResultRecord]) -> Vec<String>>,
+    /// A server `kdelta serve` can run alone, for clients on another machine.
+    pub server: Option<Server>,
+}
+
+/// A benchmark's server, run alone by `kdelta serve NAME --listen ADDR`.
+pub struct Server {
+    pub name: &'static str,
+    /// The parameters it takes (one value each).
+    pub params: fn() -> Vec<ParamSpec>,
+    /// Serve on `listen` until `stop` becomes true.
+    pub serve: fn(&str, &Params, Arc<AtomicBool>) -> anyhow::Result<()>,
+}
+
+/// Every family, in listing order. Adding a family adds one line here.
+pub fn families() -> Vec<Family> {
+    vec![lat::FAMILY, bw::FAMILY, mem::FAMILY, aim9::FAMILY, thread::FAMILY, chat::FAMILY, dbench::DBENCH, dbench::TBENCH, build::FAMILY, testing::FAMILY]
+}
 
 /// Every benchmark kdelta has, family by family, in listing order.
 pub fn registry() -> Vec<Box<dyn Benchmark>> {
-    let mut all = Vec::new();
-    all.extend(lat::benchmarks());
-    all.extend(mem::benchmarks());
-    all.extend(aim9::benchmarks());
-    all.extend(thread::benchmarks());
-    all.extend(chat::benchmarks());
-    all.extend(dbench::benchmarks());
-    all.extend(build::benchmarks());
-    all.extend(testing::benchmarks());
-    all
+    families().iter().flat_map(|f| (f.benchmarks)()).collect()
 }
 
-/// Lines a family adds under a run's tables, computed from its stored results
-/// (for example the mem family's per-regime speedups). Families without one
-/// add nothing.
-pub fn family_summaries(results: &[crate::model::record::ResultRecord]) -> Vec<String> {
-    let mut out = Vec::new();
-    out.extend(mem::summary::summary(results));
-    out
+/// The lines the families of these results add under a run's tables.
+pub fn family_summaries(results: &[ResultRecord]) -> Vec<String> {
+    families().iter().filter_map(|f| f.summary).flat_map(|s| s(results)).collect()
+}
+
+/// The servers `kdelta serve` can run.
+pub fn servers() -> Vec<Server> {
+    families().into_iter().filter_map(|f| f.server).collect()
 }
 
 /// Find one benchmark by exact name.
@@ -53,3 +76,29 @@ pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
     registry().into_iter().find(|b| b.info().name == name)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_benchmark_is_listed_by_the_family_it_is_named_after() {
+        let mut names = Vec::new();
+        for f in families() {
+            for b in (f.benchmarks)() {
+                let info = b.info();
+                assert_eq!(info.family, f.name, "{} is listed by family {}", info.name, f.name);
+                assert!(!names.contains(&info.name), "{} listed twice", info.name);
+                names.push(info.name);
+            }
+        }
+        assert!(names.len() >= 30, "{}", names.len());
+    }
+
+    #[test]
+    fn servers_and_summaries_come_from_their_families() {
+        let servers: Vec<&str> = servers().iter().map(|s| s.name).collect();
+        assert_eq!(servers, ["chat", "tbench"]);
+        assert!(family_summaries(&[]).is_empty());
+    }
+}

@@ -11,6 +11,8 @@ pub fn enabled() -> bool {
     std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
 }
 
+pub const FAMILY: super::Family = super::Family { name: "test", benchmarks, summary: None, server: None };
+
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     if !enabled() {
         return Vec::new();

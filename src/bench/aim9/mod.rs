@@ -204,6 +204,8 @@ pub static TESTS: &[TestDef] = &[
 ];
 
 /// Every aim9 test, as benchmarks.
+pub const FAMILY: super::Family = super::Family { name: "aim9", benchmarks, summary: None, server: None };
+
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     TESTS.iter().map(|d| Box::new(Aim9 { def: d }) as Box<dyn Benchmark>).collect()
 }

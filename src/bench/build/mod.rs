@@ -18,6 +18,8 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub const FAMILY: super::Family = super::Family { name: "build", benchmarks, summary: None, server: None };
+
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(BuildMake)]
 }

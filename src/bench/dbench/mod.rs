@@ -57,9 +57,15 @@ pub use server::serve;
 pub const GEN_OPS: usize = 50_000;
 pub const GEN_SEED: u64 = 1;
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    vec![Box::new(Dbench), Box::new(Tbench)]
-}
+/// dbench and tbench share the loadfile, its parser and the runner: one
+/// directory, two families.
+pub const DBENCH: super::Family = super::Family { name: "dbench", benchmarks: || vec![Box::new(Dbench)], summary: None, server: None };
+pub const TBENCH: super::Family = super::Family {
+    name: "tbench",
+    benchmarks: || vec![Box::new(Tbench)],
+    summary: None,
+    server: Some(super::Server { name: "tbench", params: Vec::new, serve }),
+};
 
 fn common_params(info: BenchInfo) -> BenchInfo {
     info.param(

@@ -1,9 +1,9 @@
-//! The LMbench family: latencies of kernel primitives in microseconds per
-//! operation (`lat.*`, lower is better) and memory bandwidth (`bw.mem.*`, MB/s,
-//! higher is better). One short file per primitive, as in LMbench; the first
-//! fourteen are the rows of the 2003 study's Table 1.
+//! LMbench's latencies: kernel primitives in microseconds per operation
+//! (`lat.*`, lower is better). One short file per primitive, as in LMbench;
+//! the first fourteen are the rows of the 2003 study's Table 1. LMbench's
+//! memory bandwidth is the `bw` family (`bench/bw.rs`).
 
-mod bw_mem;
+pub mod ctx;
 mod fs;
 mod proc;
 mod roundtrip;
@@ -13,6 +13,8 @@ mod syscall;
 pub mod tiny;
 
 use super::Benchmark;
+
+pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     let mut v = vec![
@@ -31,10 +33,9 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         proc::exec(),
         proc::shell(),
     ];
-    v.push(super::thread::lat_ctx());
+    v.push(Box::new(ctx::LatCtx));
     v.push(roundtrip::unix());
     v.push(roundtrip::tcp());
-    v.extend(bw_mem::benchmarks());
     v
 }
 

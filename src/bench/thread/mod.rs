@@ -12,16 +12,13 @@ use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
 use std::time::Duration;
 
+pub const FAMILY: super::Family = super::Family { name: "thread", benchmarks, summary: None, server: None };
+
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(ThreadCreate), Box::new(ThreadCtx)]
 }
 
-/// LMbench's lat_ctx: a ring of processes (listed in the `lat` family).
-pub fn lat_ctx() -> Box<dyn Benchmark> {
-    Box::new(LatCtx)
-}
-
-const SIZE_HELP: &str = "KB of private data each member sums per hop (LMbench -s)";
+use ring::SIZE_HELP;
 
 struct ThreadCreate;
 
@@ -78,26 +75,6 @@ impl Benchmark for ThreadCtx {
     }
 }
 
-struct LatCtx;
-
-impl Benchmark for LatCtx {
-    fn info(&self) -> BenchInfo {
-        BenchInfo::new(
-            "lat.ctx",
-            "one context switch in a ring of processes passing a token over pipes, pipe and data overhead subtracted (lat_ctx)",
-            "us",
-            Better::Lower,
-        )
-        .param(ParamSpec::new("procs", ParamKind::Int { min: 2, max: 4096 }, "2,4,8,16", "processes in the ring").quick("2,8"))
-        .param(ParamSpec::new("size", ParamKind::Int { min: 0, max: 16384 }, "0,16", SIZE_HELP).quick("0"))
-        .timeout(Duration::from_secs(120))
-    }
-
-    fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        measure_ctx(s, Model::Process, p.usize("procs")?, p.usize("size")?)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,7 +105,7 @@ mod tests {
     fn ctx_figures_are_finite() {
         // The overhead is subtracted, so on a busy machine a sample may come
         // out near zero; it must still be a finite figure. Positive overall:
-        for v in run_with(&LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "thread,process")]))
+        for v in run_with(&crate::bench::lat::ctx::LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "thread,process")]))
         {
             assert!(v.is_finite(), "{v}");
         }
@@ -209,7 +186,7 @@ mod measure {
             eprintln!("thread.ctx threads={n} size={sz} model={model}: {v:.2} us (cv {:.1}%)", cv * 100.0);
         }
         for (n, sz) in [("2", "0"), ("8", "16")] {
-            let (v, cv) = median(&LatCtx, &[("procs", n), ("size", sz)]);
+            let (v, cv) = median(&crate::bench::lat::ctx::LatCtx, &[("procs", n), ("size", sz)]);
             eprintln!("lat.ctx procs={n} size={sz}: {v:.2} us (cv {:.1}%)", cv * 100.0);
         }
     }

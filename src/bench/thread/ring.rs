@@ -25,6 +25,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// Help for the `size` parameter of the ring benchmarks.
+pub const SIZE_HELP: &str = "KB of private data each member sums per hop (LMbench -s)";
+
 /// How the members of the ring run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Model {

@@ -87,6 +87,8 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
+pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summary: None, server: None };
+
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![
         Simple::boxed(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp),
