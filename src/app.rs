@@ -3,7 +3,8 @@
 use crate::bench::{self, Env};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::{bad_input, exit, is_bad_input};
-use crate::harness::run::{self, Request};
+use crate::harness::plan::{self, Request};
+use crate::harness::run;
 use crate::report::{self, Format, Report};
 use crate::stats::CompareOptions;
 use crate::store::{self, Store};
@@ -137,7 +138,7 @@ pub fn configs_text(topo: &Topology) -> String {
 
 fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
     let topo = read_topology().ok();
-    let benches = if selectors.is_empty() { bench::registry() } else { run::select(selectors, bench::registry())? };
+    let benches = if selectors.is_empty() { bench::registry() } else { plan::select(selectors, bench::registry())? };
     let mut rows = Vec::new();
     for b in &benches {
         let info = b.info();
@@ -224,9 +225,9 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         configs: a.config.clone(),
         overrides: parse_overrides(&a.param)?,
         runs: match a.runs {
-            None => run::Runs::Default,
-            Some(crate::cli::RunsArg::Auto) => run::Runs::Auto,
-            Some(crate::cli::RunsArg::Fixed(n)) => run::Runs::Fixed(n as usize),
+            None => plan::Runs::Default,
+            Some(crate::cli::RunsArg::Auto) => plan::Runs::Auto,
+            Some(crate::cli::RunsArg::Fixed(n)) => plan::Runs::Fixed(n as usize),
         },
         ci_target_pct: a.ci_target,
         quick: a.quick,
@@ -239,7 +240,7 @@ fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();
-    let plan = run::plan(&req, &topo, bench::registry())?;
+    let plan = plan::plan(&req, &topo, bench::registry())?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);

@@ -2,6 +2,8 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
+pub mod plan;
 pub mod progress;
+mod result;
 pub mod run;
 pub mod worker;

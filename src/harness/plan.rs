@@ -1,0 +1,215 @@
+//! Planning a run: select benchmarks, expand each one's parameter sweep,
+//! check every point and resolve every configuration, all before anything
+//! runs or is stored, so that every mistake is bad input (exit 2).
+
+use crate::config::{self, Config, Unavailable};
+use crate::error::bad_input;
+use crate::measure::benchmark::{BenchInfo, Benchmark, Env};
+use crate::model::Params;
+use crate::topology::Topology;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub selectors: Vec<String>,
+    pub configs: Vec<String>,
+    pub overrides: BTreeMap<String, String>,
+    pub runs: Runs,
+    /// `--runs auto`: the target half-width of each median's 95 % interval, percent.
+    pub ci_target_pct: f64,
+    pub quick: bool,
+    pub label: Option<String>,
+    pub skip_unavailable: bool,
+    /// Target length of one sample.
+    pub sample_time: Duration,
+    /// Minimum warm-up in each worker before its first sample.
+    pub warmup: Duration,
+    /// Overrides every benchmark's worker time limit.
+    pub timeout: Option<Duration>,
+    pub command: String,
+}
+
+/// How many samples each result takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runs {
+    /// Each benchmark's own count; `auto` when the run compares (two or
+    /// more configurations, or a swept parameter) and is not `--quick`.
+    #[default]
+    Default,
+    /// Exactly this many clean samples (disturbed ones are still retaken).
+    Fixed(usize),
+    /// At least each benchmark's own count, then more rounds until the
+    /// median's interval meets the target or the cap (3x) is reached.
+    Auto,
+}
+
+/// One benchmark at one parameter point.
+pub struct Item {
+    pub bench: Arc<dyn Benchmark>,
+    pub info: BenchInfo,
+    pub params: Params,
+    pub unsupported: Option<String>,
+}
+
+/// A configuration this run uses, or one recorded as unavailable.
+#[derive(Debug, Clone)]
+pub enum PlannedConfig {
+    Ready(Config),
+    Unavailable { name: String, reason: String },
+}
+
+impl PlannedConfig {
+    pub fn name(&self) -> &str {
+        match self {
+            PlannedConfig::Ready(c) => &c.name,
+            PlannedConfig::Unavailable { name, .. } => name,
+        }
+    }
+}
+
+pub struct Plan {
+    pub items: Vec<Item>,
+    pub configs: Vec<PlannedConfig>,
+}
+
+/// Select benchmarks: a family (`lat`), a name (`lat.syscall`) or a glob
+/// (`lat.sel*`). Unknown selectors are bad input listing what exists.
+pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<Box<dyn Benchmark>>> {
+    let infos: Vec<BenchInfo> = all.iter().map(|b| b.info()).collect();
+    let mut chosen = vec![false; all.len()];
+    for sel in selectors {
+        let pat = glob::Pattern::new(sel).map_err(|e| bad_input(format!("bad selector {sel:?}: {e}")))?;
+        let mut hit = false;
+        for (i, info) in infos.iter().enumerate() {
+            if info.name == sel || info.family == sel || pat.matches(info.name) {
+                chosen[i] = true;
+                hit = true;
+            }
+        }
+        if !hit {
+            let mut families: Vec<&str> = infos.iter().map(|i| i.family).collect();
+            families.dedup();
+            return Err(bad_input(format!("unknown benchmark {sel:?}: families: {}; names: see `kdelta list`", families.join(", "))));
+        }
+    }
+    Ok(all.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(b, _)| b).collect())
+}
+
+/// Build the plan from the benchmarks kdelta has (`all`); every mistake in
+/// the request is reported here, before anything runs or is stored.
+pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Result<Plan> {
+    if req.selectors.is_empty() {
+        return Err(bad_input("no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`"));
+    }
+    let benches = select(&req.selectors, all)?;
+    let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
+    // Every --param must belong to at least one selected benchmark.
+    for k in req.overrides.keys() {
+        if !infos.iter().any(|i| param_for(k, i).is_some()) {
+            let mut names: Vec<&str> = Vec::new();
+            for i in &infos {
+                for p in &i.params {
+                    if !names.contains(&p.name) {
+                        names.push(p.name);
+                    }
+                }
+            }
+            let allowed = if names.is_empty() { "the selected benchmarks take no parameters".to_string() } else { format!("allowed: {}", names.join(", ")) };
+            return Err(bad_input(format!("unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)")));
+        }
+    }
+    let env = Env { topology: topo };
+    let mut items = Vec::new();
+    for (b, info) in benches.into_iter().zip(infos) {
+        // Scoped overrides (`bw.mem.*:size=1M`) win over plain ones (`size=1M`).
+        let mut own: BTreeMap<String, String> = BTreeMap::new();
+        for scoped in [false, true] {
+            for (k, v) in &req.overrides {
+                if k.contains(':') == scoped {
+                    if let Some(name) = param_for(k, &info) {
+                        own.insert(name.to_string(), v.clone());
+                    }
+                }
+            }
+        }
+        let points = crate::model::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
+        let unsupported = b.supported(&env).err();
+        let b: Arc<dyn Benchmark> = Arc::from(b);
+        for p in points {
+            if unsupported.is_none() {
+                b.check(&p)?;
+            }
+            items.push(Item { bench: b.clone(), info: info.clone(), params: p, unsupported: unsupported.clone() });
+        }
+    }
+    let names: Vec<String> = if req.configs.is_empty() { vec!["all".to_string()] } else { req.configs.clone() };
+    let mut configs = Vec::new();
+    for n in &names {
+        match config::resolve(n, topo) {
+            Ok(c) => {
+                if configs.iter().any(|x: &PlannedConfig| x.name() == c.name) {
+                    return Err(bad_input(format!("configuration {:?} given twice", c.name)));
+                }
+                configs.push(PlannedConfig::Ready(c));
+            }
+            Err(e) => match e.downcast_ref::<Unavailable>() {
+                Some(u) if req.skip_unavailable => configs.push(PlannedConfig::Unavailable { name: u.name.clone(), reason: u.reason.clone() }),
+                Some(_) => return Err(e.context("add --skip-unavailable to record it as unavailable and run the rest")),
+                None => return Err(e),
+            },
+        }
+    }
+    Ok(Plan { items, configs })
+}
+
+/// The parameter name an override key sets on this benchmark: `NAME`, or
+/// `SELECTOR:NAME` when the selector (family, name or glob) matches it.
+fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
+    let (sel, name) = match key.split_once(':') {
+        Some((sel, name)) => (Some(sel), name),
+        None => (None, key),
+    };
+    if let Some(sel) = sel {
+        let hit = sel == info.name || sel == info.family || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
+        if !hit {
+            return None;
+        }
+    }
+    info.params.iter().any(|p| p.name == name).then_some(name)
+}
+
+/// Samples per result: the fixed count, or the benchmark's own.
+pub(super) fn wanted(req: &Request, info: &BenchInfo) -> usize {
+    match req.runs {
+        Runs::Fixed(n) => n.max(1),
+        _ if req.quick => info.quick_samples.max(1),
+        _ => info.samples.max(1),
+    }
+}
+
+/// Samples per result split into rounds of workers: at most 5 rounds, the
+/// samples spread as evenly as possible. Returns the samples of each round.
+pub fn split_rounds(total: usize) -> Vec<usize> {
+    let total = total.max(1);
+    let r = total.min(5);
+    (0..r).map(|i| total / r + usize::from(i < total % r)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_cover_every_sample() {
+        for total in 0..200 {
+            let v = split_rounds(total);
+            assert_eq!(v.iter().sum::<usize>(), total.max(1), "{total}");
+            assert!(v.len() <= 5 && v.iter().all(|&x| x >= 1));
+            assert!(v.iter().max().unwrap() - v.iter().min().unwrap() <= 1);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! A point's samples turned into its stored result: the summary and
+//! warnings of its clean samples, the quality counts, the placement split,
+//! and below-resolution for net figures.
+
+use super::plan::Item;
+use crate::measure::sampler::SampleSet;
+use crate::model::record::{Quality, ResultRecord, Status};
+use crate::model::Better;
+use crate::stats::{self, warnings, Warning};
+
+/// Whether a point's median is known to the target precision.
+pub(super) fn ci_met(set: &SampleSet, target_pct: f64) -> bool {
+    let clean: Vec<f64> = clean_values(set);
+    stats::trust::ci_half_width_pct(&clean).is_some_and(|h| h <= target_pct)
+}
+
+fn clean_values(set: &SampleSet) -> Vec<f64> {
+    if set.meta.len() != set.samples.len() {
+        return set.samples.clone();
+    }
+    set.samples.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(v, _)| *v).collect()
+}
+
+/// A result that was not measured: an unavailable configuration or benchmark.
+pub(super) fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> ResultRecord {
+    blank(item, config, cpus, Status::Unavailable, Some(reason))
+}
+
+/// A result of `item` under `config` with no samples yet.
+fn blank(item: &Item, config: &str, cpus: String, status: Status, reason: Option<String>) -> ResultRecord {
+    ResultRecord {
+        benchmark: item.info.name.to_string(),
+        family: item.info.family.to_string(),
+        params: item.params.clone(),
+        config: config.to_string(),
+        cpus,
+        unit: item.info.unit.to_string(),
+        better: item.info.better,
+        status,
+        reason,
+        samples: Vec::new(),
+        samples_meta: Vec::new(),
+        quality: None,
+        placement: Vec::new(),
+        below_resolution: None,
+        summary: None,
+        iterations: None,
+        extras: Default::default(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        simulated: false,
+    }
+}
+
+/// The stored result of one point: summary and warnings of the clean
+/// samples, quality counts, the placement split, below-resolution.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn finish(
+    item: &Item,
+    config: &str,
+    cpus: String,
+    failed: Option<String>,
+    set: SampleSet,
+    want: usize,
+    retaken_extra: usize,
+    auto: bool,
+    ci_target: f64,
+) -> ResultRecord {
+    let rate = item.info.better == Better::Higher;
+    let status = if failed.is_some() { Status::Failed } else { Status::Ok };
+    // With no clean sample at all, the disturbed ones are summarised rather
+    // than nothing: the result is noisy, and says so.
+    let has_meta = set.meta.len() == set.samples.len() && set.meta.iter().any(|m| !m.disturbed);
+    let clean: Vec<f64> = if has_meta { clean_values(&set) } else { set.samples.clone() };
+    let clean_secs: Vec<f64> = if has_meta {
+        set.sample_secs.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(s, _)| *s).collect()
+    } else {
+        set.sample_secs.clone()
+    };
+    let clean_meta: Vec<crate::model::sample::SampleMeta> = if has_meta { set.meta.iter().filter(|m| !m.disturbed).cloned().collect() } else { Vec::new() };
+    let summary = stats::summarize(&clean, rate);
+    let placement = stats::trust::placement_split(&clean, &clean_meta).unwrap_or_default();
+    let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };
+    if !placement.is_empty() {
+        // The split says it better than two anonymous clusters.
+        warns.retain(|w| !matches!(w, Warning::TwoClusters { .. }));
+    }
+    warns.dedup();
+    let disturbed = set.meta.iter().filter(|m| m.disturbed).count();
+    let keep_meta = set.meta.len() == set.samples.len();
+    let ci_pct = stats::trust::ci_half_width_pct(&clean);
+    let quality = (status == Status::Ok || !set.samples.is_empty()).then(|| Quality {
+        kind: set.kind,
+        wanted: want,
+        clean: set.samples.len() - disturbed,
+        disturbed,
+        retaken: set.retaken + retaken_extra.min(disturbed),
+        noisy: set.samples.len() - disturbed < want,
+        busy: disturbed > set.samples.len() - disturbed,
+        ci_pct: if auto { ci_pct } else { None },
+        ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
+    });
+    let below_resolution = if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
+    ResultRecord {
+        samples: set.samples,
+        samples_meta: if keep_meta { set.meta } else { Vec::new() },
+        quality,
+        placement,
+        below_resolution,
+        summary,
+        iterations: set.iterations,
+        extras: set.extras,
+        notes: set.notes,
+        warnings: warns,
+        ..blank(item, config, cpus, status, failed)
+    }
+}
+
