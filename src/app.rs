@@ -359,15 +359,7 @@ fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u
     let results = store.results(run.id)?;
     let id = run.id;
     let rep = run_report(run, results, &CompareOptions::default());
-    crate::report::chart::write_svg(&rep, path).map_err(
-        |e| {
-            if e.to_string().starts_with("nothing to chart") {
-                bad_input(format!("run {id}: {e}"))
-            } else {
-                e
-            }
-        },
-    )?;
+    crate::report::chart::write_svg(&rep, path).map_err(|e| if e.is::<crate::report::chart::NothingToChart>() { bad_input(format!("run {id}: {e}")) } else { e })?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
 }

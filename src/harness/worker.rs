@@ -62,6 +62,13 @@ fn worker_inner(job_path: &Path, find: Finder) -> Result<()> {
     Ok(())
 }
 
+/// Why the parent killed a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Killed {
+    Interrupted,
+    Timeout,
+}
+
 /// How a worker ended.
 pub enum Outcome {
     Done { set: SampleSet, cpu_secs: f64, max_rss: u64 },
@@ -98,17 +105,17 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         let _ = tx.send(crate::sys::wait4(pid).map(|u| (u.status, u.user_s + u.sys_s, u.max_rss)));
     });
     let start = Instant::now();
-    let mut killed: Option<&str> = None;
+    let mut killed: Option<Killed> = None;
     let waited = loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(w) => break w,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if killed.is_none() && interrupted.load(Ordering::SeqCst) {
                     kill_group(pid);
-                    killed = Some("interrupted");
+                    killed = Some(Killed::Interrupted);
                 } else if killed.is_none() && start.elapsed() > timeout {
                     kill_group(pid);
-                    killed = Some("timeout");
+                    killed = Some(Killed::Timeout);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(anyhow::anyhow!("lost the worker's waiter thread")),
@@ -119,11 +126,11 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
     drop(child);
     let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
     let (status, cpu_secs, max_rss) = waited?;
-    if killed == Some("interrupted") {
+    if killed == Some(Killed::Interrupted) {
         return Ok(Outcome::Interrupted);
     }
     let tail = stderr_tail(&stderr);
-    if killed == Some("timeout") {
+    if killed == Some(Killed::Timeout) {
         return Ok(Outcome::Failed { reason: format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64()), cpu_secs });
     }
     if let Some(sig) = status.signal() {

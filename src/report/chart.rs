@@ -6,9 +6,14 @@
 use super::model::Report;
 use crate::model::params::parse_size;
 use crate::model::record::{ResultRecord, Status};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use plotters::prelude::*;
 use std::path::Path;
+
+/// The run has nothing a chart can show (the caller's mistake, not a failure).
+#[derive(Debug, thiserror::Error)]
+#[error("nothing to chart: the run has no swept numeric parameter and a single configuration")]
+pub struct NothingToChart;
 
 struct Line {
     name: String,
@@ -97,7 +102,7 @@ pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
         }
     }
     if panels.is_empty() && bars.is_empty() {
-        bail!("nothing to chart: the run has no swept numeric parameter and a single configuration");
+        return Err(NothingToChart.into());
     }
     let bar_h = if bars.is_empty() { 0 } else { 120 + 22 * bars.len() as u32 };
     let height = 380 * panels.len() as u32 + bar_h;
