@@ -15,6 +15,7 @@ pub mod cli;
 pub mod engine;
 pub mod policy;
 pub mod shape;
+pub mod state;
 pub mod summary;
 pub mod workload;
 

@@ -17,7 +17,7 @@
 //!    immediately).
 
 use super::{argmin_random, spread_onto_core_of, spread_running, Action, Policy};
-use crate::simulate::engine::{State, TaskId};
+use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 

@@ -13,7 +13,7 @@ pub mod ht_aware_2002;
 pub mod modern;
 pub mod stock_2002;
 
-use super::engine::{State, TaskId};
+use super::state::{State, TaskId};
 use crate::error::bad_input;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -119,7 +119,7 @@ pub(crate) fn spread_running(st: &State, prefer: Option<usize>) -> Vec<Action> {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use super::super::engine::{State, Task, TaskState};
+    use super::super::state::{State, Task, TaskState};
     use super::super::shape::Shape;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;

@@ -12,7 +12,7 @@
 //!   (the kernel's active balance for `prefer_sibling` / group imbalance).
 
 use super::{spread_onto_core_of, spread_running, Action, Policy};
-use crate::simulate::engine::{State, TaskId};
+use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 

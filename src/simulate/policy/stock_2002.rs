@@ -13,7 +13,7 @@
 //!   moves queued tasks, never a running one.
 
 use super::{argmin_random, Action, Policy};
-use crate::simulate::engine::{State, TaskId};
+use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
