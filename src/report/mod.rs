@@ -38,19 +38,4 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
 pub use crate::model::fmt::{fmt_num, fmt_pct};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers() {
-        assert_eq!(fmt_num(164071.2), "164,071");
-        assert_eq!(fmt_num(3051.28), "3051");
-        assert_eq!(fmt_num(190.75), "190.8");
-        assert_eq!(fmt_num(11.16), "11.16");
-        assert_eq!(fmt_num(1.1), "1.100");
-        assert_eq!(fmt_num(0.042134), "0.04213");
-        assert_eq!(fmt_num(f64::NAN), "-");
-        assert_eq!(fmt_pct(-1.3333), "-1.3%");
-        assert_eq!(fmt_pct(250.0), "+250%");
-    }
-}
+mod tests;
