@@ -42,7 +42,9 @@ fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
         }
     }
     for name in names {
-        let rs: Vec<&ResultRecord> = results.iter().filter(|r| r.benchmark == name && r.status == Status::Ok && r.summary.is_some()).collect();
+        // A figure below resolution has no point to draw (the table shows `< X`).
+        let rs: Vec<&ResultRecord> =
+            results.iter().filter(|r| r.benchmark == name && r.status == Status::Ok && r.summary.is_some() && r.below_resolution.is_none()).collect();
         let Some(first) = rs.first() else { continue };
         let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
         let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();

@@ -224,8 +224,10 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
             }
         }
         let parts: Vec<String> = kinds.iter().map(|(w, n)| format!("{n} {}", w.describe())).collect();
-        head_notes.push(format!("not marked significant although the test passed: {} changes ({})", withheld.len(), parts.join(", ")));
+        let changes = if withheld.len() == 1 { "change" } else { "changes" };
+        head_notes.push(format!("not marked significant although the test passed: {} {changes} ({})", withheld.len(), parts.join(", ")));
     }
+    head_notes.extend(remarks::hint(&entries, verbose));
     Grid { header, rows, right, geo_from, notes: head_notes, marks }
 }
 
@@ -280,5 +282,6 @@ pub fn results(rep: &Report, verbose: bool) -> Grid {
         all_notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
     }
     all_notes.extend(remarks::lines(&entries, verbose));
+    all_notes.extend(remarks::hint(&entries, verbose));
     Grid { header, rows, right, geo_from, notes: all_notes, marks }
 }

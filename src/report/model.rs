@@ -282,15 +282,17 @@ impl Report {
             ];
             tables.push(Table::build(cols, opt));
         }
-        let mut remarks = run_remarks(&a.0);
-        remarks.extend(run_remarks(&b.0));
+        // Two runs: every run-level line says which run it is about.
+        let mut remarks = Vec::new();
+        for r in [&a.0, &b.0] {
+            remarks.extend(run_remarks(r).into_iter().map(|w| if w.starts_with("run ") { w } else { format!("run {}: {w}", r.id) }));
+        }
         if pairs.is_empty() {
             remarks.push(format!("the runs share no configuration ({} has {}; {} has {})", label(&a.0), ca.join(", "), label(&b.0), cb.join(", ")));
         }
         let mut results = a.1;
         results.extend(b.1);
-        let mut notes = run_notes(&a.0);
-        notes.extend(run_notes(&b.0));
+        let notes = [&a.0, &b.0].iter().flat_map(|r| run_notes(r).into_iter().map(move |n| format!("run {}: {n}", r.id))).collect();
         Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), notes, threshold_pct: opt.threshold_pct, verbose: false }
     }
 }

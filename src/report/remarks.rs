@@ -129,10 +129,12 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     for (n, who) in notes {
         out.push(format!("{}: {n}", name_list(&who)));
     }
-    if !out.is_empty() && entries.iter().any(|e| !full(e).is_empty()) {
-        out.push("(every remark of every result: --verbose, or kdelta show RUN --warnings)".to_string());
-    }
     out
+}
+
+/// The pointer to the full list, after the summary lines (when there is more to see).
+pub fn hint(entries: &[Entry], verbose: bool) -> Option<String> {
+    (!verbose && entries.iter().any(|e| !full(e).is_empty())).then(|| "(every remark of every result: --verbose, or kdelta show RUN --warnings)".to_string())
 }
 
 fn frac(a: usize, b: usize) -> f64 {
@@ -220,7 +222,8 @@ mod tests {
         let entries: Vec<Entry> = cells.iter().enumerate().map(|(i, c)| Entry { who: format!("lat.x{i} [up]"), unit: "us", cell: c }).collect();
         let l = lines(&entries, false);
         assert_eq!(l[0], "high variation in 3 of 4 results (worst: lat.x2 [up], cv 866%)");
-        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(hint(&entries, false).is_some() && hint(&entries, true).is_none());
         let full = lines(&entries, true);
         assert_eq!(full.len(), 3);
         assert!(full[1].starts_with("lat.x2 [up]: high variation: cv 866.0%"), "{full:?}");

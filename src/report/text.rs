@@ -24,6 +24,7 @@ pub fn render(rep: &Report, color: bool) -> String {
     out.push('\n');
     if rep.tables.is_empty() {
         draw(&mut out, &grid::results(rep, rep.verbose), color);
+        out.push('\n');
     }
     for t in &rep.tables {
         draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose), color);
