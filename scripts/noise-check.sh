@@ -76,6 +76,8 @@ for i in range(1, runs + 1):
                     continue
                 t += 1
                 s += bool(c["significant"])
+                if c["significant"]:
+                    print(f'  run {i}: starred {row["benchmark"]} {" ".join(f"{k}={v}" for k, v in row["params"].items())}: {c["change_pct"]:+.1f}% (A/A noise {c.get("aa_noise_pct") or 0:.1f}%, p {c["p_welch"]:.3g})')
     stars += s; total += t
     for r in d["results"]:
         key = f'{r["benchmark"]} {" ".join(f"{k}={v}" for k, v in r["params"].items())} [{r["config"]}]'

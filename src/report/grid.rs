@@ -202,7 +202,7 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     }
     let mut head_notes: Vec<String> = t.columns.iter().map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus })).collect();
     head_notes.push(format!(
-        "change: + means {} is better (speedup - 1); * significant: Welch p < 0.05, |change| >= {threshold}% and beyond the A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
+        "change: + means {} is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= {threshold}% and beyond the A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
     if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {

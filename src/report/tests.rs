@@ -286,9 +286,9 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: Welch p < 0.05, |change| >= 1% and beyond the A/A noise (the spread between \
-one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert \
-lower-is-better ratios first
+change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
+spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
+invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -366,9 +366,9 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: Welch p < 0.05, |change| >= 1% and beyond the A/A noise (the spread between \
-one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert \
-lower-is-better ratios first
+change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
+spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
+invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -384,7 +384,8 @@ bw.mem.wr [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
 bw.mem.rd [noht]: change +4.0% not marked significant: within the A/A noise (6.0%)
 bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe [noht]
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
+[noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
@@ -411,9 +412,9 @@ bw.mem.wr                  MB/s                  8005  0.3%                    -
 geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8%
 run 12 (baseline) up: cpus 0
 run 13 (patched) up: cpus 0
-change: + means run 13 (patched) up is better (speedup - 1); * significant: Welch p < 0.05, |change| >= 1% and beyond the A/A noise (the \
-spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
-invert lower-is-better ratios first
+change: + means run 13 (patched) up is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the \
+A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; \
+geomean rows invert lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
@@ -489,9 +490,9 @@ fn markdown_comparison_of_two_configurations() {
 
 - up: cpus 0
 - noht: cpus 0-1
-- change: + means noht is better (speedup - 1); * significant: Welch p < 0.05, \|change\| >= 1% and beyond the A/A noise (the spread \
-between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert \
-lower-is-better ratios first
+- change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, \|change\| >= 1% and beyond the A/A noise \
+(the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean \
+rows invert lower-is-better ratios first
 - ?: noisy, fewer clean samples than wanted even after retakes
 - parameters of lat.ctx: procs=2 size=16
 - parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -628,7 +629,7 @@ fn json_of_a_comparison_of_two_configurations() {
               "ci_low": null,
               "p_mann_whitney": 0.08085559837341072,
               "p_welch": 0.000035096706832549174,
-              "significant": true,
+              "significant": false,
               "speedup": 1.160220994475138
             }
           ],

@@ -3,8 +3,10 @@
 //! Convention (the 2003 study's "speedup" column): `speedup` is A/B for
 //! lower-is-better figures and B/A for higher-is-better ones, so that
 //! `change = (speedup - 1) x 100 %` is positive exactly when B is better.
-//! A difference is marked significant when Welch's t-test gives p < `alpha`
-//! AND |change| is at least the noise threshold (1 % by default).
+//! A difference is marked significant when Welch's t-test and the
+//! Mann-Whitney rank test both give p < `alpha` AND |change| is at least the
+//! noise threshold (1 % by default); [`compare_sides`] adds the run's own
+//! A/A noise and withholds the mark from noisy or busy sides.
 
 use super::summary::median;
 use crate::model::Better;
@@ -125,7 +127,10 @@ pub fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Op
         Some((l, h)) => (Some(l), Some(h)),
         None => (None, None),
     };
-    let significant = p_welch.map(|p| p < opt.alpha).unwrap_or(false) && change_pct.abs() >= opt.threshold_pct;
+    // Both tests must agree: Welch's t on the means, and the Mann-Whitney rank
+    // test, which outliers and skew cannot sway and which cannot reach
+    // p < 0.05 on three samples a side.
+    let significant = p_welch.is_some_and(|p| p < opt.alpha) && p_mann_whitney.is_some_and(|p| p < opt.alpha) && change_pct.abs() >= opt.threshold_pct;
     Some(Comparison { speedup, change_pct, p_welch, p_mann_whitney, ci_low, ci_high, significant, aa_noise_pct: None, withheld: None })
 }
 
@@ -356,6 +361,18 @@ mod tests {
             starred += usize::from(compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap().significant);
         }
         assert!(starred >= 95, "{starred} of 100 real 15 % differences starred");
+    }
+
+    #[test]
+    fn three_samples_a_side_never_star() {
+        // Completely separated, 15 % apart: Welch alone would star it, but a
+        // rank test cannot reach p < 0.05 on three samples a side.
+        let opt = CompareOptions::default();
+        let c = compare(&[10.0, 10.1, 10.05], &[11.5, 11.6, 11.55], Better::Lower, &opt).unwrap();
+        assert!(c.p_welch.unwrap() < 0.05 && c.p_mann_whitney.unwrap() > 0.05 && !c.significant);
+        let a = [10.0, 10.1, 10.05, 10.02, 10.08];
+        let b = [11.5, 11.6, 11.55, 11.52, 11.58];
+        assert!(compare(&a, &b, Better::Lower, &opt).unwrap().significant, "five a side can be");
     }
 
     #[test]
