@@ -1,0 +1,145 @@
+//! The top level: parse the command line, dispatch, map errors to exit
+//! statuses. One file per group of commands, as `kdelta --help` lists them.
+
+mod info;
+mod run;
+mod serve;
+mod simulate;
+mod stored;
+
+use crate::bench::{self, Env};
+use crate::cli::{Cli, Command, RunArgs};
+use crate::error::{bad_input, exit, is_bad_input};
+use crate::harness::plan::{self, Request};
+use crate::report::{self, Format, Report};
+use crate::stats::CompareOptions;
+use crate::store::{self, Store};
+use crate::topology::Topology;
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { exit::BAD_INPUT } else { exit::OK });
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code =
+                if is_bad_input(&e) || e.chain().any(|c| c.downcast_ref::<crate::config::Unavailable>().is_some()) { exit::BAD_INPUT } else { exit::FAILED };
+            eprintln!("kdelta: {}", one_line(&e));
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// The error and its causes on one line, outermost first, without repeats.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ")
+}
+
+/// Write to stdout; a closed pipe (`kdelta ... | head`) ends quietly.
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
+fn color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// The sysfs root: `/`, or `$KDELTA_SYSFS_ROOT` (tests point it at fake trees).
+pub fn sysfs_root() -> PathBuf {
+    std::env::var_os("KDELTA_SYSFS_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn read_topology() -> Result<Topology> {
+    let root = sysfs_root();
+    Topology::read(&root).with_context(|| format!("reading the CPU topology under {}", root.display()))
+}
+
+/// The host snapshot stored with every run: topology plus software (CPU model,
+/// kernel, preemption model, libc, mitigations).
+fn host_snapshot() -> Result<crate::topology::Host> {
+    let root = sysfs_root();
+    crate::topology::Host::read(&root).with_context(|| format!("reading the host description under {}", root.display()))
+}
+
+fn open_store(db: &Option<PathBuf>) -> Result<Store> {
+    let path = db.clone().unwrap_or_else(store::default_path);
+    Store::open(&path)
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
+        Command::Topo { json } => info::cmd_topo(json),
+        Command::List { json, selectors } => info::cmd_list(json, &selectors),
+        Command::Run(args) => run::cmd_run(&cli.db, args),
+        Command::Compare { run_a, run_b, format, threshold, verbose } => stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
+        Command::Runs { limit, json } => stored::cmd_runs(&cli.db, limit, json),
+        Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
+        Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
+        Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
+        Command::Serve { name, listen, param } => serve::cmd_serve(&name, &listen, &param),
+        Command::Loadfile(crate::cli::LoadfileCommand::Generate(a)) => {
+            crate::bench::dbench::cli::loadfile_generate(&a)?;
+            Ok(exit::OK)
+        }
+        Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
+        Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
+        Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
+    }
+}
+
+/// The helpers' `ExitCode`s carry no readable value; they use 0, 1, 2 and 130.
+fn exit_code(c: ExitCode) -> Result<u8> {
+    for v in [exit::OK, exit::FAILED, exit::BAD_INPUT, exit::INTERRUPTED] {
+        if c == ExitCode::from(v) {
+            return Ok(v);
+        }
+    }
+    Ok(exit::FAILED)
+}
+
+fn parse_overrides(list: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut m = BTreeMap::new();
+    for p in list {
+        let (k, v) = p.split_once('=').ok_or_else(|| bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")))?;
+        if k.is_empty() || v.is_empty() {
+            return Err(bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")));
+        }
+        if m.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(bad_input(format!("--param {k} given twice: give one list instead ({k}=A,B)")));
+        }
+    }
+    Ok(m)
+}
+
+/// The report of one run, with the lines its benchmarks' families add.
+fn run_report(run: crate::model::RunRecord, results: Vec<crate::model::ResultRecord>, opt: &CompareOptions) -> Report {
+    let mut rep = Report::for_run(run, results, opt);
+    rep.summaries = bench::family_summaries(&rep.results);
+    rep
+}
