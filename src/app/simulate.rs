@@ -10,7 +10,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
     let (cfg, policies) = crate::simulate::cli::config(a)?;
     let results = crate::simulate::cli::simulate_all(&cfg, &policies, false)?;
     let mut store = open_store(db)?;
-    if a.format == "json" {
+    if a.format == crate::model::fmt::TextOrJson::Json {
         out(&(crate::simulate::cli::render_json(&cfg, &results)? + "\n"));
     } else {
         out(&crate::simulate::cli::render_text(&cfg, &results));

@@ -52,3 +52,10 @@ pub fn fmt_pct(v: f64) -> String {
     }
 }
 
+
+/// Output of the commands that print only text or JSON (`simulate`, `place`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    Text,
+    Json,
+}

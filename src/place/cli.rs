@@ -4,6 +4,7 @@ use super::job;
 use super::runner::{self, Job, PlacePolicy, RunCfg, RunReport};
 use crate::cpuset::CpuSet;
 use crate::error::bad_input;
+use crate::model::fmt::TextOrJson;
 use crate::simulate::summary::{histogram, Bin, Dist};
 use crate::topology::{Core, Cpu, Topology};
 use serde::Serialize;
@@ -19,8 +20,8 @@ use std::time::Duration;
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlaceArgs {
     /// Placement policy: naive (random logical CPU), smt-aware (idle core first), kernel (no pinning).
-    #[arg(long, default_value = "smt-aware")]
-    pub policy: String,
+    #[arg(long, value_enum, default_value_t = PlacePolicy::SmtAware)]
+    pub policy: PlacePolicy,
     /// Number of concurrent loops.
     #[arg(short = 'n', long = "loops", default_value_t = 2)]
     pub loops: usize,
@@ -33,9 +34,9 @@ pub struct PlaceArgs {
     /// Seed for the naive policy's random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output format: text or json.
-    #[arg(long, default_value = "text")]
-    pub format: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
     /// Length of the built-in job, milliseconds (for tests).
     #[arg(long, default_value_t = 1000, hide = true)]
     pub job_ms: u64,
@@ -169,8 +170,7 @@ pub struct SmtRateResult {
 }
 
 fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
-    let policy =
-        PlacePolicy::parse(&args.policy).ok_or_else(|| bad_input(format!("--policy {:?}: allowed are {}", args.policy, PlacePolicy::NAMES.join(", "))))?;
+    let policy = args.policy;
     if !(1..=1024).contains(&args.loops) {
         return Err(bad_input(format!("-n {}: allowed is 1 to 1024 loops", args.loops)));
     }
@@ -182,9 +182,6 @@ fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
     }
     if !(1..=10_000).contains(&args.sample_ms) {
         return Err(bad_input(format!("--sample-ms {}: allowed is 1 to 10000", args.sample_ms)));
-    }
-    if !matches!(args.format.as_str(), "text" | "json") {
-        return Err(bad_input(format!("--format {:?}: allowed are text, json", args.format)));
     }
     Ok(policy)
 }
@@ -282,7 +279,7 @@ pub fn main(args: &PlaceArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn render_rate(args: &PlaceArgs, r: &SmtRateResult) -> String {
-    if args.format == "json" {
+    if args.format == TextOrJson::Json {
         return serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
     }
     match (r.smt_rate, r.cpus, r.alone_seconds, r.pair_seconds) {
@@ -294,11 +291,11 @@ fn render_rate(args: &PlaceArgs, r: &SmtRateResult) -> String {
 }
 
 fn render_place(args: &PlaceArgs, r: &PlaceResult) -> String {
-    if args.format == "json" {
+    if args.format == TextOrJson::Json {
         return serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
     }
     let mut s = String::new();
-    let _ = writeln!(s, "place: policy {}, {} loops x {} iterations of {}", args.policy, r.loops, r.iterations_per_loop, r.job);
+    let _ = writeln!(s, "place: policy {}, {} loops x {} iterations of {}", args.policy.name(), r.loops, r.iterations_per_loop, r.job);
     if let Some(n) = &r.topology_note {
         let _ = writeln!(s, "note: {n}");
     }
@@ -442,9 +439,14 @@ mod tests {
 
     #[test]
     fn bad_arguments() {
-        for a in ["--policy random", "-n 0", "--iterations 0", "--format yaml", "--job-ms 0"] {
+        for a in ["-n 0", "--iterations 0", "--job-ms 0"] {
             let e = place(&args(a), &local_topo(), None, &AtomicBool::new(false)).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{a}");
+        }
+        // Closed sets are refused by the parser itself, naming what is allowed.
+        for a in ["--policy random", "--format yaml"] {
+            let Err(e) = T::try_parse_from(std::iter::once("x").chain(a.split_whitespace())) else { panic!("{a} was accepted") };
+            assert!(e.to_string().contains("possible values"), "{a}: {e}");
         }
     }
 

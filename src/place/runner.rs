@@ -25,7 +25,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlacePolicy {
     Naive,
@@ -34,13 +34,11 @@ pub enum PlacePolicy {
 }
 
 impl PlacePolicy {
-    pub const NAMES: &'static [&'static str] = &["naive", "smt-aware", "kernel"];
-    pub fn parse(s: &str) -> Option<PlacePolicy> {
-        match s {
-            "naive" => Some(PlacePolicy::Naive),
-            "smt-aware" => Some(PlacePolicy::SmtAware),
-            "kernel" => Some(PlacePolicy::Kernel),
-            _ => None,
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacePolicy::Naive => "naive",
+            PlacePolicy::SmtAware => "smt-aware",
+            PlacePolicy::Kernel => "kernel",
         }
     }
 }

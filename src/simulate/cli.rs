@@ -7,6 +7,7 @@ use super::workload::loops::LoopsCfg;
 use super::workload::make::{MakeCfg, DEFAULT_JOBS};
 use super::{policy, run, SimConfig, WorkloadCfg, DEFAULT_CROSS_CORE_RATE, DEFAULT_SMT_RATE};
 use crate::error::bad_input;
+use crate::model::fmt::TextOrJson;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -16,8 +17,8 @@ use std::time::Instant;
 #[derive(clap::Args, Debug, Clone)]
 pub struct SimulateArgs {
     /// Workload: `loops` (K loops of a CPU-bound job) or `make` (a -jN build).
-    #[arg(long, default_value = "loops")]
-    pub workload: String,
+    #[arg(long, value_enum, default_value_t = WorkloadKind::Loops)]
+    pub workload: WorkloadKind,
     /// Machine shape PACKAGESxCORESxTHREADS (Molnar's P4 HT box: 2x1x2).
     #[arg(long, default_value = "2x1x2")]
     pub topology: String,
@@ -72,9 +73,16 @@ pub struct SimulateArgs {
     /// A label for the stored run.
     #[arg(long, requires = "store")]
     pub label: Option<String>,
-    /// Output format: text or json.
-    #[arg(long, default_value = "text")]
-    pub format: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+}
+
+/// The workloads the simulator models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkloadKind {
+    Loops,
+    Make,
 }
 
 fn check_range(name: &str, v: f64, lo: f64, hi: f64, lo_open: bool) -> anyhow::Result<()> {
@@ -102,29 +110,25 @@ pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<String>)> {
     check_range("cross-core-rate", a.cross_core_rate, 0.0, 1.0, true)?;
     check_range("balance-ms", a.balance_ms, 0.01, 60_000.0, false)?;
     check_range("timeslice-ms", a.timeslice_ms, 0.1, 60_000.0, false)?;
-    let workload = match a.workload.as_str() {
-        "loops" => {
+    let workload = match a.workload {
+        WorkloadKind::Loops => {
             check_count("loops", a.loops, 1, 4096)?;
             check_count("iterations", a.iterations, 1, 1_000_000)?;
             check_range("work", a.work, 0.0, 1e6, true)?;
             check_range("jitter", a.jitter, 0.0, 0.5, false)?;
             WorkloadCfg::Loops(LoopsCfg { loops: a.loops, work: a.work, iterations: a.iterations, jitter: a.jitter })
         }
-        "make" => {
+        WorkloadKind::Make => {
             check_count("parallel", a.parallel, 1, 4096)?;
             check_count("jobs", a.jobs, 1, 1_000_000)?;
             WorkloadCfg::Make(MakeCfg { parallel: a.parallel, jobs: a.jobs })
         }
-        w => return Err(bad_input(format!("--workload {w:?}: allowed are loops, make"))),
     };
     let reps = a.reps.unwrap_or(match workload {
         WorkloadCfg::Loops(_) => 1,
         WorkloadCfg::Make(_) => 10,
     });
     check_count("reps", reps, 1, 10_000)?;
-    if !matches!(a.format.as_str(), "text" | "json") {
-        return Err(bad_input(format!("--format {:?}: allowed are text, json", a.format)));
-    }
     let mut policies = Vec::new();
     for p in a.policy.split(',').map(str::trim) {
         if p == "all" {
@@ -183,7 +187,7 @@ pub fn simulate_all(cfg: &SimConfig, policies: &[String], bench_speed: bool) -> 
 pub fn main(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     let (cfg, policies) = config(args)?;
     let results = simulate_all(&cfg, &policies, args.bench_speed)?;
-    if args.format == "json" {
+    if args.format == TextOrJson::Json {
         println!("{}", render_json(&cfg, &results)?);
     } else {
         print!("{}", render_text(&cfg, &results));

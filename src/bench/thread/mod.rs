@@ -1,7 +1,6 @@
 //! The `thread` family: the 2004 NPTL/LinuxThreads study's thread benchmarks
-//! (`thread.create`, `thread.ctx`), and `lat.ctx`, LMbench's process ring,
-//! which shares the token ring with `thread.ctx` (the lead lists it under
-//! `lat`).
+//! (`thread.create`, `thread.ctx`). The token ring (`ring.rs`) is shared with
+//! `lat.ctx` (`bench/lat/ctx.rs`).
 
 pub mod create;
 pub mod ring;
