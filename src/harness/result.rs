@@ -5,20 +5,19 @@
 use super::plan::Item;
 use crate::measure::sampler::SampleSet;
 use crate::model::record::{Quality, ResultRecord, Status};
+use crate::model::sample::used;
 use crate::model::Better;
 use crate::stats::{self, warnings, Warning};
 
 /// Whether a point's median is known to the target precision.
 pub(super) fn ci_met(set: &SampleSet, target_pct: f64) -> bool {
-    let clean: Vec<f64> = clean_values(set);
+    let clean = pick(&set.samples, &used(&set.meta, set.samples.len()));
     stats::trust::ci_half_width_pct(&clean).is_some_and(|h| h <= target_pct)
 }
 
-fn clean_values(set: &SampleSet) -> Vec<f64> {
-    if set.meta.len() != set.samples.len() {
-        return set.samples.clone();
-    }
-    set.samples.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(v, _)| *v).collect()
+/// The entries of `v` that `mask` keeps.
+fn pick<T: Clone>(v: &[T], mask: &[bool]) -> Vec<T> {
+    v.iter().zip(mask).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect()
 }
 
 /// A result that was not measured: an unavailable configuration or benchmark.
@@ -70,14 +69,11 @@ pub(super) fn finish(
     let status = if failed.is_some() { Status::Failed } else { Status::Ok };
     // With no clean sample at all, the disturbed ones are summarised rather
     // than nothing: the result is noisy, and says so.
-    let has_meta = set.meta.len() == set.samples.len() && set.meta.iter().any(|m| !m.disturbed);
-    let clean: Vec<f64> = if has_meta { clean_values(&set) } else { set.samples.clone() };
-    let clean_secs: Vec<f64> = if has_meta {
-        set.sample_secs.iter().zip(&set.meta).filter(|(_, m)| !m.disturbed).map(|(s, _)| *s).collect()
-    } else {
-        set.sample_secs.clone()
-    };
-    let clean_meta: Vec<crate::model::sample::SampleMeta> = if has_meta { set.meta.iter().filter(|m| !m.disturbed).cloned().collect() } else { Vec::new() };
+    let mask = used(&set.meta, set.samples.len());
+    let clean = pick(&set.samples, &mask);
+    let clean_secs = pick(&set.sample_secs, &mask);
+    // Placement is read from clean samples only.
+    let clean_meta = if set.clean() > 0 && set.meta.len() == mask.len() { pick(&set.meta, &mask) } else { Vec::new() };
     let summary = stats::summarize(&clean, rate);
     let placement = stats::trust::placement_split(&clean, &clean_meta).unwrap_or_default();
     let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };

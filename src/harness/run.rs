@@ -274,13 +274,16 @@ impl Executor<'_> {
         let extra_start = Instant::now();
         while !self.was_interrupted && extra_start.elapsed() < budget {
             let mut jobs = Vec::new();
-            for (pi, p) in points.iter().enumerate() {
+            for (pi, p) in points.iter_mut().enumerate() {
                 if p.failed.is_some() || p.taken() >= cap {
                     continue;
                 }
                 let clean = p.clean();
                 if clean < want {
-                    jobs.push((pi, (want - clean).min(plan_rounds[0]).min(cap - p.taken())));
+                    // Samples asked for to replace disturbed ones count as retakes.
+                    let n = (want - clean).min(plan_rounds[0]).min(cap - p.taken());
+                    p.retaken_extra += n;
+                    jobs.push((pi, n));
                 } else if auto && !ci_met(&p.set, self.req.ci_target_pct) {
                     jobs.push((pi, plan_rounds[0].min(cap - p.taken())));
                 }
@@ -293,12 +296,6 @@ impl Executor<'_> {
                 jobs.reverse();
             }
             self.progress.add_length(jobs.len() as u64);
-            // Samples asked for to replace disturbed ones count as retakes.
-            for (pi, n) in &jobs {
-                if points[*pi].clean() < want {
-                    points[*pi].retaken_extra += n;
-                }
-            }
             self.run_round(group, &mut points, &jobs, round, 0, &mut iterations, &seq_of_point, ledger)?;
         }
 

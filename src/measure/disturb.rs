@@ -113,7 +113,24 @@ impl Probe {
         }
     }
 
+    /// A snapshot before a sample: the clocks read last, next to the sample.
     pub fn snapshot(&self) -> Snapshot {
+        let mut s = self.read_kernel();
+        s.thread_cpu = kp::thread_cpu_secs();
+        s.at = Instant::now();
+        s
+    }
+
+    /// A snapshot after a sample: the clocks read first, so the interval
+    /// between the two covers the sample tightly.
+    pub fn snapshot_end(&self) -> Snapshot {
+        let at = Instant::now();
+        let thread_cpu = kp::thread_cpu_secs();
+        Snapshot { at, thread_cpu, ..self.read_kernel() }
+    }
+
+    /// Everything but the two clocks (`at` and `thread_cpu` are filled by the caller).
+    fn read_kernel(&self) -> Snapshot {
         let waits = self.kind != TaskKind::Solo;
         let stat = kp::stat_cpus();
         let (process_cpu, process_nivcsw) = if waits {
@@ -143,22 +160,8 @@ impl Probe {
         let own_delay = kp::task_schedstat(self.tid).map(|s| s.1);
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
         let thread_nivcsw = kp::usage(libc::RUSAGE_THREAD).nivcsw;
-        let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        // The clocks last, next to the sample.
-        let thread_cpu = kp::thread_cpu_secs();
-        let at = Instant::now();
-        Snapshot { at, unix, thread_cpu, thread_nivcsw, own_delay, process_cpu, process_nivcsw, peer_run, peer_delay, group_cpu, cpus, idle, steal }
-    }
-
-    /// A second snapshot read in the opposite order (clocks first), so the
-    /// interval between the two covers the sample tightly.
-    pub fn snapshot_end(&self) -> Snapshot {
-        let at = Instant::now();
-        let thread_cpu = kp::thread_cpu_secs();
-        let mut s = self.snapshot();
-        s.at = at;
-        s.thread_cpu = thread_cpu;
-        s
+        let unix = kp::unix_now();
+        Snapshot { at: Instant::now(), unix, thread_cpu: 0.0, thread_nivcsw, own_delay, process_cpu, process_nivcsw, peer_run, peer_delay, group_cpu, cpus, idle, steal }
     }
 
     /// The sample between two snapshots, judged.

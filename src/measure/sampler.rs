@@ -271,7 +271,7 @@ impl Sampler {
         let meta = match self.started.take() {
             Some(a) => self.probe.meta(&a, &b),
             // No start known: the figures are kept, the sample is not judged.
-            None => SampleMeta { t: now_unix() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::proc::current_cpu().into_iter().collect(), ..Default::default() },
+            None => SampleMeta { t: crate::sys::proc::unix_now() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::proc::current_cpu().into_iter().collect(), ..Default::default() },
         };
         self.started = Some(b);
         self.out.samples.push(value);
@@ -295,10 +295,6 @@ impl Sampler {
     pub fn finish(self) -> SampleSet {
         self.out
     }
-}
-
-fn now_unix() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 /// Grow `n` until one call lasts a good fraction of the target, then scale to

@@ -120,11 +120,9 @@ impl ResultRecord {
     /// Clean samples with their records (`None` where there are none). When
     /// every sample was disturbed, all of them: the result is then noisy.
     pub fn clean_with_meta(&self) -> Vec<(f64, Option<&SampleMeta>)> {
-        if self.samples_meta.len() != self.samples.len() {
-            return self.samples.iter().map(|&v| (v, None)).collect();
-        }
-        let all_disturbed = self.samples_meta.iter().all(|m| m.disturbed);
-        self.samples.iter().zip(&self.samples_meta).filter(|(_, m)| all_disturbed || !m.disturbed).map(|(&v, m)| (v, Some(m))).collect()
+        let used = super::sample::used(&self.samples_meta, self.samples.len());
+        let meta = |i: usize| self.samples_meta.get(i).filter(|_| self.samples_meta.len() == self.samples.len());
+        self.samples.iter().enumerate().filter(|(i, _)| used[*i]).map(|(i, &v)| (v, meta(i))).collect()
     }
 
     pub fn is_noisy(&self) -> bool {

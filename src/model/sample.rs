@@ -80,6 +80,18 @@ pub struct SampleMeta {
     pub disturbed: bool,
 }
 
+/// Which of `n` samples a result's figure uses: the ones not judged
+/// disturbed; all of them when there are no per-sample records (results
+/// stored before kdelta kept them) or when every sample was disturbed (the
+/// result is then noisy and says so). The one rule for summaries,
+/// comparisons and `--runs auto`.
+pub fn used(meta: &[SampleMeta], n: usize) -> Vec<bool> {
+    if meta.len() != n || meta.iter().all(|m| m.disturbed) {
+        return vec![true; n];
+    }
+    meta.iter().map(|m| !m.disturbed).collect()
+}
+
 /// Where the measured tasks ran during a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -172,6 +184,14 @@ mod tests {
 
     fn m(a: &[u32], b: &[u32]) -> SampleMeta {
         SampleMeta { cpus_start: a.to_vec(), cpus_end: b.to_vec(), ..Default::default() }
+    }
+
+    #[test]
+    fn the_figure_uses_clean_samples_or_all_of_them() {
+        let d = |disturbed| SampleMeta { disturbed, ..Default::default() };
+        assert_eq!(used(&[d(false), d(true), d(false)], 3), [true, false, true]);
+        assert_eq!(used(&[d(true), d(true)], 2), [true, true], "all disturbed: noisy, summarised anyway");
+        assert_eq!(used(&[], 2), [true, true], "stored before per-sample records");
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
             w.cell.disturbed
         ));
     }
-    for kind in ["high_variation", "outliers", "two_clusters", "short_samples"] {
+    for kind in [Kind::Variation, Kind::Outliers, Kind::Clusters, Kind::Short] {
         let hits: Vec<(&Entry, &Warning)> = entries.iter().flat_map(|e| e.cell.warnings.iter().filter(|w| kind_of(w) == kind).map(move |w| (e, w))).collect();
         let Some((we, ww)) = hits.iter().max_by(|a, b| severity(a.1).total_cmp(&severity(b.1))) else { continue };
         let n = hits.iter().map(|(e, _)| e.who.as_str()).collect::<std::collections::BTreeSet<_>>().len();
@@ -113,7 +113,7 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
             Warning::ShortSamples { secs } => ("samples short for the clock", format!("{:.0} us", secs * 1e6)),
             Warning::BusyMachine { .. } => continue,
         };
-        let label = if kind == "short_samples" { "shortest" } else { "worst" };
+        let label = if kind == Kind::Short { "shortest" } else { "worst" };
         out.push(format!("{what} in {n} of {ok} results ({label}: {}, {worst})", we.who));
     }
     // Benchmark notes: each distinct text once, with the results it concerns.
@@ -153,13 +153,23 @@ fn pct(f: f64) -> String {
     }
 }
 
-fn kind_of(w: &Warning) -> &'static str {
+/// The kinds of result warnings, one summary line each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Variation,
+    Outliers,
+    Clusters,
+    Short,
+    Busy,
+}
+
+fn kind_of(w: &Warning) -> Kind {
     match w {
-        Warning::HighVariation { .. } => "high_variation",
-        Warning::Outliers { .. } => "outliers",
-        Warning::TwoClusters { .. } => "two_clusters",
-        Warning::ShortSamples { .. } => "short_samples",
-        Warning::BusyMachine { .. } => "busy_machine",
+        Warning::HighVariation { .. } => Kind::Variation,
+        Warning::Outliers { .. } => Kind::Outliers,
+        Warning::TwoClusters { .. } => Kind::Clusters,
+        Warning::ShortSamples { .. } => Kind::Short,
+        Warning::BusyMachine { .. } => Kind::Busy,
     }
 }
 

@@ -13,6 +13,11 @@ pub fn thread_cpu_secs() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// The wall clock in seconds since the Unix epoch (for stored start times).
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
 /// sched_getcpu(3): the CPU the calling thread runs on.
 pub fn current_cpu() -> Option<u32> {
     // SAFETY: no arguments; returns -1 on error.
