@@ -44,7 +44,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
         pid: Some(std::process::id()),
         configs: Vec::new(),
         host: serde_json::json!({ "simulated": true, "topology": cfg.shape.to_string() }),
-        environment: serde_json::Value::Null,
+        environment: crate::model::RunEnvironment { simulated: true, ..Default::default() },
     };
     let id = store.begin_run(&run)?;
     for (seq, r) in results.iter().enumerate() {
@@ -81,7 +81,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
         };
         store.add_result(id, seq, &rec)?;
     }
-    store.finish_run(id, RunStatus::Complete, &serde_json::json!({ "simulated": true }))?;
+    store.finish_run(id, RunStatus::Complete, &run.environment)?;
     eprintln!("kdelta: stored as run {id} (simulated)");
     Ok(exit::OK)
 }

@@ -12,6 +12,7 @@ use super::worker::{run_job, Job, Outcome};
 use crate::config::Config;
 use crate::measure::sampler::{SampleSet, SamplerSettings};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+use crate::model::{RunEnvironment, RunsAsked};
 use crate::stats::Warning;
 use crate::store::Store;
 use crate::topology::Topology;
@@ -93,7 +94,7 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
         pid: Some(std::process::id()),
         configs: ready.clone(),
         host,
-        environment: serde_json::Value::Null,
+        environment: RunEnvironment::default(),
     };
     run.id = store.begin_run(&run)?;
     let tmp = tempfile::Builder::new().prefix("kdelta-").tempdir().context("creating a temporary directory")?;
@@ -163,27 +164,29 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     if busy {
         run_warnings.push(Warning::BusyMachine { load_before, load_after, others_cpus: others });
     }
-    let environment = serde_json::json!({
-        "load_before": load_before,
-        "load_after": load_after,
-        "others_cpus": others,
-        "elapsed_s": elapsed,
-        "workers_cpu_s": ex.workers_cpu,
-        "peak_worker_rss_bytes": ex.peak_worker_rss,
-        "peak_parent_rss_bytes": crate::sys::peak_rss_self(),
-        "warnings": run_warnings,
-        "runs": match (req.runs, auto) {
-            (Runs::Fixed(n), _) => serde_json::json!(n),
-            (_, true) => serde_json::json!("auto"),
-            _ => serde_json::json!("default"),
-        },
-        "ci_target_pct": auto.then_some(req.ci_target_pct),
-        "auto_met": auto.then_some(ledger.auto_met),
-        "auto_capped": if auto { serde_json::json!(ledger.auto_capped) } else { serde_json::Value::Null },
-        "retaken": ledger.retaken,
-        "noisy": ledger.noisy,
-        "schedule": ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect::<Vec<_>>(),
-    });
+    let finite = |x: f64| x.is_finite().then_some(x);
+    let environment = RunEnvironment {
+        load_before: finite(load_before),
+        load_after: finite(load_after),
+        others_cpus: others,
+        elapsed_s: Some(elapsed),
+        workers_cpu_s: Some(ex.workers_cpu),
+        peak_worker_rss_bytes: Some(ex.peak_worker_rss),
+        peak_parent_rss_bytes: Some(crate::sys::peak_rss_self()),
+        warnings: run_warnings,
+        runs: Some(match (req.runs, auto) {
+            (Runs::Fixed(n), _) => RunsAsked::Fixed(n as u64),
+            (_, true) => RunsAsked::Auto,
+            _ => RunsAsked::Default,
+        }),
+        ci_target_pct: auto.then_some(req.ci_target_pct),
+        auto_met: auto.then_some(ledger.auto_met as u64),
+        auto_capped: auto.then(|| ledger.auto_capped.clone()),
+        retaken: Some(ledger.retaken as u64),
+        noisy: Some(ledger.noisy as u64),
+        schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
+        ..RunEnvironment::default()
+    };
     run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &environment)?;
     run.environment = environment;

@@ -5,11 +5,13 @@
 //! imports it.
 
 pub mod config;
+pub mod environment;
 pub mod fmt;
 pub mod params;
 pub mod record;
 pub mod sample;
 
+pub use environment::{RunEnvironment, RunsAsked};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use record::{ResultRecord, RunRecord, RunStatus, Status};
 pub use sample::{Placement, PlacementGroup, Quality, SampleMeta, TaskKind};

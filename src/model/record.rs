@@ -148,7 +148,7 @@ pub struct RunRecord {
     pub configs: Vec<super::config::Config>,
     /// The host snapshot: topology, CPU model, kernel, preemption, libc.
     pub host: serde_json::Value,
-    pub environment: serde_json::Value,
+    pub environment: super::environment::RunEnvironment,
 }
 
 pub fn now_rfc3339() -> String {

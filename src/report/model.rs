@@ -310,13 +310,13 @@ fn run_remarks(run: &RunRecord) -> Vec<String> {
 fn run_notes(run: &RunRecord) -> Vec<String> {
     let mut v = Vec::new();
     let env = &run.environment;
-    if env.get("runs").and_then(|r| r.as_str()) == Some("auto") {
-        let met = env.get("auto_met").and_then(|v| v.as_u64()).unwrap_or(0);
-        let capped: Vec<&str> = env.get("auto_capped").and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
-        let target = env.get("ci_target_pct").and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    if env.runs == Some(crate::model::RunsAsked::Auto) {
+        let met = env.auto_met.unwrap_or(0);
+        let capped: &[String] = env.auto_capped.as_deref().unwrap_or_default();
+        let target = env.ci_target_pct.unwrap_or(f64::NAN);
         let mut line = format!("runs auto: {met} of {} results have a median known to +-{target}% (95% interval)", met as usize + capped.len());
         if !capped.is_empty() {
-            let shown: Vec<&str> = capped.iter().take(3).copied().collect();
+            let shown: Vec<&str> = capped.iter().take(3).map(|s| s.as_str()).collect();
             let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
             line.push_str(&format!("; {} stopped at the cap (3x the samples, or the time budget): {}{more}", capped.len(), shown.join(", ")));
         }
@@ -326,13 +326,5 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
 }
 
 fn run_warnings(run: &RunRecord) -> Vec<String> {
-    let mut v = Vec::new();
-    if let Some(ws) = run.environment.get("warnings").and_then(|w| w.as_array()) {
-        for w in ws {
-            if let Ok(w) = serde_json::from_value::<crate::stats::Warning>(w.clone()) {
-                v.push(w.to_string());
-            }
-        }
-    }
-    v
+    run.environment.warnings.iter().map(|w| w.to_string()).collect()
 }

@@ -36,13 +36,13 @@ fn run_record() -> RunRecord {
         pid: None,
         configs: vec![config("up", "0"), config("noht", "0-1")],
         host: serde_json::json!({}),
-        environment: serde_json::json!({
+        environment: crate::model::RunEnvironment::from_json(serde_json::json!({
             "runs": "auto",
             "ci_target_pct": 2.0,
             "auto_met": 10,
             "auto_capped": ["lat.pipe [noht]"],
             "warnings": [{"kind": "busy_machine", "load_before": 1.25, "load_after": 1.5, "others_cpus": 0.4}],
-        }),
+        })),
     }
 }
 
@@ -173,7 +173,7 @@ fn patched_run() -> (RunRecord, Vec<ResultRecord>) {
     run.status = RunStatus::Incomplete;
     run.command = "kdelta run lat.syscall lat.pipe lat.ctx -c up".into();
     run.configs = vec![config("up", "0")];
-    run.environment = serde_json::json!({});
+    run.environment = Default::default();
     let ctx = [("procs", "2"), ("size", "16")];
     let results = vec![
         us("lat.syscall", &[], "up", "0", &[0.190, 0.191, 0.189, 0.192, 0.190, 0.191]),
@@ -201,7 +201,7 @@ fn sweep() -> Report {
 fn short_run() -> Report {
     let mut run = run_record();
     run.command = "kdelta run lat.syscall lat.ctx lat.proc.exec -c up,noht".into();
-    run.environment = serde_json::json!({});
+    run.environment = Default::default();
     let ctx = [("procs", "2"), ("size", "16")];
     let mut rs = vec![
         us("lat.syscall", &[], "up", "0", &[0.210, 0.212, 0.209]),
@@ -466,7 +466,7 @@ warning: the machine was busy: load average 1.25 before, 1.50 after; other proce
 fn warnings_of_a_clean_run() {
     let rs: Vec<ResultRecord> = results().into_iter().filter(|r| r.benchmark == "lat.syscall" && r.config == "noht").collect();
     let mut run = run_record();
-    run.environment = serde_json::json!({});
+    run.environment = Default::default();
     assert_eq!(text::warnings(&Report::for_run(run, rs, &opt())), "no warnings\n");
 }
 

@@ -153,7 +153,7 @@ impl Store {
     }
 
     /// Close a run with its final status and environment (load, warnings).
-    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &serde_json::Value) -> Result<()> {
+    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE runs SET status = ?2, finished = ?3, environment = ?4 WHERE id = ?1",
@@ -304,7 +304,7 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
         pid: row.get::<_, Option<i64>>(7)?.map(|p| p as u32),
         configs: serde_json::from_value(js(8)?).unwrap_or_default(),
         host: js(9)?,
-        environment: js(10)?,
+        environment: crate::model::RunEnvironment::from_json(js(10)?),
     })
 }
 
