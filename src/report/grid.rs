@@ -8,14 +8,31 @@ use crate::model::record::Status;
 pub struct Grid {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
-    /// Right-align this column (figures).
-    pub right: Vec<bool>,
+    /// What each column holds.
+    pub cols: Vec<Col>,
     /// Rows that are geometric-mean rows (drawn after a rule).
     pub geo_from: usize,
     /// Lines printed under the table: CPU sets, legend, remarks.
     pub notes: Vec<String>,
     /// Per row, per change column: Some(true) significant and better, Some(false) significant and worse.
     pub marks: Vec<Vec<Option<bool>>>,
+}
+
+/// What a column holds, which decides its alignment and colouring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    /// Names and words, left-aligned.
+    Text,
+    /// Figures, right-aligned.
+    Figure,
+    /// A change between two columns, right-aligned; coloured by `marks`.
+    Change,
+}
+
+impl Col {
+    pub fn right(self) -> bool {
+        self != Col::Text
+    }
 }
 
 /// Per benchmark, the parameters whose value differs between its rows (shown
@@ -113,20 +130,20 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let with_params = pv.any();
     let mut header = vec!["benchmark".to_string()];
-    let mut right = vec![false];
+    let mut cols = vec![Col::Text];
     if with_params {
         header.push("params".into());
-        right.push(false);
+        cols.push(Col::Text);
     }
     header.push("unit".into());
-    right.push(false);
+    cols.push(Col::Text);
     for (i, c) in t.columns.iter().enumerate() {
         header.push(c.name.clone());
         header.push("cv".into());
-        right.extend([true, true]);
+        cols.extend([Col::Figure, Col::Figure]);
         if i > 0 {
             header.push("change".into());
-            right.push(true);
+            cols.push(Col::Change);
         }
     }
     let mut rows = Vec::new();
@@ -228,7 +245,7 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
         head_notes.push(format!("not marked significant although the test passed: {} {changes} ({})", withheld.len(), parts.join(", ")));
     }
     head_notes.extend(remarks::hint(&entries, verbose));
-    Grid { header, rows, right, geo_from, notes: head_notes, marks }
+    Grid { header, rows, cols, geo_from, notes: head_notes, marks }
 }
 
 /// One row per result, for a run with a single configuration.
@@ -242,11 +259,8 @@ pub fn results(rep: &Report, verbose: bool) -> Grid {
     for h in ["config", "cpus", "median", "unit", "cv", "min", "max", "n"] {
         header.push(h.into());
     }
-    let mut right = vec![false; header.len()];
     let first_num = header.len() - 6;
-    for (i, r) in right.iter_mut().enumerate() {
-        *r = i >= first_num && i != first_num + 1;
-    }
+    let cols: Vec<Col> = (0..header.len()).map(|i| if i >= first_num && i != first_num + 1 { Col::Figure } else { Col::Text }).collect();
     let mut rows = Vec::new();
     let cells: Vec<super::model::Cell> = rep.results.iter().map(super::model::cell_of).collect();
     let mut entries = Vec::new();
@@ -283,5 +297,5 @@ pub fn results(rep: &Report, verbose: bool) -> Grid {
     }
     all_notes.extend(remarks::lines(&entries, verbose));
     all_notes.extend(remarks::hint(&entries, verbose));
-    Grid { header, rows, right, geo_from, notes: all_notes, marks }
+    Grid { header, rows, cols, geo_from, notes: all_notes, marks }
 }

@@ -1,7 +1,7 @@
 //! Aligned plain-text tables for terminals; colour only when asked (a terminal
 //! without NO_COLOR).
 
-use super::grid::{self, Grid};
+use super::grid::{self, Col, Grid};
 use super::model::Report;
 
 const GREEN: &str = "\x1b[32m";
@@ -62,7 +62,7 @@ fn draw(out: &mut String, g: &Grid, color: bool) {
                 s.push_str("  ");
             }
             let pad = w[i].saturating_sub(c.chars().count());
-            let is_change = g.header[i] == "change";
+            let is_change = g.cols[i] == Col::Change;
             let mark = if is_change {
                 let m = marks.and_then(|m| m.get(change_idx).copied().flatten());
                 change_idx += 1;
@@ -75,7 +75,7 @@ fn draw(out: &mut String, g: &Grid, color: bool) {
                 (true, Some(false)) => (RED, RESET),
                 _ => ("", ""),
             };
-            if g.right[i] {
+            if g.cols[i].right() {
                 s.push_str(&" ".repeat(pad));
                 s.push_str(&format!("{pre}{c}{post}"));
             } else {
