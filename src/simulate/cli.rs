@@ -5,13 +5,33 @@ use super::shape::Shape;
 use super::summary::{summarize, PolicyResult};
 use super::workload::loops::LoopsCfg;
 use super::workload::make::{MakeCfg, DEFAULT_JOBS};
-use super::{policy, run, SimConfig, WorkloadCfg, DEFAULT_CROSS_CORE_RATE, DEFAULT_SMT_RATE};
+use super::policy::PolicyName;
+use super::{run, SimConfig, WorkloadCfg, DEFAULT_CROSS_CORE_RATE, DEFAULT_SMT_RATE};
 use crate::error::bad_input;
 use crate::model::fmt::TextOrJson;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// One value of `--policy`: a policy, or `all` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyArg {
+    All,
+    One(PolicyName),
+}
+
+impl clap::ValueEnum for PolicyArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[PolicyArg::One(PolicyName::Stock2002), PolicyArg::One(PolicyName::HtAware2002), PolicyArg::One(PolicyName::Modern), PolicyArg::All]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            PolicyArg::All => Some(clap::builder::PossibleValue::new("all").help("every policy")),
+            PolicyArg::One(p) => p.to_possible_value(),
+        }
+    }
+}
 
 /// Simulate SMT scheduling policies on a model machine (results are simulated, not measured).
 #[derive(clap::Args, Debug, Clone)]
@@ -22,9 +42,9 @@ pub struct SimulateArgs {
     /// Machine shape PACKAGESxCORESxTHREADS (Molnar's P4 HT box: 2x1x2).
     #[arg(long, default_value = "2x1x2")]
     pub topology: String,
-    /// Policies, comma separated: stock-2002, ht-aware-2002, modern, or `all`.
-    #[arg(long, default_value = "all")]
-    pub policy: String,
+    /// Policies, comma separated, or `all`.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    pub policy: Vec<PolicyArg>,
     /// Rate of a task while its SMT sibling is busy (0.55: Molnar's P4; 0.68 and 0.79 are typical of later cores).
     #[arg(long, default_value_t = DEFAULT_SMT_RATE)]
     pub smt_rate: f64,
@@ -104,7 +124,7 @@ fn check_count(name: &str, v: usize, lo: usize, hi: usize) -> anyhow::Result<()>
 }
 
 /// Validate the arguments into a configuration (without the policy) and the policy list.
-pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<String>)> {
+pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<PolicyName>)> {
     let shape = Shape::parse(&a.topology)?;
     check_range("smt-rate", a.smt_rate, 0.0, 1.0, true)?;
     check_range("cross-core-rate", a.cross_core_rate, 0.0, 1.0, true)?;
@@ -130,20 +150,21 @@ pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<String>)> {
     });
     check_count("reps", reps, 1, 10_000)?;
     let mut policies = Vec::new();
-    for p in a.policy.split(',').map(str::trim) {
-        if p == "all" {
-            policies.extend(policy::NAMES.iter().map(|s| s.to_string()));
-        } else if policy::NAMES.contains(&p) {
-            policies.push(p.to_string());
-        } else {
-            return Err(bad_input(format!("--policy {p:?}: allowed are {}, all (comma separated)", policy::NAMES.join(", "))));
+    for p in &a.policy {
+        let names = match p {
+            PolicyArg::All => &PolicyName::ALL[..],
+            PolicyArg::One(n) => std::slice::from_ref(n),
+        };
+        for n in names {
+            if !policies.contains(n) {
+                policies.push(*n);
+            }
         }
     }
-    policies.dedup();
     let cfg = SimConfig {
         shape,
         engine: EngineCfg { smt_rate: a.smt_rate, cross_core_rate: a.cross_core_rate, timeslice: a.timeslice_ms / 1e3, balance: a.balance_ms / 1e3 },
-        policy: String::new(),
+        policy: PolicyName::Stock2002,
         workload,
         seed: a.seed,
         reps,
@@ -160,14 +181,14 @@ struct Doc<'a> {
 }
 
 /// Run every requested policy.
-pub fn simulate_all(cfg: &SimConfig, policies: &[String], bench_speed: bool) -> anyhow::Result<Vec<PolicyResult>> {
+pub fn simulate_all(cfg: &SimConfig, policies: &[PolicyName], bench_speed: bool) -> anyhow::Result<Vec<PolicyResult>> {
     let mut out = Vec::new();
     for p in policies {
         let mut c = cfg.clone();
-        c.policy = p.clone();
+        c.policy = *p;
         let t0 = Instant::now();
         let reps = run(&c)?;
-        let mut res = summarize(&c, p, reps, t0.elapsed().as_secs_f64(), c.trace);
+        let mut res = summarize(&c, p.as_str(), reps, t0.elapsed().as_secs_f64(), c.trace);
         if bench_speed {
             // Re-run (without trace) until a second has passed, for a steadier rate.
             c.trace = false;

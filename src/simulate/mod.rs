@@ -49,7 +49,7 @@ pub enum WorkloadCfg {
 pub struct SimConfig {
     pub shape: Shape,
     pub engine: EngineCfg,
-    pub policy: String,
+    pub policy: policy::PolicyName,
     pub workload: WorkloadCfg,
     pub seed: u64,
     pub reps: usize,
@@ -79,7 +79,7 @@ pub fn rng_for(seed: u64, rep: usize, stream: u64) -> ChaCha8Rng {
 
 /// Run one repetition.
 pub fn run_rep(cfg: &SimConfig, rep: usize) -> anyhow::Result<RepResult> {
-    let policy = policy::by_name(&cfg.policy, cfg.shape.ncpus(), cfg.shape.ncores())?;
+    let policy = policy::make(cfg.policy, cfg.shape.ncpus(), cfg.shape.ncores());
     let trace = cfg.trace && rep == 0;
     let mut eng = Engine::new(cfg.shape, cfg.engine, policy, rng_for(cfg.seed, rep, 1), trace);
     let wl_rng = rng_for(cfg.seed, rep, 0);

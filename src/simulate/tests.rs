@@ -32,7 +32,7 @@ fn show() {
 }
 
 use super::engine::{Engine, EngineCfg, Phase, State, TaskId, Workload};
-use super::policy::{Action, Policy};
+use super::policy::{Action, Policy, PolicyName};
 use super::shape::Shape;
 use super::{rng_for, run_rep, SimConfig, WorkloadCfg};
 use rand_chacha::ChaCha8Rng;
@@ -182,7 +182,6 @@ fn make_bars() {
 fn bad_arguments_are_bad_input() {
     for a in [
         "--topology 2x1",
-        "--policy cfs",
         "--smt-rate 0",
         "--smt-rate 1.5",
         "--workload make -j 0",
@@ -193,7 +192,7 @@ fn bad_arguments_are_bad_input() {
         assert!(crate::error::is_bad_input(&e), "{a}: {e}");
     }
     // Closed sets are refused by the parser itself, naming what is allowed.
-    for a in ["--workload idle", "--format xml"] {
+    for a in ["--workload idle", "--format xml", "--policy cfs", "--policy modern,cfs"] {
         let v = std::iter::once("x").chain(a.split_whitespace());
         let Err(e) = T::try_parse_from(v) else { panic!("{a} was accepted") };
         assert!(e.to_string().contains("possible values"), "{a}: {e}");
@@ -221,11 +220,11 @@ mod props {
     use super::*;
     use proptest::prelude::*;
 
-    fn cfg(shape: Shape, policy: &str, wl: WorkloadCfg, seed: u64, smt: f64) -> SimConfig {
+    fn cfg(shape: Shape, policy: PolicyName, wl: WorkloadCfg, seed: u64, smt: f64) -> SimConfig {
         SimConfig {
             shape,
             engine: EngineCfg { smt_rate: smt, cross_core_rate: 0.98, timeslice: 0.02, balance: 0.004 },
-            policy: policy.into(),
+            policy,
             workload: wl,
             seed,
             reps: 1,
@@ -250,14 +249,14 @@ mod props {
 
         #[test]
         fn smt_aware_policies_never_leave_a_core_idle_beside_a_doubled_one(sh in shape(), wl in workload(), seed in 0u64..1000, smt in 0.3f64..1.0, modern in any::<bool>()) {
-            let p = if modern { "modern" } else { "ht-aware-2002" };
+            let p = if modern { PolicyName::Modern } else { PolicyName::HtAware2002 };
             let r = run_rep(&cfg(sh, p, wl, seed, smt), 0).unwrap();
             prop_assert!(r.counters.doubled_longest <= 0.004 + 1e-9, "{p} {sh}: {:?}", r.counters);
         }
 
         #[test]
         fn work_is_conserved_and_seeded_runs_repeat(sh in shape(), wl in workload(), seed in 0u64..1000, smt in 0.3f64..1.0, pi in 0usize..3) {
-            let p = super::super::policy::NAMES[pi];
+            let p = PolicyName::ALL[pi];
             let c = cfg(sh, p, wl, seed, smt);
             let a = run_rep(&c, 0).unwrap();
             let k = &a.counters;

@@ -14,12 +14,43 @@ pub mod modern;
 pub mod stock_2002;
 
 use super::state::{State, TaskId};
-use crate::error::bad_input;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-/// Names accepted by `--policy`.
-pub const NAMES: &[&str] = &["stock-2002", "ht-aware-2002", "modern"];
+/// The policies there are; `--policy` takes their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum PolicyName {
+    /// Linux 2.4/2.5 before HT awareness: every logical CPU alike.
+    #[value(name = "stock-2002")]
+    #[serde(rename = "stock-2002")]
+    Stock2002,
+    /// Molnar's 2002 patch: one run queue per physical core.
+    #[value(name = "ht-aware-2002")]
+    #[serde(rename = "ht-aware-2002")]
+    HtAware2002,
+    /// Today's scheduling domains: spread over idle cores first.
+    #[value(name = "modern")]
+    #[serde(rename = "modern")]
+    Modern,
+}
+
+impl std::fmt::Display for PolicyName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PolicyName {
+    pub const ALL: [PolicyName; 3] = [PolicyName::Stock2002, PolicyName::HtAware2002, PolicyName::Modern];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyName::Stock2002 => "stock-2002",
+            PolicyName::HtAware2002 => "ht-aware-2002",
+            PolicyName::Modern => "modern",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -43,14 +74,13 @@ pub trait Policy {
     fn idle_balance(&mut self, st: &State, cpu: usize, rng: &mut ChaCha8Rng) -> Vec<Action>;
 }
 
-/// Build a policy by name for a machine of `ncpus` logical CPUs in `ncores` cores.
-pub fn by_name(name: &str, ncpus: usize, ncores: usize) -> anyhow::Result<Box<dyn Policy>> {
-    Ok(match name {
-        "stock-2002" => Box::new(stock_2002::Stock2002::new(ncpus)),
-        "ht-aware-2002" => Box::new(ht_aware_2002::HtAware2002::new(ncores)),
-        "modern" => Box::new(modern::Modern::new(ncpus)),
-        _ => return Err(bad_input(format!("policy {name:?}: allowed are {}", NAMES.join(", ")))),
-    })
+/// Build a policy for a machine of `ncpus` logical CPUs in `ncores` cores.
+pub fn make(name: PolicyName, ncpus: usize, ncores: usize) -> Box<dyn Policy> {
+    match name {
+        PolicyName::Stock2002 => Box::new(stock_2002::Stock2002::new(ncpus)),
+        PolicyName::HtAware2002 => Box::new(ht_aware_2002::HtAware2002::new(ncores)),
+        PolicyName::Modern => Box::new(modern::Modern::new(ncpus)),
+    }
 }
 
 /// Index of a minimum of `key` over `items`, ties broken at random.
@@ -171,9 +201,10 @@ mod tests {
     }
 
     #[test]
-    fn unknown_policy_is_bad_input() {
-        let e = by_name("cfs", 4, 2).err().unwrap();
-        assert!(crate::error::is_bad_input(&e));
-        assert!(e.to_string().contains("ht-aware-2002"));
+    fn names_match_the_policies() {
+        for p in PolicyName::ALL {
+            assert_eq!(make(p, 4, 2).name(), p.as_str());
+            assert_eq!(<PolicyName as clap::ValueEnum>::from_str(p.as_str(), false), Ok(p));
+        }
     }
 }
