@@ -1,4 +1,4 @@
-//! Simulator tests: hand-computed cases, the 2002 bars, and properties.
+//! Simulator tests: hand-computed cases, the figures of Molnar's 2002 post, and properties.
 
 use super::cli::{config, simulate_all, SimulateArgs};
 use super::summary::PolicyResult;

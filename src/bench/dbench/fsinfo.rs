@@ -1,15 +1,14 @@
 //! What the filesystem under a dbench directory is, where that changes what
 //! the figures mean.
 //!
-//! ext4 without a journal (this project's VM has its root so) allocates a new
-//! inode by scanning its block group's bitmap from the start and skipping every
-//! free inode deleted in the last 60 s, or 360 s while its inode-table block is
-//! still dirty (`recently_deleted()` in `fs/ext4/ialloc.c`; with a journal the
-//! check is off). dbench creates and deletes thousands of files, so a run pays,
-//! in CPU time inside `open(O_CREAT)`, for the deletions of the runs just
-//! before it: on this VM consecutive 8-client runs alternated between about
-//! 250 and 800 MB/s whichever tool ran; with a fresh filesystem per run most
-//! pairs agreed within 15%. kdelta says so with the result.
+//! ext4 without a journal allocates a new inode by scanning its block group's
+//! bitmap from the start and skipping every free inode deleted in the last
+//! 60 s, or 360 s while its inode-table block is still dirty
+//! (`recently_deleted()` in `fs/ext4/ialloc.c`; with a journal the check is
+//! off). dbench creates and deletes thousands of files, so a run pays, in CPU
+//! time inside `open(O_CREAT)`, for the deletions of the runs just before it,
+//! whichever tool ran them (figures in `docs/fidelity.md`). kdelta says so
+//! with the result.
 
 use std::path::Path;
 

@@ -10,24 +10,10 @@
 //! and tbench compute it. Per-operation counts, mean and maximum latencies and
 //! expected-status mismatches are stored with the result.
 //!
-//! Comparing with dbench: on a disk-backed filesystem both are bound by
-//! `fsync` latency (`Flush`), and on ext4 without a journal also by
-//! `ext4_create` skipping inodes deleted in the last minutes (the previous
-//! run's files, see [`fsinfo`]), so on a shared filesystem one run can differ
-//! from the next by a factor of 2 to 3 whichever tool runs: compare many
-//! interleaved runs, each on a freshly made filesystem
-//! (`scripts/dbench-vs-kdelta.sh -f ext4`), not one. kdelta notes the
-//! journal-less case with the result. On a CPU-bound filesystem (tmpfs),
-//! kdelta without the call below (`liveness=signal`) comes out 10-16% above
-//! dbench 4.0 for a reason in dbench's client loop: its child calls
-//! `kill(parent, 0)` before every operation (one more system call per
-//! operation, about 1 M/s here) and re-parses the loadfile's text on every
-//! pass. With that call made a no-op by an `LD_PRELOAD` shim, dbench's
-//! figure rises 7-9% and kdelta's (without the call) is within 4-6%
-//! of it. That call is part of what dbench's figure measures, so kdelta's
-//! clients make it too by default (`liveness=per-op`, [`runner::Liveness`]);
-//! `liveness=signal` leaves it out and relies on the kernel's parent-death
-//! signal alone.
+//! Clients make dbench's per-operation parent check by default
+//! ([`runner::Liveness`]), because dbench's figure includes it; how kdelta's
+//! figures compare with dbench's, and why runs on a disk vary, is in
+//! `docs/fidelity.md`.
 //!
 //! The default loadfile is kdelta's own ([`generate`]), made at run time;
 //! `loadfile=PATH` takes a dbench 3.x/4.x one such as Debian's client.txt.
@@ -88,8 +74,7 @@ fn common_params(info: BenchInfo) -> BenchInfo {
         ParamKind::Choice(runner::Liveness::NAMES),
         "per-op",
         "per-op: like dbench and tbench, each client checks with kill(parent, 0) before every operation that its parent is alive, \
-         and that system call's cost is in the figure as in theirs; signal: only the kernel's parent-death signal, no cost per operation \
-         (7-9% more MB/s on a CPU-bound filesystem)",
+         and that system call's cost is in the figure as in theirs; signal: only the kernel's parent-death signal, no cost per operation",
     ))
     .param(ParamSpec::new("warmup", ParamKind::Duration, "2s", "warm-up before the timed phase (not counted)").quick("1s"))
     .param(
