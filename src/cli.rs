@@ -114,9 +114,6 @@ pub enum Command {
         #[arg(long, short = 'p', value_name = "NAME=VALUE")]
         param: Vec<String>,
     },
-    /// Loadfiles for dbench and tbench.
-    #[command(subcommand)]
-    Loadfile(LoadfileCommand),
     /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
     /// experiment): loops of CPU-bound jobs or a make -jN build.
     Simulate(crate::simulate::cli::SimulateArgs),
@@ -211,8 +208,3 @@ fn parse_runs(s: &str) -> Result<RunsArg, String> {
     }
 }
 
-#[derive(Subcommand, Debug)]
-pub enum LoadfileCommand {
-    /// Write kdelta's deterministic NetBench-like loadfile (dbench 4 format).
-    Generate(crate::bench::dbench::cli::LoadfileGenerateArgs),
-}

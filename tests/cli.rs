@@ -234,3 +234,17 @@ fn simulations_are_stored_marked_and_comparable() {
     assert!(stock["warnings"].to_string().contains("two_clusters"), "{}", stock["warnings"]);
     e.cmd().args(["compare", "sim"]).assert().success().stdout(predicates::str::contains("ht-aware-2002"));
 }
+
+/// `kdelta loadfile` is the dbench family's own subcommand, joined to the
+/// top-level parser from its `Family` description.
+#[test]
+fn a_family_subcommand_runs_and_refuses_bad_input() {
+    let e = Env::new();
+    e.cmd().arg("--help").assert().success().stdout(predicate::str::contains("loadfile"));
+    let out = e.cmd().args(["loadfile", "generate", "--ops", "30", "--seed", "2"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("# kdelta NetBench-like loadfile: 30 operations, seed 2"), "{text}");
+    e.cmd().args(["loadfile", "generate", "--ops", "1"]).assert().code(2).stderr(predicate::str::contains("--ops 1 is not allowed"));
+    e.cmd().args(["loadfile", "generate", "--bogus"]).assert().code(2);
+}

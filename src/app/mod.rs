@@ -16,7 +16,6 @@ use crate::stats::CompareOptions;
 use crate::store::{self, Store};
 use crate::topology::Topology;
 use anyhow::{Context, Result};
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -25,14 +24,28 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+    // The families' own subcommands (`kdelta loadfile`) join the derived ones.
+    let commands: Vec<bench::FamilyCommand> = bench::families().into_iter().filter_map(|f| f.command).collect();
+    let parsed = commands
+        .iter()
+        .fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
+        .try_get_matches()
+        .and_then(|m| {
+            let own = m.subcommand().and_then(|(name, sub)| commands.iter().find(|c| (c.command)().get_name() == name).map(|c| (c, sub.clone())));
+            match own {
+                Some((c, sub)) => Ok(Parsed::Family(c.run, sub)),
+                None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(Parsed::Cli),
+            }
+        });
+    let result = match parsed {
+        Ok(Parsed::Cli(cli)) => dispatch(cli),
+        Ok(Parsed::Family(run, m)) => run(&m).map(|()| exit::OK),
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { exit::BAD_INPUT } else { exit::OK });
         }
     };
-    match dispatch(cli) {
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code =
@@ -41,6 +54,12 @@ pub fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// What the command line asked for: a built-in command, or a family's own.
+enum Parsed {
+    Cli(Cli),
+    Family(fn(&clap::ArgMatches) -> Result<()>, clap::ArgMatches),
 }
 
 /// The error and its causes on one line, outermost first, without repeats.
@@ -103,10 +122,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
         Command::Serve { name, listen, param } => serve::cmd_serve(&name, &listen, &param),
-        Command::Loadfile(crate::cli::LoadfileCommand::Generate(a)) => {
-            crate::bench::dbench::cli::loadfile_generate(&a)?;
-            Ok(exit::OK)
-        }
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),

@@ -87,7 +87,7 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
-pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![

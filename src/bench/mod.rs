@@ -40,6 +40,17 @@ pub struct Family {
     pub summary: Option<fn(&[ResultRecord]) -> Vec<String>>,
     /// A server `kdelta serve` can run alone, for clients on another machine.
     pub server: Option<Server>,
+    /// A subcommand of its own (dbench: `kdelta loadfile`).
+    pub command: Option<FamilyCommand>,
+}
+
+/// A family's own subcommand: its clap definition and what runs it.
+pub struct FamilyCommand {
+    /// The subcommand (name, help, arguments), as clap builds it.
+    pub command: fn() -> clap::Command,
+    /// Run it on what clap parsed for it; errors map to exit statuses as any
+    /// command's do (bad input: 2).
+    pub run: fn(&clap::ArgMatches) -> anyhow::Result<()>,
 }
 
 /// A benchmark's server, run alone by `kdelta serve NAME --listen ADDR`.

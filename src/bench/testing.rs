@@ -11,7 +11,7 @@ pub fn enabled() -> bool {
     std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
 }
 
-pub const FAMILY: super::Family = super::Family { name: "test", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "test", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     if !enabled() {

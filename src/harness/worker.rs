@@ -4,7 +4,8 @@
 //! The parent writes a [`Job`] as JSON, starts the worker in a process group of
 //! its own (so a terminal's Ctrl-C reaches only the parent, which then kills
 //! the whole group: the worker and anything it started), waits with a time
-//! limit, and reads the [`SampleSet`] the worker wrote. Results travel through
+//! limit, and reads what the worker wrote: its [`SampleSet`], or why it
+//! failed (so no reason is dug out of its stderr). Results travel through
 //! a file, not stdout, so nothing a benchmark or its children print can
 //! corrupt them. The configuration is applied in the worker before the
 //! benchmark starts, so the parent's own affinity and policy never change.
@@ -34,10 +35,33 @@ pub struct Job {
 /// Looks a benchmark up by its exact name.
 pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmark>>;
 
-/// Entry point of `kdelta __worker JOB`. Returns the exit status.
+/// What a worker leaves in its result file: its samples, or why it failed.
+#[derive(Debug, Serialize, Deserialize)]
+enum WorkerResult {
+    Samples(SampleSet),
+    Failed { reason: String },
+}
+
+/// Entry point of `kdelta __worker JOB`. Returns the exit status. A failure
+/// is written to the result file for the parent (and to stderr for people).
 pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
-    match worker_inner(job_path, find) {
-        Ok(()) => 0,
+    let job = match read_job(job_path) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("kdelta worker: {e:#}");
+            return 1;
+        }
+    };
+    let (result, code) = match measure(&job, find) {
+        Ok(set) => (WorkerResult::Samples(set), 0),
+        Err(e) => {
+            let reason = format!("{e:#}");
+            eprintln!("kdelta worker: {reason}");
+            (WorkerResult::Failed { reason }, 1)
+        }
+    };
+    match write_result(&job.result_path, &result) {
+        Ok(()) => code,
         Err(e) => {
             eprintln!("kdelta worker: {e:#}");
             1
@@ -45,9 +69,12 @@ pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
     }
 }
 
-fn worker_inner(job_path: &Path, find: Finder) -> Result<()> {
+fn read_job(job_path: &Path) -> Result<Job> {
     let text = std::fs::read_to_string(job_path).with_context(|| format!("reading job {}", job_path.display()))?;
-    let job: Job = serde_json::from_str(&text).context("parsing job")?;
+    serde_json::from_str(&text).context("parsing job")
+}
+
+fn measure(job: &Job, find: Finder) -> Result<SampleSet> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
     let mut s = Sampler::new(job.settings.clone());
@@ -56,10 +83,20 @@ fn worker_inner(job_path: &Path, find: Finder) -> Result<()> {
     if out.samples.is_empty() {
         anyhow::bail!("{} produced no samples", job.benchmark);
     }
-    let tmp = job.result_path.with_extension("tmp");
-    std::fs::write(&tmp, serde_json::to_vec(&out)?).context("writing result")?;
-    std::fs::rename(&tmp, &job.result_path).context("writing result")?;
-    Ok(())
+    Ok(out)
+}
+
+/// Written whole, then renamed: the parent never reads half a file.
+fn write_result(path: &Path, r: &WorkerResult) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, serde_json::to_vec(r)?).context("writing result")?;
+    std::fs::rename(&tmp, path).context("writing result")
+}
+
+/// The worker's result file, if it wrote one.
+fn read_result(path: &Path) -> Option<Result<WorkerResult>> {
+    let data = std::fs::read(path).ok()?;
+    Some(serde_json::from_slice(&data).context("parsing the worker's result"))
 }
 
 /// Why the parent killed a worker.
@@ -137,17 +174,20 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
         return Ok(Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs });
     }
+    let written = read_result(&job.result_path);
     if status.code() != Some(0) {
-        let msg = stderr.lines().rev().find(|l| l.starts_with("kdelta worker: ")).map(|l| l.trim_start_matches("kdelta worker: ").to_string());
-        let reason = match msg {
-            Some(m) => m,
-            None => format!("worker exited with status {}{tail}", status.code().unwrap_or(-1)),
+        let reason = match written {
+            Some(Ok(WorkerResult::Failed { reason })) => reason,
+            _ => format!("worker exited with status {}{tail}", status.code().unwrap_or(-1)),
         };
         return Ok(Outcome::Failed { reason, cpu_secs });
     }
-    let data = std::fs::read(&job.result_path).context("worker exited without writing its result")?;
-    let set: SampleSet = serde_json::from_slice(&data).context("parsing the worker's result")?;
-    Ok(Outcome::Done { set, cpu_secs, max_rss })
+    match written {
+        Some(Ok(WorkerResult::Samples(set))) => Ok(Outcome::Done { set, cpu_secs, max_rss }),
+        Some(Ok(WorkerResult::Failed { reason })) => Ok(Outcome::Failed { reason, cpu_secs }),
+        Some(Err(e)) => Err(e),
+        None => anyhow::bail!("worker exited without writing its result"),
+    }
 }
 
 fn stderr_tail(s: &str) -> String {

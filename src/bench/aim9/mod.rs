@@ -204,7 +204,7 @@ pub static TESTS: &[TestDef] = &[
 ];
 
 /// Every aim9 test, as benchmarks.
-pub const FAMILY: super::Family = super::Family { name: "aim9", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "aim9", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     TESTS.iter().map(|d| Box::new(Aim9 { def: d }) as Box<dyn Benchmark>).collect()

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const FAMILY: super::Family = super::Family { name: "build", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "build", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(BuildMake)]

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use server::ServerModel as Model;
 
 pub const FAMILY: super::Family =
-    super::Family { name: "chat", benchmarks, summary: None, server: Some(super::Server { name: "chat", params, serve }) };
+    super::Family { name: "chat", benchmarks, summary: None, server: Some(super::Server { name: "chat", params, serve }), command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(Chat)]

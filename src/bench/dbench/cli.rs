@@ -1,5 +1,6 @@
-//! `kdelta loadfile generate [--ops N] [--seed S] [-o FILE]`: write kdelta's
-//! NetBench-like loadfile (see [`super::generate`]) to a file or stdout.
+//! `kdelta loadfile`, the family's own subcommand: `loadfile generate [--ops N]
+//! [--seed S] [-o FILE]` writes kdelta's NetBench-like loadfile (see
+//! [`super::generate`]) to a file or stdout.
 
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -7,6 +8,33 @@ use std::path::PathBuf;
 
 /// Largest loadfile `generate` writes (about 400 MB of text).
 pub const MAX_OPS: usize = 10_000_000;
+
+/// Loadfiles for dbench and tbench.
+#[derive(clap::Parser, Debug)]
+#[command(name = "loadfile")]
+struct Loadfile {
+    #[command(subcommand)]
+    command: LoadfileCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum LoadfileCommand {
+    /// Write kdelta's deterministic NetBench-like loadfile (dbench 4 format).
+    Generate(LoadfileGenerateArgs),
+}
+
+/// The subcommand's definition, for the top-level parser.
+pub fn command() -> clap::Command {
+    <Loadfile as clap::CommandFactory>::command()
+}
+
+/// Run what the top-level parser matched for `loadfile`.
+pub fn run(m: &clap::ArgMatches) -> Result<()> {
+    let l = <Loadfile as clap::FromArgMatches>::from_arg_matches(m).map_err(|e| crate::error::bad_input(e.to_string().trim_end().to_string()))?;
+    match l.command {
+        LoadfileCommand::Generate(a) => loadfile_generate(&a),
+    }
+}
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadfileGenerateArgs {

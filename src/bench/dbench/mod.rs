@@ -45,12 +45,19 @@ pub const GEN_SEED: u64 = 1;
 
 /// dbench and tbench share the loadfile, its parser and the runner: one
 /// directory, two families.
-pub const DBENCH: super::Family = super::Family { name: "dbench", benchmarks: || vec![Box::new(Dbench)], summary: None, server: None };
+pub const DBENCH: super::Family = super::Family {
+    name: "dbench",
+    benchmarks: || vec![Box::new(Dbench)],
+    summary: None,
+    server: None,
+    command: Some(super::FamilyCommand { command: cli::command, run: cli::run }),
+};
 pub const TBENCH: super::Family = super::Family {
     name: "tbench",
     benchmarks: || vec![Box::new(Tbench)],
     summary: None,
     server: Some(super::Server { name: "tbench", params: Vec::new, serve }),
+    command: None,
 };
 
 fn common_params(info: BenchInfo) -> BenchInfo {

@@ -14,7 +14,7 @@ pub mod tiny;
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     let mut v = vec![

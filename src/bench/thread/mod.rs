@@ -11,7 +11,7 @@ use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
 use std::time::Duration;
 
-pub const FAMILY: super::Family = super::Family { name: "thread", benchmarks, summary: None, server: None };
+pub const FAMILY: super::Family = super::Family { name: "thread", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(ThreadCreate), Box::new(ThreadCtx)]
