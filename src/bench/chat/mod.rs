@@ -1,4 +1,5 @@
-//! The `chat` family: the chat-room client/server workload of the 2003 study
+//! The `chat` family, `chat.rooms` (named `chat` until every benchmark was
+//! `family.name`; the old name is an alias): the chat-room client/server workload of the 2003 study
 //! (tables 3 and 4), and with `pacing=room` the VolanoMark workload of the
 //! 2004 study. See [`proto`] for the wire protocol, [`client`] for how a run
 //! starts and ends, [`server_threads`] and [`server_events`] for the two
