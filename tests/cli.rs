@@ -158,6 +158,36 @@ fn bad_input_exits_2_with_one_line() {
     assert!(!e.db().exists(), "bad input must not create the database");
 }
 
+/// One spelling per idea, the old ones still taken: `model=thread` runs
+/// and is stored as `model=threads`; `chat` is the benchmark `chat.rooms`;
+/// a value outside the enum is refused on one line naming the allowed ones.
+#[test]
+fn old_spellings_are_accepted_and_stored_canonical() {
+    let e = Env::new();
+    let out = e.cmd().args(["list", "--json"]).output().unwrap();
+    let v = json(&out.stdout);
+    let find = |n: &str| v.as_array().unwrap().iter().find(|b| b["name"] == n).cloned();
+    let chat = find("chat.rooms").expect("chat.rooms listed");
+    assert_eq!(chat["family"], "chat");
+    assert!(find("chat").is_none(), "the old name is an alias, not a second benchmark");
+    let ctx = find("thread.ctx").unwrap();
+    let model = ctx["params"].as_array().unwrap().iter().find(|p| p["name"] == "model").unwrap().clone();
+    assert_eq!(model["kind"], "threads|processes");
+    let tb = find("tbench.throughput").unwrap();
+    assert_eq!(tb["params"].as_array().unwrap().iter().find(|p| p["name"] == "server").unwrap()["default"], "local");
+
+    let out = e.cmd().args(["run", "thread.ctx", "--param", "model=thread,fiber"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"fiber\"") && err.contains("threads|processes") && err.trim_end().lines().count() == 1, "{err}");
+
+    let args = ["run", "thread.ctx", "--runs", "1", "--sample-time", "1ms", "--param", "model=thread", "--param", "threads=2", "--param", "size=0", "--format", "json"];
+    let out = e.cmd().args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&out.stdout);
+    assert_eq!(v["results"][0]["params"]["model"], "threads");
+}
+
 #[test]
 fn smt_configuration_refused_without_siblings() {
     let e = Env::new();

@@ -49,9 +49,10 @@ pub(super) fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
             .map(|(i, s)| {
                 serde_json::json!({
                     "name": i.name, "family": i.family, "summary": i.summary, "unit": i.unit,
-                    "better": i.better.as_str(),
+                    "better": i.better.as_str(), "aliases": i.aliases,
                     "params": i.params.iter().map(|p| serde_json::json!({
                         "name": p.name, "kind": p.kind_name(), "default": p.default, "quick": p.quick.unwrap_or(p.default), "help": p.help,
+                        "aliases": p.value_aliases().iter().map(|(a, c)| serde_json::json!({"alias": a, "for": c})).collect::<Vec<_>>(),
                     })).collect::<Vec<_>>(),
                     "samples": i.samples, "quick_samples": i.quick_samples,
                     "supported": s.is_ok(), "reason": s.as_ref().err(),
@@ -70,6 +71,9 @@ pub(super) fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
         }
         let dir = if i.better == bench::Better::Lower { "lower is better" } else { "higher is better" };
         s.push_str(&format!("  {:<20} {:<8} {:<17} {}\n", i.name, i.unit, dir, i.summary));
+        if !i.aliases.is_empty() {
+            s.push_str(&format!("  {:<20}   formerly named {}\n", "", i.aliases.join(", ")));
+        }
         for p in &i.params {
             let q = p.quick.map(|q| format!(", quick {q}")).unwrap_or_default();
             s.push_str(&format!("  {:<20}   --param {}={} ({}{q}): {}\n", "", p.name, p.default, p.kind_name(), p.help));

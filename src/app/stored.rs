@@ -4,8 +4,17 @@ use super::*;
 
 pub(super) fn load(store: &Store, key: &str) -> Result<(crate::model::record::RunRecord, Vec<crate::model::record::ResultRecord>)> {
     let run = store.find_run(key)?;
-    let results = store.results(run.id)?;
+    let results = results(store, run.id)?;
     Ok((run, results))
+}
+
+/// A run's stored results in today's names and spellings
+/// ([`bench::canonical_results`]), so runs stored before a rename or a new
+/// spelling compare with new ones.
+pub(super) fn results(store: &Store, run_id: i64) -> Result<Vec<crate::model::record::ResultRecord>> {
+    let mut rs = store.results(run_id)?;
+    bench::canonical_results(&mut rs);
+    Ok(rs)
 }
 
 pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, format: Format, threshold: f64, verbose: bool) -> Result<u8> {
@@ -18,7 +27,7 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<Str
         (None, _) => {
             let run =
                 store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
-            let results = store.results(run.id)?;
+            let results = results(&store, run.id)?;
             run_report(run, results, &opt)
         }
         (Some(a), None) => {
@@ -84,10 +93,104 @@ pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) 
         Some(k) => store.find_run(&k)?,
         None => store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet", store.path().display())))?,
     };
-    let results = store.results(run.id)?;
+    let results = results(&store, run.id)?;
     let id = run.id;
     let rep = run_report(run, results, &CompareOptions::default());
     crate::report::chart::write_svg(&rep, path).map_err(|e| if e.is::<crate::report::chart::NothingToChart>() { bad_input(format!("run {id}: {e}")) } else { e })?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+    use crate::model::{Better, Params};
+
+    fn result(bench: &str, kv: &[(&str, &str)], samples: &[f64]) -> ResultRecord {
+        let mut params = Params::default();
+        for (k, v) in kv {
+            params.set(k, *v);
+        }
+        ResultRecord {
+            benchmark: bench.into(),
+            family: bench.split('.').next().unwrap().into(),
+            params,
+            config: "up".into(),
+            cpus: "0".into(),
+            unit: "us".into(),
+            better: Better::Lower,
+            status: Status::Ok,
+            reason: None,
+            samples: samples.to_vec(),
+            samples_meta: vec![],
+            quality: None,
+            placement: vec![],
+            below_resolution: None,
+            summary: crate::stats::summarize(samples, false),
+            iterations: None,
+            extras: Default::default(),
+            notes: vec![],
+            warnings: vec![],
+            simulated: false,
+        }
+    }
+
+    fn stored_run(store: &mut Store, results: &[ResultRecord]) -> String {
+        let run = RunRecord {
+            id: 0,
+            label: None,
+            started: "2024-05-01T10:00:00Z".into(),
+            finished: None,
+            status: RunStatus::Running,
+            kdelta_version: "0.1.0".into(),
+            command: "kdelta run".into(),
+            pid: None,
+            configs: vec![],
+            host: serde_json::json!({}),
+            environment: Default::default(),
+        };
+        let id = store.begin_run(&run).unwrap();
+        for (i, r) in results.iter().enumerate() {
+            store.add_result(id, i, r).unwrap();
+        }
+        store.finish_run(id, RunStatus::Complete, &Default::default()).unwrap();
+        id.to_string()
+    }
+
+    /// Runs stored under the old spellings (`model=thread`, the benchmark
+    /// `chat`, tbench's `server=auto`) compare row by row with new ones.
+    #[test]
+    fn old_spellings_compare_with_new_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("k.db")).unwrap();
+        let old = stored_run(
+            &mut store,
+            &[
+                result("thread.ctx", &[("threads", "2"), ("size", "0"), ("model", "thread")], &[1.0, 1.1, 1.2]),
+                result("chat", &[("rooms", "2"), ("server", "local"), ("server_model", "threads")], &[5.0, 5.1, 5.2]),
+                result("tbench.throughput", &[("clients", "2"), ("model", "processes"), ("server", "auto")], &[9.0, 9.1, 9.2]),
+            ],
+        );
+        let new = stored_run(
+            &mut store,
+            &[
+                result("thread.ctx", &[("threads", "2"), ("size", "0"), ("model", "threads")], &[2.0, 2.1, 2.2]),
+                result("chat.rooms", &[("rooms", "2"), ("server", "local"), ("server_model", "threads")], &[6.0, 6.1, 6.2]),
+                result("tbench.throughput", &[("clients", "2"), ("model", "processes"), ("server", "local")], &[8.0, 8.1, 8.2]),
+            ],
+        );
+        let (a, b) = (load(&store, &old).unwrap(), load(&store, &new).unwrap());
+        assert_eq!(a.1[0].params.0["model"], "threads");
+        assert_eq!((a.1[1].benchmark.as_str(), a.1[1].family.as_str()), ("chat.rooms", "chat"));
+        let rep = Report::for_two_runs(a, b, &CompareOptions::default());
+        assert_eq!(rep.tables.len(), 1);
+        let rows = &rep.tables[0].rows;
+        let names: Vec<&str> = rows.iter().map(|r| r.benchmark.as_str()).collect();
+        assert_eq!(names, ["thread.ctx", "chat.rooms", "tbench.throughput"]);
+        for r in rows {
+            assert!(r.cells.iter().all(|c| c.is_some()), "{} {}: a side is missing", r.benchmark, r.params.display());
+            assert!(r.changes[0].is_some(), "{}: no comparison", r.benchmark);
+        }
+    }
 }

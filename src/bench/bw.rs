@@ -17,7 +17,10 @@ fn info(name: &'static str, what: &'static str) -> BenchInfo {
 }
 
 fn buffer_words(p: &Params, s: &Sampler) -> Result<usize> {
-    let bytes = if p.is_auto("size") { s.llc_bytes().map(|l| (4 * l).max(16 << 20)).unwrap_or(256 << 20) } else { p.size("size")? };
+    let bytes = match p.size_or_auto("size")? {
+        Some(b) => b,
+        None => s.llc_bytes().map(|l| (4 * l).max(16 << 20)).unwrap_or(256 << 20),
+    };
     if bytes < 4096 {
         bail!("size {bytes} is too small: at least 4K");
     }

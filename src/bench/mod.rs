@@ -62,6 +62,34 @@ pub struct Server {
     pub serve: fn(&str, &Params, Arc<AtomicBool>) -> anyhow::Result<()>,
 }
 
+crate::choice! {
+    /// `model=`: a benchmark's tasks as threads of one process or as
+    /// processes, one spelling in every family (`thread.ctx` said
+    /// `thread|process`, kept as aliases).
+    pub enum Tasks { Threads = "threads" | "thread", Processes = "processes" | "process" }
+}
+
+/// The value of `server` (chat, tbench) that means "start one on loopback
+/// for the run"; `auto`, tbench's old spelling, is an alias.
+pub const LOCAL: &str = "local";
+
+/// The `server` parameter of the client/server families, one spelling for both.
+pub fn server_param(help: &'static str) -> ParamSpec {
+    ParamSpec::new("server", ParamKind::Text, LOCAL, help).aliases(&[("auto", LOCAL)])
+}
+
+/// The `server` a parameter point names: `None` for [`LOCAL`] (or its
+/// alias), else the address as given.
+pub fn remote_server(p: &Params) -> anyhow::Result<Option<&str>> {
+    let v = p.str("server")?;
+    Ok(if server_param("").canonical(v) == LOCAL { None } else { Some(v) })
+}
+
+/// A parameter value a benchmark cannot take, as the user's mistake (exit 2).
+pub fn bad_param(e: anyhow::Error) -> anyhow::Error {
+    crate::error::bad_input(e.to_string())
+}
+
 /// Every family, in listing order. Adding a family adds one line here.
 pub fn families() -> Vec<Family> {
     vec![lat::FAMILY, bw::FAMILY, mem::FAMILY, aim9::FAMILY, thread::FAMILY, chat::FAMILY, dbench::DBENCH, dbench::TBENCH, build::FAMILY, testing::FAMILY]
@@ -82,9 +110,24 @@ pub fn servers() -> Vec<Server> {
     families().into_iter().filter_map(|f| f.server).collect()
 }
 
-/// Find one benchmark by exact name.
+/// Find one benchmark by exact name or former name (`chat` for `chat.rooms`).
 pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
-    registry().into_iter().find(|b| b.info().name == name)
+    registry().into_iter().find(|b| b.info().is_named(name))
+}
+
+/// Stored results as today's benchmarks name them: a former benchmark name
+/// becomes the current one and parameter values take their canonical
+/// spelling (`model=thread` is `model=threads`), so old runs compare with
+/// new ones. Results of benchmarks kdelta no longer has are left as they are.
+pub fn canonical_results(results: &mut [ResultRecord]) {
+    let infos: Vec<BenchInfo> = registry().iter().map(|b| b.info()).collect();
+    for r in results {
+        if let Some(info) = infos.iter().find(|i| i.is_named(&r.benchmark)) {
+            r.benchmark = info.name.to_string();
+            r.family = info.family.to_string();
+            params::canonicalise(&info.params, &mut r.params);
+        }
+    }
 }
 
 
@@ -104,6 +147,13 @@ mod tests {
             }
         }
         assert!(names.len() >= 30, "{}", names.len());
+    }
+
+    #[test]
+    fn former_names_find_the_benchmark() {
+        assert_eq!(find("chat").unwrap().info().name, "chat.rooms");
+        assert_eq!(find("chat.rooms").unwrap().info().family, "chat");
+        assert!(find("chat.nonesuch").is_none());
     }
 
     #[test]

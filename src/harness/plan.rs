@@ -85,7 +85,7 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
         let pat = glob::Pattern::new(sel).map_err(|e| bad_input(format!("bad selector {sel:?}: {e}")))?;
         let mut hit = false;
         for (i, info) in infos.iter().enumerate() {
-            if info.name == sel || info.family == sel || pat.matches(info.name) {
+            if info.is_named(sel) || info.family == sel || pat.matches(info.name) {
                 chosen[i] = true;
                 hit = true;
             }
@@ -174,7 +174,7 @@ fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
         None => (None, key),
     };
     if let Some(sel) = sel {
-        let hit = sel == info.name || sel == info.family || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
+        let hit = info.is_named(sel) || sel == info.family || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
         if !hit {
             return None;
         }

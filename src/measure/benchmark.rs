@@ -26,6 +26,9 @@ pub struct BenchInfo {
     /// Samples per result by default and under `--quick` (`--runs` overrides).
     pub samples: usize,
     pub quick_samples: usize,
+    /// Former names (stored runs under them compare with this one, and
+    /// `find` and selectors take them).
+    pub aliases: Vec<&'static str>,
 }
 
 impl BenchInfo {
@@ -33,7 +36,16 @@ impl BenchInfo {
     /// 3 under `--quick`, a 60 s limit per worker.
     pub fn new(name: &'static str, summary: &'static str, unit: &'static str, better: Better) -> Self {
         let family = name.split('.').next().unwrap_or(name);
-        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3 }
+        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3, aliases: Vec::new() }
+    }
+    /// A former name of this benchmark.
+    pub fn alias(mut self, old: &'static str) -> Self {
+        self.aliases.push(old);
+        self
+    }
+    /// True for its name or one of its former names.
+    pub fn is_named(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
     }
     pub fn param(mut self, p: ParamSpec) -> Self {
         self.params.push(p);

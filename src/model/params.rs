@@ -19,11 +19,93 @@ pub enum ParamKind {
     Size,
     /// A duration: `2s`, `500ms`, `1.5s`, `100us`.
     Duration,
+    /// `true` or `false` (aliases `1`, `yes`, `on`, `0`, `no`, `off`): the
+    /// [`Choice`] of `bool`.
     Bool,
-    /// One of a fixed list.
-    Choice(&'static [&'static str]),
+    /// One of a fixed list, taken from a [`Choice`] enum by
+    /// [`ParamKind::choice`] so the list cannot disagree with the enum.
+    Choice {
+        names: &'static [&'static str],
+        aliases: &'static [(&'static str, &'static str)],
+    },
     /// Free text (paths, addresses, commands).
     Text,
+}
+
+impl ParamKind {
+    /// The kind of a parameter whose values are the enum `T`.
+    pub const fn choice<T: Choice>() -> ParamKind {
+        ParamKind::Choice { names: T::NAMES, aliases: T::ALIASES }
+    }
+}
+
+/// A closed set of parameter values: an enum, its spellings and its old
+/// spellings, declared together with [`choice!`](crate::choice) (so every
+/// variant has exactly one canonical name) rather than with clap's
+/// `ValueEnum`, because the tables must be `const` (a [`ParamKind`] is built
+/// in `const` context), readable as data (stored runs are canonicalised
+/// through the aliases) and implementable for `bool`.
+pub trait Choice: Copy + PartialEq + 'static {
+    /// The canonical spellings, in listing order.
+    const NAMES: &'static [&'static str];
+    /// The value each of [`Choice::NAMES`] stands for, in the same order.
+    const VALUES: &'static [Self];
+    /// Other spellings accepted, as (alias, canonical name): old spellings
+    /// kept so stored runs and scripts still work.
+    const ALIASES: &'static [(&'static str, &'static str)] = &[];
+
+    /// The canonical spelling of this value.
+    fn name(self) -> &'static str {
+        let i = Self::VALUES.iter().position(|v| *v == self).expect("every value of a Choice has a name");
+        Self::NAMES[i]
+    }
+}
+
+/// The canonical spelling of `v` among `names` (itself or through an alias).
+/// The one place a choice or a boolean is looked up.
+pub fn canonical_choice(names: &'static [&'static str], aliases: &'static [(&'static str, &'static str)], v: &str) -> Option<&'static str> {
+    names.iter().find(|n| **n == v).or_else(|| aliases.iter().find(|(a, _)| *a == v).map(|(_, n)| n)).copied()
+}
+
+/// Parse a value of `T` (canonical or alias); the one-line error names the
+/// parameter, the value and the allowed spellings.
+pub fn parse_choice<T: Choice>(param: &str, v: &str) -> Result<T> {
+    match canonical_choice(T::NAMES, T::ALIASES, v).and_then(|n| T::NAMES.iter().position(|x| *x == n)) {
+        Some(i) => Ok(T::VALUES[i]),
+        None => bail!("value {v:?} is not allowed for parameter {param}: expected {}", T::NAMES.join("|")),
+    }
+}
+
+impl Choice for bool {
+    const NAMES: &'static [&'static str] = &["true", "false"];
+    const VALUES: &'static [bool] = &[true, false];
+    const ALIASES: &'static [(&'static str, &'static str)] = &[("1", "true"), ("yes", "true"), ("on", "true"), ("0", "false"), ("no", "false"), ("off", "false")];
+}
+
+/// Declare a parameter enum and its [`Choice`] tables in one place, so each
+/// variant has exactly one canonical spelling, given beside it, followed by
+/// any old spellings:
+///
+/// ```
+/// kdelta::choice! {
+///     /// How tasks run.
+///     pub enum Model { Threads = "threads" | "thread", Processes = "processes" | "process" }
+/// }
+/// use kdelta::model::params::Choice;
+/// assert_eq!(Model::Threads.name(), "threads");
+/// ```
+#[macro_export]
+macro_rules! choice {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal $(| $alias:literal)*),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name { $($(#[$vm])* $var),+ }
+        impl $crate::model::params::Choice for $name {
+            const NAMES: &'static [&'static str] = &[$($s),+];
+            const VALUES: &'static [Self] = &[$($name::$var),+];
+            const ALIASES: &'static [(&'static str, &'static str)] = &[$($(($alias, $s),)*)+];
+        }
+    };
 }
 
 /// One declared parameter of a benchmark.
@@ -37,11 +119,40 @@ pub struct ParamSpec {
     pub default: &'static str,
     /// Default under `--quick`, when it differs.
     pub quick: Option<&'static str>,
+    /// Other spellings of a value, as (alias, canonical), for kinds that are
+    /// not a [`Choice`] (a text parameter's special value, `server=auto`).
+    pub aliases: &'static [(&'static str, &'static str)],
 }
 
 impl ParamSpec {
     pub const fn new(name: &'static str, kind: ParamKind, default: &'static str, help: &'static str) -> Self {
-        ParamSpec { name, help, kind, default, quick: None }
+        ParamSpec { name, help, kind, default, quick: None, aliases: &[] }
+    }
+    pub const fn aliases(mut self, a: &'static [(&'static str, &'static str)]) -> Self {
+        self.aliases = a;
+        self
+    }
+
+    /// Every other spelling this parameter takes, as (alias, canonical).
+    pub fn value_aliases(&self) -> Vec<(&'static str, &'static str)> {
+        let own: &[(&str, &str)] = match self.kind {
+            ParamKind::Bool => <bool as Choice>::ALIASES,
+            ParamKind::Choice { aliases, .. } => aliases,
+            _ => &[],
+        };
+        own.iter().chain(self.aliases).copied().collect()
+    }
+
+    /// The canonical spelling of a value: a choice's or boolean's name for
+    /// any of its spellings, a declared alias's target; anything else as is
+    /// (including values that would not validate).
+    pub fn canonical<'a>(&self, v: &'a str) -> &'a str {
+        let own = match self.kind {
+            ParamKind::Bool => canonical_choice(<bool as Choice>::NAMES, <bool as Choice>::ALIASES, v),
+            ParamKind::Choice { names, aliases } => canonical_choice(names, aliases, v),
+            _ => None,
+        };
+        own.or_else(|| self.aliases.iter().find(|(a, _)| *a == v).map(|(_, n)| *n)).unwrap_or(v)
     }
     pub const fn quick(mut self, q: &'static str) -> Self {
         self.quick = Some(q);
@@ -55,7 +166,7 @@ impl ParamSpec {
             ParamKind::Size => "size (e.g. 16K, 5M)".into(),
             ParamKind::Duration => "duration (e.g. 2s, 500ms)".into(),
             ParamKind::Bool => "true|false".into(),
-            ParamKind::Choice(c) => c.join("|"),
+            ParamKind::Choice { names, .. } => names.join("|"),
             ParamKind::Text => "text".into(),
         }
     }
@@ -71,7 +182,7 @@ impl ParamSpec {
             ParamKind::Size => parse_size(v).is_ok(),
             ParamKind::Duration => parse_duration(v).is_ok(),
             ParamKind::Bool => parse_bool(v).is_ok(),
-            ParamKind::Choice(c) => c.contains(&v),
+            ParamKind::Choice { names, aliases } => canonical_choice(names, aliases, v).is_some(),
             ParamKind::Text => !v.is_empty(),
         };
         if !ok {
@@ -126,12 +237,9 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `true`, `false` and their aliases (see [`ParamKind::Bool`]).
 pub fn parse_bool(s: &str) -> Result<bool> {
-    match s {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => bail!("bad boolean {s:?}: expected true or false"),
-    }
+    parse_choice::<bool>("boolean", s)
 }
 
 /// One point of a sweep: every parameter of a benchmark with one value.
@@ -160,7 +268,25 @@ impl Params {
         parse_duration(self.str(name)?)
     }
     pub fn bool(&self, name: &str) -> Result<bool> {
-        parse_bool(self.str(name)?)
+        parse_choice(name, self.str(name)?)
+    }
+    /// A [`Choice`] parameter as its enum.
+    pub fn choice<T: Choice>(&self, name: &str) -> Result<T> {
+        parse_choice(name, self.str(name)?)
+    }
+    /// A size that may be `auto` (or absent): `None` then.
+    pub fn size_or_auto(&self, name: &str) -> Result<Option<u64>> {
+        if self.is_auto(name) || !self.0.contains_key(name) {
+            return Ok(None);
+        }
+        self.size(name).map(Some)
+    }
+    /// A text value that may be `auto`: `None` then.
+    pub fn text_or_auto(&self, name: &str) -> Result<Option<&str>> {
+        if self.is_auto(name) {
+            return Ok(None);
+        }
+        self.str(name).map(Some)
     }
     /// True when the value is `auto` (derive at run time).
     pub fn is_auto(&self, name: &str) -> bool {
@@ -206,6 +332,8 @@ pub fn expand(specs: &[ParamSpec], overrides: &BTreeMap<String, String>, quick: 
         if values.is_empty() {
             bail!("parameter {} of {bench} has no value", spec.name);
         }
+        // One spelling is stored: old spellings become the canonical one.
+        let values: Vec<String> = values.iter().map(|v| spec.canonical(v).to_string()).collect();
         for v in &values {
             spec.validate(v).map_err(|e| anyhow::anyhow!("{bench}: {e}"))?;
         }
@@ -220,6 +348,20 @@ pub fn expand(specs: &[ParamSpec], overrides: &BTreeMap<String, String>, quick: 
         points = next;
     }
     Ok(points)
+}
+
+/// Rewrite stored values in their canonical spelling (a run stored with
+/// `model=thread` then matches one with `model=threads`). Parameters without
+/// a spec are left as they are.
+pub fn canonicalise(specs: &[ParamSpec], p: &mut Params) {
+    for (k, v) in p.0.iter_mut() {
+        if let Some(spec) = specs.iter().find(|s| s.name == k) {
+            let c = spec.canonical(v);
+            if c != v {
+                *v = c.to_string();
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,5 +393,66 @@ mod tests {
         o.insert("bogus".to_string(), "1".to_string());
         let e = expand(&specs, &o, false, "lat.ctx").unwrap_err().to_string();
         assert!(e.contains("bogus") && e.contains("procs, size"), "{e}");
+    }
+
+    crate::choice! {
+        /// A test enum.
+        enum Tasks { Threads = "threads" | "thread", Processes = "processes" | "process" | "procs" }
+    }
+
+    #[test]
+    fn choices_take_their_names_and_aliases_and_refuse_the_rest() {
+        assert_eq!(parse_choice::<Tasks>("model", "threads").unwrap(), Tasks::Threads);
+        assert_eq!(parse_choice::<Tasks>("model", "thread").unwrap(), Tasks::Threads);
+        assert_eq!(parse_choice::<Tasks>("model", "procs").unwrap(), Tasks::Processes);
+        assert_eq!(Tasks::Processes.name(), "processes");
+        let e = parse_choice::<Tasks>("model", "fiber").unwrap_err().to_string();
+        assert_eq!(e, "value \"fiber\" is not allowed for parameter model: expected threads|processes");
+        // Booleans go through the same lookup.
+        for (v, b) in [("true", true), ("1", true), ("on", true), ("yes", true), ("false", false), ("0", false), ("off", false), ("no", false)] {
+            assert_eq!(parse_bool(v).unwrap(), b, "{v}");
+        }
+        let e = parse_bool("maybe").unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.contains("\"maybe\"") && e.contains("true|false"), "{e}");
+    }
+
+    #[test]
+    fn choice_kinds_come_from_the_enum_and_expand_stores_the_canonical_spelling() {
+        let spec = ParamSpec::new("model", ParamKind::choice::<Tasks>(), "threads", "");
+        assert_eq!(spec.kind_name(), "threads|processes");
+        assert!(spec.validate("thread").is_ok());
+        let e = spec.validate("fiber").unwrap_err().to_string();
+        assert!(e.contains("\"fiber\"") && e.contains("threads|processes"), "{e}");
+        let server = ParamSpec::new("server", ParamKind::Text, "local", "").aliases(&[("auto", "local")]);
+        let strict = ParamSpec::new("strict", ParamKind::Bool, "false", "");
+        let specs = [spec, server, strict];
+        let o: BTreeMap<String, String> =
+            [("model", "thread,process"), ("server", "auto"), ("strict", "1")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let pts = expand(&specs, &o, false, "x").unwrap();
+        let shown: Vec<String> = pts.iter().map(|p| p.display()).collect();
+        assert_eq!(shown, ["model=threads server=local strict=true", "model=processes server=local strict=true"]);
+        let mut stored = Params::default();
+        stored.set("model", "process");
+        stored.set("server", "auto");
+        stored.set("gone", "thread");
+        canonicalise(&specs, &mut stored);
+        assert_eq!(stored.display(), "gone=thread model=processes server=local");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_spelling_is_canonical_or_refused(v in "(threads?|process(es)?|procs|[a-z0-9-]{0,8})") {
+            let spec = ParamSpec::new("model", ParamKind::choice::<Tasks>(), "threads", "");
+            match parse_choice::<Tasks>("model", &v) {
+                Ok(t) => {
+                    proptest::prop_assert_eq!(spec.canonical(&v), t.name());
+                    proptest::prop_assert!(spec.validate(&v).is_ok());
+                }
+                Err(_) => {
+                    proptest::prop_assert_eq!(spec.canonical(&v), v.as_str());
+                    proptest::prop_assert!(spec.validate(&v).is_err());
+                }
+            }
+        }
     }
 }

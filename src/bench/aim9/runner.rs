@@ -19,7 +19,7 @@ use super::{Factor, TestDef};
 use crate::bench::{BenchInfo, Benchmark, Better, Params, Sampler};
 use crate::error::bad_input;
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// One AIM9 test's state: `call` is the function AIM9 times.
@@ -74,6 +74,45 @@ pub const TIMEOUT_S: u64 = 3600;
 pub const SAMPLES: usize = 3;
 pub const QUICK_SAMPLES: usize = 2;
 
+/// An AIM9 test's parameters, read once by `params` for `check` and `run`.
+struct Aim9Params {
+    period: Duration,
+    /// Disk tests: `None` for the run's temporary directory (`dir=auto`).
+    dir: Option<PathBuf>,
+    /// Data tests: file size and `sync`; 0 and false for the others.
+    filesize: u64,
+    sync: bool,
+}
+
+impl Aim9 {
+    fn params(&self, params: &Params) -> Result<Aim9Params> {
+        let period = params.duration("period")?;
+        if period.is_zero() || period > Duration::from_secs(MAX_PERIOD_S) {
+            return Err(bad_input(format!(
+                "{}: period {:?} is not allowed: expected more than 0 and at most {MAX_PERIOD_S}s",
+                self.def.name,
+                params.str("period")?
+            )));
+        }
+        let (filesize, sync) = if self.def.data {
+            let size = params.size("filesize")?;
+            if !(2048..=(64u64 << 30)).contains(&size) {
+                return Err(bad_input(format!("{}: filesize {} is not allowed: expected 2K to 64G", self.def.name, params.str("filesize")?)));
+            }
+            (size, params.bool("sync").map_err(crate::bench::bad_param)?)
+        } else {
+            (0, false)
+        };
+        let dir = if self.def.disk { params.text_or_auto("dir")?.map(PathBuf::from) } else { None };
+        if let Some(dir) = &dir {
+            if !dir.is_dir() {
+                return Err(bad_input(format!("{}: dir {:?} is not an existing directory", self.def.name, dir.display().to_string())));
+            }
+        }
+        Ok(Aim9Params { period, dir, filesize, sync })
+    }
+}
+
 impl Benchmark for Aim9 {
     fn info(&self) -> BenchInfo {
         let d = self.def;
@@ -97,34 +136,14 @@ impl Benchmark for Aim9 {
     }
 
     fn check(&self, params: &Params) -> Result<()> {
-        let period = params.duration("period")?;
-        if period.is_zero() || period > Duration::from_secs(MAX_PERIOD_S) {
-            return Err(bad_input(format!(
-                "{}: period {:?} is not allowed: expected more than 0 and at most {MAX_PERIOD_S}s",
-                self.def.name,
-                params.str("period")?
-            )));
-        }
-        if self.def.data {
-            let size = params.size("filesize")?;
-            if !(2048..=(64u64 << 30)).contains(&size) {
-                return Err(bad_input(format!("{}: filesize {} is not allowed: expected 2K to 64G", self.def.name, params.str("filesize")?)));
-            }
-        }
-        if self.def.disk && !params.is_auto("dir") {
-            let dir = params.str("dir")?;
-            if !Path::new(dir).is_dir() {
-                return Err(bad_input(format!("{}: dir {dir:?} is not an existing directory", self.def.name)));
-            }
-        }
-        Ok(())
+        self.params(params).map(drop)
     }
 
     fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
         let d = self.def;
-        let period = params.duration("period")?;
-        let base = if d.disk && !params.is_auto("dir") { PathBuf::from(params.str("dir")?) } else { s.tmpdir().to_path_buf() };
-        let (filesize, sync) = if d.data { (params.size("filesize")?, params.bool("sync")?) } else { (0, false) };
+        let Aim9Params { period, dir, filesize, sync } = self.params(params)?;
+        let auto_dir = dir.is_none();
+        let base = dir.unwrap_or_else(|| s.tmpdir().to_path_buf());
         // Our own directory inside the user's, removed when `holder` drops
         // (after the Work, declared later, has been dropped).
         let holder = tempfile::Builder::new()
@@ -148,7 +167,7 @@ impl Benchmark for Aim9 {
             s.extra("filesize", filesize);
             s.extra("sync", sync);
             let kb = filesize / 1024;
-            let where_ = place_of(params, &base);
+            let where_ = place_of(auto_dir, &base);
             s.note(if !d.warm_up {
                 format!("{} writes half of a {kb} KB file in {where_} through O_SYNC: every 1 KB write waits for the device", d.name)
             } else if sync {
@@ -157,7 +176,7 @@ impl Benchmark for Aim9 {
                 format!("{} works on a {kb} KB file in {where_}: a file that fits in memory measures the page cache, not the device (raise --param filesize, or --param sync=true)", d.name)
             });
         } else if d.disk {
-            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, place_of(params, &base)));
+            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, place_of(auto_dir, &base)));
         }
         if let Some(n) = d.note {
             s.note(n);
@@ -169,8 +188,8 @@ impl Benchmark for Aim9 {
 /// Where the disk tests work, as said to the user: the given directory, or
 /// for `dir=auto` the temporary directory's parent (each worker has its own
 /// subdirectory, so naming it would make every round's note differ).
-fn place_of(params: &Params, base: &std::path::Path) -> String {
-    if params.is_auto("dir") {
+fn place_of(auto_dir: bool, base: &std::path::Path) -> String {
+    if auto_dir {
         format!("a temporary directory under {}", std::env::temp_dir().display())
     } else {
         base.display().to_string()

@@ -12,7 +12,7 @@ pub mod child;
 pub mod project;
 pub mod tools;
 
-use super::{BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
+use super::{bad_param, BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -28,6 +28,43 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
 pub const BUILTIN: &str = "builtin";
 
 pub struct BuildMake;
+
+/// `build.make`'s parameters, read once by [`BuildParams::from`].
+struct BuildParams {
+    jobs: u32,
+    /// Files of the generated project (used when `dir` is `None`).
+    files: usize,
+    /// `None`: the generated project (`dir=builtin`).
+    dir: Option<PathBuf>,
+    /// The build and clean commands with `{jobs}` replaced.
+    cmd: String,
+    clean: String,
+    warmup: bool,
+}
+
+impl BuildParams {
+    fn from(p: &Params) -> Result<Self> {
+        let dir = match p.str("dir")? {
+            BUILTIN => None,
+            d if std::path::Path::new(d).is_dir() => Some(PathBuf::from(d)),
+            d => return Err(bad_input(format!("dir={d:?} is not a directory: give the path of a source tree, or `builtin`"))),
+        };
+        for k in ["cmd", "clean"] {
+            if p.str(k)?.trim().is_empty() {
+                return Err(bad_input(format!("{k} is empty: give a shell command")));
+            }
+        }
+        let jobs = u32::try_from(p.u64("jobs")?)?;
+        Ok(BuildParams {
+            jobs,
+            files: p.usize("files")?,
+            dir,
+            cmd: p.str("cmd")?.replace("{jobs}", &jobs.to_string()),
+            clean: p.str("clean")?.replace("{jobs}", &jobs.to_string()),
+            warmup: p.bool("warmup").map_err(bad_param)?,
+        })
+    }
+}
 
 impl Benchmark for BuildMake {
     fn info(&self) -> BenchInfo {
@@ -47,38 +84,25 @@ impl Benchmark for BuildMake {
     }
 
     fn check(&self, p: &Params) -> Result<()> {
-        let dir = p.str("dir")?;
-        if dir != BUILTIN && !std::path::Path::new(dir).is_dir() {
-            return Err(bad_input(format!("dir={dir:?} is not a directory: give the path of a source tree, or `builtin`")));
-        }
-        for k in ["cmd", "clean"] {
-            if p.str(k)?.trim().is_empty() {
-                return Err(bad_input(format!("{k} is empty: give a shell command")));
-            }
-        }
-        Ok(())
+        BuildParams::from(p).map(drop)
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        self.check(p)?;
-        let jobs = u32::try_from(p.u64("jobs")?)?;
-        let cmd = p.str("cmd")?.replace("{jobs}", &jobs.to_string());
-        let clean = p.str("clean")?.replace("{jobs}", &jobs.to_string());
-        let dir: PathBuf = match p.str("dir")? {
-            BUILTIN => {
-                let files = p.usize("files")?;
+        let BuildParams { jobs, files, dir, cmd, clean, warmup } = BuildParams::from(p)?;
+        let dir: PathBuf = match dir {
+            None => {
                 let d = s.tmpdir().join("project");
                 project::generate(&d, files)?;
                 s.extra("files", files as u64);
                 d
             }
-            other => PathBuf::from(other),
+            Some(d) => d,
         };
         let log = s.tmpdir().join("build.log");
         s.extra("jobs", jobs);
         s.extra("cmd", cmd.clone());
 
-        if p.bool("warmup")? {
+        if warmup {
             child::run(&clean, &dir, jobs, &log).context("clean before the warm-up build")?;
             child::run(&cmd, &dir, jobs, &log).context("warm-up build")?;
         }

@@ -25,20 +25,8 @@ use std::time::{Duration, Instant};
 
 pub const STACK: usize = 64 << 10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pacing {
-    None,
-    Room,
-}
-
-impl Pacing {
-    pub fn parse(s: &str) -> Result<Pacing> {
-        match s {
-            "none" => Ok(Pacing::None),
-            "room" => Ok(Pacing::Room),
-            _ => Err(crate::error::bad_input(format!("pacing {s:?} is not allowed: expected none or room"))),
-        }
-    }
+crate::choice! {
+    pub enum Pacing { None = "none", Room = "room" }
 }
 
 #[derive(Debug, Clone)]

@@ -14,26 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerModel {
-    Threads,
-    Events,
-}
-
-impl ServerModel {
-    pub fn parse(s: &str) -> Result<ServerModel> {
-        match s {
-            "threads" => Ok(ServerModel::Threads),
-            "events" => Ok(ServerModel::Events),
-            _ => Err(crate::error::bad_input(format!("server_model {s:?} is not allowed: expected threads or events"))),
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServerModel::Threads => "threads",
-            ServerModel::Events => "events",
-        }
-    }
+crate::choice! {
+    /// The server's concurrency model (`server_model`).
+    pub enum ServerModel { Threads = "threads", Events = "events" }
 }
 
 /// Serve on a bound listener until `stop` is set.

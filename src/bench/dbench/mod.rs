@@ -23,7 +23,8 @@
 //! [`backend_sock`] and [`server`] (tbench), [`cli`] (`kdelta loadfile
 //! generate`), [`fsinfo`] (what the filesystem under `dir` does to the figures).
 
-use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
+use super::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Tasks};
+use crate::model::params::Choice;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -72,13 +73,13 @@ fn common_params(info: BenchInfo) -> BenchInfo {
     )
     .param(ParamSpec::new(
         "model",
-        ParamKind::Choice(&["processes", "threads"]),
+        ParamKind::choice::<Tasks>(),
         "processes",
         "clients as forked processes (as dbench) or as threads of one process",
     ))
     .param(ParamSpec::new(
         "liveness",
-        ParamKind::Choice(runner::Liveness::NAMES),
+        ParamKind::choice::<runner::Liveness>(),
         "per-op",
         "per-op: like dbench and tbench, each client checks with kill(parent, 0) before every operation that its parent is alive, \
          and that system call's cost is in the figure as in theirs; signal: only the kernel's parent-death signal, no cost per operation",
@@ -103,25 +104,73 @@ fn common_params(info: BenchInfo) -> BenchInfo {
     .samples(5, 1)
 }
 
-/// The loadfile a parameter point names (generated for `auto`).
-pub fn load_loadfile(params: &Params) -> Result<loadfile::Loadfile> {
-    if params.is_auto("loadfile") {
-        let text = generate::generate(GEN_OPS, GEN_SEED);
-        return loadfile::parse("generated", &text).map_err(|e| anyhow::anyhow!("kdelta's generated loadfile does not parse (a bug): {e}"));
+/// The loadfile at `path`, or kdelta's generated one for `None`.
+fn load(path: Option<&Path>) -> Result<loadfile::Loadfile> {
+    match path {
+        None => {
+            let text = generate::generate(GEN_OPS, GEN_SEED);
+            loadfile::parse("generated", &text).map_err(|e| anyhow::anyhow!("kdelta's generated loadfile does not parse (a bug): {e}"))
+        }
+        Some(p) => loadfile::load(p),
     }
-    loadfile::load(Path::new(params.str("loadfile")?))
 }
 
-fn spec(params: &Params) -> Result<runner::Spec> {
-    Ok(runner::Spec {
-        clients: params.usize("clients")?,
-        threads: params.str("model")? == "threads",
-        warmup: params.duration("warmup")?,
-        time: params.duration("time")?,
-        // tbench has no `strict`: its server, not the client, checks statuses.
-        strict: if params.0.contains_key("strict") { params.bool("strict")? } else { false },
-        liveness: runner::Liveness::parse(params.str("liveness")?).unwrap_or(runner::Liveness::PerOp),
-    })
+/// The parameters dbench and tbench share, read once by [`Common::from`].
+struct Common {
+    spec: runner::Spec,
+    /// `None`: kdelta's generated loadfile (`loadfile=auto`).
+    loadfile: Option<PathBuf>,
+}
+
+impl Common {
+    fn from(params: &Params) -> Result<Self> {
+        let spec = runner::Spec {
+            clients: params.usize("clients")?,
+            threads: params.choice::<Tasks>("model").map_err(bad_param)? == Tasks::Threads,
+            warmup: params.duration("warmup")?,
+            time: params.duration("time")?,
+            // tbench has no `strict`: its server, not the client, checks statuses.
+            strict: if params.0.contains_key("strict") { params.bool("strict").map_err(bad_param)? } else { false },
+            liveness: params.choice("liveness").map_err(bad_param)?,
+        };
+        Ok(Common { spec, loadfile: params.text_or_auto("loadfile")?.map(PathBuf::from) })
+    }
+    /// Parse the user's loadfile now, so a bad one is refused before the run.
+    fn check(&self) -> Result<()> {
+        match &self.loadfile {
+            Some(p) => load(Some(p)).map(drop),
+            None => Ok(()),
+        }
+    }
+    fn load(&self) -> Result<loadfile::Loadfile> {
+        load(self.loadfile.as_deref())
+    }
+}
+
+/// `dbench.throughput`'s parameters.
+struct DbenchParams {
+    common: Common,
+    /// `None`: the run's temporary directory (`dir=auto`).
+    dir: Option<PathBuf>,
+}
+
+impl DbenchParams {
+    fn from(params: &Params) -> Result<Self> {
+        Ok(DbenchParams { common: Common::from(params)?, dir: params.text_or_auto("dir")?.map(PathBuf::from) })
+    }
+}
+
+/// `tbench.throughput`'s parameters.
+struct TbenchParams {
+    common: Common,
+    /// `None`: start a server on loopback for the run (`server=local`).
+    server: Option<String>,
+}
+
+impl TbenchParams {
+    fn from(params: &Params) -> Result<Self> {
+        Ok(TbenchParams { common: Common::from(params)?, server: super::remote_server(params)?.map(str::to_string) })
+    }
 }
 
 /// Sums over the samples of one run, for the extras.
@@ -148,7 +197,7 @@ fn add_totals(acc: &mut Option<runner::Totals>, t: runner::Totals) {
 
 fn record(s: &mut Sampler, lf: &loadfile::Loadfile, sp: &runner::Spec, tot: Option<runner::Totals>) {
     s.extra("clients", sp.clients as u64);
-    s.extra("model", if sp.threads { "threads" } else { "processes" });
+    s.extra("model", if sp.threads { Tasks::Threads } else { Tasks::Processes }.name());
     s.extra("liveness", sp.liveness.name());
     s.extra("loadfile", lf.name.clone());
     s.extra("loadfile_ops", lf.ops.len() as u64);
@@ -236,22 +285,21 @@ impl Benchmark for Dbench {
     }
 
     fn check(&self, params: &Params) -> Result<()> {
-        if !params.is_auto("loadfile") {
-            load_loadfile(params)?;
-        }
-        if !params.is_auto("dir") {
-            let d = params.str("dir")?;
-            if !Path::new(d).is_dir() {
-                return Err(crate::error::bad_input(format!("dir={d:?} is not an existing directory")));
+        let p = DbenchParams::from(params)?;
+        p.common.check()?;
+        if let Some(d) = &p.dir {
+            if !d.is_dir() {
+                return Err(crate::error::bad_input(format!("dir={:?} is not an existing directory", d.display().to_string())));
             }
         }
         Ok(())
     }
 
     fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
-        let lf = load_loadfile(params)?;
-        let sp = spec(params)?;
-        let base = if params.is_auto("dir") { s.tmpdir().to_path_buf() } else { PathBuf::from(params.str("dir")?) };
+        let DbenchParams { common, dir } = DbenchParams::from(params)?;
+        let lf = common.load()?;
+        let sp = common.spec;
+        let base = dir.unwrap_or_else(|| s.tmpdir().to_path_buf());
         // Free space: an upper bound of what the loadfile's writes keep on disk.
         let per_client = loadfile::space_per_client(&lf);
         let need = per_client * sp.clients as u64;
@@ -303,33 +351,30 @@ impl Benchmark for Tbench {
             "MB/s",
             Better::Higher,
         ))
-        .param(ParamSpec::new(
-            "server",
-            ParamKind::Text,
-            "auto",
-            "HOST:PORT of a running `kdelta serve tbench` (or dbench's tbench_srv); auto: start one on loopback for the run",
+        .param(super::server_param(
+            "local: start a server on loopback for the run (auto, the old spelling, too); or HOST:PORT of a running `kdelta serve tbench` (or dbench's tbench_srv)",
         ))
     }
 
     fn check(&self, params: &Params) -> Result<()> {
-        if !params.is_auto("loadfile") {
-            load_loadfile(params)?;
-        }
-        if !params.is_auto("server") {
-            backend_sock::resolve(params.str("server")?)?;
+        let p = TbenchParams::from(params)?;
+        p.common.check()?;
+        if let Some(a) = &p.server {
+            backend_sock::resolve(a)?;
         }
         Ok(())
     }
 
     fn run(&self, params: &Params, s: &mut Sampler) -> Result<()> {
-        let lf = load_loadfile(params)?;
-        let sp = spec(params)?;
+        let TbenchParams { common, server: remote } = TbenchParams::from(params)?;
+        let lf = common.load()?;
+        let sp = common.spec;
         let mut acc = None;
         for _ in 0..s.samples_wanted() {
-            let local = if params.is_auto("server") { Some(server::LocalServer::start(sp.threads)?) } else { None };
-            let addr = match &local {
-                Some(l) => l.addr().to_string(),
-                None => params.str("server")?.to_string(),
+            let local = if remote.is_none() { Some(server::LocalServer::start(sp.threads)?) } else { None };
+            let addr = match (&local, &remote) {
+                (Some(l), _) => l.addr().to_string(),
+                (None, r) => r.clone().unwrap_or_default(),
             };
             let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_sock::SockClient::connect(n, &addr)?)) };
             s.begin_sample();
@@ -339,7 +384,7 @@ impl Benchmark for Tbench {
             s.push(t.mbps(), Duration::from_secs_f64(t.secs));
             add_totals(&mut acc, t);
         }
-        s.extra("server", if params.is_auto("server") { "loopback (started by the run)".to_string() } else { params.str("server")?.to_string() });
+        s.extra("server", remote.unwrap_or_else(|| "loopback (started by the run)".to_string()));
         record(s, &lf, &sp, acc);
         Ok(())
     }

@@ -142,34 +142,18 @@ pub struct Spec {
     pub liveness: Liveness,
 }
 
-/// How a client makes sure the process that started it is still there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Liveness {
-    /// dbench's and tbench's way (`child.c`): `kill(parent, 0)` before every
-    /// operation, stopping when the parent is gone. One system call per
-    /// operation, and its cost is in their figures: on a CPU-bound filesystem
-    /// it is 7-9% of dbench's MB/s here, so kdelta makes the same call to
-    /// report the same figure.
-    PerOp,
-    /// Only the kernel's parent-death signal (`PR_SET_PDEATHSIG`, processes)
-    /// and the shared phase block: no cost per operation.
-    Signal,
-}
-
-impl Liveness {
-    pub const NAMES: &'static [&'static str] = &["per-op", "signal"];
-    pub fn parse(s: &str) -> Option<Liveness> {
-        match s {
-            "per-op" => Some(Liveness::PerOp),
-            "signal" => Some(Liveness::Signal),
-            _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Liveness::PerOp => "per-op",
-            Liveness::Signal => "signal",
-        }
+crate::choice! {
+    /// How a client makes sure the process that started it is still there.
+    pub enum Liveness {
+        /// dbench's and tbench's way (`child.c`): `kill(parent, 0)` before every
+        /// operation, stopping when the parent is gone. One system call per
+        /// operation, and its cost is in their figures: on a CPU-bound filesystem
+        /// it is 7-9% of dbench's MB/s here, so kdelta makes the same call to
+        /// report the same figure.
+        PerOp = "per-op",
+        /// Only the kernel's parent-death signal (`PR_SET_PDEATHSIG`, processes)
+        /// and the shared phase block: no cost per operation.
+        Signal = "signal",
     }
 }
 

@@ -251,7 +251,7 @@ fn no_space_ends_the_replay_with_an_error() {
 fn strict_1_runs_strict() {
     for (v, want) in [("1", true), ("true", true), ("yes", true), ("on", true), ("0", false), ("false", false), ("off", false)] {
         let p = params(&Dbench, &[("strict", v)]);
-        assert_eq!(spec(&p).unwrap().strict, want, "strict={v}");
+        assert_eq!(Common::from(&p).unwrap().spec.strict, want, "strict={v}");
     }
-    assert!(!spec(&params(&Tbench, &[])).unwrap().strict);
+    assert!(!Common::from(&params(&Tbench, &[])).unwrap().spec.strict);
 }

@@ -22,6 +22,6 @@ impl Benchmark for LatCtx {
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        measure_ctx(s, Model::Process, p.usize("procs")?, p.usize("size")?)
+        measure_ctx(s, Model::Processes, p.usize("procs")?, p.usize("size")?)
     }
 }

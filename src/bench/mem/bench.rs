@@ -7,7 +7,7 @@ use super::cache;
 use super::libc_fns::{self, Libc};
 use super::naive;
 use super::tuned::{Tuned, PAGE};
-use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
+use crate::bench::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
 use anyhow::Result;
 use std::ffi::CStr;
@@ -63,15 +63,23 @@ impl MemBench {
     }
 }
 
-const IMPLS: &[&str] = &["naive", "libc", "tuned"];
+crate::choice! {
+    /// The `impl` parameter: which implementation is measured.
+    enum ImplName { Naive = "naive", Libc = "libc", Tuned = "tuned" }
+}
+
+crate::choice! {
+    /// The `cache` parameter.
+    enum CacheState { Warm = "warm", Cold = "cold" }
+}
 
 fn impl_param() -> ParamSpec {
-    ParamSpec::new("impl", ParamKind::Choice(IMPLS), "naive,libc,tuned", "naive byte loop, the C library's routine, or kdelta's tuned one")
+    ParamSpec::new("impl", ParamKind::choice::<ImplName>(), "naive,libc,tuned", "naive byte loop, the C library's routine, or kdelta's tuned one")
 }
 fn cache_param() -> ParamSpec {
     ParamSpec::new(
         "cache",
-        ParamKind::Choice(&["warm", "cold"]),
+        ParamKind::choice::<CacheState>(),
         "warm,cold",
         "warm reuses one buffer; cold rotates through buffers totalling 2x the last-level cache",
     )
@@ -86,6 +94,38 @@ fn nt_param() -> ParamSpec {
 }
 fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {
     ParamSpec::new(name, ParamKind::Int { min: 0, max: 4095 }, "0", help)
+}
+
+/// A `mem.*` benchmark's parameters, read once by [`MemBench::params`].
+struct MemParams {
+    imp: ImplName,
+    size: u64,
+    cold: bool,
+    /// Source (or string) and destination misalignment; 0 where the routine has none.
+    off: usize,
+    dst_off: usize,
+    /// `None`: half the last-level cache (`auto`, or a routine without it).
+    nt_threshold: Option<u64>,
+}
+
+impl MemBench {
+    fn params(&self, p: &Params) -> Result<MemParams> {
+        let size = p.size("size")?;
+        let min = if self.routine == Routine::ClearPage { PAGE as u64 } else { 1 };
+        if size < min || size > MAX_SIZE {
+            return Err(bad_input(format!("size={size} is not allowed for {}: expected {min} bytes to 16G", self.info().name)));
+        }
+        let nt_threshold = p.size_or_auto("nt_threshold").map_err(|e| bad_input(format!("nt_threshold: {e}")))?;
+        let off = |k: &str| -> Result<usize> { Ok(if p.0.contains_key(k) { p.usize(k)? } else { 0 }) };
+        Ok(MemParams {
+            imp: p.choice("impl").map_err(bad_param)?,
+            size,
+            cold: p.choice::<CacheState>("cache").map_err(bad_param)? == CacheState::Cold,
+            off: off("offset")?,
+            dst_off: off("dst_offset")?,
+            nt_threshold,
+        })
+    }
 }
 
 impl Benchmark for MemBench {
@@ -120,23 +160,11 @@ impl Benchmark for MemBench {
     }
 
     fn check(&self, p: &Params) -> Result<()> {
-        let size = p.size("size")?;
-        let min = if self.routine == Routine::ClearPage { PAGE as u64 } else { 1 };
-        if size < min || size > MAX_SIZE {
-            return Err(bad_input(format!("size={size} is not allowed for {}: expected {min} bytes to 16G", self.info().name)));
-        }
-        if p.0.contains_key("nt_threshold") && !p.is_auto("nt_threshold") {
-            p.size("nt_threshold").map_err(|e| bad_input(format!("nt_threshold: {e}")))?;
-        }
-        Ok(())
+        self.params(p).map(drop)
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        self.check(p)?;
-        let size = p.size("size")?;
-        let cold = p.str("cache")? == "cold";
-        let get_off = |k: &str| -> Result<usize> { Ok(if p.0.contains_key(k) { p.usize(k)? } else { 0 }) };
-        let (off, dst_off) = (get_off("offset")?, get_off("dst_offset")?);
+        let MemParams { imp, size, cold, off, dst_off, nt_threshold } = self.params(p)?;
 
         // Cache sizes: L1/L2 from sysfs, the last level from the harness when it knows.
         let mut caches = cache::host();
@@ -150,13 +178,12 @@ impl Benchmark for MemBench {
                 FALLBACK_LLC
             }
         };
-        let nt_threshold = if !p.0.contains_key("nt_threshold") || p.is_auto("nt_threshold") { llc / 2 } else { p.size("nt_threshold")? };
+        let nt_threshold = nt_threshold.unwrap_or(llc / 2);
 
-        let imp = match p.str("impl")? {
-            "naive" => Impl::Naive,
-            "libc" => Impl::Libc(Libc::new()),
-            "tuned" => Impl::Tuned(Tuned::detect()),
-            other => return Err(bad_input(format!("impl={other:?} is not allowed: expected naive, libc or tuned"))),
+        let imp = match imp {
+            ImplName::Naive => Impl::Naive,
+            ImplName::Libc => Impl::Libc(Libc::new()),
+            ImplName::Tuned => Impl::Tuned(Tuned::detect()),
         };
 
         let working_set = size * self.routine.buffers();
@@ -362,7 +389,7 @@ mod tests {
     #[test]
     fn every_routine_and_impl_runs() {
         for r in [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen] {
-            for imp in IMPLS {
+            for imp in <ImplName as crate::model::params::Choice>::NAMES {
                 for cache in ["warm", "cold"] {
                     let b = MemBench::new(r);
                     let out = run_one(&b, &[("impl", imp), ("size", "8K"), ("cache", cache)]);

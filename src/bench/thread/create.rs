@@ -17,22 +17,9 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CreateModel {
-    Direct,
-    Manager,
-    Process,
-}
-
-impl CreateModel {
-    pub fn parse(s: &str) -> Result<CreateModel> {
-        match s {
-            "direct" => Ok(CreateModel::Direct),
-            "manager" => Ok(CreateModel::Manager),
-            "process" => Ok(CreateModel::Process),
-            _ => Err(crate::error::bad_input(format!("model {s:?} is not allowed: expected direct, manager or process"))),
-        }
-    }
+crate::choice! {
+    /// How `thread.create` makes its task (its `model` parameter).
+    pub enum CreateModel { Direct = "direct", Manager = "manager", Process = "process" }
 }
 
 /// The thread body: return at once, optionally telling its kernel thread id

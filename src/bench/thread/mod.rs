@@ -5,7 +5,7 @@
 pub mod create;
 pub mod ring;
 
-use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
+use super::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use anyhow::Result;
 use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
@@ -21,12 +21,23 @@ use ring::SIZE_HELP;
 
 struct ThreadCreate;
 
+/// `thread.create`'s parameters, read once.
+struct CreateParams {
+    model: CreateModel,
+}
+
+impl CreateParams {
+    fn from(p: &Params) -> Result<Self> {
+        Ok(CreateParams { model: p.choice("model").map_err(bad_param)? })
+    }
+}
+
 impl Benchmark for ThreadCreate {
     fn info(&self) -> BenchInfo {
         BenchInfo::new("thread.create", "create a thread that returns at once, and join it (lat_thread null)", "us", Better::Lower)
             .param(ParamSpec::new(
                 "model",
-                ParamKind::Choice(&["direct", "manager", "process"]),
+                ParamKind::choice::<CreateModel>(),
                 "direct,manager,process",
                 "direct: pthread_create/join; manager: LinuxThreads' manager thread over a pipe; process: fork/waitpid",
             ))
@@ -34,12 +45,11 @@ impl Benchmark for ThreadCreate {
     }
 
     fn check(&self, p: &Params) -> Result<()> {
-        CreateModel::parse(p.str("model")?)?;
-        Ok(())
+        CreateParams::from(p).map(drop)
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        let model = CreateModel::parse(p.str("model")?)?;
+        let CreateParams { model } = CreateParams::from(p)?;
         let manager = if model == CreateModel::Manager { Some(Manager::start(false)?) } else { None };
         s.kind(crate::model::sample::TaskKind::Waits);
         s.measure_us(|n| create_loop(model, n, manager.as_ref()))?;
@@ -49,6 +59,19 @@ impl Benchmark for ThreadCreate {
 }
 
 struct ThreadCtx;
+
+/// `thread.ctx`'s parameters, read once.
+struct CtxParams {
+    model: Model,
+    threads: usize,
+    size: usize,
+}
+
+impl CtxParams {
+    fn from(p: &Params) -> Result<Self> {
+        Ok(CtxParams { model: p.choice("model").map_err(bad_param)?, threads: p.usize("threads")?, size: p.usize("size")? })
+    }
+}
 
 impl Benchmark for ThreadCtx {
     fn info(&self) -> BenchInfo {
@@ -60,17 +83,17 @@ impl Benchmark for ThreadCtx {
         )
         .param(ParamSpec::new("threads", ParamKind::Int { min: 2, max: 4096 }, "2,4,8,16,24,32,48,64,96,128", "members of the ring").quick("2,8"))
         .param(ParamSpec::new("size", ParamKind::Int { min: 0, max: 16384 }, "0,16,64", SIZE_HELP).quick("0"))
-        .param(ParamSpec::new("model", ParamKind::Choice(&["thread", "process"]), "thread", "members are threads of one process, or processes"))
+        .param(ParamSpec::new("model", ParamKind::choice::<Model>(), "threads", "members are threads of one process, or processes"))
         .timeout(Duration::from_secs(180))
     }
 
     fn check(&self, p: &Params) -> Result<()> {
-        Model::parse(p.str("model")?)?;
-        Ok(())
+        CtxParams::from(p).map(drop)
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        measure_ctx(s, Model::parse(p.str("model")?)?, p.usize("threads")?, p.usize("size")?)
+        let c = CtxParams::from(p)?;
+        measure_ctx(s, c.model, c.threads, c.size)
     }
 }
 
@@ -104,7 +127,7 @@ mod tests {
     fn ctx_figures_are_finite() {
         // The overhead is subtracted, so on a busy machine a sample may come
         // out near zero; it must still be a finite figure. Positive overall:
-        for v in run_with(&crate::bench::lat::ctx::LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "thread,process")]))
+        for v in run_with(&crate::bench::lat::ctx::LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "threads,process")]))
         {
             assert!(v.is_finite(), "{v}");
         }
@@ -174,13 +197,13 @@ mod measure {
             for sz in ["0", "16"] {
                 let row: Vec<String> = ["2", "4", "8", "16", "32", "64"]
                     .iter()
-                    .map(|n| format!("{n}:{:.2}", median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", "thread")]).0))
+                    .map(|n| format!("{n}:{:.2}", median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", "threads")]).0))
                     .collect();
                 eprintln!("thread.ctx size={sz}K us by threads: {}", row.join(" "));
             }
             return;
         }
-        for (n, sz, model) in [("2", "0", "thread"), ("2", "0", "process"), ("16", "0", "thread"), ("16", "16", "thread"), ("64", "16", "thread")] {
+        for (n, sz, model) in [("2", "0", "threads"), ("2", "0", "processes"), ("16", "0", "threads"), ("16", "16", "threads"), ("64", "16", "threads")] {
             let (v, cv) = median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", model)]);
             eprintln!("thread.ctx threads={n} size={sz} model={model}: {v:.2} us (cv {:.1}%)", cv * 100.0);
         }

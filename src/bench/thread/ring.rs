@@ -28,22 +28,9 @@ use std::time::{Duration, Instant};
 /// Help for the `size` parameter of the ring benchmarks.
 pub const SIZE_HELP: &str = "KB of private data each member sums per hop (LMbench -s)";
 
-/// How the members of the ring run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
-    Thread,
-    Process,
-}
-
-impl Model {
-    pub fn parse(s: &str) -> Result<Model> {
-        match s {
-            "thread" => Ok(Model::Thread),
-            "process" => Ok(Model::Process),
-            _ => Err(crate::error::bad_input(format!("model {s:?} is not allowed: expected thread or process"))),
-        }
-    }
-}
+/// How the members of the ring run (`thread.ctx`'s `model`): the one
+/// `model=threads|processes` of every family.
+pub use crate::bench::Tasks as Model;
 
 const RUN: u32 = 1;
 const STOP: u32 = 0;
@@ -148,8 +135,8 @@ impl Ring {
         let wr = ps[0].1.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
         let mut ring = Ring { pipes: ps, rd, wr, threads: Vec::new(), children: Vec::new(), tids: Vec::new(), master_data: member_data(size, 0), members };
         match model {
-            Model::Thread => ring.start_threads(size)?,
-            Model::Process => {
+            Model::Threads => ring.start_threads(size)?,
+            Model::Processes => {
                 ring.start_processes(size)?;
                 for (i, (r, w)) in ring.pipes.iter_mut().enumerate() {
                     if i != members - 1 {
@@ -323,7 +310,7 @@ pub fn measure_ctx(s: &mut crate::bench::Sampler, model: Model, members: usize, 
     drop(ring);
     s.extra("overhead_us", overhead * 1e6);
     s.extra("members", members as u64);
-    s.extra("model", if model == Model::Thread { "thread" } else { "process" });
+    s.extra("model", crate::model::params::Choice::name(model));
     Ok(())
 }
 
@@ -333,14 +320,14 @@ mod tests {
 
     #[test]
     fn thread_ring_turns_and_stops() {
-        let mut r = Ring::new(Model::Thread, 4, 4096).unwrap();
+        let mut r = Ring::new(Model::Threads, 4, 4096).unwrap();
         assert!(r.rounds(50).unwrap() > Duration::ZERO);
         drop(r);
     }
 
     #[test]
     fn process_ring_turns_and_reaps() {
-        let mut r = Ring::new(Model::Process, 3, 1024).unwrap();
+        let mut r = Ring::new(Model::Processes, 3, 1024).unwrap();
         r.rounds(20).unwrap();
         let kids = r.children.clone();
         drop(r);
@@ -351,7 +338,7 @@ mod tests {
 
     #[test]
     fn broken_process_ring_fails_instead_of_hanging() {
-        let mut r = Ring::new(Model::Process, 3, 0).unwrap();
+        let mut r = Ring::new(Model::Processes, 3, 0).unwrap();
         kill(r.children[0], Signal::SIGKILL).unwrap();
         let _ = waitpid(r.children[0], None);
         r.children.remove(0);
