@@ -20,7 +20,7 @@ use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler}
 use anyhow::{Context, Result};
 use client::{run_chat, ChatSpec, Pacing};
 use server::{LocalServer, ServerModel};
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,17 +113,12 @@ pub fn serve(listen: &str, params: &Params, stop: Arc<AtomicBool>) -> Result<()>
         Some(m) => ServerModel::parse(m)?,
         None => ServerModel::Threads,
     };
-    let addr = resolve(listen)?;
+    let addr = crate::sys::net::resolve("listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding the chat server to {addr}"))?;
     // One connection per user per client: make room for as many as allowed.
     let nofile = limits::raise_nofile().unwrap_or(0);
     eprintln!("chat server ({}) listening on {} (open-file limit {nofile})", model.as_str(), l.local_addr()?);
     server::serve_on(l, model, stop)
-}
-
-fn resolve(s: &str) -> Result<SocketAddr> {
-    let mut it = s.to_socket_addrs().map_err(|_| crate::error::bad_input(format!("address {s:?} is not HOST:PORT")))?;
-    it.next().ok_or_else(|| crate::error::bad_input(format!("address {s:?} resolves to nothing")))
 }
 
 struct Chat;
@@ -145,7 +140,7 @@ fn setup(p: &Params) -> Result<Setup> {
     };
     let model = ServerModel::parse(p.str("server_model")?)?;
     let server = p.str("server")?;
-    let remote = if server == LOCAL { None } else { Some(resolve(server)?) };
+    let remote = if server == LOCAL { None } else { Some(crate::sys::net::resolve("server", server)?) };
     Ok(Setup { spec, model, remote })
 }
 
