@@ -12,7 +12,8 @@
 //! | `limits.rs` | system-wide limits in `/proc/sys` |
 //! | `net.rs` | `HOST:PORT` to socket addresses |
 //!
-//! Child processes (fork, the stop rule, local servers) are in `crate::child`.
+//! Child processes (fork, the stop rule, local servers) are in `child/`, which
+//! builds on this module.
 
 pub mod clock;
 pub mod cpu;
