@@ -49,7 +49,9 @@ pub const PANICKED: i32 = 101;
 /// fork(2) a child that dies with SIGKILL when its parent does
 /// (prctl(2) `PR_SET_PDEATHSIG`; if the parent died before that was set,
 /// the child sees another parent in getppid(2) and leaves with [`ORPHANED`]),
-/// runs `body`, and leaves with `_exit(2)` and the status `body` returns
+/// resets SIGTERM to its default action (ending the process; `body` may
+/// install its own handler), runs `body`, and leaves with `_exit(2)` and the
+/// status `body` returns
 /// (or [`PANICKED`]). It never returns into the caller's code, so nothing of
 /// the parent's (destructors, atexit handlers, buffered output, the test
 /// harness) runs twice.
@@ -75,13 +77,16 @@ pub unsafe fn fork(body: impl FnOnce() -> i32) -> Result<Child> {
         return Err(std::io::Error::last_os_error()).context("fork");
     }
     if pid == 0 {
-        // SAFETY: prctl, getppid and _exit are async-signal-safe and have no
-        // memory preconditions.
+        // SAFETY: prctl, getppid, signal and _exit are async-signal-safe and
+        // have no memory preconditions.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
             if libc::getppid() != parent {
                 libc::_exit(ORPHANED);
             }
+            // A handler the parent installed (a stop flag) would outlive the
+            // fork and make the stop rule's SIGTERM a no-op.
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
         }
         let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(PANICKED);
         // SAFETY: leave the child here, whatever `body` did.

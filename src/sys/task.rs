@@ -185,6 +185,8 @@ mod tests {
             x = x.wrapping_add(std::hint::black_box(i));
         }
         std::hint::black_box(x);
+        // The kernel adds run time to schedstat when the task is switched out.
+        std::thread::sleep(std::time::Duration::from_millis(2));
         let tid = nix::unistd::gettid().as_raw();
         // CONFIG_SCHED_INFO is near universal, but a kernel may lack it.
         if let Some((run, wait)) = schedstat(tid) {
