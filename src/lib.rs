@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod child;
 pub mod cli;
 pub mod config;
 pub mod cpuset;

@@ -37,19 +37,6 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
     }
 }
 
-/// CPU time used by the whole machine (not idle, not iowait, not steal), in
-/// seconds, from /proc/stat.
-fn machine_busy_secs() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = s.lines().next()?;
-    let v: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
-    if v.len() < 7 {
-        return None;
-    }
-    // user nice system idle iowait irq softirq [steal ...]
-    Some((v[0] + v[1] + v[2] + v[5] + v[6]) / crate::sys::proc::clk_tck())
-}
-
 /// One benchmark x parameter point x configuration, and what it has so far.
 struct Point {
     item: usize,
@@ -98,8 +85,8 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     };
     run.id = store.begin_run(&run)?;
     let tmp = tempfile::Builder::new().prefix("kdelta-").tempdir().context("creating a temporary directory")?;
-    let load_before = crate::sys::loadavg().map(|l| l[0]).unwrap_or(f64::NAN);
-    let busy_before = machine_busy_secs();
+    let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
+    let busy_before = crate::sys::cpu::machine_busy_secs();
     let t0 = Instant::now();
 
     // Comparisons sample until the medians are known well, unless told otherwise.
@@ -148,8 +135,8 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     ex.progress.finish();
 
     let elapsed = t0.elapsed().as_secs_f64();
-    let load_after = crate::sys::loadavg().map(|l| l[0]).unwrap_or(f64::NAN);
-    let others = match (busy_before, machine_busy_secs()) {
+    let load_after = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
+    let others = match (busy_before, crate::sys::cpu::machine_busy_secs()) {
         (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - ex.workers_cpu) / elapsed).max(0.0)),
         _ => None,
     };

@@ -17,7 +17,7 @@
 //! the sample counts as clean.
 
 use crate::model::sample::{Placement, SampleMeta, TaskKind};
-use crate::sys::proc as kp;
+use crate::sys::{clock, cpu, task};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -30,7 +30,7 @@ pub const MAX_LOST_WHOLE_RUN: f64 = 0.10;
 pub const SLACK_S: f64 = 20e-6;
 /// `/proc/stat` counts steal in clock ticks: one tick of steal is below its resolution.
 fn steal_floor() -> f64 {
-    1.0 / kp::clk_tck()
+    1.0 / clock::clk_tck()
 }
 
 fn stolen(wall: f64, steal: Option<f64>) -> bool {
@@ -105,7 +105,7 @@ impl Probe {
     /// Tasks (thread or process ids) that take part in each sample.
     pub fn add_peers(&mut self, tids: &[i32]) {
         for &tid in tids {
-            let process = !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists();
+            let process = !task::is_own_thread(tid);
             self.peers.push(Peer { tid, process });
         }
         if self.kind == TaskKind::Solo && !tids.is_empty() {
@@ -116,7 +116,7 @@ impl Probe {
     /// A snapshot before a sample: the clocks read last, next to the sample.
     pub fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();
-        s.thread_cpu = kp::thread_cpu_secs();
+        s.thread_cpu = clock::thread_cpu_secs();
         s.at = Instant::now();
         s
     }
@@ -125,42 +125,42 @@ impl Probe {
     /// between the two covers the sample tightly.
     pub fn snapshot_end(&self) -> Snapshot {
         let at = Instant::now();
-        let thread_cpu = kp::thread_cpu_secs();
+        let thread_cpu = clock::thread_cpu_secs();
         Snapshot { at, thread_cpu, ..self.read_kernel() }
     }
 
     /// Everything but the two clocks (`at` and `thread_cpu` are filled by the caller).
     fn read_kernel(&self) -> Snapshot {
         let waits = self.kind != TaskKind::Solo;
-        let stat = kp::stat_cpus();
+        let stat = cpu::stat_cpus();
         let (process_cpu, process_nivcsw) = if waits {
-            let s = kp::usage(libc::RUSAGE_SELF);
-            let c = kp::usage(libc::RUSAGE_CHILDREN);
+            let s = task::usage(libc::RUSAGE_SELF);
+            let c = task::usage(libc::RUSAGE_CHILDREN);
             (s.cpu_s + c.cpu_s, s.nivcsw)
         } else {
             (0.0, 0)
         };
-        let mut cpus = vec![kp::current_cpu().unwrap_or(u32::MAX)];
+        let mut cpus = vec![task::current_cpu().unwrap_or(u32::MAX)];
         let mut peer_run = Vec::with_capacity(self.peers.len());
         let mut peer_delay = Vec::with_capacity(self.peers.len());
         if self.kind == TaskKind::Waits {
             for p in &self.peers {
-                cpus.push(kp::task_stat(p.tid).map(|s| s.cpu).unwrap_or(u32::MAX));
-                let ss = kp::task_schedstat(p.tid);
+                cpus.push(task::stat(p.tid).map(|s| s.cpu).unwrap_or(u32::MAX));
+                let ss = task::schedstat(p.tid);
                 peer_run.push(if p.process { ss.map(|s| s.0) } else { None });
                 peer_delay.push(ss.map(|s| s.1));
             }
         }
-        let group_cpu = if self.kind == TaskKind::WholeRun { kp::group_cpu_secs(self.pgid, self.pid) } else { 0.0 };
+        let group_cpu = if self.kind == TaskKind::WholeRun { task::group_cpu_secs(self.pgid, self.pid) } else { 0.0 };
         let idle = match self.kind {
             TaskKind::Solo => Vec::new(),
-            TaskKind::Waits => self.watch.iter().map(|&c| kp::cpu_idle_secs(&self.root, c)).collect(),
+            TaskKind::Waits => self.watch.iter().map(|&c| cpu::idle_secs(&self.root, c)).collect(),
             TaskKind::WholeRun => self.watch.iter().map(|&c| stat.get(c as usize).map(|t| t.idle_s)).collect(),
         };
-        let own_delay = kp::task_schedstat(self.tid).map(|s| s.1);
+        let own_delay = task::schedstat(self.tid).map(|s| s.1);
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
-        let thread_nivcsw = kp::usage(libc::RUSAGE_THREAD).nivcsw;
-        let unix = kp::unix_now();
+        let thread_nivcsw = task::usage(libc::RUSAGE_THREAD).nivcsw;
+        let unix = clock::unix_now();
         Snapshot { at: Instant::now(), unix, thread_cpu: 0.0, thread_nivcsw, own_delay, process_cpu, process_nivcsw, peer_run, peer_delay, group_cpu, cpus, idle, steal }
     }
 

@@ -271,7 +271,7 @@ impl Sampler {
         let meta = match self.started.take() {
             Some(a) => self.probe.meta(&a, &b),
             // No start known: the figures are kept, the sample is not judged.
-            None => SampleMeta { t: crate::sys::proc::unix_now() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::proc::current_cpu().into_iter().collect(), ..Default::default() },
+            None => SampleMeta { t: crate::sys::clock::unix_now() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::task::current_cpu().into_iter().collect(), ..Default::default() },
         };
         self.started = Some(b);
         self.out.samples.push(value);

@@ -362,22 +362,7 @@ mod tests {
     /// Children of this process that are still around (zombies included).
     fn my_children() -> Vec<i32> {
         let me = std::process::id() as i32;
-        let mut out = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some(rest) = st.rfind(')').map(|i| &st[i + 1..]) else {
-                continue;
-            };
-            if rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok()) == Some(me) {
-                out.push(pid);
-            }
-        }
-        out
+        crate::sys::task::all_pids().into_iter().filter(|&p| crate::sys::task::stat(p).is_some_and(|st| st.ppid == me)).collect()
     }
 
     fn local_topo() -> Topology {

@@ -8,17 +8,19 @@
 //! monitor re-pin a process off a doubled core. "Idle" means running none of
 //! kdelta's loops: other load on the machine is invisible here.
 //!
-//! Every child is in [`Kids`]; its `Drop` sends SIGKILL to each and reaps it,
-//! so children end on every path: normal end, error, panic, or the stop flag
-//! (set by the SIGINT handler) being raised.
+//! Every child is a [`crate::child::Child`] stopped with SIGKILL (the stop
+//! rule of `crate::child`, with SIGKILL as its signal) and reaped when
+//! dropped, so children end on every path: normal end, error, panic, or the
+//! stop flag (set by the SIGINT handler) being raised. Each dies with
+//! kdelta too (the parent-death signal).
 
 use super::decide::{self, Busy};
 use super::job;
 use crate::topology::Topology;
 use anyhow::Context;
 use nix::sched::{sched_setaffinity, CpuSet as NixCpuSet};
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use crate::child::Child;
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use rand::SeedableRng;
 use serde::Serialize;
@@ -87,34 +89,6 @@ pub struct RunReport {
     pub interrupted: bool,
 }
 
-/// Live children; killed and reaped on drop.
-#[derive(Default)]
-pub struct Kids {
-    pids: Vec<Pid>,
-}
-
-impl Kids {
-    pub fn add(&mut self, pid: Pid) {
-        self.pids.push(pid);
-    }
-    /// Forget a child that has been reaped.
-    pub fn reaped(&mut self, pid: Pid) {
-        self.pids.retain(|&p| p != pid);
-    }
-    pub fn kill_all(&mut self) {
-        for pid in self.pids.drain(..) {
-            let _ = kill(pid, Signal::SIGKILL);
-            let _ = waitpid(pid, None);
-        }
-    }
-}
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        self.kill_all();
-    }
-}
-
 fn one_cpu(cpu: u32) -> anyhow::Result<NixCpuSet> {
     let mut set = NixCpuSet::new();
     set.set(cpu as usize).with_context(|| format!("CPU {cpu} out of range for an affinity mask"))?;
@@ -122,33 +96,28 @@ fn one_cpu(cpu: u32) -> anyhow::Result<NixCpuSet> {
 }
 
 /// Start one iteration, pinned to `cpu` if given.
-pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Pid> {
+pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Child> {
     let mask = cpu.map(one_cpu).transpose()?;
-    match job {
+    let child = match job {
         Job::Builtin { rounds } => {
             let rounds = *rounds;
             // SAFETY: the child only calls async-signal-safe functions
-            // (signal, sched_setaffinity, _exit) and runs a register-only
-            // loop; it allocates nothing and takes no lock, so forking from a
+            // (signal, sched_setaffinity) and runs a register-only loop; it
+            // allocates nothing and takes no lock, so forking from a
             // multi-threaded process (the test harness) is sound.
-            match unsafe { nix::unistd::fork() }.context("fork for the built-in job")? {
-                nix::unistd::ForkResult::Child => {
-                    // SAFETY: resetting a signal disposition in the child is async-signal-safe.
-                    unsafe {
-                        libc::signal(libc::SIGINT, libc::SIG_DFL);
-                    }
+            unsafe {
+                crate::child::fork(|| {
+                    libc::signal(libc::SIGINT, libc::SIG_DFL);
                     if let Some(m) = mask {
                         if sched_setaffinity(Pid::from_raw(0), &m).is_err() {
-                            // SAFETY: _exit is async-signal-safe and never returns.
-                            unsafe { libc::_exit(2) }
+                            return 2;
                         }
                     }
                     job::spin(rounds);
-                    // SAFETY: as above.
-                    unsafe { libc::_exit(0) }
-                }
-                nix::unistd::ForkResult::Parent { child } => Ok(child),
+                    0
+                })
             }
+            .context("fork for the built-in job")?
         }
         Job::Cmd(argv) => {
             use std::os::unix::process::CommandExt;
@@ -163,30 +132,23 @@ pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Pid> {
                     cmd.pre_exec(move || sched_setaffinity(Pid::from_raw(0), &m).map_err(std::io::Error::from));
                 }
             }
-            match cmd.spawn() {
-                Ok(child) => Ok(Pid::from_raw(child.id() as i32)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(crate::error::bad_input(format!("command {prog:?}: not found"))),
-                Err(e) => Err(anyhow::Error::new(e).context(format!("starting {prog:?}"))),
+            match crate::child::spawn(&mut cmd) {
+                Ok(child) => child,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(crate::error::bad_input(format!("command {prog:?}: not found"))),
+                Err(e) => return Err(anyhow::Error::new(e).context(format!("starting {prog:?}"))),
             }
         }
-    }
+    };
+    Ok(child.stop_signal(Signal::SIGKILL, crate::child::GRACE))
 }
 
 /// The CPU a process last ran on: field 39 of `/proc/PID/stat`.
-pub fn last_cpu(pid: Pid) -> Option<u32> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat_processor(&s)
-}
-
-/// Field 39 (`processor`) of a `/proc/PID/stat` line. The command name (field
-/// 2) may hold spaces and parentheses, so fields are counted after the last `)`.
-pub fn parse_stat_processor(line: &str) -> Option<u32> {
-    let rest = &line[line.rfind(')')? + 1..];
-    rest.split_whitespace().nth(39 - 3)?.parse().ok()
+fn last_cpu(pid: Pid) -> Option<u32> {
+    crate::sys::task::stat(pid.as_raw()).map(|s| s.cpu)
 }
 
 struct Running {
-    pid: Pid,
+    child: Child,
     start: Instant,
     pinned: Option<u32>,
     /// Last sampled CPU.
@@ -201,7 +163,6 @@ struct Slot {
 
 /// Run the loops. Returns early (with `interrupted`) when `stop` is raised.
 pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<RunReport> {
-    let mut kids = Kids::default();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut rep = RunReport::default();
     let mut slots: Vec<Slot> = (0..cfg.loops).map(|_| Slot { started: 0, cur: None, prev: None }).collect();
@@ -215,23 +176,22 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
         }
         b
     };
-    let start_next = |i: usize, slots: &mut Vec<Slot>, kids: &mut Kids, rng: &mut rand_chacha::ChaCha8Rng| -> anyhow::Result<()> {
+    let start_next = |i: usize, slots: &mut Vec<Slot>, rng: &mut rand_chacha::ChaCha8Rng| -> anyhow::Result<()> {
         let cpu = match cfg.policy {
             PlacePolicy::Naive => decide::naive(topo, rng),
             PlacePolicy::SmtAware => decide::smt_aware(topo, &pinned_busy(slots), slots[i].prev),
             PlacePolicy::Kernel => None,
         };
-        let pid = spawn(&cfg.job, cpu)?;
-        kids.add(pid);
+        let child = spawn(&cfg.job, cpu)?;
         let s = &mut slots[i];
         s.started += 1;
-        s.cur = Some(Running { pid, start: Instant::now(), pinned: cpu, seen: cpu });
+        s.cur = Some(Running { child, start: Instant::now(), pinned: cpu, seen: cpu });
         Ok(())
     };
 
     for i in 0..cfg.loops {
         if cfg.iterations > 0 {
-            start_next(i, &mut slots, &mut kids, &mut rng)?;
+            start_next(i, &mut slots, &mut rng)?;
         }
     }
     let mut next_sample = Instant::now();
@@ -242,18 +202,14 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
         }
         // Reap.
         for i in 0..slots.len() {
-            let Some(r) = slots[i].cur.as_ref() else {
+            let Some(r) = slots[i].cur.as_mut() else {
                 continue;
             };
-            let pid = r.pid;
-            let st = waitpid(pid, Some(WaitPidFlag::WNOHANG)).with_context(|| format!("waiting for child {pid}"))?;
-            let ok = match st {
-                WaitStatus::StillAlive => continue,
-                WaitStatus::Exited(_, code) => code == 0,
-                WaitStatus::Signaled(..) => false,
-                _ => continue,
+            let pid = r.child.pid();
+            let Some(st) = r.child.try_wait()? else {
+                continue;
             };
-            kids.reaped(pid);
+            let ok = st.success();
             let r = slots[i].cur.take().expect("running");
             rep.iterations.push(IterRec {
                 lp: i,
@@ -265,7 +221,7 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
             });
             slots[i].prev = r.seen.or(r.pinned);
             if slots[i].started < cfg.iterations {
-                start_next(i, &mut slots, &mut kids, &mut rng)?;
+                start_next(i, &mut slots, &mut rng)?;
             }
         }
         if slots.iter().all(|s| s.cur.is_none()) {
@@ -278,7 +234,7 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
             let mut n = 0;
             for s in slots.iter_mut() {
                 if let Some(r) = s.cur.as_mut() {
-                    r.seen = last_cpu(r.pid).or(r.seen);
+                    r.seen = last_cpu(r.child.pid()).or(r.seen);
                     if let Some(c) = r.seen {
                         *seen.entry(c).or_default() += 1;
                         n += 1;
@@ -295,7 +251,7 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
                 if let Some((from, to)) = decide::rebalance(topo, &pinned_busy(&slots)) {
                     if let Some(r) = slots.iter_mut().filter_map(|s| s.cur.as_mut()).find(|r| r.pinned == Some(from)) {
                         // The process may have just exited; a failed re-pin is harmless.
-                        if sched_setaffinity(r.pid, &one_cpu(to)?).is_ok() {
+                        if sched_setaffinity(r.child.pid(), &one_cpu(to)?).is_ok() {
                             r.pinned = Some(to);
                             rep.repins += 1;
                         }
@@ -305,19 +261,17 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    kids.kill_all();
+    let mut left: Vec<Child> = slots.into_iter().filter_map(|s| s.cur).map(|r| r.child).collect();
+    crate::child::stop_all(&mut left);
     Ok(rep)
 }
 
 /// Run one built-in job per CPU in `cpus` at once, each pinned; wall seconds of each.
 pub fn run_pinned_together(cpus: &[u32], rounds: u64, stop: &AtomicBool) -> anyhow::Result<Option<Vec<f64>>> {
-    let mut kids = Kids::default();
-    let mut left: Vec<(usize, Pid)> = Vec::new();
+    let mut left: Vec<(usize, Child)> = Vec::new();
     let t0 = Instant::now();
     for (i, &c) in cpus.iter().enumerate() {
-        let pid = spawn(&Job::Builtin { rounds }, Some(c))?;
-        kids.add(pid);
-        left.push((i, pid));
+        left.push((i, spawn(&Job::Builtin { rounds }, Some(c))?));
     }
     let mut out = vec![0.0; cpus.len()];
     while !left.is_empty() {
@@ -325,17 +279,11 @@ pub fn run_pinned_together(cpus: &[u32], rounds: u64, stop: &AtomicBool) -> anyh
             return Ok(None);
         }
         let mut still = Vec::new();
-        for (i, pid) in left {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG))? {
-                WaitStatus::StillAlive => still.push((i, pid)),
-                WaitStatus::Exited(_, 0) => {
-                    kids.reaped(pid);
-                    out[i] = t0.elapsed().as_secs_f64();
-                }
-                other => {
-                    kids.reaped(pid);
-                    anyhow::bail!("built-in job on CPU {} ended with {other:?}", cpus[i]);
-                }
+        for (i, mut child) in left {
+            match child.try_wait()? {
+                None => still.push((i, child)),
+                Some(st) if st.success() => out[i] = t0.elapsed().as_secs_f64(),
+                Some(st) => anyhow::bail!("built-in job on CPU {} {}", cpus[i], crate::child::describe(st)),
             }
         }
         left = still;
@@ -354,8 +302,8 @@ mod tests {
         let mut f: Vec<String> = (3..=52).map(|i| i.to_string()).collect();
         f[39 - 3] = "7".into();
         let line = format!("1234 (a b) c) {}", f.join(" "));
-        assert_eq!(parse_stat_processor(&line), Some(7));
-        assert_eq!(parse_stat_processor("garbage"), None);
+        assert_eq!(crate::sys::task::parse_stat(&line).map(|s| s.cpu), Some(7));
+        assert_eq!(crate::sys::task::parse_stat("garbage").map(|s| s.cpu), None);
         assert!(last_cpu(nix::unistd::getpid()).is_some());
     }
 }

@@ -311,7 +311,7 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
 /// A `running` run whose process is gone was interrupted without closing.
 fn effective_status(r: &RunRecord) -> RunStatus {
     if r.status == RunStatus::Running {
-        let alive = r.pid.map(|p| Path::new(&format!("/proc/{p}")).exists()).unwrap_or(false);
+        let alive = r.pid.map(|p| crate::sys::task::exists(p as i32)).unwrap_or(false);
         if !alive {
             return RunStatus::Incomplete;
         }

@@ -1,7 +1,25 @@
-//! Thin wrappers over the system calls the harness needs, each naming its man page.
-//! Benchmarks make their own raw calls (they measure them); the harness's live here.
+//! Thin wrappers over the system calls and kernel files kdelta needs outside
+//! its timed loops, one file per kernel area, each function naming its man
+//! page (as rustix does). Benchmarks make their own raw calls where they
+//! measure them; everything else lives here. This module (scheduling,
+//! affinity, wait4) plus:
+//!
+//! | file | kernel area |
+//! |---|---|
+//! | `clock.rs` | clocks: thread CPU clock, wall clock, clock ticks |
+//! | `task.rs` | one task: `/proc/PID/{stat,schedstat,status}`, `/proc/self/task`, getrusage, sched_getcpu |
+//! | `cpu.rs` | CPUs and load: `/proc/stat`, `/proc/loadavg`, cpuidle residency |
+//! | `limits.rs` | system-wide limits in `/proc/sys` |
+//! | `net.rs` | `HOST:PORT` to socket addresses |
+//!
+//! Child processes (fork, the stop rule, local servers) are in `child/`, which
+//! builds on this module.
 
-pub mod proc;
+pub mod clock;
+pub mod cpu;
+pub mod limits;
+pub mod net;
+pub mod task;
 
 use crate::cpuset::CpuSet;
 use anyhow::{Context, Result};
@@ -64,20 +82,9 @@ pub fn can_use_realtime() -> bool {
         }
     }
     // CapEff bit 23 is CAP_SYS_NICE.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("CapEff:")).map(|l| l[7..].trim().to_string()))
-        .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
-        .map(|caps| caps & (1 << 23) != 0)
-        .unwrap_or(false)
+    task::own_cap_eff().map(|caps| caps & (1 << 23) != 0).unwrap_or(false)
 }
 
-/// The 1-, 5- and 15-minute load averages from /proc/loadavg.
-pub fn loadavg() -> Option<[f64; 3]> {
-    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
-    Some([it.next()??, it.next()??, it.next()??])
-}
 
 /// Peak resident set size of this process (getrusage(2) ru_maxrss), in bytes.
 pub fn peak_rss_self() -> u64 {

@@ -89,26 +89,27 @@ impl Brk {
             bail!("pipe: {}", std::io::Error::last_os_error());
         }
         let period_ns = period.as_nanos().min(u64::MAX as u128) as u64;
-        // SAFETY: fork; the child calls only brk, clock_gettime, write and
-        // _exit (no allocation, no locks), so it is safe with threads.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: closing our own descriptors.
-            unsafe {
-                libc::close(fds[0]);
-                libc::close(fds[1]);
+        let (touch, wfd) = (self.touch, fds[1]);
+        // SAFETY: the child calls only brk, clock_gettime and write (no
+        // allocation, no locks), so it is safe with threads.
+        let forked = unsafe {
+            crate::child::fork(|| {
+                let r = brk_loop(touch, period_ns);
+                libc::write(wfd, r.as_ptr().cast(), 24);
+                0
+            })
+        };
+        let mut child = match forked {
+            Ok(c) => c,
+            Err(e) => {
+                // SAFETY: closing our own descriptors.
+                unsafe {
+                    libc::close(fds[0]);
+                    libc::close(fds[1]);
+                }
+                bail!("{e:#}");
             }
-            bail!("fork: {e}");
-        }
-        if pid == 0 {
-            let r = brk_loop(self.touch, period_ns);
-            // SAFETY: in the child: write the result and leave.
-            unsafe {
-                libc::write(fds[1], r.as_ptr().cast(), 24);
-                libc::_exit(0);
-            }
-        }
+        };
         // SAFETY: the parent's copy of the write end.
         unsafe { libc::close(fds[1]) };
         let mut out = [0u64; 3];
@@ -122,14 +123,11 @@ impl Brk {
                 break;
             }
         }
-        let mut status = 0;
-        // SAFETY: closing our read end and reaping our child.
-        unsafe {
-            libc::close(fds[0]);
-            while libc::waitpid(pid, &mut status, 0) < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {}
-        }
-        if got < 24 || !libc::WIFEXITED(status) {
-            bail!("the brk child died (wait status {status:#x})");
+        // SAFETY: closing our read end.
+        unsafe { libc::close(fds[0]) };
+        let status = child.wait()?;
+        if got < 24 || status.code().is_none() {
+            bail!("the brk child died (wait status {:#x})", std::os::unix::process::ExitStatusExt::into_raw(status));
         }
         match out[2] {
             0 => {}

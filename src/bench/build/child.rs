@@ -4,7 +4,6 @@
 //! which is what `/usr/bin/time` reports; wall time is measured around it.
 
 use anyhow::{bail, Context, Result};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,19 +25,11 @@ pub fn run(cmd: &str, dir: &Path, jobs: u32, log: &Path) -> Result<Usage> {
     let mut c = Command::new("sh");
     c.arg("-c").arg(cmd).current_dir(dir).env("JOBS", jobs.to_string()).stdin(Stdio::null()).stdout(out).stderr(err);
     // The build stays in the worker's process group, so the harness's kill of
-    // that group at a time limit or Ctrl-C ends make and every compiler too.
-    // SAFETY: the closure runs in the forked child before exec and only calls
-    // prctl, which is async-signal-safe; it allocates nothing.
-    unsafe {
-        c.pre_exec(|| {
-            // If the worker dies (killed at its time limit), the shell gets
-            // SIGKILL instead of running on unattended.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // that group at a time limit or Ctrl-C ends make and every compiler too;
+    // if the worker dies (killed at its time limit), the shell gets SIGKILL
+    // instead of running on unattended. wait4 (not `crate::child::Child`)
+    // reaps it, for the rusage.
+    crate::child::die_with_parent(&mut c);
     let t0 = Instant::now();
     let child = c.spawn().with_context(|| format!("starting `sh -c {cmd}` in {}", dir.display()))?;
     let pid = child.id() as libc::pid_t;

@@ -6,13 +6,11 @@
 use anyhow::{bail, Result};
 use nix::sys::resource::{getrlimit, setrlimit, Resource, RLIM_INFINITY};
 
-fn read_num(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
+use crate::sys::limits as sys_limits;
 
-/// Threads now running on the whole system (from /proc/loadavg).
+/// Threads now on the whole system (from /proc/loadavg).
 fn system_threads() -> u64 {
-    std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| s.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok()).unwrap_or(0)
+    crate::sys::cpu::loadavg().map(|l| l.tasks).unwrap_or(0)
 }
 
 /// Raise the open-file soft limit to the hard limit (a server takes as many
@@ -52,7 +50,7 @@ pub fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
         }
     }
     let running = system_threads();
-    if let Some(max) = read_num("/proc/sys/kernel/threads-max") {
+    if let Some(max) = sys_limits::threads_max() {
         if running + threads + 64 > max {
             bail!(
                 "the chat run needs {threads} threads, {running} run already, threads-max is {max}: raise it (sysctl kernel.threads-max={})",
@@ -60,7 +58,7 @@ pub fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
             );
         }
     }
-    if let Some(max) = read_num("/proc/sys/kernel/pid_max") {
+    if let Some(max) = sys_limits::pid_max() {
         if running + threads + 64 > max {
             bail!(
                 "the chat run needs {threads} threads, {running} run already, pid_max is {max}: raise it (sysctl kernel.pid_max={})",
@@ -68,7 +66,7 @@ pub fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
             );
         }
     }
-    if let Some(max) = read_num("/proc/sys/vm/max_map_count") {
+    if let Some(max) = sys_limits::max_map_count() {
         // Two mappings per thread stack (stack and guard page) in one process.
         let need = 2 * threads + 4096;
         if need > max {

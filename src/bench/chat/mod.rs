@@ -22,7 +22,7 @@ use crate::model::params::Choice;
 use anyhow::{Context, Result};
 use client::{run_chat, ChatSpec, Pacing};
 use server::{LocalServer, ServerModel};
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -112,17 +112,12 @@ fn group(n: u64) -> String {
 /// where it listens.
 pub fn serve(listen: &str, params: &Params, stop: Arc<AtomicBool>) -> Result<()> {
     let model = if params.0.contains_key("server_model") { params.choice("server_model").map_err(bad_param)? } else { ServerModel::Threads };
-    let addr = resolve(listen)?;
+    let addr = crate::sys::net::resolve("listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding the chat server to {addr}"))?;
     // One connection per user per client: make room for as many as allowed.
     let nofile = limits::raise_nofile().unwrap_or(0);
     eprintln!("chat server ({}) listening on {} (open-file limit {nofile})", model.name(), l.local_addr()?);
     server::serve_on(l, model, stop)
-}
-
-fn resolve(s: &str) -> Result<SocketAddr> {
-    let mut it = s.to_socket_addrs().map_err(|_| crate::error::bad_input(format!("address {s:?} is not HOST:PORT")))?;
-    it.next().ok_or_else(|| crate::error::bad_input(format!("address {s:?} resolves to nothing")))
 }
 
 struct Chat;
@@ -147,7 +142,7 @@ impl ChatParams {
             timeout: Duration::from_secs(30),
         };
         let model = p.choice("server_model").map_err(bad_param)?;
-        let remote = super::remote_server(p)?.map(resolve).transpose()?;
+        let remote = super::remote_server(p)?.map(|s| crate::sys::net::resolve("server", s)).transpose()?;
         Ok(ChatParams { spec, model, remote })
     }
 }

@@ -195,14 +195,14 @@ fn measure() {
         }
         // SAFETY: the child runs the benchmark and leaves with _exit; it is
         // single-threaded after the fork, which is what the benchmark wants.
-        match unsafe { nix::unistd::fork() }.unwrap() {
-            nix::unistd::ForkResult::Child => {
+        let mut child = unsafe {
+            crate::child::fork(|| {
                 let mut s = Sampler::new(crate::measure::sampler::SamplerSettings {
                     target: Duration::from_millis(10),
                     quick: false,
                     ..crate::measure::sampler::SamplerSettings::direct(samples, std::env::temp_dir())
                 });
-                let code = match Chat.run(&p, &mut s) {
+                match Chat.run(&p, &mut s) {
                     Ok(()) => {
                         let out = s.finish();
                         eprintln!("chat rooms={rooms} server_model={model}: msg/s {:?} extras {}", out.samples, serde_json::Value::Object(out.extras));
@@ -215,15 +215,12 @@ fn measure() {
                         eprintln!("chat rooms={rooms} server_model={model} failed: {e:#}");
                         1
                     }
-                };
-                // SAFETY: leave the child without running the harness's code.
-                unsafe { libc::_exit(code) }
-            }
-            nix::unistd::ForkResult::Parent { child } => {
-                let st = nix::sys::wait::waitpid(child, None).unwrap();
-                assert!(matches!(st, nix::sys::wait::WaitStatus::Exited(_, 0)), "{st:?}");
-            }
+                }
+            })
         }
+        .unwrap();
+        let st = child.wait().unwrap();
+        assert_eq!(st.code(), Some(0), "{st:?}");
     }
 }
 
@@ -234,8 +231,8 @@ fn measure() {
 #[ignore]
 fn server_death_fails_the_run() {
     // SAFETY: the child only runs this check and leaves with _exit.
-    match unsafe { nix::unistd::fork() }.unwrap() {
-        nix::unistd::ForkResult::Child => {
+    let mut child = unsafe {
+        crate::child::fork(|| {
             let code = (|| -> Result<String> {
                 let mut srv = LocalServer::start(ServerModel::Threads)?;
                 anyhow::ensure!(!srv.in_process(), "server not forked");
@@ -253,14 +250,16 @@ fn server_death_fails_the_run() {
             })();
             let ok = matches!(&code, Ok(m) if m.contains("killed by SIGKILL") && m.contains("did the server die"));
             eprintln!("{code:?}");
-            // SAFETY: leave the child without running the harness's code.
-            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
-        }
-        nix::unistd::ForkResult::Parent { child } => {
-            let st = nix::sys::wait::waitpid(child, None).unwrap();
-            assert!(matches!(st, nix::sys::wait::WaitStatus::Exited(_, 0)), "{st:?}");
-        }
+            if ok {
+                0
+            } else {
+                1
+            }
+        })
     }
+    .unwrap();
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(0), "{st:?}");
 }
 
 #[test]

@@ -32,7 +32,7 @@ use super::loadfile::{Op, OpKind};
 use super::runner::{Backend, Outcome};
 use anyhow::{anyhow, bail, Result};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// No reply within this long: the server is taken as lost.
@@ -47,14 +47,9 @@ pub struct SockClient {
     rbuf: Vec<u8>,
 }
 
-/// Resolve `HOST:PORT`.
+/// Resolve the `server` parameter (`HOST:PORT`) with [`crate::sys::net::resolve_all`].
 pub fn resolve(server: &str) -> Result<Vec<SocketAddr>> {
-    let addrs: Vec<SocketAddr> =
-        server.to_socket_addrs().map_err(|e| crate::error::bad_input(format!("server={server:?} is not a usable HOST:PORT: {e}")))?.collect();
-    if addrs.is_empty() {
-        return Err(crate::error::bad_input(format!("server={server:?} resolves to no address")));
-    }
-    Ok(addrs)
+    crate::sys::net::resolve_all("server", server)
 }
 
 impl SockClient {

@@ -372,6 +372,9 @@ impl Benchmark for Tbench {
         let mut acc = None;
         for _ in 0..s.samples_wanted() {
             let local = if remote.is_none() { Some(server::LocalServer::start(sp.threads)?) } else { None };
+            if local.as_ref().is_some_and(|l| l.in_process() && !sp.threads) {
+                s.note("the tbench server ran in a thread of the client process (the caller already had threads, so no fork)");
+            }
             let addr = match (&local, &remote) {
                 (Some(l), _) => l.addr().to_string(),
                 (None, r) => r.clone().unwrap_or_default(),

@@ -549,57 +549,52 @@ fn run_processes(
     parent: Option<nix::unistd::Pid>,
     make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
 ) -> Result<(Vec<ClientResult>, (f64, f64))> {
-    use nix::sys::signal::{kill, Signal};
-    use nix::sys::wait::waitpid;
-    use nix::unistd::{fork, ForkResult, Pid};
+    use nix::sys::signal::Signal;
     use std::io::Read;
     use std::os::fd::{AsFd, OwnedFd};
 
-    struct Child {
-        pid: Pid,
+    struct Client {
+        child: crate::child::Child,
         rx: std::fs::File,
         data: Vec<u8>,
         done: bool,
-        reaped: bool,
     }
-    let mut kids: Vec<Child> = Vec::new();
-    let kill_all = |kids: &mut Vec<Child>| {
-        for k in kids.iter_mut().filter(|k| !k.reaped) {
-            let _ = kill(k.pid, Signal::SIGKILL);
-            let _ = waitpid(k.pid, None);
-            k.reaped = true;
-        }
+    // Killed with SIGKILL: a client holds nothing worth a clean end.
+    let kill_all = |kids: &mut Vec<Client>| {
+        let mut cs: Vec<crate::child::Child> = kids.drain(..).map(|k| k.child).collect();
+        crate::child::stop_all(&mut cs);
     };
+    let mut kids: Vec<Client> = Vec::new();
     for n in 1..=spec.clients {
         let (rx, tx): (OwnedFd, OwnedFd) = nix::unistd::pipe().context("pipe for a client's result")?;
-        // SAFETY: the child only runs the replay (no locks held by other
-        // threads are needed: the harness worker is single-threaded here) and
-        // leaves with _exit.
-        match unsafe { fork() } {
-            Ok(ForkResult::Child) => {
-                drop(rx);
-                // SAFETY: prctl with PR_SET_PDEATHSIG has no memory effects.
-                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        let rx_fd = std::os::fd::AsRawFd::as_raw_fd(&rx);
+        let mut tx = Some(tx);
+        // SAFETY: the child runs the replay (no locks held by other threads
+        // are needed: the harness worker is single-threaded here).
+        let forked = unsafe {
+            crate::child::fork(|| {
+                // The child's copy of the read end (never dropped: it leaves with _exit).
+                libc::close(rx_fd);
                 let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client_main(n, lf, spec, mem.get(), parent, make))).unwrap_or_else(|_| {
                     mem.get().phase.store(ABORT, Ordering::SeqCst);
                     ClientResult { error: Some(format!("client {n} panicked")), ..Default::default() }
                 });
                 let bytes = serde_json::to_vec(&res).unwrap_or_default();
-                let mut f = std::fs::File::from(tx);
+                let mut f = std::fs::File::from(tx.take().expect("the write end"));
                 let _ = std::io::Write::write_all(&mut f, &bytes);
-                drop(f);
-                // SAFETY: leaving the child without running the parent's atexit
-                // handlers or destructors.
-                unsafe { libc::_exit(0) };
-            }
-            Ok(ForkResult::Parent { child }) => {
+                0
+            })
+        };
+        match forked {
+            Ok(child) => {
                 drop(tx);
-                kids.push(Child { pid: child, rx: std::fs::File::from(rx), data: Vec::new(), done: false, reaped: false });
+                let child = child.stop_signal(Signal::SIGKILL, crate::child::GRACE);
+                kids.push(Client { child, rx: std::fs::File::from(rx), data: Vec::new(), done: false });
             }
             Err(e) => {
                 mem.get().phase.store(ABORT, Ordering::SeqCst);
                 kill_all(&mut kids);
-                bail!("fork of client {n} failed: {e}");
+                bail!("fork of client {n} failed: {e:#}");
             }
         }
     }
@@ -648,10 +643,11 @@ fn run_processes(
     }
     let mut out = Vec::new();
     for (i, k) in kids.iter_mut().enumerate() {
-        let status = waitpid(k.pid, None);
-        k.reaped = true;
-        let r: ClientResult = serde_json::from_slice(&k.data)
-            .unwrap_or_else(|_| ClientResult { error: Some(format!("client {} ended without a report ({status:?})", i + 1)), ..Default::default() });
+        let how = match k.child.wait() {
+            Ok(st) => crate::child::describe(st),
+            Err(e) => format!("{e:#}"),
+        };
+        let r: ClientResult = serde_json::from_slice(&k.data).unwrap_or_else(|_| ClientResult { error: Some(format!("client {} ended without a report (it {how})", i + 1)), ..Default::default() });
         out.push(r);
     }
     Ok((out, secs))

@@ -19,7 +19,7 @@
 
 use anyhow::{bail, Context, Result};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -59,16 +59,10 @@ pub struct Server {
 impl Server {
     /// Bind to `listen` (`HOST:PORT`; port 0 picks a free one).
     pub fn bind(listen: &str) -> Result<Server> {
-        let addrs: Vec<SocketAddr> =
-            listen.to_socket_addrs().map_err(|e| crate::error::bad_input(format!("cannot use listen address {listen:?} (expected HOST:PORT): {e}")))?.collect();
         let mut last = None;
-        for a in addrs {
+        for a in crate::sys::net::resolve_all("listen", listen)? {
             match TcpListener::bind(a) {
-                Ok(l) => {
-                    let addr = l.local_addr()?;
-                    l.set_nonblocking(true)?;
-                    return Ok(Server { listener: l, addr, verbose: false });
-                }
+                Ok(l) => return Server::on(l),
                 Err(e) => last = Some(e),
             }
         }
@@ -76,6 +70,13 @@ impl Server {
             Some(e) => Err(e).with_context(|| format!("cannot listen on {listen}")),
             None => bail!("listen address {listen:?} resolves to nothing"),
         }
+    }
+
+    /// Serve on a listener bound elsewhere.
+    pub fn on(listener: TcpListener) -> Result<Server> {
+        let addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
+        Ok(Server { listener, addr, verbose: false })
     }
 
     /// Report closed bad connections on stderr (for `kdelta serve`).
@@ -258,62 +259,31 @@ pub fn serve(listen: &str, _params: &crate::bench::Params, stop: std::sync::Arc<
     server.run(&stop)
 }
 
-/// A server started for one benchmark run on loopback, stopped when dropped:
-/// threads in this process, or a child process (for the process model, so
-/// that the worker stays single-threaded while it forks the clients).
-pub enum LocalServer {
-    Thread { addr: SocketAddr, stop: std::sync::Arc<AtomicBool>, handle: Option<std::thread::JoinHandle<Result<()>>> },
-    Process { addr: SocketAddr, pid: nix::unistd::Pid },
-}
+/// A server started for one benchmark run on loopback, stopped when dropped
+/// (a [`crate::child::LocalServer`]): threads in this process for the threads
+/// model, else a child process (so that the worker stays single-threaded
+/// while it forks the clients), or a thread when this process already has
+/// threads ([`LocalServer::in_process`] says so). The child stops by the stop
+/// rule of [`crate::child`]: SIGTERM raises its stop flag, SIGKILL after 5 s.
+pub struct LocalServer(crate::child::LocalServer);
 
 impl LocalServer {
     pub fn start(threads: bool) -> Result<LocalServer> {
-        let server = Server::bind("127.0.0.1:0")?;
-        let addr = server.local_addr();
-        if threads {
-            let stop = std::sync::Arc::new(AtomicBool::new(false));
-            let s2 = stop.clone();
-            let handle = std::thread::Builder::new().name("tbench-server".into()).spawn(move || server.run(&s2))?;
-            return Ok(LocalServer::Thread { addr, stop, handle: Some(handle) });
-        }
-        // SAFETY: the child only runs the server and leaves with _exit.
-        match unsafe { nix::unistd::fork() }.context("fork of the tbench server")? {
-            nix::unistd::ForkResult::Child => {
-                // SAFETY: prctl with PR_SET_PDEATHSIG has no memory effects.
-                unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-                let stop = AtomicBool::new(false);
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.run(&stop)));
-                // SAFETY: leave without running the parent's destructors.
-                unsafe { libc::_exit(0) };
-            }
-            nix::unistd::ForkResult::Parent { child } => {
-                drop(server);
-                Ok(LocalServer::Process { addr, pid: child })
-            }
-        }
+        let serve = |l: TcpListener, stop: std::sync::Arc<AtomicBool>| Server::on(l)?.run(&stop);
+        Ok(LocalServer(if threads {
+            crate::child::LocalServer::start_in_thread("tbench server", serve)?
+        } else {
+            crate::child::LocalServer::start("tbench server", serve)?
+        }))
     }
 
     pub fn addr(&self) -> SocketAddr {
-        match self {
-            LocalServer::Thread { addr, .. } | LocalServer::Process { addr, .. } => *addr,
-        }
+        self.0.addr
     }
-}
 
-impl Drop for LocalServer {
-    fn drop(&mut self) {
-        match self {
-            LocalServer::Thread { stop, handle, .. } => {
-                stop.store(true, Ordering::SeqCst);
-                if let Some(h) = handle.take() {
-                    let _ = h.join();
-                }
-            }
-            LocalServer::Process { pid, .. } => {
-                let _ = nix::sys::signal::kill(*pid, nix::sys::signal::Signal::SIGKILL);
-                let _ = nix::sys::wait::waitpid(*pid, None);
-            }
-        }
+    /// The server runs in a thread of this process.
+    pub fn in_process(&self) -> bool {
+        self.0.in_process()
     }
 }
 

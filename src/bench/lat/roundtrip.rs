@@ -10,29 +10,23 @@
 
 use super::{os_err, time_n};
 use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
+use crate::child::Child;
 use anyhow::{bail, Context, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// The echoing child; closing our ends makes it exit, and dropping reaps it.
+/// The echoing child; closing our ends makes it exit, and dropping stops
+/// (SIGKILL, see [`fork_child`]) and reaps it.
 struct Echo {
-    pid: libc::pid_t,
+    child: Child,
     rfd: Option<OwnedFd>,
     wfd: Option<OwnedFd>,
 }
 
 impl Drop for Echo {
     fn drop(&mut self) {
+        // Our ends first; `child` is dropped after this, by the stop rule.
         self.rfd.take();
         self.wfd.take();
-        let mut st = 0;
-        // SAFETY: reaping our own child; if it is stuck, the harness kills the
-        // whole process group after the worker exits.
-        unsafe {
-            if libc::waitpid(self.pid, &mut st, libc::WNOHANG) == 0 {
-                libc::kill(self.pid, libc::SIGKILL);
-                libc::waitpid(self.pid, &mut st, 0);
-            }
-        }
     }
 }
 
@@ -62,24 +56,19 @@ fn write_all(fd: RawFd, buf: &[u8]) -> isize {
     put as isize
 }
 
-/// Fork a child that runs `serve` (given the fds it keeps) and then `_exit`s.
-/// The worker is single-threaded here, so fork is safe; the child only makes
-/// system calls.
-fn fork_child(serve: impl FnOnce()) -> Result<libc::pid_t> {
-    // SAFETY: fork in a single-threaded process; the child calls only
-    // async-signal-safe functions (read, write, prctl, _exit) in `serve`.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(os_err("fork"));
-    }
-    if pid == 0 {
-        // SAFETY: plain prctl; the child dies with its parent.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-        serve();
-        // SAFETY: leave without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
-    Ok(pid)
+/// Fork a child that runs `serve` (given the fds it keeps) and then `_exit`s
+/// (`crate::child::fork`), stopped with SIGKILL: it holds nothing worth a
+/// clean end. The worker is single-threaded here, so fork is safe; the child
+/// makes system calls and allocates its buffer.
+fn fork_child(serve: impl FnOnce()) -> Result<Child> {
+    // SAFETY: fork in a single-threaded process (see above).
+    let child = unsafe {
+        crate::child::fork(|| {
+            serve();
+            0
+        })
+    }?;
+    Ok(child.stop_signal(nix::sys::signal::Signal::SIGKILL, crate::child::GRACE))
 }
 
 fn echo_loop(rfd: RawFd, wfd: RawFd, size: usize) {
@@ -94,7 +83,7 @@ fn echo_loop(rfd: RawFd, wfd: RawFd, size: usize) {
 fn measure_roundtrips(e: &Echo, size: usize, s: &mut Sampler) -> Result<()> {
     let (r, w) = (e.rfd.as_ref().unwrap().as_raw_fd(), e.wfd.as_ref().unwrap().as_raw_fd());
     let mut buf = vec![0x6bu8; size];
-    s.peers(&[e.pid]);
+    s.peers(&[e.child.pid().as_raw()]);
     s.measure_us(|n| {
         time_n(n, || {
             if write_all(w, &buf) != size as isize {
@@ -129,9 +118,9 @@ pub fn pipe() -> Box<dyn Benchmark> {
             let (to_child_r, to_child_w) = pipe2()?;
             let (to_parent_r, to_parent_w) = pipe2()?;
             let (cr, cw) = (to_child_r.as_raw_fd(), to_parent_w.as_raw_fd());
-            let pid = fork_child(|| echo_loop(cr, cw, 1))?;
+            let child = fork_child(|| echo_loop(cr, cw, 1))?;
             drop((to_child_r, to_parent_w));
-            let e = Echo { pid, rfd: Some(to_parent_r), wfd: Some(to_child_w) };
+            let e = Echo { child, rfd: Some(to_parent_r), wfd: Some(to_child_w) };
             measure_roundtrips(&e, 1, s)
         },
     )
@@ -150,10 +139,10 @@ pub fn unix() -> Box<dyn Benchmark> {
             // SAFETY: fresh fds owned by nobody else.
             let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
             let t = theirs.as_raw_fd();
-            let pid = fork_child(|| echo_loop(t, t, size))?;
+            let child = fork_child(|| echo_loop(t, t, size))?;
             drop(theirs);
             let dup = mine.try_clone()?;
-            let e = Echo { pid, rfd: Some(mine), wfd: Some(dup) };
+            let e = Echo { child, rfd: Some(mine), wfd: Some(dup) };
             measure_roundtrips(&e, size, s)
         },
     )
@@ -167,7 +156,7 @@ pub fn tcp() -> Box<dyn Benchmark> {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback listener")?;
             let addr = listener.local_addr()?;
             let lfd = listener.as_raw_fd();
-            let pid = fork_child(|| {
+            let child = fork_child(|| {
                 // SAFETY: accept on our listening socket; the child only makes system calls.
                 let c = unsafe { libc::accept(lfd, std::ptr::null_mut(), std::ptr::null_mut()) };
                 if c >= 0 {
@@ -182,7 +171,7 @@ pub fn tcp() -> Box<dyn Benchmark> {
             stream.set_nodelay(true)?;
             let fd: OwnedFd = stream.into();
             let dup = fd.try_clone()?;
-            let e = Echo { pid, rfd: Some(fd), wfd: Some(dup) };
+            let e = Echo { child, rfd: Some(fd), wfd: Some(dup) };
             measure_roundtrips(&e, size, s)
         },
     )

@@ -14,13 +14,14 @@
 //! and `_exit` (async-signal-safe, so forking from a threaded test process is
 //! fine). They keep only their two pipe ends open, so a member that dies breaks
 //! the ring with an end-of-file instead of a hang, and they die with the parent
-//! (`PR_SET_PDEATHSIG`). Every member is joined or killed and reaped on drop.
+//! (`crate::child::fork`). Every member is joined, or killed (SIGKILL: a
+//! member holds nothing worth a clean end) and reaped on drop.
 
 use anyhow::{bail, Context, Result};
 use nix::fcntl::OFlag;
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::waitpid;
-use nix::unistd::{pipe2, Pid};
+use crate::child::Child;
+use nix::sys::signal::Signal;
+use nix::unistd::pipe2;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -117,7 +118,7 @@ pub struct Ring {
     rd: RawFd,
     wr: RawFd,
     threads: Vec<JoinHandle<()>>,
-    children: Vec<Pid>,
+    children: Vec<Child>,
     /// Thread or process ids of the other members.
     pub tids: Vec<i32>,
     master_data: Vec<u64>,
@@ -185,31 +186,25 @@ impl Ring {
         // Everything the children touch is prepared before the first fork.
         let datas: Vec<Vec<u64>> = (1..self.members).map(|i| member_data(size, i)).collect();
         let all: Vec<RawFd> = self.pipes.iter().flat_map(|(r, w)| [r, w]).filter_map(|f| f.as_ref().map(|f| f.as_raw_fd())).collect();
-        let parent = nix::unistd::getpid();
         for i in 1..self.members {
             let (rd, wr) = self.ends(i);
-            // SAFETY: the child only calls async-signal-safe functions (prctl,
-            // getppid, close, read, write, _exit) and reads memory prepared
-            // before the fork; it never returns into Rust code of the parent.
-            match unsafe { nix::unistd::fork() }.context("fork for a ring member")? {
-                nix::unistd::ForkResult::Child => unsafe {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    if libc::getppid() != parent.as_raw() {
-                        libc::_exit(0);
-                    }
+            let data = &datas[i - 1];
+            // SAFETY: the child only calls async-signal-safe functions (close,
+            // read, write) and reads memory prepared before the fork.
+            let child = unsafe {
+                crate::child::fork(|| {
                     for &fd in &all {
                         if fd != rd && fd != wr {
                             libc::close(fd);
                         }
                     }
-                    member_loop(rd, wr, &datas[i - 1]);
-                    libc::_exit(0);
-                },
-                nix::unistd::ForkResult::Parent { child } => {
-                    self.children.push(child);
-                    self.tids.push(child.as_raw());
-                }
+                    member_loop(rd, wr, data);
+                    0
+                })
             }
+            .context("fork for a ring member")?;
+            self.tids.push(child.pid().as_raw());
+            self.children.push(child.stop_signal(Signal::SIGKILL, crate::child::GRACE));
         }
         Ok(())
     }
@@ -237,12 +232,7 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        for &c in &self.children {
-            let _ = kill(c, Signal::SIGKILL);
-        }
-        for &c in &self.children {
-            let _ = waitpid(c, None);
-        }
+        crate::child::stop_all(&mut self.children);
         if !self.threads.is_empty() {
             let wr = self.wr;
             // Each thread forwards STOP and returns; the last write lands in
@@ -329,19 +319,19 @@ mod tests {
     fn process_ring_turns_and_reaps() {
         let mut r = Ring::new(Model::Processes, 3, 1024).unwrap();
         r.rounds(20).unwrap();
-        let kids = r.children.clone();
+        let kids: Vec<_> = r.children.iter().map(|c| c.pid()).collect();
         drop(r);
         for k in kids {
-            assert!(!std::path::Path::new(&format!("/proc/{k}")).exists(), "child {k} not reaped");
+            assert!(!crate::sys::task::exists(k.as_raw()), "child {k} not reaped");
         }
     }
 
     #[test]
     fn broken_process_ring_fails_instead_of_hanging() {
         let mut r = Ring::new(Model::Processes, 3, 0).unwrap();
-        kill(r.children[0], Signal::SIGKILL).unwrap();
-        let _ = waitpid(r.children[0], None);
-        r.children.remove(0);
+        let mut first = r.children.remove(0);
+        nix::sys::signal::kill(first.pid(), Signal::SIGKILL).unwrap();
+        let _ = first.wait();
         assert!(r.rounds(10).is_err());
     }
 

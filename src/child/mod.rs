@@ -1,0 +1,296 @@
+//! Child processes: made one way, stopped by one rule. Benchmarks, `place`
+//! and the local servers fork or spawn through here; only the forks that are
+//! themselves measured (`lat.proc.*`, aim9's process tests, `thread.create`'s
+//! process model) call fork(2) directly, since there the call is the figure.
+//!
+//! - [`fork`] runs a closure in a child that dies with its parent and leaves
+//!   with `_exit`; [`die_with_parent`] gives a `std::process::Command` the
+//!   same parent-death signal, and [`spawn`] runs one as a [`Child`].
+//! - A [`Child`] is waited for with or without a time limit, and stopped by
+//!   **the stop rule**, the only way kdelta ends a child:
+//!
+//!   1. If the child has already been reaped, nothing is sent (its pid may
+//!      belong to someone else by now).
+//!   2. Send the stop signal (SIGTERM unless the owner chose another, see
+//!      [`Child::stop_signal`]) to the child, or to its whole process group
+//!      when it leads one ([`Child::leads_group`]).
+//!   3. Wait up to the grace period ([`GRACE`], 5 s, unless the owner chose
+//!      another) for it to end.
+//!   4. If it has not, send SIGKILL (to the group likewise) and wait for it
+//!      without a limit: SIGKILL cannot be caught or ignored.
+//!
+//!   The child is reaped on every path, so no zombie is left; [`stop_all`]
+//!   applies the rule to many children at once (every signal first, then one
+//!   grace period for all), and dropping a `Child` applies it too.
+//! - [`server::LocalServer`]: a loopback server for one benchmark run, in a
+//!   forked child (or a thread when forking would be unsafe).
+//!
+//! Like stress-ng's `core-killpid.c` (one kill-and-wait for every stressor).
+
+pub mod server;
+
+pub use server::LocalServer;
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+/// How long the stop rule waits after the stop signal before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// Exit status of a forked child whose parent was gone before it could set
+/// the parent-death signal.
+pub const ORPHANED: i32 = 125;
+/// Exit status of a forked child whose closure panicked (Rust's own).
+pub const PANICKED: i32 = 101;
+
+/// fork(2) a child that dies with SIGKILL when its parent does
+/// (prctl(2) `PR_SET_PDEATHSIG`; if the parent died before that was set,
+/// the child sees another parent in getppid(2) and leaves with [`ORPHANED`]),
+/// resets SIGTERM to its default action (ending the process; `body` may
+/// install its own handler), runs `body`, and leaves with `_exit(2)` and the
+/// status `body` returns
+/// (or [`PANICKED`]). It never returns into the caller's code, so nothing of
+/// the parent's (destructors, atexit handlers, buffered output, the test
+/// harness) runs twice.
+///
+/// The parent-death signal fires when the *thread* that forked ends, not the
+/// process: fork from a thread that outlives the child.
+///
+/// # Safety
+///
+/// fork(2) copies only the calling thread. If this process has other threads,
+/// any lock they held (malloc's among them) stays held forever in the child,
+/// so `body` must then call only async-signal-safe functions
+/// (signal-safety(7)): no allocation, no locks, no stdio, no `println!`;
+/// reading memory prepared before the fork and plain system calls are fine.
+/// In a single-threaded process `body` may do anything.
+pub unsafe fn fork(body: impl FnOnce() -> i32) -> Result<Child> {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the caller upholds the contract above for the child's side;
+    // the parent's side goes on as before.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error()).context("fork");
+    }
+    if pid == 0 {
+        // SAFETY: prctl, getppid, signal and _exit are async-signal-safe and
+        // have no memory preconditions.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            if libc::getppid() != parent {
+                libc::_exit(ORPHANED);
+            }
+            // A handler the parent installed (a stop flag) would outlive the
+            // fork and make the stop rule's SIGTERM a no-op.
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        }
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(PANICKED);
+        // SAFETY: leave the child here, whatever `body` did.
+        unsafe { libc::_exit(code) }
+    }
+    Ok(Child::adopt(Pid::from_raw(pid)))
+}
+
+/// Give the child of `cmd` the parent-death signal SIGKILL (prctl(2)
+/// `PR_SET_PDEATHSIG`), set between fork and exec; if the parent is already
+/// gone by then, the spawn fails instead. As with [`fork`], the signal comes
+/// when the thread that spawned ends.
+pub fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // prctl and getppid, which are async-signal-safe; it allocates nothing
+    // (an io::Error from a raw errno does not allocate).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Spawn `cmd` with [`die_with_parent`] as a [`Child`] (std's own handle is
+/// dropped: it neither waits nor kills).
+pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<Child> {
+    let c = die_with_parent(cmd).spawn()?;
+    Ok(Child::adopt(Pid::from_raw(c.id() as i32)))
+}
+
+/// A child process of this one, reaped by whoever holds this (and by nobody
+/// else). Dropping it applies the stop rule (see the module's doc).
+#[derive(Debug)]
+pub struct Child {
+    pid: Pid,
+    group: bool,
+    signal: Signal,
+    grace: Duration,
+    status: Option<ExitStatus>,
+}
+
+/// How [`Child::stop`] ended a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    pub status: ExitStatus,
+    /// It outlived the grace period and was killed with SIGKILL.
+    pub killed: bool,
+}
+
+impl Child {
+    /// Take charge of child `pid`, started some other way and not yet reaped.
+    pub fn adopt(pid: Pid) -> Child {
+        Child { pid, group: false, signal: Signal::SIGTERM, grace: GRACE, status: None }
+    }
+
+    /// The child leads its own process group: the stop rule signals the whole group.
+    pub fn leads_group(mut self) -> Child {
+        self.group = true;
+        self
+    }
+
+    /// The stop rule's first signal and grace period (SIGTERM and [`GRACE`]
+    /// unless set). A child that holds nothing worth a clean end (a ring
+    /// member, a spinning job) is stopped with SIGKILL at once.
+    pub fn stop_signal(mut self, signal: Signal, grace: Duration) -> Child {
+        self.signal = signal;
+        self.grace = grace;
+        self
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// How it ended, once reaped.
+    pub fn status(&self) -> Option<ExitStatus> {
+        self.status
+    }
+
+    /// waitpid(2) with `WNOHANG`: how it ended, or `None` while it runs.
+    pub fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
+        self.reap(false)
+    }
+
+    /// waitpid(2): wait for it to end.
+    pub fn wait(&mut self) -> Result<ExitStatus> {
+        Ok(self.reap(true)?.expect("a blocking wait returns a status"))
+    }
+
+    /// Wait at most `limit` for it to end: how it ended, or `None` if it still runs.
+    pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<ExitStatus>> {
+        let deadline = Instant::now() + limit;
+        let mut nap = Duration::from_micros(500);
+        loop {
+            if let Some(st) = self.try_wait()? {
+                return Ok(Some(st));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            std::thread::sleep(nap.min(left));
+            nap = (nap * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// Apply the stop rule (see the module's doc) and say how it ended.
+    pub fn stop(&mut self) -> Result<Stopped> {
+        stop_all(std::slice::from_mut(self)).pop().expect("one child, one answer")
+    }
+
+    fn reap(&mut self, block: bool) -> Result<Option<ExitStatus>> {
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
+        let mut raw: libc::c_int = 0;
+        loop {
+            // SAFETY: `raw` is valid for writes; `pid` is our unreaped child.
+            let r = unsafe { libc::waitpid(self.pid.as_raw(), &mut raw, if block { 0 } else { libc::WNOHANG }) };
+            if r == self.pid.as_raw() {
+                self.status = Some(ExitStatus::from_raw(raw));
+                return Ok(self.status);
+            }
+            if r == 0 {
+                return Ok(None);
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e).with_context(|| format!("waiting for process {}", self.pid));
+            }
+        }
+    }
+
+    fn send(&self, sig: Signal) {
+        // An error can only be ESRCH (a group whose members all ended; an
+        // unreaped child still takes signals): then there is nothing to stop.
+        let _ = if self.group { killpg(self.pid, sig) } else { kill(self.pid, sig) };
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// The stop rule (see the module's doc) for many children at once: the stop
+/// signal to each, one grace period (the longest asked) for all, SIGKILL to
+/// those left, and every one reaped. One answer per child, in order.
+pub fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
+    let mut out: Vec<Option<Result<Stopped>>> = children.iter().map(|_| None).collect();
+    for (c, o) in children.iter_mut().zip(out.iter_mut()) {
+        match c.try_wait() {
+            Ok(Some(status)) => *o = Some(Ok(Stopped { status, killed: false })),
+            Ok(None) => c.send(c.signal),
+            Err(e) => *o = Some(Err(e)),
+        }
+    }
+    let grace = children.iter().map(|c| c.grace).max().unwrap_or(Duration::ZERO);
+    let deadline = Instant::now() + grace;
+    for (c, o) in children.iter_mut().zip(out.iter_mut()) {
+        if o.is_some() {
+            continue;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match c.wait_timeout(left) {
+            Ok(Some(status)) => *o = Some(Ok(Stopped { status, killed: false })),
+            Ok(None) => {}
+            Err(e) => *o = Some(Err(e)),
+        }
+    }
+    for (c, o) in children.iter_mut().zip(out.iter_mut()) {
+        if o.is_none() {
+            c.send(Signal::SIGKILL);
+        }
+    }
+    for (c, o) in children.iter_mut().zip(out.iter_mut()) {
+        if o.is_none() {
+            *o = Some(c.wait().map(|status| Stopped { status, killed: true }));
+        }
+    }
+    out.into_iter().map(|o| o.expect("every child answered")).collect()
+}
+
+/// How a child ended, for messages: `exited with status 3`, `was killed by SIGKILL`.
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => match Signal::try_from(s) {
+            Ok(sig) => format!("was killed by {sig}"),
+            Err(_) => format!("was killed by signal {s}"),
+        },
+        _ => format!("ended with wait status {:#x}", status.into_raw()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

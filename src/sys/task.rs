@@ -1,0 +1,204 @@
+//! What the kernel says about one task (a process or a thread): `/proc/PID/stat`,
+//! `/proc/TID/schedstat`, `/proc/PID/status` and `/proc/self/task` (all proc(5)),
+//! its resource usage (getrusage(2)) and the CPU it runs on (sched_getcpu(3)).
+//! Read for the harness's per-sample bookkeeping and by the benchmarks' own
+//! plumbing, never inside a timed loop. Each reader returns `None` (or an
+//! empty answer) where this kernel does not offer what it reads.
+
+use super::clock::clk_tck;
+
+/// sched_getcpu(3): the CPU the calling thread runs on.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: no arguments; returns -1 on error.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as u32)
+}
+
+/// getrusage(2) figures of the calling thread (RUSAGE_THREAD), the whole
+/// process (RUSAGE_SELF) or its reaped children (RUSAGE_CHILDREN).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    /// User plus system CPU time, seconds.
+    pub cpu_s: f64,
+    /// Involuntary context switches (ru_nivcsw).
+    pub nivcsw: u64,
+}
+
+/// getrusage(2) for `who` (one of the `RUSAGE_*` constants); zeros on failure.
+pub fn usage(who: libc::c_int) -> Usage {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer; `who` is one of the RUSAGE_* constants.
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return Usage::default();
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Usage { cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime), nivcsw: ru.ru_nivcsw as u64 }
+}
+
+/// `/proc/TID/schedstat` (proc(5), CONFIG_SCHED_INFO): seconds a task has run
+/// and seconds it waited on a run queue while runnable. Works for any thread
+/// id, not only process ids.
+pub fn schedstat(tid: i32) -> Option<(f64, f64)> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
+    parse_schedstat(&s)
+}
+
+/// The first two fields of a `/proc/TID/schedstat` text (proc(5)), nanoseconds, as seconds.
+pub fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
+    let mut it = s.split_whitespace().map(|x| x.parse::<u64>().ok());
+    let run = it.next()??;
+    let wait = it.next()??;
+    Some((run as f64 * 1e-9, wait as f64 * 1e-9))
+}
+
+/// The fields of `/proc/PID/stat` (proc(5)) kdelta uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    /// Field 4: the parent's process id.
+    pub ppid: i32,
+    /// Field 5: the process group.
+    pub pgrp: i32,
+    /// Fields 14 to 17: utime + stime + cutime + cstime, in clock ticks.
+    pub ticks: u64,
+    /// Field 39 (`processor`): the CPU the task last ran on.
+    pub cpu: u32,
+}
+
+/// `/proc/PID/stat` (proc(5)) of a process or thread.
+pub fn stat(pid: i32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Parse a `/proc/PID/stat` line (proc(5)). The command name (field 2) may
+/// hold spaces and parentheses, so fields are counted from its last `)`.
+pub fn parse_stat(s: &str) -> Option<Stat> {
+    let rest = &s[s.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // f[0] is field 3 (state): field k is f[k - 3].
+    let num = |k: usize| f.get(k - 3).and_then(|x| x.parse::<i64>().ok());
+    let ticks = [14, 15, 16, 17].iter().map(|&k| num(k).unwrap_or(0).max(0) as u64).sum();
+    Some(Stat { ppid: num(4)? as i32, pgrp: num(5)? as i32, ticks, cpu: num(39)? as u32 })
+}
+
+/// Every process id in `/proc` (proc(5)), in directory order.
+pub fn all_pids() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())).collect()
+}
+
+/// CPU time, in seconds, of every process in process group `pgrp` other than
+/// `except`, from `/proc/*/stat` (proc(5); their own and their reaped children's).
+pub fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
+    let ticks: u64 = all_pids().into_iter().filter(|&p| p != except).filter_map(stat).filter(|st| st.pgrp == pgrp).map(|st| st.ticks).sum();
+    ticks as f64 / clk_tck()
+}
+
+/// Whether `/proc/PID` exists (proc(5)): the process runs or is a zombie not
+/// yet reaped. False once it has been reaped (unless the id was reused).
+pub fn exists(pid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// One `Name:` line's value from a `/proc/PID/status` text (proc(5)), trimmed.
+pub fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::trim)
+}
+
+/// `VmHWM` of a `/proc/PID/status` text (proc(5)): peak resident set size, KB.
+pub fn parse_peak_rss_kb(status: &str) -> Option<u64> {
+    status_field(status, "VmHWM")?.split_whitespace().next()?.parse().ok()
+}
+
+/// Peak resident set size of process `pid` (`"self"` for this one) in KB,
+/// from `VmHWM` in `/proc/PID/status` (proc(5)).
+pub fn peak_rss_kb(pid: &str) -> Option<u64> {
+    parse_peak_rss_kb(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+/// `CapEff` of a `/proc/PID/status` text (proc(5)): the effective capability
+/// set as a bit mask (capabilities(7) numbers the bits).
+pub fn parse_cap_eff(status: &str) -> Option<u64> {
+    u64::from_str_radix(status_field(status, "CapEff")?, 16).ok()
+}
+
+/// This process's effective capabilities (capabilities(7)), from `/proc/self/status`.
+pub fn own_cap_eff() -> Option<u64> {
+    parse_cap_eff(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// The thread ids of this process (`/proc/self/task`, proc(5)).
+pub fn own_threads() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// How many threads this process has (`/proc/self/task`, proc(5));
+/// `usize::MAX` when it cannot be read, so a caller that needs to be alone
+/// (before a fork) does not believe it is.
+pub fn own_thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(usize::MAX)
+}
+
+/// Whether `tid` is a thread of this process (`/proc/self/task/TID`, proc(5)).
+pub fn is_own_thread(tid: i32) -> bool {
+    std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_awkward_names() {
+        let line = "1234 (a (b) c) S 1 777 777 0 -1 4194560 100 0 0 0 5 7 2 1 20 0 1 0 100 1000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0";
+        let st = parse_stat(line).unwrap();
+        assert_eq!(st.ppid, 1);
+        assert_eq!(st.pgrp, 777);
+        assert_eq!(st.ticks, 5 + 7 + 2 + 1);
+        assert_eq!(st.cpu, 3);
+        assert!(parse_stat("garbage").is_none());
+        assert!(parse_stat("1 (x) S 1 2").is_none());
+    }
+
+    #[test]
+    fn parses_schedstat() {
+        assert_eq!(parse_schedstat("2000000000 500000000 7\n"), Some((2.0, 0.5)));
+        assert_eq!(parse_schedstat("x"), None);
+    }
+
+    #[test]
+    fn parses_status() {
+        let s = "Name:\tkdelta\nVmPeak:\t  10000 kB\nVmHWM:\t    4242 kB\nCapEff:\t0000000000800000\nThreads:\t1\n";
+        assert_eq!(status_field(s, "Name"), Some("kdelta"));
+        assert_eq!(status_field(s, "Vm"), None);
+        assert_eq!(parse_peak_rss_kb(s), Some(4242));
+        assert_eq!(parse_cap_eff(s), Some(1 << 23));
+        assert_eq!(parse_peak_rss_kb("Name: x\n"), None);
+    }
+
+    #[test]
+    fn own_figures_are_readable() {
+        assert!(current_cpu().is_some());
+        let mut x = 0u64;
+        for i in 0..1_000_000u64 {
+            x = x.wrapping_add(std::hint::black_box(i));
+        }
+        std::hint::black_box(x);
+        // The kernel adds run time to schedstat when the task is switched out.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let tid = nix::unistd::gettid().as_raw();
+        // CONFIG_SCHED_INFO is near universal, but a kernel may lack it.
+        if let Some((run, wait)) = schedstat(tid) {
+            assert!(run > 0.0 && wait >= 0.0);
+        }
+        let me = std::process::id() as i32;
+        assert!(stat(me).is_some());
+        assert!(exists(me));
+        assert!(is_own_thread(tid));
+        assert!(own_threads().contains(&tid));
+        assert!(own_thread_count() >= 1);
+        assert!(peak_rss_kb("self").unwrap_or(1) > 0);
+        assert!(all_pids().contains(&me));
+    }
+}
