@@ -271,7 +271,7 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
         };
         match (frame, seat) {
             (Frame::Hello { run, rooms, users, room, user, size, relay }, None) => {
-                let Some(relay) = Relay::from_code(relay) else { return None };
+                let relay = Relay::from_code(relay)?;
                 let shape = Shape { rooms, users, size, relay };
                 let got = runs().hello(run, shape, room, user, c.clone());
                 match got {
