@@ -1,11 +1,15 @@
 //! The chat client: one TCP connection per user, one sending and one
 //! receiving thread per connection, started the way the original chat
-//! benchmark started. Every connection says HELLO; each receiving thread
-//! waits for the server's START; when all have it, the clock starts and every
-//! sending thread is released at once. Each receiving thread reads exactly
+//! benchmark (`chat_c`) started. Every connection says HELLO; each receiving
+//! thread waits for the server's START; when all have it, the clock starts
+//! and every sending thread is released at once. A sending thread sends each
+//! message with one write, a receiving thread reads each with one recv(2)
+//! (`MSG_WAITALL`), as `chat_c` did. Each receiving thread reads exactly
 //! (users - 1) x messages messages, checking that every other user's
 //! messages arrive once each and in order; the clock stops when the last
-//! receiver is done.
+//! receiver is done. Then the client counts the calls: its own, and the
+//! server's, asked for with STATS? on a connection of its own before the
+//! room connections close.
 //!
 //! Pacing `none` lets every user send as fast as it can; `room` (VolanoMark's
 //! way) lets the users of a room take turns with one message in flight per
@@ -15,10 +19,10 @@
 //! that cannot start) sets an abort flag, shuts every socket down, and every
 //! thread is joined before the error is returned.
 
-use super::proto::{self, Frame};
+use super::proto::{self, Frame, Relay};
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -37,6 +41,8 @@ pub struct ChatSpec {
     /// Message body size in bytes (>= 8).
     pub size: u32,
     pub pacing: Pacing,
+    /// How the server relays (sent in HELLO).
+    pub relay: Relay,
     /// Longest wait for a connection, for START, or between two messages.
     pub timeout: Duration,
 }
@@ -46,6 +52,23 @@ pub struct ChatOutcome {
     pub sent: u64,
     pub received: u64,
     pub elapsed: Duration,
+    /// Write calls the client made sending messages, and recv calls reading them.
+    pub client_sends: u64,
+    pub client_recvs: u64,
+    /// What the server said it did for this run, if it answered STATS?.
+    pub server: Option<ServerCounts>,
+}
+
+/// The server's counts for one run (a STATS frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerCounts {
+    /// Connections of the run the server still had seated (all of them,
+    /// or the counts are not the whole run's).
+    pub seats: u32,
+    /// Write calls carrying the run's messages.
+    pub sends: u64,
+    /// Receive calls reading them.
+    pub recvs: u64,
 }
 
 impl ChatOutcome {
@@ -73,6 +96,9 @@ struct Shared {
     go: Mutex<bool>,
     go_cv: Condvar,
     turns: Vec<(Mutex<Turn>, Condvar)>,
+    /// Calls made by the threads, added as each ends.
+    sends: AtomicU64,
+    recvs: AtomicU64,
 }
 
 impl Shared {
@@ -109,6 +135,8 @@ pub fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
         go: Mutex::new(false),
         go_cv: Condvar::new(),
         turns: (0..spec.rooms).map(|_| (Mutex::new(Turn::default()), Condvar::new())).collect(),
+        sends: AtomicU64::new(0),
+        recvs: AtomicU64::new(0),
     });
     let mut socks: Vec<Arc<TcpStream>> = Vec::with_capacity(conns);
     let mut threads: Vec<JoinHandle<()>> = Vec::with_capacity(2 * conns);
@@ -128,7 +156,11 @@ pub fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
     }
     let thread_err = shared.error.lock().unwrap_or_else(|e| e.into_inner()).take();
     match (r, thread_err) {
-        (Ok(out), None) => Ok(out),
+        (Ok(mut out), None) => {
+            out.client_sends = shared.sends.load(Ordering::SeqCst);
+            out.client_recvs = shared.recvs.load(Ordering::SeqCst);
+            Ok(out)
+        }
         (Ok(_), Some(e)) => Err(e),
         (Err(e), Some(t)) => Err(t.context(format!("{e:#}"))),
         (Err(e), None) => Err(e),
@@ -151,7 +183,15 @@ fn drive(
             s.set_nodelay(true)?;
             s.set_read_timeout(Some(spec.timeout))?;
             s.set_write_timeout(Some(spec.timeout))?;
-            let hello = proto::encoded(&Frame::Hello { run: run_id, rooms: spec.rooms, users: spec.users, room, user });
+            let hello = proto::encoded(&Frame::Hello {
+                run: run_id,
+                rooms: spec.rooms,
+                users: spec.users,
+                room,
+                user,
+                size: spec.size.max(proto::MIN_MSG as u32),
+                relay: spec.relay.code(),
+            });
             (&s).write_all_ctx(&hello)?;
             let s = Arc::new(s);
             socks.push(s.clone());
@@ -224,8 +264,30 @@ fn drive(
     }
     let end = st.2.unwrap_or_else(Instant::now);
     drop(st);
+    // Every message has arrived, so the server has made (and counted) every
+    // call for the run; ask before the room connections close.
+    let server = server_counts(addr, run_id, spec.timeout);
     let sent = conns as u64 * spec.messages as u64;
-    Ok(ChatOutcome { sent, received: sent * (spec.users as u64 - 1), elapsed: end.saturating_duration_since(start) })
+    Ok(ChatOutcome { sent, received: sent * (spec.users as u64 - 1), elapsed: end.saturating_duration_since(start), client_sends: 0, client_recvs: 0, server })
+}
+
+/// Ask the server for its counts of run `run` (STATS?) on a connection of
+/// its own; `None` if it does not answer with STATS (a server that does not
+/// know the frame closes the connection).
+pub fn server_counts(addr: SocketAddr, run: u64, timeout: Duration) -> Option<ServerCounts> {
+    let s = TcpStream::connect_timeout(&addr, timeout).ok()?;
+    s.set_read_timeout(Some(timeout)).ok()?;
+    s.set_write_timeout(Some(timeout)).ok()?;
+    (&s).write_all_ctx(&proto::encoded(&Frame::StatsRequest { run })).ok()?;
+    let mut buf = Vec::new();
+    let mut r = &s;
+    match proto::read_frame(&mut r, &mut buf) {
+        Ok(true) => match proto::parse_body(&buf[4..]) {
+            Ok(Frame::Stats { seats, sends, recvs }) => Some(ServerCounts { seats, sends, recvs }),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 trait WriteCtx {
@@ -236,6 +298,16 @@ impl WriteCtx for &TcpStream {
     fn write_all_ctx(mut self, b: &[u8]) -> Result<()> {
         use std::io::Write;
         self.write_all(b).map_err(|e| anyhow!("writing to the chat server: {e} (did the server die?)"))
+    }
+}
+
+/// A thread's count of calls, added to the run's total when the thread
+/// is done, however it ends.
+struct Tally<'a>(&'a AtomicU64, u64);
+
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(self.1, Ordering::SeqCst);
     }
 }
 
@@ -251,6 +323,7 @@ fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> 
     }
     let mut buf = Vec::with_capacity(spec.size as usize + 8);
     let (lock, cv) = &sh.turns[room as usize];
+    let mut calls = Tally(&sh.sends, 0);
     for seq in 0..spec.messages {
         if sh.aborted() {
             return Ok(());
@@ -267,7 +340,7 @@ fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> 
         }
         buf.clear();
         proto::encode(&Frame::Msg { from: user, seq, size: spec.size }, &mut buf);
-        s.write_all_ctx(&buf)?;
+        proto::send_whole(s, &buf, &mut calls.1).map_err(|e| anyhow!("writing to the chat server: {e} (did the server die?)"))?;
     }
     Ok(())
 }
@@ -299,8 +372,11 @@ fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -
     let want = (spec.users as u64 - 1) * spec.messages as u64;
     let mut next = vec![0u32; spec.users as usize];
     let (lock, cv) = &sh.turns[room as usize];
+    let size = spec.size.max(proto::MIN_MSG as u32);
+    buf.resize(proto::msg_frame_len(size), 0);
+    let mut calls = Tally(&sh.recvs, 0);
     for got in 0..want {
-        match proto::read_frame(&mut r, &mut buf) {
+        match proto::recv_whole(s, &mut buf, &mut calls.1) {
             Ok(true) => {}
             Ok(false) => {
                 if sh.aborted() {
@@ -315,9 +391,12 @@ fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -
                 return Err(io(e, got));
             }
         }
-        let (from, seq) = match proto::parse_body(&buf[4..]) {
-            Ok(Frame::Msg { from, seq, size }) if size == spec.size.max(proto::MIN_MSG as u32) => (from, seq),
-            other => bail!("expected a message of {} bytes, got {other:?}", spec.size),
+        let (from, seq) = match proto::parse_msg(&buf, size) {
+            Ok(Frame::Msg { from, seq, .. }) => (from, seq),
+            other => bail!(
+                "expected a message of {} bytes, got {other:?} (with relay=each, messages from two senders can interleave when a receiver's socket buffer fills)",
+                spec.size
+            ),
         };
         if from >= spec.users || from == user || next[from as usize] != seq || seq >= spec.messages {
             bail!("got message {seq} from user {from}; expected from another user of {} the next in order", spec.users);

@@ -10,6 +10,7 @@
 //! alone through [`serve`].
 
 pub mod client;
+pub mod counts;
 pub mod limits;
 pub mod proto;
 pub mod runs;
@@ -57,6 +58,12 @@ pub fn params() -> Vec<ParamSpec> {
             ParamKind::choice::<ServerModel>(),
             "threads",
             "threads: two threads per connection (2003); events: one epoll loop (mio)",
+        ),
+        ParamSpec::new(
+            "relay",
+            ParamKind::choice::<proto::Relay>(),
+            "each",
+            "each: one write per receiver per message, as the original (2003); batched: many messages per write, not the original's workload",
         ),
         super::server_param("local: start a server on loopback in its own process; or HOST:PORT of a running `kdelta serve chat`"),
     ]
@@ -139,6 +146,7 @@ impl ChatParams {
             messages: p.u64("messages")? as u32,
             size: p.u64("size")? as u32,
             pacing: p.choice("pacing").map_err(bad_param)?,
+            relay: p.choice("relay").map_err(bad_param)?,
             timeout: Duration::from_secs(30),
         };
         let model = p.choice("server_model").map_err(bad_param)?;
@@ -201,6 +209,7 @@ impl Benchmark for Chat {
             s.note(format!("remote server at {addr}: server_model is whatever it was started with"));
         }
         let mut elapsed = Vec::new();
+        let mut calls = counts::Calls::default();
         for _ in 0..s.samples_wanted() {
             s.begin_sample();
             let out = match run_chat(addr, &spec) {
@@ -219,9 +228,12 @@ impl Benchmark for Chat {
                 anyhow::bail!("the chat run took no measurable time");
             }
             elapsed.push(out.elapsed.as_secs_f64());
+            calls.add(&out, t3.connections);
             s.push(out.rate(), out.elapsed);
         }
         s.extra("elapsed_s", elapsed);
+        s.extra("relay", spec.relay.name());
+        calls.record(s);
         s.extra("server_model", if remote.is_some() { "remote" } else { model.name() });
         if let Some(kb) = server::peak_kb("self") {
             s.extra("client_peak_kb", kb);

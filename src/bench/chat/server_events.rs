@@ -1,14 +1,26 @@
 //! The `events` server model, the design of today's servers: one thread, one
-//! epoll loop (through mio, edge-triggered). Each connection has an input
-//! buffer, parsed into frames as bytes arrive, and an output buffer that
-//! relayed messages are appended to and flushed whenever the socket takes
-//! them. A protocol error or a vanished peer closes that connection only.
+//! epoll loop (through mio, edge-triggered). How it relays is the run's
+//! [`Relay`]:
+//!
+//! - `each` (the original's work, in one thread): a seated connection is read
+//!   one message per read call (a read short of a whole message means the
+//!   socket is drained), and each message is written to each other member's
+//!   socket with a write of its own, at once if that socket has nothing
+//!   waiting, else when it is writable again, still one write per message:
+//!   messages are queued whole and never joined.
+//! - `batched` (not the original's workload): sockets are drained in 64 KiB
+//!   reads, relayed messages appended to the receiver's output buffer, and
+//!   each buffer written in as few calls as the socket allows at the end of
+//!   the loop's round.
+//!
+//! A protocol error or a vanished peer closes that connection only.
 
-use super::proto::{self, Frame};
-use super::runs::{Runs, Seat};
+use super::proto::{self, Frame, Relay};
+use super::runs::{Runs, Seat, Shape};
 use anyhow::{Context, Result};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
+use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,9 +31,20 @@ const LISTENER: Token = Token(usize::MAX);
 struct Conn {
     sock: TcpStream,
     rbuf: Vec<u8>,
+    /// `batched` output: bytes, written from `wpos`.
     wbuf: Vec<u8>,
     wpos: usize,
-    seat: Option<Seat>,
+    /// `wbuf` holds relayed messages (not only START).
+    wmsgs: bool,
+    /// `each` output: whole frames, the first written from `qpos`, each
+    /// marked if it is a chat message (counted in `sends`).
+    queue: VecDeque<(Arc<[u8]>, bool)>,
+    qpos: usize,
+    seat: Option<(Seat, Shape)>,
+    /// Write calls on this socket carrying messages, and read calls made
+    /// reading messages once seated.
+    sends: u64,
+    recvs: u64,
 }
 
 struct Server {
@@ -29,8 +52,12 @@ struct Server {
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     runs: Runs<usize>,
-    /// Connections with output queued since the last flush.
+    /// Connections with `batched` output queued since the last flush.
     dirty: Vec<usize>,
+    /// Scratch: the receivers of the message being relayed, and connections
+    /// whose socket failed while relaying.
+    peers: Vec<usize>,
+    broken: Vec<usize>,
 }
 
 pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>) -> Result<()> {
@@ -38,7 +65,7 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>) -> Result<(
     let mut listener = TcpListener::from_std(listener);
     let poll = Poll::new().context("creating the epoll instance")?;
     poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
-    let mut sv = Server { poll, conns: Vec::new(), free: Vec::new(), runs: Runs::default(), dirty: Vec::new() };
+    let mut sv = Server { poll, conns: Vec::new(), free: Vec::new(), runs: Runs::default(), dirty: Vec::new(), peers: Vec::new(), broken: Vec::new() };
     let mut events = Events::with_capacity(1024);
     let mut chunk = vec![0u8; 64 << 10];
     while !stop.load(Ordering::SeqCst) {
@@ -53,11 +80,11 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>) -> Result<(
                 continue;
             }
             let i = ev.token().0;
-            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                sv.read_conn(i, &mut chunk);
-            }
             if ev.is_writable() {
                 sv.flush(i);
+            }
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                sv.read_conn(i, &mut chunk);
             }
         }
         let dirty = std::mem::take(&mut sv.dirty);
@@ -82,7 +109,18 @@ impl Server {
                         self.free.push(i);
                         continue;
                     }
-                    self.conns[i] = Some(Conn { sock: s, rbuf: Vec::new(), wbuf: Vec::new(), wpos: 0, seat: None });
+                    self.conns[i] = Some(Conn {
+                        sock: s,
+                        rbuf: Vec::new(),
+                        wbuf: Vec::new(),
+                        wpos: 0,
+                        wmsgs: false,
+                        queue: VecDeque::new(),
+                        qpos: 0,
+                        seat: None,
+                        sends: 0,
+                        recvs: 0,
+                    });
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -97,40 +135,68 @@ impl Server {
     fn close(&mut self, i: usize) {
         if let Some(mut c) = self.conns.get_mut(i).and_then(|c| c.take()) {
             let _ = self.poll.registry().deregister(&mut c.sock);
-            if let Some(seat) = c.seat {
+            if let Some((seat, _)) = c.seat {
                 self.runs.leave(seat);
             }
             self.free.push(i);
         }
     }
 
-    /// Drain the socket (edge-triggered), then handle every whole frame.
+    /// Read what the socket has (edge-triggered: until it is drained) and
+    /// handle every whole frame. A seated `each` connection is read one
+    /// message per call; any other in 64 KiB reads.
     fn read_conn(&mut self, i: usize, chunk: &mut [u8]) {
-        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
-            return;
-        };
-        let mut eof = false;
         loop {
-            match c.sock.read(chunk) {
+            // Frames already whole first (a client may send HELLO and more
+            // in one go).
+            if !self.handle_buffered(i) {
+                return self.close(i);
+            }
+            let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+                return;
+            };
+            let one = match c.seat {
+                Some((_, sh)) if sh.relay == Relay::Each => Some(proto::msg_frame_len(sh.size)),
+                _ => None,
+            };
+            let want = match one {
+                Some(len) => len.saturating_sub(c.rbuf.len()).max(1).min(chunk.len()),
+                None => chunk.len(),
+            };
+            c.recvs += c.seat.is_some() as u64;
+            match c.sock.read(&mut chunk[..want]) {
                 Ok(0) => {
-                    eof = true;
-                    break;
+                    // A peer gone (mid-frame or not) is closed like any other.
+                    return self.close(i);
                 }
-                Ok(n) => c.rbuf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Ok(n) => {
+                    c.rbuf.extend_from_slice(&chunk[..n]);
+                    if n < want {
+                        // Drained: the next bytes bring a new edge.
+                        if !self.handle_buffered(i) {
+                            self.close(i);
+                        }
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => {
-                    eof = true;
-                    break;
-                }
+                Err(_) => return self.close(i),
             }
         }
+    }
+
+    /// Handle every whole frame in connection `i`'s input; false to close it.
+    fn handle_buffered(&mut self, i: usize) -> bool {
+        let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+            return true;
+        };
         let mut rbuf = std::mem::take(&mut c.rbuf);
         let mut at = 0;
         let ok = loop {
             match proto::decode(&rbuf[at..]) {
                 Ok(Some((f, n))) => {
-                    if !self.handle(i, f, at, n, &rbuf) {
+                    if !self.handle(i, f, &rbuf[at..at + n]) {
                         break false;
                     }
                     at += n;
@@ -139,67 +205,172 @@ impl Server {
                 Err(_) => break false,
             }
         };
-        // A peer gone mid-frame (eof with bytes left) is closed like any other.
-        if !ok || eof {
-            self.close(i);
-            return;
+        if !ok {
+            return false;
         }
         rbuf.drain(..at);
-        if let Some(c) = self.conns[i].as_mut() {
-            c.rbuf = rbuf;
+        match self.conns[i].as_mut() {
+            Some(c) => {
+                // A seated `each` connection reads at most one message at a
+                // time: anything longer is not a message of the run's size.
+                if let Some((_, sh)) = c.seat {
+                    if rbuf.len() >= proto::msg_frame_len(sh.size) {
+                        return false;
+                    }
+                }
+                c.rbuf = rbuf;
+                true
+            }
+            None => true,
         }
     }
 
-    /// One frame from connection `i` (bytes `rbuf[at..at+n]`); false to close it.
-    fn handle(&mut self, i: usize, f: Frame, at: usize, n: usize, rbuf: &[u8]) -> bool {
+    /// One frame (`bytes`, prefix included) from connection `i`; false to close it.
+    fn handle(&mut self, i: usize, f: Frame, bytes: &[u8]) -> bool {
         let seat = self.conns[i].as_ref().and_then(|c| c.seat);
         match (f, seat) {
-            (Frame::Hello { run, rooms, users, room, user }, None) => match self.runs.hello(run, rooms, users, room, user, i) {
-                Ok(all) => {
-                    if let Some(c) = self.conns[i].as_mut() {
-                        c.seat = Some(Seat { run, room, user });
-                    }
-                    if let Some(all) = all {
-                        let start = proto::encoded(&Frame::Start);
-                        for t in all {
-                            self.queue(t, &start);
+            (Frame::Hello { run, rooms, users, room, user, size, relay }, None) => {
+                let Some(relay) = Relay::from_code(relay) else { return false };
+                let shape = Shape { rooms, users, size, relay };
+                match self.runs.hello(run, shape, room, user, i) {
+                    Ok(all) => {
+                        if let Some(c) = self.conns[i].as_mut() {
+                            c.seat = Some((Seat { run, room, user }, shape));
                         }
+                        let start: Arc<[u8]> = proto::encoded(&Frame::Start).into();
+                        for t in all.into_iter().flatten() {
+                            match relay {
+                                Relay::Each => self.write_each(t, &start, false),
+                                Relay::Batched => self.queue_batched(t, &start, false),
+                            }
+                        }
+                        self.close_broken();
+                        true
                     }
-                    true
+                    Err(_) => false,
                 }
-                Err(_) => false,
-            },
-            (Frame::Msg { from, .. }, Some(st)) if from == st.user => {
-                let frame = &rbuf[at..at + n];
-                let Server { runs, conns, dirty, .. } = self;
-                runs.for_peers(st, |&t| {
-                    if let Some(c) = conns[t].as_mut() {
-                        if c.wbuf.len() == c.wpos {
-                            dirty.push(t);
-                        }
-                        c.wbuf.extend_from_slice(frame);
+            }
+            (Frame::StatsRequest { run }, None) => {
+                let (mut sends, mut recvs) = (0, 0);
+                let conns = &self.conns;
+                let seats = self.runs.for_run(run, |&t| {
+                    if let Some(c) = conns[t].as_ref() {
+                        sends += c.sends;
+                        recvs += c.recvs;
                     }
-                })
+                });
+                let reply: Arc<[u8]> = proto::encoded(&Frame::Stats { seats, sends, recvs }).into();
+                self.write_each(i, &reply, false);
+                self.close_broken();
+                true
+            }
+            (Frame::Msg { from, size, .. }, Some((st, shape))) if from == st.user && size == shape.size => {
+                let mut peers = std::mem::take(&mut self.peers);
+                peers.clear();
+                if !self.runs.for_peers(st, |&t| peers.push(t)) {
+                    return false; // MSG before START
+                }
+                match shape.relay {
+                    Relay::Each => {
+                        let mut shared: Option<Arc<[u8]>> = None;
+                        for &t in &peers {
+                            self.write_each_bytes(t, bytes, &mut shared);
+                        }
+                    }
+                    Relay::Batched => {
+                        for &t in &peers {
+                            self.queue_batched(t, bytes, true);
+                        }
+                    }
+                }
+                self.peers = peers;
+                self.close_broken();
+                self.conns[i].is_some()
             }
             _ => false,
         }
     }
 
-    fn queue(&mut self, t: usize, bytes: &[u8]) {
+    fn close_broken(&mut self) {
+        while let Some(t) = self.broken.pop() {
+            self.close(t);
+        }
+    }
+
+    /// `each`: one message to connection `t`, written now with one call if
+    /// nothing is waiting there, else queued whole. `counted`: a chat
+    /// message (not START or STATS).
+    fn write_each(&mut self, t: usize, f: &Arc<[u8]>, counted: bool) {
+        let mut shared = Some(f.clone());
+        self.write_each_inner(t, f, &mut shared, counted);
+    }
+
+    fn write_each_bytes(&mut self, t: usize, f: &[u8], shared: &mut Option<Arc<[u8]>>) {
+        self.write_each_inner(t, f, shared, true);
+    }
+
+    fn write_each_inner(&mut self, t: usize, f: &[u8], shared: &mut Option<Arc<[u8]>>, counted: bool) {
+        let Some(c) = self.conns.get_mut(t).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        let mut done = 0;
+        if c.queue.is_empty() {
+            loop {
+                c.sends += counted as u64;
+                match c.sock.write(f) {
+                    Ok(0) => return self.broken.push(t),
+                    Ok(n) => done = n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(_) => return self.broken.push(t),
+                }
+                break;
+            }
+            if done == f.len() {
+                return;
+            }
+            c.qpos = done;
+        }
+        let f = shared.get_or_insert_with(|| f.into()).clone();
+        c.queue.push_back((f, counted));
+    }
+
+    /// `batched`: append to connection `t`'s buffer, written at the end of
+    /// the round.
+    fn queue_batched(&mut self, t: usize, bytes: &[u8], msg: bool) {
         if let Some(c) = self.conns.get_mut(t).and_then(|c| c.as_mut()) {
             if c.wbuf.len() == c.wpos {
                 self.dirty.push(t);
             }
             c.wbuf.extend_from_slice(bytes);
+            c.wmsgs |= msg;
         }
     }
 
-    /// Write queued output until done or the socket is full.
+    /// Write queued output until done or the socket is full: `each` one
+    /// message per call, `batched` as much as the socket takes.
     fn flush(&mut self, i: usize) {
         let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
             return;
         };
+        while let Some((f, counted)) = c.queue.front() {
+            c.sends += *counted as u64;
+            match c.sock.write(&f[c.qpos..]) {
+                Ok(0) => return self.close(i),
+                Ok(n) if c.qpos + n == f.len() => {
+                    c.queue.pop_front();
+                    c.qpos = 0;
+                }
+                Ok(n) => c.qpos += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.close(i),
+            }
+        }
         while c.wpos < c.wbuf.len() {
+            if c.wmsgs {
+                c.sends += 1;
+            }
             match c.sock.write(&c.wbuf[c.wpos..]) {
                 Ok(0) => return self.close(i),
                 Ok(n) => c.wpos += n,
@@ -211,6 +382,7 @@ impl Server {
         if c.wpos == c.wbuf.len() {
             c.wbuf.clear();
             c.wpos = 0;
+            c.wmsgs = false;
             if c.wbuf.capacity() > (256 << 10) {
                 c.wbuf.shrink_to(16 << 10);
             }

@@ -2,7 +2,7 @@
 //! fault cases, Table 3 and the benchmark entry point.
 
 use super::client::{run_chat, ChatSpec, Pacing};
-use super::proto::{self, Frame};
+use super::proto::{self, Frame, Relay};
 use super::server::{LocalServer, ServerModel};
 use super::*;
 use std::io::{Read, Write};
@@ -11,7 +11,7 @@ use std::net::TcpStream;
 const MODELS: [ServerModel; 2] = [ServerModel::Threads, ServerModel::Events];
 
 fn spec(rooms: u32, users: u32, messages: u32, pacing: Pacing) -> ChatSpec {
-    ChatSpec { rooms, users, messages, size: 100, pacing, timeout: Duration::from_secs(10) }
+    ChatSpec { rooms, users, messages, size: 100, pacing, relay: Relay::Each, timeout: Duration::from_secs(10) }
 }
 
 #[test]
@@ -33,6 +33,71 @@ fn tiny_chat_delivers_every_message_on_both_models() {
             assert_eq!((out.sent, out.received), (30, 60));
             assert!(out.rate() > 0.0 && out.rate().is_finite());
         }
+        srv.stop().unwrap();
+    }
+}
+
+/// The calls of a run of 2 rooms x 3 users x 5 messages, counted by the
+/// client and the server: one write per message by its sender, one per other
+/// member of the room by the server (`each`, the original's work); one
+/// receive call per message read on both sides.
+#[test]
+fn each_relay_makes_one_send_per_receiver_per_message() {
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        for pacing in [Pacing::None, Pacing::Room] {
+            let out = run_chat(srv.addr, &spec(2, 3, 5, pacing)).unwrap_or_else(|e| panic!("{m:?} {pacing:?}: {e:#}"));
+            let server = out.server.unwrap_or_else(|| panic!("{m:?}: the server did not answer STATS?"));
+            assert_eq!(server.seats, 6, "{m:?}");
+            assert_eq!(out.client_sends, 30, "{m:?} {pacing:?}: one write per message sent");
+            assert_eq!(server.sends, 60, "{m:?} {pacing:?}: one write per receiver per message");
+            assert_eq!(out.client_recvs, 60, "{m:?} {pacing:?}: one recv per message received");
+            // The threads model reads each message with one call; the events
+            // model may add a call that finds the socket empty.
+            assert!(server.recvs >= 30 && server.recvs <= 60, "{m:?} {pacing:?}: {} server reads", server.recvs);
+            if m == ServerModel::Threads {
+                assert_eq!(server.recvs, 30, "{pacing:?}");
+            }
+        }
+        srv.stop().unwrap();
+    }
+}
+
+#[test]
+fn batched_relay_still_delivers_everything() {
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        let sp = ChatSpec { relay: Relay::Batched, ..spec(2, 3, 5, Pacing::None) };
+        let out = run_chat(srv.addr, &sp).unwrap_or_else(|e| panic!("{m:?}: {e:#}"));
+        assert_eq!((out.sent, out.received, out.client_sends), (30, 60, 30));
+        let server = out.server.unwrap();
+        assert!(server.sends >= 1 && server.sends <= 60, "{m:?}: {} server writes", server.sends);
+        srv.stop().unwrap();
+    }
+}
+
+#[test]
+fn a_run_must_agree_on_its_shape_and_size() {
+    for m in MODELS {
+        let srv = LocalServer::start(m).unwrap();
+        // A message of another size than the HELLO's is refused (a longer
+        // one: the server reads a whole message's bytes before it looks, as
+        // the original did, so a shorter one waits for the rest).
+        let mut b = proto::encoded(&Frame::Hello { run: 5, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
+        b.extend(proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 200 }));
+        assert!(server_closes_after(srv.addr, &b), "{m:?} wrong size");
+        // An unknown relay, a size out of range.
+        assert!(
+            server_closes_after(srv.addr, &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 7 })),
+            "{m:?} relay"
+        );
+        assert!(
+            server_closes_after(srv.addr, &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 3, relay: 0 })),
+            "{m:?} size"
+        );
+        // STATS? of a run the server does not know: no seats, nothing counted.
+        let c = super::client::server_counts(srv.addr, 12345, Duration::from_secs(5)).unwrap();
+        assert_eq!((c.seats, c.sends, c.recvs), (0, 0, 0));
         srv.stop().unwrap();
     }
 }
@@ -66,9 +131,9 @@ fn bad_frames_close_only_that_connection() {
         assert!(server_closes_after(srv.addr, &[0, 0, 0, 3, proto::T_HELLO, 1, 2]), "{m:?} short hello");
         assert!(server_closes_after(srv.addr, &proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 8 })), "{m:?} msg first");
         // Someone else's sender id after the start is refused as well.
-        let hello = proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0 });
+        let hello = proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
         let mut b = hello.clone();
-        b.extend(proto::encoded(&Frame::Msg { from: 5, seq: 0, size: 8 }));
+        b.extend(proto::encoded(&Frame::Msg { from: 5, seq: 0, size: 100 }));
         assert!(server_closes_after(srv.addr, &b), "{m:?} forged sender");
         // The server goes on.
         run_chat(srv.addr, &spec(2, 3, 5, Pacing::None)).unwrap_or_else(|e| panic!("{m:?}: {e:#}"));
@@ -83,18 +148,18 @@ fn a_client_vanishing_mid_message_does_not_hurt_the_server() {
         {
             // Half a frame, then gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            let hello = proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0 });
+            let hello = proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 });
             s.write_all(&hello[..10]).unwrap();
         }
         {
             // A seated user of a run that never starts, gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello { run: 8, rooms: 1, users: 2, room: 0, user: 0 })).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello { run: 8, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 })).unwrap();
         }
         {
             // A started run (1 x 1) whose user vanishes inside a message.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello { run: 9, rooms: 1, users: 1, room: 0, user: 0 })).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello { run: 9, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 })).unwrap();
             let msg = proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 100 });
             s.write_all(&msg[..50]).unwrap();
         }
@@ -161,6 +226,12 @@ fn the_benchmark_runs_and_records_its_counts() {
         assert!(out.samples.iter().all(|v| *v > 0.0 && v.is_finite()));
         assert_eq!(out.extras["sent"], 15);
         assert_eq!(out.extras["received"], 30);
+        // users - 1 relays and one send per message, stored with the result.
+        assert_eq!(out.extras["relay"], "each");
+        assert_eq!(out.extras["messages_sent"], 30);
+        assert_eq!(out.extras["sends_per_message"], 3.0);
+        assert_eq!(out.extras["client_sends"], serde_json::json!([15, 15]));
+        assert_eq!(out.extras["server_sends"], serde_json::json!([30, 30]));
         assert!(out.notes.iter().any(|n| n.contains("Table 3")));
     }
 }
@@ -173,6 +244,9 @@ fn bad_parameters_are_bad_input() {
     assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
     p.set("server", LOCAL);
     p.set("server_model", "fibers");
+    assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
+    p.set("server_model", "threads");
+    p.set("relay", "sometimes");
     assert!(crate::error::is_bad_input(&Chat.check(&p).unwrap_err()));
 }
 
