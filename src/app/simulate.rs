@@ -33,19 +33,13 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
     params.set("topology", cfg.shape.to_string());
     params.set("smt_rate", cfg.engine.smt_rate.to_string());
     params.set("seed", cfg.seed.to_string());
-    let run = RunRecord {
-        id: 0,
-        label: a.label.clone(),
-        started: crate::model::record::now_rfc3339(),
-        finished: None,
-        status: RunStatus::Running,
-        kdelta_version: env!("CARGO_PKG_VERSION").to_string(),
-        command: std::env::args().collect::<Vec<_>>().join(" "),
-        pid: Some(std::process::id()),
-        configs: Vec::new(),
-        host: serde_json::json!({ "simulated": true, "topology": cfg.shape.to_string() }),
-        environment: crate::model::RunEnvironment { simulated: true, ..Default::default() },
-    };
+    let run = RunRecord::begin(
+        a.label.clone(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+        Vec::new(),
+        serde_json::json!({ "simulated": true, "topology": cfg.shape.to_string() }),
+        crate::model::RunEnvironment { simulated: true, ..Default::default() },
+    );
     let id = store.begin_run(&run)?;
     for (seq, r) in results.iter().enumerate() {
         let samples: Vec<f64> = match (&r.loops, &r.make) {

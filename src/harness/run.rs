@@ -70,19 +70,7 @@ struct Ledger {
 /// Execute a plan. Results are written to `store` as they complete.
 pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
     let ready: Vec<Config> = plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect();
-    let mut run = RunRecord {
-        id: 0,
-        label: req.label.clone(),
-        started: crate::model::record::now_rfc3339(),
-        finished: None,
-        status: RunStatus::Running,
-        kdelta_version: env!("CARGO_PKG_VERSION").to_string(),
-        command: req.command.clone(),
-        pid: Some(std::process::id()),
-        configs: ready.clone(),
-        host,
-        environment: RunEnvironment::default(),
-    };
+    let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready.clone(), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
     let tmp = tempfile::Builder::new().prefix("kdelta-").tempdir().context("creating a temporary directory")?;
     let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);

@@ -151,6 +151,25 @@ pub struct RunRecord {
     pub environment: super::environment::RunEnvironment,
 }
 
+impl RunRecord {
+    /// A run starting now in this process, not yet stored (`id` 0).
+    pub fn begin(label: Option<String>, command: String, configs: Vec<super::config::Config>, host: serde_json::Value, environment: super::environment::RunEnvironment) -> RunRecord {
+        RunRecord {
+            id: 0,
+            label,
+            started: now_rfc3339(),
+            finished: None,
+            status: RunStatus::Running,
+            kdelta_version: env!("CARGO_PKG_VERSION").to_string(),
+            command,
+            pid: Some(std::process::id()),
+            configs,
+            host,
+            environment,
+        }
+    }
+}
+
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
