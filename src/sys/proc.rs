@@ -148,7 +148,9 @@ pub fn stat_cpus() -> Vec<CpuTimes> {
 pub fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
     let mut out = Vec::new();
     for l in s.lines() {
-        let Some(rest) = l.strip_prefix("cpu") else { continue };
+        // `cpuN` lines only: the all-CPU line `cpu  USER ...` would take its
+        // user ticks for a CPU number (and size the vector by them).
+        let Some(rest) = l.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else { continue };
         let mut f = rest.split_whitespace();
         let Some(Ok(cpu)) = f.next().map(|c| c.parse::<usize>()) else { continue };
         let v: Vec<u64> = f.map(|x| x.parse::<u64>().unwrap_or(0)).collect();
@@ -184,6 +186,9 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v[0], CpuTimes { idle_s: 0.5, steal_s: 0.1 });
         assert_eq!(v[1].steal_s, 2.5);
+        // A machine up for hours: the all-CPU line is not CPU 1310484.
+        let v = parse_stat_cpus("cpu  1310484 44601 273056 718014 4742 0 15121 8359 0 0\ncpu0 1 0 0 40 10 0 0 10 0 0\n", 100.0);
+        assert_eq!(v, vec![CpuTimes { idle_s: 0.5, steal_s: 0.1 }]);
     }
 
     #[test]
