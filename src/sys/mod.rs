@@ -1,6 +1,7 @@
 //! Thin wrappers over the system calls the harness needs, each naming its man page.
 //! Benchmarks make their own raw calls (they measure them); the harness's live here.
 
+pub mod memory;
 pub mod proc;
 
 use crate::cpuset::CpuSet;
