@@ -4,19 +4,22 @@
 //! TCP sockets (both always ready for writing).
 //!
 //! kdelta polls all N: nfds is one above the highest of them. LMbench's
-//! `lat_select -n N` dup's its N descriptors above those already open (0-2,
-//! and its listening socket for tcp) but passes nfds = N, so select looks
-//! only at the few below N (N-4 of them for file, N-5 for tcp): its figure
-//! for N is the cost of fewer descriptors, and the two agree when LMbench is
-//! given N+4 (file) or N+5 (tcp).
+//! `lat_select -n N` dup's its N descriptors into the lowest free numbers,
+//! among those already open (standard I/O, the pipes of its benchmp
+//! harness, the listening socket for tcp), but passes nfds = N, so select
+//! looks only at the ones below N: on Linux with glibc, N-9 of them for file
+//! and N-10 for tcp (5 of 14 at -n 14, strace shows). Its figure for N is
+//! the cost of fewer descriptors; `scripts/lmbench-vs-kdelta.sh` finds the
+//! -n at which it polls N and compares at that.
 
 use super::{os_err, time_n};
 use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
 use anyhow::{bail, Context, Result};
 use std::os::fd::{AsRawFd, RawFd};
 
-const FILE_SUMMARY: &str = "select(2) for writing on all N descriptors of a file (LMbench's lat_select -n N polls only those below N: N-4 of them, so its figure is not the N-descriptor cost)";
-const TCP_SUMMARY: &str = "select(2) for writing on all N connected loopback TCP sockets (LMbench's lat_select -n N tcp polls only those below N: N-5 of them, so its figure is not the N-descriptor cost)";
+const FILE_SUMMARY: &str =
+    "select(2) for writing on all N descriptors of a file (LMbench's lat_select -n N polls only its descriptors numbered below N, about N-9 of them, so its figure is not the N-descriptor cost)";
+const TCP_SUMMARY: &str = "select(2) for writing on all N connected loopback TCP sockets (LMbench's lat_select -n N tcp polls only its descriptors numbered below N, about N-10 of them, so its figure is not the N-descriptor cost)";
 
 fn fds_param() -> ParamSpec {
     ParamSpec::new("fds", ParamKind::Int { min: 1, max: 512 }, "10", "number of descriptors selected on")
