@@ -1,7 +1,9 @@
 //! `lat.select.file` and `lat.select.tcp`: select(2) on N descriptors (10 by
 //! default, as in the study) for writing, with a zero timeout, as LMbench's
-//! lat_select does: N descriptors of a regular file, or N connected loopback
-//! TCP sockets (both always ready for writing).
+//! lat_select does: N descriptors dup'ed from one of a regular file, or from
+//! one connected loopback TCP socket (always ready for writing). As in
+//! LMbench, all N refer to the one open file or socket, so select calls its
+//! poll N times on one warm object.
 //!
 //! kdelta polls all N: nfds is one above the highest of them. LMbench's
 //! `lat_select -n N` dup's its N descriptors into the lowest free numbers,
@@ -15,11 +17,11 @@
 use super::{os_err, time_n};
 use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Simple};
 use anyhow::{bail, Context, Result};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 const FILE_SUMMARY: &str =
-    "select(2) for writing on all N descriptors of a file (LMbench's lat_select -n N polls only its descriptors numbered below N, about N-9 of them, so its figure is not the N-descriptor cost)";
-const TCP_SUMMARY: &str = "select(2) for writing on all N connected loopback TCP sockets (LMbench's lat_select -n N tcp polls only its descriptors numbered below N, about N-10 of them, so its figure is not the N-descriptor cost)";
+    "select(2) for writing on all N descriptors, dup'ed from one of a file (LMbench's lat_select -n N polls only its descriptors numbered below N, about N-9 of them, so its figure is not the N-descriptor cost)";
+const TCP_SUMMARY: &str = "select(2) for writing on all N descriptors, dup'ed from one connected loopback TCP socket (LMbench's lat_select -n N tcp polls only its descriptors numbered below N, about N-10 of them, so its figure is not the N-descriptor cost)";
 
 fn fds_param() -> ParamSpec {
     ParamSpec::new("fds", ParamKind::Int { min: 1, max: 512 }, "10", "number of descriptors selected on")
@@ -50,15 +52,32 @@ fn select_loop(fds: &[RawFd], s: &mut Sampler) -> Result<()> {
     })
 }
 
+/// `n` descriptors dup(2)'ed from `fd`, as lat_select's initialize makes
+/// them: every one refers to the same open file or socket.
+fn dup_n(fd: RawFd, n: usize) -> Result<Vec<OwnedFd>> {
+    (0..n)
+        .map(|_| {
+            // SAFETY: dup of a descriptor we hold; the new one is owned below.
+            let d = unsafe { libc::dup(fd) };
+            if d < 0 {
+                return Err(os_err("dup"));
+            }
+            // SAFETY: d is a fresh descriptor nothing else owns.
+            Ok(unsafe { OwnedFd::from_raw_fd(d) })
+        })
+        .collect()
+}
+
 pub fn file() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.select.file", FILE_SUMMARY, "us", Better::Lower).param(fds_param()),
         |p: &Params, s| {
             let path = s.tmpdir().join("lat-select-file");
             std::fs::write(&path, b"kdelta").with_context(|| format!("creating {}", path.display()))?;
-            let files = (0..p.usize("fds")?).map(|_| std::fs::File::open(&path)).collect::<std::io::Result<Vec<_>>>()?;
-            let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-            select_loop(&fds, s)
+            let file = std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+            let dups = dup_n(file.as_raw_fd(), p.usize("fds")?)?;
+            drop(file);
+            select_loop(&dups.iter().map(|d| d.as_raw_fd()).collect::<Vec<_>>(), s)
         },
     )
 }
@@ -69,14 +88,11 @@ pub fn tcp() -> Box<dyn Benchmark> {
         |p: &Params, s| {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback listener")?;
             let addr = listener.local_addr()?;
-            let mut clients = Vec::new();
-            let mut servers = Vec::new();
-            for _ in 0..p.usize("fds")? {
-                clients.push(std::net::TcpStream::connect(addr).context("connecting over loopback")?);
-                servers.push(listener.accept()?.0);
-            }
-            let fds: Vec<RawFd> = clients.iter().map(|c| c.as_raw_fd()).collect();
-            select_loop(&fds, s)
+            let client = std::net::TcpStream::connect(addr).context("connecting over loopback")?;
+            let _server = listener.accept()?.0;
+            let dups = dup_n(client.as_raw_fd(), p.usize("fds")?)?;
+            drop(client);
+            select_loop(&dups.iter().map(|d| d.as_raw_fd()).collect::<Vec<_>>(), s)
         },
     )
 }
