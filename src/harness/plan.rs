@@ -137,13 +137,13 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
             }
         }
         let points = crate::model::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
-        let unsupported = b.supported(&env).err();
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
+            let unsupported = b.supported_at(&env, &p).err();
             if unsupported.is_none() {
                 b.check(&p)?;
             }
-            items.push(Item { bench: b.clone(), info: info.clone(), params: p, unsupported: unsupported.clone() });
+            items.push(Item { bench: b.clone(), info: info.clone(), params: p, unsupported });
         }
     }
     let names: Vec<String> = if req.configs.is_empty() { vec!["all".to_string()] } else { req.configs.clone() };

@@ -20,6 +20,22 @@ fn pick<T: Clone>(v: &[T], mask: &[bool]) -> Vec<T> {
     v.iter().zip(mask).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect()
 }
 
+/// The raw figures a derived figure was computed from (`catch_us`, `send_us`
+/// of `lat.sig.catch`), beside it: each one's median over the samples the
+/// figure uses (`NAME`), and every value, aligned with `samples`
+/// (`NAME_samples`). Parts that do not line up with the samples are left out.
+fn parts_into_extras(parts: &std::collections::BTreeMap<String, Vec<f64>>, mask: &[bool], extras: &mut serde_json::Map<String, serde_json::Value>) {
+    for (name, all) in parts {
+        if all.len() != mask.len() {
+            continue;
+        }
+        if let Some(m) = stats::summarize(&pick(all, mask), false) {
+            extras.insert(name.clone(), m.median.into());
+        }
+        extras.insert(format!("{name}_samples"), all.clone().into());
+    }
+}
+
 /// A result that was not measured: an unavailable configuration or benchmark.
 pub(super) fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> ResultRecord {
     blank(item, config, cpus, Status::Unavailable, Some(reason))
@@ -97,6 +113,8 @@ pub(super) fn finish(
         ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
     });
     let below_resolution = if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
+    let mut extras = set.extras;
+    parts_into_extras(&set.parts, &mask, &mut extras);
     ResultRecord {
         samples: set.samples,
         samples_meta: if keep_meta { set.meta } else { Vec::new() },
@@ -105,10 +123,30 @@ pub(super) fn finish(
         below_resolution,
         summary,
         iterations: set.iterations,
-        extras: set.extras,
+        extras,
         notes: set.notes,
         warnings: warns,
         ..blank(item, config, cpus, status, failed)
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_go_beside_the_figure_as_clean_medians_and_every_value() {
+        let mut parts = std::collections::BTreeMap::new();
+        parts.insert("catch_us".to_string(), vec![1.0, 9.0, 3.0, 2.0]);
+        parts.insert("send_us".to_string(), vec![0.5, 0.4, 0.6, 0.5]);
+        parts.insert("short".to_string(), vec![1.0]);
+        let mut extras = serde_json::Map::new();
+        // The second sample was disturbed: its 9.0 stays out of the median.
+        parts_into_extras(&parts, &[true, false, true, true], &mut extras);
+        assert_eq!(extras["catch_us"], 2.0);
+        assert_eq!(extras["send_us"], 0.5);
+        assert_eq!(extras["catch_us_samples"], serde_json::json!([1.0, 9.0, 3.0, 2.0]));
+        assert!(!extras.contains_key("short") && !extras.contains_key("short_samples"), "misaligned parts are left out");
+    }
+}

@@ -77,6 +77,14 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// [`supported`](Self::supported) for one parameter point, for a
+    /// benchmark whose parameters choose what it needs (the program
+    /// `lat.proc.exec` starts): that point is recorded as unavailable, the
+    /// others run. By default, the benchmark's own answer.
+    fn supported_at(&self, env: &Env, _params: &Params) -> Result<(), String> {
+        self.supported(env)
+    }
+
     /// Validate one parameter point before anything runs (parse and check a
     /// loadfile, check a path or address). Return [`crate::error::bad_input`]
     /// for the user's mistakes: they exit 2 before the run starts.

@@ -18,6 +18,7 @@ use super::disturb::{Probe, Snapshot};
 use crate::model::sample::{SampleMeta, TaskKind};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -92,6 +93,20 @@ pub struct SampleSet {
     /// The figure is a difference: a measured overhead was subtracted.
     #[serde(default)]
     pub net_of_overhead: bool,
+    /// The raw figures a derived sample was computed from, by name, one per
+    /// sample (aligned with `samples`): `catch_us` and `send_us` of
+    /// `lat.sig.catch`. The stored result's extras keep each one's median
+    /// over the clean samples (`NAME`) and every value (`NAME_samples`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parts: BTreeMap<String, Vec<f64>>,
+}
+
+/// One sample's timed work: the seconds it took in all, the figure, and the
+/// named raw figures the figure was derived from (none for a plain loop).
+struct Timed {
+    secs: f64,
+    value: f64,
+    parts: Vec<(&'static str, f64)>,
 }
 
 impl SampleSet {
@@ -104,6 +119,9 @@ impl SampleSet {
         self.kind = set.kind;
         self.retaken += set.retaken;
         self.net_of_overhead |= set.net_of_overhead;
+        for (k, v) in set.parts {
+            self.parts.entry(k).or_default().extend(v);
+        }
         for (k, v) in set.extras {
             self.extras.insert(k, v);
         }
@@ -187,6 +205,58 @@ impl Sampler {
             Some(n) if n > 0 => n,
             _ => calibrate(&mut op, self.settings.target)?,
         };
+        let overhead = self.clock_overhead;
+        self.sample_loop(n, |m| {
+            let d = op(m)?.as_secs_f64();
+            Ok(Timed { secs: d, value: to_value(m, (d - overhead).max(0.0)), parts: Vec::new() })
+        })
+    }
+
+    /// Time a primitive net of another measured beside it, in microseconds
+    /// per operation: each sample times `gross(n)` and `base(n)` back to
+    /// back (which goes first alternates from sample to sample) and records
+    /// their difference per operation, so both halves see the same
+    /// circumstances and a disturbance of either marks the sample. The two
+    /// raw figures of every sample are kept as parts named `names`
+    /// ([`SampleSet::parts`]), stored beside the result. LMbench's
+    /// `lat_sig catch` (catching a signal less sending one) is this.
+    pub fn measure_net_us<G, B>(&mut self, mut gross: G, mut base: B, names: [&'static str; 2]) -> Result<()>
+    where
+        G: FnMut(u64) -> Result<Duration>,
+        B: FnMut(u64) -> Result<Duration>,
+    {
+        self.net_of_overhead();
+        let n = match self.settings.iterations {
+            Some(n) if n > 0 => n,
+            // One sample (both halves) lasts about the target.
+            _ => calibrate(&mut |m| Ok(gross(m)? + base(m)?), self.settings.target)?,
+        };
+        let overhead = self.clock_overhead;
+        let mut gross_first = false;
+        self.sample_loop(n, |m| {
+            gross_first = !gross_first;
+            let (g, b) = if gross_first {
+                let g = gross(m)?;
+                (g, base(m)?)
+            } else {
+                let b = base(m)?;
+                (gross(m)?, b)
+            };
+            // Each half read the clock twice: its overhead comes off each,
+            // and so cancels in the difference.
+            let per_op = |d: Duration| (d.as_secs_f64() - overhead).max(0.0) / m as f64 * 1e6;
+            let (g_us, b_us) = (per_op(g), per_op(b));
+            Ok(Timed { secs: (g + b).as_secs_f64(), value: g_us - b_us, parts: vec![(names[0], g_us), (names[1], b_us)] })
+        })
+    }
+
+    /// Warm up, then take the samples: `op(m)` does the timed work of one
+    /// sample of `m` operations (calibrated at `n`) between two probe
+    /// snapshots. Disturbed samples are kept, marked and retaken.
+    fn sample_loop<F>(&mut self, n: u64, mut op: F) -> Result<()>
+    where
+        F: FnMut(u64) -> Result<Timed>,
+    {
         self.out.iterations = Some(n);
         self.out.kind = self.probe.kind();
         // Warm-up: caches, TLB, page faults, branch predictors, and the
@@ -211,13 +281,12 @@ impl Sampler {
                 break;
             }
             let a = self.probe.snapshot();
-            let d = op(m)?.as_secs_f64();
+            let timed = op(m)?;
             let b = self.probe.snapshot_end();
             let mut meta = self.probe.meta(&a, &b);
-            let t = (d - self.clock_overhead).max(0.0);
-            let v = to_value(m, t);
+            let v = timed.value;
             if !v.is_finite() {
-                bail!("measurement gave a non-finite figure ({v}) for {m} iterations in {d} s");
+                bail!("measurement gave a non-finite figure ({v}) for {m} iterations in {} s", timed.secs);
             }
             if m != n {
                 meta.iterations = Some(m);
@@ -233,7 +302,10 @@ impl Sampler {
             } else {
                 clean += 1;
             }
-            self.out.sample_secs.push(d);
+            for (name, x) in timed.parts {
+                self.out.parts.entry(name.to_string()).or_default().push(x);
+            }
+            self.out.sample_secs.push(timed.secs);
             self.out.samples.push(v);
             self.out.meta.push(meta);
         }
@@ -430,5 +502,40 @@ mod tests {
         let its: Vec<u64> = out.meta.iter().map(|m| m.iterations.unwrap_or(64)).collect();
         assert!(its[0] == 64 && its.last().unwrap() < &64, "{its:?}");
         assert!(its.iter().all(|&i| i >= 8), "not below about 1 ms: {its:?}");
+    }
+
+    #[test]
+    fn a_net_measure_keeps_both_halves_and_records_their_difference() {
+        let mut st = settings(4);
+        st.iterations = Some(10_000);
+        let mut s = Sampler::new(st);
+        let (mut g_calls, mut b_calls) = (0, 0);
+        s.measure_net_us(
+            |n| {
+                g_calls += 1;
+                Ok(Duration::from_nanos(3000 * n))
+            },
+            |n| {
+                b_calls += 1;
+                Ok(Duration::from_nanos(1000 * n))
+            },
+            ["gross_us", "base_us"],
+        )
+        .unwrap();
+        assert_eq!((g_calls, b_calls), (5, 5), "warm-up + 4 samples, both halves each time");
+        let out = s.finish();
+        assert!(out.net_of_overhead);
+        assert_eq!(out.samples.len(), 4);
+        assert_eq!(out.parts["gross_us"].len(), 4);
+        assert_eq!(out.parts["base_us"].len(), 4);
+        for i in 0..4 {
+            let (g, b) = (out.parts["gross_us"][i], out.parts["base_us"][i]);
+            assert!((g - 3.0).abs() < 0.01 && (b - 1.0).abs() < 0.01, "{g} {b}");
+            assert!((out.samples[i] - (g - b)).abs() < 1e-12);
+            assert!((out.sample_secs[i] - 0.04).abs() < 1e-9, "the sample lasted both halves");
+        }
+        let mut more = out.clone();
+        more.absorb(out);
+        assert_eq!(more.parts["gross_us"].len(), 8);
     }
 }

@@ -44,7 +44,9 @@ pub fn stat_cpus() -> Vec<CpuTimes> {
 pub fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
     let mut out = Vec::new();
     for l in s.lines() {
-        let Some(rest) = l.strip_prefix("cpu") else { continue };
+        // `cpuN` lines only: the all-CPU line `cpu  USER ...` would take its
+        // user ticks for a CPU number (and size the vector by them).
+        let Some(rest) = l.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else { continue };
         let mut f = rest.split_whitespace();
         let Some(Ok(cpu)) = f.next().map(|c| c.parse::<usize>()) else { continue };
         let v: Vec<u64> = f.map(|x| x.parse::<u64>().unwrap_or(0)).collect();

@@ -10,6 +10,7 @@
 //! | `task.rs` | one task: `/proc/PID/{stat,schedstat,status}`, `/proc/self/task`, getrusage, sched_getcpu |
 //! | `cpu.rs` | CPUs and load: `/proc/stat`, `/proc/loadavg`, cpuidle residency |
 //! | `limits.rs` | system-wide limits in `/proc/sys` |
+//! | `memory.rs` | a process's memory: `/proc/PID/statm` sizes, `/proc/PID/maps` mapping count |
 //! | `net.rs` | `HOST:PORT` to socket addresses |
 //!
 //! Child processes (fork, the stop rule, local servers) are in `child/`, which
@@ -18,6 +19,7 @@
 pub mod clock;
 pub mod cpu;
 pub mod limits;
+pub mod memory;
 pub mod net;
 pub mod task;
 

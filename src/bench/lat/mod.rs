@@ -10,6 +10,7 @@ mod roundtrip;
 mod select;
 mod sig;
 mod syscall;
+pub mod program;
 pub mod tiny;
 
 use super::Benchmark;

@@ -1,9 +1,10 @@
-//! The tiny program `lat.proc.exec` and `lat.proc.shell` start: a static ELF
-//! executable of a few dozen bytes of machine code that writes
-//! "Hello world\n" to standard output and exits 0, like LMbench's `hello`,
-//! but with no dynamic loader or C library start-up, so the figure is the
-//! kernel's fork and exec and not ld.so's work. kdelta writes it into the
-//! worker's temporary directory at run time.
+//! The tiny program `lat.proc.exec` and `lat.proc.shell` start with
+//! `prog=static`: a static ELF executable of a few dozen bytes of machine
+//! code that writes "Hello world\n" to standard output and exits 0, with no
+//! dynamic loader or C library start-up, so the figure is the kernel's fork
+//! and exec and not ld.so's work. (The default, `prog=hello`, is the
+//! dynamically linked C program LMbench runs; see `program.rs`.) kdelta
+//! writes it into the worker's temporary directory at run time.
 //!
 //! Layout: the 64-byte ELF header, one 56-byte PT_LOAD program header mapping
 //! the whole file read+execute at 0x400000, then the code, then the message.
@@ -74,26 +75,16 @@ pub fn image() -> Option<Vec<u8>> {
     Some(f)
 }
 
-/// Write the program to `dir/hello` (mode 0755) and return its path.
-pub fn write_to(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let img = image().ok_or_else(|| anyhow::anyhow!("kdelta has no tiny program for {}", std::env::consts::ARCH))?;
-    let p = dir.join("hello");
-    std::fs::write(&p, img)?;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
-    Ok(p)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn the_tiny_program_runs() {
         let d = tempfile::tempdir().unwrap();
-        let p = super::write_to(d.path()).unwrap();
-        let out = std::process::Command::new(&p).output().unwrap();
+        let w = crate::bench::lat::program::write_to(crate::bench::lat::program::Prog::Static, d.path()).unwrap();
+        let out = std::process::Command::new(&w.path).output().unwrap();
         assert!(out.status.success(), "{out:?}");
         assert_eq!(out.stdout, b"Hello world\n");
-        assert!(std::fs::metadata(&p).unwrap().len() < 200);
+        assert!(w.bytes < 200 && w.linkage.interp.is_none());
     }
 }

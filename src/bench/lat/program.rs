@@ -1,0 +1,178 @@
+//! The programs `lat.proc.exec` and `lat.proc.shell` start (`prog=`):
+//!
+//! - `hello` (the default): `hello.c` built by `build.rs` with the target's C
+//!   compiler and linked dynamically against the C library, like LMbench's
+//!   `hello`, so every exec maps the dynamic loader, which maps and relocates
+//!   the C library before `main` runs. Its bytes are embedded in kdelta and
+//!   written into the run's temporary directory (mode 0755) once per worker,
+//!   so an installed kdelta, with no files beside it, runs the same program
+//!   as one run from its build tree.
+//! - `static`: the tiny static ELF of `tiny.rs`, no loader and no C library:
+//!   the kernel's share of fork and exec alone.
+//!
+//! What was started is recorded with the result: path, size, linkage and the
+//! interpreter named in the ELF's `PT_INTERP`, read from the file itself.
+
+use super::tiny;
+use std::path::{Path, PathBuf};
+
+/// The embedded `hello` (empty when build.rs could not build it).
+static HELLO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hello"));
+/// Why build.rs could not build `hello` (empty when it could).
+const HELLO_ERROR: &str = env!("KDELTA_HELLO_ERROR");
+
+crate::choice! {
+    /// The program `lat.proc.exec` and `lat.proc.shell` start (`prog=`).
+    pub enum Prog {
+        /// A dynamically linked C program, like LMbench's `hello`.
+        Hello = "hello",
+        /// kdelta's tiny static ELF: the kernel's share alone.
+        Static = "static",
+    }
+}
+
+/// The `hello` image, or why there is none.
+fn hello() -> Result<&'static [u8], String> {
+    if HELLO.is_empty() {
+        let why = if HELLO_ERROR.is_empty() { "build.rs made an empty program" } else { HELLO_ERROR };
+        return Err(format!("kdelta was built without its dynamically linked hello: {why}"));
+    }
+    Ok(HELLO)
+}
+
+/// The image of a program, or why this kdelta has none.
+pub fn image(prog: Prog) -> Result<Vec<u8>, String> {
+    match prog {
+        Prog::Hello => hello().map(<[u8]>::to_vec),
+        Prog::Static => tiny::image().ok_or_else(|| format!("kdelta has no tiny static program for {}", std::env::consts::ARCH)),
+    }
+}
+
+/// How an ELF executable is linked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Linkage {
+    /// The dynamic loader it names (`PT_INTERP`); `None` for a static program.
+    pub interp: Option<String>,
+}
+
+impl Linkage {
+    pub fn kind(&self) -> &'static str {
+        if self.interp.is_some() {
+            "dynamic"
+        } else {
+            "static"
+        }
+    }
+}
+
+/// Read an ELF file's program headers (32- or 64-bit, either byte order) and
+/// say whether it names a loader. A static-pie program has a `PT_DYNAMIC`
+/// but no `PT_INTERP`: it is static here, since nothing else is loaded.
+pub fn linkage(elf: &[u8]) -> Result<Linkage, String> {
+    if elf.len() < 52 || &elf[..4] != b"\x7fELF" {
+        return Err("not an ELF file".into());
+    }
+    let wide = match elf[4] {
+        1 => false,
+        2 => true,
+        c => return Err(format!("unknown ELF class {c}")),
+    };
+    let little = match elf[5] {
+        1 => true,
+        2 => false,
+        d => return Err(format!("unknown ELF byte order {d}")),
+    };
+    let get = |off: usize, len: usize| -> Result<u64, String> {
+        let b = elf.get(off..off + len).ok_or_else(|| format!("ELF header field at {off} is past the end"))?;
+        let mut v = 0u64;
+        for i in 0..len {
+            let byte = if little { b[len - 1 - i] } else { b[i] };
+            v = (v << 8) | byte as u64;
+        }
+        Ok(v)
+    };
+    // e_phoff, e_phentsize, e_phnum; then p_offset and p_filesz within an entry.
+    let (phoff, phentsize, phnum) = if wide { (get(0x20, 8)?, get(0x36, 2)?, get(0x38, 2)?) } else { (get(0x1c, 4)?, get(0x2a, 2)?, get(0x2c, 2)?) };
+    let (off_at, size_at, word) = if wide { (8, 0x20, 8) } else { (4, 0x10, 4) };
+    let mut interp = None;
+    for i in 0..phnum {
+        let ph = (phoff + i * phentsize) as usize;
+        const PT_INTERP: u64 = 3;
+        if get(ph, 4)? == PT_INTERP {
+            let (off, size) = (get(ph + off_at, word)? as usize, get(ph + size_at, word)? as usize);
+            let raw = elf.get(off..off.saturating_add(size)).ok_or("PT_INTERP lies past the end of the file")?;
+            let name = raw.split(|&b| b == 0).next().unwrap_or_default();
+            interp = Some(String::from_utf8_lossy(name).into_owned());
+        }
+    }
+    Ok(Linkage { interp })
+}
+
+/// A program written out for a benchmark.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub linkage: Linkage,
+}
+
+/// Write program `name` to `dir/<name>` (mode 0755) and describe it.
+pub fn write_to(prog: Prog, dir: &Path) -> anyhow::Result<Written> {
+    use crate::model::params::Choice;
+    use std::os::unix::fs::PermissionsExt;
+    let name = prog.name();
+    let img = image(prog).map_err(anyhow::Error::msg)?;
+    let linkage = linkage(&img).map_err(|e| anyhow::anyhow!("program {name}: {e}"))?;
+    let path = dir.join(name);
+    std::fs::write(&path, &img)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(Written { path, bytes: img.len() as u64, linkage })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tiny_program_is_static() {
+        if let Some(img) = tiny::image() {
+            assert_eq!(linkage(&img).unwrap(), Linkage { interp: None });
+        }
+    }
+
+    #[test]
+    fn hello_is_dynamically_linked_and_runs() {
+        let Ok(img) = hello() else {
+            // Built without a C compiler: the benchmark says why instead.
+            assert!(!HELLO_ERROR.is_empty());
+            return;
+        };
+        let l = linkage(img).unwrap();
+        assert_eq!(l.kind(), "dynamic");
+        assert!(l.interp.as_deref().is_some_and(|i| i.starts_with('/')), "{l:?}");
+        let d = tempfile::tempdir().unwrap();
+        let w = write_to(Prog::Hello, d.path()).unwrap();
+        assert_eq!(w.bytes, img.len() as u64);
+        let out = std::process::Command::new(&w.path).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(out.stdout, b"Hello world\n");
+    }
+
+    /// A hand-made 32-bit big-endian header with one PT_INTERP entry.
+    #[test]
+    fn reads_a_32_bit_big_endian_interp() {
+        let mut f = vec![0u8; 52 + 32 + 8];
+        f[..6].copy_from_slice(b"\x7fELF\x01\x02");
+        f[0x1c..0x20].copy_from_slice(&52u32.to_be_bytes()); // e_phoff
+        f[0x2a..0x2c].copy_from_slice(&32u16.to_be_bytes()); // e_phentsize
+        f[0x2c..0x2e].copy_from_slice(&1u16.to_be_bytes()); // e_phnum
+        f[52..56].copy_from_slice(&3u32.to_be_bytes()); // PT_INTERP
+        f[56..60].copy_from_slice(&84u32.to_be_bytes()); // p_offset
+        f[68..72].copy_from_slice(&8u32.to_be_bytes()); // p_filesz
+        f[84..92].copy_from_slice(b"/ld.so\0\0");
+        assert_eq!(linkage(&f).unwrap().interp.as_deref(), Some("/ld.so"));
+        assert!(linkage(b"#!/bin/sh\n").is_err());
+        f[0x2c..0x2e].copy_from_slice(&3u16.to_be_bytes()); // a third entry past the end
+        assert!(linkage(&f).is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! The calling process's memory as the kernel counts it: what fork(2) has to
+//! copy. fork duplicates every mapping (one `vm_area_struct` each) and the
+//! page tables of the private pages in use, so its cost grows with the
+//! number of mappings and the resident size; `lat.proc.*` records both.
+
+/// `/proc/self/statm` (proc(5)) in bytes, and the number of mappings
+/// (lines of `/proc/self/maps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    /// Total program size (statm field 1, `size`).
+    pub virt_bytes: u64,
+    /// Resident set size (statm field 2, `resident`).
+    pub rss_bytes: u64,
+    /// The resident pages that are not file-backed or shared (statm
+    /// `resident` less `shared`): mostly the private pages whose page-table
+    /// entries fork copies; file-backed ones it leaves to fault in again.
+    pub anon_bytes: u64,
+    /// Mappings (`/proc/self/maps` lines).
+    pub maps: u64,
+}
+
+/// The calling process's footprint, or `None` without `/proc`.
+pub fn footprint() -> Option<Footprint> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    parse(&statm, &maps, page_size())
+}
+
+/// sysconf(_SC_PAGESIZE): statm counts pages.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf takes no pointers.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Parse the texts of `/proc/PID/statm` and `/proc/PID/maps`.
+pub fn parse(statm: &str, maps: &str, page: u64) -> Option<Footprint> {
+    let mut f = statm.split_whitespace().map(|x| x.parse::<u64>().ok());
+    let size = f.next()??;
+    let resident = f.next()??;
+    let shared = f.next()??;
+    let maps = maps.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    Some(Footprint { virt_bytes: size * page, rss_bytes: resident * page, anon_bytes: resident.saturating_sub(shared) * page, maps })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_statm_and_counts_maps() {
+        let statm = "2431 412 370 101 0 94 0\n";
+        let maps = "\
+5581c0a00000-5581c0a01000 r--p 00000000 08:01 1048602                    /tmp/lat_proc
+5581c0a01000-5581c0a02000 r-xp 00001000 08:01 1048602                    /tmp/lat_proc
+7ffd6f3a1000-7ffd6f3c2000 rw-p 00000000 00:00 0                          [stack]
+";
+        let f = parse(statm, maps, 4096).unwrap();
+        assert_eq!(f, Footprint { virt_bytes: 2431 * 4096, rss_bytes: 412 * 4096, anon_bytes: 42 * 4096, maps: 3 });
+        assert_eq!(parse("", maps, 4096), None);
+        assert_eq!(parse("12 10", maps, 4096), None);
+        assert_eq!(parse("12 x", maps, 4096), None);
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let f = footprint().unwrap();
+        assert!(f.rss_bytes > 0 && f.maps > 3 && f.virt_bytes >= f.rss_bytes, "{f:?}");
+    }
+}
