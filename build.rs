@@ -1,55 +1,63 @@
-//! Builds `hello`, the dynamically linked C program `lat.proc.exec` and
-//! `lat.proc.shell` start (`src/bench/lat/hello.c`), with the target's C
+//! Builds the two C programs of the `lat.proc` benchmarks with the target's C
 //! compiler as the `cc` crate finds it (`$CC`, `$TARGET_CC`, or the
-//! platform's default). kdelta embeds its bytes and writes it into each run's
-//! temporary directory, so an installed kdelta needs no file beside it.
+//! platform's default): `hello` (`src/bench/lat/hello.c`), the dynamically
+//! linked program `lat.proc.exec` and `lat.proc.shell` start, and `forker`
+//! (`src/bench/lat/forker.c`), the small process `lat.proc.fork` forks from.
+//! kdelta embeds their bytes and writes them into each run's temporary
+//! directory, so an installed kdelta needs no file beside it.
 //!
 //! Without a working C compiler the build still succeeds: it says so
-//! (`cargo:warning`), embeds an empty program and records why, and those two
-//! benchmarks are reported unavailable with that reason. Nothing falls back
-//! to another program silently.
+//! (`cargo:warning`), embeds an empty program and records why, and the
+//! benchmarks (or parameter points) that need it are reported unavailable
+//! with that reason. Nothing falls back to another program silently.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-const SOURCE: &str = "src/bench/lat/hello.c";
+/// (program, source, environment variable for the error, what needs it)
+const PROGRAMS: [(&str, &str, &str, &str); 2] = [
+    ("hello", "src/bench/lat/hello.c", "KDELTA_HELLO_ERROR", "lat.proc.exec and lat.proc.shell"),
+    ("forker", "src/bench/lat/forker.c", "KDELTA_FORKER_ERROR", "lat.proc.fork parent=small"),
+];
 
 fn main() {
-    println!("cargo:rerun-if-changed={SOURCE}");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let exe = out.join("hello");
-    let error = match build_hello(&exe) {
-        Ok(()) => String::new(),
-        Err(why) => {
-            println!("cargo:warning=lat.proc.exec and lat.proc.shell will be unavailable: {why}");
-            // An empty file keeps include_bytes! working; the error says why it is empty.
-            std::fs::write(&exe, b"").expect("writing OUT_DIR/hello");
-            why
-        }
-    };
-    // One line: cargo reads rustc-env up to the end of the line.
-    println!("cargo:rustc-env=KDELTA_HELLO_ERROR={}", error.replace(['\n', '\r'], " "));
+    for (name, source, var, users) in PROGRAMS {
+        println!("cargo:rerun-if-changed={source}");
+        let exe = out.join(name);
+        let error = match build(source, &exe) {
+            Ok(()) => String::new(),
+            Err(why) => {
+                println!("cargo:warning={users} will be unavailable: {why}");
+                // An empty file keeps include_bytes! working; the error says why it is empty.
+                std::fs::write(&exe, b"").expect("writing a program into OUT_DIR");
+                why
+            }
+        };
+        // One line: cargo reads rustc-env up to the end of the line.
+        println!("cargo:rustc-env={var}={}", error.replace(['\n', '\r'], " "));
+    }
 }
 
-fn build_hello(exe: &std::path::Path) -> Result<(), String> {
+fn build(source: &str, exe: &std::path::Path) -> Result<(), String> {
     let tool = cc::Build::new()
         .cargo_metadata(false)
         .debug(false)
         .opt_level(2)
         .try_get_compiler()
-        .map_err(|e| format!("no C compiler found to build {SOURCE}: {e}"))?;
+        .map_err(|e| format!("no C compiler found to build {source}: {e}"))?;
     let mut cmd: Command = tool.to_command();
-    cmd.arg("-o").arg(exe).arg(SOURCE);
+    cmd.arg("-o").arg(exe).arg(source);
     let shown = format!("{cmd:?}");
     let res = cmd.output().map_err(|e| format!("could not run the C compiler {}: {e}", tool.path().display()))?;
     if !res.status.success() {
         let err = String::from_utf8_lossy(&res.stderr);
         let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-        return Err(format!("building {SOURCE} failed ({}): {first} [{shown}]", res.status));
+        return Err(format!("building {source} failed ({}): {first} [{shown}]", res.status));
     }
     match std::fs::metadata(exe) {
         Ok(m) if m.len() > 0 => Ok(()),
-        _ => Err(format!("the C compiler made no program from {SOURCE} [{shown}]")),
+        _ => Err(format!("the C compiler made no program from {source} [{shown}]")),
     }
 }

@@ -50,13 +50,27 @@ fn exec_and_shell_start_the_static_program_when_asked() {
     }
 }
 
+/// By default fork is made by `forker`, the small C program; with
+/// `parent=worker` by the worker. Each result names its forking process and
+/// records that process's footprint.
 #[test]
-fn fork_records_the_measuring_process_footprint() {
+fn fork_records_the_forking_process_and_its_footprint() {
     let e = Env::new();
-    let v = run_json(&e, &["lat.proc.fork"]);
-    let x = &result(&v, "lat.proc.fork")["extras"];
-    let (rss, maps) = (x["measuring_rss_bytes"].as_u64().unwrap(), x["measuring_maps"].as_u64().unwrap());
-    assert!(rss > 0 && x["measuring_virt_bytes"].as_u64().unwrap() >= rss && maps > 0, "{x}");
+    let v = run_json(&e, &["lat.proc.fork", "--param", "parent=small,worker"]);
+    let rs: Vec<&serde_json::Value> = v["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == "lat.proc.fork").collect();
+    assert_eq!(rs.len(), 2, "{v}");
+    let mut maps = Vec::new();
+    for r in rs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let x = &r["extras"];
+        assert_eq!(x["fork_parent"], r["params"]["parent"], "{x}");
+        let (rss, m) = (x["measuring_rss_bytes"].as_u64().unwrap(), x["measuring_maps"].as_u64().unwrap());
+        assert!(rss > 0 && x["measuring_virt_bytes"].as_u64().unwrap() >= rss && m > 0, "{x}");
+        maps.push((r["params"]["parent"].as_str().unwrap().to_string(), m));
+    }
+    maps.sort();
+    // The C program maps fewer objects than the Rust worker (no libm, no libgcc_s).
+    assert!(maps[0].0 == "small" && maps[0].1 < maps[1].1, "{maps:?}");
 }
 
 #[test]

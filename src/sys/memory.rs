@@ -39,11 +39,16 @@ pub fn page_size() -> u64 {
 
 /// Parse the texts of `/proc/PID/statm` and `/proc/PID/maps`.
 pub fn parse(statm: &str, maps: &str, page: u64) -> Option<Footprint> {
+    parse_statm(statm, maps.lines().filter(|l| !l.trim().is_empty()).count() as u64, page)
+}
+
+/// A `/proc/PID/statm` line (proc(5): size, resident, shared, ... in pages)
+/// and a count of mappings.
+pub fn parse_statm(statm: &str, maps: u64, page: u64) -> Option<Footprint> {
     let mut f = statm.split_whitespace().map(|x| x.parse::<u64>().ok());
     let size = f.next()??;
     let resident = f.next()??;
     let shared = f.next()??;
-    let maps = maps.lines().filter(|l| !l.trim().is_empty()).count() as u64;
     Some(Footprint { virt_bytes: size * page, rss_bytes: resident * page, anon_bytes: resident.saturating_sub(shared) * page, maps })
 }
 

@@ -31,6 +31,31 @@ crate::choice! {
     }
 }
 
+/// The embedded `forker` (empty when build.rs could not build it).
+static FORKER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker"));
+/// Why build.rs could not build `forker` (empty when it could).
+const FORKER_ERROR: &str = env!("KDELTA_FORKER_ERROR");
+
+/// The `forker` image (`forker.c`: the small process `lat.proc.fork` forks
+/// from), or why this kdelta has none.
+pub fn forker() -> Result<&'static [u8], String> {
+    if FORKER.is_empty() {
+        let why = if FORKER_ERROR.is_empty() { "build.rs made an empty program" } else { FORKER_ERROR };
+        return Err(format!("kdelta was built without its small forking program: {why}"));
+    }
+    Ok(FORKER)
+}
+
+/// Write `forker` to `dir/forker` (mode 0755).
+pub fn write_forker(dir: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let img = forker().map_err(anyhow::Error::msg)?;
+    let path = dir.join("forker");
+    std::fs::write(&path, img)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
 /// The `hello` image, or why there is none.
 fn hello() -> Result<&'static [u8], String> {
     if HELLO.is_empty() {
