@@ -104,6 +104,12 @@ pub struct ChildUsage {
     pub max_rss: u64,
 }
 
+/// access(2) with `W_OK`: whether this process may write `path` (for root,
+/// refused only by a read-only mount or an immutable file).
+pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)
+}
+
 /// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
 /// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
 pub fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
