@@ -112,7 +112,7 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
             return Err(Refusal::Damaged(format!("kdelta's application id but no tables (schema version {})", h.user_version)));
         }
     } else if h.application_id != 0 {
-        return Err(Refusal::NotKdelta(format!("an SQLite database of another program, application_id {:#x}", h.application_id)));
+        return Err(Refusal::NotKdelta(format!("an SQLite database that is not kdelta's, application_id {:#x}", h.application_id)));
     }
     Ok(h)
 }
@@ -194,7 +194,7 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
     let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(|e| Refusal::NotKdelta(format!("unreadable: {e}")))?;
     let ours = app == APPLICATION_ID as i64 || h.application_id == APPLICATION_ID;
     if !ours && app != 0 {
-        return Err(Refusal::NotKdelta(format!("an SQLite database of another program, application_id {app:#x}")));
+        return Err(Refusal::NotKdelta(format!("an SQLite database that is not kdelta's, application_id {app:#x}")));
     }
     let damaged = |e: rusqlite::Error| if ours { Refusal::Damaged(e.to_string()) } else { Refusal::NotKdelta(format!("unreadable: {e}")) };
     let names = objects(conn).map_err(damaged)?;
@@ -204,7 +204,7 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
             return Ok(Found::EmptySqlite);
         }
         let what = if names.is_empty() { "indexes or triggers only".to_string() } else { names.join(", ") };
-        return Err(Refusal::NotKdelta(format!("an SQLite database of another program, holding {what}")));
+        return Err(Refusal::NotKdelta(format!("an SQLite database that is not kdelta's, holding {what}")));
     }
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(damaged)?;
     if version > SCHEMA_VERSION as i64 {

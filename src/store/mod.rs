@@ -135,7 +135,7 @@ impl Store {
             // Checked again under the write lock: only an empty file is ours.
             let objects: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
             if objects > 0 {
-                return Err(Refusal::NotKdelta("an SQLite database of another program".into()).error(&self.path));
+                return Err(Refusal::NotKdelta("an SQLite database that is not kdelta's".into()).error(&self.path));
             }
             tx.execute_batch(schema::V1)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)?;
