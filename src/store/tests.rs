@@ -179,3 +179,21 @@ fn a_running_run_is_alive_only_while_its_process_is() {
     s.conn.execute("UPDATE runs SET pid = 2147483000 WHERE id = ?1", [id]).unwrap();
     assert_eq!(status(&s), RunStatus::Incomplete);
 }
+
+#[test]
+fn write_failures_name_their_kind() {
+    let io = |n| check::io_refusal(&std::io::Error::from_raw_os_error(n));
+    assert!(matches!(io(libc::ENOSPC), Refusal::NoSpace(_)));
+    assert!(matches!(io(libc::EROFS), Refusal::ReadOnly(_)));
+    assert!(matches!(io(libc::ENOENT), Refusal::CannotOpen(_)));
+    let sql = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL)), Some(Refusal::NoSpace(_))));
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY)), Some(Refusal::ReadOnly(_))));
+    assert!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_BUSY)).is_none());
+    let p = Path::new("/x/db");
+    for r in [Refusal::NoSpace("e".into()), Refusal::ReadOnly("e".into()), Refusal::CannotOpen("e".into())] {
+        let m = r.message(p);
+        assert!(m.contains("/x/db") && !m.contains('\n'), "{m}");
+    }
+    assert!(Refusal::NoSpace("e".into()).message(p).starts_with("no space left"));
+}
