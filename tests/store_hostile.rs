@@ -47,10 +47,13 @@ fn stored(e: &Env) -> Vec<u8> {
     std::fs::read(e.db()).unwrap()
 }
 
+/// A kind of hostile file: its name, how to make it, what its refusal says.
+type Case = (&'static str, Box<dyn Fn(&Env)>, &'static str);
+
 #[test]
 fn every_kind_of_hostile_file_is_refused_untouched() {
     let kdlt = 0x6b64_6c74;
-    let cases: Vec<(&str, Box<dyn Fn(&Env)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("random bytes", Box::new(|e| std::fs::write(e.db(), (0..9000u32).map(|i| (i * 13 % 241) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
         ("a foreign table", Box::new(|e| sqlite(&e.db(), "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);")), "table mine"),
         ("a foreign view", Box::new(|e| sqlite(&e.db(), "CREATE VIEW only_view AS SELECT 1;")), "view only_view"),
@@ -127,4 +130,90 @@ fn a_database_in_a_read_only_directory_can_be_read() {
     let before = stored(&e);
     let Some(_guard) = Immutable::set(e.dir.path()) else { return };
     reads_but_refuses_writing(&e, &before);
+}
+
+/// A small tmpfs mounted under a test's directory until dropped; `None`
+/// (saying so) where mounting is not allowed.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: PathBuf, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "kdelta-test"])
+            .arg(&at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIPPED: cannot mount a tmpfs on {} (not root?)", at.display());
+        }
+        ok.then_some(Tmpfs(at))
+    }
+    fn remount_read_only(&self) {
+        assert!(std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap().success());
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0).unwrap().map(|x| x.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_database_on_a_read_only_filesystem_can_be_read() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("ro"), "4m") else { return };
+    let db = fs.0.join("results.db");
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let before = std::fs::read(&db).unwrap();
+    fs.remount_read_only();
+    for args in [&["runs"][..], &["show", "1"], &["export", "1", "--format", "json"]] {
+        let out = e.cmd().env("KDELTA_DB", &db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let out = e.cmd().env("KDELTA_DB", &db).args(RUN).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is read-only") && stderr(&out).lines().count() == 1, "{}", stderr(&out));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(fs.entries(), ["results.db"]);
+}
+
+#[test]
+fn a_full_disk_is_called_so() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "1m") else { return };
+    let db = fs.0.join("results.db");
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let before = std::fs::read(&db).unwrap();
+    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    drop(filler);
+    for path in [db.clone(), fs.0.join("new.db")] {
+        let out = e.cmd().env("KDELTA_DB", &path).args(RUN).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn a_live_writer_s_uncheckpointed_runs_are_read() {
+    let e = Env::new();
+    stored(&e);
+    // Another process holds the database open with a run only in its -wal.
+    let c = rusqlite::Connection::open(e.db()).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint = 0; INSERT INTO runs (label, started, status, kdelta_version, command, configs, host) SELECT 'walonly', started, 'complete', kdelta_version, command, configs, host FROM runs;").unwrap();
+    assert!(siblings(&e).contains(&"results.db-wal".to_string()));
+    let out = e.cmd().args(["runs", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out.stdout)[0]["label"], "walonly");
+    e.cmd().args(RUN).assert().success();
 }

@@ -227,13 +227,17 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
     Ok(Found::Kdelta(version))
 }
 
-/// A failed write or open as a refusal where it is one (full, read-only,
-/// cannot open), else `None`.
-pub fn write_refusal(e: &rusqlite::Error) -> Option<Refusal> {
+/// A failed write or open of the database at `path` as a refusal where it
+/// is one (full, read-only, cannot open), else `None`. An I/O error on a
+/// filesystem with almost no room left counts as full: SQLite reports a
+/// `-shm` it cannot grow as an I/O error, not as `SQLITE_FULL`.
+pub fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
     use rusqlite::ErrorCode::*;
     let rusqlite::Error::SqliteFailure(f, _) = e else { return None };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     match f.code {
         DiskFull => Some(Refusal::NoSpace(e.to_string())),
+        SystemIoFailure if crate::sys::free_bytes(dir).is_some_and(|b| b < 64 * 1024) => Some(Refusal::NoSpace(e.to_string())),
         ReadOnly => Some(Refusal::ReadOnly(e.to_string())),
         CannotOpen | PermissionDenied => Some(Refusal::CannotOpen(e.to_string())),
         _ => None,

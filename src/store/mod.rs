@@ -74,7 +74,7 @@ impl Store {
             crate::sys::can_write(path).map_err(|e| refuse(Refusal::ReadOnly(format!("the file: {e}"))))?;
         }
         crate::sys::can_write(dir).map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
-        let sql = |e: rusqlite::Error| match check::write_refusal(&e) {
+        let sql = |e: rusqlite::Error| match check::write_refusal(&e, path) {
             Some(r) => r.error(path),
             None => anyhow::Error::from(e).context(format!("opening database {}", path.display())),
         };
@@ -88,7 +88,7 @@ impl Store {
         loop {
             match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
                 Ok(_) => break,
-                Err(e) if tries < 50 && check::write_refusal(&e).is_none() => {
+                Err(e) if tries < 50 && check::write_refusal(&e, path).is_none() => {
                     tries += 1;
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -96,10 +96,7 @@ impl Store {
             }
         }
         let mut store = Store { conn, path: path.to_path_buf(), version: SCHEMA_VERSION as i64 };
-        store.migrate().map_err(|e| match e.downcast_ref::<rusqlite::Error>().and_then(check::write_refusal) {
-            Some(r) => r.error(path),
-            None => e,
-        })?;
+        store.migrate().map_err(|e| refused(path, e))?;
         Ok(store)
     }
 
@@ -155,6 +152,10 @@ impl Store {
 
     /// Insert a run as `running`; returns its id.
     pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+        self.insert_run(run).map_err(|e| refused(&self.path, e))
+    }
+
+    fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO runs (label, started, status, kdelta_version, command, pid, pid_start, configs, host, environment)
@@ -177,6 +178,10 @@ impl Store {
     }
 
     pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+        self.insert_result(run_id, seq, r).map_err(|e| refused(&self.path, e))
+    }
+
+    fn insert_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, reason,
@@ -367,6 +372,14 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
         host: js(9)?,
         environment: crate::model::RunEnvironment::from_json(js(10)?),
     })
+}
+
+/// A failed write as the refusal it is (full disk, read-only), else as it was.
+fn refused(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<rusqlite::Error>().and_then(|s| check::write_refusal(s, path)) {
+        Some(r) => r.error(path),
+        None => e,
+    }
 }
 
 /// A `running` run whose process is gone was interrupted without closing.

@@ -39,11 +39,14 @@ fn a_run() -> RunRecord {
     RunRecord::begin(Some("t".into()), "kdelta run t".into(), vec![], serde_json::json!({}), Default::default())
 }
 
+/// A kind of hostile file: its name, how to make it, what its refusal says.
+type Case = (&'static str, Box<dyn Fn(&Path)>, &'static str);
+
 #[test]
 fn hostile_files_are_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("random bytes", Box::new(|p| std::fs::write(p, (0..5000u32).map(|i| (i * 31 % 253) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
         ("a short SQLite magic", Box::new(|p| std::fs::write(p, b"SQLite format 3\0").unwrap()), "not a kdelta database"),
         ("a foreign table", Box::new(|p| sqlite_file(p, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1);")), "table mine"),
@@ -187,9 +190,9 @@ fn write_failures_name_their_kind() {
     assert!(matches!(io(libc::EROFS), Refusal::ReadOnly(_)));
     assert!(matches!(io(libc::ENOENT), Refusal::CannotOpen(_)));
     let sql = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
-    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL)), Some(Refusal::NoSpace(_))));
-    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY)), Some(Refusal::ReadOnly(_))));
-    assert!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_BUSY)).is_none());
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL), Path::new("/")), Some(Refusal::NoSpace(_))));
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY), Path::new("/")), Some(Refusal::ReadOnly(_))));
+    assert!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_BUSY), Path::new("/")).is_none());
     let p = Path::new("/x/db");
     for r in [Refusal::NoSpace("e".into()), Refusal::ReadOnly("e".into()), Refusal::CannotOpen("e".into())] {
         let m = r.message(p);
