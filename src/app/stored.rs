@@ -78,13 +78,14 @@ pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose:
     Ok(exit::OK)
 }
 
-/// Reading commands never create a database.
+/// Reading commands never create a database, and open it read-only: they
+/// work on a read-only file or directory and never write to the file.
 pub(super) fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
     let path = db.clone().unwrap_or_else(store::default_path);
     if !Path::new(&path).exists() {
         return Err(bad_input(format!("no results database at {}: run `kdelta run ...` first, or give --db PATH", path.display())));
     }
-    Store::open(&path)
+    Store::open_read_only(&path)
 }
 
 pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u8> {

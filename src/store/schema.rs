@@ -3,7 +3,7 @@
 
 /// `PRAGMA application_id`: "kdlt", so kdelta recognises its own files.
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 pub const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -52,3 +52,31 @@ ALTER TABLE results ADD COLUMN quality TEXT;           -- JSON: wanted, clean, d
 ALTER TABLE results ADD COLUMN placement TEXT;         -- JSON array: the result split by placement
 ALTER TABLE results ADD COLUMN below_resolution REAL;  -- bound of a net figure below resolution
 ";
+
+/// Version 3: the start time of the writing process (`/proc/PID/stat` field
+/// 22, clock ticks after boot) beside its `pid`, so a `running` run whose
+/// process died, or whose id now names another process, reads `incomplete`.
+pub const V3: &str = "
+ALTER TABLE runs ADD COLUMN pid_start INTEGER;
+";
+
+const RUNS_V1: &[&str] = &["id", "label", "started", "finished", "status", "kdelta_version", "command", "pid", "configs", "host", "environment"];
+const RESULTS_V1: &[&str] = &[
+    "id", "run_id", "seq", "benchmark", "family", "params", "config", "cpus", "unit", "better", "status", "reason", "samples", "summary", "extras", "notes",
+    "warnings", "iterations", "simulated",
+];
+const RESULTS_V2: &[&str] = &["samples_meta", "quality", "placement", "below_resolution"];
+const RUNS_V3: &[&str] = &["pid_start"];
+
+/// The tables and the columns a database of schema `version` must have.
+pub fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut runs = RUNS_V1.to_vec();
+    let mut results = RESULTS_V1.to_vec();
+    if version >= 2 {
+        results.extend_from_slice(RESULTS_V2);
+    }
+    if version >= 3 {
+        runs.extend_from_slice(RUNS_V3);
+    }
+    vec![("runs", runs), ("results", results)]
+}

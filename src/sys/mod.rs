@@ -104,6 +104,19 @@ pub struct ChildUsage {
     pub max_rss: u64,
 }
 
+/// access(2) with `W_OK`: whether this process may write `path` (for root,
+/// refused only by a read-only mount or an immutable file).
+pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)
+}
+
+/// statvfs(3): bytes an unprivileged process may still write on the
+/// filesystem holding `path`.
+pub fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    let v = nix::sys::statvfs::statvfs(path).ok()?;
+    Some(v.blocks_available() as u64 * v.fragment_size() as u64)
+}
+
 /// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
 /// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
 pub fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {

@@ -61,6 +61,9 @@ pub struct Stat {
     pub pgrp: i32,
     /// Fields 14 to 17: utime + stime + cutime + cstime, in clock ticks.
     pub ticks: u64,
+    /// Field 22 (`starttime`): when the task started, clock ticks after boot.
+    /// With the id it names one process: an id reused later starts later.
+    pub start: u64,
     /// Field 39 (`processor`): the CPU the task last ran on.
     pub cpu: u32,
 }
@@ -78,7 +81,14 @@ pub fn parse_stat(s: &str) -> Option<Stat> {
     // f[0] is field 3 (state): field k is f[k - 3].
     let num = |k: usize| f.get(k - 3).and_then(|x| x.parse::<i64>().ok());
     let ticks = [14, 15, 16, 17].iter().map(|&k| num(k).unwrap_or(0).max(0) as u64).sum();
-    Some(Stat { ppid: num(4)? as i32, pgrp: num(5)? as i32, ticks, cpu: num(39)? as u32 })
+    Some(Stat { ppid: num(4)? as i32, pgrp: num(5)? as i32, ticks, start: num(22)?.max(0) as u64, cpu: num(39)? as u32 })
+}
+
+/// When process `pid` started (field 22 of `/proc/PID/stat`, proc(5)), clock
+/// ticks after boot; `None` once it is gone. The id and this time together
+/// name one process even after the id is reused.
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat(pid).map(|s| s.start)
 }
 
 /// Every process id in `/proc` (proc(5)), in directory order.
@@ -157,6 +167,7 @@ mod tests {
         assert_eq!(st.pgrp, 777);
         assert_eq!(st.ticks, 5 + 7 + 2 + 1);
         assert_eq!(st.cpu, 3);
+        assert_eq!(st.start, 100);
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S 1 2").is_none());
     }
@@ -195,6 +206,9 @@ mod tests {
         let me = std::process::id() as i32;
         assert!(stat(me).is_some());
         assert!(exists(me));
+        let start = start_time(me).unwrap();
+        assert!(start > 0 && start_time(me) == Some(start));
+        assert!(start_time(1).unwrap() <= start, "init started before this test");
         assert!(is_own_thread(tid));
         assert!(own_threads().contains(&tid));
         assert!(own_thread_count() >= 1);

@@ -1,0 +1,202 @@
+//! The store refuses hostile files without changing them, reads older
+//! schemas read-only, migrates them when writing, and tells a dead run from
+//! a live one by process id and start time.
+
+use super::*;
+use crate::model::record::RunRecord;
+
+const KDLT: i32 = APPLICATION_ID;
+
+/// Entries in `dir` other than `keep`.
+fn siblings(dir: &Path, keep: &str) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != keep).collect()
+}
+
+/// Both ways of opening refuse `path` with a message containing `says`,
+/// and the file is byte-identical with nothing created beside it.
+fn refused_untouched(path: &Path, says: &str, writing_too: bool) {
+    let before = std::fs::read(path).unwrap();
+    let mut errors = vec![Store::open_read_only(path).err().expect("read-only open refused")];
+    if writing_too {
+        errors.push(Store::open(path).err().expect("open for writing refused"));
+    }
+    for e in errors {
+        let msg = e.to_string();
+        assert!(crate::error::is_bad_input(&e), "{msg}");
+        assert!(msg.contains(says) && msg.contains("left untouched") && !msg.contains('\n'), "{msg}");
+    }
+    assert_eq!(std::fs::read(path).unwrap(), before, "file changed");
+    assert_eq!(siblings(path.parent().unwrap(), "db"), Vec::<String>::new(), "files created beside it");
+}
+
+/// A database made by another program (`sql` run on a fresh file), closed.
+fn sqlite_file(path: &Path, sql: &str) {
+    let c = Connection::open(path).unwrap();
+    c.execute_batch(sql).unwrap();
+}
+
+fn a_run() -> RunRecord {
+    RunRecord::begin(Some("t".into()), "kdelta run t".into(), vec![], serde_json::json!({}), Default::default())
+}
+
+/// A kind of hostile file: its name, how to make it, what its refusal says.
+type Case = (&'static str, Box<dyn Fn(&Path)>, &'static str);
+
+#[test]
+fn hostile_files_are_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let cases: Vec<Case> = vec![
+        ("random bytes", Box::new(|p| std::fs::write(p, (0..5000u32).map(|i| (i * 31 % 253) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
+        ("a short SQLite magic", Box::new(|p| std::fs::write(p, b"SQLite format 3\0").unwrap()), "not a kdelta database"),
+        ("a foreign table", Box::new(|p| sqlite_file(p, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1);")), "table mine"),
+        ("only a view", Box::new(|p| sqlite_file(p, "CREATE VIEW v AS SELECT 1;")), "view v"),
+        ("another application id", Box::new(|p| sqlite_file(p, "PRAGMA application_id = 42; CREATE TABLE t (x);")), "application_id 0x2a"),
+        ("kdelta's id without tables", Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT};"))), "damaged"),
+        (
+            "kdelta's id and version without tables",
+            Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 2;"))),
+            "no tables",
+        ),
+        ("a newer schema", Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 99; CREATE TABLE runs (id);"))), "schema 99"),
+        (
+            "a missing column",
+            Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 1; CREATE TABLE runs (id); CREATE TABLE results (id);"))),
+            "without column runs.label",
+        ),
+        ("a WAL-mode foreign file", Box::new(|p| sqlite_file(p, "PRAGMA journal_mode = WAL; CREATE TABLE w (x); INSERT INTO w VALUES (1);")), "table w"),
+    ];
+    for (what, make, says) in cases {
+        let _ = std::fs::remove_file(&db);
+        make(&db);
+        if what.contains("WAL") {
+            assert_eq!(std::fs::read(&db).unwrap()[18..20], [2, 2], "the fixture is in WAL mode");
+        }
+        eprintln!("case: {what}");
+        refused_untouched(&db, says, true);
+    }
+}
+
+#[test]
+fn a_truncated_kdelta_file_is_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    {
+        let mut s = Store::open(&db).unwrap();
+        let id = s.begin_run(&a_run()).unwrap();
+        s.conn.execute("UPDATE runs SET command = ?2 WHERE id = ?1", params![id, "x".repeat(20_000)]).unwrap();
+    }
+    let bytes = std::fs::read(&db).unwrap();
+    assert_eq!(&bytes[68..72], &KDLT.to_be_bytes());
+    let page = check_header(&bytes, bytes.len() as u64).unwrap().page_size as usize;
+    std::fs::write(&db, &bytes[..bytes.len() / page / 2 * page]).unwrap();
+    refused_untouched(&db, "truncated", true);
+    std::fs::write(&db, &bytes[..bytes.len() - 100]).unwrap();
+    refused_untouched(&db, "damaged", true);
+}
+
+#[test]
+fn an_empty_file_is_refused_for_reading_and_made_a_store_for_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    std::fs::write(&db, b"").unwrap();
+    refused_untouched(&db, "an empty file", false);
+    sqlite_file(&db, "PRAGMA user_version = 0;");
+    refused_untouched(&db, "empty SQLite database", false);
+    Store::open(&db).unwrap();
+    assert_eq!(Store::open_read_only(&db).unwrap().runs(10).unwrap().len(), 0);
+}
+
+#[test]
+fn header_check_reads_the_fields() {
+    assert!(matches!(check_header(b"", 0), Err(Refusal::NotKdelta(_))));
+    let mut h = vec![0u8; 4096];
+    h[..16].copy_from_slice(b"SQLite format 3\0");
+    h[16..18].copy_from_slice(&4096u16.to_be_bytes());
+    h[18] = 2;
+    h[19] = 2;
+    h[21..24].copy_from_slice(&[64, 32, 32]);
+    h[28..32].copy_from_slice(&1u32.to_be_bytes());
+    let ok = check_header(&h, 4096).unwrap();
+    assert!(ok.wal && ok.page_size == 4096 && ok.application_id == 0);
+    assert!(matches!(check_header(&h, 4000), Err(Refusal::NotKdelta(_))));
+    h[68..72].copy_from_slice(&KDLT.to_be_bytes());
+    assert!(matches!(check_header(&h, 4000), Err(Refusal::Damaged(_))));
+    h[60..64].copy_from_slice(&(SCHEMA_VERSION + 1).to_be_bytes());
+    assert_eq!(check_header(&h, 4096), Err(Refusal::Newer(SCHEMA_VERSION as i64 + 1)));
+    h[60..64].copy_from_slice(&SCHEMA_VERSION.to_be_bytes());
+    h[40..44].copy_from_slice(&7u32.to_be_bytes());
+    assert_eq!(check_header(&h, 4096).unwrap().user_version, SCHEMA_VERSION);
+    h[28..32].copy_from_slice(&3u32.to_be_bytes());
+    assert!(matches!(check_header(&h, 8192), Err(Refusal::Damaged(m)) if m.contains("truncated")));
+    h[19] = 3;
+    assert!(matches!(check_header(&h, 4096), Err(Refusal::Damaged(_))));
+}
+
+#[test]
+fn a_version_1_file_is_read_as_it_is_and_migrated_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    sqlite_file(
+        &db,
+        &format!(
+            "{} PRAGMA application_id = {KDLT}; PRAGMA user_version = 1;
+             INSERT INTO runs (started, status, kdelta_version, command, pid, configs, host) VALUES ('2020-01-01T00:00:00Z', 'complete', '0.1', 'run', 1, '[]', '{{}}');
+             INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, samples, summary)
+                 VALUES (1, 0, 'lat.x', 'lat', '{{}}', 'up', '0', 'us', 'lower', 'ok', '[1.0]', 'null');",
+            schema::V1
+        ),
+    );
+    let before = std::fs::read(&db).unwrap();
+    {
+        let s = Store::open_read_only(&db).unwrap();
+        assert_eq!(s.runs(10).unwrap().len(), 1);
+        let r = s.results(1).unwrap();
+        assert_eq!(r[0].samples, vec![1.0]);
+        assert!(r[0].samples_meta.is_empty());
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert!(siblings(dir.path(), "db").is_empty());
+    let s = Store::open(&db).unwrap();
+    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), SCHEMA_VERSION as i64);
+    assert_eq!(s.find_run("1").unwrap().status, RunStatus::Complete);
+}
+
+#[test]
+fn a_running_run_is_alive_only_while_its_process_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("db")).unwrap();
+    let id = s.begin_run(&a_run()).unwrap();
+    let status = |s: &Store| s.find_run(&id.to_string()).unwrap().status;
+    assert_eq!(status(&s), RunStatus::Running);
+    let start: i64 = s.conn.query_row("SELECT pid_start FROM runs WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+    assert_eq!(Some(start as u64), crate::sys::task::start_time(std::process::id() as i32));
+    // The id now names a process that started at another time: reused.
+    s.conn.execute("UPDATE runs SET pid_start = pid_start + 1 WHERE id = ?1", [id]).unwrap();
+    assert_eq!(status(&s), RunStatus::Incomplete);
+    assert_eq!(s.runs(5).unwrap()[0].0.status, RunStatus::Incomplete);
+    // A run stored before schema 3 has no start time: the id alone decides.
+    s.conn.execute("UPDATE runs SET pid_start = NULL WHERE id = ?1", [id]).unwrap();
+    assert_eq!(status(&s), RunStatus::Running);
+    // No process has this id (above any pid_max).
+    s.conn.execute("UPDATE runs SET pid = 2147483000 WHERE id = ?1", [id]).unwrap();
+    assert_eq!(status(&s), RunStatus::Incomplete);
+}
+
+#[test]
+fn write_failures_name_their_kind() {
+    let io = |n| check::io_refusal(&std::io::Error::from_raw_os_error(n));
+    assert!(matches!(io(libc::ENOSPC), Refusal::NoSpace(_)));
+    assert!(matches!(io(libc::EROFS), Refusal::ReadOnly(_)));
+    assert!(matches!(io(libc::ENOENT), Refusal::CannotOpen(_)));
+    let sql = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL), Path::new("/")), Some(Refusal::NoSpace(_))));
+    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY), Path::new("/")), Some(Refusal::ReadOnly(_))));
+    assert!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_BUSY), Path::new("/")).is_none());
+    let p = Path::new("/x/db");
+    for r in [Refusal::NoSpace("e".into()), Refusal::ReadOnly("e".into()), Refusal::CannotOpen("e".into())] {
+        let m = r.message(p);
+        assert!(m.contains("/x/db") && !m.contains('\n'), "{m}");
+    }
+    assert!(Refusal::NoSpace("e".into()).message(p).starts_with("no space left"));
+}

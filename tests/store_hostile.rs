@@ -1,0 +1,219 @@
+//! The real binary against databases it must refuse or may only read: every
+//! refusal is exit 2 and one line, and leaves the file byte-identical with no
+//! `-wal`, `-shm` or `-journal` beside it; the reading commands work on a
+//! database that cannot be written. Read-only is made with `chattr +i` (the
+//! tests run as root, whom permission bits do not stop) and skipped, saying
+//! so, where chattr is refused.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Entries beside the database (the env's own `tmp` aside).
+fn siblings(e: &Env) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(e.dir.path()).unwrap().map(|x| x.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "tmp" && n != "results.db").collect();
+    v.sort();
+    v
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `kdelta ARGS` exits 2 with one line saying `says`, the file unchanged.
+fn refuses(e: &Env, args: &[&str], says: &str) {
+    let before = std::fs::read(e.db()).unwrap();
+    let out = e.cmd().args(args).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert_eq!(std::fs::read(e.db()).unwrap(), before, "{args:?} changed the file");
+    assert_eq!(siblings(e), Vec::<String>::new(), "{args:?} left files beside it");
+}
+
+const RUN: &[&str] = &["run", "test.sleep", "--runs", "1", "--sample-time", "1ms"];
+
+fn sqlite(path: &Path, sql: &str) {
+    rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
+}
+
+/// A healthy database with one complete run.
+fn stored(e: &Env) -> Vec<u8> {
+    e.cmd().args(RUN).args(["--format", "json"]).assert().success();
+    assert!(siblings(e).is_empty(), "a closed store leaves no -wal: {:?}", siblings(e));
+    std::fs::read(e.db()).unwrap()
+}
+
+/// A kind of hostile file: its name, how to make it, what its refusal says.
+type Case = (&'static str, Box<dyn Fn(&Env)>, &'static str);
+
+#[test]
+fn every_kind_of_hostile_file_is_refused_untouched() {
+    let kdlt = 0x6b64_6c74;
+    let cases: Vec<Case> = vec![
+        ("random bytes", Box::new(|e| std::fs::write(e.db(), (0..9000u32).map(|i| (i * 13 % 241) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
+        ("a foreign table", Box::new(|e| sqlite(&e.db(), "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);")), "table mine"),
+        ("a foreign view", Box::new(|e| sqlite(&e.db(), "CREATE VIEW only_view AS SELECT 1;")), "view only_view"),
+        ("kdelta's id, no tables", Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt};"))), "damaged kdelta database"),
+        ("a newer schema", Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt}; PRAGMA user_version = 77;"))), "newer kdelta (schema 77"),
+        ("a WAL-mode foreign file", Box::new(|e| sqlite(&e.db(), "PRAGMA journal_mode = WAL; CREATE TABLE w (x);")), "table w"),
+        (
+            "a truncated kdelta file",
+            Box::new(|e| {
+                let good = stored(e);
+                std::fs::write(e.db(), &good[..good.len() / 2 / 4096 * 4096]).unwrap();
+            }),
+            "damaged kdelta database",
+        ),
+    ];
+    for (what, make, says) in cases {
+        let e = Env::new();
+        make(&e);
+        eprintln!("case: {what}");
+        refuses(&e, &["runs"], says);
+        refuses(&e, &["show", "1"], says);
+        refuses(&e, RUN, says);
+    }
+    let e = Env::new();
+    std::fs::write(e.db(), b"").unwrap();
+    refuses(&e, &["runs"], "not a kdelta database (an empty file)");
+}
+
+/// `chattr +i` on `path` until dropped; `None` where chattr is refused.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn set(path: &Path) -> Option<Immutable> {
+        let ok = std::process::Command::new("chattr").arg("+i").arg(path).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIPPED: chattr +i {} refused (not root, or the filesystem lacks the attribute)", path.display());
+        }
+        ok.then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr").arg("-i").arg(&self.0).status();
+    }
+}
+
+/// The reading commands work; storing a run is refused as read-only.
+fn reads_but_refuses_writing(e: &Env, before: &[u8]) {
+    for args in [&["runs"][..], &["runs", "--json"], &["show", "1"], &["export", "1", "--format", "csv"], &["compare", "1"]] {
+        let out = e.cmd().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    let out = e.cmd().args(["runs", "--json"]).output().unwrap();
+    assert_eq!(json(&out.stdout)[0]["status"], "complete");
+    refuses(e, RUN, "is read-only");
+    assert_eq!(std::fs::read(e.db()).unwrap(), before);
+}
+
+#[test]
+fn a_read_only_file_can_be_read_and_is_not_written() {
+    let e = Env::new();
+    let before = stored(&e);
+    std::fs::set_permissions(e.db(), std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+    e.cmd().args(["runs"]).assert().success();
+    let Some(_guard) = Immutable::set(&e.db()) else { return };
+    reads_but_refuses_writing(&e, &before);
+}
+
+#[test]
+fn a_database_in_a_read_only_directory_can_be_read() {
+    let e = Env::new();
+    let before = stored(&e);
+    let Some(_guard) = Immutable::set(e.dir.path()) else { return };
+    reads_but_refuses_writing(&e, &before);
+}
+
+/// A small tmpfs mounted under a test's directory until dropped; `None`
+/// (saying so) where mounting is not allowed.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: PathBuf, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(&at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "kdelta-test"])
+            .arg(&at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("SKIPPED: cannot mount a tmpfs on {} (not root?)", at.display());
+        }
+        ok.then_some(Tmpfs(at))
+    }
+    fn remount_read_only(&self) {
+        assert!(std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap().success());
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0).unwrap().map(|x| x.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_database_on_a_read_only_filesystem_can_be_read() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("ro"), "4m") else { return };
+    let db = fs.0.join("results.db");
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let before = std::fs::read(&db).unwrap();
+    fs.remount_read_only();
+    for args in [&["runs"][..], &["show", "1"], &["export", "1", "--format", "json"]] {
+        let out = e.cmd().env("KDELTA_DB", &db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    }
+    let out = e.cmd().env("KDELTA_DB", &db).args(RUN).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is read-only") && stderr(&out).lines().count() == 1, "{}", stderr(&out));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(fs.entries(), ["results.db"]);
+}
+
+#[test]
+fn a_full_disk_is_called_so() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "1m") else { return };
+    let db = fs.0.join("results.db");
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let before = std::fs::read(&db).unwrap();
+    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    drop(filler);
+    for path in [db.clone(), fs.0.join("new.db")] {
+        let out = e.cmd().env("KDELTA_DB", &path).args(RUN).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn a_live_writer_s_uncheckpointed_runs_are_read() {
+    let e = Env::new();
+    stored(&e);
+    // Another process holds the database open with a run only in its -wal.
+    let c = rusqlite::Connection::open(e.db()).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint = 0; INSERT INTO runs (label, started, status, kdelta_version, command, configs, host) SELECT 'walonly', started, 'complete', kdelta_version, command, configs, host FROM runs;").unwrap();
+    assert!(siblings(&e).contains(&"results.db-wal".to_string()));
+    let out = e.cmd().args(["runs", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out.stdout)[0]["label"], "walonly");
+    e.cmd().args(RUN).assert().success();
+}
