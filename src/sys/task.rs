@@ -81,6 +81,18 @@ pub fn parse_stat(s: &str) -> Option<Stat> {
     Some(Stat { ppid: num(4)? as i32, pgrp: num(5)? as i32, ticks, cpu: num(39)? as u32 })
 }
 
+/// Field 22 of `/proc/PID/stat` (proc(5)), `starttime`: when the process
+/// started, in clock ticks after boot. With the pid it names one process for
+/// good, since pids are reused but never at the same start time.
+pub fn start_ticks(pid: i32) -> Option<u64> {
+    parse_start_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Parse field 22 of a `/proc/PID/stat` line (counted from the last `)`).
+pub fn parse_start_ticks(s: &str) -> Option<u64> {
+    s[s.rfind(')')? + 1..].split_whitespace().nth(22 - 3)?.parse().ok()
+}
+
 /// Every process id in `/proc` (proc(5)), in directory order.
 pub fn all_pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
@@ -157,6 +169,7 @@ mod tests {
         assert_eq!(st.pgrp, 777);
         assert_eq!(st.ticks, 5 + 7 + 2 + 1);
         assert_eq!(st.cpu, 3);
+        assert_eq!(parse_start_ticks(line), Some(100));
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S 1 2").is_none());
     }
