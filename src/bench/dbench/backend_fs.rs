@@ -210,7 +210,7 @@ fn remove_tree_at(dir: RawFd, name: &CStr) -> io::Result<()> {
 
 /// A name's parent directory, open beneath the tree, and its last component.
 struct At {
-    dir: nix::dir::Dir,
+    dir: OwnedFd,
     name: CString,
 }
 
@@ -220,21 +220,45 @@ impl At {
     }
     /// dbench's `resolve_name` for the last component.
     fn resolve(&mut self) -> bool {
-        resolve_in(&mut self.dir, &self.name)
+        resolve_in(self.fd(), &self.name)
     }
 }
 
 /// dbench's `resolve_name`: `stat`, else a case-insensitive scan of the
 /// directory. True when the name exists (either way).
-fn resolve_in(dir: &mut nix::dir::Dir, name: &CStr) -> bool {
-    if lstat_at(dir.as_raw_fd(), name).is_ok() {
+fn resolve_in(dir: RawFd, name: &CStr) -> bool {
+    if lstat_at(dir, name).is_ok() {
         return true;
     }
     // strcasecmp as dbench: ASCII case folding, no allocation per entry.
-    // (The iterator rewinds the directory when dropped.)
     let want = name.to_bytes();
-    let found = dir.iter().flatten().any(|e| e.file_name().to_bytes().eq_ignore_ascii_case(want));
-    found
+    scan(dir, |n| n.eq_ignore_ascii_case(want))
+}
+
+/// Read directory `dir` from its offset (0 for a fresh descriptor) with
+/// getdents64(2) on the descriptor itself (no `fdopendir`, whose `fcntl` and
+/// `fstat` dbench's scans do not make either), calling `hit` with every name
+/// but `.` and `..` until it returns true. True if it did.
+fn scan(dir: RawFd, mut hit: impl FnMut(&[u8]) -> bool) -> bool {
+    let mut buf = vec![0u8; 32 << 10];
+    loop {
+        // SAFETY: the kernel writes at most buf.len() bytes into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
+        if n <= 0 {
+            return false;
+        }
+        let mut off = 0usize;
+        while off < n as usize {
+            // struct linux_dirent64: u64 d_ino, i64 d_off, u16 d_reclen, u8 d_type, char d_name[].
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            let raw = &buf[off + 19..off + reclen];
+            let name = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+            if name != b"." && name != b".." && hit(name) {
+                return true;
+            }
+            off += reclen;
+        }
+    }
 }
 
 /// DOS-style wildcard match without case: `*` and `<` any run, `?` and `>`
@@ -295,8 +319,7 @@ impl FsClient {
             None => ("", rel.as_str()),
         };
         let fd = open_beneath(self.root.as_fd(), parent, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-        let dir = nix::dir::Dir::from_fd(std::os::fd::IntoRawFd::into_raw_fd(fd)).map_err(io::Error::from)?;
-        Ok(At { dir, name: cstr(name)? })
+        Ok(At { dir: fd, name: cstr(name)? })
     }
 
     /// [`Self::at`] as an outcome: a link in the way is refused and counted;
@@ -389,14 +412,18 @@ impl FsClient {
             return Ok(if found { OK } else { fail("no such file") });
         }
         let mut matches = [".", ".."].iter().filter(|n| wild_match(last, n)).count() as u64;
-        for e in at.dir.iter().flatten() {
-            if matches >= maxcnt.max(1) as u64 {
-                break;
-            }
-            let name = e.file_name().to_bytes();
-            if name != b"." && name != b".." && wild_match_bytes(last.as_bytes(), name) {
-                matches += 1;
-            }
+        // The lookup may have read the directory: from its start again
+        // (dbench opens it again).
+        // SAFETY: lseek on a descriptor we hold.
+        unsafe { libc::lseek(at.fd(), 0, libc::SEEK_SET) };
+        let max = maxcnt.max(1) as u64;
+        if matches < max {
+            scan(at.fd(), |name| {
+                if wild_match_bytes(last.as_bytes(), name) {
+                    matches += 1;
+                }
+                matches >= max
+            });
         }
         Ok(if matches > 0 { OK } else { fail("no file matches") })
     }
@@ -439,7 +466,7 @@ impl Backend for FsClient {
                     }
                     None => {
                         let name = cstr(new.relative(self.n).rsplit('/').next().unwrap_or("."))?;
-                        resolve_in(&mut a.dir, &name);
+                        resolve_in(a.fd(), &name);
                         (a.fd(), name)
                     }
                 };
