@@ -42,9 +42,14 @@ impl Owner {
         let pid = std::process::id() as i32;
         Owner { pid, start: crate::sys::task::start_ticks(pid).unwrap_or(0) }
     }
-    /// Does the process still run (or wait to be reaped)?
+    /// Does the process still run (or wait to be reaped)? When its start
+    /// time cannot be read (`/proc` mounted with `hidepid`), a process that
+    /// answers kill(2) with signal 0 (or EPERM) counts as alive: doubt keeps.
     pub fn alive(&self) -> bool {
-        crate::sys::task::start_ticks(self.pid) == Some(self.start)
+        match crate::sys::task::start_ticks(self.pid) {
+            Some(t) => t == self.start,
+            None => nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), None) != Err(nix::errno::Errno::ESRCH),
+        }
     }
     fn text(&self) -> String {
         format!("kdelta {} {}\n", self.pid, self.start)
