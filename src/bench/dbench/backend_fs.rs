@@ -157,11 +157,7 @@ fn open_walk(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: libc::mode_t) 
     if parts.contains(&"..") {
         return Err(io::Error::from_raw_os_error(libc::EXDEV));
     }
-    let open = |dir: RawFd, name: &str, fl: libc::c_int| -> io::Result<OwnedFd> {
-        let c = cstr(name)?;
-        // SAFETY: a NUL-terminated name; the result is a new descriptor.
-        Ok(unsafe { OwnedFd::from_raw_fd(cvt(libc::openat(dir, c.as_ptr(), fl | libc::O_NOFOLLOW | libc::O_CLOEXEC, mode as libc::c_uint))?) })
-    };
+    let open = |dir: RawFd, name: &str, fl: libc::c_int| openat_nofollow(dir, &cstr(name)?, fl, mode);
     let Some((last, dirs)) = parts.split_last() else {
         return open(at.as_raw_fd(), ".", flags);
     };
@@ -171,6 +167,21 @@ fn open_walk(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: libc::mode_t) 
         cur = Some(open(fd, d, libc::O_PATH | libc::O_DIRECTORY)?);
     }
     open(cur.as_ref().map(|f| f.as_raw_fd()).unwrap_or(at.as_raw_fd()), last, flags)
+}
+
+/// `openat(dir, name, flags | O_NOFOLLOW)`. A link there fails with `ELOOP`,
+/// or with `O_DIRECTORY` (and `O_PATH`) with `ENOTDIR`, which is then told
+/// apart from a plain file by `fstatat` and reported as `ELOOP` too.
+fn openat_nofollow(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    // SAFETY: a NUL-terminated name; the result is a new descriptor.
+    match cvt(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, mode as libc::c_uint) }) {
+        // SAFETY: owned by nobody else.
+        Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) && lstat_at(dir, name).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK) => {
+            Err(io::Error::from_raw_os_error(libc::ELOOP))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, never what a link names.
@@ -368,12 +379,7 @@ impl FsClient {
                 _ => {}
             }
         }
-        let open = |flags: libc::c_int| -> io::Result<File> {
-            // SAFETY: a NUL-terminated name; the result is a new descriptor.
-            let fd = cvt(unsafe { libc::openat(at.fd(), at.name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0o600 as libc::c_uint) })?;
-            // SAFETY: owned by nobody else.
-            Ok(unsafe { File::from_raw_fd(fd) })
-        };
+        let open = |flags: libc::c_int| -> io::Result<File> { openat_nofollow(at.fd(), &at.name, flags, 0o600).map(File::from) };
         let open_dir = || open(libc::O_RDONLY | libc::O_DIRECTORY);
         let r = if dir {
             open_dir()
@@ -623,5 +629,33 @@ mod tests {
         assert!(wild_match("a?c", "ABC"));
         assert!(wild_match("x\"y", "x.y"));
         assert!(!wild_match("abc", "abcd"));
+    }
+}
+
+#[cfg(test)]
+mod confinement_tests {
+    use super::*;
+
+    /// The walk used where the kernel lacks openat2 refuses the same things.
+    #[test]
+    fn the_component_walk_follows_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::os::unix::fs::symlink(victim.path(), dir.path().join("a/link")).unwrap();
+        std::os::unix::fs::symlink(victim.path().join("f"), dir.path().join("a/b/f")).unwrap();
+        let root: OwnedFd = File::open(dir.path()).unwrap().into();
+        let ro = libc::O_RDONLY | libc::O_DIRECTORY;
+        let create = libc::O_RDWR | libc::O_CREAT;
+        for open in [open_beneath, open_walk] {
+            assert!(open(root.as_fd(), "a/b", ro, 0).is_ok());
+            assert!(open(root.as_fd(), "", ro, 0).is_ok());
+            assert!(open(root.as_fd(), "a/b/new", create, 0o600).is_ok());
+            for (rel, flags) in [("a/link", ro), ("a/link/x", create), ("a/b/f", create), ("a/../..", ro)] {
+                let e = open(root.as_fd(), rel, flags, 0o600).unwrap_err();
+                assert!(is_link(&e), "{rel}: {e}");
+            }
+        }
+        assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 0);
     }
 }
