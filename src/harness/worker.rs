@@ -9,6 +9,13 @@
 //! a file, not stdout, so nothing a benchmark or its children print can
 //! corrupt them. The configuration is applied in the worker before the
 //! benchmark starts, so the parent's own affinity and policy never change.
+//!
+//! Nothing outlives kdelta: the worker gets the parent-death signal (SIGKILL
+//! when the spawning thread, kdelta's main thread, ends), and a watchdog
+//! forked beside it ([`watchdog`]) kills the worker's whole group when kdelta
+//! is gone or the worker has overrun its limit by [`WATCHDOG_GRACE`]. The
+//! directories a worker makes outside its own are removed by the harness
+//! afterwards, however it ended (`crate::measure::owned`).
 
 use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
 use crate::model::Params;
