@@ -12,7 +12,7 @@
 //!
 //! Nothing outlives kdelta: the worker gets the parent-death signal (SIGKILL
 //! when the spawning thread, kdelta's main thread, ends), and a watchdog
-//! forked beside it ([`watchdog`]) kills the worker's whole group when kdelta
+//! forked beside it (`watchdog`) kills the worker's whole group when kdelta
 //! is gone or the worker has overrun its limit by [`WATCHDOG_GRACE`]. The
 //! directories a worker makes outside its own are removed by the harness
 //! afterwards, however it ended (`crate::measure::owned`).
