@@ -72,7 +72,10 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
     let ready: Vec<Config> = plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect();
     let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready.clone(), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
-    let tmp = tempfile::Builder::new().prefix("kdelta-").tempdir().context("creating a temporary directory")?;
+    // What a kdelta killed outright left behind goes first (marked, owner dead).
+    crate::measure::owned::sweep(&std::env::temp_dir());
+    let tmp = tempfile::Builder::new().prefix(crate::measure::owned::PREFIX).tempdir().context("creating a temporary directory")?;
+    crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
     let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
     let busy_before = crate::sys::cpu::machine_busy_secs();
     let t0 = Instant::now();
@@ -351,13 +354,17 @@ impl Executor<'_> {
                     tmpdir: wdir.clone(),
                     llc_bytes: self.topo.llc_bytes(),
                     retake: true,
+                    owner: Some(crate::measure::owned::Owner::me()),
                 },
                 result_path: self.tmp.join(format!("r{job_no}.json")),
             };
             let which = if planned_rounds > 0 { format!("round {round}/{planned_rounds}") } else { format!("extra round {round}") };
             self.progress.set_message(format!("{} {} [{}] {which}", item.info.name, item.params.display(), cfg.name));
-            let outcome = run_job(&job, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted)?;
+            let outcome = run_job(&job, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted);
+            // The directories the worker made elsewhere go with it, however it ended.
+            crate::measure::owned::remove_listed(&wdir.join(crate::measure::owned::LIST), crate::measure::owned::Owner::me());
             let _ = std::fs::remove_dir_all(&wdir);
+            let outcome = outcome?;
             self.progress.inc();
             ledger.schedule.push((seq_of_point[pi], round));
             match outcome {

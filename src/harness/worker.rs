@@ -9,6 +9,13 @@
 //! a file, not stdout, so nothing a benchmark or its children print can
 //! corrupt them. The configuration is applied in the worker before the
 //! benchmark starts, so the parent's own affinity and policy never change.
+//!
+//! Nothing outlives kdelta: the worker gets the parent-death signal (SIGKILL
+//! when the spawning thread, kdelta's main thread, ends), and a watchdog
+//! forked beside it (`watchdog`) kills the worker's whole group when kdelta
+//! is gone or the worker has overrun its limit by [`WATCHDOG_GRACE`]. The
+//! directories a worker makes outside its own are removed by the harness
+//! afterwards, however it ended (`crate::measure::owned`).
 
 use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
 use crate::model::Params;
@@ -119,16 +126,21 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
     std::fs::write(job_path, serde_json::to_vec(job)?).with_context(|| format!("writing {}", job_path.display()))?;
     let _ = std::fs::remove_file(&job.result_path);
     let exe = std::env::current_exe().context("finding kdelta's own executable")?;
-    let mut child = Command::new(exe)
+    let mut child = Command::new(exe);
+    child
         .arg("__worker")
         .arg(job_path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .context("starting a worker process")?;
+        .process_group(0);
+    // SIGKILL when this thread ends: the harness runs workers from its main
+    // thread (`app::run` calls `execute` there), so when kdelta does.
+    let mut child = crate::child::die_with_parent(&mut child).spawn().context("starting a worker process")?;
     let pid = child.id() as libc::pid_t;
+    // Kills the group when kdelta is gone or the worker overruns (see `watchdog`);
+    // stopped (by the stop rule) when this function returns.
+    let _watchdog = watchdog(pid, timeout + WATCHDOG_GRACE)?;
     let mut stderr = child.stderr.take().expect("piped stderr");
     let err_reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -188,6 +200,60 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         Some(Err(e)) => Err(e),
         None => anyhow::bail!("worker exited without writing its result"),
     }
+}
+
+/// How long after its time limit the watchdog kills a worker the harness
+/// has not (a harness stuck or stopped).
+pub const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
+
+/// Fork a watchdog for the worker's process group `pgid`: a child of the
+/// harness (not of the worker, whose benchmarks may count or wait for their
+/// children, and without a thread in the worker, which would change how its
+/// benchmarks fork) that checks every 150 ms whether the harness is still
+/// its parent, and SIGKILLs the whole group when the harness is gone (kill -9
+/// of kdelta: the worker itself goes by its parent-death signal, but what it
+/// started in its group may not have one) or when `limit` has passed. It
+/// leaves when the group is gone. It has no parent-death signal of its own,
+/// so it outlives the harness just long enough to do that.
+fn watchdog(pgid: libc::pid_t, limit: Duration) -> Result<crate::child::Child> {
+    fn now() -> libc::timespec {
+        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        t
+    }
+    let start = now();
+    let deadline = start.tv_sec.saturating_add(limit.as_secs().min(i64::MAX as u64 / 2) as libc::time_t);
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the harness has threads (signal handling, the worker's waiter),
+    // so the child runs only async-signal-safe calls (signal, nanosleep,
+    // getppid, clock_gettime, kill, killpg, _exit) on values computed before
+    // the fork, and never returns into Rust code.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error()).context("forking the worker's watchdog");
+    }
+    if pid == 0 {
+        // SAFETY: see above.
+        unsafe {
+            // The harness's SIGTERM handler only sets a flag; the stop rule's
+            // SIGTERM must end this process.
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            let nap = libc::timespec { tv_sec: 0, tv_nsec: 150_000_000 };
+            loop {
+                libc::nanosleep(&nap, std::ptr::null_mut());
+                if libc::kill(-pgid, 0) != 0 {
+                    libc::_exit(0);
+                }
+                if libc::getppid() != parent || now().tv_sec >= deadline {
+                    libc::killpg(pgid, libc::SIGKILL);
+                    libc::_exit(0);
+                }
+            }
+        }
+    }
+    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(pid)).stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
 }
 
 fn stderr_tail(s: &str) -> String {

@@ -5,4 +5,5 @@
 
 pub mod benchmark;
 pub mod disturb;
+pub mod owned;
 pub mod sampler;

@@ -133,7 +133,9 @@ impl Work for Data {
 /// Write the work file: `blocks` KB of a byte pattern.
 fn work_file(c: &Ctx, name: &str) -> Result<File> {
     let p = c.dir.join(name);
-    let mut f = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&p).with_context(|| format!("creating {}", p.display()))?;
+    // A new file, never through a link (O_CREAT|O_EXCL refuses one), though
+    // the work directory is a fresh 0700 one of kdelta's.
+    let mut f = OpenOptions::new().read(true).write(true).create_new(true).open(&p).with_context(|| format!("creating {}", p.display()))?;
     let chunk: Vec<u8> = (0..64 * BLOCK).map(|i| (i % 251) as u8).collect();
     let mut left = c.blocks() as usize * BLOCK;
     while left > 0 {
@@ -155,13 +157,13 @@ fn data(c: &Ctx, kind: Kind, osync: bool) -> Result<Box<dyn Work>> {
     let f = if kind == Kind::RandWrite || kind == Kind::SeqWrite {
         drop(work_file(c, "work")?);
         let p = c.dir.join("work");
-        OpenOptions::new().read(true).write(true).custom_flags(sync_flag).open(&p).with_context(|| format!("opening {}", p.display()))?
+        OpenOptions::new().read(true).write(true).custom_flags(sync_flag | libc::O_NOFOLLOW).open(&p).with_context(|| format!("opening {}", p.display()))?
     } else {
         work_file(c, "work")?
     };
     let dst = if kind == Kind::Copy {
         let p = c.dir.join("copy");
-        Some(OpenOptions::new().write(true).create(true).truncate(true).custom_flags(sync_flag).open(&p).with_context(|| format!("creating {}", p.display()))?)
+        Some(OpenOptions::new().write(true).create_new(true).custom_flags(sync_flag).open(&p).with_context(|| format!("creating {}", p.display()))?)
     } else {
         None
     };

@@ -144,21 +144,18 @@ impl Benchmark for Aim9 {
         let Aim9Params { period, dir, filesize, sync } = self.params(params)?;
         let auto_dir = dir.is_none();
         let base = dir.unwrap_or_else(|| s.tmpdir().to_path_buf());
-        // Our own directory inside the user's, removed when `holder` drops
-        // (after the Work, declared later, has been dropped).
-        let holder = tempfile::Builder::new()
-            .prefix("kdelta-aim9-")
-            .tempdir_in(&base)
-            .with_context(|| format!("{}: cannot create a work directory in {}", d.name, base.display()))?;
-        let ctx = Ctx { dir: holder.path().to_path_buf(), filesize, sync };
+        // Our own directory inside the user's: an unpredictable name, mode
+        // 0700 (nobody else can plant a link in it), owned and listed so the
+        // harness removes it even when this worker is killed.
+        let holder = s.owned_dir(&base, "kdelta-aim9-").with_context(|| format!("{}: cannot create a work directory in {}", d.name, base.display()))?;
+        let ctx = Ctx { dir: holder.clone(), filesize, sync };
         let factor = d.factor.per_call(&ctx);
         if factor <= 0.0 {
+            let _ = std::fs::remove_dir_all(&holder);
             anyhow::bail!("{}: the work per call is zero (filesize {} B is too small)", d.name, filesize);
         }
-        let mut work = (d.make)(&ctx).with_context(|| format!("{}: set-up failed", d.name))?;
-        let r = measure(&mut *work, period, factor, d.warm_up, s);
-        drop(work);
-        holder.close().with_context(|| format!("{}: removing the work directory", d.name))?;
+        let r = (d.make)(&ctx).with_context(|| format!("{}: set-up failed", d.name)).and_then(|mut work| measure(&mut *work, period, factor, d.warm_up, s));
+        std::fs::remove_dir_all(&holder).with_context(|| format!("{}: removing the work directory", d.name))?;
         r?;
         s.extra("factor", factor);
         s.extra("factor_meaning", d.work);

@@ -186,6 +186,7 @@ fn add_totals(acc: &mut Option<runner::Totals>, t: runner::Totals) {
             a.passes += t.passes;
             a.secs += t.secs;
             a.timed_secs += t.timed_secs;
+            a.refused += t.refused;
             for e in t.examples {
                 if a.examples.len() < 5 {
                     a.examples.push(e);
@@ -209,6 +210,13 @@ fn record(s: &mut Sampler, lf: &loadfile::Loadfile, sp: &runner::Spec, tot: Opti
         s.extra("tail_bytes", t.tail_bytes);
         s.extra("passes", t.passes);
         s.extra("mismatches", t.mismatches());
+        if t.refused > 0 {
+            s.extra("refused_links", t.refused);
+            s.note(format!(
+                "{} operations were refused because a symbolic link was in their path inside the working tree (someone else writes there; kdelta follows no link in it)",
+                t.refused
+            ));
+        }
         if t.mismatches() > 0 {
             s.extra("mismatch_examples", serde_json::json!(t.examples));
             s.note(format!(
@@ -222,17 +230,21 @@ fn record(s: &mut Sampler, lf: &loadfile::Loadfile, sp: &runner::Spec, tot: Opti
 /// `dbench.throughput`: the loadfile on the local filesystem.
 pub struct Dbench;
 
-/// The working tree of one run, removed when dropped.
+/// The working tree of one run, removed when dropped: `DIR/kdelta-dbench-XXXXXX`,
+/// an unpredictable name made by mkdtemp(3) with mode 0700 (a predictable one
+/// let anyone who can write in `dir=` plant a link there first), marked and
+/// listed for the harness, which removes it even when the worker is killed
+/// ([`Sampler::owned_dir`]).
 struct Tree {
     root: PathBuf,
 }
 
 impl Tree {
-    fn create(root: PathBuf, clients: usize) -> Result<Tree> {
-        std::fs::create_dir_all(root.join("clients")).with_context(|| format!("cannot create {}", root.display()))?;
-        let t = Tree { root };
+    fn create(s: &Sampler, base: &Path, clients: usize) -> Result<Tree> {
+        let t = Tree { root: s.owned_dir(base, "kdelta-dbench-")? };
+        // Inside a new 0700 directory of ours: nothing else can be there.
         for n in 1..=clients {
-            std::fs::create_dir_all(t.root.join(format!("clients/client{n}")))?;
+            std::fs::create_dir_all(t.root.join(format!("clients/client{n}"))).with_context(|| format!("cannot create {}", t.root.display()))?;
         }
         Ok(t)
     }
@@ -322,10 +334,10 @@ impl Benchmark for Dbench {
         }
         let mut acc = None;
         let mut max_disk = 0u64;
-        for i in 0..s.samples_wanted() {
-            let tree = Tree::create(base.join(format!("kdelta-dbench-{}-{i}", std::process::id())), sp.clients)?;
+        for _ in 0..s.samples_wanted() {
+            let tree = Tree::create(s, &base, sp.clients)?;
             let root = tree.root.clone();
-            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root))) };
+            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root)?)) };
             s.begin_sample();
             let r = runner::run(&lf, &sp, &make);
             max_disk = max_disk.max(tree.disk_bytes());

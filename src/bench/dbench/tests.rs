@@ -78,7 +78,7 @@ fn tiny_replay_tree_and_bytes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("clients")).unwrap();
     let lf = loadfile::parse("tiny", TINY).unwrap();
-    let mut c = backend_fs::FsClient::new(3, dir.path());
+    let mut c = backend_fs::FsClient::new(3, dir.path()).unwrap();
     let mut bytes = 0;
     for op in &lf.ops {
         let out = runner::Backend::exec(&mut c, op).unwrap();
@@ -146,7 +146,9 @@ fn dbench_generated_default_runs() {
     let out = s.finish();
     assert!(out.samples[0] > 0.0);
     assert_eq!(out.extras["mismatches"], 0, "{:?}", out.extras.get("mismatch_examples"));
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Only the sampler's list of the trees it made (for the harness) is left.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, [crate::measure::owned::LIST], "working tree left behind");
 }
 
 #[test]
@@ -237,9 +239,14 @@ fn no_space_ends_the_replay_with_an_error() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("clients/client1")).unwrap();
-    std::os::unix::fs::symlink("/dev/full", dir.path().join("clients/client1/full")).unwrap();
+    // A device node like /dev/full (1, 7) in the tree: the backend follows no link.
+    let full = dir.path().join("clients/client1/full");
+    let dev = nix::sys::stat::makedev(1, 7);
+    if nix::sys::stat::mknod(&full, nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o666), dev).is_err() {
+        return; // not allowed to make device nodes here
+    }
     let lf = loadfile::parse("full", "NTCreateX \"\\clients\\client1\\full\" 0x40 0x1 1 NT_STATUS_OK\nWriteX 1 0 4096 4096 NT_STATUS_OK\n").unwrap();
-    let mut c = backend_fs::FsClient::new(1, dir.path());
+    let mut c = backend_fs::FsClient::new(1, dir.path()).unwrap();
     assert!(runner::Backend::exec(&mut c, &lf.ops[0]).unwrap().ok);
     let e = runner::Backend::exec(&mut c, &lf.ops[1]).unwrap_err().to_string();
     assert!(e.contains("line 2: WriteX pwrite") && e.contains("No space left"), "{e}");
@@ -254,4 +261,44 @@ fn strict_1_runs_strict() {
         assert_eq!(Common::from(&p).unwrap().spec.strict, want, "strict={v}");
     }
     assert!(!Common::from(&params(&Tbench, &[])).unwrap().spec.strict);
+}
+
+/// Issue 15: links planted in the tree are refused and counted, never
+/// followed, whether they stand for a directory on the way or for the last
+/// name; `Deltree` removes a link without entering it.
+#[test]
+fn planted_links_are_refused_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::write(victim.path().join("keep"), "x").unwrap();
+    let c1 = dir.path().join("clients/client1");
+    std::fs::create_dir_all(c1.join("real")).unwrap();
+    std::os::unix::fs::symlink(victim.path(), c1.join("d")).unwrap();
+    std::os::unix::fs::symlink(victim.path().join("new"), c1.join("f")).unwrap();
+    std::os::unix::fs::symlink(victim.path(), c1.join("real/inner")).unwrap();
+    let lf = loadfile::parse(
+        "hostile",
+        r#"NTCreateX "\clients\client1\d\x" 0x40 0x2 1 NT_STATUS_OK
+NTCreateX "\clients\client1\f" 0x40 0x5 2 NT_STATUS_OK
+Mkdir "\clients\client1\d\sub" NT_STATUS_OK
+Unlink "\clients\client1\d\keep" 0x6 NT_STATUS_OK
+NTCreateX "\clients\client1\real\a" 0x40 0x2 3 NT_STATUS_OK
+Close 3 NT_STATUS_OK
+Rename "\clients\client1\real\a" "\clients\client1\d\a" NT_STATUS_OK
+FIND_FIRST "\clients\client1\d\*" 260 1366 3 NT_STATUS_OK
+Deltree "\clients\client1\real" NT_STATUS_OK
+"#,
+    )
+    .unwrap();
+    let mut c = backend_fs::FsClient::new(1, dir.path()).unwrap();
+    let outs: Vec<bool> = lf.ops.iter().map(|op| runner::Backend::exec(&mut c, op).unwrap().ok).collect();
+    assert_eq!(outs, [false, false, false, false, true, true, false, false, true]);
+    assert_eq!(runner::Backend::refused(&c), 6);
+    let left: Vec<_> = std::fs::read_dir(victim.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(left, ["keep"], "something was made or removed through a link");
+    assert!(!c1.join("real").exists(), "Deltree removes the tree and the link in it");
+    // The tree's own root must be a directory, not a link to one.
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(victim.path(), &link).unwrap();
+    assert!(backend_fs::FsClient::new(1, &link).is_err());
 }

@@ -43,6 +43,10 @@ pub struct SamplerSettings {
     /// from tests do not, so they get exactly the samples they ask for).
     #[serde(default = "yes")]
     pub retake: bool,
+    /// Who answers for the directories the benchmark makes outside `tmpdir`
+    /// ([`Sampler::owned_dir`]): the harness; `None`, this process.
+    #[serde(default)]
+    pub owner: Option<crate::measure::owned::Owner>,
 }
 
 fn yes() -> bool {
@@ -63,6 +67,7 @@ impl SamplerSettings {
             tmpdir: tmpdir.into(),
             llc_bytes: None,
             retake: false,
+            owner: None,
         }
     }
 }
@@ -187,6 +192,20 @@ impl Sampler {
     }
     pub fn tmpdir(&self) -> &Path {
         &self.settings.tmpdir
+    }
+    /// A new directory in `parent` (outside the temporary directory, such
+    /// as dbench's tree in a user's `dir=`): named `prefix` and random
+    /// characters, mode 0700, marked and listed so the harness removes it
+    /// even if this worker is killed (see [`crate::measure::owned`]). The
+    /// benchmark removes it itself when done.
+    pub fn owned_dir(&self, parent: &Path, prefix: &str) -> Result<PathBuf> {
+        use crate::measure::owned;
+        let dir = owned::make_dir(parent, prefix, self.settings.owner.unwrap_or_else(owned::Owner::me))?;
+        if let Err(e) = owned::record(&self.settings.tmpdir.join(owned::LIST), &dir) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+        Ok(dir)
     }
     pub fn llc_bytes(&self) -> Option<u64> {
         self.settings.llc_bytes

@@ -28,6 +28,10 @@
 //!   operations that cannot change them: `Mkdir`, `NTCreateX` of a directory,
 //!   `QUERY_PATH_INFORMATION` and `FIND_FIRST`.
 //!
+//! That check is lexical: a symbolic link in the tree could still lead out
+//! of it, so the file backend resolves every name beneath the tree without
+//! following any link ([`super::backend_fs`]).
+//!
 //! Anything else (another client's directory, `/etc/passwd`, a `..` that
 //! climbs out of the client's directory) is refused when the file is loaded,
 //! before anything runs.

@@ -55,6 +55,11 @@ pub trait Backend {
     fn checks_status(&self) -> bool {
         true
     }
+    /// Operations refused because a symbolic link was in the way (the file
+    /// backend follows none).
+    fn refused(&self) -> u64 {
+        0
+    }
 }
 
 /// Per-operation figures.
@@ -91,6 +96,9 @@ pub struct ClientResult {
     pub error: Option<String>,
     /// The first few mismatches, `line N: Op expected S: why`.
     pub examples: Vec<String>,
+    /// Operations refused for a symbolic link in the way ([`Backend::refused`]).
+    #[serde(default)]
+    pub refused: u64,
 }
 
 /// The sum over clients.
@@ -106,6 +114,7 @@ pub struct Totals {
     /// Length of the whole timed phase (the operation table's window).
     pub timed_secs: f64,
     pub examples: Vec<String>,
+    pub refused: u64,
 }
 
 impl Totals {
@@ -300,6 +309,7 @@ fn client_main(
         }
         res.passes += 1;
     }
+    res.refused = backend.refused();
     drop(backend);
     res
 }
@@ -364,6 +374,7 @@ fn run_watching(lf: &Loadfile, spec: &Spec, parent: Option<nix::unistd::Pid>, ma
         tot.bytes += r.bytes;
         tot.tail_bytes += r.tail_bytes;
         tot.passes += r.passes;
+        tot.refused += r.refused;
         for e in r.examples {
             if tot.examples.len() < MAX_EXAMPLES {
                 tot.examples.push(e);
