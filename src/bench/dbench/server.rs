@@ -132,7 +132,7 @@ impl Server {
                             if end == End::Idle {
                                 Tally::add(&guard.tally.idle_closed);
                             }
-                            if verbose && !matches!(end, End::Closed | End::Stopped) {
+                            if verbose && !matches!(end, End::Closed | End::Stopped | End::Idle) {
                                 guard.log.say(format_args!("connection from {peer} ended: {end:?}"));
                             }
                         });
