@@ -28,7 +28,9 @@ fn check_listen(listen: &str, public: bool) -> Result<()> {
             open.join(", ")
         )));
     }
-    eprintln!("warning: --listen {listen} is reachable from other machines: the benchmark protocol has no authentication, anyone who can connect can use this server");
+    eprintln!(
+        "warning: --listen {listen} is reachable from other machines: the benchmark protocol has no authentication, anyone who can connect can use this server"
+    );
     Ok(())
 }
 

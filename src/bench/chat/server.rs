@@ -41,9 +41,8 @@ impl LocalServer {
     /// this process is single-threaded (a worker), else in a thread.
     /// Its limits are [`ServerLimits::LOCAL`].
     pub fn start(model: ServerModel) -> Result<LocalServer> {
-        let inner = crate::child::LocalServer::start("chat server", move |l, stop| {
-            serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop)
-        })?;
+        let inner =
+            crate::child::LocalServer::start("chat server", move |l, stop| serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop))?;
         Ok(LocalServer { addr: inner.addr, inner })
     }
 
