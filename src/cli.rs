@@ -103,13 +103,46 @@ pub enum Command {
     },
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
+    ///
+    /// Limits, every one counted when it bites and the counts said on stop:
+    /// connections past --max-conns are closed as soon as accepted; a chat
+    /// HELLO for a run past --max-runs is refused (the connection closed); a
+    /// connection that sends nothing for --idle-timeout is closed; a receiver
+    /// that takes no byte for --write-timeout is dropped. A chat receiver
+    /// that falls behind holds back its room: the server stops reading the
+    /// room's senders while one member has more than 256 KiB waiting (events
+    /// model) or 64 messages queued (threads model), so a member that stops
+    /// reading costs bounded memory and at most --write-timeout of its
+    /// room's time; other rooms go on. A HELLO costs what arrives, not what
+    /// it announces. The log says at most 10 lines per 10 s, then how many
+    /// it left out.
+    ///
+    /// The benchmark protocols have no authentication: the server listens on
+    /// loopback unless --public is given.
     Serve {
         /// Which server: chat or tbench.
         #[arg(value_name = "SERVER")]
         name: String,
-        /// Address to listen on (loopback unless told otherwise).
+        /// Address to listen on; one that is not loopback (0.0.0.0:P, [::]:P,
+        /// a LAN address) needs --public.
         #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
         listen: String,
+        /// Allow a --listen address other machines can reach (anyone who can
+        /// connect can use the server: there is no authentication).
+        #[arg(long)]
+        public: bool,
+        /// Connections open at once.
+        #[arg(long, default_value_t = 4096, value_name = "N")]
+        max_conns: usize,
+        /// Chat runs being seated or served at once.
+        #[arg(long, default_value_t = 64, value_name = "N")]
+        max_runs: usize,
+        /// Close a connection that sends nothing for this long (e.g. 300s, 5m).
+        #[arg(long, default_value = "300s", value_name = "DURATION")]
+        idle_timeout: String,
+        /// Drop a receiver that takes no byte of its output for this long.
+        #[arg(long, default_value = "30s", value_name = "DURATION")]
+        write_timeout: String,
         /// Server parameters (e.g. server_model=events). Repeatable.
         #[arg(long, short = 'p', value_name = "NAME=VALUE")]
         param: Vec<String>,

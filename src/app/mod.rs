@@ -121,7 +121,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Serve { name, listen, param } => serve::cmd_serve(&name, &listen, &param),
+        Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
+            let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
+            serve::cmd_serve(&name, &listen, public, limits, &param)
+        }
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),

@@ -1,8 +1,40 @@
-//! `kdelta serve`: a benchmark's server alone, for clients elsewhere.
+//! `kdelta serve`: a benchmark's server alone, for clients elsewhere, within
+//! limits ([`ServerLimits`]), on loopback unless `--public`.
 
 use super::*;
+use crate::child::ServerLimits;
 
-pub(super) fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8> {
+/// The limits from the command line's flags.
+pub(super) fn limits(conns: usize, runs: usize, idle: &str, write: &str) -> Result<ServerLimits> {
+    let dur = |flag: &str, v: &str| crate::model::params::parse_duration(v).map_err(|e| bad_input(format!("--{flag}: {e}")));
+    let (idle, write) = (dur("idle-timeout", idle)?, dur("write-timeout", write)?);
+    if conns == 0 || runs == 0 || idle.is_zero() || write.is_zero() {
+        return Err(bad_input("--max-conns, --max-runs and the timeouts must be above zero"));
+    }
+    Ok(ServerLimits { conns, runs, idle, write, ..ServerLimits::SERVE })
+}
+
+/// Refuse an address other machines can reach unless `public`; warn when
+/// public.
+fn check_listen(listen: &str, public: bool) -> Result<()> {
+    let addrs = crate::sys::net::resolve_all("listen", listen)?;
+    let open: Vec<String> = addrs.iter().filter(|a| !a.ip().is_loopback()).map(|a| a.to_string()).collect();
+    if open.is_empty() {
+        return Ok(());
+    }
+    if !public {
+        return Err(bad_input(format!(
+            "--listen {listen} is not a loopback address ({}): other machines could connect, and the benchmark protocols have no authentication; add --public to serve them anyway",
+            open.join(", ")
+        )));
+    }
+    eprintln!(
+        "warning: --listen {listen} is reachable from other machines: the benchmark protocol has no authentication, anyone who can connect can use this server"
+    );
+    Ok(())
+}
+
+pub(super) fn cmd_serve(name: &str, listen: &str, public: bool, limits: ServerLimits, param: &[String]) -> Result<u8> {
     let all = bench::servers();
     let Some(server) = all.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = all.iter().map(|s| s.name).collect();
@@ -21,10 +53,11 @@ pub(super) fn cmd_serve(name: &str, listen: &str, param: &[String]) -> Result<u8
     if points.len() != 1 {
         return Err(bad_input("a server takes one value per parameter, not a list"));
     }
+    check_listen(listen, public)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    (server.serve)(listen, &points.remove(0), stop)?;
+    (server.serve)(listen, &points.remove(0), limits, stop)?;
     Ok(exit::OK)
 }

@@ -58,8 +58,9 @@ pub struct Server {
     pub name: &'static str,
     /// The parameters it takes (one value each).
     pub params: fn() -> Vec<ParamSpec>,
-    /// Serve on `listen` until `stop` becomes true.
-    pub serve: fn(&str, &Params, Arc<AtomicBool>) -> anyhow::Result<()>,
+    /// Serve on `listen` within the limits until `stop` becomes true; say
+    /// on stderr what the limits counted when it stops.
+    pub serve: fn(&str, &Params, crate::child::ServerLimits, Arc<AtomicBool>) -> anyhow::Result<()>,
 }
 
 crate::choice! {

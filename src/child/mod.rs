@@ -23,13 +23,16 @@
 //!   applies the rule to many children at once (every signal first, then one
 //!   grace period for all), and dropping a `Child` applies it too.
 //! - [`server::LocalServer`]: a loopback server for one benchmark run, in a
-//!   forked child (or a thread when forking would be unsafe).
+//!   forked child (or a thread when forking would be unsafe); [`server_limits`]:
+//!   the limits every server keeps, their counts and a bounded log.
 //!
 //! Like stress-ng's `core-killpid.c` (one kill-and-wait for every stressor).
 
 pub mod server;
+pub mod server_limits;
 
 pub use server::LocalServer;
+pub use server_limits::{Guard as ServerGuard, Limits as ServerLimits, Tally};
 
 use anyhow::{Context, Result};
 use nix::sys::signal::{kill, killpg, Signal};

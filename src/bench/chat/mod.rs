@@ -116,15 +116,18 @@ fn group(n: u64) -> String {
 
 /// Run a chat server on `listen` (`ADDR:PORT`, port 0 for any) until `stop`
 /// is set; `params` gives `server_model` (default threads). Says on stderr
-/// where it listens.
-pub fn serve(listen: &str, params: &Params, stop: Arc<AtomicBool>) -> Result<()> {
+/// where it listens, its limits, and what they counted when it stops.
+pub fn serve(listen: &str, params: &Params, limits: crate::child::ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
     let model = if params.0.contains_key("server_model") { params.choice("server_model").map_err(bad_param)? } else { ServerModel::Threads };
     let addr = crate::sys::net::resolve("listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding the chat server to {addr}"))?;
     // One connection per user per client: make room for as many as allowed.
     let nofile = limits::raise_nofile().unwrap_or(0);
-    eprintln!("chat server ({}) listening on {} (open-file limit {nofile})", model.name(), l.local_addr()?);
-    server::serve_on(l, model, stop)
+    eprintln!("chat server ({}) listening on {} (open-file limit {nofile}; {})", model.name(), l.local_addr()?, limits.describe());
+    let guard = crate::child::ServerGuard::new("chat server", limits);
+    let r = server::serve_on(l, model, guard.clone(), stop);
+    eprintln!("chat server stopped: {}", guard.tally.summary());
+    r
 }
 
 struct Chat;

@@ -2,6 +2,10 @@
 //! said HELLO where, when a run is complete (time for START), and who is in
 //! a room to relay to. `T` is how a model reaches a connection (a channel
 //! sender for `threads`, a token for `events`).
+//!
+//! What a HELLO costs is what has arrived, not what it announces: a run's
+//! seats are a map filled as connections take them (a HELLO announcing
+//! 65,536 seats costs one entry), and a server holds at most `max_runs` runs.
 
 use super::proto::{Relay, MAX_MSG, MIN_MSG};
 use std::collections::HashMap;
@@ -21,13 +25,20 @@ pub struct Shape {
 
 struct Run<T> {
     shape: Shape,
-    slots: Vec<Option<T>>,
-    joined: usize,
+    /// Taken seats by index (`room * users + user`).
+    slots: HashMap<u32, T>,
     started: bool,
+}
+
+impl<T> Run<T> {
+    fn seats(&self) -> usize {
+        (self.shape.rooms * self.shape.users) as usize
+    }
 }
 
 pub struct Runs<T> {
     map: HashMap<u64, Run<T>>,
+    max_runs: usize,
 }
 
 /// Where one connection sits.
@@ -40,11 +51,16 @@ pub struct Seat {
 
 impl<T: Clone> Default for Runs<T> {
     fn default() -> Self {
-        Runs { map: HashMap::new() }
+        Runs::new(usize::MAX)
     }
 }
 
 impl<T: Clone> Runs<T> {
+    /// A book that holds at most `max_runs` runs at once.
+    pub fn new(max_runs: usize) -> Self {
+        Runs { map: HashMap::new(), max_runs }
+    }
+
     /// Seat a connection. `Ok(Some(all))` when it completes the run: every
     /// connection of the run, to send START to. `Err` says why the HELLO is refused.
     pub fn hello(&mut self, run: u64, shape: Shape, room: u32, user: u32, t: T) -> Result<Option<Vec<T>>, String> {
@@ -58,22 +74,26 @@ impl<T: Clone> Runs<T> {
         if !(MIN_MSG as u32..=MAX_MSG as u32).contains(&size) {
             return Err(format!("HELLO asks for messages of {size} bytes ({MIN_MSG} to {MAX_MSG})"));
         }
-        let r = self.map.entry(run).or_insert_with(|| Run { shape, slots: vec![None; (rooms * users) as usize], joined: 0, started: false });
+        if !self.map.contains_key(&run) && self.map.len() >= self.max_runs {
+            return Err(format!("the server holds {} runs already (at most {})", self.map.len(), self.max_runs));
+        }
+        let r = self.map.entry(run).or_insert_with(|| Run { shape, slots: HashMap::new(), started: false });
         if r.shape != shape {
             return Err(format!("HELLO says {shape:?} but run {run:x} is {:?}", r.shape));
         }
         if r.started {
             return Err(format!("run {run:x} has already started"));
         }
-        let i = (room * users + user) as usize;
-        if r.slots[i].is_some() {
+        let i = room * users + user;
+        if r.slots.contains_key(&i) {
             return Err(format!("seat room {room} user {user} of run {run:x} is taken"));
         }
-        r.slots[i] = Some(t);
-        r.joined += 1;
-        if r.joined == r.slots.len() {
+        r.slots.insert(i, t);
+        if r.slots.len() == r.seats() {
             r.started = true;
-            return Ok(Some(r.slots.iter().flatten().cloned().collect()));
+            let mut all: Vec<(u32, T)> = r.slots.iter().map(|(&i, t)| (i, t.clone())).collect();
+            all.sort_unstable_by_key(|&(i, _)| i);
+            return Ok(Some(all.into_iter().map(|(_, t)| t).collect()));
         }
         Ok(None)
     }
@@ -85,8 +105,8 @@ impl<T: Clone> Runs<T> {
             return None;
         }
         let users = r.shape.users;
-        let base = (seat.room * users) as usize;
-        Some((0..users).filter(|&u| u != seat.user).filter_map(|u| r.slots[base + u as usize].clone()).collect())
+        let base = seat.room * users;
+        Some((0..users).filter(|&u| u != seat.user).filter_map(|u| r.slots.get(&(base + u)).cloned()).collect())
     }
 
     /// Visit everyone else seated in the room (no allocation); false if the
@@ -99,10 +119,10 @@ impl<T: Clone> Runs<T> {
             return false;
         }
         let users = r.shape.users;
-        let base = (seat.room * users) as usize;
+        let base = seat.room * users;
         for u in 0..users {
             if u != seat.user {
-                if let Some(t) = &r.slots[base + u as usize] {
+                if let Some(t) = r.slots.get(&(base + u)) {
                     f(t);
                 }
             }
@@ -113,11 +133,8 @@ impl<T: Clone> Runs<T> {
     /// A connection closed: free its seat; forget the run when it is empty.
     pub fn leave(&mut self, seat: Seat) {
         if let Some(r) = self.map.get_mut(&seat.run) {
-            let i = (seat.room * r.shape.users + seat.user) as usize;
-            if r.slots.get_mut(i).and_then(|s| s.take()).is_some() {
-                r.joined -= 1;
-            }
-            if r.joined == 0 {
+            r.slots.remove(&(seat.room * r.shape.users + seat.user));
+            if r.slots.is_empty() {
                 self.map.remove(&seat.run);
             }
         }
@@ -129,7 +146,7 @@ impl<T: Clone> Runs<T> {
             return 0;
         };
         let mut n = 0;
-        for t in r.slots.iter().flatten() {
+        for t in r.slots.values() {
             f(t);
             n += 1;
         }
@@ -173,5 +190,19 @@ mod tests {
             r.leave(Seat { run: 7, room, user });
         }
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn runs_are_capped_and_cost_what_arrives() {
+        let mut r: Runs<u32> = Runs::new(2);
+        let big = Shape { rooms: 256, users: 256, size: 100, relay: Relay::Each };
+        assert_eq!(r.hello(1, big, 0, 0, 1), Ok(None));
+        assert_eq!(r.hello(2, big, 0, 0, 2), Ok(None));
+        let e = r.hello(3, big, 0, 0, 3).unwrap_err();
+        assert!(e.contains("at most 2"), "{e}");
+        assert_eq!(r.hello(1, big, 0, 1, 4), Ok(None), "a run already held still seats");
+        assert_eq!(r.map[&1].slots.len(), 2, "two seats taken of 65536 announced");
+        r.leave(Seat { run: 2, room: 0, user: 0 });
+        assert_eq!(r.hello(3, big, 0, 0, 3), Ok(None), "room again once a run ends");
     }
 }

@@ -5,6 +5,7 @@
 //! dies with its parent, stops on SIGTERM/SIGINT, and is always reaped.
 
 use super::{server_events, server_threads};
+use crate::child::{ServerGuard, ServerLimits};
 use anyhow::Result;
 use nix::unistd::Pid;
 use std::net::{SocketAddr, TcpListener};
@@ -16,11 +17,11 @@ crate::choice! {
     pub enum ServerModel { Threads = "threads", Events = "events" }
 }
 
-/// Serve on a bound listener until `stop` is set.
-pub fn serve_on(listener: TcpListener, model: ServerModel, stop: Arc<AtomicBool>) -> Result<()> {
+/// Serve on a bound listener until `stop` is set, within `guard`'s limits.
+pub fn serve_on(listener: TcpListener, model: ServerModel, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
     match model {
-        ServerModel::Threads => server_threads::serve(listener, stop),
-        ServerModel::Events => server_events::serve(listener, stop),
+        ServerModel::Threads => server_threads::serve(listener, guard, stop),
+        ServerModel::Events => server_events::serve(listener, guard, stop),
     }
 }
 
@@ -38,8 +39,10 @@ pub struct LocalServer {
 impl LocalServer {
     /// Start a server on 127.0.0.1 on a free port: in a forked child when
     /// this process is single-threaded (a worker), else in a thread.
+    /// Its limits are [`ServerLimits::LOCAL`].
     pub fn start(model: ServerModel) -> Result<LocalServer> {
-        let inner = crate::child::LocalServer::start("chat server", move |l, stop| serve_on(l, model, stop))?;
+        let inner =
+            crate::child::LocalServer::start("chat server", move |l, stop| serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop))?;
         Ok(LocalServer { addr: inner.addr, inner })
     }
 

@@ -14,9 +14,20 @@
 //!   the loop's round.
 //!
 //! A protocol error or a vanished peer closes that connection only.
+//!
+//! Limits ([`ServerLimits`]): a connection past the cap is closed as soon as
+//! accepted. Output waiting for a receiver is counted; while any receiver of
+//! a room has more than `out_bytes` waiting, the server stops reading from
+//! that room's senders (paused, resumed when the receiver has taken half of
+//! it back), so a member that stops reading stops its room and costs at most
+//! `out_bytes` and a message per sender, never a buffer that grows. Once a
+//! second, connections are swept: a receiver that has taken no byte for the
+//! write timeout is dropped (counted), and one silent for the idle timeout
+//! closed (a paused sender is not silent: it is not read).
 
 use super::proto::{self, Frame, Relay};
 use super::runs::{Runs, Seat, Shape};
+use crate::child::{ServerGuard, Tally};
 use anyhow::{Context, Result};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -24,7 +35,7 @@ use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const LISTENER: Token = Token(usize::MAX);
 
@@ -41,6 +52,13 @@ struct Conn {
     queue: VecDeque<(Arc<[u8]>, bool)>,
     qpos: usize,
     seat: Option<(Seat, Shape)>,
+    /// Bytes waiting in `queue` and `wbuf`; since when none of them was
+    /// taken (None when nothing waits).
+    out: usize,
+    stalled: Option<Instant>,
+    /// Last byte read; not read because its room is behind.
+    last_in: Instant,
+    paused: bool,
     /// Write calls on this socket carrying messages, and read calls made
     /// reading messages once seated.
     sends: u64,
@@ -58,14 +76,37 @@ struct Server {
     /// whose socket failed while relaying.
     peers: Vec<usize>,
     broken: Vec<usize>,
+    guard: Arc<ServerGuard>,
+    open: usize,
+    /// Senders not read while their room is behind; look at them again
+    /// (`resume`) once some output was taken or a connection closed.
+    paused: Vec<usize>,
+    resume: bool,
 }
 
-pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>) -> Result<()> {
+/// How often connections are swept for the idle and write timeouts.
+const SWEEP: Duration = Duration::from_millis(250);
+
+pub fn serve(listener: std::net::TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
     listener.set_nonblocking(true).context("listener non-blocking")?;
     let mut listener = TcpListener::from_std(listener);
     let poll = Poll::new().context("creating the epoll instance")?;
     poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
-    let mut sv = Server { poll, conns: Vec::new(), free: Vec::new(), runs: Runs::default(), dirty: Vec::new(), peers: Vec::new(), broken: Vec::new() };
+    let runs = Runs::new(guard.limits.runs);
+    let mut sv = Server {
+        poll,
+        conns: Vec::new(),
+        free: Vec::new(),
+        runs,
+        dirty: Vec::new(),
+        peers: Vec::new(),
+        broken: Vec::new(),
+        guard,
+        open: 0,
+        paused: Vec::new(),
+        resume: false,
+    };
+    let mut swept = Instant::now();
     let mut events = Events::with_capacity(1024);
     let mut chunk = vec![0u8; 64 << 10];
     while !stop.load(Ordering::SeqCst) {
@@ -91,6 +132,13 @@ pub fn serve(listener: std::net::TcpListener, stop: Arc<AtomicBool>) -> Result<(
         for i in dirty {
             sv.flush(i);
         }
+        while std::mem::take(&mut sv.resume) {
+            sv.resume_paused(&mut chunk);
+        }
+        if swept.elapsed() >= SWEEP {
+            swept = Instant::now();
+            sv.sweep();
+        }
     }
     Ok(())
 }
@@ -99,7 +147,12 @@ impl Server {
     fn accept_all(&mut self, l: &TcpListener) {
         loop {
             match l.accept() {
-                Ok((mut s, _)) => {
+                Ok((mut s, peer)) => {
+                    if self.open >= self.guard.limits.conns {
+                        Tally::add(&self.guard.tally.refused);
+                        self.guard.log.say(format_args!("refused {peer}: {} connections open, the limit", self.open));
+                        continue;
+                    }
                     let _ = s.set_nodelay(true);
                     let i = self.free.pop().unwrap_or_else(|| {
                         self.conns.push(None);
@@ -118,14 +171,20 @@ impl Server {
                         queue: VecDeque::new(),
                         qpos: 0,
                         seat: None,
+                        out: 0,
+                        stalled: None,
+                        last_in: Instant::now(),
+                        paused: false,
                         sends: 0,
                         recvs: 0,
                     });
+                    self.open += 1;
+                    Tally::add(&self.guard.tally.accepted);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
-                    eprintln!("chat server: accept: {e}");
+                    self.guard.log.say(format_args!("accept: {e}"));
                     return;
                 }
             }
@@ -139,6 +198,55 @@ impl Server {
                 self.runs.leave(seat);
             }
             self.free.push(i);
+            self.open -= 1;
+            // Its room's senders may have waited for it.
+            self.resume |= !self.paused.is_empty();
+        }
+    }
+
+    /// Any other member of `seat`'s room with more than the limit waiting.
+    fn room_behind(&self, seat: Seat) -> bool {
+        let (conns, limit) = (&self.conns, self.guard.limits.out_bytes);
+        let mut behind = false;
+        self.runs.for_peers(seat, |&t| behind |= conns[t].as_ref().is_some_and(|c| c.out > limit));
+        behind
+    }
+
+    /// Read the paused senders whose rooms have caught up.
+    fn resume_paused(&mut self, chunk: &mut [u8]) {
+        let paused = std::mem::take(&mut self.paused);
+        for i in paused {
+            let seat = match self.conns.get(i).and_then(|c| c.as_ref()) {
+                Some(c) if c.paused => c.seat,
+                _ => continue,
+            };
+            if seat.is_some_and(|(st, _)| self.room_behind(st)) {
+                self.paused.push(i);
+                continue;
+            }
+            if let Some(c) = self.conns[i].as_mut() {
+                c.paused = false;
+                c.last_in = Instant::now();
+            }
+            self.read_conn(i, chunk);
+        }
+    }
+
+    /// Close receivers that took nothing for the write timeout and
+    /// connections silent for the idle timeout.
+    fn sweep(&mut self) {
+        let (write, idle) = (self.guard.limits.write, self.guard.limits.idle);
+        for i in 0..self.conns.len() {
+            let Some(c) = self.conns[i].as_ref() else { continue };
+            if c.stalled.is_some_and(|t| t.elapsed() >= write) {
+                Tally::add(&self.guard.tally.slow_dropped);
+                self.guard.log.say(format_args!("dropped a receiver that took nothing for {write:?} ({} bytes waiting)", c.out));
+                self.close(i);
+            } else if !c.paused && c.last_in.elapsed() >= idle {
+                Tally::add(&self.guard.tally.idle_closed);
+                self.guard.log.say(format_args!("closed a connection silent for {idle:?}"));
+                self.close(i);
+            }
         }
     }
 
@@ -151,6 +259,21 @@ impl Server {
             // in one go).
             if !self.handle_buffered(i) {
                 return self.close(i);
+            }
+            let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
+                return;
+            };
+            if let Some((st, _)) = c.seat {
+                if self.room_behind(st) {
+                    // Backpressure: leave its bytes in the socket until
+                    // the room has caught up.
+                    let c = self.conns[i].as_mut().expect("checked above");
+                    if !c.paused {
+                        c.paused = true;
+                        self.paused.push(i);
+                    }
+                    return;
+                }
             }
             let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
                 return;
@@ -170,6 +293,7 @@ impl Server {
                     return self.close(i);
                 }
                 Ok(n) => {
+                    c.last_in = Instant::now();
                     c.rbuf.extend_from_slice(&chunk[..n]);
                     if n < want {
                         // Drained: the next bytes bring a new edge.
@@ -247,7 +371,11 @@ impl Server {
                         self.close_broken();
                         true
                     }
-                    Err(_) => false,
+                    Err(why) => {
+                        Tally::add(&self.guard.tally.hellos_refused);
+                        self.guard.log.say(format_args!("refused a HELLO: {why}"));
+                        false
+                    }
                 }
             }
             (Frame::StatsRequest { run }, None) => {
@@ -331,6 +459,8 @@ impl Server {
             }
             c.qpos = done;
         }
+        c.out += f.len() - done;
+        c.stalled.get_or_insert_with(Instant::now);
         let f = shared.get_or_insert_with(|| f.into()).clone();
         c.queue.push_back((f, counted));
     }
@@ -343,6 +473,8 @@ impl Server {
                 self.dirty.push(t);
             }
             c.wbuf.extend_from_slice(bytes);
+            c.out += bytes.len();
+            c.stalled.get_or_insert_with(Instant::now);
             c.wmsgs |= msg;
         }
     }
@@ -353,6 +485,7 @@ impl Server {
         let Some(c) = self.conns.get_mut(i).and_then(|c| c.as_mut()) else {
             return;
         };
+        let before = c.out;
         while let Some((f, counted)) = c.queue.front() {
             c.sends += *counted as u64;
             match c.sock.write(&f[c.qpos..]) {
@@ -360,8 +493,12 @@ impl Server {
                 Ok(n) if c.qpos + n == f.len() => {
                     c.queue.pop_front();
                     c.qpos = 0;
+                    c.out -= n;
                 }
-                Ok(n) => c.qpos += n,
+                Ok(n) => {
+                    c.qpos += n;
+                    c.out -= n;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return self.close(i),
@@ -373,7 +510,10 @@ impl Server {
             }
             match c.sock.write(&c.wbuf[c.wpos..]) {
                 Ok(0) => return self.close(i),
-                Ok(n) => c.wpos += n,
+                Ok(n) => {
+                    c.wpos += n;
+                    c.out -= n;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return self.close(i),
@@ -389,6 +529,14 @@ impl Server {
         } else if c.wpos > (1 << 20) {
             c.wbuf.drain(..c.wpos);
             c.wpos = 0;
+        }
+        if c.out < before {
+            // Taken: the write timeout starts again, and the room's senders
+            // may be read once this receiver is under half the limit.
+            c.stalled = (c.out > 0).then(Instant::now);
+            if c.out <= self.guard.limits.out_bytes / 2 && !self.paused.is_empty() {
+                self.resume = true;
+            }
         }
     }
 }

@@ -12,12 +12,17 @@
 //!   what is queued through a 16 KiB buffer, flushed when its queue runs dry.
 //!
 //! Queues hold at most [`QUEUE`] entries: a receive thread that finds one
-//! full waits, as a blocking send would, and stops reading its socket. The
-//! accept loop polls the stop flag; on stop every socket is shut down and
-//! every thread joined.
+//! full waits, as a blocking send would, and stops reading its socket: a
+//! receiver that stops reading stops its room's senders (backpressure), and
+//! one that takes nothing for the write timeout is dropped (its socket shut
+//! down, counted). Sockets have the idle timeout as their read timeout; the
+//! accept loop closes connections past the cap at once ([`ServerLimits`]).
+//! The accept loop polls the stop flag; on stop every socket is shut down
+//! and every thread joined.
 
 use super::proto::{self, Frame, Relay};
 use super::runs::{Runs, Seat, Shape};
+use crate::child::{ServerGuard, Tally};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::io::{BufWriter, Write};
@@ -31,8 +36,6 @@ use std::time::Duration;
 
 /// Stack of every server thread: they hold no large locals.
 pub const STACK: usize = 64 << 10;
-/// A connection silent this long (mid-frame or not) is dropped.
-pub const IDLE: Duration = Duration::from_secs(300);
 /// Entries a connection's queue holds before its writers wait.
 pub const QUEUE: usize = 64;
 
@@ -65,19 +68,40 @@ struct Shared {
     runs: Mutex<Runs<Arc<Conn>>>,
     /// Live sockets, to shut down on stop.
     socks: Mutex<HashMap<u64, Arc<Conn>>>,
+    guard: Arc<ServerGuard>,
 }
 
-pub fn serve(listener: TcpListener, stop: Arc<AtomicBool>) -> Result<()> {
+/// A write to a receiver failed: drop the receiver (shut its socket down, so
+/// its own threads end and its room goes on); counted and said if it timed
+/// out rather than went away.
+fn drop_receiver(sock: &TcpStream, e: &std::io::Error, guard: &ServerGuard) {
+    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+        Tally::add(&guard.tally.slow_dropped);
+        guard.log.say(format_args!("dropped a receiver that took nothing for {:?}", guard.limits.write));
+    }
+    let _ = sock.shutdown(Shutdown::Both);
+}
+
+pub fn serve(listener: TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
     listener.set_nonblocking(true).context("listener non-blocking")?;
-    let shared = Arc::new(Shared { runs: Mutex::new(Runs::default()), socks: Mutex::new(HashMap::new()) });
+    let runs = Runs::new(guard.limits.runs);
+    let shared = Arc::new(Shared { runs: Mutex::new(runs), socks: Mutex::new(HashMap::new()), guard });
     let mut threads: Vec<JoinHandle<()>> = Vec::new();
     let mut next_id = 0u64;
     while !stop.load(Ordering::SeqCst) {
         match listener.accept() {
-            Ok((s, _)) => {
+            Ok((s, peer)) => {
+                let open = shared.socks.lock().unwrap_or_else(|e| e.into_inner()).len();
+                if open >= shared.guard.limits.conns {
+                    Tally::add(&shared.guard.tally.refused);
+                    shared.guard.log.say(format_args!("refused {peer}: {open} connections open, the limit"));
+                    drop(s);
+                    continue;
+                }
+                Tally::add(&shared.guard.tally.accepted);
                 next_id += 1;
                 if let Err(e) = start_conn(&shared, s, next_id, &mut threads) {
-                    eprintln!("chat server: dropping a connection: {e:#}");
+                    shared.guard.log.say(format_args!("dropping a connection: {e:#}"));
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -87,7 +111,7 @@ pub fn serve(listener: TcpListener, stop: Arc<AtomicBool>) -> Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
                 // EMFILE and friends: say so, back off, go on.
-                eprintln!("chat server: accept: {e}");
+                shared.guard.log.say(format_args!("accept: {e}"));
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -111,16 +135,16 @@ pub fn wait_readable(fd: i32, ms: i32) {
 fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<JoinHandle<()>>) -> Result<()> {
     s.set_nonblocking(false)?;
     s.set_nodelay(true)?;
-    s.set_read_timeout(Some(IDLE))?;
-    s.set_write_timeout(Some(IDLE))?;
+    s.set_read_timeout(Some(shared.guard.limits.idle))?;
+    s.set_write_timeout(Some(shared.guard.limits.write))?;
     let (tx, rx) = sync_channel::<Out>(QUEUE);
     let c = Arc::new(Conn { sock: s, tx, sends: AtomicU64::new(0), recvs: AtomicU64::new(0) });
     // Listed before the reader exists, so its removal on exit cannot come first.
     let socks = || shared.socks.lock().unwrap_or_else(|e| e.into_inner());
     socks().insert(id, c.clone());
     let w = {
-        let c = c.clone();
-        std::thread::Builder::new().stack_size(STACK).spawn(move || sender(c, rx))
+        let (c, g) = (c.clone(), shared.guard.clone());
+        std::thread::Builder::new().stack_size(STACK).spawn(move || sender(c, rx, g))
     };
     let w = match w {
         Ok(w) => w,
@@ -148,7 +172,7 @@ fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<Joi
 }
 
 /// The send thread of connection `c`.
-fn sender(c: Arc<Conn>, rx: Receiver<Out>) {
+fn sender(c: Arc<Conn>, rx: Receiver<Out>, guard: Arc<ServerGuard>) {
     let mut sends = 0u64;
     let counted = Counted { sock: &c.sock, conn: &c };
     let mut w = BufWriter::with_capacity(16 << 10, counted);
@@ -159,17 +183,19 @@ fn sender(c: Arc<Conn>, rx: Receiver<Out>) {
                 Out::Start => {
                     // Before any message: the clients send only when every
                     // connection has its START.
-                    if (&c.sock).write_all(&proto::encoded(&Frame::Start)).is_err() {
+                    if let Err(e) = (&c.sock).write_all(&proto::encoded(&Frame::Start)) {
+                        drop_receiver(&c.sock, &e, &guard);
                         break 'outer;
                     }
                 }
                 Out::Relay(f, peers) => {
-                    relay(&f, &peers, &mut sends);
+                    relay(&f, &peers, &mut sends, &guard);
                     add(&c.sends, std::mem::take(&mut sends));
                     continue 'outer;
                 }
                 Out::Frame(f) => {
-                    if w.write_all(&f).is_err() {
+                    if let Err(e) = w.write_all(&f) {
+                        drop_receiver(&c.sock, &e, &guard);
                         break 'outer;
                     }
                 }
@@ -178,7 +204,8 @@ fn sender(c: Arc<Conn>, rx: Receiver<Out>) {
             // `batched`: write what is queued, flush when the queue runs dry.
             next = rx.try_recv().ok();
         }
-        if w.flush().is_err() {
+        if let Err(e) = w.flush() {
+            drop_receiver(&c.sock, &e, &guard);
             break;
         }
     }
@@ -196,10 +223,14 @@ fn sender(c: Arc<Conn>, rx: Receiver<Out>) {
 /// buffer is full, can let another thread's message in before the rest: the
 /// receiving client then fails the run (frames are checked), where the
 /// original, whose messages carried nothing, went on. A receiver gone (its
-/// socket shut down) fails at once and is skipped.
-fn relay(f: &[u8], peers: &[Arc<Conn>], sends: &mut u64) {
+/// socket shut down) fails at once and is skipped; one that takes nothing
+/// for the write timeout is dropped ([`drop_receiver`]), so a member that
+/// stops reading holds its room for that long at most.
+fn relay(f: &[u8], peers: &[Arc<Conn>], sends: &mut u64, guard: &ServerGuard) {
     for p in peers {
-        let _ = proto::send_whole(&p.sock, f, sends);
+        if let Err(e) = proto::send_whole(&p.sock, f, sends) {
+            drop_receiver(&p.sock, &e, guard);
+        }
     }
 }
 
@@ -232,6 +263,14 @@ fn receiver(c: Arc<Conn>, shared: Arc<Shared>, id: u64) {
     shared.socks.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
 }
 
+/// A read ended in error: count and say it if it was the idle timeout.
+fn idle(e: &std::io::Error, guard: &ServerGuard) {
+    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+        Tally::add(&guard.tally.idle_closed);
+        guard.log.say(format_args!("closed a connection silent for {:?}", guard.limits.idle));
+    }
+}
+
 /// Read and relay until the connection ends or breaks the protocol; the
 /// seat it held, if any.
 fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
@@ -251,7 +290,11 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
                 add(&c.recvs, calls);
                 match got {
                     Ok(true) => {}
-                    _ => return seat.map(|s| s.0),
+                    Err(e) => {
+                        idle(&e, &shared.guard);
+                        return seat.map(|s| s.0);
+                    }
+                    Ok(false) => return seat.map(|s| s.0),
                 }
                 match proto::parse_msg(&buf, shape.size) {
                     Ok(f) => f,
@@ -261,7 +304,11 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
             None => {
                 match proto::read_frame(&mut r, &mut buf) {
                     Ok(true) => {}
-                    _ => return None,
+                    Err(e) => {
+                        idle(&e, &shared.guard);
+                        return None;
+                    }
+                    Ok(false) => return None,
                 }
                 match proto::parse_body(&buf[4..]) {
                     Ok(f) => f,
@@ -281,7 +328,11 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
                             let _ = t.tx.send(Out::Start);
                         }
                     }
-                    Err(_) => return None,
+                    Err(why) => {
+                        Tally::add(&shared.guard.tally.hellos_refused);
+                        shared.guard.log.say(format_args!("refused a HELLO: {why}"));
+                        return None;
+                    }
                 }
             }
             (Frame::StatsRequest { run }, None) => {

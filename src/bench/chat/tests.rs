@@ -344,7 +344,7 @@ fn serve_runs_until_stopped() {
     p.set("server_model", "events");
     let stop = Arc::new(AtomicBool::new(false));
     let (l2, st2) = (listen.clone(), stop.clone());
-    let h = std::thread::spawn(move || serve(&l2, &p, st2));
+    let h = std::thread::spawn(move || serve(&l2, &p, crate::child::ServerLimits::SERVE, st2));
     let addr: SocketAddr = listen.parse().unwrap();
     let t = std::time::Instant::now();
     while TcpStream::connect(addr).is_err() && t.elapsed() < Duration::from_secs(5) {
@@ -355,5 +355,5 @@ fn serve_runs_until_stopped() {
     h.join().unwrap().unwrap();
     let mut bad = Params::default();
     bad.set("server_model", "fibers");
-    assert!(crate::error::is_bad_input(&serve("127.0.0.1:0", &bad, stop).unwrap_err()));
+    assert!(crate::error::is_bad_input(&serve("127.0.0.1:0", &bad, crate::child::ServerLimits::SERVE, stop).unwrap_err()));
 }

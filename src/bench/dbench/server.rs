@@ -16,21 +16,26 @@
 //! that connection and goes on serving the others. A client that vanishes
 //! mid-frame only ends its own worker. The frame sizes per operation are
 //! tabled in [`super::backend_sock`].
+//!
+//! Limits ([`ServerLimits`]): at most `conns` connections (workers) at once,
+//! one more is closed as soon as accepted (counted); a connection that sends
+//! nothing for the idle timeout is closed, one that takes no reply bytes for
+//! the write timeout too; what the server says goes through a bounded log.
 
+use crate::child::{ServerGuard, ServerLimits, Tally};
 use anyhow::{bail, Context, Result};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Largest `len` or `reply_len` accepted (16 MiB; the largest real frame is
 /// an 8 MiB ReadX reply, see [`super::loadfile::MAX_IO`]).
 pub const MAX_LEN: u32 = 16 << 20;
 /// How often blocked workers look at the stop flag.
 const TICK: Duration = Duration::from_millis(100);
-/// A reply the client does not take within this long closes the connection.
-const WRITE_LIMIT: Duration = Duration::from_secs(30);
 
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +50,8 @@ pub enum End {
     BadReply(u32),
     /// The server is stopping.
     Stopped,
+    /// Nothing came for the idle timeout.
+    Idle,
     /// Another socket error.
     Error(String),
 }
@@ -54,6 +61,7 @@ pub struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     verbose: bool,
+    guard: Arc<ServerGuard>,
 }
 
 impl Server {
@@ -76,7 +84,18 @@ impl Server {
     pub fn on(listener: TcpListener) -> Result<Server> {
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
-        Ok(Server { listener, addr, verbose: false })
+        Ok(Server { listener, addr, verbose: false, guard: ServerGuard::new("tbench server", ServerLimits::LOCAL) })
+    }
+
+    /// Keep these limits (a local server keeps [`ServerLimits::LOCAL`]).
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
+        self.guard = ServerGuard::new("tbench server", limits);
+        self
+    }
+
+    /// What the limits counted so far.
+    pub fn tally(&self) -> Arc<ServerGuard> {
+        self.guard.clone()
     }
 
     /// Report closed bad connections on stderr (for `kdelta serve`).
@@ -92,18 +111,34 @@ impl Server {
     /// Serve until `stop` is set; returns once every worker has ended.
     pub fn run(self, stop: &AtomicBool) -> Result<()> {
         let verbose = self.verbose;
+        let (guard, open) = (&*self.guard, &AtomicUsize::new(0));
+        let limits = guard.limits;
         std::thread::scope(|scope| {
             while !stop.load(Ordering::SeqCst) {
                 match self.listener.accept() {
                     Ok((s, peer)) => {
-                        let spawned = std::thread::Builder::new().name("tbench-conn".into()).spawn_scoped(scope, move || {
-                            let end = serve_connection(s, stop);
-                            if verbose && !matches!(end, End::Closed | End::Stopped) {
-                                eprintln!("tbench server: connection from {peer} ended: {end:?}");
+                        let now = open.load(Ordering::SeqCst);
+                        if now >= limits.conns {
+                            Tally::add(&guard.tally.refused);
+                            guard.log.say(format_args!("refused {peer}: {now} connections open, the limit"));
+                            drop(s);
+                            continue;
+                        }
+                        open.fetch_add(1, Ordering::SeqCst);
+                        Tally::add(&guard.tally.accepted);
+                        let spawned = std::thread::Builder::new().name("tbench-conn".into()).stack_size(256 << 10).spawn_scoped(scope, move || {
+                            let end = serve_connection(s, &limits, stop);
+                            open.fetch_sub(1, Ordering::SeqCst);
+                            if end == End::Idle {
+                                Tally::add(&guard.tally.idle_closed);
+                            }
+                            if verbose && !matches!(end, End::Closed | End::Stopped | End::Idle) {
+                                guard.log.say(format_args!("connection from {peer} ended: {end:?}"));
                             }
                         });
                         if let Err(e) = spawned {
-                            eprintln!("tbench server: cannot start a worker for {peer}: {e}");
+                            open.fetch_sub(1, Ordering::SeqCst);
+                            guard.log.say(format_args!("cannot start a worker for {peer}: {e}"));
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -113,7 +148,7 @@ impl Server {
                     Err(e) => {
                         // Out of descriptors and the like: wait and go on.
                         if verbose {
-                            eprintln!("tbench server: accept: {e}");
+                            guard.log.say(format_args!("accept: {e}"));
                         }
                         std::thread::sleep(TICK);
                     }
@@ -131,6 +166,9 @@ struct Input<'a> {
     lo: usize,
     hi: usize,
     stop: &'a AtomicBool,
+    /// When the last byte came, and how long the connection may stay silent.
+    last: Instant,
+    idle: Duration,
 }
 
 impl Input<'_> {
@@ -153,11 +191,15 @@ impl Input<'_> {
                 Ok(0) => return Ok(false),
                 Ok(k) => {
                     self.hi += k;
+                    self.last = Instant::now();
                     return Ok(true);
                 }
                 Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
                     if self.stop.load(Ordering::SeqCst) {
                         return Err(End::Stopped);
+                    }
+                    if self.last.elapsed() >= self.idle {
+                        return Err(End::Idle);
                     }
                 }
                 Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Vanished),
@@ -200,9 +242,9 @@ impl Input<'_> {
 }
 
 /// One connection's worker: frame in, frame out, until the end.
-pub fn serve_connection(mut s: TcpStream, stop: &AtomicBool) -> End {
+pub fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBool) -> End {
     let _ = s.set_nodelay(true);
-    if s.set_read_timeout(Some(TICK)).is_err() || s.set_write_timeout(Some(WRITE_LIMIT)).is_err() {
+    if s.set_read_timeout(Some(TICK.min(limits.idle))).is_err() || s.set_write_timeout(Some(limits.write)).is_err() {
         return End::Error("cannot set socket timeouts".into());
     }
     let mut out = vec![0u8; 64 << 10];
@@ -210,7 +252,7 @@ pub fn serve_connection(mut s: TcpStream, stop: &AtomicBool) -> End {
     let Ok(writer) = w.as_mut() else {
         return End::Error("cannot clone the socket".into());
     };
-    let mut inp = Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop };
+    let mut inp = Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop, last: Instant::now(), idle: limits.idle };
     loop {
         if stop.load(Ordering::Relaxed) {
             return End::Stopped;
@@ -253,10 +295,13 @@ pub fn serve_connection(mut s: TcpStream, stop: &AtomicBool) -> End {
 
 /// `kdelta serve tbench --listen ADDR:PORT`: serve until `stop` is set.
 /// The parameters are the tbench benchmark's (none changes the server today).
-pub fn serve(listen: &str, _params: &crate::bench::Params, stop: std::sync::Arc<AtomicBool>) -> Result<()> {
-    let server = Server::bind(listen)?.verbose(true);
-    eprintln!("tbench server listening on {} (one worker per connection; stop with Ctrl-C)", server.local_addr());
-    server.run(&stop)
+pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
+    let server = Server::bind(listen)?.verbose(true).limits(limits);
+    eprintln!("tbench server listening on {} (one worker per connection, {}; stop with Ctrl-C)", server.local_addr(), limits.describe());
+    let guard = server.tally();
+    let r = server.run(&stop);
+    eprintln!("tbench server stopped: {}", guard.tally.summary());
+    r
 }
 
 /// A server started for one benchmark run on loopback, stopped when dropped
