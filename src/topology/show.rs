@@ -153,7 +153,7 @@ fn render_cpus(o: &mut String, t: &Topology) {
         let _ = writeln!(o, "{:<12}{}", "offline", t.offline);
     }
     if let Some(r) = &t.restriction {
-        let _ = writeln!(o, "{:<12}CPUs {} only, by {}: configurations are derived from these", "kdelta uses", r.cpus, r.source);
+        let _ = writeln!(o, "{:<12}CPUs {} only, by {}: configurations are derived from these", "usable", r.cpus, r.source);
     }
     // Cores by package, in package order.
     let mut by_pkg: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
