@@ -166,8 +166,9 @@ pub struct RunArgs {
 
     /// Configurations to compare, comma-separated: all, up, noht (smp), ht (smt),
     /// noht1, ht1, smpN, cpus=LIST, each optionally +sched=POLICY,
-    /// +tunables=NAME=V:NAME=V, +env=NAME=VALUE. Default: all.
-    #[arg(long, short = 'c', value_delimiter = ',', value_name = "A,B,...")]
+    /// +tunables=NAME=V:NAME=V, +env=NAME=VALUE. A piece starting with a
+    /// digit continues a cpus= list: 'up,cpus=0,2-3,noht' is three. Default: all.
+    #[arg(long, short = 'c', value_name = "A,B,...")]
     pub config: Vec<String>,
 
     /// Set a parameter; a comma-separated list is swept. Repeatable. Scope it to

@@ -16,6 +16,9 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         Some(t) => Some(bench::params::parse_duration(t).map_err(|e| bad_input(format!("--timeout: {e}")))?),
         None => None,
     };
+    if timeout.is_some_and(|t| t < std::time::Duration::from_millis(1)) {
+        return Err(bad_input(format!("--timeout {} is out of range: allowed 1ms and above", a.timeout.as_deref().unwrap_or(""))));
+    }
     if !(a.threshold >= 0.0 && a.threshold < 1000.0) {
         return Err(bad_input(format!("--threshold {} is out of range: allowed 0 .. 1000 (percent)", a.threshold)));
     }
@@ -24,7 +27,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     }
     let req = Request {
         selectors: a.selectors.clone(),
-        configs: a.config.clone(),
+        configs: a.config.iter().flat_map(|c| crate::config::split_list(c)).collect(),
         overrides: parse_overrides(&a.param)?,
         runs: match a.runs {
             None => plan::Runs::Default,
@@ -38,7 +41,8 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         sample_time,
         warmup,
         timeout,
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        // Arguments need not be UTF-8 (a --db path): recorded lossily.
+        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

@@ -27,6 +27,14 @@ fn buffer_words(p: &Params, s: &Sampler) -> Result<usize> {
     Ok((bytes / 8) as usize)
 }
 
+/// The buffers' bytes a point takes, for planning (`auto` is at most 256M each).
+fn one_buffer(p: &Params) -> Option<u64> {
+    p.size_or_auto("size").ok().flatten()
+}
+fn two_buffers(p: &Params) -> Option<u64> {
+    one_buffer(p).map(|b| b.saturating_mul(2))
+}
+
 fn mbps(bytes: usize) -> impl Fn(u64, f64) -> f64 {
     move |n, t| n as f64 * bytes as f64 / 1e6 / t
 }
@@ -94,8 +102,8 @@ pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summar
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![
-        Simple::boxed(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp),
-        Simple::boxed(|| info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"), rd),
-        Simple::boxed(|| info("bw.mem.wr", "write a buffer well beyond the last-level cache"), wr),
+        Simple::boxed_sized(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp, two_buffers),
+        Simple::boxed_sized(|| info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"), rd, one_buffer),
+        Simple::boxed_sized(|| info("bw.mem.wr", "write a buffer well beyond the last-level cache"), wr, one_buffer),
     ]
 }

@@ -16,7 +16,16 @@
 //!
 //! Modifiers: `sched=other|batch|idle|fifo|rr` (fifo and rr need CAP_SYS_NICE),
 //! `tunables=NAME=V:NAME=V` (sets `GLIBC_TUNABLES` for the worker), and
-//! `env=NAME=VALUE`. A modifier alone (`sched=batch`) applies to `all`.
+//! `env=NAME=VALUE`. A modifier alone (`sched=batch`) applies to `all`. Each
+//! of `sched=` and `tunables=` at most once, each `env=` name at most once.
+//!
+//! A list of configurations (`--config up,noht,cpus=0,2-3`) is split at
+//! commas, except that a piece starting with a digit continues the CPU list
+//! of the `cpus=` before it ([`split_list`]): no configuration name starts
+//! with a digit, so the split is never ambiguous.
+//!
+//! Every base is derived from the CPUs kdelta may use ([`Topology::usable`]:
+//! online, within its affinity mask and cgroup cpuset), not all online CPUs.
 //!
 //! Resolution never changes the calling process: [`apply`] runs in the worker.
 
@@ -40,9 +49,29 @@ pub struct Unavailable {
 pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
 pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE";
 
+/// Split a `--config` value into configuration names: at commas, except
+/// that a piece starting with a digit continues a `cpus=` list not yet
+/// followed by a modifier (`cpus=0,2-3+sched=batch,up` is two).
+pub fn split_list(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for piece in s.split(',') {
+        let continues = piece.trim_start().starts_with(|c: char| c.is_ascii_digit())
+            && out.last().is_some_and(|prev| prev.trim_start().starts_with("cpus=") && !prev.contains('+'));
+        match out.last_mut() {
+            Some(prev) if continues => {
+                prev.push(',');
+                prev.push_str(piece);
+            }
+            _ => out.push(piece.to_string()),
+        }
+    }
+    out
+}
+
 /// Resolve one configuration name. `Err` is either bad input (unknown name,
 /// malformed list, CPUs the machine lacks: exit 2) or [`Unavailable`].
 pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
+    let topo: &Topology = &topo.usable();
     let spec = spec.trim();
     if spec.is_empty() {
         return Err(bad_input(format!("empty configuration name: allowed: {BASES}, with modifiers {MODIFIERS}")));
@@ -56,6 +85,22 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     } else {
         first
     };
+    // One scheduling policy, one GLIBC_TUNABLES, one value per variable,
+    // checked before anything else is judged.
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for m in &mods {
+        let Some((k, v)) = m.split_once('=') else { continue };
+        // Keys: a variable's name, or `+sched` (no name holds a `+`).
+        let key = match k {
+            "env" => v.split_once('=').map_or(v, |(n, _)| n).to_string(),
+            "tunables" => "GLIBC_TUNABLES".to_string(),
+            _ => format!("+{k}"),
+        };
+        if let Some((_, prev)) = seen.iter().find(|(sk, _)| *sk == key) {
+            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables= and env=NAME once")));
+        }
+        seen.push((key, m));
+    }
     let unavailable = |reason: String| anyhow::Error::new(Unavailable { name: spec.to_string(), reason });
     let cpus = base_cpus(base, topo).map_err(|e| match e {
         BaseError::Unknown => bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}")),
@@ -160,7 +205,10 @@ fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseErr
                 }
                 let missing = set.difference(&topo.online);
                 if !missing.is_empty() {
-                    return Err(BaseError::Bad(format!("CPU {missing} not online on this machine: online CPUs are {}", topo.online)));
+                    return Err(BaseError::Bad(match &topo.restriction {
+                        Some(r) => format!("CPU {missing} not usable: kdelta may use CPUs {} ({})", topo.online, r.source),
+                        None => format!("CPU {missing} not online on this machine: online CPUs are {}", topo.online),
+                    }));
                 }
                 set
             } else if let Some(n) = base.strip_prefix("smp").filter(|n| !n.is_empty()) {
@@ -221,6 +269,7 @@ pub(crate) mod tests {
             nodes: vec![],
             smt_control: None,
             smt_active: None,
+            restriction: None,
         }
     }
 
@@ -282,5 +331,41 @@ pub(crate) mod tests {
         let c = resolve("up+tunables=glibc.cpu.x86_non_temporal_threshold=0x1000000", &t).unwrap();
         assert_eq!(c.env, vec![("GLIBC_TUNABLES".into(), "glibc.cpu.x86_non_temporal_threshold=0x1000000".into())]);
         assert!(c.describe().starts_with("up+tunables="));
+    }
+
+    #[test]
+    fn conflicting_modifiers_are_bad_input() {
+        let t = topo(&[&[0], &[1]]);
+        for bad in ["sched=fifo+sched=rr", "up+sched=batch+sched=batch", "up+tunables=a=1+tunables=b=2", "up+env=A=1+env=A=2", "up+tunables=a=1+env=GLIBC_TUNABLES=x"] {
+            let e = resolve(bad, &t).unwrap_err();
+            assert!(crate::error::is_bad_input(&e), "{bad}: {e}");
+            assert!(e.to_string().contains("conflicting modifiers"), "{bad}: {e}");
+        }
+        assert_eq!(resolve("up+env=A=1+env=B=2+sched=batch", &t).unwrap().env.len(), 2);
+    }
+
+    #[test]
+    fn lists_split_around_cpu_lists() {
+        let s = |v: &str| split_list(v).join(" | ");
+        assert_eq!(s("up,noht"), "up | noht");
+        assert_eq!(s("cpus=0,2-3"), "cpus=0,2-3");
+        assert_eq!(s("up,cpus=0,2-3,noht,cpus=1"), "up | cpus=0,2-3 | noht | cpus=1");
+        assert_eq!(s("cpus=0,2+sched=batch,up"), "cpus=0,2+sched=batch | up");
+        assert_eq!(s("cpus=0+sched=batch,1"), "cpus=0+sched=batch | 1");
+        assert_eq!(s("up,,noht"), "up |  | noht");
+    }
+
+    #[test]
+    fn derives_from_the_usable_cpus() {
+        let mut t = topo(&[&[0, 1], &[2, 3], &[4, 5]]);
+        t.restriction = Some(crate::topology::Restriction { cpus: CpuSet::parse_list("2-5").unwrap(), source: "cgroup cpuset 2-5".into() });
+        assert_eq!(cpus("all", &t), "2-5");
+        assert_eq!(cpus("up", &t), "2");
+        assert_eq!(cpus("noht", &t), "2,4");
+        assert_eq!(cpus("ht1", &t), "2-3");
+        assert_eq!(cpus("smp2", &t), "2,4");
+        assert!(resolve("smp3", &t).unwrap_err().downcast_ref::<Unavailable>().is_some());
+        let e = resolve("cpus=0", &t).unwrap_err().to_string();
+        assert!(e.contains("kdelta may use CPUs 2-5") && e.contains("cgroup cpuset"), "{e}");
     }
 }

@@ -123,6 +123,7 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
         }
     }
     let env = Env { topology: topo };
+    let memory = crate::sys::memory::meminfo();
     let mut items = Vec::new();
     for (b, info) in benches.into_iter().zip(infos) {
         // Scoped overrides (`bw.mem.*:size=1M`) win over plain ones (`size=1M`).
@@ -142,6 +143,9 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
             let unsupported = b.supported_at(&env, &p).err();
             if unsupported.is_none() {
                 b.check(&p)?;
+                if let (Some(need), Some(m)) = (b.memory(&p), memory) {
+                    check_memory(info.name, &p, need, m)?;
+                }
             }
             items.push(Item { bench: b.clone(), info: info.clone(), params: p, unsupported });
         }
@@ -164,6 +168,27 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
         }
     }
     Ok(Plan { items, configs })
+}
+
+/// Refuse a point whose buffers need more than [`MemInfo::buffer_limit`]:
+/// the worker would abort allocating them, or swap.
+fn check_memory(name: &str, p: &Params, need: u64, m: crate::sys::memory::MemInfo) -> Result<()> {
+    let limit = m.buffer_limit();
+    if need <= limit {
+        return Ok(());
+    }
+    let why = match m.available {
+        Some(a) => format!("the smaller of half of MemTotal {} and MemAvailable {}", approx(m.total), approx(a)),
+        None => format!("half of MemTotal {}", approx(m.total)),
+    };
+    let at = p.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+    Err(bad_input(format!("{name} at {at} needs {} of buffers: allowed at most {} ({why})", approx(need), approx(limit))))
+}
+
+/// Bytes in MiB, GiB or TiB with one decimal.
+fn approx(b: u64) -> String {
+    let (unit, div) = [("TiB", 1u64 << 40), ("GiB", 1 << 30)].into_iter().find(|&(_, d)| b >= d).unwrap_or(("MiB", 1 << 20));
+    format!("{:.1} {unit}", b as f64 / div as f64)
 }
 
 /// The parameter name an override key sets on this benchmark: `NAME`, or
@@ -211,5 +236,18 @@ mod tests {
             assert!(v.len() <= 5 && v.iter().all(|&x| x >= 1));
             assert!(v.iter().max().unwrap() - v.iter().min().unwrap() <= 1);
         }
+    }
+
+    #[test]
+    fn buffers_over_the_limit_are_bad_input() {
+        let m = crate::sys::memory::MemInfo { total: 8 << 30, available: Some(3 << 30) };
+        let p = Params([("size".to_string(), "999T".to_string())].into_iter().collect());
+        assert!(check_memory("bw.mem.rd", &p, 3 << 30, m).is_ok());
+        let e = check_memory("bw.mem.rd", &p, 999 << 40, m).unwrap_err();
+        assert!(crate::error::is_bad_input(&e));
+        assert_eq!(
+            e.to_string(),
+            "bw.mem.rd at size=999T needs 999.0 TiB of buffers: allowed at most 3.0 GiB (the smaller of half of MemTotal 8.0 GiB and MemAvailable 3.0 GiB)"
+        );
     }
 }

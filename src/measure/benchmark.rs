@@ -92,6 +92,13 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// Bytes of memory this parameter point's buffers take, when the
+    /// parameters alone tell (`None`: unknown or small). The harness refuses
+    /// a point needing more than the machine can give, before anything runs.
+    fn memory(&self, _params: &Params) -> Option<u64> {
+        None
+    }
+
     /// A line printed before the run starts for this parameter point (for
     /// example the message counts a chat run will exchange), so a user can
     /// check the work before waiting for it.
@@ -113,18 +120,27 @@ pub struct Simple {
     info: fn() -> BenchInfo,
     run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
     supported: fn() -> Result<(), String>,
+    memory: fn(&Params) -> Option<u64>,
 }
 
 impl Simple {
     pub fn boxed(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>) -> Box<dyn Benchmark> {
-        Box::new(Simple { info, run, supported: || Ok(()) })
+        Box::new(Simple { info, run, supported: || Ok(()), memory: |_| None })
+    }
+    /// A benchmark whose buffers' size its parameters tell ([`Benchmark::memory`]).
+    pub fn boxed_sized(
+        info: fn() -> BenchInfo,
+        run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+        memory: fn(&Params) -> Option<u64>,
+    ) -> Box<dyn Benchmark> {
+        Box::new(Simple { info, run, supported: || Ok(()), memory })
     }
     pub fn boxed_if(
         info: fn() -> BenchInfo,
         run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
         supported: fn() -> Result<(), String>,
     ) -> Box<dyn Benchmark> {
-        Box::new(Simple { info, run, supported })
+        Box::new(Simple { info, run, supported, memory: |_| None })
     }
 }
 
@@ -134,6 +150,9 @@ impl Benchmark for Simple {
     }
     fn supported(&self, _env: &Env) -> Result<(), String> {
         (self.supported)()
+    }
+    fn memory(&self, params: &Params) -> Option<u64> {
+        (self.memory)(params)
     }
     fn run(&self, params: &Params, s: &mut Sampler) -> anyhow::Result<()> {
         (self.run)(params, s)

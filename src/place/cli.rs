@@ -107,27 +107,13 @@ pub fn flat(cpus: &CpuSet) -> Topology {
         nodes: vec![],
         smt_control: None,
         smt_active: None,
+        restriction: None,
     }
 }
 
 /// Keep only `allowed` CPUs (and cores that still have one).
 pub fn restrict(t: &Topology, allowed: &CpuSet) -> Topology {
-    let mut cores = Vec::new();
-    let mut remap = vec![usize::MAX; t.cores.len()];
-    for (i, c) in t.cores.iter().enumerate() {
-        let cpus = c.cpus.intersection(allowed);
-        if !cpus.is_empty() {
-            remap[i] = cores.len();
-            cores.push(Core { package: c.package, core_id: c.core_id, cpus });
-        }
-    }
-    let cpus = t
-        .cpus
-        .iter()
-        .filter(|c| allowed.contains(c.id) && remap.get(c.core).is_some_and(|&r| r != usize::MAX))
-        .map(|c| Cpu { core: remap[c.core], siblings: c.siblings.intersection(allowed), ..c.clone() })
-        .collect::<Vec<_>>();
-    Topology { online: t.online.intersection(allowed), cpus, cores, ..t.clone() }
+    t.restricted(allowed)
 }
 
 #[derive(Debug, Serialize)]

@@ -115,7 +115,7 @@ pub(crate) mod tests {
         cpus.sort_by_key(|c| c.id);
         let online = CpuSet::from_iter(cpus.iter().map(|c| c.id));
         let packages = (0..cores.len().div_ceil(per_package) as i64).collect();
-        Topology { online, offline: CpuSet::new(), cpus, cores: cs, packages, caches: vec![], nodes: vec![], smt_control: None, smt_active: None }
+        Topology { online, offline: CpuSet::new(), cpus, cores: cs, packages, caches: vec![], nodes: vec![], smt_control: None, smt_active: None, restriction: None }
     }
 
     /// 2 cores x 2 threads with the siblings numbered (0,2) and (1,3): "siblings (0,2)".

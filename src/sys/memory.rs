@@ -57,6 +57,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn meminfo_and_its_limit() {
+        let m = parse_meminfo("MemTotal:        8000 kB\nMemFree:  1 kB\nMemAvailable:    3000 kB\n").unwrap();
+        assert_eq!(m, MemInfo { total: 8_192_000, available: Some(3_072_000) });
+        assert_eq!(m.buffer_limit(), 3_072_000);
+        let old = parse_meminfo("MemTotal:        8000 kB\n").unwrap();
+        assert_eq!(old.buffer_limit(), 4_096_000);
+        assert_eq!(parse_meminfo("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
     fn parses_statm_and_counts_maps() {
         let statm = "2431 412 370 101 0 94 0\n";
         let maps = "\
@@ -75,5 +85,37 @@ mod tests {
     fn reads_this_process() {
         let f = footprint().unwrap();
         assert!(f.rss_bytes > 0 && f.maps > 3 && f.virt_bytes >= f.rss_bytes, "{f:?}");
+    }
+}
+
+/// `MemTotal` and `MemAvailable` of `/proc/meminfo` (proc(5)), bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemInfo {
+    pub total: u64,
+    /// `None` before Linux 3.14.
+    pub available: Option<u64>,
+}
+
+/// The machine's memory, or `None` without `/proc/meminfo`.
+pub fn meminfo() -> Option<MemInfo> {
+    parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// Parse the text of `/proc/meminfo`.
+pub fn parse_meminfo(text: &str) -> Option<MemInfo> {
+    let field = |name: &str| {
+        let v = text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?;
+        let kb: u64 = v.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        Some(kb * 1024)
+    };
+    Some(MemInfo { total: field("MemTotal")?, available: field("MemAvailable") })
+}
+
+impl MemInfo {
+    /// The most a benchmark's buffers may take: half of `MemTotal`, and no
+    /// more than `MemAvailable`.
+    pub fn buffer_limit(&self) -> u64 {
+        let half = self.total / 2;
+        self.available.map_or(half, |a| a.min(half))
     }
 }

@@ -15,6 +15,7 @@ use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+mod allowed;
 #[cfg(test)]
 mod captures;
 pub mod fake;
@@ -90,6 +91,18 @@ pub struct Topology {
     pub smt_control: Option<String>,
     /// `smt/active`, if present.
     pub smt_active: Option<bool>,
+    /// The CPUs kdelta may use, when fewer than are online (affinity mask,
+    /// cgroup cpuset): configurations are derived from [`Topology::usable`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restriction: Option<Restriction>,
+}
+
+/// Online CPUs kdelta may not use: what it may use and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Restriction {
+    pub cpus: CpuSet,
+    /// What restricts them, e.g. `cgroup cpuset 0-1 (sys/fs/cgroup/cpuset.cpus.effective)`.
+    pub source: String,
 }
 
 impl Topology {
@@ -106,6 +119,35 @@ impl Topology {
     /// assumed instead (shown by `kdelta topo`).
     pub fn read_with_notes(root: &Path) -> anyhow::Result<(Topology, Vec<String>)> {
         read::read_topology(root)
+    }
+
+    /// Keep only `allowed` CPUs (and the cores that still have one).
+    pub fn restricted(&self, allowed: &CpuSet) -> Topology {
+        let mut cores = Vec::new();
+        let mut remap = vec![usize::MAX; self.cores.len()];
+        for (i, c) in self.cores.iter().enumerate() {
+            let cpus = c.cpus.intersection(allowed);
+            if !cpus.is_empty() {
+                remap[i] = cores.len();
+                cores.push(Core { package: c.package, core_id: c.core_id, cpus });
+            }
+        }
+        let cpus = self
+            .cpus
+            .iter()
+            .filter(|c| allowed.contains(c.id) && remap.get(c.core).is_some_and(|&r| r != usize::MAX))
+            .map(|c| Cpu { core: remap[c.core], siblings: c.siblings.intersection(allowed), ..c.clone() })
+            .collect::<Vec<_>>();
+        Topology { online: self.online.intersection(allowed), cpus, cores, ..self.clone() }
+    }
+
+    /// The topology of the CPUs kdelta may use: itself, or restricted to
+    /// [`Topology::restriction`].
+    pub fn usable(&self) -> std::borrow::Cow<'_, Topology> {
+        match &self.restriction {
+            Some(r) => std::borrow::Cow::Owned(self.restricted(&r.cpus)),
+            None => std::borrow::Cow::Borrowed(self),
+        }
     }
 
     /// The core holding online CPU `cpu`.

@@ -331,7 +331,8 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         _ => None,
     });
 
-    Ok((Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active }, notes))
+    let restriction = super::allowed::read(root, &online);
+    Ok((Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active, restriction }, notes))
 }
 
 /// `Node 0 MemTotal:       32489480 kB` -> bytes.

@@ -152,6 +152,9 @@ fn render_cpus(o: &mut String, t: &Topology) {
     if !t.offline.is_empty() {
         let _ = writeln!(o, "{:<12}{}", "offline", t.offline);
     }
+    if let Some(r) = &t.restriction {
+        let _ = writeln!(o, "{:<12}CPUs {} only, by {}: configurations are derived from these", "usable", r.cpus, r.source);
+    }
     // Cores by package, in package order.
     let mut by_pkg: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for (i, c) in t.cores.iter().enumerate() {

@@ -137,6 +137,9 @@ impl Common {
     }
     /// Parse the user's loadfile now, so a bad one is refused before the run.
     fn check(&self) -> Result<()> {
+        if self.spec.time.is_zero() {
+            return Err(crate::error::bad_input(format!("time={}s is not allowed: the timed phase must be longer than 0 (e.g. time=10s)", self.spec.time.as_secs_f64())));
+        }
         match &self.loadfile {
             Some(p) => load(Some(p)).map(drop),
             None => Ok(()),

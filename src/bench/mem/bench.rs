@@ -159,6 +159,11 @@ impl Benchmark for MemBench {
         info
     }
 
+    fn memory(&self, p: &Params) -> Option<u64> {
+        let m = self.params(p).ok()?;
+        Some((m.size + m.off.max(m.dst_off) as u64).saturating_mul(self.routine.buffers()))
+    }
+
     fn check(&self, p: &Params) -> Result<()> {
         self.params(p).map(drop)
     }

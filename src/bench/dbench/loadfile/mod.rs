@@ -238,10 +238,16 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A line can be megabytes long: quote at most MSG_MAX characters.
+        let msg = match self.msg.char_indices().nth(MSG_MAX) {
+            Some((i, _)) => format!("{}...", &self.msg[..i]),
+            None => self.msg.clone(),
+        };
+        let msg = msg.replace(['\n', '\r'], " ");
         if self.line == 0 {
-            write!(f, "loadfile {}: {}", self.file, self.msg)
+            write!(f, "loadfile {}: {msg}", self.file)
         } else {
-            write!(f, "loadfile {} line {}: {}", self.file, self.line, self.msg)
+            write!(f, "loadfile {} line {}: {msg}", self.file, self.line)
         }
     }
 }
@@ -250,9 +256,47 @@ impl std::error::Error for ParseError {}
 
 /// Read and parse a loadfile; every problem is a [`crate::error::bad_input`].
 pub fn load(path: &Path) -> anyhow::Result<Loadfile> {
-    let bytes = std::fs::read(path).map_err(|e| crate::error::bad_input(format!("cannot read loadfile {}: {e}", path.display())))?;
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let bad = |m: String| crate::error::bad_input(format!("loadfile {}: {m}", path.display()));
+    // Judged before opening: a FIFO would block the open, /dev/zero never ends.
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        let kind = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(bad(format!("{kind}: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20)));
+    }
+    let too_big = |n: u64| bad(format!("{n} bytes is over the limit: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20));
+    if meta.len() > MAX_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    // O_NONBLOCK: should the path be swapped for a FIFO meanwhile, the open
+    // does not wait; `take` bounds a file that grew.
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
     parse_bytes(&path.display().to_string(), &bytes).map_err(|e| crate::error::bad_input(e.to_string()))
 }
+
+/// The largest loadfile kdelta reads; parsing takes roughly ten times the
+/// file's size in memory.
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// Longest error message text quoted from a loadfile line.
+const MSG_MAX: usize = 200;
 
 /// Parse a whole file given as bytes (lines must be UTF-8).
 pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loadfile, ParseError> {

@@ -2,6 +2,38 @@
 
 use super::*;
 
+#[test]
+fn load_refuses_what_is_not_a_bounded_regular_file() {
+    let d = tempfile::tempdir().unwrap();
+    let is_bad = |p: &Path, want: &str| {
+        let e = load(p).unwrap_err();
+        assert!(crate::error::is_bad_input(&e), "{e}");
+        let s = e.to_string();
+        assert!(s.contains(want) && !s.contains('\n'), "{s}");
+    };
+    is_bad(Path::new("/dev/zero"), "a device");
+    is_bad(d.path(), "a directory");
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    is_bad(&fifo, "a FIFO");
+    let big = d.path().join("big.txt");
+    std::fs::File::create(&big).unwrap().set_len(MAX_BYTES + 1).unwrap();
+    is_bad(&big, "over the limit");
+    is_bad(&d.path().join("missing"), "cannot read it");
+    let ok = d.path().join("ok.txt");
+    std::fs::write(&ok, "NTCreateX \"\\clients\\client1\\f\" 0x40 0x1 1 NT_STATUS_OK\n").unwrap();
+    assert_eq!(load(&ok).unwrap().ops.len(), 1);
+}
+
+#[test]
+fn long_lines_are_quoted_short() {
+    let e = ParseError { file: "f".into(), line: 3, msg: format!("bad token {:?}", "x".repeat(100_000)) };
+    let s = e.to_string();
+    assert!(s.len() < 300 && s.ends_with("..."), "{}", s.len());
+}
+
 fn one(line: &str) -> Op {
     parse_line(line, 1).unwrap().unwrap()
 }

@@ -1,0 +1,110 @@
+//! Inputs refused at the door (exit 2, one line, nothing run or stored), the
+//! `--config` list syntax, and configurations bounded by a restricted cpuset.
+
+mod common;
+use common::{fake_sysfs, Env};
+use std::time::{Duration, Instant};
+
+/// Run kdelta with `args`; it must exit 2 within seconds, with one line on
+/// stderr that contains `want`, and store nothing.
+fn refused(e: &Env, args: &[&str], want: &str) {
+    let t = Instant::now();
+    let out = e.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t.elapsed());
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!e.db().exists(), "{args:?} created the database");
+}
+
+#[test]
+fn oversized_buffers_are_refused_before_anything_runs() {
+    let e = Env::new();
+    refused(&e, &["run", "bw.mem.rd", "--param", "size=999T"], "allowed at most");
+    refused(&e, &["run", "mem.memset", "--param", "size=16G", "--param", "impl=libc"], "MemTotal");
+    // `kdelta runs` has nothing to list.
+    let out = e.cmd().args(["runs"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty(), "{out:?}");
+}
+
+#[test]
+fn zero_durations_and_conflicting_modifiers_are_refused() {
+    let e = Env::new();
+    refused(&e, &["run", "lat.syscall", "--timeout", "0s"], "--timeout 0s");
+    refused(&e, &["run", "dbench.throughput", "--param", "time=0s"], "time=0s");
+    refused(&e, &["run", "lat.syscall", "--config", "sched=fifo+sched=rr"], "conflicting modifiers sched=fifo and sched=rr");
+    refused(&e, &["run", "lat.syscall", "--config", "up+env=A=1+env=A=2"], "conflicting modifiers");
+}
+
+#[test]
+fn loadfiles_must_be_bounded_regular_files() {
+    let e = Env::new();
+    refused(&e, &["run", "dbench.throughput", "--param", "loadfile=/dev/zero"], "a device");
+    let fifo = e.dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let arg = format!("loadfile={}", fifo.display());
+    refused(&e, &["run", "dbench.throughput", "--param", &arg], "a FIFO");
+    let big = e.dir.path().join("big.txt");
+    std::fs::File::create(&big).unwrap().set_len((64 << 20) + 1).unwrap();
+    let arg = format!("loadfile={}", big.display());
+    refused(&e, &["run", "dbench.throughput", "--param", &arg], "at most 64 MiB");
+}
+
+#[test]
+fn cpu_lists_inside_a_config_list() {
+    let e = Env::new();
+    let out = e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s", "--config", "cpus=0,1", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = common::json(&out.stdout);
+    assert!(j.to_string().contains("cpus=0-1") || j.to_string().contains("cpus=0,1"), "{j}");
+    // A list where a CPU list sits between other configurations.
+    let e = Env::new();
+    let out = e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s", "--config", "up,cpus=0,1,all", "--format", "csv"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("up") && text.contains("cpus=") && text.contains("all"), "{text}");
+}
+
+#[test]
+fn a_non_utf8_db_path_does_not_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let e = Env::new();
+    let mut db = e.dir.path().as_os_str().to_owned();
+    db.push(std::ffi::OsStr::from_bytes(b"/r\xffs.db"));
+    let out = e.cmd().arg("--db").arg(&db).args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0) | Some(2)), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let out = e.cmd().arg("--db").arg(&db).args(["runs"]).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0) | Some(2)), "{out:?}");
+}
+
+#[test]
+fn configurations_stay_within_a_restricted_cpuset() {
+    let e = Env::new();
+    let root = e.dir.path().join("root");
+    fake_sysfs(&root, &[&[0, 1], &[2, 3], &[4, 5]]);
+    let cg = root.join("sys/fs/cgroup");
+    std::fs::create_dir_all(&cg).unwrap();
+    std::fs::write(cg.join("cpuset.cpus.effective"), "2-5\n").unwrap();
+    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("usable      CPUs 2-5 only, by cgroup cpuset 2-5"), "{text}");
+    let line = |name: &str| text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_string();
+    assert!(line("all ").contains("2-5"), "{text}");
+    assert!(line("up ").contains('2'), "{text}");
+    assert!(line("noht ").contains("2,4"), "{text}");
+    assert!(line("ht1 ").contains("2-3"), "{text}");
+    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo", "--json"]).output().unwrap();
+    let j = common::json(&out.stdout);
+    assert_eq!(j["topology"]["restriction"]["cpus"], "2-5", "{j}");
+    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["run", "test.sleep", "--config", "cpus=0"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("kdelta may use CPUs 2-5"), "{err}");
+}
