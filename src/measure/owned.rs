@@ -6,7 +6,7 @@
 //!
 //! The harness makes the run's temporary directory (`TMPDIR/kdelta-XXXXXX`)
 //! and marks it. A benchmark that needs a directory elsewhere (dbench's tree
-//! in `dir=`) asks the sampler ([`crate::measure::sampler::Sampler::owned_dir`]),
+//! in `dir=`) asks the sampler (`Sampler::owned_dir`),
 //! which makes it with an unpredictable name, marks it with the harness as
 //! owner and lists it in its worker directory ([`LIST`]) before anything is
 //! put in it. When the worker ends, however it ends (done, failed, killed at
