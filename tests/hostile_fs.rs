@@ -75,10 +75,13 @@ fn kill_9_during_dbench(user_dir: Option<&Path>) {
     child.wait().unwrap();
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(ours(&e), Vec::<i32>::new(), "processes left 2 s after kill -9 of kdelta");
-    // The tree and the temporary directory are left until the next run,
-    // which removes them: marked, and their owner is dead.
-    let ok = kdelta(&e).args(["run", "test.sleep", "--param", "us=1000", "--runs", "1", "--quick"]).stdout(Stdio::null()).status().unwrap();
-    assert!(ok.success());
+    // The tree and the temporary directory are left until the next kdelta
+    // command, which removes them (marked, and their owner is dead) and shows
+    // the run incomplete: the bar is `kdelta runs`.
+    let out = kdelta(&e).args(["runs", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(runs[0]["status"], "incomplete", "{runs}");
     assert_eq!(entries(&e.tmp()), Vec::<String>::new(), "left in TMPDIR");
     if let Some(d) = user_dir {
         assert_eq!(entries(d), Vec::<String>::new(), "left in dir=");

@@ -111,6 +111,12 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store> {
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    // What a kdelta killed with SIGKILL left (its temporary directory, the
+    // trees its workers made in `dir=`) goes with the next command; `run`
+    // sweeps in the harness, a worker never does.
+    if !matches!(cli.command, Command::Worker { .. } | Command::Run(_)) {
+        crate::measure::owned::sweep(&std::env::temp_dir());
+    }
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Topo { json } => info::cmd_topo(json),

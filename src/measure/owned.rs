@@ -11,7 +11,7 @@
 //! owner and lists it in its worker directory ([`LIST`]) before anything is
 //! put in it. When the worker ends, however it ends (done, failed, killed at
 //! a timeout or a Ctrl-C, crashed), the harness removes what the list names.
-//! When kdelta itself was killed (`kill -9`), the next `kdelta run` finds the
+//! When kdelta itself was killed (`kill -9`), the next kdelta command finds the
 //! temporary directories whose owner is dead ([`sweep`]) and removes them and
 //! the directories their lists name.
 
