@@ -292,10 +292,16 @@ pub fn recv_whole(s: &TcpStream, buf: &mut [u8], calls: &mut u64) -> io::Result<
 
 /// Write all of `buf` to a socket, counting the write calls in `calls`:
 /// one for a message, unless the kernel takes only part of it.
-pub fn send_whole(mut s: &TcpStream, buf: &[u8], calls: &mut u64) -> io::Result<()> {
+pub fn send_whole(s: &TcpStream, buf: &[u8], calls: &mut u64) -> io::Result<()> {
+    send_whole_with(s, buf, || *calls += 1)
+}
+
+/// [`send_whole`], calling `before_call` before each write call, so a count
+/// kept elsewhere is published before the bytes can reach the receiver.
+pub fn send_whole_with(mut s: &TcpStream, buf: &[u8], mut before_call: impl FnMut()) -> io::Result<()> {
     let mut at = 0;
     while at < buf.len() {
-        *calls += 1;
+        before_call();
         match s.write(&buf[at..]) {
             Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "the socket took no bytes")),
             Ok(n) => at += n,

@@ -173,7 +173,6 @@ fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<Joi
 
 /// The send thread of connection `c`.
 fn sender(c: Arc<Conn>, rx: Receiver<Out>, guard: Arc<ServerGuard>) {
-    let mut sends = 0u64;
     let counted = Counted { sock: &c.sock, conn: &c };
     let mut w = BufWriter::with_capacity(16 << 10, counted);
     'outer: while let Ok(m) = rx.recv() {
@@ -189,8 +188,7 @@ fn sender(c: Arc<Conn>, rx: Receiver<Out>, guard: Arc<ServerGuard>) {
                     }
                 }
                 Out::Relay(f, peers) => {
-                    relay(&f, &peers, &mut sends, &guard);
-                    add(&c.sends, std::mem::take(&mut sends));
+                    relay(&f, &peers, &c.sends, &guard);
                     continue 'outer;
                 }
                 Out::Frame(f) => {
@@ -226,9 +224,13 @@ fn sender(c: Arc<Conn>, rx: Receiver<Out>, guard: Arc<ServerGuard>) {
 /// socket shut down) fails at once and is skipped; one that takes nothing
 /// for the write timeout is dropped ([`drop_receiver`]), so a member that
 /// stops reading holds its room for that long at most.
-fn relay(f: &[u8], peers: &[Arc<Conn>], sends: &mut u64, guard: &ServerGuard) {
+///
+/// Each write call is counted in `sends` before it is made: a client that
+/// has received every message and then asks for the counts (STATS) must find
+/// every relay counted.
+fn relay(f: &[u8], peers: &[Arc<Conn>], sends: &AtomicU64, guard: &ServerGuard) {
     for p in peers {
-        if let Err(e) = proto::send_whole(&p.sock, f, sends) {
+        if let Err(e) = proto::send_whole_with(&p.sock, f, || add(sends, 1)) {
             drop_receiver(&p.sock, &e, guard);
         }
     }
