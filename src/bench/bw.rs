@@ -81,6 +81,24 @@ fn wr(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
+/// Copy word by word, four words a step, as bw_mem's C loop does (8-byte
+/// loads and stores, compiled without vectorisation). Volatile accesses keep
+/// the compiler from turning the loop into a `memcpy` call, which would
+/// measure the C library's copy (`rep movsb` or non-temporal stores) instead:
+/// 0.82x bw_mem's figure here.
+fn copy_words(dst: &mut [u64], src: &[u64]) {
+    for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+        for k in 0..4 {
+            // SAFETY: `k < 4` indexes within both chunks of exactly 4 words.
+            unsafe { std::ptr::write_volatile(d.as_mut_ptr().add(k), std::ptr::read_volatile(s.as_ptr().add(k))) };
+        }
+    }
+    let whole = dst.len().min(src.len()) / 4 * 4;
+    for (d, s) in dst[whole..].iter_mut().zip(&src[whole..]) {
+        *d = *s;
+    }
+}
+
 fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     let words = buffer_words(p, s)?;
     let src = vec![7u64; words];
@@ -90,7 +108,7 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
         |n| {
             let t = Instant::now();
             for _ in 0..n {
-                black_box(&mut dst).copy_from_slice(black_box(&src));
+                copy_words(black_box(&mut dst), black_box(&src));
             }
             Ok(t.elapsed())
         },
@@ -106,4 +124,17 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         Simple::boxed_sized(|| info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"), rd, one_buffer),
         Simple::boxed_sized(|| info("bw.mem.wr", "write a buffer well beyond the last-level cache"), wr, one_buffer),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn copy_words_copies_every_word() {
+        for n in [0usize, 1, 3, 4, 5, 1027] {
+            let src: Vec<u64> = (0..n as u64).map(|x| x * 7 + 1).collect();
+            let mut dst = vec![0u64; n];
+            super::copy_words(&mut dst, &src);
+            assert_eq!(dst, src, "{n} words");
+        }
+    }
 }
