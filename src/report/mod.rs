@@ -5,6 +5,7 @@
 //! per family); one module per format renders them. Nothing here measures or
 //! stores anything.
 
+pub mod extra;
 pub mod chart;
 pub mod csv;
 mod grid;
