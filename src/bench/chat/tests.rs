@@ -212,7 +212,7 @@ fn sampler() -> Sampler {
 fn the_benchmark_runs_and_records_its_counts() {
     let info = Chat.info();
     let mut o = std::collections::BTreeMap::new();
-    for (k, v) in [("rooms", "1"), ("users", "3"), ("messages", "5"), ("server_model", "threads,events")] {
+    for (k, v) in [("rooms", "2"), ("users", "3"), ("messages", "5"), ("server_model", "threads,events")] {
         o.insert(k.to_string(), v.to_string());
     }
     let pts = crate::model::params::expand(&info.params, &o, true, "chat").unwrap();
@@ -224,14 +224,15 @@ fn the_benchmark_runs_and_records_its_counts() {
         let out = s.finish();
         assert_eq!(out.samples.len(), 2);
         assert!(out.samples.iter().all(|v| *v > 0.0 && v.is_finite()));
-        assert_eq!(out.extras["sent"], 15);
-        assert_eq!(out.extras["received"], 30);
+        // Two rooms of three users, five messages each (the small room).
+        assert_eq!(out.extras["sent"], 30);
+        assert_eq!(out.extras["received"], 60);
         // users - 1 relays and one send per message, stored with the result.
         assert_eq!(out.extras["relay"], "each");
-        assert_eq!(out.extras["messages_sent"], 30);
+        assert_eq!(out.extras["messages_sent"], 60);
         assert_eq!(out.extras["sends_per_message"], 3.0);
-        assert_eq!(out.extras["client_sends"], serde_json::json!([15, 15]));
-        assert_eq!(out.extras["server_sends"], serde_json::json!([30, 30]));
+        assert_eq!(out.extras["client_sends"], serde_json::json!([30, 30]));
+        assert_eq!(out.extras["server_sends"], serde_json::json!([60, 60]));
         assert!(out.notes.iter().any(|n| n.contains("Table 3")));
     }
 }
