@@ -43,6 +43,9 @@ pub struct ChatSpec {
     pub pacing: Pacing,
     /// How the server relays (sent in HELLO).
     pub relay: Relay,
+    /// TCP_NODELAY on both sides of every connection (sent in HELLO); the
+    /// original left Nagle's algorithm on.
+    pub nodelay: bool,
     /// Longest wait for a connection, for START, or between two messages.
     pub timeout: Duration,
 }
@@ -180,7 +183,7 @@ fn drive(
         for user in 0..spec.users {
             let s = TcpStream::connect_timeout(&addr, spec.timeout)
                 .with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1))?;
-            s.set_nodelay(true)?;
+            s.set_nodelay(spec.nodelay)?;
             s.set_read_timeout(Some(spec.timeout))?;
             s.set_write_timeout(Some(spec.timeout))?;
             let hello = proto::encoded(&Frame::Hello {
@@ -190,7 +193,7 @@ fn drive(
                 room,
                 user,
                 size: spec.size.max(proto::MIN_MSG as u32),
-                relay: spec.relay.code(),
+                relay: proto::relay_field(spec.relay, spec.nodelay),
             });
             (&s).write_all_ctx(&hello)?;
             let s = Arc::new(s);

@@ -65,6 +65,12 @@ pub fn params() -> Vec<ParamSpec> {
             "each",
             "each: one write per receiver per message, as the original (2003); batched: many messages per write, not the original's workload",
         ),
+        ParamSpec::new(
+            "nodelay",
+            ParamKind::Bool,
+            "false",
+            "TCP_NODELAY on both sides of every connection; false: Nagle's algorithm on, as the original (2003)",
+        ),
         super::server_param("local: start a server on loopback in its own process; or HOST:PORT of a running `kdelta serve chat`"),
     ]
 }
@@ -150,6 +156,7 @@ impl ChatParams {
             size: p.u64("size")? as u32,
             pacing: p.choice("pacing").map_err(bad_param)?,
             relay: p.choice("relay").map_err(bad_param)?,
+            nodelay: p.bool("nodelay").map_err(bad_param)?,
             timeout: Duration::from_secs(30),
         };
         let model = p.choice("server_model").map_err(bad_param)?;
@@ -236,6 +243,7 @@ impl Benchmark for Chat {
         }
         s.extra("elapsed_s", elapsed);
         s.extra("relay", spec.relay.name());
+        s.extra("nodelay", spec.nodelay);
         calls.record(s);
         s.extra("server_model", if remote.is_some() { "remote" } else { model.name() });
         if let Some(kb) = server::peak_kb("self") {

@@ -5,7 +5,7 @@
 //!
 //! | type | name  | direction       | body |
 //! |------|-------|-----------------|------|
-//! | 1    | HELLO | client → server | run u64, rooms u32, users u32, room u32, user u32, size u32, relay u32 (32 bytes, big-endian) |
+//! | 1    | HELLO | client → server | run u64, rooms u32, users u32, room u32, user u32, size u32, relay u32 (32 bytes, big-endian; `relay`: the [`Relay`] code in bits 0-7, bit 8 set for TCP_NODELAY on the connection, see [`relay_field`]) |
 //! | 2    | START | server → client | empty |
 //! | 3    | MSG   | both            | from u32, seq u32, then filler up to the message size (>= 8 bytes) |
 //! | 4    | STATS? | client → server | run u64 |
@@ -83,6 +83,26 @@ impl Relay {
             _ => None,
         }
     }
+}
+
+/// Bit 8 of HELLO's `relay` field: the client asks for TCP_NODELAY on its
+/// connections, and the server sets it on its side of each. Without it both
+/// sides leave Nagle's algorithm on, as the original chat benchmark did.
+const NODELAY_BIT: u32 = 1 << 8;
+
+/// HELLO's `relay` field: how the server relays, and whether both sides set
+/// TCP_NODELAY.
+pub fn relay_field(relay: Relay, nodelay: bool) -> u32 {
+    relay.code() | if nodelay { NODELAY_BIT } else { 0 }
+}
+
+/// The relay and TCP_NODELAY choice of a HELLO's `relay` field; `None` for an
+/// unknown relay code or any other bit set.
+pub fn parse_relay_field(v: u32) -> Option<(Relay, bool)> {
+    if v & !(NODELAY_BIT | 0xff) != 0 {
+        return None;
+    }
+    Some((Relay::from_code(v & 0xff)?, v & NODELAY_BIT != 0))
 }
 
 /// Bytes of a whole MSG frame (length prefix included) of a `size`-byte body.
@@ -379,6 +399,21 @@ mod tests {
             if let Ok(Some((_, n))) = decode(&b) { prop_assert!(n <= b.len()); }
             let mut one = Vec::new();
             let _ = read_frame(&mut &b[..], &mut one);
+        }
+    }
+
+    #[test]
+    fn the_relay_field_carries_relay_and_nodelay() {
+        for r in [Relay::Each, Relay::Batched] {
+            for nd in [false, true] {
+                assert_eq!(parse_relay_field(relay_field(r, nd)), Some((r, nd)));
+            }
+        }
+        // The original's choice (Nagle on, each message relayed) is code 0, so
+        // a HELLO from before the bit existed still means what it meant.
+        assert_eq!(parse_relay_field(0), Some((Relay::Each, false)));
+        for bad in [2, 0x200, 0x1_0000_0000u64 as u32 | 0x400, u32::MAX] {
+            assert_eq!(parse_relay_field(bad), None, "{bad:#x}");
         }
     }
 

@@ -21,6 +21,8 @@ pub struct Shape {
     /// Message body size.
     pub size: u32,
     pub relay: Relay,
+    /// TCP_NODELAY on every connection of the run (HELLO's bit 8).
+    pub nodelay: bool,
 }
 
 struct Run<T> {
@@ -169,7 +171,7 @@ mod tests {
     #[test]
     fn seats_start_relay_and_leave() {
         let mut r: Runs<u32> = Runs::default();
-        let sh = |rooms, users| Shape { rooms, users, size: 100, relay: Relay::Each };
+        let sh = |rooms, users| Shape { rooms, users, size: 100, relay: Relay::Each, nodelay: false };
         assert!(r.hello(7, sh(2, 2), 2, 0, 9).is_err());
         assert!(r.hello(7, sh(70000, 70000), 0, 0, 9).is_err());
         assert!(r.hello(7, Shape { size: 7, ..sh(2, 2) }, 0, 0, 9).is_err(), "message too small");
@@ -177,6 +179,7 @@ mod tests {
         assert!(r.hello(7, sh(2, 2), 0, 0, 11).is_err(), "seat taken");
         assert!(r.hello(7, sh(3, 2), 0, 1, 11).is_err(), "shape differs");
         assert!(r.hello(7, Shape { relay: Relay::Batched, ..sh(2, 2) }, 0, 1, 11).is_err(), "relay differs");
+        assert!(r.hello(7, Shape { nodelay: true, ..sh(2, 2) }, 0, 1, 11).is_err(), "nodelay differs");
         assert!(r.peers(Seat { run: 7, room: 0, user: 0 }).is_none(), "not started");
         assert_eq!(r.hello(7, sh(2, 2), 0, 1, 11), Ok(None));
         assert_eq!(r.hello(7, sh(2, 2), 1, 0, 12), Ok(None));
@@ -195,7 +198,7 @@ mod tests {
     #[test]
     fn runs_are_capped_and_cost_what_arrives() {
         let mut r: Runs<u32> = Runs::new(2);
-        let big = Shape { rooms: 256, users: 256, size: 100, relay: Relay::Each };
+        let big = Shape { rooms: 256, users: 256, size: 100, relay: Relay::Each, nodelay: false };
         assert_eq!(r.hello(1, big, 0, 0, 1), Ok(None));
         assert_eq!(r.hello(2, big, 0, 0, 2), Ok(None));
         let e = r.hello(3, big, 0, 0, 3).unwrap_err();

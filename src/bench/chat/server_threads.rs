@@ -134,7 +134,6 @@ pub fn wait_readable(fd: i32, ms: i32) {
 
 fn start_conn(shared: &Arc<Shared>, s: TcpStream, id: u64, threads: &mut Vec<JoinHandle<()>>) -> Result<()> {
     s.set_nonblocking(false)?;
-    s.set_nodelay(true)?;
     s.set_read_timeout(Some(shared.guard.limits.idle))?;
     s.set_write_timeout(Some(shared.guard.limits.write))?;
     let (tx, rx) = sync_channel::<Out>(QUEUE);
@@ -320,8 +319,10 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
         };
         match (frame, seat) {
             (Frame::Hello { run, rooms, users, room, user, size, relay }, None) => {
-                let relay = Relay::from_code(relay)?;
-                let shape = Shape { rooms, users, size, relay };
+                let (relay, nodelay) = proto::parse_relay_field(relay)?;
+                // Nagle's algorithm stays on unless the run asked (as the original's server).
+                c.sock.set_nodelay(nodelay).ok()?;
+                let shape = Shape { rooms, users, size, relay, nodelay };
                 let got = runs().hello(run, shape, room, user, c.clone());
                 match got {
                     Ok(all) => {

@@ -11,7 +11,7 @@ use std::net::TcpStream;
 const MODELS: [ServerModel; 2] = [ServerModel::Threads, ServerModel::Events];
 
 fn spec(rooms: u32, users: u32, messages: u32, pacing: Pacing) -> ChatSpec {
-    ChatSpec { rooms, users, messages, size: 100, pacing, relay: Relay::Each, timeout: Duration::from_secs(10) }
+    ChatSpec { rooms, users, messages, size: 100, pacing, relay: Relay::Each, nodelay: false, timeout: Duration::from_secs(10) }
 }
 
 #[test]

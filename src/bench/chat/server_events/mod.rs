@@ -155,7 +155,6 @@ impl Server {
                         self.guard.log.say(format_args!("refused {peer}: {} connections open, the limit", self.open));
                         continue;
                     }
-                    let _ = s.set_nodelay(true);
                     let i = self.free.pop().unwrap_or_else(|| {
                         self.conns.push(None);
                         self.conns.len() - 1
@@ -356,8 +355,12 @@ impl Server {
         let seat = self.conns[i].as_ref().and_then(|c| c.seat);
         match (f, seat) {
             (Frame::Hello { run, rooms, users, room, user, size, relay }, None) => {
-                let Some(relay) = Relay::from_code(relay) else { return false };
-                let shape = Shape { rooms, users, size, relay };
+                let Some((relay, nodelay)) = proto::parse_relay_field(relay) else { return false };
+                // Nagle's algorithm stays on unless the run asked (as the original's server).
+                if let Some(c) = self.conns[i].as_ref() {
+                    let _ = c.sock.set_nodelay(nodelay);
+                }
+                let shape = Shape { rooms, users, size, relay, nodelay };
                 match self.runs.hello(run, shape, room, user, i) {
                     Ok(all) => {
                         if let Some(c) = self.conns[i].as_mut() {
