@@ -186,7 +186,8 @@ impl Work for Misc {
                 acc += libc::cfgetispeed(&t) as i64 + libc::cfgetospeed(&t) as i64;
                 acc += clock() as i64;
                 acc += libc::getcwd(b, len).is_null() as i64;
-                acc += libc::getuid() as i64 + libc::geteuid() as i64 + libc::getgid() as i64 + libc::getegid() as i64;
+                let (uid, gid) = (libc::getuid(), libc::getgid());
+                acc += uid as i64 + libc::geteuid() as i64 + gid as i64 + libc::getegid() as i64;
                 acc += libc::getenv(c"PATH".as_ptr()).is_null() as i64;
                 let mut groups = [0 as libc::gid_t; 64];
                 acc += libc::getgroups(64, groups.as_mut_ptr()) as i64;
@@ -196,11 +197,11 @@ impl Work for Misc {
                 let mut res: *mut libc::passwd = std::ptr::null_mut();
                 libc::getpwnam_r(c"root".as_ptr(), &mut pw, b, len, &mut res);
                 acc += res.is_null() as i64;
-                libc::getpwuid_r(libc::getuid(), &mut pw, b, len, &mut res);
+                libc::getpwuid_r(uid, &mut pw, b, len, &mut res);
                 acc += res.is_null() as i64;
                 let mut gr: libc::group = std::mem::zeroed();
                 let mut gres: *mut libc::group = std::ptr::null_mut();
-                libc::getgrgid_r(libc::getgid(), &mut gr, b, len, &mut gres);
+                libc::getgrgid_r(gid, &mut gr, b, len, &mut gres);
                 acc += gres.is_null() as i64;
                 n += 3;
                 let mut t: libc::tms = std::mem::zeroed();
