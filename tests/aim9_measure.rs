@@ -9,6 +9,11 @@
 //!   1 s, 3 samples), calling `run` directly as one worker would; prints each
 //!   figure and the whole suite's wall time (without the harness's worker
 //!   start-up).
+//! - `calls_for_strace`: `AIM9_CALLS` calls of the test `AIM9_TEST` (set-up
+//!   and clean-up included), `AIM9_FILESIZE` bytes (default 256K) for the
+//!   disk tests; run under `strace -f -c` twice with different call counts,
+//!   the difference divided by the difference of calls is the system calls
+//!   of one call (the script is in docs/fidelity.md).
 //! - `cv_of_arithmetic_and_calls`: 5 periods of 1 s for each arithmetic and
 //!   function-call test; prints the coefficient of variation.
 
@@ -76,5 +81,23 @@ fn cv_of_arithmetic_and_calls() {
         let (m, cv) = mean_cv(&v);
         let (mc, cvc) = mean_cv(&c);
         eprintln!("{:<18} mean {:>14.1} {:<16} cv {:>6.2}%   per CPU-second {:>14.1} cv {:>6.2}%", n, m, info.unit, cv, mc, cvc);
+    }
+}
+
+#[test]
+#[ignore]
+fn calls_for_strace() {
+    let (Ok(name), Ok(n)) = (std::env::var("AIM9_TEST"), std::env::var("AIM9_CALLS")) else {
+        eprintln!("set AIM9_TEST and AIM9_CALLS");
+        return;
+    };
+    let n: u64 = n.parse().expect("AIM9_CALLS: a number");
+    let filesize = std::env::var("AIM9_FILESIZE").ok().and_then(|v| v.parse().ok()).unwrap_or(256 << 10);
+    let d = kdelta::bench::aim9::TESTS.iter().find(|d| d.name == format!("aim9.{name}")).expect("no such aim9 test");
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = kdelta::bench::aim9::runner::Ctx { dir: tmp.path().to_path_buf(), filesize: if d.disk { filesize } else { 0 }, sync: false };
+    let mut w = (d.make)(&ctx).unwrap();
+    for _ in 0..n {
+        w.call().unwrap();
     }
 }

@@ -1,30 +1,51 @@
 //! AIM9's arithmetic tests: `add_*`, `mul_*`, `div_*` over double, float,
-//! long (i64), int (i32) and short (i16).
+//! long (i64), int (i32) and short (i16) (add.c, mul.c, div.c).
 //!
-//! One call runs [`ITERS`] iterations of 12 dependent operations on three
-//! variables: the accumulator `x` and two operands `p`, `q` the compiler
-//! cannot see (read through `black_box`). The values stay bounded:
-//! - add: `x += p; x += q` with `q = -p`, so `x` oscillates between x0 and x0+p;
-//! - mul: `x *= p; x *= q` with `p = q = -1`, so `x` oscillates between x0 and -x0;
-//! - div: `x /= p; x /= q` with `p = q = -1`, the same.
+//! One call runs AIM9's loop: its iteration count (for example 5,000,000 for
+//! add_int, 75,000 for div_int) of its 12 operations on three variables `x`,
+//! `a`, `b`, in AIM9's order and with AIM9's starting values (add: x = 0,
+//! a = 3, b = -3, or pi and -pi for double, 3.5 and -3.5 for float; mul:
+//! x = 1, a = pi, b = 1/pi (double), 4 and 1/4 (float), x = 12345678 (1234
+//! for short), a = b = 1 for the integers; div: x = 1, a = 4, b = 1/4 for
+//! the floats, x = 1234578 (1234), a = b = 1 for the integers). The values
+//! stay bounded, as AIM9's comments show.
 //!
 //! Each operation's result goes through [`Opaque::opaque`], an empty inline
 //! `asm!` on x86-64 (no instruction, just "this value may have changed"), so
-//! the optimiser can neither fold the chain (AIM9's `x*1` and `/1` loops are
-//! folded by modern compilers) nor reassociate `x*p*q` into `x*(p*q)`. After
-//! the 12 operations `x` is back at x0, which each call checks.
+//! the optimiser can neither fold the chain (AIM9's `x*1` and `/1` integer
+//! loops are folded by modern compilers) nor reassociate it: a deliberate
+//! difference, kdelta times the operations AIM9 wrote down.
 
 use super::runner::{Ctx, Work};
 use anyhow::{bail, Result};
 use std::hint::black_box;
-use std::ops::{Add, Div, Mul};
 
-/// Loop iterations per call.
-pub const ITERS: u32 = 2000;
 /// Dependent operations per iteration.
 pub const OPS_PER_ITER: u32 = 12;
-/// The factor: thousands of operations per call.
-pub const KOPS: f64 = (ITERS * OPS_PER_ITER) as f64 / 1000.0;
+
+/// AIM9's iteration counts per call.
+pub mod iters {
+    pub const ADD_DOUBLE: u32 = 1_500_000;
+    pub const ADD_FLOAT: u32 = 1_000_000;
+    pub const ADD_LONG: u32 = 5_000_000;
+    pub const ADD_INT: u32 = 5_000_000;
+    pub const ADD_SHORT: u32 = 2_000_000;
+    pub const MUL_DOUBLE: u32 = 1_000_000;
+    pub const MUL_FLOAT: u32 = 1_000_000;
+    pub const MUL_LONG: u32 = 20_000;
+    pub const MUL_INT: u32 = 20_000;
+    pub const MUL_SHORT: u32 = 25_000;
+    pub const DIV_DOUBLE: u32 = 250_000;
+    pub const DIV_FLOAT: u32 = 250_000;
+    pub const DIV_LONG: u32 = 75_000;
+    pub const DIV_INT: u32 = 75_000;
+    pub const DIV_SHORT: u32 = 75_000;
+}
+
+/// The factor of a test running `iters` iterations: thousands of operations.
+pub const fn kops(iters: u32) -> f64 {
+    (iters / 1000 * OPS_PER_ITER) as f64
+}
 
 /// A value the optimiser must treat as unknown after each operation.
 pub trait Opaque: Copy {
@@ -82,89 +103,96 @@ opaque_float!(f32);
 opaque_float!(f64);
 
 /// The types the arithmetic tests run on.
-pub trait Num: Opaque + PartialEq + Add<Output = Self> + Mul<Output = Self> + Div<Output = Self> + std::fmt::Debug {
-    fn from_i16(v: i16) -> Self;
+pub trait Num: Opaque + PartialEq + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> + std::fmt::Debug {
+    fn of(v: f64) -> Self;
+    fn finite(self) -> bool;
 }
 macro_rules! num {
     ($($t:ty)*) => {$(
         impl Num for $t {
-            fn from_i16(v: i16) -> Self {
-                <$t>::from(v)
+            fn of(v: f64) -> Self {
+                v as $t
+            }
+            #[allow(clippy::unnecessary_cast)]
+            fn finite(self) -> bool {
+                (self as f64).is_finite()
             }
         }
     )*};
 }
 num!(i16 i32 i64 f32 f64);
 
+/// AIM9's three loop bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Op {
+    /// add.c, every type.
     Add,
-    Mul,
-    Div,
+    /// mul.c, double and float.
+    MulFloat,
+    /// mul.c, the integers.
+    MulInt,
+    /// div.c, double and float.
+    DivFloat,
+    /// div.c, the integers.
+    DivInt,
 }
 
-macro_rules! step {
-    ($op:expr, $x:ident, $v:ident) => {
-        $x = match $op {
-            Op::Add => $x + $v,
-            Op::Mul => $x * $v,
-            Op::Div => $x / $v,
-        }
-        .opaque()
+/// `dst = dst <op> src`, hidden from the optimiser.
+macro_rules! ops {
+    ($o:tt; $($d:ident $s:ident),*) => {
+        $( $d = ($d $o $s).opaque(); )*
     };
 }
 
-/// `iters` iterations of 12 dependent operations on `x`, alternating
-/// operands `p` and `q`, with `op` a constant in each expansion.
-macro_rules! rounds {
-    ($op:expr, $x:ident, $p:ident, $q:ident, $iters:expr) => {
-        for _ in 0..$iters {
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-            step!($op, $x, $p);
-            step!($op, $x, $q);
-        }
-    };
-}
-
-/// `iters` iterations of 12 dependent operations; returns the final `x`.
+/// `iters` iterations of AIM9's 12 operations for `op`; returns (x, a, b).
 #[inline(never)]
-pub fn chain<T: Num>(op: Op, x0: T, p: T, q: T, iters: u32) -> T {
-    let (mut x, p, q) = (x0, p, q);
-    // `op` is a constant per monomorphised call site after inlining of the
-    // caller's match, but even where it is not, the branch is perfectly
-    // predicted; the loop body below is straight-line code.
+pub fn chain<T: Num>(op: Op, x0: T, a0: T, b0: T, iters: u32) -> (T, T, T) {
+    let (mut x, mut a, mut b) = (x0, a0, b0);
     match op {
-        Op::Add => rounds!(Op::Add, x, p, q, iters),
-        Op::Mul => rounds!(Op::Mul, x, p, q, iters),
-        Op::Div => rounds!(Op::Div, x, p, q, iters),
+        Op::Add => {
+            for _ in 0..iters {
+                ops!(+; x a, a b, a b, b x, b x, x a, x a, a b, a b, b x, b x, x a);
+            }
+        }
+        Op::MulFloat => {
+            for _ in 0..iters {
+                ops!(*; x a, a b, a b, b x, b x, x a, x a, a b, a b, b x, b x, x a);
+            }
+        }
+        Op::MulInt => {
+            for _ in 0..iters {
+                ops!(*; x a, a b, a b, b a, b a, x b, x a, a b, a b, b a, b a, x b);
+            }
+        }
+        Op::DivFloat => {
+            for _ in 0..iters {
+                ops!(/; x a, b x, a b, b a, x b, b x, x a, b x, a b, b a, x b, b x);
+            }
+        }
+        Op::DivInt => {
+            for _ in 0..iters {
+                ops!(/; x a, x b, a b, b a, x a, x b, a b, b a, x a, x b, a b, b a);
+            }
+        }
     }
-    x
+    (x, a, b)
 }
 
 struct Arith<T: Num> {
     op: Op,
-    x0: T,
-    p: T,
-    q: T,
+    init: (T, T, T),
+    iters: u32,
     done: f64,
 }
 
 impl<T: Num> Work for Arith<T> {
     fn call(&mut self) -> Result<()> {
-        let x = chain(self.op, black_box(self.x0), black_box(self.p), black_box(self.q), black_box(ITERS));
-        if x != self.x0 {
-            bail!("arithmetic chain ended at {x:?}, expected {:?}", self.x0);
+        let (x0, a0, b0) = self.init;
+        let (x, a, b) = chain(self.op, black_box(x0), black_box(a0), black_box(b0), black_box(self.iters));
+        if !(x.finite() && a.finite() && b.finite()) {
+            bail!("arithmetic loop ended at {x:?} {a:?} {b:?}");
         }
-        self.done = (ITERS * OPS_PER_ITER) as f64 / 1000.0;
+        self.done = kops(self.iters);
         Ok(())
     }
     fn done(&self) -> f64 {
@@ -172,47 +200,52 @@ impl<T: Num> Work for Arith<T> {
     }
 }
 
-fn make<T: Num + 'static>(op: Op) -> Result<Box<dyn Work>> {
-    let (p, q) = match op {
-        Op::Add => (T::from_i16(3), T::from_i16(-3)),
-        Op::Mul | Op::Div => (T::from_i16(-1), T::from_i16(-1)),
-    };
-    Ok(Box::new(Arith::<T> { op, x0: T::from_i16(7), p, q, done: 0.0 }))
+fn make<T: Num + 'static>(op: Op, init: (f64, f64, f64), iters: u32) -> Result<Box<dyn Work>> {
+    Ok(Box::new(Arith::<T> { op, init: (T::of(init.0), T::of(init.1), T::of(init.2)), iters, done: 0.0 }))
 }
 
+use std::f64::consts::PI;
+
 macro_rules! ctor {
-    ($name:ident, $t:ty, $op:expr) => {
+    ($name:ident, $t:ty, $op:expr, $init:expr, $iters:expr) => {
         pub fn $name(_c: &Ctx) -> Result<Box<dyn Work>> {
-            make::<$t>($op)
+            make::<$t>($op, $init, $iters)
         }
     };
 }
-ctor!(add_double, f64, Op::Add);
-ctor!(add_float, f32, Op::Add);
-ctor!(add_long, i64, Op::Add);
-ctor!(add_int, i32, Op::Add);
-ctor!(add_short, i16, Op::Add);
-ctor!(mul_double, f64, Op::Mul);
-ctor!(mul_float, f32, Op::Mul);
-ctor!(mul_long, i64, Op::Mul);
-ctor!(mul_int, i32, Op::Mul);
-ctor!(mul_short, i16, Op::Mul);
-ctor!(div_double, f64, Op::Div);
-ctor!(div_float, f32, Op::Div);
-ctor!(div_long, i64, Op::Div);
-ctor!(div_int, i32, Op::Div);
-ctor!(div_short, i16, Op::Div);
+ctor!(add_double, f64, Op::Add, (0.0, PI, -PI), iters::ADD_DOUBLE);
+ctor!(add_float, f32, Op::Add, (0.0, 3.5, -3.5), iters::ADD_FLOAT);
+ctor!(add_long, i64, Op::Add, (0.0, 3.0, -3.0), iters::ADD_LONG);
+ctor!(add_int, i32, Op::Add, (0.0, 3.0, -3.0), iters::ADD_INT);
+ctor!(add_short, i16, Op::Add, (0.0, 3.0, -3.0), iters::ADD_SHORT);
+ctor!(mul_double, f64, Op::MulFloat, (1.0, PI, 1.0 / PI), iters::MUL_DOUBLE);
+ctor!(mul_float, f32, Op::MulFloat, (1.0, 4.0, 0.25), iters::MUL_FLOAT);
+ctor!(mul_long, i64, Op::MulInt, (12345678.0, 1.0, 1.0), iters::MUL_LONG);
+ctor!(mul_int, i32, Op::MulInt, (12345678.0, 1.0, 1.0), iters::MUL_INT);
+ctor!(mul_short, i16, Op::MulInt, (1234.0, 1.0, 1.0), iters::MUL_SHORT);
+ctor!(div_double, f64, Op::DivFloat, (1.0, 4.0, 0.25), iters::DIV_DOUBLE);
+ctor!(div_float, f32, Op::DivFloat, (1.0, 4.0, 0.25), iters::DIV_FLOAT);
+ctor!(div_long, i64, Op::DivInt, (1234578.0, 1.0, 1.0), iters::DIV_LONG);
+ctor!(div_int, i32, Op::DivInt, (1234578.0, 1.0, 1.0), iters::DIV_INT);
+ctor!(div_short, i16, Op::DivInt, (1234.0, 1.0, 1.0), iters::DIV_SHORT);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn chains_return_to_start() {
-        assert_eq!(chain(Op::Add, 7i16, 3, -3, 5), 7);
-        assert_eq!(chain(Op::Mul, 7i64, -1, -1, 5), 7);
-        assert_eq!(chain(Op::Div, 7.0f64, -1.0, -1.0, 5), 7.0);
-        assert_eq!(chain(Op::Add, 7.0f32, 3.0, -3.0, 1), 7.0);
-        assert!((KOPS - 24.0).abs() < 1e-12);
+    fn loops_keep_aim9s_values() {
+        // add: back to (0, 3, -3) after every iteration.
+        assert_eq!(chain(Op::Add, 0i16, 3, -3, 5), (0, 3, -3));
+        assert_eq!(chain(Op::Add, 0i64, 3, -3, 1), (0, 3, -3));
+        // The integer mul and div loops keep x with a = b = 1.
+        assert_eq!(chain(Op::MulInt, 12345678i32, 1, 1, 3), (12345678, 1, 1));
+        assert_eq!(chain(Op::DivInt, 1234578i64, 1, 1, 3), (1234578, 1, 1));
+        let (x, a, b) = chain(Op::MulFloat, 1.0f64, PI, 1.0 / PI, 1000);
+        assert!(x.is_finite() && a.is_finite() && b.is_finite() && x.abs() < 1e3);
+        let (x, a, b) = chain(Op::DivFloat, 1.0f32, 4.0, 0.25, 1000);
+        assert!(x.is_finite() && a.is_finite() && b.is_finite());
+        assert_eq!(kops(iters::ADD_INT), 60_000.0);
+        assert_eq!(kops(iters::DIV_INT), 900.0);
     }
 }

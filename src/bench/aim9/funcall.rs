@@ -1,28 +1,52 @@
-//! AIM9's function-call tests: `fun_cal`, `fun_cal1`, `fun_cal2`, `fun_cal15`.
+//! AIM9's function-call tests: `fun_cal`, `fun_cal1`, `fun_cal2`,
+//! `fun_cal15` (fun.c and funcal.c).
 //!
-//! One call makes [`CALLS`] indirect calls through a function pointer the
-//! optimiser cannot see through (`black_box`) to a `#[inline(never)]` callee
-//! taking 0, 1, 2 or 15 `i64` arguments, like AIM9's empty functions. The
-//! arguments vary with the loop index so each call really passes them.
+//! One call makes [`CALLS`] indirect calls (AIM9: 1000 x 512) through a
+//! function pointer the optimiser cannot see through (`black_box`) to a
+//! `#[inline(never)]` callee taking 0, 1, 2 or 15 `i32` arguments. Like
+//! AIM9's callees, each adds to a global counter: fcal0 adds a global input
+//! value, fcal1 its argument, fcal2 the sum of its two, fcal15 the sum of
+//! its 8th and 15th. The counter is an atomic read and written with relaxed
+//! loads and stores (plain moves, no locked instruction), as AIM9's
+//! `*p_fcount += ...` is a plain read-modify-write.
 
 use super::runner::{Ctx, Work};
 use anyhow::Result;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Indirect calls per test call.
-pub const CALLS: u32 = 1000;
+/// Indirect calls per test call (AIM9's factor 512000).
+pub const CALLS: u32 = 512_000;
+
+static FCOUNT: AtomicI32 = AtomicI32::new(0);
+static INPUT: AtomicI32 = AtomicI32::new(1);
+
+#[inline(always)]
+fn bump(v: i32) -> i32 {
+    let c = FCOUNT.load(Ordering::Relaxed).wrapping_add(v);
+    FCOUNT.store(c, Ordering::Relaxed);
+    c
+}
 
 #[inline(never)]
-extern "C" fn f0() {}
+extern "C" fn f0() -> i32 {
+    bump(INPUT.load(Ordering::Relaxed))
+}
 #[inline(never)]
-extern "C" fn f1(_a: i64) {}
+extern "C" fn f1(a: i32) -> i32 {
+    bump(a)
+}
 #[inline(never)]
-extern "C" fn f2(_a: i64, _b: i64) {}
+extern "C" fn f2(a: i32, b: i32) -> i32 {
+    bump(a.wrapping_add(b))
+}
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-extern "C" fn f15(_a: i64, _b: i64, _c: i64, _d: i64, _e: i64, _f: i64, _g: i64, _h: i64, _i: i64, _j: i64, _k: i64, _l: i64, _m: i64, _n: i64, _o: i64) {}
+extern "C" fn f15(_a: i32, _b: i32, _c: i32, _d: i32, _e: i32, _f: i32, _g: i32, h: i32, _i: i32, _j: i32, _k: i32, _l: i32, _m: i32, _n: i32, o: i32) -> i32 {
+    bump(h.wrapping_add(o))
+}
 
-type F15 = extern "C" fn(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64);
+type F15 = extern "C" fn(i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32) -> i32;
 
 #[derive(Clone, Copy)]
 enum Arity {
@@ -37,37 +61,66 @@ struct FunCal {
     done: f64,
 }
 
-/// `n` calls through the pointer; returns how many were made.
+/// AIM9's loops: 1000 x 32 x 16 calls (0, 1, 2 arguments; the arguments
+/// are the loop counters) or 1000 x 512 calls (15 arguments, all the inner
+/// counter); returns how many were made.
 #[inline(never)]
-fn calls(arity: Arity, n: u32) -> u32 {
+fn calls(arity: Arity) -> u32 {
     let mut made = 0;
+    let outer = black_box(1000i32);
+    macro_rules! sixteen {
+        ($e:expr) => {{
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            $e;
+            made += 16;
+        }};
+    }
     match arity {
         Arity::A0 => {
-            let f = black_box(f0 as extern "C" fn());
-            for _ in 0..n {
-                f();
-                made += 1;
+            let f = black_box(f0 as extern "C" fn() -> i32);
+            for _ in 0..outer {
+                for _ in 0..32 {
+                    sixteen!(f());
+                }
             }
         }
         Arity::A1 => {
-            let f = black_box(f1 as extern "C" fn(i64));
-            for i in 0..n as i64 {
-                f(i);
-                made += 1;
+            let f = black_box(f1 as extern "C" fn(i32) -> i32);
+            for n in (0..outer).rev() {
+                for _ in 0..32 {
+                    sixteen!(f(n));
+                }
             }
         }
         Arity::A2 => {
-            let f = black_box(f2 as extern "C" fn(i64, i64));
-            for i in 0..n as i64 {
-                f(i, i + 1);
-                made += 1;
+            let f = black_box(f2 as extern "C" fn(i32, i32) -> i32);
+            for n in (0..outer).rev() {
+                for i in (0..32).rev() {
+                    sixteen!(f(n, i));
+                }
             }
         }
         Arity::A15 => {
             let f = black_box(f15 as F15);
-            for i in 0..n as i64 {
-                f(i, i + 1, i + 2, i + 3, i + 4, i + 5, i + 6, i + 7, i + 8, i + 9, i + 10, i + 11, i + 12, i + 13, i + 14);
-                made += 1;
+            for _ in 0..outer {
+                for i in (0..512).rev() {
+                    f(i, i, i, i, i, i, i, i, i, i, i, i, i, i, i);
+                    made += 1;
+                }
             }
         }
     }
@@ -76,7 +129,7 @@ fn calls(arity: Arity, n: u32) -> u32 {
 
 impl Work for FunCal {
     fn call(&mut self) -> Result<()> {
-        let made = calls(self.arity, black_box(CALLS));
+        let made = calls(self.arity);
         self.done = black_box(made) as f64;
         Ok(())
     }

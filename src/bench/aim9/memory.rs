@@ -1,23 +1,27 @@
-//! AIM9's memory tests: `page_test`, `brk_test`, `ram_copy`, `shared_memory`.
+//! AIM9's memory tests: `page_test`, `brk_test` (creat-clo.c), `ram_copy`
+//! (ram.c), `shared_memory` (pipe_test.c).
 //!
 //! page_test / brk_test move the program break with the raw `brk` system
-//! call: one call grows it [`PAGES`] times by 4 KB (page_test writes a byte
-//! to each new page, so each grow step also faults a fresh zeroed page in),
-//! then shrinks it back 4 KB at a time to where it started: 64 brk calls.
-//! The C allocator (glibc malloc, which Rust's allocator uses) also moves the
+//! call, as AIM9's sbrk calls do: one call raises the break by 1 MB, then
+//! [`PAGE_ROUNDS`] (page_test) or [`BRK_ROUNDS`] (brk_test) times lowers it
+//! by 64 KB and raises it back 4 KB at a time (page_test writes every 128th
+//! byte of each new page, so each step also faults a fresh zeroed page in),
+//! and finally puts the break back: 17 brk calls a round plus 2. The C
+//! allocator (glibc malloc, which Rust's allocator uses) also moves the
 //! break, and would be corrupted if it allocated while ours is moved, so the
 //! whole timed period runs in a forked child that calls nothing but `brk`,
 //! `clock_gettime`, `write` and `_exit`; the break is always put back where
 //! it was, and the child's address space vanishes with it anyway.
 //!
-//! ram_copy counts bytes: memcpy of 1 B .. 8 KB (powers of two) at source
-//! and destination misalignments 0..7.
+//! ram_copy: AIM9's 64 memcpy calls per call, sizes from its table (1 B to
+//! 8 KB, 25020 bytes in all) at source offsets n % 8 and destination offsets
+//! (n / 8) % 8; the factor counts bytes.
 //!
-//! shared_memory: a System V shared memory segment and semaphore, created
-//! private; the segment is marked for removal as soon as it is attached (so
-//! the kernel removes it even if the worker is killed), the semaphore is
-//! removed when the test is dropped, on success or error. A worker killed
-//! by the harness's timeout can leave the semaphore set behind (`ipcs -s`).
+//! shared_memory: each call creates a System V shared memory segment (2 KB)
+//! and a semaphore, attaches the segment, sets the semaphore to 1, makes 100
+//! rounds of (lock, copy in, unlock, lock, copy out, unlock) with sizes from
+//! AIM9's message table, then detaches and removes both, as AIM9 does. The
+//! keys are private (AIM9 used its pid, one getpid each).
 
 use super::runner::{Ctx, Work};
 use anyhow::{bail, Result};
@@ -26,11 +30,14 @@ use std::time::Duration;
 
 // ---------------------------------------------------------------- brk
 
-/// Grow steps (and shrink steps) per call.
-pub const PAGES: usize = 32;
-/// brk calls per call.
-pub const BRK_CALLS: usize = 2 * PAGES;
+/// Rounds per page_test call (AIM9's argument "100").
+pub const PAGE_ROUNDS: u64 = 100;
+/// Rounds per brk_test call (AIM9's argument "1000").
+pub const BRK_ROUNDS: u64 = 1000;
+/// brk calls a round counts: one 64 KB drop and 16 4 KB raises.
+pub const BRK_PER_ROUND: u64 = 17;
 const STEP: usize = 4096;
+const RAISE: usize = 1 << 20;
 
 fn now_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -44,29 +51,47 @@ fn brk(addr: usize) -> usize {
     unsafe { libc::syscall(libc::SYS_brk, addr) as usize }
 }
 
+/// One AIM9 call: raise 1 MB, `rounds` x (drop 64 KB, 16 x raise 4 KB),
+/// back to `base`. False if the kernel refused a move.
+fn brk_call(base: usize, rounds: u64, touch: bool) -> bool {
+    let mut top = base + RAISE;
+    if brk(top) != top {
+        brk(base);
+        return false;
+    }
+    for _ in 0..rounds {
+        top -= 16 * STEP;
+        if brk(top) != top {
+            brk(base);
+            return false;
+        }
+        for _ in 0..16 {
+            let page = top;
+            top += STEP;
+            if brk(top) != top {
+                brk(base);
+                return false;
+            }
+            if touch {
+                for off in (0..STEP).step_by(128) {
+                    // SAFETY: [page, top) lies below the break just set, so
+                    // it is mapped and writable.
+                    unsafe { std::ptr::write_volatile((page + off) as *mut u8, b' ') };
+                }
+            }
+        }
+    }
+    brk(base) == base
+}
+
 /// The timed loop, run in the forked child: [calls, elapsed ns, error code].
-fn brk_loop(touch: bool, period_ns: u64) -> [u64; 3] {
+fn brk_loop(touch: bool, rounds: u64, period_ns: u64) -> [u64; 3] {
     let start = now_ns();
     let base = brk(0);
     let mut calls = 0u64;
     loop {
-        for i in 1..=PAGES {
-            let want = base + i * STEP;
-            if brk(want) != want {
-                brk(base);
-                return [calls, now_ns() - start, 1];
-            }
-            if touch {
-                // SAFETY: [base, want) lies below the break we just set, so
-                // the page holding want - STEP is mapped and writable.
-                unsafe { std::ptr::write_volatile((want - STEP) as *mut u8, 1) };
-            }
-        }
-        for i in (0..PAGES).rev() {
-            let want = base + i * STEP;
-            if brk(want) != want {
-                return [calls, now_ns() - start, 2];
-            }
+        if !brk_call(base, rounds, touch) {
+            return [calls, now_ns() - start, 1];
         }
         calls += 1;
         let t = now_ns() - start;
@@ -78,7 +103,8 @@ fn brk_loop(touch: bool, period_ns: u64) -> [u64; 3] {
 
 struct Brk {
     touch: bool,
-    count: usize,
+    rounds: u64,
+    count: u64,
 }
 
 impl Brk {
@@ -89,12 +115,12 @@ impl Brk {
             bail!("pipe: {}", std::io::Error::last_os_error());
         }
         let period_ns = period.as_nanos().min(u64::MAX as u128) as u64;
-        let (touch, wfd) = (self.touch, fds[1]);
+        let (touch, rounds, wfd) = (self.touch, self.rounds, fds[1]);
         // SAFETY: the child calls only brk, clock_gettime and write (no
         // allocation, no locks), so it is safe with threads.
         let forked = unsafe {
             crate::child::fork(|| {
-                let r = brk_loop(touch, period_ns);
+                let r = brk_loop(touch, rounds, period_ns);
                 libc::write(wfd, r.as_ptr().cast(), 24);
                 0
             })
@@ -129,12 +155,10 @@ impl Brk {
         if got < 24 || status.code().is_none() {
             bail!("the brk child died (wait status {:#x})", std::os::unix::process::ExitStatusExt::into_raw(status));
         }
-        match out[2] {
-            0 => {}
-            1 => bail!("brk could not grow the break by 4 KB"),
-            _ => bail!("brk could not shrink the break back"),
+        if out[2] != 0 {
+            bail!("the kernel refused to move the break");
         }
-        self.count = BRK_CALLS;
+        self.count = self.rounds * BRK_PER_ROUND;
         Ok((out[0], Duration::from_nanos(out[1])))
     }
 }
@@ -152,17 +176,23 @@ impl Work for Brk {
 }
 
 pub fn page_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Brk { touch: true, count: 0 }))
+    Ok(Box::new(Brk { touch: true, rounds: PAGE_ROUNDS, count: 0 }))
 }
 pub fn brk_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Brk { touch: false, count: 0 }))
+    Ok(Box::new(Brk { touch: false, rounds: BRK_ROUNDS, count: 0 }))
 }
 
 // ---------------------------------------------------------------- ram_copy
 
-const SIZES: usize = 14;
-/// Bytes per call: 8 misalignments x (1 + 2 + ... + 8192).
-pub const COPY_BYTES: usize = 8 * ((1 << SIZES) - 1);
+/// AIM9's copy sizes (ram.c); one call uses the first [`COPIES`].
+const RAM_SIZES: [usize; 90] = [
+    1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 127, 256, 1001, 1200, 1492, 1500, 1024, 2048, 3172, 4096, 8192, 512, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7,
+    7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7,
+];
+/// memcpy calls per call (AIM9's argument "64").
+pub const COPIES: usize = 64;
+/// Bytes per call: the first 64 sizes of the table.
+pub const COPY_BYTES: usize = 25_020;
 
 struct Copy {
     src: Vec<u8>,
@@ -173,14 +203,14 @@ struct Copy {
 impl Work for Copy {
     fn call(&mut self) -> Result<()> {
         let mut bytes = 0;
-        for k in 0..SIZES {
-            let sz = 1usize << k;
-            for mis in 0..8 {
-                let s = &black_box(&self.src)[mis..mis + sz];
-                self.dst[mis..mis + sz].copy_from_slice(s);
-                bytes += sz;
-            }
+        for (n, &sz) in RAM_SIZES[..COPIES].iter().enumerate() {
+            let (so, d) = ((n / 8) % 8, n % 8);
+            let s = &black_box(&self.src)[so..so + sz];
+            // SAFETY: both ranges lie inside their buffers (8 KB + 8 bytes);
+            // copy_nonoverlapping is memcpy, as AIM9 calls.
+            unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), self.dst.as_mut_ptr().add(d), sz) };
             black_box(&mut self.dst);
+            bytes += sz;
         }
         self.count = bytes;
         Ok(())
@@ -191,26 +221,33 @@ impl Work for Copy {
 }
 
 pub fn ram_copy(_c: &Ctx) -> Result<Box<dyn Work>> {
-    let len = (1 << (SIZES - 1)) + 8;
+    let len = 8192 + 8;
     Ok(Box::new(Copy { src: (0..len).map(|i| i as u8).collect(), dst: vec![0; len], count: 0 }))
 }
 
 // ---------------------------------------------------------------- shared_memory
 
 /// Lock/copy-in/unlock/lock/copy-out/unlock rounds per call.
-pub const SHM_OPS: usize = 10;
-const SHM_BYTES: usize = 1024;
+pub const SHM_OPS: usize = 100;
+/// The segment's size (AIM9's MAXBLK).
+const SHM_BYTES: usize = 2048;
 
 struct Shm {
-    shmid: i32,
-    addr: *mut u8,
-    semid: i32,
     inbuf: Vec<u8>,
     outbuf: Vec<u8>,
+    /// Position in the message size table, kept across calls as AIM9 does.
+    next: usize,
     count: usize,
 }
 
-impl Shm {
+/// One call's IPC objects, removed on drop (error paths included).
+struct ShmObjs {
+    shmid: i32,
+    addr: *mut u8,
+    semid: i32,
+}
+
+impl ShmObjs {
     fn sem(&self, op: i16) -> Result<()> {
         let mut b = libc::sembuf { sem_num: 0, sem_op: op, sem_flg: 0 };
         loop {
@@ -226,36 +263,10 @@ impl Shm {
     }
 }
 
-impl Work for Shm {
-    fn call(&mut self) -> Result<()> {
-        let mut n = 0;
-        for i in 0..SHM_OPS {
-            self.inbuf[0] = i as u8;
-            self.sem(-1)?;
-            // SAFETY: addr is an attached segment of at least SHM_BYTES.
-            unsafe { std::ptr::copy_nonoverlapping(self.inbuf.as_ptr(), self.addr, SHM_BYTES) };
-            self.sem(1)?;
-            self.sem(-1)?;
-            // SAFETY: as above, copying out of the segment.
-            unsafe { std::ptr::copy_nonoverlapping(self.addr, self.outbuf.as_mut_ptr(), SHM_BYTES) };
-            self.sem(1)?;
-            if self.outbuf[0] != i as u8 {
-                bail!("shared memory copy-out did not match the copy-in");
-            }
-            n += 1;
-        }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
-    }
-}
-
-impl Drop for Shm {
+impl Drop for ShmObjs {
     fn drop(&mut self) {
-        // SAFETY: detach our attachment and remove our semaphore set; both
-        // were created by this test (IPC_PRIVATE) and are used by nobody else.
+        // SAFETY: detach our attachment, remove our segment and semaphore
+        // set; all were created by this call (IPC_PRIVATE).
         unsafe {
             if !self.addr.is_null() {
                 libc::shmdt(self.addr.cast());
@@ -270,30 +281,56 @@ impl Drop for Shm {
     }
 }
 
-pub fn shared_memory(_c: &Ctx) -> Result<Box<dyn Work>> {
-    let mut s = Shm { shmid: -1, addr: std::ptr::null_mut(), semid: -1, inbuf: vec![7; SHM_BYTES], outbuf: vec![0; SHM_BYTES], count: 0 };
-    // SAFETY: System V IPC calls on objects we create; `s` owns them from the
-    // moment they exist, so an early return removes them in Drop.
-    unsafe {
-        s.shmid = libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | 0o600);
-        if s.shmid < 0 {
-            bail!("shmget: {}", std::io::Error::last_os_error());
+impl Work for Shm {
+    fn call(&mut self) -> Result<()> {
+        let mut o = ShmObjs { shmid: -1, addr: std::ptr::null_mut(), semid: -1 };
+        // SAFETY: System V IPC calls on objects we create; `o` owns them
+        // from the moment they exist, so an early return removes them.
+        unsafe {
+            o.shmid = libc::shmget(libc::IPC_PRIVATE, SHM_BYTES, libc::IPC_CREAT | 0o600);
+            if o.shmid < 0 {
+                bail!("shmget: {}", std::io::Error::last_os_error());
+            }
+            o.semid = libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600);
+            if o.semid < 0 {
+                bail!("semget: {}", std::io::Error::last_os_error());
+            }
+            let a = libc::shmat(o.shmid, std::ptr::null(), 0);
+            if a as isize == -1 {
+                bail!("shmat: {}", std::io::Error::last_os_error());
+            }
+            o.addr = a.cast();
+            if libc::semctl(o.semid, 0, libc::SETVAL, 1) != 0 {
+                bail!("semctl SETVAL: {}", std::io::Error::last_os_error());
+            }
         }
-        let a = libc::shmat(s.shmid, std::ptr::null(), 0);
-        if a as isize == -1 {
-            bail!("shmat: {}", std::io::Error::last_os_error());
+        let mut n = 0;
+        for i in 0..SHM_OPS {
+            let sz = super::ipc::SIZES[self.next % super::ipc::SIZES.len()];
+            self.next += 1;
+            self.inbuf[0] = i as u8;
+            o.sem(-1)?;
+            // SAFETY: addr is an attached segment of SHM_BYTES >= sz.
+            unsafe { std::ptr::copy_nonoverlapping(self.inbuf.as_ptr(), o.addr, sz) };
+            o.sem(1)?;
+            o.sem(-1)?;
+            // SAFETY: as above, copying out of the segment.
+            unsafe { std::ptr::copy_nonoverlapping(o.addr, self.outbuf.as_mut_ptr(), sz) };
+            o.sem(1)?;
+            if self.outbuf[0] != i as u8 {
+                bail!("shared memory copy-out did not match the copy-in");
+            }
+            n += 1;
         }
-        s.addr = a.cast();
-        // Removed by the kernel at the last detach, even if we are killed.
-        libc::shmctl(s.shmid, libc::IPC_RMID, std::ptr::null_mut());
-        s.shmid = -1;
-        s.semid = libc::semget(libc::IPC_PRIVATE, 1, libc::IPC_CREAT | 0o600);
-        if s.semid < 0 {
-            bail!("semget: {}", std::io::Error::last_os_error());
-        }
-        if libc::semctl(s.semid, 0, libc::SETVAL, 1) != 0 {
-            bail!("semctl SETVAL: {}", std::io::Error::last_os_error());
-        }
+        drop(o);
+        self.count = n;
+        Ok(())
     }
-    Ok(Box::new(s))
+    fn done(&self) -> f64 {
+        self.count as f64
+    }
+}
+
+pub fn shared_memory(_c: &Ctx) -> Result<Box<dyn Work>> {
+    Ok(Box::new(Shm { inbuf: vec![7; SHM_BYTES], outbuf: vec![0; SHM_BYTES], next: 0, count: 0 }))
 }

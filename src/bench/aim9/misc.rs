@@ -1,19 +1,25 @@
-//! AIM9's `jmp_test`, `signal_test` and `misc_rtns_1`.
+//! AIM9's `jmp_test`, `signal_test` (creat-clo.c) and `misc_rtns_1`
+//! (num_fcns.c).
 //!
-//! jmp_test: AIM9 does setjmp, recurses 10 frames and longjmps back. Rust
-//! has no sound setjmp/longjmp (jumping over Rust frames skips their drops
-//! and is undefined behaviour for the compiler), so the non-local goto here
-//! is Rust's own: `resume_unwind` at the bottom of a 10-frame recursion,
-//! caught by `catch_unwind` at the top. It does what longjmp does (leave
-//! many frames at once, back to a saved point) but walks the unwind tables,
-//! so it costs far more than a longjmp: compare it only with itself.
-//! `resume_unwind` does not run the panic hook, so nothing is printed.
+//! jmp_test: AIM9 does, 1000 times per call, a setjmp, a 10-frame recursion
+//! and a longjmp back. Rust has no sound setjmp/longjmp (jumping over Rust
+//! frames skips their drops and is undefined behaviour for the compiler), so
+//! the non-local goto here is Rust's own: `resume_unwind` at the bottom of a
+//! 10-frame recursion, caught by `catch_unwind` at the top, 1000 times per
+//! call. It does what longjmp does (leave many frames at once, back to a
+//! saved point) but walks the unwind tables, so it costs far more than a
+//! longjmp: compare it only with itself. `resume_unwind` does not run the
+//! panic hook, so nothing is printed.
 //!
-//! signal_test: a SIGUSR1 handler counting in an atomic (AIM9's counter was
-//! a plain int, which gcc 12 keeps in a register: the test hung); each call
-//! raises the signal [`SIGNALS`] times and checks the count.
+//! signal_test: as AIM9, each call installs a SIGUSR2 handler, then sends
+//! SIGUSR2 to its own pid with `kill` until the handler has counted 1000;
+//! the handler re-installs itself each time (AIM9's System V `signal`
+//! idiom), so each signal costs kill + rt_sigaction + rt_sigreturn. The
+//! count is an atomic (AIM9's was a plain int, which gcc 12 keeps in a
+//! register: the loop never ends; our AIM9 build for the comparison made it
+//! volatile).
 //!
-//! misc_rtns_1: one loop of 20 identity and environment calls.
+//! misc_rtns_1: 10 rounds of AIM9's list of identity and environment calls.
 
 use super::runner::{Ctx, Work};
 use anyhow::{bail, Result};
@@ -37,19 +43,24 @@ fn dive(depth: u32) -> u32 {
     black_box(r + 1)
 }
 
+/// Non-local gotos per call.
+pub const JUMPS: usize = 1000;
+
 struct Jmp {
     count: usize,
 }
 
 impl Work for Jmp {
     fn call(&mut self) -> Result<()> {
-        let r = std::panic::catch_unwind(|| dive(black_box(FRAMES)));
-        match r {
-            Err(p) if p.is::<Goto>() => {}
-            Err(_) => bail!("jmp_test caught a real panic"),
-            Ok(_) => bail!("jmp_test recursion returned without the jump"),
+        for _ in 0..JUMPS {
+            let r = std::panic::catch_unwind(|| dive(black_box(FRAMES)));
+            match r {
+                Err(p) if p.is::<Goto>() => {}
+                Err(_) => bail!("jmp_test caught a real panic"),
+                Ok(_) => bail!("jmp_test recursion returned without the jump"),
+            }
         }
-        self.count = 1;
+        self.count = JUMPS;
         Ok(())
     }
     fn done(&self) -> f64 {
@@ -63,12 +74,29 @@ pub fn jmp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
 
 // ---------------------------------------------------------------- signal_test
 
-/// Signals raised and caught per call.
-pub const SIGNALS: u64 = 100;
+/// Signals sent and caught per call.
+pub const SIGNALS: u64 = 1000;
+/// The signal AIM9 uses.
+const SIG: libc::c_int = libc::SIGUSR2;
 
 static CAUGHT: AtomicU64 = AtomicU64::new(0);
 
-extern "C" fn on_usr1(_sig: libc::c_int) {
+/// Install `on_signal` for SIG; the previous action into `old` if given.
+fn install(old: *mut libc::sigaction) -> libc::c_int {
+    // SAFETY: a zeroed sigaction with our handler and an empty mask; the
+    // handler only touches an atomic and calls sigaction, both
+    // async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(SIG, &sa, old)
+    }
+}
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    install(std::ptr::null_mut());
     CAUGHT.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -80,17 +108,18 @@ struct Signal {
 impl Work for Signal {
     fn call(&mut self) -> Result<()> {
         let before = CAUGHT.load(Ordering::Relaxed);
-        for _ in 0..SIGNALS {
-            // SAFETY: raise on a signal whose handler we installed.
-            if unsafe { libc::raise(libc::SIGUSR1) } != 0 {
-                bail!("raise(SIGUSR1): {}", std::io::Error::last_os_error());
+        if install(std::ptr::null_mut()) != 0 {
+            bail!("sigaction(SIGUSR2): {}", std::io::Error::last_os_error());
+        }
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        while CAUGHT.load(Ordering::Relaxed) - before < SIGNALS {
+            // SAFETY: kill of our own pid with a signal whose handler we installed.
+            if unsafe { libc::kill(me, SIG) } != 0 {
+                bail!("kill(SIGUSR2): {}", std::io::Error::last_os_error());
             }
         }
-        let got = CAUGHT.load(Ordering::Relaxed) - before;
-        if got < SIGNALS {
-            bail!("raised {SIGNALS} signals, the handler caught {got}");
-        }
-        self.count = SIGNALS.min(got);
+        self.count = SIGNALS;
         Ok(())
     }
     fn done(&self) -> f64 {
@@ -101,27 +130,22 @@ impl Work for Signal {
 impl Drop for Signal {
     fn drop(&mut self) {
         // SAFETY: restores the action saved when the test was set up.
-        unsafe { libc::sigaction(libc::SIGUSR1, &self.old, std::ptr::null_mut()) };
+        unsafe { libc::sigaction(SIG, &self.old, std::ptr::null_mut()) };
     }
 }
 
 pub fn signal_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    // SAFETY: a zeroed sigaction is a valid "default" value; the handler only
-    // touches an atomic (async-signal-safe); the old action is saved and put
-    // back on drop.
+    // SAFETY: a zeroed sigaction is a valid out-buffer; the old action is put
+    // back on drop; the signal mask changed is this thread's.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_usr1 as extern "C" fn(libc::c_int) as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        sa.sa_flags = libc::SA_RESTART;
         let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(libc::SIGUSR1, &sa, &mut old) != 0 {
-            bail!("sigaction(SIGUSR1): {}", std::io::Error::last_os_error());
+        if install(&mut old) != 0 {
+            bail!("sigaction(SIGUSR2): {}", std::io::Error::last_os_error());
         }
-        // Make sure it is not blocked in this thread.
+        // kill targets the process: make sure this thread can take it.
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGUSR1);
+        libc::sigaddset(&mut set, SIG);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         Ok(Box::new(Signal { old, count: 0 }))
     }
@@ -129,8 +153,18 @@ pub fn signal_test(_c: &Ctx) -> Result<Box<dyn Work>> {
 
 // ---------------------------------------------------------------- misc_rtns_1
 
-/// Calls in one auxiliary loop.
-pub const MISC_CALLS: usize = 20;
+unsafe extern "C" {
+    /// The C library's clock(3) (the libc crate does not declare it).
+    fn clock() -> libc::clock_t;
+}
+
+/// Rounds of the list per call (AIM9's argument).
+pub const MISC_ROUNDS: usize = 10;
+/// Calls in one round of AIM9's list (cfgetispeed and cfgetospeed, clock,
+/// getcwd, 4 ids, getenv, getgroups, getpid, getpgrp, getppid, getpwnam,
+/// getpwuid, getgrgid, times, isatty, ttyname, uname); AIM9's ctermid, which
+/// only returns "/dev/tty", is left out.
+pub const MISC_CALLS: usize = 21;
 
 struct Misc {
     buf: Vec<u8>,
@@ -142,49 +176,46 @@ impl Work for Misc {
     fn call(&mut self) -> Result<()> {
         let mut n = 0usize;
         let mut acc: i64 = 0;
-        // SAFETY: identity and environment calls with valid out-buffers
-        // (zeroed structs, a byte buffer of the stated length).
-        unsafe {
-            acc += libc::getpid() as i64;
-            acc += libc::getppid() as i64;
-            acc += libc::getuid() as i64;
-            acc += libc::geteuid() as i64;
-            acc += libc::getgid() as i64;
-            acc += libc::getegid() as i64;
-            acc += libc::getpgrp() as i64;
-            acc += libc::getsid(0) as i64;
-            n += 8;
-            if !libc::getcwd(self.buf.as_mut_ptr().cast(), self.buf.len()).is_null() {
-                acc += 1;
+        let (b, len) = (self.buf.as_mut_ptr().cast::<libc::c_char>(), self.buf.len());
+        for _ in 0..MISC_ROUNDS {
+            n = 0;
+            // SAFETY: identity and environment calls with valid out-buffers
+            // (zeroed structs, a byte buffer of the stated length).
+            unsafe {
+                let t: libc::termios = std::mem::zeroed();
+                acc += libc::cfgetispeed(&t) as i64 + libc::cfgetospeed(&t) as i64;
+                acc += clock() as i64;
+                acc += libc::getcwd(b, len).is_null() as i64;
+                let (uid, gid) = (libc::getuid(), libc::getgid());
+                acc += uid as i64 + libc::geteuid() as i64 + gid as i64 + libc::getegid() as i64;
+                acc += libc::getenv(c"PATH".as_ptr()).is_null() as i64;
+                let mut groups = [0 as libc::gid_t; 64];
+                acc += libc::getgroups(64, groups.as_mut_ptr()) as i64;
+                acc += libc::getpid() as i64 + libc::getpgrp() as i64 + libc::getppid() as i64;
+                n += 14;
+                let mut pw: libc::passwd = std::mem::zeroed();
+                let mut res: *mut libc::passwd = std::ptr::null_mut();
+                libc::getpwnam_r(c"root".as_ptr(), &mut pw, b, len, &mut res);
+                acc += res.is_null() as i64;
+                libc::getpwuid_r(uid, &mut pw, b, len, &mut res);
+                acc += res.is_null() as i64;
+                let mut gr: libc::group = std::mem::zeroed();
+                let mut gres: *mut libc::group = std::ptr::null_mut();
+                libc::getgrgid_r(gid, &mut gr, b, len, &mut gres);
+                acc += gres.is_null() as i64;
+                n += 3;
+                let mut t: libc::tms = std::mem::zeroed();
+                acc += libc::times(&mut t) as i64;
+                acc += libc::isatty(0) as i64;
+                acc += libc::ttyname_r(0, b, len) as i64;
+                let mut u: libc::utsname = std::mem::zeroed();
+                acc += libc::uname(&mut u) as i64;
+                n += 4;
             }
-            n += 1;
-            acc += std::env::var_os("PATH").map(|v| v.len()).unwrap_or(0) as i64;
-            acc += std::env::var_os("HOME").map(|v| v.len()).unwrap_or(0) as i64;
-            n += 2;
-            let mut u: libc::utsname = std::mem::zeroed();
-            acc += libc::uname(&mut u) as i64;
-            let mut t: libc::tms = std::mem::zeroed();
-            acc += libc::times(&mut t) as i64;
-            acc += libc::time(std::ptr::null_mut()) as i64;
-            n += 3;
-            let mut pw: libc::passwd = std::mem::zeroed();
-            let mut res: *mut libc::passwd = std::ptr::null_mut();
-            libc::getpwnam_r(c"root".as_ptr(), &mut pw, self.buf.as_mut_ptr().cast(), self.buf.len(), &mut res);
-            acc += res.is_null() as i64;
-            libc::getpwuid_r(0, &mut pw, self.buf.as_mut_ptr().cast(), self.buf.len(), &mut res);
-            acc += res.is_null() as i64;
-            n += 2;
-            acc += libc::gethostname(self.buf.as_mut_ptr().cast(), self.buf.len()) as i64;
-            let mut rl: libc::rlimit = std::mem::zeroed();
-            acc += libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) as i64;
-            let mut ru: libc::rusage = std::mem::zeroed();
-            acc += libc::getrusage(libc::RUSAGE_SELF, &mut ru) as i64;
-            acc += libc::sysconf(libc::_SC_PAGESIZE) as i64;
-            n += 4;
         }
         black_box(acc);
         self.calls = n;
-        self.count = 1;
+        self.count = MISC_ROUNDS;
         Ok(())
     }
     fn done(&self) -> f64 {
@@ -201,7 +232,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn misc_loop_makes_twenty_calls() {
+    fn misc_round_makes_the_listed_calls() {
         let c = Ctx { dir: std::env::temp_dir(), filesize: 0, sync: false };
         let mut m = Misc { buf: vec![0; 16384], calls: 0, count: 0 };
         m.call().unwrap();

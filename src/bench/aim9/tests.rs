@@ -143,17 +143,19 @@ fn factors_match_the_counted_work_of_one_call() {
         assert!(want > 0.0, "{}", d.name);
         assert_eq!(w.done(), want, "{}: counted work differs from the factor table", d.name);
     }
-    // The documented constants behind the table.
-    assert_eq!(arith::KOPS, 24.0);
-    assert_eq!(memory::COPY_BYTES, 131_064);
-    assert_eq!(librtns::BLOCK_OPS, 560);
-    assert_eq!(librtns::ALLOC_OPS, 56);
-    assert_eq!(compute::NUM_CALLS, 220);
-    assert_eq!(compute::TRIG_CALLS, 200);
-    assert_eq!(disk::SEARCHES, 25);
-    assert_eq!(disk::DIR_ENTRIES, 102);
-    assert_eq!(ipc::MSGS, 12);
-    assert_eq!(memory::BRK_CALLS, 64);
+    // AIM9's factors (register_test in its sources) behind the table.
+    assert_eq!(arith::kops(arith::iters::ADD_DOUBLE), 18_000.0);
+    assert_eq!(arith::kops(arith::iters::MUL_SHORT), 300.0);
+    assert_eq!(memory::COPY_BYTES, 25_020);
+    assert_eq!(memory::PAGE_ROUNDS * memory::BRK_PER_ROUND, 1700);
+    assert_eq!(memory::BRK_ROUNDS * memory::BRK_PER_ROUND, 17_000);
+    assert_eq!(meta::CREATS, 1000);
+    assert_eq!(meta::LINKS, 63);
+    assert_eq!(meta::SEARCHES, 75);
+    assert_eq!(meta::DIR_ENTRIES, 10_000);
+    assert_eq!(funcall::CALLS, 512_000);
+    assert_eq!((misc::JUMPS, misc::SIGNALS, proc::FORKS, proc::EXECS), (1000, 1000, 100, 5));
+    assert_eq!((memory::SHM_OPS, ipc::TCP_MSGS, ipc::MSGS), (100, 89, 99));
     let ctx = Ctx { dir: tmp.path().into(), filesize: 5 << 20, sync: false };
     assert_eq!(Factor::FileKb.per_call(&ctx), 5120.0);
     assert_eq!(Factor::HalfFileKb.per_call(&ctx), 2560.0);
@@ -250,16 +252,16 @@ fn signal_handler_is_restored() {
     // SAFETY: reading the current action only.
     let before = unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGUSR1, std::ptr::null(), &mut sa);
+        libc::sigaction(libc::SIGUSR2, std::ptr::null(), &mut sa);
         sa.sa_sigaction
     };
     let mut w = misc::signal_test(&ctx).unwrap();
     w.call().unwrap();
     drop(w);
-    // SAFETY: as above, for SIGUSR1 which the test used.
+    // SAFETY: as above, for SIGUSR2 which the test used.
     let after = unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGUSR1, std::ptr::null(), &mut sa);
+        libc::sigaction(libc::SIGUSR2, std::ptr::null(), &mut sa);
         sa.sa_sigaction
     };
     assert_eq!(before, libc::SIG_DFL);
