@@ -28,13 +28,20 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
     for d in &STUDIES {
         s.push_str(&format!("{}\n  measures: {}\n  needs:    {}\n", d.id, d.what, d.needs));
         let (meta, _) = srun::request(d, ask, topo, host);
+        let mut said: Vec<&str> = Vec::new();
         for r in &meta.roles {
             let got = match (&r.config, &r.substitute, &r.unavailable) {
-                (Some(_), Some(sub), _) => format!("{} (substitute: {sub})", r.describe()),
+                (Some(_), Some(_), _) => format!("{} (substitute)", r.describe()),
                 (Some(_), None, _) => r.describe(),
                 (None, _, why) => format!("unavailable: {}", why.as_deref().unwrap_or("")),
             };
             s.push_str(&format!("  {:<11} {} -> {got}\n", r.role, r.wanted));
+        }
+        for r in &meta.roles {
+            if let Some(sub) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
+                s.push_str(&format!("  substitute: {sub}\n"));
+                said.push(sub);
+            }
         }
         for quick in [true, false] {
             let ask = Ask { quick, ..ask.clone() };
@@ -55,7 +62,7 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
 
 fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topology, host: serde_json::Value, format: Format) -> Result<u8> {
     let (meta, req) = srun::request(d, ask, topo, &host);
-    let plan = srun::plan_study(&req, topo)?;
+    let mut plan = srun::plan_study(&req, topo)?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);
@@ -63,11 +70,17 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     }
     let mut store = open_store(db)?;
     let resume = if ask.resume { Some(srun::find_resumable(&store, d, ask)?) } else { None };
+    if let Some(run) = &resume {
+        let (left, stored) = srun::drop_done(&mut plan, &store.results(run.id)?);
+        eprintln!("kdelta: resuming run {}: {stored} points are stored, {left} missing ones run now", run.id);
+    }
     let points = plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&plan).len();
     eprintln!("kdelta: study {}{}: {points} points, {} (estimated)", d.id, if ask.quick { " --quick" } else { "" }, estimate::describe(estimate::estimate(&req, &plan)));
+    let mut said: Vec<&str> = Vec::new();
     for r in &meta.roles {
-        if let Some(s) = &r.substitute {
-            eprintln!("kdelta: {}: {s}", r.role);
+        if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
+            eprintln!("kdelta: {s}");
+            said.push(s);
         }
     }
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -76,10 +89,10 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     }
     let t0 = std::time::Instant::now();
     let resumed = resume.as_ref().map(|r| r.id);
-    let (output, skipped) = srun::execute(&req, plan, &meta, topo, host, &mut store, interrupted, resume)?;
+    let (output, _) = srun::execute(&req, plan, &meta, topo, host, &mut store, interrupted, resume)?;
     let id = output.run.id;
     if let Some(id) = resumed {
-        eprintln!("kdelta: resumed run {id}: {skipped} points were stored already, {} ran now", output.results.len());
+        eprintln!("kdelta: resumed run {id}: {} points ran now", output.results.len());
     }
     let run = store.find_run(&id.to_string())?;
     let meta = Meta::of_run(&run).unwrap_or(meta);

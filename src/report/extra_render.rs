@@ -15,9 +15,9 @@ pub fn render(tables: &[ExtraTable], format: Format) -> String {
 }
 
 /// Cells that hold a figure are right-aligned (they start with a digit, a
-/// sign or `<`).
+/// sign or `<`), and so is `-`, no figure, in every column but the last.
 fn numeric(cell: &str) -> bool {
-    cell.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-' && cell.len() > 1 || c == '<')
+    cell.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '+' || c == '-' || c == '<')
 }
 
 fn text(tables: &[ExtraTable]) -> String {
@@ -46,7 +46,7 @@ fn text(tables: &[ExtraTable]) -> String {
                 if j > 0 {
                     s.push_str("  ");
                 }
-                if !head && j > 0 && numeric(c) {
+                if !head && j > 0 && j + 1 < n && numeric(c) {
                     s.push_str(&pad);
                     s.push_str(c);
                 } else {
@@ -167,7 +167,7 @@ unavailable: fork, exit: \"quoted\" | piped
 Table 2
 row  here A
 ---  ------
-a       3 s
+a    3 s
 ";
         assert_eq!(render(&sample(), Format::Text), expected);
     }

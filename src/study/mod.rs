@@ -18,6 +18,9 @@ pub mod tables;
 mod threads2004;
 mod tuning2001;
 
+#[cfg(test)]
+mod tests;
+
 use crate::report::extra::ExtraTable;
 use crate::store::Store;
 use crate::topology::Topology;

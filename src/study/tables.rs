@@ -23,6 +23,8 @@ pub struct Measured {
     pub median: f64,
     pub unit: String,
     pub better: Better,
+    /// A net figure whose interval reaches zero: below this bound, never compared.
+    pub below: Option<f64>,
 }
 
 impl Measured {
@@ -34,7 +36,7 @@ impl Measured {
         let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
         let samples: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
         let median = r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?;
-        Ok(Measured { samples, side: Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() }, median, unit: r.unit.clone(), better: r.better })
+        Ok(Measured { samples, side: Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() }, median, unit: r.unit.clone(), better: r.better, below: r.below_resolution })
     }
 
     /// Simulated samples (seconds, lower is better).
@@ -43,7 +45,7 @@ impl Measured {
         if samples.is_empty() || !median.is_finite() {
             return Err("the simulation gave no figure".into());
         }
-        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower })
+        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower, below: None })
     }
 }
 
@@ -66,20 +68,46 @@ pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result
         .iter()
         .rev()
         .find(|r| r.benchmark == row.bench && r.config == *config && params.iter().all(|(k, v)| r.params.0.get(k) == Some(v)))
-        .ok_or_else(|| "not measured in this run (interrupted? `--resume` runs the missing points)".to_string())?;
+        .ok_or_else(|| {
+            if meta.quick && !in_plan(&(d_request(meta))(true), &row.bench, &params) {
+                "not in the --quick plan".to_string()
+            } else {
+                "not measured in this run (interrupted? `--resume` runs the missing points)".to_string()
+            }
+        })?;
     Measured::of(hit)
 }
 
-/// The direction measured: the sign of a significant change, no clear
-/// change when the test found none, unknown when a side was too noisy or
-/// busy to say (the reason).
-pub fn measured_direction(c: &stats::Comparison) -> Result<Direction, &'static str> {
+fn d_request(meta: &Meta) -> fn(bool) -> super::Parts {
+    super::def_by_id(&meta.name).map_or(|_| super::Parts::default(), |d| d.request)
+}
+
+/// Whether a plan's parameters include this point: every parameter the
+/// row names that the plan sets for the benchmark (`BENCH:NAME` or a glob)
+/// is among the plan's values.
+pub fn in_plan(parts: &super::Parts, bench: &str, params: &std::collections::BTreeMap<String, String>) -> bool {
+    params.iter().all(|(k, v)| {
+        parts.overrides.iter().all(|(key, list)| match key.split_once(':') {
+            Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => list.split(',').any(|x| x == v),
+            _ => true,
+        })
+    })
+}
+
+/// The direction measured: the sign of a significant change; no clear
+/// change when the change is within the noise threshold or the run's own
+/// A/A noise; unknown (the reason) when a side was too noisy or busy, or a
+/// larger change is not significant (too few samples to tell, as with
+/// `--quick`).
+pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<Direction, &'static str> {
     if c.significant {
-        Ok(Direction::of_change(c.change_pct, 0.0))
-    } else if let Some(w) = c.withheld.filter(|w| *w != stats::Withheld::WithinAaNoise) {
-        Err(w.describe())
-    } else {
-        Ok(Direction::Same)
+        return Ok(Direction::of_change(c.change_pct, 0.0));
+    }
+    match c.withheld {
+        Some(stats::Withheld::WithinAaNoise) => Ok(Direction::Same),
+        Some(w) => Err(w.describe()),
+        None if c.change_pct.abs() <= threshold_pct => Ok(Direction::Same),
+        None => Err("not significant (too few samples to tell)"),
     }
 }
 
@@ -89,22 +117,34 @@ pub struct Tally {
     pub agree: usize,
     pub of: usize,
     pub differ: Vec<String>,
+    /// Rows with a published direction whose measured one is unknown.
+    pub unclear: usize,
 }
 
 impl Tally {
     pub fn line(&self) -> String {
         let differ = if self.differ.is_empty() { "none".to_string() } else { self.differ.join(", ") };
-        format!("direction agrees in {} of {} rows; differs in: {differ}", self.agree, self.of)
+        let unclear = if self.unclear > 0 { format!("; unclear here in {} more", self.unclear) } else { String::new() };
+        format!("direction agrees in {} of {} rows; differs in: {differ}{unclear}", self.agree, self.of)
     }
     fn add(&mut self, other: &Tally) {
         self.agree += other.agree;
         self.of += other.of;
+        self.unclear += other.unclear;
         self.differ.extend(other.differ.iter().cloned());
     }
 }
 
 fn with_unit(v: f64, unit: &str) -> String {
     format!("{} {unit}", fmt_num(v))
+}
+
+/// A side's figure: its median, or `< X` below resolution.
+fn show(m: &Measured) -> String {
+    match m.below {
+        Some(b) => format!("< {}", with_unit(b, &m.unit)),
+        None => with_unit(m.median, &m.unit),
+    }
 }
 
 /// Every table of a study run, in the study's order; the study's first
@@ -131,12 +171,15 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
             };
             let (a, b) = (side(row, false, meta, results), side(row, true, meta, results));
             let cells = match (&a, &b) {
+                (Ok(a), Ok(b)) if a.below.is_some() || b.below.is_some() => {
+                    [show(a), show(b), "-".into(), "unclear: below resolution".into()]
+                }
                 (Ok(a), Ok(b)) => {
                     let c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
                     let (change, same) = match &c {
                         Some(c) => {
                             let star = if c.significant { "*" } else { "" };
-                            let same = match (published_dir, measured_direction(c)) {
+                            let same = match (published_dir, measured_direction(c, opt.threshold_pct)) {
                                 (Some(p), Ok(m)) => {
                                     tally.of += 1;
                                     if p == m {
@@ -148,7 +191,10 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                                     }
                                 }
                                 (None, Ok(m)) => format!("- (here {})", m.as_str()),
-                                (_, Err(why)) => format!("unclear: {why}"),
+                                (p, Err(why)) => {
+                                    tally.unclear += usize::from(p.is_some());
+                                    format!("unclear: {why}")
+                                }
                             };
                             ga.push(a.median);
                             gb.push(b.median);
@@ -158,12 +204,12 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                         }
                         None => ("-".into(), "-".into()),
                     };
-                    [with_unit(a.median, &a.unit), with_unit(b.median, &b.unit), change, same]
+                    [show(a), show(b), change, same]
                 }
                 _ => {
                     let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
                     unavailable.push(format!("unavailable: {}: {why}", row.row));
-                    let cell = |s: &Result<Measured, String>| s.as_ref().map(|m| with_unit(m.median, &m.unit)).unwrap_or_else(|_| "unavailable".into());
+                    let cell = |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
                     [cell(&a), cell(&b), "-".into(), "-".into()]
                 }
             };
