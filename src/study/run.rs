@@ -68,7 +68,7 @@ pub fn plan_study(req: &Request, topo: &Topology) -> Result<Plan> {
 /// sample (an interrupted group stores fewer), or not measurable here.
 pub fn is_done(r: &ResultRecord) -> bool {
     match r.status {
-        Status::Ok => r.quality.as_ref().is_none_or(|q| r.samples.len() >= q.wanted),
+        Status::Ok => !matches!(&r.quality, Some(q) if r.samples.len() < q.wanted),
         Status::Unavailable => true,
         Status::Failed => false,
     }
@@ -104,6 +104,7 @@ pub fn find_resumable(store: &Store, d: &Def, ask: &Ask) -> Result<RunRecord> {
 /// Execute the study's plan into its run: a new one, or with `resume` the
 /// one given (only its missing points). Returns the harness's output and
 /// how many points were already stored.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(req: &Request, mut plan: Plan, meta: &Meta, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>, resume: Option<RunRecord>) -> Result<(RunOutput, usize)> {
     match resume {
         Some(mut run) => {
