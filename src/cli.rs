@@ -153,6 +153,10 @@ pub enum Command {
     /// Run N concurrent loops of a command (each iteration a new process) under
     /// naive, SMT-aware or kernel placement and report per-iteration times.
     Place(crate::place::cli::PlaceArgs),
+    /// Run a classic study (ht-2003, threads-2004, sched-2002, tuning-2001)
+    /// as one stored run and print it in the study's shape, the published
+    /// figures beside today's; `study list` shows what each needs and takes.
+    Study(crate::study::cli::StudyArgs),
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

@@ -15,5 +15,6 @@ pub mod report;
 pub mod simulate;
 pub mod stats;
 pub mod store;
+pub mod study;
 pub mod sys;
 pub mod topology;

@@ -6,6 +6,7 @@ mod run;
 mod serve;
 mod simulate;
 mod stored;
+mod study;
 
 use crate::bench::{self, Env};
 use crate::cli::{Cli, Command, RunArgs};
@@ -134,6 +135,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
+        Command::Study(a) => study::cmd_study(&cli.db, a),
     }
 }
 

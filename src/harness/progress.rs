@@ -16,7 +16,7 @@ impl Progress {
     pub fn new(total: u64) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} workers, {eta} left {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal(), shown: std::cell::Cell::new(false) }
     }

@@ -69,9 +69,30 @@ struct Ledger {
 
 /// Execute a plan. Results are written to `store` as they complete.
 pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
-    let ready: Vec<Config> = plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect();
-    let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready.clone(), host, RunEnvironment::default());
+    let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
+    execute_into(req, plan, topo, store, interrupted, run, 0)
+}
+
+/// The configurations of a plan that will run.
+pub fn ready_configs(plan: &Plan) -> Vec<Config> {
+    plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect()
+}
+
+/// Execute a plan into a run already stored (begun by the caller, or an
+/// interrupted one being continued): results get sequence numbers from
+/// `first_seq` on, and fields the caller put in the run's environment's
+/// `other` map are kept when the run is closed.
+pub fn execute_into(
+    req: &Request,
+    plan: Plan,
+    topo: &Topology,
+    store: &mut Store,
+    interrupted: Arc<AtomicBool>,
+    mut run: RunRecord,
+    first_seq: usize,
+) -> Result<RunOutput> {
+    let ready = ready_configs(&plan);
     // What a kdelta killed outright left behind goes first (marked, owner dead).
     crate::measure::owned::sweep(&std::env::temp_dir());
     let tmp = tempfile::Builder::new().prefix(crate::measure::owned::PREFIX).tempdir().context("creating a temporary directory")?;
@@ -117,9 +138,9 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
         let end = start + plan.items[start..].iter().take_while(|i| i.info.name == name).count();
         let group = &plan.items[start..end];
         start = end;
-        let out = ex.run_group(group, &plan.configs, auto, results.len(), &mut ledger)?;
+        let out = ex.run_group(group, &plan.configs, auto, first_seq + results.len(), &mut ledger)?;
         for r in out {
-            store.add_result(run.id, results.len(), &r)?;
+            store.add_result(run.id, first_seq + results.len(), &r)?;
             results.push(r);
         }
     }
@@ -163,6 +184,7 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
         retaken: Some(ledger.retaken as u64),
         noisy: Some(ledger.noisy as u64),
         schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
+        other: std::mem::take(&mut run.environment.other),
         ..RunEnvironment::default()
     };
     run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };

@@ -6,6 +6,7 @@
 //! stores anything.
 
 pub mod extra;
+pub mod extra_render;
 pub mod chart;
 pub mod csv;
 mod grid;

@@ -1,0 +1,111 @@
+//! `kdelta study`: list the studies, or run one into one stored run and
+//! print its tables (the published figures beside today's).
+
+use super::*;
+use crate::study::cli::{StudyArg, StudyArgs};
+use crate::study::run::{self as srun, Ask};
+use crate::study::{estimate, Meta, STUDIES};
+
+pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
+    let host = host_snapshot()?;
+    let topo = host.topology.clone();
+    let host_json = serde_json::to_value(&host)?;
+    let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command };
+    match a.name {
+        StudyArg::List => {
+            out(&list(&topo, &host_json, &ask));
+            Ok(exit::OK)
+        }
+        StudyArg::One(name) => run_one(db, crate::study::def(name), &ask, &topo, host_json, a.format),
+    }
+}
+
+/// Every study: what it measures, what it needs, what this machine gives
+/// (and the substitute), and how long `--quick` and the full plan take here.
+fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
+    let mut s = String::new();
+    for d in &STUDIES {
+        s.push_str(&format!("{}\n  measures: {}\n  needs:    {}\n", d.id, d.what, d.needs));
+        let (meta, _) = srun::request(d, ask, topo, host);
+        let mut said: Vec<&str> = Vec::new();
+        for r in &meta.roles {
+            let got = match (&r.config, &r.substitute, &r.unavailable) {
+                (Some(_), Some(_), _) => format!("{} (substitute)", r.describe()),
+                (Some(_), None, _) => r.describe(),
+                (None, _, why) => format!("unavailable: {}", why.as_deref().unwrap_or("")),
+            };
+            s.push_str(&format!("  {:<11} {} -> {got}\n", r.role, r.wanted));
+        }
+        for r in &meta.roles {
+            if let Some(sub) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
+                s.push_str(&format!("  substitute: {sub}\n"));
+                said.push(sub);
+            }
+        }
+        for quick in [true, false] {
+            let ask = Ask { quick, ..ask.clone() };
+            let (_, req) = srun::request(d, &ask, topo, host);
+            let line = match srun::plan_study(&req, topo) {
+                Ok(plan) => {
+                    let points = plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&plan).len();
+                    format!("{points} points, {} (estimated from the plan)", estimate::describe(estimate::estimate(&req, &plan)))
+                }
+                Err(e) => format!("cannot be planned here: {}", one_line(&e)),
+            };
+            s.push_str(&format!("  {:<11} {line}\n", if quick { "--quick" } else { "full" }));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topology, host: serde_json::Value, format: Format) -> Result<u8> {
+    let (meta, req) = srun::request(d, ask, topo, &host);
+    let mut plan = srun::plan_study(&req, topo)?;
+    for item in &plan.items {
+        if let Some(line) = item.bench.preamble(&item.params) {
+            eprintln!("{}: {line}", item.info.name);
+        }
+    }
+    let mut store = open_store(db)?;
+    let resume = if ask.resume { Some(srun::find_resumable(&store, d, ask)?) } else { None };
+    if let Some(run) = &resume {
+        let (left, stored) = srun::drop_done(&mut plan, &store.results(run.id)?);
+        eprintln!("kdelta: resuming run {}: {stored} points are stored, {left} missing ones run now", run.id);
+    }
+    let points = plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&plan).len();
+    eprintln!("kdelta: study {}{}: {points} points, {} (estimated)", d.id, if ask.quick { " --quick" } else { "" }, estimate::describe(estimate::estimate(&req, &plan)));
+    let mut said: Vec<&str> = Vec::new();
+    for r in &meta.roles {
+        if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
+            eprintln!("kdelta: {s}");
+            said.push(s);
+        }
+    }
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
+    }
+    let t0 = std::time::Instant::now();
+    let resumed = resume.as_ref().map(|r| r.id);
+    let (output, _) = srun::execute(&req, plan, &meta, topo, host, &mut store, interrupted, resume)?;
+    let id = output.run.id;
+    if let Some(id) = resumed {
+        eprintln!("kdelta: resumed run {id}: {} points ran now", output.results.len());
+    }
+    let run = store.find_run(&id.to_string())?;
+    let meta = Meta::of_run(&run).unwrap_or(meta);
+    let mut results = store.results(id)?;
+    bench::canonical_results(&mut results);
+    let tables = crate::study::tables::build(d, &meta, &results)?;
+    out(&report::extra_render::render(&tables, format));
+    eprintln!("kdelta: study {} stored as run {id}{} in {:.0} s", d.id, run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default(), t0.elapsed().as_secs_f64());
+    if output.interrupted {
+        let again = format!("kdelta study {}{}{} --resume", d.id, if ask.quick { " --quick" } else { "" }, ask.label.as_ref().map(|l| format!(" --label {l}")).unwrap_or_default());
+        eprintln!("kdelta: interrupted; run {id} is marked incomplete: `{again}` runs only the missing points");
+        return Ok(exit::INTERRUPTED);
+    }
+    let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
+    Ok(if failed { exit::FAILED } else { exit::OK })
+}

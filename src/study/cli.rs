@@ -1,0 +1,49 @@
+//! `kdelta study`'s arguments.
+
+use super::{StudyName, Variant, STUDIES};
+use crate::report::Format;
+
+/// `list`, or one study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StudyArg {
+    List,
+    One(StudyName),
+}
+
+impl clap::ValueEnum for StudyArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[StudyArg::List, StudyArg::One(StudyName::Ht2003), StudyArg::One(StudyName::Threads2004), StudyArg::One(StudyName::Sched2002), StudyArg::One(StudyName::Tuning2001)]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            StudyArg::List => Some(clap::builder::PossibleValue::new("list").help("the studies, what each needs, what this machine gives, how long each takes")),
+            StudyArg::One(n) => {
+                let d = STUDIES.iter().find(|d| d.name == *n)?;
+                Some(clap::builder::PossibleValue::new(d.id).help(d.what))
+            }
+        }
+    }
+}
+
+/// Run one of the classic studies on this machine and print it in the
+/// study's own shape, the published figures beside today's.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StudyArgs {
+    /// `list`, or the study to run.
+    #[arg(value_enum)]
+    pub name: StudyArg,
+    /// Fewer samples and fewer points (ht-2003 --quick: under 10 minutes on 2 CPUs).
+    #[arg(long)]
+    pub quick: bool,
+    /// A label for the study's run (find it later by it; `--resume` picks the run with this label).
+    #[arg(long, short = 'l')]
+    pub label: Option<String>,
+    /// Continue the newest incomplete run of this study (same --quick, --variant and label): only its missing points run.
+    #[arg(long)]
+    pub resume: bool,
+    /// ht-2003's SMT pair: faithful (noht1 against ht1, one core as the study had) or whole (noht against ht).
+    #[arg(long, value_enum, default_value_t = Variant::Faithful)]
+    pub variant: Variant,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}

@@ -1,0 +1,59 @@
+//! ht-2003: "Hyper-Threading speeds Linux" (IBM developerWorks, 2003):
+//! LMbench latencies (Table 1), AIM9 (Table 2), chat (Table 4), dbench
+//! (Table 5) and tbench (Table 6), SMT off against on.
+
+use super::{pair, Def, Parts, RoleUse, StudyName, Variant};
+use crate::topology::Topology;
+
+pub const DEF: Def = Def {
+    name: StudyName::Ht2003,
+    id: "ht-2003",
+    what: "Hyper-Threading speeds Linux (2003): 14 LMbench latencies, AIM9 (59 tests + new_raph), chat at 20-50 rooms, dbench and tbench at 20-120 clients, SMT off against on",
+    needs: "noht1 against ht1 (one core, one or both siblings; --variant whole: noht against ht)",
+    published: super::published::HT_2003,
+    roles,
+    request,
+};
+
+/// The LMbench latencies of Table 1, in the table's order.
+pub const LAT: [&str; 14] = [
+    "lat.syscall",
+    "lat.read",
+    "lat.write",
+    "lat.stat",
+    "lat.fstat",
+    "lat.open",
+    "lat.select.file",
+    "lat.select.tcp",
+    "lat.sig.install",
+    "lat.sig.catch",
+    "lat.pipe",
+    "lat.proc.fork",
+    "lat.proc.exec",
+    "lat.proc.shell",
+];
+
+fn roles(topo: &Topology, variant: Variant, _host: &serde_json::Value) -> Vec<RoleUse> {
+    let wanted = match variant {
+        Variant::Faithful => ["noht1", "ht1"],
+        Variant::Whole => ["noht", "ht"],
+    };
+    pair(["A", "B"], wanted, ["up", "smp2"], "which answers what a second CPU does rather than what a second thread on the same core does", topo)
+}
+
+fn request(quick: bool) -> Parts {
+    let mut sel: Vec<&str> = LAT.to_vec();
+    sel.extend(["aim9", "chat.rooms", "dbench.throughput", "tbench.throughput"]);
+    let (rooms, clients) = if quick { ("20", "20,60") } else { ("20,30,40,50", "20,30,60,90,120") };
+    Parts::new(
+        &sel,
+        &[
+            ("lat.select.*:fds", "10"),
+            ("chat.rooms:rooms", rooms),
+            ("chat.rooms:users", "20"),
+            ("chat.rooms:messages", "100"),
+            ("dbench.throughput:clients", clients),
+            ("tbench.throughput:clients", clients),
+        ],
+    )
+}

@@ -1,0 +1,309 @@
+//! A study's tables in its own shape: per row the published A, B and change
+//! beside the A, B and change measured here, and whether the direction is
+//! the same. Absolute published figures are context only: what is compared
+//! is the direction of the change (better, worse, no clear change).
+
+use super::published::{self, Direction, Published, Row};
+use super::{Def, Meta};
+use crate::model::fmt::{fmt_num, fmt_pct};
+use crate::model::record::{ResultRecord, Status};
+use crate::model::Better;
+use crate::report::extra::ExtraTable;
+use crate::stats::{self, CompareOptions, Side};
+use anyhow::Result;
+
+/// The column headings of every study table.
+pub const HEADER: [&str; 8] = ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"];
+
+/// One side of a row as measured (or simulated) here.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub samples: Vec<f64>,
+    pub side: Side,
+    pub median: f64,
+    pub unit: String,
+    pub better: Better,
+    /// A net figure whose interval reaches zero: below this bound, never compared.
+    pub below: Option<f64>,
+}
+
+impl Measured {
+    fn of(r: &ResultRecord) -> Result<Measured, String> {
+        if r.status != Status::Ok {
+            return Err(r.reason.clone().unwrap_or_else(|| r.status.as_str().to_string()));
+        }
+        let clean = r.clean_with_meta();
+        let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
+        let samples: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
+        let median = r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?;
+        Ok(Measured { samples, side: Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() }, median, unit: r.unit.clone(), better: r.better, below: r.below_resolution })
+    }
+
+    /// Simulated samples (seconds, lower is better).
+    pub fn simulated(samples: Vec<f64>) -> Result<Measured, String> {
+        let median = stats::summary::median(&samples);
+        if samples.is_empty() || !median.is_finite() {
+            return Err("the simulation gave no figure".into());
+        }
+        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower, below: None })
+    }
+}
+
+/// One side of a row: its result in `results` (the newest matching one),
+/// the simulation for `sim.*` rows, or why there is none.
+pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result<Measured, String> {
+    if let Some(why) = &row.unmeasurable {
+        return Err(why.clone());
+    }
+    let params = row.side_params(b);
+    if row.bench.starts_with("sim.") {
+        return super::sched2002::simulated(&row.bench, &params, b).and_then(Measured::simulated);
+    }
+    let role = if b { row.role_b() } else { row.role_a() };
+    let use_ = meta.role(role).ok_or_else(|| format!("the study has no configuration role {role:?}"))?;
+    let Some(config) = &use_.config else {
+        return Err(format!("{} is not available: {}", use_.wanted, use_.unavailable.as_deref().unwrap_or("no reason recorded")));
+    };
+    let hit = results
+        .iter()
+        .rev()
+        .find(|r| r.benchmark == row.bench && r.config == *config && params.iter().all(|(k, v)| r.params.0.get(k) == Some(v)))
+        .ok_or_else(|| {
+            if meta.quick && !in_plan(&(d_request(meta))(true), &row.bench, &params) {
+                "not in the --quick plan".to_string()
+            } else {
+                "not measured in this run (interrupted? `--resume` runs the missing points)".to_string()
+            }
+        })?;
+    Measured::of(hit)
+}
+
+fn d_request(meta: &Meta) -> fn(bool) -> super::Parts {
+    super::def_by_id(&meta.name).map_or(|_| super::Parts::default(), |d| d.request)
+}
+
+/// Whether a plan's parameters include this point: every parameter the
+/// row names that the plan sets for the benchmark (`BENCH:NAME` or a glob)
+/// is among the plan's values.
+pub fn in_plan(parts: &super::Parts, bench: &str, params: &std::collections::BTreeMap<String, String>) -> bool {
+    params.iter().all(|(k, v)| {
+        parts.overrides.iter().all(|(key, list)| match key.split_once(':') {
+            Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => list.split(',').any(|x| x == v),
+            _ => true,
+        })
+    })
+}
+
+/// The direction measured: the sign of a significant change; no clear
+/// change when the change is within the noise threshold or the run's own
+/// A/A noise; unknown (the reason) when a side was too noisy or busy, or a
+/// larger change is not significant (too few samples to tell, as with
+/// `--quick`).
+pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<Direction, &'static str> {
+    if c.significant {
+        return Ok(Direction::of_change(c.change_pct, 0.0));
+    }
+    match c.withheld {
+        Some(stats::Withheld::WithinAaNoise) => Ok(Direction::Same),
+        Some(w) => Err(w.describe()),
+        None if c.change_pct.abs() <= threshold_pct => Ok(Direction::Same),
+        None => Err("not significant (too few samples to tell)"),
+    }
+}
+
+/// Agreement over rows: (agreeing, compared, the rows that differ).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Tally {
+    pub agree: usize,
+    pub of: usize,
+    pub differ: Vec<String>,
+    /// Rows with a published direction whose measured one is unknown.
+    pub unclear: usize,
+}
+
+impl Tally {
+    pub fn line(&self) -> String {
+        let differ = if self.differ.is_empty() { "none".to_string() } else { self.differ.join(", ") };
+        let unclear = if self.unclear > 0 { format!("; unclear here in {} more", self.unclear) } else { String::new() };
+        format!("direction agrees in {} of {} rows; differs in: {differ}{unclear}", self.agree, self.of)
+    }
+    fn add(&mut self, other: &Tally) {
+        self.agree += other.agree;
+        self.of += other.of;
+        self.unclear += other.unclear;
+        self.differ.extend(other.differ.iter().cloned());
+    }
+}
+
+fn with_unit(v: f64, unit: &str) -> String {
+    format!("{} {unit}", fmt_num(v))
+}
+
+/// A side's figure: its median, or `< X` below resolution.
+fn show(m: &Measured) -> String {
+    match m.below {
+        Some(b) => format!("< {}", with_unit(b, &m.unit)),
+        None => with_unit(m.median, &m.unit),
+    }
+}
+
+/// Every table of a study run, in the study's order; the study's first
+/// lines (source, machines, substitutes) before the first, the study's
+/// direction summary after the last.
+pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<ExtraTable>> {
+    let p = published::parse(d.published)?;
+    let opt = CompareOptions::default();
+    let mut out = Vec::new();
+    let mut total = Tally::default();
+    for t in &p.tables {
+        let rows: Vec<&Row> = p.rows.iter().filter(|r| r.table == t.id).collect();
+        let mut table = ExtraTable { title: t.title.clone(), before: Vec::new(), header: HEADER.iter().map(|s| s.to_string()).collect(), rows: Vec::new(), after: Vec::new() };
+        table.before.extend(roles_line(&rows, meta));
+        let mut tally = Tally::default();
+        let mut unavailable = Vec::new();
+        let (mut ga, mut gb, mut gs, mut units) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for row in &rows {
+            let published_dir = row.direction();
+            let (pa, pb, pc) = match (row.figures(), &row.claim) {
+                (Some(f), _) => (fmt_num(f.a), fmt_num(f.b), fmt_pct(f.change_pct)),
+                (None, Some(c)) => ("-".into(), "-".into(), format!("{}: {}", c.direction.as_str(), c.magnitude)),
+                (None, None) => ("-".into(), "-".into(), "-".into()),
+            };
+            let (a, b) = (side(row, false, meta, results), side(row, true, meta, results));
+            let cells = match (&a, &b) {
+                (Ok(a), Ok(b)) if a.below.is_some() || b.below.is_some() => {
+                    [show(a), show(b), "-".into(), "unclear: below resolution".into()]
+                }
+                (Ok(a), Ok(b)) => {
+                    let c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
+                    let (change, same) = match &c {
+                        Some(c) => {
+                            let star = if c.significant { "*" } else { "" };
+                            let same = match (published_dir, measured_direction(c, opt.threshold_pct)) {
+                                (Some(p), Ok(m)) => {
+                                    tally.of += 1;
+                                    if p == m {
+                                        tally.agree += 1;
+                                        "yes".to_string()
+                                    } else {
+                                        tally.differ.push(format!("{} (published {}, here {})", row.row, p.as_str(), m.as_str()));
+                                        "no".to_string()
+                                    }
+                                }
+                                (None, Ok(m)) => format!("- (here {})", m.as_str()),
+                                (p, Err(why)) => {
+                                    tally.unclear += usize::from(p.is_some());
+                                    format!("unclear: {why}")
+                                }
+                            };
+                            ga.push(a.median);
+                            gb.push(b.median);
+                            gs.push(c.speedup);
+                            units.push(a.unit.clone());
+                            (format!("{}{star}", fmt_pct(c.change_pct)), same)
+                        }
+                        None => ("-".into(), "-".into()),
+                    };
+                    [show(a), show(b), change, same]
+                }
+                _ => {
+                    let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
+                    unavailable.push(format!("unavailable: {}: {why}", row.row));
+                    let cell = |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
+                    [cell(&a), cell(&b), "-".into(), "-".into()]
+                }
+            };
+            let mut r = vec![row.row.clone(), pa, pb, pc];
+            r.extend(cells);
+            table.rows.push(r);
+        }
+        table.rows.push(geomean_row(t, &ga, &gb, &gs, &units));
+        table.after.push(tally.line());
+        table.after.extend(unavailable);
+        total.add(&tally);
+        out.push(table);
+    }
+    if let Some(first) = out.first_mut() {
+        let mut head = study_lines(&p, meta);
+        head.append(&mut first.before);
+        first.before = head;
+    }
+    if let Some(last) = out.last_mut() {
+        last.after.push(format!("{}: {}", p.study, total.line()));
+    }
+    Ok(out)
+}
+
+/// The geometric-mean row: the published one when the study printed it,
+/// and here the geometric means of the medians (one unit only) and of the
+/// speedups of the rows measured on both sides.
+fn geomean_row(t: &published::TableDef, a: &[f64], b: &[f64], speedups: &[f64], units: &[String]) -> Vec<String> {
+    let (pa, pb, pc) = match t.geomean {
+        Some(g) => (fmt_num(g.a), fmt_num(g.b), fmt_pct(g.change_pct)),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    let one_unit = units.windows(2).all(|w| w[0] == w[1]) && !units.is_empty();
+    let value = |v: &[f64]| match stats::geomean(v) {
+        Some(g) if one_unit => with_unit(g, &units[0]),
+        _ => "-".into(),
+    };
+    let change = stats::geomean(speedups).map(|s| format!("{} ({} rows)", fmt_pct((s - 1.0) * 100.0), speedups.len())).unwrap_or_else(|| "-".into());
+    vec!["geometric mean".into(), pa, pb, pc, value(a), value(b), change, "-".into()]
+}
+
+/// What A and B are here, for the roles this table's rows use, with the
+/// substitute named on every table that uses one.
+fn roles_line(rows: &[&Row], meta: &Meta) -> Vec<String> {
+    let mut roles: Vec<&str> = Vec::new();
+    for r in rows {
+        if r.unmeasurable.is_none() && !r.bench.starts_with("sim.") {
+            for role in [r.role_a(), r.role_b()] {
+                if !roles.contains(&role) {
+                    roles.push(role);
+                }
+            }
+        }
+    }
+    if roles.is_empty() {
+        return if rows.iter().any(|r| r.bench.starts_with("sim.")) {
+            vec!["here: simulated (kdelta simulate, 2x1x2, seeded): A = stock-2002, B = ht-aware-2002".into()]
+        } else {
+            Vec::new()
+        };
+    }
+    let mut lines = vec![format!(
+        "here: {}",
+        roles.iter().map(|r| format!("{r} = {}", meta.role(r).map(|u| u.describe()).unwrap_or_else(|| "unavailable".into()))).collect::<Vec<_>>().join(", ")
+    )];
+    let mut subs: Vec<String> = Vec::new();
+    for r in &roles {
+        if let Some(s) = meta.role(r).and_then(|u| u.substitute.clone()) {
+            if !subs.contains(&s) {
+                subs.push(s);
+            }
+        }
+    }
+    lines.extend(subs.into_iter().map(|s| format!("SUBSTITUTE: {s}")));
+    lines
+}
+
+fn study_lines(p: &Published, meta: &Meta) -> Vec<String> {
+    let mut v = vec![
+        format!("study {}{}: {}", p.study, if meta.quick { " (--quick)" } else { "" }, p.title),
+        format!("source: {}", p.source),
+        format!("published on: {}; A = {}, B = {}", p.machine, p.a, p.b),
+    ];
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &meta.roles {
+        if let Some(s) = &r.substitute {
+            if !seen.contains(&s.as_str()) {
+                seen.push(s);
+                v.push(format!("this machine: {s}"));
+            }
+        } else if let Some(u) = &r.unavailable {
+            v.push(format!("this machine: {} ({}) is not available: {u}", r.role, r.wanted));
+        }
+    }
+    v.push("published absolute figures are for context only (other machines, other decades); what is compared is each change's direction (* = significant here)".into());
+    v
+}

@@ -1,0 +1,201 @@
+//! Study plans on fake topologies (with and without SMT), the direction
+//! logic on synthetic results, and what `--resume` keeps.
+
+use super::run::{drop_done, is_done, plan_study, request, Ask};
+use super::tables::{build, measured_direction, HEADER};
+use super::*;
+use crate::config::tests::topo;
+use crate::model::record::{ResultRecord, Status};
+use crate::model::{Better, Params, Quality};
+
+fn ask(quick: bool) -> Ask {
+    Ask { quick, variant: Variant::Faithful, label: None, resume: false, command: "kdelta study".into() }
+}
+
+fn smt() -> Topology {
+    topo(&[&[0, 2], &[1, 3]])
+}
+
+fn no_smt() -> Topology {
+    topo(&[&[0], &[1]])
+}
+
+fn host() -> serde_json::Value {
+    serde_json::json!({ "preempt_model": "voluntary" })
+}
+
+#[test]
+fn ht_2003_uses_the_studys_pair_where_there_is_smt() {
+    let (meta, req) = request(def(StudyName::Ht2003), &ask(true), &smt(), &host());
+    assert_eq!(req.configs, ["noht1", "ht1"]);
+    assert!(meta.roles.iter().all(|r| r.substitute.is_none()));
+    assert_eq!(meta.role("B").unwrap().cpus.as_deref(), Some("0,2"));
+    let whole = Ask { variant: Variant::Whole, ..ask(true) };
+    let (_, req) = request(def(StudyName::Ht2003), &whole, &smt(), &host());
+    assert_eq!(req.configs, ["noht", "ht"]);
+}
+
+#[test]
+fn ht_2003_substitutes_up_against_smp2_without_smt_and_says_so() {
+    let (meta, req) = request(def(StudyName::Ht2003), &ask(true), &no_smt(), &host());
+    assert_eq!(req.configs, ["up", "smp2"]);
+    for r in &meta.roles {
+        let s = r.substitute.as_deref().unwrap();
+        assert!(s.contains("up against smp2 is used instead") && s.contains("second CPU"), "{s}");
+    }
+    // Labelled on every table that measures anything.
+    let tables = build(def(StudyName::Ht2003), &meta, &[]).unwrap();
+    assert_eq!(tables.len(), 5);
+    for t in &tables {
+        assert!(t.before.iter().any(|l| l.starts_with("SUBSTITUTE: noht1 against ht1")), "{}: {:?}", t.title, t.before);
+        assert_eq!(t.header, HEADER);
+    }
+    // On one CPU not even the substitute exists: both sides unavailable.
+    let (meta, req) = request(def(StudyName::Ht2003), &ask(true), &topo(&[&[0]]), &host());
+    assert!(req.configs.is_empty());
+    assert!(meta.roles.iter().all(|r| r.config.is_none() && r.unavailable.as_deref().unwrap().contains("not available either")));
+}
+
+fn points(name: StudyName, t: &Topology, quick: bool) -> (usize, Vec<String>) {
+    let (_, req) = request(def(name), &ask(quick), t, &host());
+    let plan = plan_study(&req, t).unwrap();
+    let configs: Vec<String> = crate::harness::run::ready_configs(&plan).into_iter().map(|c| c.name).collect();
+    (plan.items.len() * configs.len(), configs)
+}
+
+#[test]
+fn plans_expand_to_the_expected_points() {
+    // ht-2003: 14 latencies, 60 AIM9 tests, chat, dbench and tbench points, x 2.
+    assert_eq!(points(StudyName::Ht2003, &no_smt(), true), (2 * (14 + 60 + 1 + 2 + 2), vec!["up".into(), "smp2".into()]));
+    assert_eq!(points(StudyName::Ht2003, &smt(), false), (2 * (14 + 60 + 4 + 5 + 5), vec!["noht1".into(), "ht1".into()]));
+    // threads-2004: create (2 models), ctx (2 thread counts), paced chat; up, smp and smt where there is SMT.
+    assert_eq!(points(StudyName::Threads2004, &smt(), true), (3 * 5, vec!["up".into(), "noht".into(), "ht".into()]));
+    assert_eq!(points(StudyName::Threads2004, &no_smt(), true), (2 * 5, vec!["up".into(), "noht".into()]));
+    assert_eq!(points(StudyName::Sched2002, &smt(), true), (2 * 2, vec!["ht1".into(), "noht".into()]));
+    let (n, configs) = points(StudyName::Tuning2001, &no_smt(), true);
+    assert_eq!(n, 2 * (4 * 4 * 2 + 3));
+    assert_eq!(configs[0], "all");
+    assert!(configs[1].starts_with("all+tunables=glibc.cpu.hwcaps="));
+}
+
+#[test]
+fn threads_2004_says_why_there_is_no_preemption_axis() {
+    let (meta, _) = request(def(StudyName::Threads2004), &ask(true), &no_smt(), &host());
+    let p = meta.role("preempt-on").unwrap();
+    assert!(p.config.is_none() && p.unavailable.as_deref().unwrap().contains("+preempt=") && p.unavailable.as_deref().unwrap().contains("preempt=voluntary"));
+    let tables = build(def(StudyName::Threads2004), &meta, &[]).unwrap();
+    let pre = tables.iter().find(|t| t.title.contains("preemption")).unwrap();
+    assert!(pre.after.iter().any(|l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt=")), "{:?}", pre.after);
+}
+
+fn result(bench: &str, p: &[(&str, &str)], config: &str, better: Better, samples: Vec<f64>) -> ResultRecord {
+    ResultRecord {
+        benchmark: bench.into(),
+        family: bench.split('.').next().unwrap().into(),
+        params: Params(p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+        config: config.into(),
+        cpus: String::new(),
+        unit: "us".into(),
+        better,
+        status: Status::Ok,
+        reason: None,
+        summary: crate::stats::summarize(&samples, false),
+        samples,
+        samples_meta: Vec::new(),
+        quality: None,
+        placement: Vec::new(),
+        below_resolution: None,
+        iterations: None,
+        extras: Default::default(),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+        simulated: false,
+    }
+}
+
+fn spread(m: f64) -> Vec<f64> {
+    [1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 0.998, 1.001].iter().map(|x| x * m).collect()
+}
+
+#[test]
+fn directions_on_synthetic_results() {
+    let (meta, _) = request(def(StudyName::Ht2003), &ask(true), &no_smt(), &host());
+    let rs = vec![
+        // Published 0% (same): here 20% faster on B: differs.
+        result("lat.syscall", &[], "up", Better::Lower, spread(1.0)),
+        result("lat.syscall", &[], "smp2", Better::Lower, spread(0.8)),
+        // Published -4% (worse): here 10% slower on B: agrees.
+        result("lat.proc.fork", &[("parent", "small")], "up", Better::Lower, spread(100.0)),
+        result("lat.proc.fork", &[("parent", "small")], "smp2", Better::Lower, spread(110.0)),
+        // Published 0%: here the same: agrees.
+        result("lat.read", &[], "up", Better::Lower, spread(2.0)),
+        result("lat.read", &[], "smp2", Better::Lower, spread(2.0)),
+        // An older, interrupted copy first: the newest result is the one used.
+        result("lat.write", &[], "up", Better::Lower, spread(9.0)),
+        result("lat.write", &[], "up", Better::Lower, spread(1.0)),
+        result("lat.write", &[], "smp2", Better::Lower, spread(1.0)),
+    ];
+    let t = &build(def(StudyName::Ht2003), &meta, &rs).unwrap()[0];
+    let row = |name: &str| t.rows.iter().find(|r| r[0] == name).unwrap().clone();
+    assert_eq!(row("simple syscall")[7], "no");
+    assert_eq!(row("simple syscall")[6], "+25.0%*");
+    assert_eq!(row("process fork+exit")[7], "yes");
+    assert_eq!(row("simple read")[7], "yes");
+    assert_eq!(row("simple write")[4], "1.000 us");
+    assert_eq!(row("simple stat")[4], "unavailable");
+    assert_eq!(t.after[0], "direction agrees in 3 of 4 rows; differs in: simple syscall (published same, here better)");
+    assert!(t.after.iter().any(|l| l.starts_with("unavailable: simple stat: not measured in this run")));
+    let geo = t.rows.last().unwrap();
+    assert_eq!(geo[0], "geometric mean");
+    assert!(geo[6].ends_with("(4 rows)"), "{geo:?}");
+}
+
+#[test]
+fn a_noisy_side_leaves_the_direction_unclear() {
+    let mut c = crate::stats::compare(&spread(1.0), &spread(0.8), Better::Lower, &Default::default()).unwrap();
+    assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Better));
+    c.significant = false;
+    c.withheld = Some(crate::stats::Withheld::Noisy);
+    assert!(measured_direction(&c, 1.0).is_err());
+    c.withheld = Some(crate::stats::Withheld::WithinAaNoise);
+    assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Same));
+    // Not significant: a small change is no clear change, a large one unknown.
+    c.withheld = None;
+    assert!(measured_direction(&c, 1.0).is_err(), "25% on too few samples");
+    c.change_pct = 0.5;
+    assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Same));
+}
+
+#[test]
+fn rows_outside_the_quick_plan_say_so() {
+    let parts = (def(StudyName::Ht2003).request)(true);
+    let p = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+    assert!(tables::in_plan(&parts, "dbench.throughput", &p("clients", "20")));
+    assert!(!tables::in_plan(&parts, "dbench.throughput", &p("clients", "30")));
+    assert!(tables::in_plan(&parts, "lat.syscall", &Default::default()));
+    let (meta, _) = request(def(StudyName::Ht2003), &ask(true), &no_smt(), &host());
+    let t = build(def(StudyName::Ht2003), &meta, &[]).unwrap();
+    let dbench = t.iter().find(|t| t.title.starts_with("Table 5")).unwrap();
+    assert!(dbench.after.contains(&"unavailable: 30 clients: not in the --quick plan".to_string()), "{:?}", dbench.after);
+}
+
+#[test]
+fn resume_keeps_only_the_missing_points() {
+    let t = no_smt();
+    let (_, req) = request(def(StudyName::Threads2004), &ask(true), &t, &host());
+    let mut plan = plan_study(&req, &t).unwrap();
+    let q = |wanted: usize| Some(Quality { wanted, clean: wanted, ..Default::default() });
+    let mut done = result("thread.create", &[("model", "direct")], "up", Better::Lower, spread(10.0));
+    done.quality = q(8);
+    let mut done2 = done.clone();
+    done2.config = "noht".into();
+    // Interrupted: fewer samples than wanted, so it runs again.
+    let mut partial = result("thread.create", &[("model", "manager")], "up", Better::Lower, spread(10.0));
+    partial.quality = q(20);
+    let mut partial2 = partial.clone();
+    partial2.config = "noht".into();
+    assert!(is_done(&done) && !is_done(&partial));
+    let (left, dropped) = drop_done(&mut plan, &[done, done2, partial, partial2]);
+    assert_eq!((left, dropped), (8, 2));
+    assert!(!plan.items.iter().any(|i| i.info.name == "thread.create" && i.params.0.get("model").map(String::as_str) == Some("direct")));
+}
