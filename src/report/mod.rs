@@ -9,6 +9,7 @@ pub mod extra;
 pub mod chart;
 pub mod csv;
 mod grid;
+pub mod html;
 pub mod remarks;
 pub mod json;
 pub mod markdown;
