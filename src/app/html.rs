@@ -34,12 +34,19 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], path: &Path, tit
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
     let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &[] });
     let charts = page.matches("<svg ").count();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kdelta-report-")
-        .tempfile_in(&dir)
-        .with_context(|| format!("cannot write {}: creating a file in {}", path.display(), dir.display()))?;
-    tmp.write_all(page.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path).map_err(|e| anyhow::Error::new(e.error)).with_context(|| format!("cannot write {}", path.display()))?;
+    // Beside its final name, with the ordinary permissions (the umask's),
+    // then renamed into place; removed again if anything fails.
+    let tmp = dir.join(format!(".kdelta-report-{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display())))?;
+    let written = f.write_all(page.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+    }
     eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), runs.len());
     Ok(exit::OK)
 }

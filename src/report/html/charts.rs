@@ -319,7 +319,8 @@ pub fn speedups(t: &Table) -> Vec<String> {
             .collect();
         let title = if parts > 1 { format!("speedup against {}, part {} of {parts}", base.name, pi + 1) } else { format!("speedup against {}", base.name) };
         let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";
-        out.push(f.svg("speedup", &title, better, "speedup (ratio of medians, x)", "benchmark", &body, &legend));
+        let x_name = format!("speedup (ratio of medians{})", if sx.log { ", log scale" } else { "" });
+        out.push(f.svg("speedup", &title, better, &x_name, "benchmark", &body, &legend));
     }
     out
 }

@@ -281,7 +281,7 @@ mod tests {
         assert!(b.log);
         let t = b.ticks();
         assert!(t.len() <= 9, "{t:?}");
-        assert_eq!(t[0].1, "4K");
+        assert_eq!(t[0].1, "2K", "a power of two gets headroom below");
         assert_eq!(bytes(1536.0), "1.5K");
         assert_eq!(tick_num(2_000_000.0), "2e6");
         assert_eq!(tick_num(0.3), "0.3");
