@@ -73,7 +73,7 @@ pub fn render(page: &Page) -> String {
         s.push_str("<section id=\"compare\" class=\"compare\"><h2>Runs compared</h2>\n");
         for rep in page.comparisons {
             let names: Vec<String> = rep.runs.iter().map(run_name).collect();
-            let _ = write!(s, "<h3>{}</h3>\n", esc(&names.join(" against ")));
+            let _ = writeln!(s, "<h3>{}</h3>", esc(&names.join(" against ")));
             if rep.tables.is_empty() {
                 s.push_str("<p class=\"na\">no table: the runs share no configuration</p>\n");
             }
@@ -121,7 +121,7 @@ fn nav(page: &Page) -> String {
 fn run_section(rep: &Report) -> String {
     let run = &rep.runs[0];
     let mut s = String::new();
-    let _ = write!(s, "<section class=\"run\" id=\"run-{}\"><h2>{}</h2>\n", run.id, esc(&run_name(run)));
+    let _ = writeln!(s, "<section class=\"run\" id=\"run-{}\"><h2>{}</h2>", run.id, esc(&run_name(run)));
     s.push_str("<dl class=\"meta\">");
     let mut meta = |k: &str, v: String| {
         let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), v);
@@ -137,7 +137,7 @@ fn run_section(rep: &Report) -> String {
     };
     meta("configurations", if cfgs.is_empty() { "<span class=\"na\">none recorded</span>".into() } else { esc(&cfgs.join("; ")) });
     s.push_str("</dl>\n<h3 id=\"run-");
-    let _ = write!(s, "{}-command\">Command</h3>\n", run.id);
+    let _ = writeln!(s, "{}-command\">Command</h3>", run.id);
     if run.command.trim().is_empty() {
         s.push_str("<p class=\"cmd na\">the command: not recorded (this run was stored by a version that did not keep it)</p>\n");
     } else {

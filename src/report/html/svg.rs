@@ -144,7 +144,7 @@ pub fn tick_num(v: f64) -> String {
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
 fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
+    if raw.is_nan() || raw <= 0.0 || raw.is_infinite() {
         return 1.0;
     }
     let p = 10f64.powf(raw.log10().floor());
@@ -200,6 +200,7 @@ impl Frame {
 
     /// The whole `<svg>`: title, direction, axis names, `body`, the legend.
     /// `kind` names the chart for tests and the browser check.
+    #[allow(clippy::too_many_arguments)]
     pub fn svg(&self, kind: &str, title: &str, better: &str, x_name: &str, y_name: &str, body: &str, legend: &[Key]) -> String {
         let mut s = String::new();
         let _ = write!(
