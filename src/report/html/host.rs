@@ -31,7 +31,7 @@ pub fn render(host: &Value) -> String {
     row(&mut s, "host name", g("hostname"));
     row(&mut s, "CPU model", g("cpu_model"));
     row(&mut s, "architecture", g("arch"));
-    row(&mut s, "memory", h.get("mem_total_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}B", bytes(b))));
+    row(&mut s, "memory", h.get("mem_total_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))));
     row(&mut s, "kernel", g("kernel_release").map(|r| format!("{r} ({})", g("kernel_version").unwrap_or_default())));
     row(&mut s, "preemption", g("preempt_model").map(|m| format!("{m} (from {})", g("preempt_source").unwrap_or_else(|| "?".into()))));
     row(&mut s, "C library", g("glibc_version"));
@@ -44,7 +44,7 @@ pub fn render(host: &Value) -> String {
     }
     row(&mut s, "SMT", Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))));
     let list = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_array()).cloned().unwrap_or_default();
-    row(&mut s, "packages", t.and_then(|t| t.get("packages")).map(|p| p.to_string()));
+    row(&mut s, "packages", t.and_then(|t| t.get("packages")).and_then(|p| p.as_array()).map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))));
     let cores: Vec<String> = list("cores")
         .iter()
         .map(|c| format!("package {} core {}: cpus {}", text(c.get("package")).unwrap_or_default(), text(c.get("core_id")).unwrap_or_else(|| "?".into()), text(c.get("cpus")).unwrap_or_default()))
@@ -53,7 +53,7 @@ pub fn render(host: &Value) -> String {
     let caches: Vec<String> = list("caches")
         .iter()
         .map(|c| {
-            let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}B", bytes(b))).unwrap_or_else(|| "size unknown".into());
+            let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))).unwrap_or_else(|| "size unknown".into());
             format!("L{} {} {size}, shared by cpus {}", text(c.get("level")).unwrap_or_default(), text(c.get("kind")).unwrap_or_default(), text(c.get("shared")).unwrap_or_default())
         })
         .collect();
@@ -68,7 +68,7 @@ pub fn render(host: &Value) -> String {
     if mit.is_empty() {
         s.push_str("<p class=\"na\">mitigations: not recorded</p>");
     } else {
-        s.push_str("<details><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
+        s.push_str("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
         for m in &mit {
             let (k, v) = (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
             let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));

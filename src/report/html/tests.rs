@@ -115,6 +115,7 @@ fn every_section_is_present() {
     // Host snapshot and warnings.
     assert!(h.contains("6.18.0 (#1 SMP PREEMPT_DYNAMIC)") && h.contains("voluntary (from /sys/kernel/debug/sched/preempt)"));
     assert!(h.contains("<th>C library</th><td>2.36</td>") && h.contains("spectre_v2"));
+    assert!(h.contains("<th>memory</th><td>4GiB</td>") && h.contains("<th>packages</th><td>1 (ids 0)</td>") && h.contains("L1 Data 48KiB, shared by cpus 0"));
     assert!(h.contains("busy"), "the busy-machine warning is listed");
     assert!(h.contains("run 13 is incomplete"));
     // The study table, drawn as the others.
