@@ -101,6 +101,23 @@ pub enum Command {
         #[arg(long, short = 'o', default_value = "kdelta.svg")]
         out: PathBuf,
     },
+    /// Write one self-contained HTML page of stored runs (ids or labels; a
+    /// label names its newest run): the tables as `show` prints them, charts
+    /// as inline SVG (bars per configuration, lines over a swept parameter,
+    /// speedups with their intervals), the host snapshot, the warnings and
+    /// the command that produced each run. Later runs are also compared
+    /// with the first. Opens from disk; nothing is fetched.
+    Report {
+        /// Run ids or labels, one or more.
+        #[arg(required = true, value_name = "RUN_OR_LABEL")]
+        runs: Vec<String>,
+        /// Output file.
+        #[arg(long, short = 'o', value_name = "FILE.html")]
+        out: PathBuf,
+        /// The page's title (default: the runs named).
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
     ///

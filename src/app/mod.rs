@@ -1,6 +1,7 @@
 //! The top level: parse the command line, dispatch, map errors to exit
 //! statuses. One file per group of commands, as `kdelta --help` lists them.
 
+mod html;
 mod info;
 mod run;
 mod serve;
@@ -128,6 +129,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
+        Command::Report { runs, out: path, title } => html::cmd_report(&cli.db, &runs, &path, title),
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
             let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
             serve::cmd_serve(&name, &listen, public, limits, &param)
@@ -168,4 +170,34 @@ fn run_report(run: crate::model::RunRecord, results: Vec<crate::model::ResultRec
     let mut rep = Report::for_run(run, results, opt);
     rep.summaries = bench::family_summaries(&rep.results);
     rep
+}
+
+/// The command line as a shell would take it back: each argument quoted
+/// when it holds anything but plain characters (`'lat.sel*'`), so the
+/// command stored with a run can be pasted to run it again. Arguments need
+/// not be UTF-8 (a --db path): recorded lossily.
+fn command_line() -> String {
+    std::env::args_os().map(|a| shell_quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ")
+}
+
+fn shell_quote(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./=,:+@%^-".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod quote_tests {
+    #[test]
+    fn arguments_are_quoted_only_when_a_shell_would_change_them() {
+        assert_eq!(super::shell_quote("lat.syscall"), "lat.syscall");
+        assert_eq!(super::shell_quote("--param=size=4k,64k"), "--param=size=4k,64k");
+        assert_eq!(super::shell_quote("lat.sel*"), "'lat.sel*'");
+        assert_eq!(super::shell_quote("a b"), "'a b'");
+        assert_eq!(super::shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(super::shell_quote(""), "''");
+    }
 }

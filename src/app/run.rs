@@ -41,8 +41,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         sample_time,
         warmup,
         timeout,
-        // Arguments need not be UTF-8 (a --db path): recorded lossily.
-        command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
+        command: command_line(),
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

@@ -35,7 +35,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
     params.set("seed", cfg.seed.to_string());
     let run = RunRecord::begin(
         a.label.clone(),
-        std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
+        command_line(),
         Vec::new(),
         serde_json::json!({ "simulated": true, "topology": cfg.shape.to_string() }),
         crate::model::RunEnvironment { simulated: true, ..Default::default() },

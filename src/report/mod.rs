@@ -10,6 +10,7 @@ pub mod extra_render;
 pub mod chart;
 pub mod csv;
 mod grid;
+pub mod html;
 pub mod remarks;
 pub mod json;
 pub mod markdown;

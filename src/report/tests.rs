@@ -18,13 +18,13 @@ use crate::model::record::{Quality, ResultRecord, RunRecord, RunStatus, SampleMe
 use crate::model::{Better, Params, TaskKind, Warning};
 use crate::stats::CompareOptions;
 
-fn config(name: &str, cpus: &str) -> Config {
+pub(super) fn config(name: &str, cpus: &str) -> Config {
     Config { name: name.into(), cpus: CpuSet::parse_list(cpus).unwrap(), policy: None, env: vec![] }
 }
 
 /// Run 12 "baseline": `--runs auto` with a 2 % target, one result stopped at
 /// the cap, and a machine that was busy.
-fn run_record() -> RunRecord {
+pub(super) fn run_record() -> RunRecord {
     RunRecord {
         id: 12,
         label: Some("baseline".into()),
@@ -46,7 +46,7 @@ fn run_record() -> RunRecord {
     }
 }
 
-fn params(kv: &[(&str, &str)]) -> Params {
+pub(super) fn params(kv: &[(&str, &str)]) -> Params {
     let mut p = Params::default();
     for (k, v) in kv {
         p.set(k, *v);
@@ -55,7 +55,7 @@ fn params(kv: &[(&str, &str)]) -> Params {
 }
 
 /// A clean result: every sample used, as many as wanted.
-fn ok(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, unit: &str, better: Better, samples: &[f64]) -> ResultRecord {
+pub(super) fn ok(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, unit: &str, better: Better, samples: &[f64]) -> ResultRecord {
     ResultRecord {
         benchmark: bench.into(),
         family: bench.split('.').next().unwrap().into(),
@@ -80,7 +80,7 @@ fn ok(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, unit: &str, better
     }
 }
 
-fn us(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, samples: &[f64]) -> ResultRecord {
+pub(super) fn us(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, samples: &[f64]) -> ResultRecord {
     ok(bench, p, cfg, cpus, "us", Better::Lower, samples)
 }
 
@@ -94,7 +94,7 @@ fn meta(start: &[u32], end: &[u32], round: u32, disturbed: bool) -> SampleMeta {
 }
 
 /// Both configurations' results, in the order a run stores them.
-fn results() -> Vec<ResultRecord> {
+pub(super) fn results() -> Vec<ResultRecord> {
     // lat.syscall: noht is 17 % faster; one outlier on up.
     let mut syscall_up = us("lat.syscall", &[], "up", "0", &[0.210, 0.211, 0.209, 0.212, 0.210, 0.245]);
     syscall_up.warnings = vec![Warning::Outliers { count: 1, n: 6 }];
@@ -147,24 +147,24 @@ fn results() -> Vec<ResultRecord> {
     vec![syscall_up, pipe_up, ctx_up, exec_up, rd_up, wr_up, syscall_noht, pipe_noht, ctx_noht, exec_noht, rd_noht, wr_noht]
 }
 
-fn opt() -> CompareOptions {
+pub(super) fn opt() -> CompareOptions {
     CompareOptions { bootstrap: 0, ..Default::default() }
 }
 
 /// One table: `up` against `noht`.
-fn comparison() -> Report {
+pub(super) fn comparison() -> Report {
     Report::for_run(run_record(), results(), &opt())
 }
 
 /// The run as if it had measured `noht` alone: no table, the results grid.
-fn single_config() -> Report {
+pub(super) fn single_config() -> Report {
     let mut run = run_record();
     run.configs.retain(|c| c.name == "noht");
     Report::for_run(run, results().into_iter().filter(|r| r.config == "noht").collect(), &opt())
 }
 
 /// Run 13 "patched", interrupted: `up` alone, three results.
-fn patched_run() -> (RunRecord, Vec<ResultRecord>) {
+pub(super) fn patched_run() -> (RunRecord, Vec<ResultRecord>) {
     let mut run = run_record();
     run.id = 13;
     run.label = Some("patched".into());
@@ -184,7 +184,7 @@ fn patched_run() -> (RunRecord, Vec<ResultRecord>) {
 }
 
 /// lat.ctx swept over size on both configurations.
-fn sweep() -> Report {
+pub(super) fn sweep() -> Report {
     let mut rs = Vec::new();
     for (cfg, cpus, base) in [("up", "0", 1.5), ("noht", "0-1", 1.9)] {
         for (size, extra) in [("0", 0.0), ("16", 0.1), ("64", 0.6)] {
@@ -198,7 +198,7 @@ fn sweep() -> Report {
 /// A short run for the JSON snapshot: three samples a result, no quality
 /// counts, an empty environment; one change, one figure below resolution,
 /// one failure.
-fn short_run() -> Report {
+pub(super) fn short_run() -> Report {
     let mut run = run_record();
     run.command = "kdelta run lat.syscall lat.ctx lat.proc.exec -c up,noht".into();
     run.environment = Default::default();

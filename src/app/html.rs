@@ -1,0 +1,52 @@
+//! `kdelta report RUN_OR_LABEL... -o FILE.html`: stored runs as one
+//! self-contained HTML page (`report::html`). The file is written beside its
+//! final name and renamed into place, so an interrupted or failed write
+//! leaves no half page.
+
+use super::stored::{load, open_existing};
+use super::*;
+use crate::report::html::{self, Page};
+
+pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], path: &Path, title: Option<String>) -> Result<u8> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if path.is_dir() {
+        return Err(bad_input(format!("--out {} is a directory: give a file name such as report.html", path.display())));
+    }
+    if !dir.is_dir() {
+        return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
+    }
+    let store = open_existing(db)?;
+    let opt = CompareOptions::default();
+    let mut loaded: Vec<(crate::model::RunRecord, Vec<crate::model::ResultRecord>)> = Vec::new();
+    for k in keys {
+        let (run, results) = load(&store, k)?;
+        // The same run named twice (by id and by label) is shown once.
+        if !loaded.iter().any(|(r, _)| r.id == run.id) {
+            loaded.push((run, results));
+        }
+    }
+    let comparisons: Vec<Report> = loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
+    let names: Vec<String> = loaded.iter().map(|(r, _)| r.label.as_ref().map(|l| format!("run {} ({l})", r.id)).unwrap_or_else(|| format!("run {}", r.id))).collect();
+    let runs: Vec<Report> = loaded.into_iter().map(|(r, rs)| run_report(r, rs, &opt)).collect();
+    let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
+    let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &[] });
+    let charts = page.matches("<svg ").count();
+    // Beside its final name, with the ordinary permissions (the umask's),
+    // then renamed into place; removed again if anything fails.
+    let tmp = dir.join(format!(".kdelta-report-{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display())))?;
+    let written = f.write_all(page.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+    }
+    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), runs.len());
+    Ok(exit::OK)
+}

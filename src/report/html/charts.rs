@@ -1,0 +1,334 @@
+//! The report's charts, from a [`Report`]'s results and tables:
+//! - lines over a swept numeric parameter (thread count, copy size), one per
+//!   configuration, median with min-max whiskers, and the cache regimes as
+//!   bands when the results carry their cache sizes (`caches` and
+//!   `working_set_bytes` extras, as `mem.*` does);
+//! - grouped bars per configuration for the rest (the 2003 article's
+//!   figures 1-3), one chart per family and unit, at most [`BARS_PER_CHART`]
+//!   rows each;
+//! - the speedup of each compared column against the first, per row, with
+//!   its 95% bootstrap interval.
+//!
+//! Every chart names its axes with units, says which way is better and has
+//! a legend naming the configurations and their CPU sets.
+
+use super::super::grid::ParamView;
+use super::super::model::{Report, Table};
+use super::svg::{color, cut, esc, Frame, Key, Scale, Ticks};
+use crate::model::fmt::fmt_num;
+use crate::model::params::parse_size;
+use crate::model::record::{ResultRecord, Status};
+use crate::model::Better;
+use std::fmt::Write;
+
+/// Rows per bar or speedup chart; longer tables are split.
+pub const BARS_PER_CHART: usize = 16;
+
+const WIDTH: f64 = 860.0;
+
+fn better_text(b: Better) -> &'static str {
+    match b {
+        Better::Lower => "lower is better",
+        _ => "higher is better",
+    }
+}
+
+fn numeric(v: &str) -> Option<(f64, bool)> {
+    v.parse::<f64>().ok().map(|x| (x, false)).or_else(|| parse_size(v).ok().map(|b| (b as f64, true)))
+}
+
+fn ok(r: &ResultRecord) -> bool {
+    r.status == Status::Ok && r.summary.is_some() && r.below_resolution.is_none()
+}
+
+/// Every chart of one run's report, in order: lines, bars, speedups.
+pub fn for_run(rep: &Report) -> Vec<String> {
+    let (mut out, rest) = lines(&rep.results);
+    out.extend(bars(&rest));
+    for t in &rep.tables {
+        out.extend(speedups(t));
+    }
+    out
+}
+
+/// Line charts for benchmarks swept over a numeric parameter; the results
+/// that are not are returned for the bar charts.
+fn lines(results: &[ResultRecord]) -> (Vec<String>, Vec<&ResultRecord>) {
+    let mut charts = Vec::new();
+    let mut rest = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        if !names.contains(&r.benchmark.as_str()) {
+            names.push(&r.benchmark);
+        }
+    }
+    for name in names {
+        let all: Vec<&ResultRecord> = results.iter().filter(|r| r.benchmark == name).collect();
+        let rs: Vec<&ResultRecord> = all.iter().copied().filter(|r| ok(r)).collect();
+        let Some(first) = rs.first() else {
+            rest.extend(all);
+            continue;
+        };
+        let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
+        let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
+        let Some(x) = x else {
+            rest.extend(all);
+            continue;
+        };
+        charts.push(line_chart(name, x, &varying, &rs));
+    }
+    (charts, rest)
+}
+
+struct Series {
+    name: String,
+    points: Vec<(f64, f64, f64, f64)>,
+}
+
+fn line_chart(name: &str, x: &str, varying: &[&String], rs: &[&ResultRecord]) -> String {
+    let mut series: Vec<Series> = Vec::new();
+    let mut is_bytes = false;
+    for r in rs {
+        let others: Vec<String> = r.params.0.iter().filter(|(k, _)| k.as_str() != x && varying.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
+        let cpus = if r.cpus.is_empty() { String::new() } else { format!(" [cpus {}]", r.cpus) };
+        let label = if others.is_empty() { format!("{}{cpus}", r.config) } else { format!("{}{cpus} {}", r.config, others.join(" ")) };
+        let s = r.summary.as_ref().expect("ok results have a summary");
+        let (px, b) = numeric(&r.params.0[x]).expect("checked numeric");
+        is_bytes |= b;
+        match series.iter_mut().find(|l| l.name == label) {
+            Some(l) => l.points.push((px, s.median, s.min, s.max)),
+            None => series.push(Series { name: label, points: vec![(px, s.median, s.min, s.max)] }),
+        }
+    }
+    for l in &mut series {
+        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let first = rs[0];
+    let f = Frame::new(WIDTH, 300.0, 78.0, series.len());
+    let xs: Vec<f64> = series.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+    let ys: Vec<f64> = series.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.1, p.2, p.3])).collect();
+    let xt = if is_bytes { Ticks::Bytes } else { Ticks::Plain };
+    let mut sx = Scale::fit(&xs, 63.0, false, f.left, f.right(), xt);
+    if !sx.log && xs.iter().all(|v| *v >= 0.0) && sx.lo < 0.0 {
+        sx.lo = 0.0;
+    }
+    let sy = Scale::fit(&ys, 200.0, true, f.bottom(), f.top, Ticks::Plain);
+    let mut body = String::new();
+    body.push_str(&bands(rs, x, &sx, &f));
+    body.push_str(&f.x_axis(&sx));
+    body.push_str(&f.y_axis(&sy));
+    for (i, l) in series.iter().enumerate() {
+        let c = color(i);
+        let pts: Vec<String> = l.points.iter().map(|p| format!("{:.1},{:.1}", sx.map(p.0), sy.map(p.1))).collect();
+        let _ = write!(body, r#"<polyline class="series" points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, pts.join(" "));
+        for p in &l.points {
+            let (px, lo, hi) = (sx.map(p.0), sy.map(p.2), sy.map(p.3));
+            let _ = write!(body, r#"<line x1="{px:.1}" y1="{lo:.1}" x2="{px:.1}" y2="{hi:.1}" stroke="{c}"/>"#);
+            let _ = write!(
+                body,
+                r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {x}={}: median {} {}</title></circle>"#,
+                sy.map(p.1),
+                esc(&l.name),
+                esc(&if is_bytes { super::svg::bytes(p.0) } else { fmt_num(p.0) }),
+                fmt_num(p.1),
+                esc(&first.unit)
+            );
+        }
+    }
+    let legend: Vec<Key> = series.iter().enumerate().map(|(i, l)| Key { color: color(i).into(), text: l.name.clone(), line: true }).collect();
+    let x_name = if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
+    let y_name = format!("median {}{}", first.unit, if sy.log { " (log)" } else { "" });
+    let better = format!("{}; whiskers: min to max of the clean samples", better_text(first.better));
+    f.svg("lines", &format!("{name} over {x}"), &better, &x_name, &y_name, &body, &legend)
+}
+
+/// Shaded cache-regime bands (L1, L2, ..., memory) along a size axis, from
+/// the caches a result recorded and its working set per unit of `x`.
+fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> String {
+    let r = rs[0];
+    let (Some(caches), Some(ws)) = (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64())) else {
+        return String::new();
+    };
+    let Some((xv, _)) = r.params.0.get(x).and_then(|v| numeric(v)) else { return String::new() };
+    if xv <= 0.0 || ws <= 0.0 {
+        return String::new();
+    }
+    let per = ws / xv;
+    let mut levels: Vec<(u64, f64)> = caches.iter().filter_map(|c| Some((c.get("level")?.as_u64()?, c.get("bytes")?.as_f64()? / per))).collect();
+    levels.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut s = String::new();
+    let mut from = sx.lo;
+    let mut edges: Vec<(String, f64, f64)> = Vec::new();
+    for (l, cap) in &levels {
+        edges.push((format!("L{l}"), from, *cap));
+        from = *cap;
+    }
+    edges.push(("memory".into(), from, sx.hi));
+    for (i, (name, a, b)) in edges.iter().enumerate() {
+        let (xa, xb) = (sx.clamp(*a), sx.clamp(*b));
+        if xb - xa < 1.0 {
+            continue;
+        }
+        let fill = if i % 2 == 0 { "#eef3f8" } else { "#f8f4ea" };
+        let _ = write!(s, r#"<rect class="band" x="{xa:.1}" y="{}" width="{:.1}" height="{}" fill="{fill}"/>"#, f.top, xb - xa, f.plot_h);
+        let _ = write!(s, r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##, (xa + xb) / 2.0, f.top + 13.0, esc(name));
+    }
+    s
+}
+
+/// Grouped bars: per family, unit and direction, one group of bars per row
+/// (benchmark and parameters), one bar per configuration.
+fn bars(rest: &[&ResultRecord]) -> Vec<String> {
+    let pv = ParamView::new(rest.iter().map(|r| (r.benchmark.as_str(), &r.params)));
+    let mut groups: Vec<(String, String, Better)> = Vec::new();
+    for r in rest {
+        let k = (r.family.clone(), r.unit.clone(), r.better);
+        if !groups.contains(&k) {
+            groups.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (fam, unit, better) in groups {
+        let rs: Vec<&ResultRecord> = rest.iter().copied().filter(|r| r.family == fam && r.unit == unit && r.better == better).collect();
+        let mut configs: Vec<(String, String)> = Vec::new();
+        let mut cats: Vec<(String, crate::model::Params, String)> = Vec::new();
+        for r in &rs {
+            if !configs.iter().any(|c| c.0 == r.config) {
+                configs.push((r.config.clone(), r.cpus.clone()));
+            }
+            let shown = pv.show(&r.benchmark, &r.params);
+            let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
+            if !cats.iter().any(|c| c.0 == r.benchmark && c.1 == r.params) {
+                cats.push((r.benchmark.clone(), r.params.clone(), label));
+            }
+        }
+        let parts = cats.len().div_ceil(BARS_PER_CHART);
+        for (pi, chunk) in cats.chunks(BARS_PER_CHART).enumerate() {
+            let title = if parts > 1 { format!("{fam} ({unit}), part {} of {parts}", pi + 1) } else { format!("{fam} ({unit})") };
+            out.push(bar_chart(&title, &unit, better, &configs, chunk, &rs));
+        }
+    }
+    out
+}
+
+fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String)], cats: &[(String, crate::model::Params, String)], rs: &[&ResultRecord]) -> String {
+    let find = |c: &(String, crate::model::Params, String), cfg: &str| rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg);
+    let group_h = (configs.len() as f64 * 11.0 + 10.0).max(18.0);
+    let f = Frame::new(WIDTH, group_h * cats.len() as f64, 250.0, configs.len());
+    let vals: Vec<f64> = cats.iter().flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg))).filter(|r| ok(r)).map(|r| r.summary.as_ref().unwrap().median).collect();
+    let sx = Scale::fit(&vals, 100.0, true, f.left, f.right(), Ticks::Plain);
+    let mut body = f.x_axis(&sx);
+    for (ci, c) in cats.iter().enumerate() {
+        let y0 = f.top + group_h * ci as f64;
+        let _ = write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, esc(&cut(&c.2, 38)));
+        for (k, (cfg, _)) in configs.iter().enumerate() {
+            let y = y0 + 5.0 + 11.0 * k as f64;
+            match find(c, cfg) {
+                Some(r) if ok(r) => {
+                    let m = r.summary.as_ref().unwrap().median;
+                    let x0 = sx.clamp(if sx.log { sx.lo } else { 0.0 });
+                    let x1 = sx.clamp(m);
+                    let _ = write!(
+                        body,
+                        r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="9" fill="{}"><title>{} [{cfg}]: {} {}</title></rect>"#,
+                        x0.min(x1),
+                        (x1 - x0).abs().max(1.0),
+                        color(k),
+                        esc(&c.2),
+                        fmt_num(m),
+                        esc(unit)
+                    );
+                }
+                Some(r) => {
+                    let what = match (r.below_resolution, r.status) {
+                        (Some(b), _) => format!("< {} (below resolution)", fmt_num(b)),
+                        (None, Status::Ok) => "no figure".to_string(),
+                        (None, s) => format!("{s:?}").to_lowercase(),
+                    };
+                    let _ = write!(body, r##"<text x="{}" y="{:.1}" fill="#666" font-size="10">{} {}</text>"##, f.left + 4.0, y + 8.0, esc(cfg), esc(&what));
+                }
+                None => {}
+            }
+        }
+    }
+    let legend: Vec<Key> = configs.iter().enumerate().map(|(i, (n, cpus))| Key { color: color(i).into(), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false }).collect();
+    let x_name = format!("median {unit}{}", if sx.log { " (log scale)" } else { "" });
+    f.svg("bars", title, better_text(better), &x_name, "benchmark", &body, &legend)
+}
+
+/// The speedup of each column against the first, per row, with its 95%
+/// bootstrap interval; a filled dot is a significant change.
+pub fn speedups(t: &Table) -> Vec<String> {
+    let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
+    let rows: Vec<_> = t.rows.iter().filter(|r| r.changes.iter().any(|c| c.is_some())).collect();
+    if rows.is_empty() || t.columns.len() < 2 {
+        return Vec::new();
+    }
+    let base = &t.columns[0];
+    let parts = rows.len().div_ceil(BARS_PER_CHART);
+    let mut out = Vec::new();
+    for (pi, chunk) in rows.chunks(BARS_PER_CHART).enumerate() {
+        let k = t.columns.len() - 1;
+        let group_h = (k as f64 * 12.0 + 10.0).max(20.0);
+        let f = Frame::new(WIDTH, group_h * chunk.len() as f64, 250.0, k);
+        let mut vals = vec![1.0];
+        for r in chunk {
+            for c in r.changes.iter().flatten() {
+                vals.extend([Some(c.speedup), c.ci_low, c.ci_high].into_iter().flatten());
+            }
+        }
+        let sx = Scale::fit(&vals, 20.0, false, f.left, f.right(), Ticks::Plain);
+        let mut body = f.x_axis(&sx);
+        let one = sx.map(1.0);
+        let _ = write!(body, r##"<line x1="{one:.1}" y1="{}" x2="{one:.1}" y2="{}" stroke="#000"/>"##, f.top, f.bottom());
+        for (ri, r) in chunk.iter().enumerate() {
+            let y0 = f.top + group_h * ri as f64;
+            let shown = pv.show(&r.benchmark, &r.params);
+            let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
+            let _ = write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, esc(&cut(&label, 38)));
+            for (i, c) in r.changes.iter().enumerate() {
+                let Some(c) = c else { continue };
+                if !c.speedup.is_finite() {
+                    continue;
+                }
+                let y = y0 + 8.0 + 12.0 * i as f64;
+                let col = color(i);
+                if let (Some(lo), Some(hi)) = (c.ci_low, c.ci_high) {
+                    let _ = write!(body, r#"<line class="ci" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{col}" stroke-width="2"/>"#, sx.clamp(lo), sx.clamp(hi));
+                }
+                let fill = if c.significant { col } else { "#fff" };
+                let ci = match (c.ci_low, c.ci_high) {
+                    (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
+                    _ => String::new(),
+                };
+                let _ = write!(
+                    body,
+                    r#"<circle class="speedup" cx="{:.1}" cy="{y:.1}" r="4" fill="{fill}" stroke="{col}" stroke-width="2"><title>{} [{}]: speedup {}{ci}{}</title></circle>"#,
+                    sx.clamp(c.speedup),
+                    esc(&label),
+                    esc(&t.columns[i + 1].name),
+                    fmt_num(c.speedup),
+                    if c.significant { ", significant" } else { "" }
+                );
+            }
+        }
+        let legend: Vec<Key> = t.columns[1..]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Key { color: color(i).into(), text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)), line: true })
+            .collect();
+        let title = if parts > 1 { format!("speedup against {}, part {} of {parts}", base.name, pi + 1) } else { format!("speedup against {}", base.name) };
+        let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";
+        let x_name = format!("speedup (ratio of medians{})", if sx.log { ", log scale" } else { "" });
+        out.push(f.svg("speedup", &title, better, &x_name, "benchmark", &body, &legend));
+    }
+    out
+}
+
+fn or_dash(s: &str) -> &str {
+    if s.is_empty() {
+        "-"
+    } else {
+        s
+    }
+}

@@ -1,0 +1,87 @@
+//! The host snapshot a run stored (topology, CPU model, kernel, preemption,
+//! C library, mitigations) as HTML. It is read from the stored JSON, so a
+//! run of an older version shows what it has and says what it lacks.
+
+use super::svg::{bytes, esc};
+use serde_json::Value;
+use std::fmt::Write;
+
+fn text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(if *b { "yes" } else { "no" }.into()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn row(out: &mut String, name: &str, value: Option<String>) {
+    let v = value.map(|v| esc(&v)).unwrap_or_else(|| "<span class=\"na\">not recorded</span>".into());
+    let _ = write!(out, "<tr><th>{}</th><td>{v}</td></tr>", esc(name));
+}
+
+/// The snapshot as a definition table, then mitigations and notes.
+pub fn render(host: &Value) -> String {
+    let Some(h) = host.as_object().filter(|o| !o.is_empty()) else {
+        return "<p class=\"na\">host snapshot: not recorded for this run</p>".into();
+    };
+    let mut s = String::from("<table class=\"host\"><tbody>");
+    let g = |k: &str| text(h.get(k));
+    row(&mut s, "host name", g("hostname"));
+    row(&mut s, "CPU model", g("cpu_model"));
+    row(&mut s, "architecture", g("arch"));
+    row(&mut s, "memory", h.get("mem_total_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))));
+    row(&mut s, "kernel", g("kernel_release").map(|r| format!("{r} ({})", g("kernel_version").unwrap_or_default())));
+    row(&mut s, "preemption", g("preempt_model").map(|m| format!("{m} (from {})", g("preempt_source").unwrap_or_else(|| "?".into()))));
+    row(&mut s, "C library", g("glibc_version"));
+    row(&mut s, "x86 ht flag", g("ht_flag"));
+    let t = h.get("topology").and_then(|t| t.as_object());
+    let tg = |k: &str| t.and_then(|t| text(t.get(k)));
+    row(&mut s, "online CPUs", tg("online"));
+    if let Some(off) = tg("offline").filter(|o| o != "\"\"" && !o.is_empty()) {
+        row(&mut s, "offline CPUs", Some(off));
+    }
+    row(&mut s, "SMT", Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))));
+    let list = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    row(&mut s, "packages", t.and_then(|t| t.get("packages")).and_then(|p| p.as_array()).map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))));
+    let cores: Vec<String> = list("cores")
+        .iter()
+        .map(|c| format!("package {} core {}: cpus {}", text(c.get("package")).unwrap_or_default(), text(c.get("core_id")).unwrap_or_else(|| "?".into()), text(c.get("cpus")).unwrap_or_default()))
+        .collect();
+    row(&mut s, "cores", (!cores.is_empty()).then(|| cores.join("; ")));
+    let caches: Vec<String> = list("caches")
+        .iter()
+        .map(|c| {
+            let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))).unwrap_or_else(|| "size unknown".into());
+            format!("L{} {} {size}, shared by cpus {}", text(c.get("level")).unwrap_or_default(), text(c.get("kind")).unwrap_or_default(), text(c.get("shared")).unwrap_or_default())
+        })
+        .collect();
+    row(&mut s, "caches", (!caches.is_empty()).then(|| caches.join("; ")));
+    let nodes: Vec<String> = list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
+    row(&mut s, "NUMA nodes", (!nodes.is_empty()).then(|| nodes.join("; ")));
+    if let Some(r) = t.and_then(|t| t.get("restriction")).filter(|r| !r.is_null()) {
+        row(&mut s, "usable CPUs", Some(format!("{} (from {})", text(r.get("cpus")).unwrap_or_default(), text(r.get("source")).unwrap_or_default())));
+    }
+    s.push_str("</tbody></table>");
+    let mit = h.get("mitigations").and_then(|m| m.as_array()).cloned().unwrap_or_default();
+    if mit.is_empty() {
+        s.push_str("<p class=\"na\">mitigations: not recorded</p>");
+    } else {
+        s.push_str("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
+        for m in &mit {
+            let (k, v) = (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
+            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+        }
+        s.push_str("</tbody></table></details>");
+    }
+    let notes = h.get("notes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
+    if !notes.is_empty() {
+        s.push_str("<ul class=\"notes\">");
+        for n in notes.iter().filter_map(|n| n.as_str()) {
+            let _ = write!(s, "<li>{}</li>", esc(n));
+        }
+        s.push_str("</ul>");
+    }
+    s
+}
