@@ -10,9 +10,15 @@
 //! (`cargo:warning`), embeds an empty program and records why, and the
 //! benchmarks (or parameter points) that need it are reported unavailable
 //! with that reason. Nothing falls back to another program silently.
+//!
+//! It also builds the preload library `libkdelta_mem.so` next to the kdelta
+//! binary (`preload/build.rs`, the same rules).
 
 use std::path::PathBuf;
 use std::process::Command;
+
+#[path = "preload/build.rs"]
+mod preload;
 
 /// (program, source, environment variable for the error, what needs it)
 const PROGRAMS: [(&str, &str, &str, &str); 2] = [
@@ -23,6 +29,7 @@ const PROGRAMS: [(&str, &str, &str, &str); 2] = [
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    preload::build(&out);
     for (name, source, var, users) in PROGRAMS {
         println!("cargo:rerun-if-changed={source}");
         let exe = out.join(name);

@@ -15,8 +15,9 @@
 //! | `cpus=LIST` | an explicit list such as `0,2-3` |
 //!
 //! Modifiers: `sched=other|batch|idle|fifo|rr` (fifo and rr need CAP_SYS_NICE),
-//! `tunables=NAME=V:NAME=V` (sets `GLIBC_TUNABLES` for the worker), and
-//! `env=NAME=VALUE`. A modifier alone (`sched=batch`) applies to `all`. Each
+//! `tunables=NAME=V:NAME=V` (sets `GLIBC_TUNABLES` for the worker),
+//! `env=NAME=VALUE`, and `preload=tuned|PATH` (sets `LD_PRELOAD`: kdelta's
+//! `libkdelta_mem.so` or a library of your own; [`preload`]). A modifier alone (`sched=batch`) applies to `all`. Each
 //! of `sched=` and `tunables=` at most once, each `env=` name at most once.
 //!
 //! A list of configurations (`--config up,noht,cpus=0,2-3`) is split at
@@ -37,6 +38,8 @@ use anyhow::Result;
 
 pub use crate::model::config::Config;
 
+pub mod preload;
+
 /// The machine cannot give this configuration (as opposed to a typo).
 #[derive(Debug, thiserror::Error)]
 #[error("configuration {name:?} is unavailable here: {reason}")]
@@ -47,7 +50,7 @@ pub struct Unavailable {
 
 /// Names a user can write, for error messages and `--help`.
 pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE";
+pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -94,10 +97,11 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         let key = match k {
             "env" => v.split_once('=').map_or(v, |(n, _)| n).to_string(),
             "tunables" => "GLIBC_TUNABLES".to_string(),
+            "preload" => "LD_PRELOAD".to_string(),
             _ => format!("+{k}"),
         };
         if let Some((_, prev)) = seen.iter().find(|(sk, _)| *sk == key) {
-            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables= and env=NAME once")));
+            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables=, preload= and env=NAME once (preload= sets LD_PRELOAD)")));
         }
         seen.push((key, m));
     }
@@ -137,6 +141,13 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
                 cfg.env.push((n.to_string(), val.to_string()));
                 names.push(format!("env={n}={val}"));
             }
+            "preload" => match preload::resolve(v)? {
+                preload::Resolved::Path(lib) => {
+                    cfg.env.push(("LD_PRELOAD".into(), lib));
+                    names.push(format!("preload={v}"));
+                }
+                preload::Resolved::Unavailable(why) => return Err(unavailable(format!("preload={v}: {why}"))),
+            },
             _ => return Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
         }
     }
@@ -145,7 +156,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
 }
 
 fn is_modifier(s: &str) -> bool {
-    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=")
+    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=") || s.starts_with("preload=")
 }
 
 fn canonical_base(b: &str) -> &str {
@@ -331,12 +342,19 @@ pub(crate) mod tests {
         let c = resolve("up+tunables=glibc.cpu.x86_non_temporal_threshold=0x1000000", &t).unwrap();
         assert_eq!(c.env, vec![("GLIBC_TUNABLES".into(), "glibc.cpu.x86_non_temporal_threshold=0x1000000".into())]);
         assert!(c.describe().starts_with("up+tunables="));
+        // preload=tuned: LD_PRELOAD, or unavailable with the reason (a unit
+        // test binary has no libkdelta_mem.so beside it); never bad input.
+        match resolve("up+preload=tuned", &t) {
+            Ok(c) => assert!(c.env[0].0 == "LD_PRELOAD" && c.env[0].1.ends_with("libkdelta_mem.so") && c.name == "up+preload=tuned"),
+            Err(e) => assert!(e.downcast_ref::<Unavailable>().is_some_and(|u| u.reason.contains("libkdelta_mem.so")), "{e}"),
+        }
+        assert!(crate::error::is_bad_input(&resolve("up+preload=", &t).unwrap_err()));
     }
 
     #[test]
     fn conflicting_modifiers_are_bad_input() {
         let t = topo(&[&[0], &[1]]);
-        for bad in ["sched=fifo+sched=rr", "up+sched=batch+sched=batch", "up+tunables=a=1+tunables=b=2", "up+env=A=1+env=A=2", "up+tunables=a=1+env=GLIBC_TUNABLES=x"] {
+        for bad in ["sched=fifo+sched=rr", "up+sched=batch+sched=batch", "up+tunables=a=1+tunables=b=2", "up+env=A=1+env=A=2", "up+tunables=a=1+env=GLIBC_TUNABLES=x", "up+preload=tuned+env=LD_PRELOAD=x", "preload=tuned+preload=/x.so"] {
             let e = resolve(bad, &t).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{bad}: {e}");
             assert!(e.to_string().contains("conflicting modifiers"), "{bad}: {e}");

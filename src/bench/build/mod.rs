@@ -115,6 +115,11 @@ impl Benchmark for BuildMake {
             user.push(u.user.as_secs_f64());
             sys.push(u.sys.as_secs_f64());
         }
+        // What the last build made, so runs in different configurations
+        // (`preload=`, `tunables=`) can be checked for identical outputs.
+        if let Some(d) = outputs_digest(&dir) {
+            s.extra("outputs_digest", d);
+        }
         let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
         s.extra("user_s_mean", mean(&user));
         s.extra("sys_s_mean", mean(&sys));
@@ -122,6 +127,31 @@ impl Benchmark for BuildMake {
         s.extra("sys_s", sys);
         Ok(())
     }
+}
+
+/// FNV-1a (64-bit) over the names and bytes of the regular files directly
+/// in `dir` that are not sources (`.c`, `.h`, `Makefile`), in name order:
+/// the build's outputs. `None` when the directory cannot be read.
+fn outputs_digest(dir: &std::path::Path) -> Option<String> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !(n.ends_with(".c") || n.ends_with(".h") || n == "Makefile"))
+        .collect();
+    names.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h = (h ^ x as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for n in &names {
+        eat(n.as_bytes());
+        eat(&std::fs::read(dir.join(n)).ok()?);
+    }
+    Some(format!("{h:016x} ({} files)", names.len()))
 }
 
 #[cfg(test)]
@@ -153,6 +183,7 @@ mod tests {
         let cpu = out.extras["user_s_mean"].as_f64().unwrap() + out.extras["sys_s_mean"].as_f64().unwrap();
         assert!(cpu > 0.0, "the compilers' time is counted: {cpu}");
         assert_eq!(out.extras["cmd"], "make -j2");
+        assert!(out.extras["outputs_digest"].as_str().unwrap().ends_with("files)"));
     }
 
     #[test]

@@ -6,11 +6,14 @@ use super::buffers::{round_up, Arena, Rotation};
 use super::cache;
 use super::libc_fns::{self, Libc};
 use super::naive;
+use super::ntrule::{self, Touch};
 use super::tuned::{Tuned, PAGE};
 use crate::bench::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
+use crate::sys;
 use anyhow::Result;
 use std::ffi::CStr;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Sizes from 64 B to 512 MiB in steps of sqrt(2) (rounded), covering at
@@ -89,7 +92,7 @@ fn nt_param() -> ParamSpec {
         "nt_threshold",
         ParamKind::Size,
         "auto",
-        "tuned only: size from which non-temporal stores are used; auto = half the last-level cache (sysfs)",
+        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: stream when the bytes touched (2n for a copy, n for a fill) exceed this CPU's share of the last-level cache (sysfs)",
     )
 }
 fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {
@@ -104,7 +107,7 @@ struct MemParams {
     /// Source (or string) and destination misalignment; 0 where the routine has none.
     off: usize,
     dst_off: usize,
-    /// `None`: half the last-level cache (`auto`, or a routine without it).
+    /// `None`: the non-temporal rule (`auto`, or a routine without it).
     nt_threshold: Option<u64>,
 }
 
@@ -183,7 +186,19 @@ impl Benchmark for MemBench {
                 FALLBACK_LLC
             }
         };
-        let nt_threshold = nt_threshold.unwrap_or(llc / 2);
+        // The non-temporal rule (ntrule.rs) from the calling CPU's share of
+        // its last-level cache, unless `nt_threshold=` overrides it.
+        let share = match sys::task::current_cpu().and_then(|c| cache::llc_share(Path::new("/"), c)) {
+            Some(sh) => sh.share(),
+            None => {
+                if nt_threshold.is_none() && self.routine != Routine::Strlen {
+                    s.note(format!("this CPU's share of the last-level cache is unknown (sysfs): nt_threshold=auto takes the whole {} MiB", llc >> 20));
+                }
+                llc
+            }
+        };
+        let touch = if self.routine == Routine::Memcpy { Touch::Copy } else { Touch::Set };
+        let nt_threshold = nt_threshold.unwrap_or_else(|| ntrule::auto_threshold(touch, share));
 
         let imp = match imp {
             ImplName::Naive => Impl::Naive,
@@ -200,6 +215,7 @@ impl Benchmark for MemBench {
             s.extra("variant", t.variant().name());
             if self.routine != Routine::Strlen {
                 s.extra("nt_threshold_bytes", nt_threshold);
+                s.extra("llc_share_bytes", share);
                 s.extra("streaming", t.variant().has_streaming_stores() && size >= nt_threshold);
             }
         }

@@ -37,6 +37,45 @@ pub fn host() -> CacheSizes {
     read_sysfs(Path::new("/"))
 }
 
+/// The last-level cache as one CPU sees it: its size and how many CPUs
+/// share it (`shared_cpu_list`), for the non-temporal rule ([`super::ntrule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlcShare {
+    pub bytes: u64,
+    pub sharing: u32,
+}
+
+impl LlcShare {
+    /// The CPU's share: the size over the CPUs sharing it.
+    pub fn share(self) -> u64 {
+        super::ntrule::share(self.bytes, self.sharing)
+    }
+}
+
+/// The highest-level data or unified cache of CPU `cpu` below `root`, with
+/// its sharing count; `None` when sysfs does not describe it.
+pub fn llc_share(root: &Path, cpu: u32) -> Option<LlcShare> {
+    let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cache"));
+    let mut best: Option<(u32, LlcShare)> = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("index") {
+            continue;
+        }
+        let p = e.path();
+        let read = |f: &str| std::fs::read(p.join(f)).ok();
+        let (Some(level), Some(kind), Some(size), Some(list)) = (read("level"), read("type"), read("size"), read("shared_cpu_list")) else { continue };
+        if kind.trim_ascii() == b"Instruction" {
+            continue;
+        }
+        let Some(level) = std::str::from_utf8(&level).ok().and_then(|l| l.trim().parse::<u32>().ok()) else { continue };
+        let (Some(bytes), Some(sharing)) = (super::ntrule::parse_cache_size(&size), super::ntrule::count_cpu_list(&list)) else { continue };
+        if best.map_or(true, |(l, _)| level > l) {
+            best = Some((level, LlcShare { bytes, sharing }));
+        }
+    }
+    best.map(|(_, s)| s)
+}
+
 /// sysfs writes sizes as `32K`, `1024K`, `32768K` (sometimes `M`).
 pub fn parse_sysfs_size(s: &str) -> Option<u64> {
     let s = s.trim();
@@ -69,6 +108,44 @@ mod tests {
         assert_eq!(cs.levels(), &[(1, 48 << 10), (2, 2 << 20), (3, 32 << 20)]);
         assert_eq!(cs.llc(), Some(32 << 20));
         assert_eq!(read_sysfs(&t.path().join("nope")).levels(), &[]);
+        // No shared_cpu_list in this tree: no share.
+        assert_eq!(llc_share(t.path(), 0), None);
+    }
+
+    /// The non-temporal rule on fake cache descriptions: the share of the
+    /// calling CPU, and the thresholds it gives.
+    #[test]
+    fn llc_share_from_fake_trees() {
+        use super::super::ntrule::{auto_threshold, Touch};
+        let t = tempfile::tempdir().unwrap();
+        let write = |cpu: u32, i: usize, lvl: u32, kind: &str, size: &str, list: &str| {
+            let d = t.path().join(format!("sys/devices/system/cpu/cpu{cpu}/cache/index{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            for (f, v) in [("level", lvl.to_string()), ("type", kind.into()), ("size", size.into()), ("shared_cpu_list", list.into())] {
+                std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+            }
+        };
+        // This VM: 32 MiB L3 shared by CPUs 0-1.
+        write(0, 0, 1, "Data", "32K", "0");
+        write(0, 1, 1, "Instruction", "32K", "0");
+        write(0, 2, 2, "Unified", "1024K", "0");
+        write(0, 3, 3, "Unified", "32768K", "0-1");
+        let s = llc_share(t.path(), 0).unwrap();
+        assert_eq!(s, LlcShare { bytes: 32 << 20, sharing: 2 });
+        assert_eq!(s.share(), 16 << 20);
+        assert_eq!(auto_threshold(Touch::Set, s.share()), (16 << 20) + 1);
+        assert_eq!(auto_threshold(Touch::Copy, s.share()), (8 << 20) + 1);
+        // A big server's CCD: 32 MiB shared by 16 threads, 2 MiB each.
+        write(5, 0, 3, "Unified", "32M", "0-7,64-71");
+        write(5, 1, 2, "Unified", "1M", "5,69");
+        assert_eq!(llc_share(t.path(), 5).unwrap().share(), 2 << 20);
+        // No L3: the L2 is the last level, private.
+        write(7, 0, 2, "Unified", "2048K", "7");
+        assert_eq!(llc_share(t.path(), 7).unwrap().share(), 2 << 20);
+        // A malformed list is skipped, not guessed.
+        write(9, 0, 3, "Unified", "32768K", "garbage");
+        assert_eq!(llc_share(t.path(), 9), None);
+        assert_eq!(llc_share(t.path(), 42), None);
     }
 
     #[test]

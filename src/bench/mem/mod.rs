@@ -14,6 +14,7 @@ mod buffers;
 pub mod cache;
 pub mod libc_fns;
 pub mod naive;
+pub mod ntrule;
 pub mod regimes;
 pub mod summary;
 pub mod tuned;

@@ -43,6 +43,7 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
             .filter_map(|r| Some(Point { imp: r.params.0.get("impl")?.clone(), size: r.params.size("size").ok()?, gbps: r.summary.as_ref()?.median }))
             .collect();
         let rows = regimes::speedups(&points, &caches, regimes::buffers_of(&rs[0].benchmark));
+        let verdict = wins_and_losses(&points);
         out.push(format!("{key}: speedups per cache regime (geometric mean over the sizes in each)"));
         out.push(format!("  {:<8} {:>5}  {:>11}  {:>10}  {:>10}", "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"));
         for r in rows {
@@ -55,8 +56,45 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
                 ratio(r.tuned_over_libc)
             ));
         }
+        out.extend(verdict);
     }
     out
+}
+
+/// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
+pub const LOSS: f64 = 0.95;
+
+/// Where tuned wins and loses against libc, size by size (medians): one
+/// line, with the worst loss and the best win named. `None` without both.
+pub fn wins_and_losses(points: &[Point]) -> Option<String> {
+    let at = |imp: &str, size: u64| points.iter().find(|p| p.imp == imp && p.size == size).map(|p| p.gbps);
+    let mut ratios: Vec<(u64, f64)> = points
+        .iter()
+        .filter(|p| p.imp == "tuned")
+        .filter_map(|p| Some((p.size, p.gbps / at("libc", p.size).filter(|&l| l > 0.0)?)))
+        .filter(|(_, r)| r.is_finite())
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by_key(|&(size, _)| size);
+    let losses: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r < LOSS).collect();
+    let wins: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r > 1.0 / LOSS).collect();
+    let size = |b: u64| match b {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    };
+    let mut line = format!("  tuned/libc by size: {} of {} below {LOSS:.2}x", losses.len(), ratios.len());
+    if let Some((s, r)) = losses.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+        let list: Vec<String> = losses.iter().take(8).map(|(s, _)| size(*s)).collect();
+        line.push_str(&format!(" (worst {r:.2}x at {}; at {}{})", size(*s), list.join(", "), if losses.len() > 8 { ", ..." } else { "" }));
+    }
+    line.push_str(&format!(", {} above {:.2}x", wins.len(), 1.0 / LOSS));
+    if let Some((s, r)) = wins.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        line.push_str(&format!(" (best {r:.2}x at {})", size(*s)));
+    }
+    Some(line)
 }
 
 #[cfg(test)]
@@ -96,6 +134,16 @@ mod tests {
     }
 
     #[test]
+    fn names_wins_and_losses() {
+        let p = |imp: &str, size: u64, gbps: f64| Point { imp: imp.into(), size, gbps };
+        let pts = vec![p("libc", 64, 10.0), p("tuned", 64, 9.0), p("libc", 4096, 10.0), p("tuned", 4096, 5.0), p("libc", 1 << 24, 10.0), p("tuned", 1 << 24, 15.0), p("tuned", 1 << 26, 1.0)];
+        let l = wins_and_losses(&pts).unwrap();
+        assert!(l.contains("2 of 3 below 0.95x (worst 0.50x at 4K; at 64, 4K)"), "{l}");
+        assert!(l.contains("1 above 1.05x (best 1.50x at 16M)"), "{l}");
+        assert_eq!(wins_and_losses(&pts[..1]), None);
+    }
+
+    #[test]
     fn tabulates_regimes_from_stored_cache_sizes() {
         // Hand-made inputs: tuned twice naive in L1 (4 KiB), libc equal to tuned.
         let rs = vec![rec("naive", 4096, 1.0), rec("tuned", 4096, 2.0), rec("libc", 4096, 2.0), rec("naive", 64 << 20, 1.0), rec("tuned", 64 << 20, 3.0)];
@@ -106,6 +154,8 @@ mod tests {
         let mem = lines.iter().find(|l| l.trim_start().starts_with("memory")).unwrap();
         assert!(mem.contains("3.00x") && mem.contains(" -"), "{mem}");
         assert!(lines.iter().any(|l| l.trim_start().starts_with("geomean")));
+        // tuned equals libc at the one size both ran: no win, no loss.
+        assert!(lines.iter().any(|l| l.contains("tuned/libc by size: 0 of 1 below 0.95x, 0 above 1.05x")), "{lines:?}");
         // One implementation only: nothing to compare.
         assert!(summary(&rs[..1]).is_empty());
     }

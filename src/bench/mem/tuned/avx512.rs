@@ -233,7 +233,7 @@ global_asm!(
 // (padding runs at most once per call, on entering a loop, never on the
 // short-string paths), the 2001 study's first technique ("branch targets
 // aligned to fetch blocks"). It works in
-// zmm16-zmm17 and k1-k2 only, which leave no dirty upper state, so no
+// zmm16-zmm17 and k1 only, which leave no dirty upper state, so no
 // `vzeroupper` is needed on return.
 //
 // Loads, each inside one page that holds a byte of the string (module docs):
@@ -244,14 +244,26 @@ global_asm!(
 //   `p` shifted out of the mask;
 // - then the next four aligned 64-byte blocks one by one (no loop control for
 //   short strings), each loaded only when no byte before it is the NUL;
-// - then aligned 128-byte blocks from the 128-byte boundary at or below the
-//   first unchecked byte, up to a 256-byte boundary 512-768 bytes on (fewer
-//   wasted loads for strings of a few hundred bytes), then aligned 256-byte
-//   blocks (four loads folded by byte-wise minimum, one test). Each block
-//   starts at or before a byte not yet known to follow the NUL, so it holds
-//   a byte that must be read; 64, 128 and 256 divide the page size, so the
-//   block lies in that byte's page, which is mapped. On a hit the 64-byte
-//   parts of the block are tested again in order to find the first NUL.
+// - then aligned 128-byte blocks (two loads folded by byte-wise minimum, one
+//   test) from the 128-byte boundary at or below the first unchecked byte.
+//   Each block starts at or before a byte not yet known to follow the NUL,
+//   so it holds a byte that must be read; 64 and 128 divide the page size,
+//   so the block lies in that byte's page, which is mapped. On a hit the
+//   64-byte parts of the block are tested again in order to find the first
+//   NUL.
+//
+// The loop's step is 128 bytes, as glibc's `strlen-evex.S` steps (four
+// 32-byte vectors there, two 64-byte ones here). An earlier version went on
+// to 256-byte steps (four 64-byte loads, one test) past 512-768 bytes: as
+// fast as the C library on cached strings, but 0.65-0.74x on strings not in
+// cache, at every size (issue 21). Measured pinned, alternating libc and
+// tuned in short blocks timed by the thread's CPU clock, 61 pairs, on cold
+// strings (a 64 MiB rotation): the 256-byte loop 0.84-0.90x libc at 4 KiB,
+// 1 MiB and 16 MiB; 256-byte steps of eight 32-byte loads 0.90-0.97x; a
+// software prefetch 512 or 1024 bytes ahead 0.64-0.76x (it disturbs the
+// hardware prefetcher); 128-byte steps of 32-byte vectors (glibc's loop)
+// 0.98-1.02x cold but 0.79-0.92x warm at 512 B-4 KiB; these 128-byte steps
+// of 64-byte vectors 0.98-1.07x cold and 0.99-1.01x warm (docs/mem.md).
 global_asm!(
     ".pushsection .text.kdelta_strlen_avx512,\"ax\",@progbits",
     // rax = the zero-byte mask of the aligned 64 bytes at rdx.
@@ -303,11 +315,8 @@ global_asm!(
     "kds_test_next",
     "kds_test_next",
     "kds_test_next",
-    // No NUL in [p, rdx). 128-byte steps from rdx rounded down to 128,
-    // until r8 = (that + 768) rounded down to 256.
+    // No NUL in [p, rdx). 128-byte steps from rdx rounded down to 128.
     "and rdx, -128",
-    "lea r8, [rdx + 768]",
-    "and r8, -256",
     ".p2align 4",
     ".Lkds_loop128:",
     "vmovdqa64 zmm16, zmmword ptr [rdx]",
@@ -316,26 +325,9 @@ global_asm!(
     "kortestq k1, k1",
     "jnz .Lkds_in128",
     "add rdx, 128",
-    "cmp rdx, r8",
-    "jb .Lkds_loop128",
+    "jmp .Lkds_loop128",
+    // The NUL is in the 128 bytes at rdx: test its 64-byte parts in order.
     ".p2align 4",
-    ".Lkds_loop256:",
-    "vmovdqa64 zmm16, zmmword ptr [rdx]",
-    "vmovdqa64 zmm17, zmmword ptr [rdx + 128]",
-    "vpminub zmm16, zmm16, zmmword ptr [rdx + 64]",
-    "vpminub zmm17, zmm17, zmmword ptr [rdx + 192]",
-    "vpminub zmm16, zmm16, zmm17",
-    "vptestnmb k1, zmm16, zmm16",
-    "kortestq k1, k1",
-    "jnz .Lkds_in256",
-    "add rdx, 256",
-    "jmp .Lkds_loop256",
-    // The NUL is in the 256 bytes at rdx: test its 64-byte parts in order.
-    ".p2align 4",
-    ".Lkds_in256:",
-    "kds_test_next",
-    "kds_test_next",
-    // The NUL is in the 128 bytes at rdx.
     ".Lkds_in128:",
     "kds_test_next",
     "kds_zmask",
@@ -361,7 +353,7 @@ extern "C" {
     /// AVX-512F/BW/VL and AVX2 present.
     pub(super) fn kdelta_copy_avx512(d: *mut u8, s: *const u8, n: usize, nt: bool);
 
-    /// The strlen above: clobbers rax, rcx, rdx, r8, zmm16, zmm17, k1, all
+    /// The strlen above: clobbers rax, rcx, rdx, zmm16, zmm17, k1, all
     /// caller-saved.
     ///
     /// # Safety

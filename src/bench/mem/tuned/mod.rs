@@ -10,8 +10,9 @@
 //! - longer ones store an unaligned head, run the main loop with *aligned*
 //!   stores of four vectors per iteration, and finish with an overlapping
 //!   unaligned tail loaded before the loop;
-//! - at or above a threshold (derived by the caller from the last-level cache
-//!   size read from sysfs) the main loop uses non-temporal stores, which claim
+//! - at or above a threshold (the caller's, by the non-temporal rule of
+//!   `super::ntrule`: bytes touched against this CPU's share of the
+//!   last-level cache, from sysfs) the main loop uses non-temporal stores, which claim
 //!   the cache line without reading it first (the heir of Alpha's `wh64`) and
 //!   keep the copy from evicting the whole cache, with a software prefetch of
 //!   the source ahead of the loads, and an `sfence` at the end so the weakly

@@ -1,0 +1,132 @@
+//! `libkdelta_mem.so`: kdelta's tuned routines under the C library's names,
+//! for `LD_PRELOAD` (the `preload=tuned` configuration modifier).
+//!
+//! It exports exactly `memcpy`, `memmove`, `memset` and `strlen`, with the C
+//! library's semantics, and nothing else (`tests/mem_preload.rs` checks the
+//! dynamic symbol table, the semantics through a C program at random sizes,
+//! offsets and overlaps between guard pages, and that no instruction calls or
+//! jumps to any of the four names).
+//!
+//! Built by kdelta's build script (`preload/build.rs`) with `rustc` directly,
+//! as a `no_std` `cdylib` with `panic=abort`: no standard library is linked,
+//! so no code here calls the C library's (or, once preloaded, its own)
+//! `memcpy`; `#![no_builtins]` keeps the compiler from turning the copy
+//! loops below into calls of the very functions they implement. The routines
+//! are the benchmark's own sources (`src/bench/mem/tuned/`), included by
+//! path, and the non-temporal rule is `src/bench/mem/ntrule.rs`.
+//!
+//! - `memcpy` is `memmove`: like glibc on x86-64 (where both are one
+//!   routine), a `memcpy` whose buffers overlap, which real programs commit,
+//!   copies as `memmove` would. Disjoint buffers take the tuned copy; an
+//!   overlap takes a forward or backward loop that loads every byte before
+//!   any store can reach it, without streaming stores.
+//! - The variant (AVX-512, AVX2, SSE2 on x86-64; NEON on aarch64) is chosen
+//!   on the first call from `cpuid` and `xgetbv` (the OS must save the
+//!   vector state), as the benchmark's `Tuned::detect` does.
+//! - Non-temporal stores follow the rule from the calling CPU's share of its
+//!   last-level cache, read once from sysfs by a constructor; until then, or
+//!   when sysfs does not say, the routines never stream (as glibc 2.36's
+//!   memset never does).
+
+#![no_std]
+#![no_builtins]
+#![allow(dead_code)]
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("libkdelta_mem.so is written for x86-64 and aarch64 only");
+
+#[path = "../src/bench/mem/ntrule.rs"]
+mod ntrule;
+#[path = "../src/bench/mem/tuned/portable.rs"]
+mod portable;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "../src/bench/mem/tuned/avx512.rs"]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
+#[path = "../src/bench/mem/tuned/x86.rs"]
+mod x86;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "../src/bench/mem/tuned/neon.rs"]
+mod neon;
+
+mod overlap;
+mod setup;
+
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The page size the shared sources' page clear uses (not exported).
+const PAGE: usize = 4096;
+
+/// The smallest copy and fill sizes that stream (`usize::MAX`: never),
+/// set by the constructor in `setup`.
+static COPY_NT_MIN: AtomicUsize = AtomicUsize::new(usize::MAX);
+static SET_NT_MIN: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // Nothing here can panic (no indexing, no arithmetic that checks in
+    // release); should it ever, stop rather than unwind through C frames.
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// Copy `n` bytes from `s` to `d`, whether or not they overlap.
+///
+/// # Safety
+/// `d` valid for `n` writes, `s` for `n` reads (C's contract).
+#[inline(always)]
+unsafe fn move_bytes(d: *mut u8, s: *const u8, n: usize) {
+    let (du, su) = (d as usize, s as usize);
+    if du.wrapping_sub(su) >= n && su.wrapping_sub(du) >= n {
+        // Disjoint: the tuned copy.
+        let nt = n >= COPY_NT_MIN.load(Relaxed);
+        unsafe { setup::copy(d, s, n, nt) }
+    } else if du < su {
+        unsafe { overlap::forward(d, s, n) }
+    } else if du > su {
+        unsafe { overlap::backward(d, s, n) }
+    }
+}
+
+/// C's `memcpy`; overlapping buffers are copied as by `memmove`.
+///
+/// # Safety
+/// C's contract: `d` valid for `n` writes, `s` for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn memcpy(d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
+    unsafe { move_bytes(d, s, n) };
+    d
+}
+
+/// C's `memmove`.
+///
+/// # Safety
+/// C's contract: `d` valid for `n` writes, `s` for `n` reads.
+#[no_mangle]
+pub unsafe extern "C" fn memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8 {
+    unsafe { move_bytes(d, s, n) };
+    d
+}
+
+/// C's `memset`: the low byte of `c`, `n` times.
+///
+/// # Safety
+/// C's contract: `d` valid for `n` writes.
+#[no_mangle]
+pub unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
+    let nt = n >= SET_NT_MIN.load(Relaxed);
+    unsafe { setup::set(d, c as u8, n, nt) };
+    d
+}
+
+/// C's `strlen`.
+///
+/// # Safety
+/// C's contract: `p` starts a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn strlen(p: *const u8) -> usize {
+    unsafe { setup::strlen(p) }
+}

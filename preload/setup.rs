@@ -1,0 +1,272 @@
+//! Choosing the variant (on the first call) and the non-temporal thresholds
+//! (a constructor reading sysfs), and the dispatch to the shared routines.
+//! The constructor calls `open`, `read`, `close` and `sched_getcpu` of the C
+//! library, none of which is one of the four names defined here.
+
+use crate::ntrule::{self, Touch};
+use crate::{COPY_NT_MIN, SET_NT_MIN};
+use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+/// 0: not chosen yet; then one of the constants below.
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+const PORTABLE: u8 = 1;
+#[cfg(target_arch = "x86_64")]
+const SSE2: u8 = 2;
+#[cfg(target_arch = "x86_64")]
+const AVX2: u8 = 3;
+#[cfg(target_arch = "x86_64")]
+const AVX512: u8 = 4;
+#[cfg(target_arch = "aarch64")]
+const NEON: u8 = 5;
+
+#[inline(always)]
+fn level() -> u8 {
+    let l = LEVEL.load(Relaxed);
+    if l != 0 {
+        l
+    } else {
+        choose()
+    }
+}
+
+/// The best variant this CPU and OS run (idempotent: racing threads store
+/// the same value).
+#[cold]
+#[inline(never)]
+fn choose() -> u8 {
+    let l = detect();
+    LEVEL.store(l, Relaxed);
+    l
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect() -> u8 {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    #[allow(unused_unsafe)]
+    // SAFETY: cpuid exists on every x86-64 CPU.
+    let (l1, max) = unsafe { (__cpuid(1), __cpuid(0).eax) };
+    let osxsave_avx = l1.ecx & (1 << 27) != 0 && l1.ecx & (1 << 28) != 0;
+    if max < 7 || !osxsave_avx {
+        return SSE2;
+    }
+    // SAFETY: xgetbv is available when OSXSAVE is set (checked above).
+    let xcr0 = unsafe { xgetbv0() };
+    #[allow(unused_unsafe)]
+    // SAFETY: leaf 7 exists (max >= 7).
+    let l7 = unsafe { __cpuid_count(7, 0) };
+    let avx_state = xcr0 & 0x6 == 0x6;
+    let zmm_state = xcr0 & 0xe6 == 0xe6;
+    let avx2 = avx_state && l7.ebx & (1 << 5) != 0;
+    let avx512 = zmm_state && [16, 30, 31].iter().all(|b| l7.ebx & (1 << b) != 0);
+    if avx2 && avx512 {
+        AVX512
+    } else if avx2 {
+        AVX2
+    } else {
+        SSE2
+    }
+}
+
+/// # Safety
+/// The CPU has XSAVE enabled by the OS (CPUID.1:ECX.OSXSAVE).
+#[cfg(target_arch = "x86_64")]
+unsafe fn xgetbv0() -> u64 {
+    let (lo, hi): (u32, u32);
+    unsafe { core::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags)) };
+    (hi as u64) << 32 | lo as u64
+}
+
+#[cfg(target_arch = "aarch64")]
+fn detect() -> u8 {
+    // Advanced SIMD is part of the aarch64 base architecture on Linux.
+    NEON
+}
+
+/// The disjoint copy of the chosen variant.
+///
+/// # Safety
+/// `d` valid for `n` writes, `s` for `n` reads, no overlap.
+#[inline(always)]
+pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+    unsafe {
+        match level() {
+            #[cfg(target_arch = "x86_64")]
+            AVX512 => crate::avx512::kdelta_copy_avx512(d, s, n, nt),
+            #[cfg(target_arch = "x86_64")]
+            AVX2 => crate::x86::copy_avx2(d, s, n, nt),
+            #[cfg(target_arch = "x86_64")]
+            SSE2 => crate::x86::copy_sse2(d, s, n, nt),
+            #[cfg(target_arch = "aarch64")]
+            NEON => crate::neon::copy(d, s, n),
+            _ => crate::portable::copy(d, s, n),
+        }
+    }
+}
+
+/// The fill of the chosen variant.
+///
+/// # Safety
+/// `d` valid for `n` writes.
+#[inline(always)]
+pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt: bool) {
+    unsafe {
+        match level() {
+            #[cfg(target_arch = "x86_64")]
+            AVX512 | AVX2 => crate::x86::set_avx2(d, c, n, nt),
+            #[cfg(target_arch = "x86_64")]
+            SSE2 => crate::x86::set_sse2(d, c, n, nt),
+            #[cfg(target_arch = "aarch64")]
+            NEON => crate::neon::set(d, c, n),
+            _ => crate::portable::set(d, c, n),
+        }
+    }
+}
+
+/// The strlen of the chosen variant.
+///
+/// # Safety
+/// `p` starts a NUL-terminated string.
+#[inline(always)]
+pub unsafe fn strlen(p: *const u8) -> usize {
+    unsafe {
+        match level() {
+            #[cfg(target_arch = "x86_64")]
+            AVX512 => crate::avx512::kdelta_strlen_avx512(p),
+            #[cfg(target_arch = "x86_64")]
+            AVX2 => crate::x86::strlen_avx2(p),
+            #[cfg(target_arch = "x86_64")]
+            SSE2 => crate::x86::strlen_sse2(p),
+            #[cfg(target_arch = "aarch64")]
+            NEON => crate::neon::strlen(p),
+            _ => crate::portable::strlen(p),
+        }
+    }
+}
+
+// ------------------------------------------------------------ constructor ----
+
+extern "C" {
+    fn open(path: *const u8, flags: i32, ...) -> i32;
+    fn read(fd: i32, buf: *mut u8, n: usize) -> isize;
+    fn close(fd: i32) -> i32;
+    fn sched_getcpu() -> i32;
+}
+
+/// Runs when the library is loaded: the thresholds from the loading CPU's
+/// share of its last-level cache.
+#[used]
+#[link_section = ".init_array"]
+static INIT: extern "C" fn() = init;
+
+extern "C" fn init() {
+    let _ = PORTABLE;
+    choose();
+    let cpu = unsafe { sched_getcpu() };
+    let cpu = if cpu < 0 { 0 } else { cpu as u32 };
+    if let Some(share) = llc_share(cpu) {
+        COPY_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Copy, share)), Relaxed);
+        SET_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Set, share)), Relaxed);
+    }
+}
+
+fn clamp(v: u64) -> usize {
+    if v > usize::MAX as u64 {
+        usize::MAX
+    } else {
+        v as usize
+    }
+}
+
+/// A path being built, NUL-terminated when used.
+struct PathBuf {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl PathBuf {
+    fn push(&mut self, s: &[u8]) {
+        for &b in s {
+            // Keep one byte for the NUL.
+            if self.len + 1 < self.buf.len() {
+                if let Some(slot) = self.buf.get_mut(self.len) {
+                    *slot = b;
+                    self.len += 1;
+                }
+            }
+        }
+    }
+
+    fn push_num(&mut self, mut v: u32) {
+        let mut digits = [0u8; 10];
+        let mut k = 0;
+        for slot in digits.iter_mut() {
+            *slot = b'0' + (v % 10) as u8;
+            k += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        for d in digits.iter().take(k).rev() {
+            self.push(core::slice::from_ref(d));
+        }
+    }
+}
+
+/// Read a small sysfs file into `out`; the bytes read.
+fn read_file(path: &PathBuf, out: &mut [u8; 64]) -> Option<usize> {
+    // `push` left at least one zero byte after the path: it is terminated.
+    let p = &path.buf;
+    const O_RDONLY_CLOEXEC: i32 = 0o2000000;
+    // SAFETY: `p` is NUL-terminated (the buffer starts zeroed and `push`
+    // never fills its last byte); `out` is writable for its length.
+    unsafe {
+        let fd = open(p.as_ptr(), O_RDONLY_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let n = read(fd, out.as_mut_ptr(), out.len());
+        close(fd);
+        if n <= 0 {
+            None
+        } else {
+            Some(n as usize)
+        }
+    }
+}
+
+/// The calling CPU's share of its highest-level data or unified cache
+/// (the benchmark's `cache::llc_share`, without the standard library).
+fn llc_share(cpu: u32) -> Option<u64> {
+    let mut best: Option<(u32, u64)> = None;
+    let mut next = 0;
+    while next < 16 {
+        let index = next;
+        next += 1;
+        let file = |name: &[u8], out: &mut [u8; 64]| -> Option<usize> {
+            let mut p = PathBuf { buf: [0; 96], len: 0 };
+            p.push(b"/sys/devices/system/cpu/cpu");
+            p.push_num(cpu);
+            p.push(b"/cache/index");
+            p.push_num(index);
+            p.push(b"/");
+            p.push(name);
+            read_file(&p, out)
+        };
+        let mut buf = [0u8; 64];
+        let Some(n) = file(b"level", &mut buf) else { break };
+        let level = buf.get(..n).and_then(ntrule::parse_cache_size).unwrap_or(0) as u32;
+        let Some(n) = file(b"type", &mut buf) else { continue };
+        if buf.get(..n).is_some_and(|t| t.starts_with(b"Instruction")) {
+            continue;
+        }
+        let Some(n) = file(b"size", &mut buf) else { continue };
+        let Some(size) = buf.get(..n).and_then(ntrule::parse_cache_size) else { continue };
+        let Some(n) = file(b"shared_cpu_list", &mut buf) else { continue };
+        let Some(sharing) = buf.get(..n).and_then(ntrule::count_cpu_list) else { continue };
+        if best.map_or(true, |(l, _)| level > l) {
+            best = Some((level, ntrule::share(size, sharing)));
+        }
+    }
+    best.map(|(_, s)| s)
+}
