@@ -27,8 +27,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
-    /// NUMA nodes, kernel, preemption model, C library, mitigations, and the
-    /// CPU set of every named configuration.
+    /// NUMA nodes, kernel, preemption model, C library, mitigations, the
+    /// CPU set of every named configuration, and every kernel setting kdelta
+    /// can switch (its value here and whether it can change it).
     Topo {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -153,6 +154,9 @@ pub enum Command {
     /// Run N concurrent loops of a command (each iteration a new process) under
     /// naive, SMT-aware or kernel placement and report per-iteration times.
     Place(crate::place::cli::PlaceArgs),
+    /// Put back the kernel settings (`+thp=`, `+smt=`, ...) a kdelta that was
+    /// killed left changed, from its journal, and unmount a debugfs it mounted.
+    Restore,
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

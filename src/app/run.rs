@@ -43,6 +43,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         timeout,
         // Arguments need not be UTF-8 (a --db path): recorded lossily.
         command: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "),
+        sysfs_root: Some(sysfs_root()),
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

@@ -18,6 +18,9 @@
 //! `tunables=NAME=V:NAME=V` (sets `GLIBC_TUNABLES` for the worker), and
 //! `env=NAME=VALUE`. A modifier alone (`sched=batch`) applies to `all`. Each
 //! of `sched=` and `tunables=` at most once, each `env=` name at most once.
+//! Kernel settings (`preempt=`, `smt=`, `governor=`, `boost=`, `thp=`,
+//! `sysctl=NAME=VALUE`, `sysfs=PATH=VALUE`: [`knobs`]) are recorded in
+//! [`Config::knobs`] and switched by the harness in the parent, never here.
 //!
 //! A list of configurations (`--config up,noht,cpus=0,2-3`) is split at
 //! commas, except that a piece starting with a digit continues the CPU list
@@ -35,6 +38,8 @@ use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
 
+pub mod knobs;
+
 pub use crate::model::config::Config;
 
 /// The machine cannot give this configuration (as opposed to a typo).
@@ -47,7 +52,7 @@ pub struct Unavailable {
 
 /// Names a user can write, for error messages and `--help`.
 pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE";
+pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -94,10 +99,11 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         let key = match k {
             "env" => v.split_once('=').map_or(v, |(n, _)| n).to_string(),
             "tunables" => "GLIBC_TUNABLES".to_string(),
+            "sysctl" | "sysfs" => format!("+{k}={}", v.split_once('=').map_or(v, |(n, _)| n)),
             _ => format!("+{k}"),
         };
         if let Some((_, prev)) = seen.iter().find(|(sk, _)| *sk == key) {
-            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables= and env=NAME once")));
+            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables=, env=NAME and each kernel setting once")));
         }
         seen.push((key, m));
     }
@@ -107,7 +113,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         BaseError::Bad(m) => bad_input(m),
         BaseError::Unavailable(r) => unavailable(r),
     })?;
-    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new() };
+    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
         let (k, v) = m.split_once('=').ok_or_else(|| bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}")))?;
@@ -137,6 +143,17 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
                 cfg.env.push((n.to_string(), val.to_string()));
                 names.push(format!("env={n}={val}"));
             }
+            _ if knobs::is_knob(k) => {
+                let s = knobs::parse(k, v)?;
+                if cfg.knobs.iter().any(|o| o.knob == s.knob) {
+                    return Err(bad_input(format!("conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once", s.knob.label())));
+                }
+                if s.knob == crate::model::knob::Knob::Smt && s.value == "off" {
+                    knobs::check_smt_off(spec, &cfg.cpus, topo)?;
+                }
+                names.push(s.name());
+                cfg.knobs.push(s);
+            }
             _ => return Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
         }
     }
@@ -145,7 +162,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
 }
 
 fn is_modifier(s: &str) -> bool {
-    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=")
+    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=") || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
 }
 
 fn canonical_base(b: &str) -> &str {
