@@ -63,10 +63,10 @@ impl Entries {
         e
     }
 
-    /// `thp: madvise`-style list of what would be restored.
+    /// What would be restored, on one line.
     pub fn describe(&self) -> String {
-        let mut v: Vec<String> = self.wrote.iter().map(|(p, o)| format!("{} to {o:?}", p.display())).collect();
-        v.extend(self.mounted.iter().map(|m| format!("unmount {}", m.display())));
+        let mut v: Vec<String> = self.wrote.iter().map(|(p, o)| format!("{} was {o:?}", p.display())).collect();
+        v.extend(self.mounted.iter().map(|m| format!("debugfs mounted at {}", m.display())));
         v.join(", ")
     }
 }
