@@ -68,7 +68,10 @@ fn every_knob_applied_between_rounds_and_restored() {
         serde_json::json!(["preempt=none", "governor=performance", "boost=off", "thp=never", "sysctl=kernel.sched_autogroup_enabled=0"])
     );
     assert_eq!(read("up+thp=always"), serde_json::json!(["thp=always"]));
-    assert_eq!(read("noht+smt=off+sysfs=/sys/kernel/mm/transparent_hugepage/enabled=never"), serde_json::json!(["smt=off", "sysfs=/sys/kernel/mm/transparent_hugepage/enabled=never"]));
+    assert_eq!(
+        read("noht+smt=off+sysfs=/sys/kernel/mm/transparent_hugepage/enabled=never"),
+        serde_json::json!(["smt=off", "sysfs=/sys/kernel/mm/transparent_hugepage/enabled=never"])
+    );
     let crash = v["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "test.crash").unwrap();
     assert_eq!(crash["status"], "failed");
 }
@@ -84,7 +87,11 @@ fn refusals_say_why_in_one_line() {
     // topo lists every knob with its state.
     let out = cmd(&e, &root).arg("topo").output().unwrap();
     let t = String::from_utf8_lossy(&out.stdout);
-    for line in ["  preempt   full (offers none, voluntary, full, lazy); cannot change:", "  smt       notsupported; cannot change:", "  thp       madvise (offers always, madvise, never); can change"] {
+    for line in [
+        "  preempt   full (offers none, voluntary, full, lazy); cannot change:",
+        "  smt       notsupported; cannot change:",
+        "  thp       madvise (offers always, madvise, never); can change",
+    ] {
         assert!(t.contains(line), "{line}\n{t}");
     }
     let before = values(&root);

@@ -49,7 +49,10 @@ fn cmd(e: &Env) -> assert_cmd::Command {
 fn thp_interleaved_and_restored() {
     let Some(g) = usable() else { return };
     let e = Env::new();
-    let out = cmd(&e).args(["run", "test.sleep", "--config", "up+thp=never,up+thp=always", "--runs", "4", "--sample-time", "2ms", "--format", "json"]).output().unwrap();
+    let out = cmd(&e)
+        .args(["run", "test.sleep", "--config", "up+thp=never,up+thp=always", "--runs", "4", "--sample-time", "2ms", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(thp().unwrap(), g.0, "THP as found");
     let v = common::json(&out.stdout);

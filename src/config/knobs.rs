@@ -3,9 +3,8 @@
 //! Parsed here (bad input: exit 2), judged against the machine below a root
 //! ([`check`]: the reason it cannot be applied, for [`Unavailable`]), turned
 //! into the files to write ([`targets`]) and read back ([`read_back`]).
-//! Nothing here changes the machine, except that judging the preemption
-//! model on the live machine mounts debugfs for a moment when it is not
-//! mounted ([`DebugfsProbe`]) and unmounts it again.
+//! Nothing here changes the machine: the preemption model is judged, when
+//! debugfs is not mounted, in a private mount namespace ([`with_debugfs`]).
 //!
 //! [`Unavailable`]: super::Unavailable
 
@@ -58,16 +57,22 @@ pub fn parse(key: &str, v: &str) -> Result<KnobSetting> {
             (Knob::Governor, v.to_string())
         }
         "sysctl" => {
-            let (n, val) = v.split_once('=').ok_or_else(|| bad_input(format!("malformed sysctl modifier {v:?}: expected sysctl=NAME=VALUE, e.g. sysctl=kernel.sched_autogroup_enabled=0")))?;
+            let (n, val) = v.split_once('=').ok_or_else(|| {
+                bad_input(format!("malformed sysctl modifier {v:?}: expected sysctl=NAME=VALUE, e.g. sysctl=kernel.sched_autogroup_enabled=0"))
+            })?;
             let ok_part = |p: &str| !p.is_empty() && p != "." && p != ".." && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b));
             let parts: Vec<&str> = n.split(['.', '/']).collect();
             if n.len() > 200 || !parts.iter().all(|p| ok_part(p)) {
-                return Err(bad_input(format!("malformed sysctl name {n:?}: expected a sysctl(8) name such as kernel.sched_autogroup_enabled or vm/swappiness")));
+                return Err(bad_input(format!(
+                    "malformed sysctl name {n:?}: expected a sysctl(8) name such as kernel.sched_autogroup_enabled or vm/swappiness"
+                )));
             }
             (Knob::Sysctl(parts.join(".")), plain_value(&format!("sysctl {n}"), val)?)
         }
         "sysfs" => {
-            let (p, val) = v.split_once('=').ok_or_else(|| bad_input(format!("malformed sysfs modifier {v:?}: expected sysfs=PATH=VALUE with PATH below /sys or /proc/sys")))?;
+            let (p, val) = v
+                .split_once('=')
+                .ok_or_else(|| bad_input(format!("malformed sysfs modifier {v:?}: expected sysfs=PATH=VALUE with PATH below /sys or /proc/sys")))?;
             check_sysfs_path(p)?;
             (Knob::Sysfs(p.to_string()), plain_value(&format!("sysfs {p}"), val)?)
         }
@@ -79,7 +84,11 @@ pub fn parse(key: &str, v: &str) -> Result<KnobSetting> {
 /// An absolute path below `/sys` or `/proc/sys` with no `.`, `..` or empty
 /// component (links are judged against the machine in [`check`]).
 fn check_sysfs_path(p: &str) -> Result<()> {
-    let bad = || bad_input(format!("sysfs path {p:?} not allowed: expected an absolute path below /sys or /proc/sys without . or .. (e.g. /sys/kernel/mm/transparent_hugepage/defrag)"));
+    let bad = || {
+        bad_input(format!(
+            "sysfs path {p:?} not allowed: expected an absolute path below /sys or /proc/sys without . or .. (e.g. /sys/kernel/mm/transparent_hugepage/defrag)"
+        ))
+    };
     let under = p.strip_prefix("/sys/").or_else(|| p.strip_prefix("/proc/sys/")).ok_or_else(bad)?;
     if p.len() > 400 || under.is_empty() || under.split('/').any(|c| c.is_empty() || c == "." || c == "..") || p.chars().any(|c| c.is_control()) {
         return Err(bad());
@@ -97,38 +106,28 @@ fn under_root(root: &Path, abs: &str) -> PathBuf {
     root.join(abs.trim_start_matches('/'))
 }
 
-/// debugfs mounted for as long as this lives, on the live machine as root,
-/// when it was not mounted already; unmounted when dropped.
-pub struct DebugfsProbe {
-    mounted_here: bool,
-    /// Why it is not there, when it is not.
-    pub missing: Option<String>,
-}
-
-impl DebugfsProbe {
-    pub fn new(root: &Path) -> DebugfsProbe {
-        if k::debugfs_mounted(root) {
-            return DebugfsProbe { mounted_here: false, missing: None };
-        }
-        if root != Path::new("/") {
-            return DebugfsProbe { mounted_here: false, missing: Some(format!("debugfs is not mounted at {}", root.join(k::DEBUGFS).display())) };
-        }
-        if !k::is_root() {
-            return DebugfsProbe { mounted_here: false, missing: Some(format!("debugfs is not mounted at /sys/kernel/debug and mounting it needs root (kdelta runs as uid {})", k::euid())) };
-        }
-        match k::mount_debugfs() {
-            Ok(()) => DebugfsProbe { mounted_here: true, missing: None },
-            Err(e) => DebugfsProbe { mounted_here: false, missing: Some(format!("debugfs is not mounted at /sys/kernel/debug and mounting it failed: {e}")) },
-        }
+/// Run `f` where debugfs is mounted: right here when it is (or in a fake
+/// tree), else, as root, on a thread of its own whose private mount
+/// namespace has debugfs mounted ([`k::private_debugfs`]), so the machine's
+/// mounts never change. `f` is told why debugfs is missing, if it is.
+fn with_debugfs<T: Send>(root: &Path, f: impl FnOnce(Option<String>) -> T + Send) -> T {
+    if k::debugfs_mounted(root) {
+        return f(None);
     }
-}
-
-impl Drop for DebugfsProbe {
-    fn drop(&mut self) {
-        if self.mounted_here {
-            let _ = k::umount_debugfs();
-        }
+    if root != Path::new("/") {
+        return f(Some(format!("debugfs is not mounted at {}", root.join(k::DEBUGFS).display())));
     }
+    if !k::is_root() {
+        return f(Some(format!("debugfs is not mounted at /sys/kernel/debug and mounting it needs root (kdelta runs as uid {})", k::euid())));
+    }
+    std::thread::scope(|sc| {
+        sc.spawn(|| match k::private_debugfs() {
+            Ok(()) => f(None),
+            Err(e) => f(Some(format!("debugfs is not mounted at /sys/kernel/debug and mounting it failed: {e}"))),
+        })
+        .join()
+        .expect("the debugfs probe thread does not panic")
+    })
 }
 
 /// The files a knob writes, for reading and checking (several for the
@@ -246,16 +245,17 @@ fn offered(knob: &Knob, files: &[PathBuf]) -> Option<Vec<String>> {
 /// Why this machine cannot apply `s` (`Ok`: it can). Needs root on the live
 /// machine; in a fake tree only the files' permissions count.
 pub fn check(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
+    if s.knob == Knob::Preempt {
+        return with_debugfs(root, |missing| match missing {
+            Some(why) => Err(format!("{}: {why}", s.name())),
+            None => check_files(s, root),
+        });
+    }
+    check_files(s, root)
+}
+
+fn check_files(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
     let name = s.name();
-    let _probe = if s.knob == Knob::Preempt {
-        let p = DebugfsProbe::new(root);
-        if let Some(why) = &p.missing {
-            return Err(format!("{name}: {why}"));
-        }
-        Some(p)
-    } else {
-        None
-    };
     let fs = files(&s.knob, root).map_err(|e| format!("{name}: {e}"))?;
     if s.knob == Knob::Smt {
         let ctl = k::read_text(&fs[0]).map_err(|e| format!("{name}: {}: {e}", fs[0].display()))?;
@@ -307,32 +307,9 @@ pub struct State {
 /// Every knob's state below `root`. `sysctl=` and `sysfs=` are judged on
 /// `/proc/sys` and `/sys` as a whole: their files are named by the user.
 pub fn states(root: &Path) -> Vec<State> {
-    let _probe = DebugfsProbe::new(root);
-    let mut out = Vec::new();
-    for (key, knob) in [("preempt", Knob::Preempt), ("smt", Knob::Smt), ("governor", Knob::Governor), ("boost", Knob::Boost), ("thp", Knob::Thp)] {
-        let fs = files(&knob, root);
-        let (file, current, offered_v, change) = match &fs {
-            Err(e) => {
-                let why = match (&knob, &_probe.missing) {
-                    (Knob::Preempt, Some(m)) => m.clone(),
-                    _ => e.clone(),
-                };
-                (String::new(), Err(why.clone()), None, Err(why))
-            }
-            Ok(fs) => {
-                let shown = if fs.len() == 1 { fs[0].display().to_string() } else { format!("{} ({} policies)", fs[0].display(), fs.len()) };
-                let cur = read_back(&knob, root).ok_or_else(|| match k::read_text(&fs[0]) {
-                    Err(e) => format!("unreadable ({e})"),
-                    Ok(t) => format!("unreadable: {t:?}"),
-                });
-                let off = offered(&knob, fs);
-                // Judged with a value the kernel offers, so only the machine counts.
-                let probe_value = off.as_ref().and_then(|o| o.first().cloned()).unwrap_or_else(|| "on".into());
-                let chk = check(&KnobSetting { knob: knob.clone(), value: probe_value.clone() }, root).map_err(|e| e.trim_start_matches(&format!("{key}={probe_value}: ")).to_string());
-                (shown, cur, off, chk)
-            }
-        };
-        out.push(State { key, file, current, offered: offered_v, change });
+    let mut out = vec![with_debugfs(root, |missing| state("preempt", Knob::Preempt, root, missing))];
+    for (key, knob) in [("smt", Knob::Smt), ("governor", Knob::Governor), ("boost", Knob::Boost), ("thp", Knob::Thp)] {
+        out.push(state(key, knob, root, None));
     }
     for (key, dir) in [("sysctl", root.join(k::PROC_SYS)), ("sysfs", root.join("sys"))] {
         let change = if !dir.is_dir() {
@@ -346,6 +323,29 @@ pub fn states(root: &Path) -> Vec<State> {
         out.push(State { key, file: dir.display().to_string(), current, offered: None, change });
     }
     out
+}
+
+/// One knob's state; `missing`: why debugfs is not there (for `preempt`).
+fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) -> State {
+    let fs = files(&knob, root);
+    let (file, current, offered_v, change) = match (&fs, missing) {
+        (_, Some(why)) => (String::new(), Err(why.clone()), None, Err(why)),
+        (Err(why), None) => (String::new(), Err(why.clone()), None, Err(why.clone())),
+        (Ok(fs), None) => {
+            let shown = if fs.len() == 1 { fs[0].display().to_string() } else { format!("{} ({} policies)", fs[0].display(), fs.len()) };
+            let cur = read_back(&knob, root).ok_or_else(|| match k::read_text(&fs[0]) {
+                Err(e) => format!("unreadable ({e})"),
+                Ok(t) => format!("unreadable: {t:?}"),
+            });
+            let off = offered(&knob, fs);
+            // Judged with a value the kernel offers, so only the machine counts.
+            let probe_value = off.as_ref().and_then(|o| o.first().cloned()).unwrap_or_else(|| "on".into());
+            let chk = check(&KnobSetting { knob: knob.clone(), value: probe_value.clone() }, root)
+                .map_err(|e| e.trim_start_matches(&format!("{key}={probe_value}: ")).to_string());
+            (shown, cur, off, chk)
+        }
+    };
+    State { key, file, current, offered: offered_v, change }
 }
 
 /// The `kernel settings` section of `kdelta topo`.

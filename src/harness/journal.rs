@@ -198,7 +198,10 @@ impl Journal {
     fn append(&mut self, l: &Line) -> Result<()> {
         let mut s = serde_json::to_string(l)?;
         s.push('\n');
-        self.file.write_all(s.as_bytes()).and_then(|_| self.file.sync_all()).with_context(|| format!("writing the kernel-settings journal {}", self.path.display()))
+        self.file
+            .write_all(s.as_bytes())
+            .and_then(|_| self.file.sync_all())
+            .with_context(|| format!("writing the kernel-settings journal {}", self.path.display()))
     }
 
     /// Record `path`'s original value before its first change (later

@@ -56,7 +56,8 @@ fn a_live_owners_journal_is_left_alone() {
     let a = file(d.path(), "x", "1\n");
     let jp = d.path().join("knobs.journal");
     // Our parent (the test harness) lives: its journal is not ours to replay.
-    let parent = Owner { pid: std::os::unix::process::parent_id() as i32, start: crate::sys::task::start_time(std::os::unix::process::parent_id() as i32).unwrap() };
+    let parent =
+        Owner { pid: std::os::unix::process::parent_id() as i32, start: crate::sys::task::start_time(std::os::unix::process::parent_id() as i32).unwrap() };
     let wrote = serde_json::json!({"kind": "wrote", "path": a, "original": "0"}).to_string();
     std::fs::write(&jp, format!("{{\"kind\":\"owner\",\"pid\":{},\"start\":{}}}\n{wrote}\n", parent.pid, parent.start)).unwrap();
     let e = replay(&jp).unwrap_err().to_string();

@@ -57,7 +57,15 @@ fn each_knob_applied_read_back_and_restored() {
     assert_eq!(k::read_text(&d.path().join(k::CPUFREQ).join("policy1/scaling_governor")).unwrap(), "performance");
     assert_eq!(
         s.read_back("up+all"),
-        ["preempt=none", "smt=off", "governor=performance", "boost=off", "thp=never", "sysctl=kernel.sched_autogroup_enabled=0", "sysfs=/sys/kernel/mm/transparent_hugepage/defrag=never"]
+        [
+            "preempt=none",
+            "smt=off",
+            "governor=performance",
+            "boost=off",
+            "thp=never",
+            "sysctl=kernel.sched_autogroup_enabled=0",
+            "sysfs=/sys/kernel/mm/transparent_hugepage/defrag=never"
+        ]
     );
     // A configuration without settings puts everything back.
     s.switch(&cfg("up", &[])).unwrap();

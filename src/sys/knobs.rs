@@ -12,7 +12,8 @@
 //! | `proc/sys/...` | proc_sys(5), sysctl(8) |
 //!
 //! debugfs is mounted with mount(2) and unmounted with umount2(2) only on
-//! the live machine (root `/`).
+//! the live machine (root `/`); looking at it is done in a private mount
+//! namespace ([`private_debugfs`]).
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -119,7 +120,8 @@ pub fn debugfs_mounted(root: &Path) -> bool {
     if root != Path::new("/") {
         return root.join(DEBUGFS).join("sched").is_dir();
     }
-    std::fs::read_to_string("/proc/self/mountinfo").map(|t| mountinfo_has(&t, "/sys/kernel/debug", "debugfs")).unwrap_or(false)
+    // The calling thread's view: a probe thread has a namespace of its own.
+    std::fs::read_to_string("/proc/thread-self/mountinfo").map(|t| mountinfo_has(&t, "/sys/kernel/debug", "debugfs")).unwrap_or(false)
 }
 
 /// Does a mountinfo text list `fstype` mounted at `point`?
@@ -143,6 +145,25 @@ pub fn mount_debugfs() -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// Give the calling thread a mount namespace of its own (unshare(2)
+/// `CLONE_NEWNS`), make every mount in it private (mount(2) `MS_REC |
+/// MS_PRIVATE`, so nothing propagates back) and mount debugfs there: the
+/// machine's mount table never changes, and the namespace goes with the
+/// thread. For looking at debugfs without mounting it for everyone.
+pub fn private_debugfs() -> std::io::Result<()> {
+    // SAFETY: plain system calls on this thread; the strings are live.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let slash = std::ffi::CString::new("/").expect("no NUL");
+        if libc::mount(std::ptr::null(), slash.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    mount_debugfs()
 }
 
 /// umount2(2) `/sys/kernel/debug`.
