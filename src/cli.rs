@@ -27,8 +27,9 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
-    /// NUMA nodes, kernel, preemption model, C library, mitigations, and the
-    /// CPU set of every named configuration.
+    /// NUMA nodes, kernel, preemption model, C library, mitigations, the
+    /// CPU set of every named configuration, and every kernel setting kdelta
+    /// can switch (its value here and whether it can change it).
     Topo {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -174,6 +175,9 @@ pub enum Command {
     /// as one stored run and print it in the study's shape, the published
     /// figures beside today's; `study list` shows what each needs and takes.
     Study(crate::study::cli::StudyArgs),
+    /// Put back the kernel settings (`+thp=`, `+smt=`, ...) a kdelta that was
+    /// killed left changed, from its journal, and unmount a debugfs it mounted.
+    Restore,
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

@@ -10,7 +10,23 @@ pub(super) fn cmd_topo(json: bool) -> Result<u8> {
     }
     let mut s = crate::topology::show::render(&host);
     s.push_str(&configs_text(&host.topology));
+    s.push_str(&crate::config::knobs::states_text(&sysfs_root()));
     out(&s);
+    Ok(exit::OK)
+}
+
+/// `kdelta restore`: replay the journal of kernel settings a killed kdelta left.
+pub(super) fn cmd_restore() -> Result<u8> {
+    let path = crate::harness::journal::path(&sysfs_root());
+    if crate::harness::journal::read(&path)?.is_none() {
+        out(&format!("nothing to restore: no journal at {}\n", path.display()));
+        return Ok(exit::OK);
+    }
+    let done = crate::harness::journal::replay(&path)?;
+    for line in &done {
+        out(&format!("{line}\n"));
+    }
+    out(&format!("restored; {} removed\n", path.display()));
     Ok(exit::OK)
 }
 

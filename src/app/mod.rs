@@ -119,6 +119,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
     if !matches!(cli.command, Command::Worker { .. } | Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
+    // Kernel settings a killed kdelta left changed: said by every command.
+    if !matches!(cli.command, Command::Worker { .. } | Command::Restore) {
+        if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
+            eprintln!("{w}");
+        }
+    }
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Topo { json } => info::cmd_topo(json),
@@ -138,6 +144,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
         Command::Study(a) => study::cmd_study(&cli.db, a),
+        Command::Restore => info::cmd_restore(),
     }
 }
 

@@ -42,6 +42,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         warmup,
         timeout,
         command: command_line(),
+        sysfs_root: Some(sysfs_root()),
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

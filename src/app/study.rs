@@ -61,7 +61,8 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
 }
 
 fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topology, host: serde_json::Value, format: Format) -> Result<u8> {
-    let (meta, req) = srun::request(d, ask, topo, &host);
+    let (meta, mut req) = srun::request(d, ask, topo, &host);
+    req.sysfs_root = Some(super::sysfs_root());
     let mut plan = srun::plan_study(&req, topo)?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {

@@ -19,6 +19,9 @@
 //! `env=NAME=VALUE`, and `preload=tuned|PATH` (sets `LD_PRELOAD`: kdelta's
 //! `libkdelta_mem.so` or a library of your own; [`preload`]). A modifier alone (`sched=batch`) applies to `all`. Each
 //! of `sched=` and `tunables=` at most once, each `env=` name at most once.
+//! Kernel settings (`preempt=`, `smt=`, `governor=`, `boost=`, `thp=`,
+//! `sysctl=NAME=VALUE`, `sysfs=PATH=VALUE`: [`knobs`]) are recorded in
+//! [`Config::knobs`] and switched by the harness in the parent, never here.
 //!
 //! A list of configurations (`--config up,noht,cpus=0,2-3`) is split at
 //! commas, except that a piece starting with a digit continues the CPU list
@@ -36,6 +39,8 @@ use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
 
+pub mod knobs;
+
 pub use crate::model::config::Config;
 
 pub mod preload;
@@ -50,7 +55,7 @@ pub struct Unavailable {
 
 /// Names a user can write, for error messages and `--help`.
 pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH";
+pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -98,10 +103,11 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
             "env" => v.split_once('=').map_or(v, |(n, _)| n).to_string(),
             "tunables" => "GLIBC_TUNABLES".to_string(),
             "preload" => "LD_PRELOAD".to_string(),
+            "sysctl" | "sysfs" => format!("+{k}={}", v.split_once('=').map_or(v, |(n, _)| n)),
             _ => format!("+{k}"),
         };
         if let Some((_, prev)) = seen.iter().find(|(sk, _)| *sk == key) {
-            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables=, preload= and env=NAME once (preload= sets LD_PRELOAD)")));
+            return Err(bad_input(format!("conflicting modifiers {prev} and {m} in configuration {spec:?}: give each of sched=, tunables=, preload= and env=NAME once (preload= sets LD_PRELOAD), and each kernel setting once")));
         }
         seen.push((key, m));
     }
@@ -111,7 +117,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         BaseError::Bad(m) => bad_input(m),
         BaseError::Unavailable(r) => unavailable(r),
     })?;
-    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new() };
+    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
         let (k, v) = m.split_once('=').ok_or_else(|| bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}")))?;
@@ -148,6 +154,17 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
                 }
                 preload::Resolved::Unavailable(why) => return Err(unavailable(format!("preload={v}: {why}"))),
             },
+            _ if knobs::is_knob(k) => {
+                let s = knobs::parse(k, v)?;
+                if cfg.knobs.iter().any(|o| o.knob == s.knob) {
+                    return Err(bad_input(format!("conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once", s.knob.label())));
+                }
+                if s.knob == crate::model::knob::Knob::Smt && s.value == "off" {
+                    knobs::check_smt_off(spec, &cfg.cpus, topo)?;
+                }
+                names.push(s.name());
+                cfg.knobs.push(s);
+            }
             _ => return Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
         }
     }
@@ -156,7 +173,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
 }
 
 fn is_modifier(s: &str) -> bool {
-    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=") || s.starts_with("preload=")
+    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=") || s.starts_with("preload=") || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
 }
 
 fn canonical_base(b: &str) -> &str {

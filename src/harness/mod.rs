@@ -2,6 +2,8 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
+pub mod journal;
+pub mod knobs;
 pub mod plan;
 pub mod progress;
 mod result;

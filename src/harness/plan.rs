@@ -31,6 +31,8 @@ pub struct Request {
     /// Overrides every benchmark's worker time limit.
     pub timeout: Option<Duration>,
     pub command: String,
+    /// Where kernel settings are judged and switched (`None`: `/`).
+    pub sysfs_root: Option<std::path::PathBuf>,
 }
 
 /// How many samples each result takes.
@@ -153,7 +155,7 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
     let names: Vec<String> = if req.configs.is_empty() { vec!["all".to_string()] } else { req.configs.clone() };
     let mut configs = Vec::new();
     for n in &names {
-        match config::resolve(n, topo) {
+        match config::resolve(n, topo).and_then(|c| check_knobs(c, req)) {
             Ok(c) => {
                 if configs.iter().any(|x: &PlannedConfig| x.name() == c.name) {
                     return Err(bad_input(format!("configuration {:?} given twice", c.name)));
@@ -167,7 +169,28 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
             },
         }
     }
+    if configs.iter().any(|c| matches!(c, PlannedConfig::Ready(c) if !c.knobs.is_empty())) {
+        super::journal::preflight(&req.root())?;
+    }
     Ok(Plan { items, configs })
+}
+
+/// A configuration whose kernel settings this machine cannot apply is
+/// [`Unavailable`], with the machine's reason.
+fn check_knobs(c: Config, req: &Request) -> Result<Config> {
+    for s in &c.knobs {
+        if let Err(reason) = config::knobs::check(s, &req.root()) {
+            return Err(anyhow::Error::new(Unavailable { name: c.name.clone(), reason }));
+        }
+    }
+    Ok(c)
+}
+
+impl Request {
+    /// The root kernel settings are judged and switched below.
+    pub fn root(&self) -> std::path::PathBuf {
+        self.sysfs_root.clone().unwrap_or_else(|| "/".into())
+    }
 }
 
 /// Refuse a point whose buffers need more than [`MemInfo::buffer_limit`]:

@@ -127,6 +127,7 @@ pub fn execute_into(
         peak_worker_rss: 0,
         was_interrupted: false,
         ready: &ready,
+        knobs: ready.iter().any(|c| !c.knobs.is_empty()).then(|| super::knobs::Session::new(&req.root())),
     };
     let mut results = Vec::new();
     let mut ledger = Ledger::default();
@@ -145,6 +146,12 @@ pub fn execute_into(
         }
     }
     ex.progress.finish();
+    // Kernel settings back as found, before anything else can fail.
+    if let Some(mut k) = ex.knobs.take() {
+        if let Err(e) = k.restore() {
+            eprintln!("kdelta: restoring kernel settings: {e}");
+        }
+    }
 
     let elapsed = t0.elapsed().as_secs_f64();
     let load_after = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
@@ -217,6 +224,8 @@ struct Executor<'a> {
     peak_worker_rss: u64,
     was_interrupted: bool,
     ready: &'a [Config],
+    /// Kernel settings switched between workers, when a configuration has any.
+    knobs: Option<super::knobs::Session>,
 }
 
 impl Executor<'_> {
@@ -311,7 +320,14 @@ impl Executor<'_> {
                     let p = &mut points[pi];
                     let cfg = &self.ready[p.cfg];
                     let set = std::mem::take(&mut p.set);
-                    let r = finish(&group[p.item], &cfg.name, cfg.cpus.to_string(), p.failed.clone(), set, want, p.retaken_extra, auto, self.req.ci_target_pct);
+                    let mut r = finish(&group[p.item], &cfg.name, cfg.cpus.to_string(), p.failed.clone(), set, want, p.retaken_extra, auto, self.req.ci_target_pct);
+                    if let Some(k) = &self.knobs {
+                        let read = k.read_back(&cfg.name);
+                        if !read.is_empty() {
+                            r.notes.push(format!("kernel settings read back: {}", read.join(", ")));
+                            r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
+                        }
+                    }
                     if let Some(q) = &r.quality {
                         ledger.retaken += q.retaken;
                         ledger.noisy += usize::from(q.noisy);
@@ -358,6 +374,17 @@ impl Executor<'_> {
             }
             let item = &group[points[pi].item];
             let cfg = &self.ready[points[pi].cfg];
+            // Machine-wide settings are switched here, settled before the worker starts.
+            if let Some(k) = self.knobs.as_mut() {
+                if let Err(why) = k.switch(cfg) {
+                    if let Err(e) = k.restore() {
+                        eprintln!("kdelta: restoring kernel settings: {e}");
+                    }
+                    points[pi].failed = Some(format!("applying kernel settings: {why}"));
+                    self.progress.inc();
+                    continue;
+                }
+            }
             let timeout = self.req.timeout.unwrap_or(item.info.timeout);
             self.job_no += 1;
             let job_no = self.job_no;
@@ -406,6 +433,11 @@ impl Executor<'_> {
                 }
                 Outcome::Failed { reason, cpu_secs } => {
                     self.workers_cpu += cpu_secs;
+                    if let Some(k) = self.knobs.as_mut() {
+                        if let Err(e) = k.restore() {
+                            eprintln!("kdelta: restoring kernel settings: {e}");
+                        }
+                    }
                     points[pi].failed = Some(reason);
                 }
                 Outcome::Interrupted => {

@@ -14,6 +14,10 @@ pub struct Config {
     pub policy: Option<Policy>,
     /// Environment variables set in the worker before the benchmark starts.
     pub env: Vec<(String, String)>,
+    /// Kernel settings the parent switches before this configuration's
+    /// workers (`+thp=never`); machine-wide, never applied by the worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knobs: Vec<super::knob::KnobSetting>,
 }
 
 impl Config {
@@ -25,6 +29,9 @@ impl Config {
         }
         for (k, v) in &self.env {
             s.push_str(&format!(", {k}={v}"));
+        }
+        for k in &self.knobs {
+            s.push_str(&format!(", {}", k.name()));
         }
         s.push(']');
         s

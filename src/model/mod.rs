@@ -7,6 +7,7 @@
 pub mod config;
 pub mod environment;
 pub mod fmt;
+pub mod knob;
 pub mod params;
 pub mod record;
 pub mod sample;

@@ -51,6 +51,8 @@ pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) ->
         warmup: Duration::from_millis(100),
         timeout: None,
         command: ask.command.clone(),
+        // The caller (app) sets the sysfs root kernel settings are judged under.
+        sysfs_root: None,
     };
     (meta, req)
 }

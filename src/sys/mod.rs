@@ -18,6 +18,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod knobs;
 pub mod limits;
 pub mod memory;
 pub mod net;

@@ -58,3 +58,30 @@ pub fn fake_sysfs(root: &Path, cores: &[&[u32]]) {
 pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
+
+/// Add every kernel setting kdelta switches to a fake tree, present and
+/// writable: preemption `full`, SMT `on`, two cpufreq policies on
+/// `schedutil`, boost on, THP `madvise`, one sysctl.
+pub fn fake_knobs(root: &Path) {
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
+    w("sys/devices/system/cpu/smt/control", "on\n");
+    for p in ["policy0", "policy1"] {
+        w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_governor"), "schedutil\n");
+        w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_available_governors"), "performance powersave schedutil\n");
+    }
+    w("sys/devices/system/cpu/cpufreq/boost", "1\n");
+    w("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    w("proc/sys/kernel/sched_autogroup_enabled", "1\n");
+}
+
+/// A choice file's value in force (`always [madvise] never` reads `madvise`),
+/// or the file's text.
+pub fn knob_value(root: &Path, rel: &str) -> String {
+    let t = std::fs::read_to_string(root.join(rel)).unwrap();
+    t.split_whitespace().find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')).or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')))).map(String::from).unwrap_or_else(|| t.trim().to_string())
+}

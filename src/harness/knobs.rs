@@ -1,0 +1,99 @@
+//! Switching kernel settings between workers, in the parent: before a
+//! configuration's worker the settings it names are set (each change
+//! journaled first) and every other setting kdelta changed is put back; the
+//! settle time is paid here, before the worker starts, outside any timed
+//! work. What each configuration read back is kept for its results. The
+//! journal is replayed when the session ends, a worker fails, or it is
+//! dropped (an error on the way out).
+
+use super::journal::{self, Journal};
+use crate::config::knobs as ck;
+use crate::config::Config;
+use crate::model::knob::Knob;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub struct Session {
+    root: PathBuf,
+    journal: Option<Journal>,
+    /// Per configuration name: every distinct read-back, `thp=never`.
+    read: BTreeMap<String, Vec<String>>,
+}
+
+impl Session {
+    pub fn new(root: &Path) -> Session {
+        Session { root: root.to_path_buf(), journal: None, read: BTreeMap::new() }
+    }
+
+    fn journal(&mut self) -> Result<&mut Journal, String> {
+        if self.journal.is_none() {
+            self.journal = Some(Journal::create(&journal::path(&self.root)).map_err(|e| format!("{e:#}"))?);
+        }
+        Ok(self.journal.as_mut().expect("just made"))
+    }
+
+    /// Make the machine's settings those of `cfg`: its own set, every other
+    /// one kdelta changed back to its original. `Err`: why not (the caller
+    /// fails the point and restores).
+    pub fn switch(&mut self, cfg: &Config) -> Result<(), String> {
+        if cfg.knobs.is_empty() {
+            return self.restore();
+        }
+        let mut want: Vec<(PathBuf, String)> = Vec::new();
+        for s in &cfg.knobs {
+            if s.knob == Knob::Preempt && self.root == Path::new("/") && !crate::sys::knobs::debugfs_mounted(&self.root) {
+                let at = self.root.join(crate::sys::knobs::DEBUGFS);
+                self.journal()?.will_mount(&at).map_err(|e| format!("{e:#}"))?;
+                crate::sys::knobs::mount_debugfs().map_err(|e| format!("mounting debugfs at {}: {e}", at.display()))?;
+            }
+            want.extend(ck::targets(s, &self.root).map_err(|e| format!("{}: {e}", s.name()))?);
+        }
+        // Others back first (smt=on before a governor of CPUs it brings back).
+        let others: Vec<(PathBuf, String)> = match &self.journal {
+            Some(j) => j.entries.wrote.iter().filter(|(p, _)| !want.iter().any(|(w, _)| w == p)).cloned().collect(),
+            None => Vec::new(),
+        };
+        for (p, v) in others.iter().chain(want.iter()) {
+            let now = crate::sys::knobs::current_value(p).map_err(|e| format!("reading {}: {e}", p.display()))?;
+            if &now == v {
+                continue;
+            }
+            self.journal()?.will_write(p, &now).map_err(|e| format!("{e:#}"))?;
+            crate::sys::knobs::write_text(p, v).map_err(|e| format!("writing {v:?} to {}: {e}", p.display()))?;
+            crate::sys::knobs::settle(p, v);
+        }
+        let seen = self.read.entry(cfg.name.clone()).or_default();
+        for s in &cfg.knobs {
+            let got = format!("{}={}", s.knob.label(), ck::read_back(&s.knob, &self.root).unwrap_or_else(|| "unreadable".into()));
+            if !seen.contains(&got) {
+                seen.push(got);
+            }
+        }
+        Ok(())
+    }
+
+    /// Put everything back and remove the journal (nothing to do without one).
+    pub fn restore(&mut self) -> Result<(), String> {
+        match self.journal.take() {
+            Some(j) => j.replay().map(|_| ()).map_err(|e| format!("{e:#}")),
+            None => Ok(()),
+        }
+    }
+
+    /// What a configuration read back, `thp=never`, in the order first seen.
+    pub fn read_back(&self, config: &str) -> &[String] {
+        self.read.get(config).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("kdelta: restoring kernel settings: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "knobs_tests.rs"]
+mod tests;
