@@ -28,11 +28,18 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], path: &Path, tit
             loaded.push((run, results));
         }
     }
+    // A study's run brings its published-against-measured tables.
+    let mut extra = Vec::new();
+    for (r, _) in &loaded {
+        if let Some(tables) = crate::study::tables_for_run(&store, r.id)? {
+            extra.extend(tables);
+        }
+    }
     let comparisons: Vec<Report> = loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
     let names: Vec<String> = loaded.iter().map(|(r, _)| r.label.as_ref().map(|l| format!("run {} ({l})", r.id)).unwrap_or_else(|| format!("run {}", r.id))).collect();
     let runs: Vec<Report> = loaded.into_iter().map(|(r, rs)| run_report(r, rs, &opt)).collect();
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
-    let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &[] });
+    let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &extra });
     let charts = page.matches("<svg ").count();
     // Beside its final name, with the ordinary permissions (the umask's),
     // then renamed into place; removed again if anything fails.
