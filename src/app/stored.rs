@@ -82,7 +82,8 @@ pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose:
 /// work on a read-only file or directory and never write to the file.
 pub(super) fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
     let path = db.clone().unwrap_or_else(store::default_path);
-    if !Path::new(&path).exists() {
+    let is_file = matches!(store::location::locate(&path)?, store::location::Location::File(_));
+    if is_file && !Path::new(&path).exists() {
         return Err(bad_input(format!("no results database at {}: run `kdelta run ...` first, or give --db PATH", path.display())));
     }
     Store::open_read_only(&path)
