@@ -16,8 +16,10 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "kdelta", version, about, long_about, max_term_width = 100)]
 pub struct Cli {
-    /// Results database (default: $KDELTA_DB, else ~/.local/share/kdelta/results.db).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
+    /// a store shared by many hosts (default: $KDELTA_DB, else
+    /// ~/.local/share/kdelta/results.db).
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -70,6 +72,25 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Only runs from this host (its hostname).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Only runs under this kernel release (`uname -r`).
+        #[arg(long, value_name = "RELEASE")]
+        kernel: Option<String>,
+        /// Only runs with this label.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Copy runs from a local SQLite database (--db) to a shared PostgreSQL
+    /// store, raw samples and host snapshot included. Pushing a run twice
+    /// stores it once.
+    Push {
+        /// Run ids or labels (default: every finished run).
+        runs: Vec<String>,
+        /// The shared store: postgresql://USER@HOST[:PORT]/DBNAME.
+        #[arg(long, value_name = "URL")]
+        to: String,
     },
     /// Show one stored run.
     Show {

@@ -6,6 +6,7 @@
 //! stores anything.
 
 pub mod extra;
+pub mod fingerprint;
 pub mod chart;
 pub mod csv;
 mod grid;
