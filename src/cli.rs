@@ -26,6 +26,13 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `compare --by`: what pooled runs are grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolBy {
+    Kernel,
+    Host,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
@@ -63,6 +70,13 @@ pub enum Command {
         /// List every warning of every result instead of one summary line per kind.
         #[arg(long, short = 'v')]
         verbose: bool,
+        /// Pool the complete runs (of --label, if given) by kernel release or
+        /// by host: one column each, runs as the unit of significance.
+        #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
+        by: Option<PoolBy>,
+        /// With --by: only the runs with this label.
+        #[arg(long, requires = "by")]
+        label: Option<String>,
     },
     /// List stored runs, newest first.
     Runs {

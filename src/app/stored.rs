@@ -83,6 +83,35 @@ fn warn_if_not_comparable(a: &crate::model::record::RunRecord, b: &crate::model:
     }
 }
 
+/// `compare --by kernel|host [--label L]`: complete runs pooled by group.
+pub(super) fn cmd_compare_pooled(db: &Option<PathBuf>, by: crate::cli::PoolBy, label: Option<&str>, threshold: f64) -> Result<u8> {
+    if !(0.0..1000.0).contains(&threshold) {
+        return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
+    }
+    let store = open_existing(db)?;
+    let (key, name) = match by {
+        crate::cli::PoolBy::Kernel => ("kernel_release", "kernel"),
+        crate::cli::PoolBy::Host => ("hostname", "host"),
+    };
+    let mut runs: Vec<_> = store
+        .runs(i64::MAX as usize)?
+        .into_iter()
+        .map(|(r, _)| r)
+        .filter(|r| r.status == crate::model::record::RunStatus::Complete && label.map_or(true, |l| r.label.as_deref() == Some(l)))
+        .collect();
+    runs.reverse();
+    if runs.is_empty() {
+        return Err(bad_input(format!("no complete run{} in {}", label.map(|l| format!(" labelled {l:?}")).unwrap_or_default(), store.path().display())));
+    }
+    let mut pooled = Vec::new();
+    for r in runs {
+        let group = r.host.get(key).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        pooled.push(crate::report::pooled::PooledRun { group, run_id: r.id, results: results(&store, r.id)? });
+    }
+    out(&crate::report::pooled::render(&pooled, name, threshold));
+    Ok(exit::OK)
+}
+
 pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &RunFilter) -> Result<u8> {
     let store = open_existing(db)?;
     let runs = if filter.any() {

@@ -7,6 +7,7 @@
 
 pub mod extra;
 pub mod fingerprint;
+pub mod pooled;
 pub mod chart;
 pub mod csv;
 mod grid;

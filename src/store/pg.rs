@@ -66,7 +66,10 @@ impl Pg {
         if cfg.get_application_name().is_none() {
             cfg.application_name("kdelta");
         }
-        let client = if matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Disable) {
+        // TLS where the URL asks for it (`sslmode=require`), the server's
+        // certificate verified against the system's CAs (OpenSSL's
+        // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
+        let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
             cfg.connect(NoTls)
         } else {
             let tls = native_tls::TlsConnector::new().context("setting up TLS")?;

@@ -63,7 +63,7 @@ impl ResultCols {
     /// The record; `run_id` only names it in an error.
     pub fn record(self, run_id: i64) -> Result<ResultRecord> {
         let ctx = || format!("reading result {} of run {run_id}", self.benchmark);
-        let opt = |s: &str| -> Result<serde_json::Value> { Ok(serde_json::from_str(s).with_context(ctx)?) };
+        let opt = |s: &str| -> Result<serde_json::Value> { serde_json::from_str(s).with_context(ctx) };
         let or_default = |s: &str| -> Result<serde_json::Value> {
             let v = opt(s)?;
             Ok(if v.is_null() { serde_json::Value::Array(vec![]) } else { v })
