@@ -16,12 +16,21 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "kdelta", version, about, long_about, max_term_width = 100)]
 pub struct Cli {
-    /// Results database (default: $KDELTA_DB, else ~/.local/share/kdelta/results.db).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
+    /// a store shared by many hosts (default: $KDELTA_DB, else
+    /// ~/.local/share/kdelta/results.db).
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `compare --by`: what pooled runs are grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolBy {
+    Kernel,
+    Host,
 }
 
 #[derive(Subcommand, Debug)]
@@ -62,6 +71,13 @@ pub enum Command {
         /// List every warning of every result instead of one summary line per kind.
         #[arg(long, short = 'v')]
         verbose: bool,
+        /// Pool the complete runs (of --label, if given) by kernel release or
+        /// by host: one column each, runs as the unit of significance.
+        #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
+        by: Option<PoolBy>,
+        /// With --by: only the runs with this label.
+        #[arg(long, requires = "by")]
+        label: Option<String>,
     },
     /// List stored runs, newest first.
     Runs {
@@ -71,6 +87,25 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Only runs from this host (its hostname).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Only runs under this kernel release (`uname -r`).
+        #[arg(long, value_name = "RELEASE")]
+        kernel: Option<String>,
+        /// Only runs with this label.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Copy runs from a local SQLite database (--db) to a shared PostgreSQL
+    /// store, raw samples and host snapshot included. Pushing a run twice
+    /// stores it once.
+    Push {
+        /// Run ids or labels (default: every finished run).
+        runs: Vec<String>,
+        /// The shared store: postgresql://USER@HOST[:PORT]/DBNAME.
+        #[arg(long, value_name = "URL")]
+        to: String,
     },
     /// Show one stored run.
     Show {

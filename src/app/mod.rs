@@ -3,6 +3,7 @@
 
 mod html;
 mod info;
+mod push;
 mod run;
 mod serve;
 mod simulate;
@@ -130,8 +131,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Topo { json } => info::cmd_topo(json),
         Command::List { json, selectors } => info::cmd_list(json, &selectors),
         Command::Run(args) => run::cmd_run(&cli.db, args),
-        Command::Compare { run_a, run_b, format, threshold, verbose } => stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
-        Command::Runs { limit, json } => stored::cmd_runs(&cli.db, limit, json),
+        Command::Compare { by: Some(by), label, threshold, .. } => stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold),
+        Command::Compare { run_a, run_b, format, threshold, verbose, .. } => stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
+        Command::Runs { limit, json, host, kernel, label } => stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter { host, kernel, label }),
+        Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),

@@ -34,7 +34,11 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<Str
             let (run, results) = load(&store, &a)?;
             run_report(run, results, &opt)
         }
-        (Some(a), Some(b)) => Report::for_two_runs(load(&store, &a)?, load(&store, &b)?, &opt),
+        (Some(a), Some(b)) => {
+            let (a, b) = (load(&store, &a)?, load(&store, &b)?);
+            warn_if_not_comparable(&a.0, &b.0);
+            Report::for_two_runs(a, b, &opt)
+        }
     };
     if rep.tables.is_empty() {
         let n = rep.runs.iter().map(|r| r.configs.len()).max().unwrap_or(0);
@@ -45,13 +49,83 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<Str
     Ok(exit::OK)
 }
 
-pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool) -> Result<u8> {
+/// `kdelta runs --host H --kernel K --label L`: each given one must match.
+#[derive(Default)]
+pub(super) struct RunFilter {
+    pub host: Option<String>,
+    pub kernel: Option<String>,
+    pub label: Option<String>,
+}
+
+impl RunFilter {
+    fn any(&self) -> bool {
+        self.host.is_some() || self.kernel.is_some() || self.label.is_some()
+    }
+
+    fn keeps(&self, r: &crate::model::record::RunRecord) -> bool {
+        let host = |k: &str| r.host.get(k).and_then(|v| v.as_str());
+        self.host.as_deref().map_or(true, |h| host("hostname") == Some(h))
+            && self.kernel.as_deref().map_or(true, |k| host("kernel_release") == Some(k))
+            && self.label.as_deref().map_or(true, |l| r.label.as_deref() == Some(l))
+    }
+}
+
+/// Warn (stderr, one line each) when two runs come from machines whose
+/// fingerprints differ in anything but the kernel, and say what differs.
+fn warn_if_not_comparable(a: &crate::model::record::RunRecord, b: &crate::model::record::RunRecord) {
+    use crate::report::fingerprint::{differences, Fingerprint};
+    let (machine, kernel) = differences(&Fingerprint::of(&a.host), &Fingerprint::of(&b.host));
+    if !machine.is_empty() {
+        eprintln!("kdelta: warning: runs {} and {} come from different machines: {}", a.id, b.id, machine.join("; "));
+    }
+    if !kernel.is_empty() {
+        eprintln!("kdelta: runs {} and {} differ in the kernel: {}", a.id, b.id, kernel.join("; "));
+    }
+}
+
+/// `compare --by kernel|host [--label L]`: complete runs pooled by group.
+pub(super) fn cmd_compare_pooled(db: &Option<PathBuf>, by: crate::cli::PoolBy, label: Option<&str>, threshold: f64) -> Result<u8> {
+    if !(0.0..1000.0).contains(&threshold) {
+        return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
+    }
     let store = open_existing(db)?;
-    let runs = store.runs(limit)?;
+    let (key, name) = match by {
+        crate::cli::PoolBy::Kernel => ("kernel_release", "kernel"),
+        crate::cli::PoolBy::Host => ("hostname", "host"),
+    };
+    let mut runs: Vec<_> = store
+        .runs(i64::MAX as usize)?
+        .into_iter()
+        .map(|(r, _)| r)
+        .filter(|r| r.status == crate::model::record::RunStatus::Complete && label.map_or(true, |l| r.label.as_deref() == Some(l)))
+        .collect();
+    runs.reverse();
+    if runs.is_empty() {
+        return Err(bad_input(format!("no complete run{} in {}", label.map(|l| format!(" labelled {l:?}")).unwrap_or_default(), store.path().display())));
+    }
+    let mut pooled = Vec::new();
+    for r in runs {
+        let group = r.host.get(key).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        pooled.push(crate::report::pooled::PooledRun { group, run_id: r.id, results: results(&store, r.id)? });
+    }
+    out(&crate::report::pooled::render(&pooled, name, threshold));
+    Ok(exit::OK)
+}
+
+pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &RunFilter) -> Result<u8> {
+    let store = open_existing(db)?;
+    let runs = if filter.any() {
+        store.runs(i64::MAX as usize)?.into_iter().filter(|(r, _)| filter.keeps(r)).take(limit).collect()
+    } else {
+        store.runs(limit)?
+    };
     if json {
         let v: Vec<serde_json::Value> = runs
             .iter()
-            .map(|(r, n)| serde_json::json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "results": n, "configs": r.configs, "command": r.command}))
+            .map(|(r, n)| {
+                serde_json::json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "results": n, "configs": r.configs, "command": r.command,
+                                   "hostname": r.host.get("hostname"), "kernel": r.host.get("kernel_release")})
+            })
             .collect();
         out(&(serde_json::to_string_pretty(&v)? + "\n"));
         return Ok(exit::OK);
@@ -82,7 +156,8 @@ pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose:
 /// work on a read-only file or directory and never write to the file.
 pub(super) fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
     let path = db.clone().unwrap_or_else(store::default_path);
-    if !Path::new(&path).exists() {
+    let is_file = matches!(store::location::locate(&path)?, store::location::Location::File(_));
+    if is_file && !Path::new(&path).exists() {
         return Err(bad_input(format!("no results database at {}: run `kdelta run ...` first, or give --db PATH", path.display())));
     }
     Store::open_read_only(&path)

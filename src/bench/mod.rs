@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn servers_and_summaries_come_from_their_families() {
         let servers: Vec<&str> = servers().iter().map(|s| s.name).collect();
-        assert_eq!(servers, ["chat", "tbench"]);
+        assert_eq!(servers, ["lat.tcp", "chat", "tbench"]);
         assert!(family_summaries(&[]).is_empty());
     }
 }

@@ -7,6 +7,8 @@
 
 pub mod extra;
 pub mod extra_render;
+pub mod fingerprint;
+pub mod pooled;
 pub mod chart;
 pub mod csv;
 mod grid;

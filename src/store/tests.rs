@@ -2,6 +2,7 @@
 //! schemas read-only, migrates them when writing, and tells a dead run from
 //! a live one by process id and start time.
 
+use super::Sqlite as Store;
 use super::*;
 use crate::model::record::RunRecord;
 

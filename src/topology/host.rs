@@ -38,6 +38,26 @@ pub struct Host {
     pub topology: Topology,
     /// What was missing and what was assumed instead.
     pub notes: Vec<String>,
+    /// The `microcode` revisions of `/proc/cpuinfo`, distinct ones joined
+    /// with ` + ` (empty where the field is absent, as off x86).
+    #[serde(default)]
+    pub microcode: String,
+    /// `/proc/cmdline`: the kernel's command line.
+    #[serde(default)]
+    pub cmdline: String,
+}
+
+/// The distinct values of a `/proc/cpuinfo` field, in order, joined with ` + `.
+fn cpuinfo_field(text: &str, field: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for l in text.lines() {
+        if let Some((k, v)) = l.split_once(':') {
+            if k.trim() == field && !seen.contains(&v.trim()) {
+                seen.push(v.trim());
+            }
+        }
+    }
+    seen.join(" + ")
 }
 
 fn unavailable(why: impl std::fmt::Display) -> String {
@@ -201,6 +221,8 @@ impl Host {
             let flags = text.lines().find(|l| l.split(':').next().map(str::trim) == Some("flags"))?;
             Some(flags.split(':').nth(1)?.split_whitespace().any(|f| f == "ht"))
         });
+        let microcode = cpuinfo.as_ref().map(|t| cpuinfo_field(t, "microcode")).unwrap_or_default();
+        let cmdline = read_rel(root, "proc/cmdline").unwrap_or_else(unavailable);
         let mem_total_bytes = read_rel(root, "proc/meminfo").ok().and_then(|m| meminfo_total(&m));
 
         // Preemption: the uname flag, refined by debugfs or the command line.
@@ -246,6 +268,8 @@ impl Host {
         }
 
         Ok(Host {
+            microcode,
+            cmdline,
             hostname,
             cpu_model,
             kernel_release,

@@ -7,6 +7,7 @@ pub mod ctx;
 mod fs;
 mod proc;
 mod roundtrip;
+mod tcp_server;
 mod select;
 mod sig;
 mod syscall;
@@ -15,7 +16,7 @@ pub mod tiny;
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: Some(super::Server { name: "lat.tcp", params: Vec::new, serve: tcp_server::serve }), command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     let mut v = vec![

@@ -148,11 +148,40 @@ pub fn unix() -> Box<dyn Benchmark> {
     )
 }
 
+/// Round trips to a remote echo server (`kdelta serve lat.tcp`): no peer
+/// process here to name, the figure includes the network.
+fn remote_tcp(server: &str, size: usize, s: &mut Sampler) -> Result<()> {
+    let addr = crate::sys::net::resolve("server", server)?;
+    let stream = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
+        .with_context(|| format!("connecting to the lat.tcp echo server at {addr} (is `kdelta serve lat.tcp` running there?)"))?;
+    stream.set_nodelay(true)?;
+    let (r, w) = (stream.as_raw_fd(), stream.as_raw_fd());
+    let mut buf = vec![0x6bu8; size];
+    s.measure_us(|n| {
+        time_n(n, || {
+            if write_all(w, &buf) != size as isize {
+                return Err(os_err("send"));
+            }
+            if read_exact(r, &mut buf) != size as isize {
+                bail!("the echo server closed the connection");
+            }
+            Ok(())
+        })
+    })
+}
+
 pub fn tcp() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.tcp", "loopback TCP round trip between two processes (TCP_NODELAY)", "us", Better::Lower).param(size_param()),
+        || {
+            BenchInfo::new("lat.tcp", "TCP round trip (TCP_NODELAY): to a child over loopback, or to `kdelta serve lat.tcp` at server=HOST:PORT", "us", Better::Lower)
+                .param(size_param())
+                .param(crate::bench::server_param("local: an echo child over loopback; HOST:PORT: a `kdelta serve lat.tcp` there"))
+        },
         |p: &Params, s| {
             let size = p.size("size")?.max(1) as usize;
+            if let Some(server) = crate::bench::remote_server(p)? {
+                return remote_tcp(server, size, s);
+            }
             let listener = std::net::TcpListener::bind("127.0.0.1:0").context("binding a loopback listener")?;
             let addr = listener.local_addr()?;
             let lfd = listener.as_raw_fd();

@@ -1,0 +1,365 @@
+//! The PostgreSQL backend: one database shared by many hosts.
+//!
+//! Every write is one transaction; ids come from the server's sequences, so
+//! writers on any number of hosts never collide. A writer holds a session
+//! advisory lock on each run it has open ([`run_lock`]): the server drops it
+//! when the writer's connection ends, however it ends, so the next kdelta
+//! that reads a `running` run whose lock it can take knows its writer is
+//! gone and marks it `incomplete` (the process id means nothing on another
+//! host). A lost connection fails the writer's next write with an error and
+//! leaves every committed row as it was.
+
+use super::location::redact;
+use super::pg_schema::{MIGRATION_LOCK, PG_VERSION, STEPS};
+use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use crate::error::bad_input;
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
+use anyhow::{Context, Result};
+use postgres::{Client, GenericClient, NoTls, Row};
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub struct Pg {
+    client: RefCell<Client>,
+    /// The URL without its password, for messages.
+    shown: PathBuf,
+    /// Runs this connection holds open (and their locks).
+    held: HashSet<i64>,
+}
+
+/// The advisory lock key of a run: "kdlt" in the high half, so it cannot
+/// meet [`MIGRATION_LOCK`] or another program's small keys.
+fn run_lock(id: i64) -> i64 {
+    (0x6b64_6c74_i64 << 32) | (id & 0xffff_ffff)
+}
+
+/// A client error on one line (the server's message and detail).
+fn one_line(e: &postgres::Error) -> String {
+    let s = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(c) = src {
+                let t = c.to_string();
+                if !s.contains(&t) {
+                    s = format!("{s}: {t}");
+                }
+                src = c.source();
+            }
+            s
+        }
+    };
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Pg {
+    fn connect(url: &str) -> Result<(Client, PathBuf)> {
+        let shown = redact(url);
+        let mut cfg: postgres::Config =
+            url.parse().map_err(|e: postgres::Error| bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({}): expected postgresql://USER@HOST[:PORT]/DBNAME", one_line(&e))))?;
+        if cfg.get_connect_timeout().is_none() {
+            cfg.connect_timeout(Duration::from_secs(10));
+        }
+        if cfg.get_application_name().is_none() {
+            cfg.application_name("kdelta");
+        }
+        // TLS where the URL asks for it (`sslmode=require`), the server's
+        // certificate verified against the system's CAs (OpenSSL's
+        // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
+        let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
+            cfg.connect(NoTls)
+        } else {
+            let tls = native_tls::TlsConnector::new().context("setting up TLS")?;
+            cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls))
+        };
+        let client = client.map_err(|e| bad_input(format!("cannot open database {shown} ({}); check the URL and that the server is up, or choose another store with --db", one_line(&e))))?;
+        Ok((client, PathBuf::from(shown)))
+    }
+
+    /// Connect and make or migrate the schema.
+    pub fn open(url: &str) -> Result<Pg> {
+        let (mut client, shown) = Self::connect(url)?;
+        migrate(&mut client, &shown)?;
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+    }
+
+    /// Connect to a database that already holds kdelta's schema.
+    pub fn open_existing(url: &str) -> Result<Pg> {
+        let (mut client, shown) = Self::connect(url)?;
+        match version(&mut client).map_err(|e| self::err(&shown, e))? {
+            None => return Err(bad_input(format!("{} holds no kdelta results yet: run `kdelta run ... --db URL` first", shown.display()))),
+            Some(v) if v > PG_VERSION => return Err(newer(&shown, v)),
+            Some(_) => {}
+        }
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+        let id = self.insert_run(run, RunStatus::Running, None, true)?.expect("no origin, no conflict");
+        self.held.insert(id);
+        Ok(id)
+    }
+
+    /// Insert a run (with its lock taken before it is visible, when `lock`).
+    fn insert_run(&mut self, run: &RunRecord, status: RunStatus, origin: Option<&str>, lock: bool) -> Result<Option<i64>> {
+        let mut c = self.client.borrow_mut();
+        let mut tx = c.transaction().map_err(|e| err(&self.shown, e))?;
+        let id = insert_run(&mut tx, run, status, origin, lock).map_err(|e| err(&self.shown, e))?;
+        tx.commit().map_err(|e| err(&self.shown, e))?;
+        Ok(id)
+    }
+
+    pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+        let cols = ResultCols::of(r)?;
+        let mut c = self.client.borrow_mut();
+        let mut tx = c.transaction().map_err(|e| err(&self.shown, e))?;
+        insert_result(&mut tx, run_id, seq, &cols).map_err(|e| err(&self.shown, e))?;
+        tx.commit().map_err(|e| err(&self.shown, e))
+    }
+
+    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
+        let mut c = self.client.borrow_mut();
+        c.execute(
+            "UPDATE runs SET status = $2, finished = $3, environment = $4 WHERE id = $1",
+            &[&run_id, &status.as_str(), &crate::model::record::now_rfc3339(), &serde_json::to_string(environment)?],
+        )
+        .map_err(|e| err(&self.shown, e))?;
+        if self.held.remove(&run_id) {
+            c.execute("SELECT pg_advisory_unlock($1)", &[&run_lock(run_id)]).map_err(|e| err(&self.shown, e))?;
+        }
+        Ok(())
+    }
+
+    pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
+        let rows = self.query(
+            &format!("SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1"),
+            &[&(limit.min(i64::MAX as usize) as i64)],
+        )?;
+        rows.iter().map(|r| Ok((self.run(r)?, r.get::<_, i64>(12) as usize))).collect()
+    }
+
+    pub fn find_run(&self, key: &str) -> Result<RunRecord> {
+        let rows = match key.parse::<i64>() {
+            Ok(id) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?,
+            Err(_) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1"), &[&key])?,
+        };
+        match rows.first() {
+            Some(r) => self.run(r),
+            None => {
+                let n: i64 = self.query("SELECT COUNT(*) FROM runs", &[])?[0].get(0);
+                Err(bad_input(format!("no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)", self.shown.display())))
+            }
+        }
+    }
+
+    pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
+        let rows = self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
+        rows.first().map(|r| self.run(r)).transpose()
+    }
+
+    pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+        let rows = self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
+        rows.iter().map(|r| result_cols(r).record(run_id)).collect()
+    }
+
+    /// Copy a run and its results in one transaction, unless a run from
+    /// `origin` is already here.
+    pub fn import_run(&mut self, origin: &str, run: &RunRecord, results: &[ResultRecord]) -> Result<Option<i64>> {
+        let cols = results.iter().map(ResultCols::of).collect::<Result<Vec<_>>>()?;
+        let mut c = self.client.borrow_mut();
+        let shown = &self.shown;
+        let mut tx = c.transaction().map_err(|e| err(shown, e))?;
+        let Some(id) = insert_run(&mut tx, run, run.status, Some(origin), false).map_err(|e| err(shown, e))? else { return Ok(None) };
+        for (seq, r) in cols.iter().enumerate() {
+            insert_result(&mut tx, id, seq, r).map_err(|e| err(shown, e))?;
+        }
+        tx.commit().map_err(|e| err(shown, e))?;
+        Ok(Some(id))
+    }
+
+    fn query(&self, sql: &str, params: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.client.borrow_mut().query(sql, params).map_err(|e| err(&self.shown, e))
+    }
+
+    /// A run row as a record, its status made true: a `running` run whose
+    /// lock nobody holds lost its writer, and is marked `incomplete` here.
+    fn run(&self, row: &Row) -> Result<RunRecord> {
+        let cols = run_cols(row);
+        let mut status = cols.stored_status();
+        if status == RunStatus::Running && !self.held.contains(&cols.id) {
+            let key = run_lock(cols.id);
+            let mut c = self.client.borrow_mut();
+            let free: bool = c.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(|e| err(&self.shown, e))?.get(0);
+            if free {
+                c.execute(
+                    "UPDATE runs SET status = 'incomplete', finished = $2 WHERE id = $1 AND status = 'running'",
+                    &[&cols.id, &crate::model::record::now_rfc3339()],
+                )
+                .map_err(|e| err(&self.shown, e))?;
+                c.execute("SELECT pg_advisory_unlock($1)", &[&key]).map_err(|e| err(&self.shown, e))?;
+                status = RunStatus::Incomplete;
+            }
+        }
+        Ok(cols.record(status))
+    }
+}
+
+fn err(shown: &Path, e: postgres::Error) -> anyhow::Error {
+    anyhow::anyhow!("database {}: {}", shown.display(), one_line(&e))
+}
+
+fn newer(shown: &Path, v: i32) -> anyhow::Error {
+    bad_input(format!(
+        "{} was written by a newer kdelta (PostgreSQL schema {v}, this one reads up to {PG_VERSION}); nothing was changed: use a newer kdelta or choose another store with --db",
+        shown.display()
+    ))
+}
+
+/// The schema version, `None` when the database has no kdelta schema.
+fn version(c: &mut impl GenericClient) -> Result<Option<i32>, postgres::Error> {
+    let has: bool = c.query_one("SELECT to_regclass('kdelta_schema') IS NOT NULL", &[])?.get(0);
+    if !has {
+        return Ok(None);
+    }
+    Ok(c.query_opt("SELECT version FROM kdelta_schema", &[])?.map(|r| r.get(0)))
+}
+
+/// Make or migrate the schema, once however many hosts start together.
+fn migrate(client: &mut Client, shown: &Path) -> Result<()> {
+    let e = |e| err(shown, e);
+    let mut tx = client.transaction().map_err(e)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(e)?;
+    let found = version(&mut tx).map_err(e)?;
+    let current = match found {
+        Some(v) if v > PG_VERSION => return Err(newer(shown, v)),
+        Some(v) => v,
+        None => {
+            let foreign: bool = tx.query_one("SELECT to_regclass('runs') IS NOT NULL OR to_regclass('results') IS NOT NULL", &[]).map_err(e)?.get(0);
+            if foreign {
+                return Err(bad_input(format!(
+                    "{} is not a kdelta database (it has a runs or results table but no kdelta_schema); nothing was changed: choose another database with --db",
+                    shown.display()
+                )));
+            }
+            tx.batch_execute("CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (0);").map_err(e)?;
+            0
+        }
+    };
+    for (v, sql) in STEPS {
+        if *v > current {
+            tx.batch_execute(sql).map_err(e)?;
+        }
+    }
+    if current < PG_VERSION {
+        tx.execute("UPDATE kdelta_schema SET version = $1", &[&PG_VERSION]).map_err(e)?;
+    }
+    tx.commit().map_err(e)
+}
+
+fn insert_run(tx: &mut impl GenericClient, run: &RunRecord, status: RunStatus, origin: Option<&str>, lock: bool) -> Result<Option<i64>, postgres::Error> {
+    let configs = serde_json::to_string(&run.configs).unwrap_or_else(|_| "[]".into());
+    let host = run.host.to_string();
+    let environment = serde_json::to_string(&run.environment).ok();
+    let (pid, pid_start) = if origin.is_some() {
+        (run.pid.map(i64::from), None)
+    } else {
+        let me = std::process::id();
+        (Some(i64::from(me)), crate::sys::task::start_time(me as i32).map(|t| t as i64))
+    };
+    let row = tx.query_opt(
+        "INSERT INTO runs (label, started, finished, status, kdelta_version, command, pid, pid_start, configs, host, environment, origin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (origin) DO NOTHING RETURNING id",
+        &[&run.label, &run.started, &run.finished, &status.as_str(), &run.kdelta_version, &run.command, &pid, &pid_start, &configs, &host, &environment, &origin],
+    )?;
+    let Some(row) = row else { return Ok(None) };
+    let id: i64 = row.get(0);
+    if lock {
+        tx.execute("SELECT pg_advisory_lock($1)", &[&run_lock(id)])?;
+    }
+    Ok(Some(id))
+}
+
+fn insert_result(tx: &mut impl GenericClient, run_id: i64, seq: usize, r: &ResultCols) -> Result<(), postgres::Error> {
+    tx.execute(
+        &format!("INSERT INTO results (run_id, seq, {RESULT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)"),
+        &[
+            &run_id,
+            &(seq as i64),
+            &r.benchmark,
+            &r.family,
+            &r.params,
+            &r.config,
+            &r.cpus,
+            &r.unit,
+            &r.better,
+            &r.status,
+            &r.reason,
+            &r.samples,
+            &r.summary,
+            &r.extras,
+            &r.notes,
+            &r.warnings,
+            &r.iterations,
+            &r.simulated,
+            &r.samples_meta,
+            &r.quality,
+            &r.placement,
+            &r.below_resolution,
+        ],
+    )?;
+    Ok(())
+}
+
+fn run_cols(row: &Row) -> RunCols {
+    RunCols {
+        id: row.get(0),
+        label: row.get(1),
+        started: row.get(2),
+        finished: row.get(3),
+        status: row.get(4),
+        kdelta_version: row.get(5),
+        command: row.get(6),
+        pid: row.get(7),
+        configs: row.get(8),
+        host: row.get(9),
+        environment: row.get(10),
+        pid_start: row.get(11),
+    }
+}
+
+fn result_cols(row: &Row) -> ResultCols {
+    let json = |i: usize| row.get::<_, Option<String>>(i).unwrap_or_else(|| "null".into());
+    ResultCols {
+        benchmark: row.get(0),
+        family: row.get(1),
+        params: json(2),
+        config: row.get(3),
+        cpus: row.get(4),
+        unit: row.get(5),
+        better: row.get(6),
+        status: row.get(7),
+        reason: row.get(8),
+        samples: json(9),
+        summary: json(10),
+        extras: json(11),
+        notes: json(12),
+        warnings: json(13),
+        iterations: row.get(14),
+        simulated: row.get(15),
+        samples_meta: json(16),
+        quality: row.get(17),
+        placement: json(18),
+        below_resolution: row.get(19),
+    }
+}
+
+#[cfg(test)]
+#[path = "pg_tests.rs"]
+mod tests;

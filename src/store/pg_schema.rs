@@ -1,0 +1,61 @@
+//! The PostgreSQL schema: the same tables and columns as the SQLite one
+//! (`schema.rs`, version 3), in PostgreSQL's types, plus `runs.origin`, where
+//! a run copied by `kdelta push` came from (unique, so a second push stores
+//! nothing). Versioned in the table `kdelta_schema`; bump [`PG_VERSION`] and
+//! append a step to [`STEPS`] for every change, never edit a step in place.
+
+/// The version this kdelta writes.
+pub const PG_VERSION: i32 = 1;
+
+/// Each step takes the database from the version before it to its own.
+pub const STEPS: &[(i32, &str)] = &[(1, V1)];
+
+/// A key for `pg_advisory_xact_lock` while the schema is made or migrated
+/// ("kdlt", as SQLite's application id), so two hosts starting together
+/// do it once.
+pub const MIGRATION_LOCK: i64 = 0x6b64_6c74;
+
+const V1: &str = "
+CREATE TABLE runs (
+    id              BIGSERIAL PRIMARY KEY,
+    label           TEXT,
+    started         TEXT NOT NULL,
+    finished        TEXT,
+    status          TEXT NOT NULL,
+    kdelta_version  TEXT NOT NULL,
+    command         TEXT NOT NULL,
+    pid             BIGINT,
+    configs         TEXT NOT NULL,
+    host            TEXT NOT NULL,
+    environment     TEXT,
+    pid_start       BIGINT,
+    origin          TEXT UNIQUE
+);
+CREATE INDEX runs_label ON runs(label);
+CREATE TABLE results (
+    id               BIGSERIAL PRIMARY KEY,
+    run_id           BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq              BIGINT NOT NULL,
+    benchmark        TEXT NOT NULL,
+    family           TEXT NOT NULL,
+    params           TEXT NOT NULL,
+    config           TEXT NOT NULL,
+    cpus             TEXT NOT NULL,
+    unit             TEXT NOT NULL,
+    better           TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    reason           TEXT,
+    samples          TEXT NOT NULL,
+    summary          TEXT,
+    extras           TEXT,
+    notes            TEXT,
+    warnings         TEXT,
+    iterations       BIGINT,
+    simulated        BOOLEAN NOT NULL DEFAULT false,
+    samples_meta     TEXT,
+    quality          TEXT,
+    placement        TEXT,
+    below_resolution DOUBLE PRECISION
+);
+CREATE INDEX results_run ON results(run_id);
+";

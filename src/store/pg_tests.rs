@@ -1,0 +1,193 @@
+//! The PostgreSQL backend against a real server: `$KDELTA_TEST_PG` names a
+//! database the tests may connect to and create databases from (`.ci/run`
+//! starts a throwaway cluster and sets it); without it each test prints
+//! "SKIPPED: ..." and passes. Every test makes and drops its own database.
+
+use super::super::Store;
+use super::*;
+use crate::model::record::{RunRecord, Status};
+use crate::model::{Better, Params};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh database on the test server, dropped when this is dropped.
+pub(crate) struct TestDb {
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+/// `url` with its database name replaced by `name`.
+pub(crate) fn with_dbname(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let q = rest.find('?').unwrap_or(rest.len());
+    let (path, query) = rest.split_at(q);
+    let authority = path.split('/').next().unwrap_or("");
+    format!("{scheme}://{authority}/{name}{query}")
+}
+
+impl TestDb {
+    pub fn new(test: &str) -> Option<TestDb> {
+        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
+            assert!(std::env::var_os("KDELTA_REQUIRE_PG").is_none(), "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not");
+            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
+            return None;
+        };
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("kdelta_t_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let mut c = postgres::Client::connect(&admin, NoTls).expect("connecting to KDELTA_TEST_PG");
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        Some(TestDb { url: with_dbname(&admin, &name), admin, name })
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
+            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
+}
+
+fn result(bench: &str, samples: &[f64]) -> ResultRecord {
+    let mut params = Params::default();
+    params.set("size", "1");
+    ResultRecord {
+        benchmark: bench.into(),
+        family: bench.split('.').next().unwrap().into(),
+        params,
+        config: "up".into(),
+        cpus: "0".into(),
+        unit: "us".into(),
+        better: Better::Lower,
+        status: Status::Ok,
+        reason: None,
+        samples: samples.to_vec(),
+        samples_meta: vec![],
+        quality: None,
+        placement: vec![],
+        below_resolution: None,
+        summary: crate::stats::summarize(samples, false),
+        iterations: Some(7),
+        extras: Default::default(),
+        notes: vec!["n".into()],
+        warnings: vec![],
+        simulated: false,
+    }
+}
+
+fn a_run(label: &str) -> RunRecord {
+    RunRecord::begin(Some(label.into()), "kdelta run t".into(), vec![], serde_json::json!({"hostname": "h"}), Default::default())
+}
+
+#[test]
+fn runs_and_results_round_trip() {
+    let Some(db) = TestDb::new("runs_and_results_round_trip") else { return };
+    let mut s = Store::open(Path::new(&db.url)).unwrap();
+    assert!(s.is_shared());
+    let id = s.begin_run(&a_run("x")).unwrap();
+    let r = result("lat.t", &[1.0, 2.0, 3.0]);
+    s.add_result(id, 0, &r).unwrap();
+    assert_eq!(s.find_run("x").unwrap().status, RunStatus::Running);
+    s.finish_run(id, RunStatus::Complete, &Default::default()).unwrap();
+    let again = Store::open_read_only(Path::new(&db.url)).unwrap();
+    assert_eq!(again.latest_complete().unwrap().unwrap().id, id);
+    assert_eq!(again.results(id).unwrap(), vec![r]);
+    assert_eq!(again.runs(5).unwrap()[0].1, 1);
+    let e = again.find_run("nope").unwrap_err();
+    assert!(crate::error::is_bad_input(&e), "{e}");
+    // A second open finds the schema made: nothing to migrate.
+    drop(Store::open(Path::new(&db.url)).unwrap());
+}
+
+#[test]
+fn concurrent_writers_never_collide() {
+    let Some(db) = TestDb::new("concurrent_writers_never_collide") else { return };
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let url = db.url.clone();
+            std::thread::spawn(move || {
+                let mut s = Store::open(Path::new(&url)).unwrap();
+                (0..10)
+                    .map(|i| {
+                        let id = s.begin_run(&a_run(&format!("w{t}"))).unwrap();
+                        s.add_result(id, 0, &result("lat.t", &[t as f64, i as f64])).unwrap();
+                        s.finish_run(id, RunStatus::Complete, &Default::default()).unwrap();
+                        id
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let ids: Vec<i64> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let s = Store::open_read_only(Path::new(&db.url)).unwrap();
+    let runs = s.runs(100).unwrap();
+    assert_eq!(runs.len(), 20);
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 20);
+    for (r, n) in runs {
+        assert_eq!((r.status, n), (RunStatus::Complete, 1));
+        let t: f64 = r.label.unwrap()[1..].parse().unwrap();
+        assert_eq!(s.results(r.id).unwrap()[0].samples[0], t, "a result under another writer's run");
+    }
+}
+
+#[test]
+fn a_lost_connection_fails_its_run_and_keeps_the_rest() {
+    let Some(db) = TestDb::new("a_lost_connection_fails_its_run_and_keeps_the_rest") else { return };
+    let mut writer = Store::open(Path::new(&db.url)).unwrap();
+    let id = writer.begin_run(&a_run("lost")).unwrap();
+    writer.add_result(id, 0, &result("lat.t", &[1.0])).unwrap();
+    let reader = Store::open(Path::new(&db.url)).unwrap();
+    // Alive: its writer holds the run's lock.
+    assert_eq!(reader.find_run("lost").unwrap().status, RunStatus::Running);
+    let mut admin = postgres::Client::connect(&db.url, NoTls).unwrap();
+    admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'kdelta' AND pid <> pg_backend_pid() AND datname = current_database()", &[]).unwrap();
+    let e = writer.add_result(id, 1, &result("lat.t", &[2.0])).unwrap_err();
+    assert!(!e.to_string().contains('\n'), "{e}");
+    let reader = Store::open(Path::new(&db.url)).unwrap();
+    assert_eq!(reader.find_run("lost").unwrap().status, RunStatus::Incomplete);
+    assert_eq!(reader.results(id).unwrap().len(), 1, "what was committed stays");
+    // Marked in the table, not only in what this reader saw.
+    let stored: String = admin.query_one("SELECT status FROM runs WHERE id = $1", &[&id]).unwrap().get(0);
+    assert_eq!(stored, "incomplete");
+}
+
+#[test]
+fn imports_are_stored_once() {
+    let Some(db) = TestDb::new("imports_are_stored_once") else { return };
+    let mut s = Store::open(Path::new(&db.url)).unwrap();
+    let mut run = a_run("pushed");
+    run.status = RunStatus::Complete;
+    run.finished = Some("2024-01-01T00:00:00Z".into());
+    let rs = vec![result("lat.a", &[1.0]), result("lat.b", &[2.0])];
+    let id = s.import_run("h/1", &run, &rs).unwrap().expect("stored");
+    assert_eq!(s.import_run("h/1", &run, &rs).unwrap(), None);
+    assert_eq!(s.runs(10).unwrap().len(), 1);
+    assert_eq!(s.results(id).unwrap(), rs);
+    assert_eq!(s.find_run("pushed").unwrap().status, RunStatus::Complete);
+}
+
+#[test]
+fn foreign_and_newer_databases_are_refused_untouched() {
+    let Some(db) = TestDb::new("foreign_and_newer_databases_are_refused_untouched") else { return };
+    let mut c = postgres::Client::connect(&db.url, NoTls).unwrap();
+    c.batch_execute("CREATE TABLE runs (x int)").unwrap();
+    let e = Store::open(Path::new(&db.url)).err().unwrap();
+    assert!(crate::error::is_bad_input(&e) && e.to_string().contains("not a kdelta database"), "{e}");
+    let e = Store::open_read_only(Path::new(&db.url)).err().unwrap();
+    assert!(crate::error::is_bad_input(&e) && e.to_string().contains("no kdelta results"), "{e}");
+    c.batch_execute("DROP TABLE runs").unwrap();
+    drop(Store::open(Path::new(&db.url)).unwrap());
+    c.batch_execute("UPDATE kdelta_schema SET version = 99").unwrap();
+    for e in [Store::open(Path::new(&db.url)).err().unwrap(), Store::open_read_only(Path::new(&db.url)).err().unwrap()] {
+        assert!(crate::error::is_bad_input(&e) && e.to_string().contains("newer kdelta"), "{e}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_one_line() {
+    // Port 1 on loopback: nothing listens there.
+    let e = Store::open(Path::new("postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2")).err().unwrap();
+    let m = e.to_string();
+    assert!(crate::error::is_bad_input(&e) && m.starts_with("cannot open database postgresql://kd@127.0.0.1:1/kdelta") && !m.contains('\n'), "{m}");
+}

@@ -1,0 +1,141 @@
+//! The one shape of a stored row, shared by both backends: a run's and a
+//! result's columns as text (JSON for the structured ones), and the
+//! conversions to and from the records. SQLite and PostgreSQL keep the same
+//! columns with the same meaning; only the SQL dialect differs.
+
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
+use anyhow::{Context, Result};
+
+/// A result's columns, in the order both backends write and read them.
+pub(crate) struct ResultCols {
+    pub benchmark: String,
+    pub family: String,
+    pub params: String,
+    pub config: String,
+    pub cpus: String,
+    pub unit: String,
+    pub better: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub samples: String,
+    pub summary: String,
+    pub extras: String,
+    pub notes: String,
+    pub warnings: String,
+    pub iterations: Option<i64>,
+    pub simulated: bool,
+    pub samples_meta: String,
+    pub quality: Option<String>,
+    pub placement: String,
+    pub below_resolution: Option<f64>,
+}
+
+/// The result columns, comma-separated, as both schemas name them.
+pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, \
+     iterations, simulated, samples_meta, quality, placement, below_resolution";
+
+impl ResultCols {
+    pub fn of(r: &ResultRecord) -> Result<ResultCols> {
+        Ok(ResultCols {
+            benchmark: r.benchmark.clone(),
+            family: r.family.clone(),
+            params: serde_json::to_string(&r.params)?,
+            config: r.config.clone(),
+            cpus: r.cpus.clone(),
+            unit: r.unit.clone(),
+            better: r.better.as_str().into(),
+            status: r.status.as_str().into(),
+            reason: r.reason.clone(),
+            samples: serde_json::to_string(&r.samples)?,
+            summary: serde_json::to_string(&r.summary)?,
+            extras: serde_json::to_string(&r.extras)?,
+            notes: serde_json::to_string(&r.notes)?,
+            warnings: serde_json::to_string(&r.warnings)?,
+            iterations: r.iterations.map(|i| i as i64),
+            simulated: r.simulated,
+            samples_meta: serde_json::to_string(&r.samples_meta)?,
+            quality: r.quality.as_ref().map(serde_json::to_string).transpose()?,
+            placement: serde_json::to_string(&r.placement)?,
+            below_resolution: r.below_resolution,
+        })
+    }
+
+    /// The record; `run_id` only names it in an error.
+    pub fn record(self, run_id: i64) -> Result<ResultRecord> {
+        let ctx = || format!("reading result {} of run {run_id}", self.benchmark);
+        let opt = |s: &str| -> Result<serde_json::Value> { serde_json::from_str(s).with_context(ctx) };
+        let or_default = |s: &str| -> Result<serde_json::Value> {
+            let v = opt(s)?;
+            Ok(if v.is_null() { serde_json::Value::Array(vec![]) } else { v })
+        };
+        let extras = opt(&self.extras)?;
+        Ok(ResultRecord {
+            params: serde_json::from_str(&self.params).with_context(ctx)?,
+            better: crate::model::Better::parse(&self.better).with_context(ctx)?,
+            status: crate::model::record::Status::parse(&self.status).with_context(ctx)?,
+            samples: serde_json::from_str(&self.samples).with_context(ctx)?,
+            summary: serde_json::from_str(&self.summary).with_context(ctx)?,
+            extras: if extras.is_null() { Default::default() } else { serde_json::from_value(extras).with_context(ctx)? },
+            notes: serde_json::from_value(or_default(&self.notes)?).with_context(ctx)?,
+            warnings: serde_json::from_value(or_default(&self.warnings)?).with_context(ctx)?,
+            iterations: self.iterations.map(|i| i as u64),
+            samples_meta: serde_json::from_value(or_default(&self.samples_meta)?).with_context(ctx)?,
+            quality: match &self.quality {
+                Some(q) => serde_json::from_str(q).with_context(ctx)?,
+                None => None,
+            },
+            placement: serde_json::from_value(or_default(&self.placement)?).with_context(ctx)?,
+            below_resolution: self.below_resolution,
+            benchmark: self.benchmark,
+            family: self.family,
+            config: self.config,
+            cpus: self.cpus,
+            unit: self.unit,
+            reason: self.reason,
+            simulated: self.simulated,
+        })
+    }
+}
+
+/// A run's columns as read back; `status` is the stored one, before the
+/// liveness check each backend makes.
+pub(crate) struct RunCols {
+    pub id: i64,
+    pub label: Option<String>,
+    pub started: String,
+    pub finished: Option<String>,
+    pub status: String,
+    pub kdelta_version: String,
+    pub command: String,
+    pub pid: Option<i64>,
+    pub configs: Option<String>,
+    pub host: Option<String>,
+    pub environment: Option<String>,
+    pub pid_start: Option<i64>,
+}
+
+/// The run columns both schemas share, in [`RunCols`] order.
+pub(crate) const RUN_COLS: &str = "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start";
+
+impl RunCols {
+    pub fn stored_status(&self) -> RunStatus {
+        RunStatus::parse(&self.status).unwrap_or(RunStatus::Incomplete)
+    }
+
+    pub fn record(self, status: RunStatus) -> RunRecord {
+        let js = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(serde_json::Value::Null);
+        RunRecord {
+            id: self.id,
+            label: self.label,
+            started: self.started,
+            finished: self.finished,
+            status,
+            kdelta_version: self.kdelta_version,
+            command: self.command,
+            pid: self.pid.map(|p| p as u32),
+            configs: serde_json::from_value(js(self.configs)).unwrap_or_default(),
+            host: js(self.host),
+            environment: crate::model::RunEnvironment::from_json(js(self.environment)),
+        }
+    }
+}

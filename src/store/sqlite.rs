@@ -1,0 +1,313 @@
+//! The SQLite backend: one file, embedded, the default.
+//!
+//! Writers use WAL and `BEGIN IMMEDIATE` with a busy timeout, so several
+//! kdelta processes can write one file at once. A file that is not a healthy
+//! kdelta database is refused before SQLite opens it for writing
+//! ([`super::check`]); the reading commands open it read-only.
+
+use crate::error::bad_input;
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
+use anyhow::Result;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::check::{self, Refusal};
+use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
+#[cfg(test)]
+use super::check_header;
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
+
+pub struct Sqlite {
+    conn: Connection,
+    path: PathBuf,
+    /// The schema version of the file: [`SCHEMA_VERSION`] once opened for
+    /// writing (migrated); older when opened read-only.
+    version: i64,
+}
+
+impl Sqlite {
+    /// Open for writing (creating if absent or empty) the database at `path`,
+    /// migrating an older kdelta schema. Refuses, without changing anything,
+    /// a file that is not a healthy kdelta database or cannot be written.
+    pub fn open(path: &Path) -> Result<Sqlite> {
+        let refuse = |r: Refusal| r.error(path);
+        let existing = match path.metadata() {
+            Ok(m) if !m.is_file() => return Err(refuse(Refusal::CannotOpen("not a regular file".into()))),
+            Ok(m) => Some(m.len() > 0),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(refuse(Refusal::CannotOpen(e.to_string()))),
+        };
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        match existing {
+            Some(true) => drop(check::existing(path).map_err(refuse)?),
+            Some(false) => {}
+            None => std::fs::create_dir_all(dir).map_err(|e| refuse(check::io_refusal(&e)))?,
+        }
+        if existing.is_some() {
+            crate::sys::can_write(path).map_err(|e| refuse(Refusal::ReadOnly(format!("the file: {e}"))))?;
+        }
+        crate::sys::can_write(dir).map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
+        let sql = |e: rusqlite::Error| match check::write_refusal(&e, path) {
+            Some(r) => r.error(path),
+            None => anyhow::Error::from(e).context(format!("opening database {}", path.display())),
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(sql)?;
+        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        // WAL lets readers and one writer work at once; retried because two
+        // processes switching a new file to WAL together can briefly collide.
+        let mut tries = 0;
+        loop {
+            match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e) if tries < 50 && check::write_refusal(&e, path).is_none() => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(sql(e)),
+            }
+        }
+        let mut store = Sqlite { conn, path: path.to_path_buf(), version: SCHEMA_VERSION as i64 };
+        store.migrate().map_err(|e| refused(path, e))?;
+        Ok(store)
+    }
+
+    /// Open an existing kdelta database to read it, never writing to it or
+    /// beside it: works on a read-only file, directory or filesystem, and
+    /// reads older schemas as they are.
+    pub fn open_read_only(path: &Path) -> Result<Sqlite> {
+        let refuse = |r: Refusal| r.error(path);
+        match path.metadata() {
+            Ok(m) if !m.is_file() => return Err(refuse(Refusal::CannotOpen("not a regular file".into()))),
+            Ok(m) if m.len() == 0 => return Err(refuse(Refusal::NotKdelta("an empty file".into()))),
+            Ok(_) => {}
+            Err(e) => return Err(refuse(Refusal::CannotOpen(e.to_string()))),
+        }
+        let (found, conn) = check::existing(path).map_err(refuse)?;
+        match found {
+            check::Found::EmptySqlite => Err(refuse(Refusal::NotKdelta("an empty SQLite database: no kdelta tables".into()))),
+            check::Found::Kdelta(version) => Ok(Sqlite { conn, path: path.to_path_buf(), version }),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION as i64 {
+            return Err(Refusal::Newer(version).error(&self.path));
+        }
+        if version == 0 {
+            // Checked again under the write lock: only an empty file is ours.
+            let objects: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            if objects > 0 {
+                return Err(Refusal::NotKdelta("an SQLite database that is not kdelta's".into()).error(&self.path));
+            }
+            tx.execute_batch(schema::V1)?;
+            tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        }
+        if version < 2 {
+            tx.execute_batch(schema::V2)?;
+        }
+        if version < 3 {
+            tx.execute_batch(schema::V3)?;
+        }
+        if version < SCHEMA_VERSION as i64 {
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Insert a run as `running`; returns its id.
+    pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+        self.insert_run(run).map_err(|e| refused(&self.path, e))
+    }
+
+    fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO runs (label, started, status, kdelta_version, command, pid, pid_start, configs, host, environment)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?9, ?6, ?7, ?8)",
+            params![
+                run.label,
+                run.started,
+                run.kdelta_version,
+                run.command,
+                std::process::id(),
+                serde_json::to_string(&run.configs)?,
+                serde_json::to_string(&run.host)?,
+                serde_json::to_string(&run.environment)?,
+                crate::sys::task::start_time(std::process::id() as i32).map(|t| t as i64),
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+        self.insert_result(run_id, seq, r).map_err(|e| refused(&self.path, e))
+    }
+
+    fn insert_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, reason,
+                                  samples, summary, extras, notes, warnings, iterations, simulated,
+                                  samples_meta, quality, placement, below_resolution)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            params![
+                run_id,
+                seq as i64,
+                r.benchmark,
+                r.family,
+                serde_json::to_string(&r.params)?,
+                r.config,
+                r.cpus,
+                r.unit,
+                r.better.as_str(),
+                r.status.as_str(),
+                r.reason,
+                serde_json::to_string(&r.samples)?,
+                serde_json::to_string(&r.summary)?,
+                serde_json::to_string(&r.extras)?,
+                serde_json::to_string(&r.notes)?,
+                serde_json::to_string(&r.warnings)?,
+                r.iterations.map(|i| i as i64),
+                r.simulated,
+                serde_json::to_string(&r.samples_meta)?,
+                r.quality.as_ref().map(serde_json::to_string).transpose()?,
+                serde_json::to_string(&r.placement)?,
+                r.below_resolution,
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Close a run with its final status and environment (load, warnings).
+    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE runs SET status = ?2, finished = ?3, environment = ?4 WHERE id = ?1",
+            params![run_id, status.as_str(), crate::model::record::now_rfc3339(), serde_json::to_string(environment)?],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Runs, newest first, with their result counts.
+    pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
+        let mut st =
+            self.conn.prepare(&format!("SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1", self.run_cols()))?;
+        let rows = st.query_map([limit as i64], |row| Ok((run_from_row(row)?, row.get::<_, i64>(12)? as usize)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// A run by id (`12`) or label (the newest run with that label).
+    pub fn find_run(&self, key: &str) -> Result<RunRecord> {
+        let row = if let Ok(id) = key.parse::<i64>() {
+            self.conn.query_row(&format!("SELECT {} FROM runs WHERE id = ?1", self.run_cols()), [id], run_from_row).optional()?
+        } else {
+            self.conn.query_row(&format!("SELECT {} FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", self.run_cols()), [key], run_from_row).optional()?
+        };
+        match row {
+            Some(r) => Ok(r),
+            None => {
+                let n: i64 = self.conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
+                Err(bad_input(format!("no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)", self.path.display())))
+            }
+        }
+    }
+
+    /// The newest complete run, if any.
+    pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
+        let mut st = self.conn.prepare(&format!("SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1", self.run_cols()))?;
+        Ok(st.query_row([], run_from_row).optional()?)
+    }
+
+    pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+        // A version-1 file read as it is has no per-sample columns.
+        let cols = if self.version >= 2 { RESULT_COLS.to_string() } else { RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL") };
+        let mut st = self.conn.prepare(&format!("SELECT {cols} FROM results WHERE run_id = ?1 ORDER BY seq, id"))?;
+        let rows = st.query_map([run_id], |row| {
+            let json = |i: usize| -> rusqlite::Result<String> { row.get::<_, Option<String>>(i).map(|s| s.unwrap_or_else(|| "null".into())) };
+            Ok(ResultCols {
+                benchmark: row.get(0)?,
+                family: row.get(1)?,
+                params: json(2)?,
+                config: row.get(3)?,
+                cpus: row.get(4)?,
+                unit: row.get(5)?,
+                better: row.get(6)?,
+                status: row.get(7)?,
+                reason: row.get(8)?,
+                samples: json(9)?,
+                summary: json(10)?,
+                extras: json(11)?,
+                notes: json(12)?,
+                warnings: json(13)?,
+                iterations: row.get(14)?,
+                simulated: row.get(15)?,
+                samples_meta: json(16)?,
+                quality: row.get(17)?,
+                placement: json(18)?,
+                below_resolution: row.get(19)?,
+            })
+        })?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(r?.record(run_id)?);
+        }
+        Ok(out)
+    }
+}
+
+impl Sqlite {
+    /// The columns [`run_from_row`] reads (a file before version 3 has no `pid_start`).
+    fn run_cols(&self) -> String {
+        if self.version >= 3 {
+            RUN_COLS.to_string()
+        } else {
+            RUN_COLS.replace("pid_start", "NULL")
+        }
+    }
+}
+
+fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
+    let cols = RunCols {
+        id: row.get(0)?,
+        label: row.get(1)?,
+        started: row.get(2)?,
+        finished: row.get(3)?,
+        status: row.get(4)?,
+        kdelta_version: row.get(5)?,
+        command: row.get(6)?,
+        pid: row.get(7)?,
+        configs: row.get(8)?,
+        host: row.get(9)?,
+        environment: row.get(10)?,
+        pid_start: row.get(11)?,
+    };
+    let status = super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
+    Ok(cols.record(status))
+}
+
+/// A failed write as the refusal it is (full disk, read-only), else as it was.
+fn refused(path: &Path, e: anyhow::Error) -> anyhow::Error {
+    match e.downcast_ref::<rusqlite::Error>().and_then(|s| check::write_refusal(s, path)) {
+        Some(r) => r.error(path),
+        None => e,
+    }
+}
+

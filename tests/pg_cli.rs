@@ -1,0 +1,137 @@
+//! The shared store from the command line: `--db` URLs (refused schemes make
+//! nothing), two kdelta processes writing one PostgreSQL database at once,
+//! `compare` across them and `push` of a local file, twice. The PostgreSQL
+//! cases need `$KDELTA_TEST_PG` (set by `.ci/run`, which starts a throwaway
+//! cluster); without it they print "SKIPPED: ..." and pass.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn kdelta(cwd: &Path) -> Command {
+    let mut c = Command::cargo_bin("kdelta").unwrap();
+    c.current_dir(cwd).env_remove("KDELTA_DB").env("TMPDIR", cwd);
+    c
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn urls_are_never_taken_as_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    for db in ["mysql://kd@127.0.0.1:3306/kdelta", "sqlite:///tmp/x.db", "postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2"] {
+        for args in [&["runs"][..], &["run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"][..]] {
+            let out = kdelta(dir.path()).arg("--db").arg(db).args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{db} {args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            assert!(err.contains("not supported") || err.contains("cannot open database"), "{err}");
+        }
+    }
+    assert_eq!(listing(dir.path()), Vec::<String>::new(), "a path was made from a URL");
+}
+
+/// A fresh database on the test server, dropped at the end.
+struct Db {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Db {
+    fn new(test: &str) -> Option<Db> {
+        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
+            assert!(std::env::var_os("KDELTA_REQUIRE_PG").is_none(), "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not");
+            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
+            return None;
+        };
+        let name = format!("kdelta_cli_{}_{}", std::process::id(), test.len());
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        let (scheme, rest) = admin.split_once("://").unwrap();
+        let q = rest.find('?').unwrap_or(rest.len());
+        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
+        Some(Db { admin, name, url })
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
+}
+
+fn runs_json(cwd: &Path, db: &str) -> Vec<serde_json::Value> {
+    let out = kdelta(cwd).args(["--db", db, "runs", "--limit", "1000", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
+}
+
+#[test]
+fn two_writers_one_database_then_compare() {
+    let Some(db) = Db::new("two_writers_one_database_then_compare") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let writers: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|w| {
+            let (url, cwd) = (db.url.clone(), dir.path().to_path_buf());
+            std::thread::spawn(move || {
+                for _ in 0..3 {
+                    let out = kdelta(&cwd).args(["--db", &url, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--label", w]).output().unwrap();
+                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                }
+            })
+        })
+        .collect();
+    writers.into_iter().for_each(|t| t.join().unwrap());
+    let runs = runs_json(dir.path(), &db.url);
+    assert_eq!(runs.len(), 6);
+    for r in &runs {
+        assert_eq!((r["status"].as_str(), r["results"].as_u64()), (Some("complete"), Some(1)), "{r}");
+    }
+    let filtered = kdelta(dir.path()).args(["--db", &db.url, "runs", "--label", "a", "--json"]).output().unwrap();
+    assert_eq!(serde_json::from_slice::<Vec<serde_json::Value>>(&filtered.stdout).unwrap().len(), 3);
+    let out = kdelta(dir.path()).args(["--db", &db.url, "compare", "a", "b"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lat.syscall"));
+    // Same machine: no warning about different machines.
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("different machines"));
+}
+
+#[test]
+fn push_stores_each_run_once() {
+    let Some(db) = Db::new("push_stores_each_run_once_") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("local.db");
+    let file = file.to_str().unwrap();
+    for _ in 0..2 {
+        let out = kdelta(dir.path()).args(["--db", file, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let push = || kdelta(dir.path()).args(["--db", file, "push", "--to", &db.url]).output().unwrap();
+    let first = push();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(String::from_utf8_lossy(&first.stderr).contains("pushed 2 run(s)"), "{}", String::from_utf8_lossy(&first.stderr));
+    let second = push();
+    assert!(String::from_utf8_lossy(&second.stderr).contains("pushed 0 run(s) (0 results)") && String::from_utf8_lossy(&second.stderr).contains("2 already there"));
+    let shared = runs_json(dir.path(), &db.url);
+    let local = runs_json(dir.path(), file);
+    assert_eq!(shared.len(), 2);
+    // Raw samples and all: the pushed run exports as the local one does.
+    let export = |db: &str, id: &str| {
+        let out = kdelta(dir.path()).args(["--db", db, "export", id, "--format", "json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (v["results"].clone(), v["run"]["host"].clone())
+    };
+    let oldest = |v: &[serde_json::Value]| v.last().unwrap()["id"].to_string();
+    assert_eq!(export(file, &oldest(&local)), export(&db.url, &oldest(&shared)));
+    // Pushing to a file is refused.
+    let out = kdelta(dir.path()).args(["--db", file, "push", "--to", "other.db"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
