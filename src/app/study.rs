@@ -11,7 +11,7 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;
     let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command };
+    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command, sysfs_root: super::sysfs_root() };
     match a.name {
         StudyArg::List => {
             out(&list(&topo, &host_json, &ask));

@@ -33,7 +33,7 @@ pub const LAT: [&str; 14] = [
     "lat.proc.shell",
 ];
 
-fn roles(topo: &Topology, variant: Variant, _host: &serde_json::Value) -> Vec<RoleUse> {
+fn roles(topo: &Topology, variant: Variant, _host: &serde_json::Value, _root: &std::path::Path) -> Vec<RoleUse> {
     let wanted = match variant {
         Variant::Faithful => ["noht1", "ht1"],
         Variant::Whole => ["noht", "ht"],

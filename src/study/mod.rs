@@ -67,7 +67,10 @@ pub struct Def {
     pub needs: &'static str,
     pub published: &'static str,
     /// The configuration of each role on this machine.
-    pub roles: fn(&Topology, Variant, &serde_json::Value) -> Vec<RoleUse>,
+    /// The configuration each role gets on this machine: its topology, the
+    /// variant, the host snapshot and the sysfs root kernel settings are
+    /// judged under.
+    pub roles: fn(&Topology, Variant, &serde_json::Value, &std::path::Path) -> Vec<RoleUse>,
     /// The benchmarks and parameters of its plan.
     pub request: fn(bool) -> Parts,
 }

@@ -23,11 +23,13 @@ pub struct Ask {
     pub label: Option<String>,
     pub resume: bool,
     pub command: String,
+    /// Where kernel settings (`+preempt=`) are judged: `/`, or a fake tree.
+    pub sysfs_root: std::path::PathBuf,
 }
 
 /// The study's meta and the harness request its plan comes from.
 pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) -> (Meta, Request) {
-    let roles = (d.roles)(topo, ask.variant, host);
+    let roles = (d.roles)(topo, ask.variant, host, &ask.sysfs_root);
     let mut configs: Vec<String> = Vec::new();
     for r in &roles {
         if let Some(c) = &r.config {

@@ -19,7 +19,7 @@ pub const DEF: Def = Def {
     request,
 };
 
-fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value) -> Vec<RoleUse> {
+fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value, _root: &std::path::Path) -> Vec<RoleUse> {
     pair(["A", "B"], ["ht1", "noht"], ["up", "smp2"], "which answers what spreading the jobs over a second CPU does rather than over a second core's sibling", topo)
 }
 

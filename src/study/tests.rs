@@ -9,7 +9,7 @@ use crate::model::record::{ResultRecord, Status};
 use crate::model::{Better, Params, Quality};
 
 fn ask(quick: bool) -> Ask {
-    Ask { quick, variant: Variant::Faithful, label: None, resume: false, command: "kdelta study".into() }
+    Ask { quick, variant: Variant::Faithful, label: None, resume: false, command: "kdelta study".into(), sysfs_root: std::path::PathBuf::from("/nonexistent-kdelta-root") }
 }
 
 fn smt() -> Topology {
@@ -82,10 +82,28 @@ fn plans_expand_to_the_expected_points() {
 fn threads_2004_says_why_there_is_no_preemption_axis() {
     let (meta, _) = request(def(StudyName::Threads2004), &ask(true), &no_smt(), &host());
     let p = meta.role("preempt-on").unwrap();
-    assert!(p.config.is_none() && p.unavailable.as_deref().unwrap().contains("+preempt=") && p.unavailable.as_deref().unwrap().contains("preempt=voluntary"));
+    assert!(p.config.is_none() && p.unavailable.as_deref().unwrap().contains("+preempt=") && p.unavailable.as_deref().unwrap().contains("(voluntary)"));
     let tables = build(def(StudyName::Threads2004), &meta, &[]).unwrap();
     let pre = tables.iter().find(|t| t.title.contains("preemption")).unwrap();
     assert!(pre.after.iter().any(|l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt=")), "{:?}", pre.after);
+}
+
+#[test]
+fn threads_2004_switches_preemption_where_the_machine_can() {
+    // A fake tree whose debugfs offers the preemption models, writable.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("sys/kernel/debug/sched/preempt");
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(&f, "none voluntary (full) lazy\n").unwrap();
+    let a = Ask { sysfs_root: dir.path().to_path_buf(), ..ask(true) };
+    let (meta, req) = request(def(StudyName::Threads2004), &a, &no_smt(), &host());
+    for (role, want) in [("preempt-off", "preempt=none"), ("preempt-on", "preempt=full")] {
+        let r = meta.role(role).unwrap();
+        assert!(r.unavailable.is_none(), "{role}: {:?}", r.unavailable);
+        let c = r.config.as_deref().unwrap();
+        assert!(c.contains(want), "{role}: {c}");
+        assert!(req.configs.iter().any(|x| x == c), "{c} is run: {:?}", req.configs);
+    }
 }
 
 fn result(bench: &str, p: &[(&str, &str)], config: &str, better: Better, samples: Vec<f64>) -> ResultRecord {

@@ -4,7 +4,9 @@
 //! Kernel preemption is an axis only where the machine can switch it.
 
 use super::{single, Def, Parts, RoleUse, StudyName, Variant};
+use crate::config::knobs;
 use crate::topology::Topology;
+use std::path::Path;
 
 pub const DEF: Def = Def {
     name: StudyName::Threads2004,
@@ -16,20 +18,35 @@ pub const DEF: Def = Def {
     request,
 };
 
-fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value) -> Vec<RoleUse> {
+fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Path) -> Vec<RoleUse> {
     let mut r = vec![single("up", "up", topo), single("smp", "noht", topo), single("smt", "ht", topo)];
-    let why = preempt_axis(host);
-    r.push(RoleUse { unavailable: Some(why.clone()), ..RoleUse::none("preempt-off", "preempt=none", String::new()) });
-    r.push(RoleUse { unavailable: Some(why), ..RoleUse::none("preempt-on", "preempt=full", String::new()) });
+    match preempt_axis(host, root) {
+        // The 2004 comparison was on SMP: one CPU per core, the model switched
+        // by the harness between rounds (`+preempt=`, issue 18).
+        Ok(()) => {
+            r.push(single("preempt-off", "noht+preempt=none", topo));
+            r.push(single("preempt-on", "noht+preempt=full", topo));
+        }
+        Err(why) => {
+            r.push(RoleUse { unavailable: Some(why.clone()), ..RoleUse::none("preempt-off", "noht+preempt=none", String::new()) });
+            r.push(RoleUse { unavailable: Some(why), ..RoleUse::none("preempt-on", "noht+preempt=full", String::new()) });
+        }
+    }
     r
 }
 
-/// Why the preemption axis cannot run here. The hook for a `+preempt=`
-/// configuration modifier: once one exists, resolve `up+preempt=none` and
-/// `up+preempt=full` here (as `single` does) and the rows fill in.
-pub fn preempt_axis(host: &serde_json::Value) -> String {
+/// Whether this machine can switch the preemption model between points
+/// (`+preempt=none` and `+preempt=full`, judged under `root` as the harness
+/// will judge them), or why not, naming the model the kernel runs.
+pub fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), String> {
     let model = host.get("preempt_model").and_then(|v| v.as_str()).unwrap_or("unknown");
-    format!("kdelta has no +preempt= configuration modifier yet, so the preemption model cannot be switched between points (this kernel runs preempt={model} for the whole run)")
+    for v in ["none", "full"] {
+        let s = knobs::parse("preempt", v).map_err(|e| e.to_string())?;
+        if let Err(why) = knobs::check(&s, root) {
+            return Err(format!("+preempt= cannot switch the preemption model here ({why}), so the kernel's preemption ({model}) stays as it is for the whole run"));
+        }
+    }
+    Ok(())
 }
 
 fn request(quick: bool) -> Parts {

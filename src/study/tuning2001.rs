@@ -21,7 +21,7 @@ pub const DEF: Def = Def {
     request,
 };
 
-fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value) -> Vec<RoleUse> {
+fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value, _root: &std::path::Path) -> Vec<RoleUse> {
     vec![single("default", "all", topo), single("untuned", UNTUNED, topo)]
 }
 
