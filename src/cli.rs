@@ -144,9 +144,19 @@ pub enum Command {
     /// the command that produced each run. Later runs are also compared
     /// with the first. Opens from disk; nothing is fetched.
     Report {
-        /// Run ids or labels, one or more.
-        #[arg(required = true, value_name = "RUN_OR_LABEL")]
+        /// Run ids or labels (each label its newest run); with --host,
+        /// --kernel or --label, every finished run they select is added.
+        #[arg(required_unless_present_any = ["host", "kernel", "label"], value_name = "RUN_OR_LABEL")]
         runs: Vec<String>,
+        /// Add every finished run from this host (its hostname), as `runs --host`.
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Add every finished run under this kernel release, as `runs --kernel`.
+        #[arg(long, value_name = "RELEASE")]
+        kernel: Option<String>,
+        /// Add every finished run with this label, as `runs --label`.
+        #[arg(long)]
+        label: Option<String>,
         /// Output file.
         #[arg(long, short = 'o', value_name = "FILE.html")]
         out: PathBuf,

@@ -63,3 +63,29 @@ fn bad_inputs_are_refused_and_nothing_is_written() {
     assert_eq!(e.cmd().args(["report", "1"]).output().unwrap().status.code(), Some(2));
     assert_eq!(e.cmd().args(["report", "-o"]).arg(&page).output().unwrap().status.code(), Some(2));
 }
+
+#[test]
+fn selections_add_every_finished_run_they_pick() {
+    let e = Env::new();
+    for _ in 0..2 {
+        e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "nightly"]).assert().success();
+    }
+    e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "other"]).assert().success();
+    let page = e.dir.path().join("r.html");
+    // A label as a selection takes both of its runs (as a name, only the newest).
+    let out = e.cmd().args(["report", "--label", "nightly", "-o"]).arg(&page).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("2 run(s)"), "{err}");
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert!(h.contains("run 1 (nightly)") && h.contains("run 2 (nightly)") && !h.contains("(other)"));
+    // The host this machine has, with a run named as well.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let out = e.cmd().args(["report", "3", "--host", &host, "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 run(s)"));
+    // A selection that picks nothing is bad input.
+    let out = e.cmd().args(["report", "--kernel", "0.0-none", "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no finished run matches"));
+}

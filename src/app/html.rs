@@ -7,7 +7,7 @@ use super::stored::{load, open_existing};
 use super::*;
 use crate::report::html::{self, Page};
 
-pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], path: &Path, title: Option<String>) -> Result<u8> {
+pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::stored::RunFilter, path: &Path, title: Option<String>) -> Result<u8> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -21,7 +21,23 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], path: &Path, tit
     let store = open_existing(db)?;
     let opt = CompareOptions::default();
     let mut loaded: Vec<(crate::model::RunRecord, Vec<crate::model::ResultRecord>)> = Vec::new();
-    for k in keys {
+    // Runs named one by one, then every finished run the selections pick,
+    // oldest first (as `kdelta runs --host/--kernel/--label` lists them).
+    let mut keys: Vec<String> = keys.to_vec();
+    if filter.any() {
+        let mut picked: Vec<i64> = store
+            .runs(i64::MAX as usize)?
+            .into_iter()
+            .filter(|(r, _)| filter.keeps(r) && r.status == crate::model::record::RunStatus::Complete)
+            .map(|(r, _)| r.id)
+            .collect();
+        if picked.is_empty() {
+            return Err(bad_input("no finished run matches --host/--kernel/--label: see kdelta runs with the same options".to_string()));
+        }
+        picked.sort();
+        keys.extend(picked.iter().map(|id| id.to_string()));
+    }
+    for k in &keys {
         let (run, results) = load(&store, k)?;
         // The same run named twice (by id and by label) is shown once.
         if !loaded.iter().any(|(r, _)| r.id == run.id) {

@@ -138,7 +138,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Report { runs, out: path, title } => html::cmd_report(&cli.db, &runs, &path, title),
+        Command::Report { runs, host, kernel, label, out: path, title } => html::cmd_report(&cli.db, &runs, &stored::RunFilter { host, kernel, label }, &path, title),
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
             let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
             serve::cmd_serve(&name, &listen, public, limits, &param)

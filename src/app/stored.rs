@@ -58,11 +58,11 @@ pub(super) struct RunFilter {
 }
 
 impl RunFilter {
-    fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         self.host.is_some() || self.kernel.is_some() || self.label.is_some()
     }
 
-    fn keeps(&self, r: &crate::model::record::RunRecord) -> bool {
+    pub(super) fn keeps(&self, r: &crate::model::record::RunRecord) -> bool {
         let host = |k: &str| r.host.get(k).and_then(|v| v.as_str());
         self.host.as_deref().map_or(true, |h| host("hostname") == Some(h))
             && self.kernel.as_deref().map_or(true, |k| host("kernel_release") == Some(k))
