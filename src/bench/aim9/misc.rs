@@ -97,7 +97,7 @@ fn install(old: *mut libc::sigaction) -> libc::c_int {
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     install(std::ptr::null_mut());
-    CAUGHT.fetch_add(1, Ordering::Relaxed);
+    CAUGHT.fetch_add(1, Ordering::Release);
 }
 
 struct Signal {
@@ -113,10 +113,20 @@ impl Work for Signal {
         }
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() };
-        while CAUGHT.load(Ordering::Relaxed) - before < SIGNALS {
+        // AIM9's loop: kill until the handler has counted SIGNALS. In a
+        // process of one thread (the worker) the signal is taken before kill
+        // returns, so each kill is followed by its handler and nothing else;
+        // where other threads exist (the test harness) any of them may take
+        // it a little later, so wait for each one before the next kill: a
+        // signal still pending when the old action is put back would run the
+        // default action (terminate) or reinstall the handler.
+        for n in 1..=SIGNALS {
             // SAFETY: kill of our own pid with a signal whose handler we installed.
             if unsafe { libc::kill(me, SIG) } != 0 {
                 bail!("kill(SIGUSR2): {}", std::io::Error::last_os_error());
+            }
+            while CAUGHT.load(Ordering::Acquire) - before < n {
+                std::hint::spin_loop();
             }
         }
         self.count = SIGNALS;
