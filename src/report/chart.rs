@@ -31,6 +31,17 @@ fn numeric(v: &str) -> Option<f64> {
     v.parse::<f64>().ok().or_else(|| parse_size(v).ok().map(|b| b as f64))
 }
 
+/// The parameters that vary among one benchmark's results, and the one to
+/// put on a chart's x axis: the first varying one whose every value is a
+/// number or a size. `None` when nothing numeric is swept (a bar chart).
+/// Shared by the SVG charts here and the HTML report's.
+pub(super) fn swept<'a>(rs: &[&'a ResultRecord]) -> (Vec<&'a String>, Option<&'a String>) {
+    let Some(first) = rs.first() else { return (Vec::new(), None) };
+    let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
+    let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
+    (varying, x)
+}
+
 /// Line panels for swept benchmarks; the rest is returned for the bar panel.
 fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
     let mut panels = Vec::new();
@@ -46,8 +57,7 @@ fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
         let rs: Vec<&ResultRecord> =
             results.iter().filter(|r| r.benchmark == name && r.status == Status::Ok && r.summary.is_some() && r.below_resolution.is_none()).collect();
         let Some(first) = rs.first() else { continue };
-        let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
-        let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
+        let (varying, x) = swept(&rs);
         let Some(x) = x else {
             rest.extend(rs);
             continue;

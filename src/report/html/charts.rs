@@ -65,12 +65,11 @@ fn lines(results: &[ResultRecord]) -> (Vec<String>, Vec<&ResultRecord>) {
     for name in names {
         let all: Vec<&ResultRecord> = results.iter().filter(|r| r.benchmark == name).collect();
         let rs: Vec<&ResultRecord> = all.iter().copied().filter(|r| ok(r)).collect();
-        let Some(first) = rs.first() else {
+        if rs.is_empty() {
             rest.extend(all);
             continue;
-        };
-        let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
-        let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
+        }
+        let (varying, x) = super::super::chart::swept(&rs);
         let Some(x) = x else {
             rest.extend(all);
             continue;
