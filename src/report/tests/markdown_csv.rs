@@ -1,0 +1,116 @@
+//! Markdown and CSV snapshots of the same fixture.
+
+use super::*;
+
+#[test]
+fn markdown_comparison_of_two_configurations() {
+    assert_snapshot(
+        &markdown::render(&comparison()),
+        r#"
+**run 12** "baseline" — 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+
+| benchmark | unit | up | cv | noht | cv | change |
+|:---|:---|---:|---:|---:|---:|---:|
+| lat.syscall | us | 0.2105 | 6.6% | 0.1805 | 0.6% | +16.6% * |
+| lat.pipe | us | 5.205 | 0.5% | 7.135 | 53.5% | -27.0% * |
+| lat.ctx | us | 1.505 | 1.6% | < 0.3100 | - | - |
+| lat.proc.exec | us | 410.9 | 0.5% | failed |  | - |
+| bw.mem.rd | MB/s | 10,000 | 2.7% | 10,400 | 2.6% | +4.0% |
+| bw.mem.wr | MB/s | 8005 | 0.3% | 9410 ? | 0.3% | +17.6% |
+| **geomean lat (2 of 4 rows)** | **us** | **1.047** |  | **1.135** |  | **-7.8%** |
+| **geomean bw (2 rows)** | **MB/s** | **8947** |  | **9893** |  | **+10.6%** |
+
+- up: cpus 0
+- noht: cpus 0-1
+- change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, \|change\| >= 1% and beyond the A/A noise \
+(the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean \
+rows invert lower-is-better ratios first
+- ?: noisy, fewer clean samples than wanted even after retakes
+- parameters of lat.ctx: procs=2 size=16
+- parameters of bw.mem.rd, bw.mem.wr: size=64m
+- lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+- lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+- below resolution (the subtracted overhead is as large as the difference) in 1 of 11 results: lat.ctx [noht] < 0.3100 us
+- noisy (fewer clean samples than wanted; never marked significant) in 1 of 11 results (worst: bw.mem.wr [noht], 5 of 6 clean)
+- disturbed samples (other work on the CPU; kept, not used) in 1 of 11 results: 3 in all, 2 retaken (most: bw.mem.wr [noht], 3)
+- high variation in 1 of 11 results (worst: lat.pipe [noht], cv 53.5%)
+- outliers beyond 1.5 IQR in 1 of 11 results (worst: lat.syscall [up], 1 of 6 samples)
+- bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
+- not marked significant although the test passed: 2 changes (1 within the A/A noise, 1 a side is noisy)
+- (every remark of every result: --verbose, or kdelta show RUN --warnings)
+
+- runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): \
+lat.pipe [noht]
+- warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn markdown_of_a_single_configuration_run() {
+    assert_snapshot(
+        &markdown::render(&single_config()),
+        r#"
+**run 12** "baseline" — 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+
+| benchmark | config | cpus | median | unit | cv | min | max | n |
+|:---|:---|:---|---:|:---|---:|---:|---:|---:|
+| lat.syscall | noht | 0-1 | 0.1805 | us | 0.6% | 0.1790 | 0.1820 | 6 |
+| lat.pipe | noht | 0-1 | 7.135 | us | 53.5% | 7.050 | 20.10 | 10 |
+| lat.ctx | noht | 0-1 | < 0.3100 | us | - | -0.2000 | 0.3100 | 6 |
+| lat.proc.exec | noht | 0-1 | failed | us |  |  |  | 0 |
+| bw.mem.rd | noht | 0-1 | 10,400 | MB/s | 2.6% | 10,090 | 10,710 | 6 |
+| bw.mem.wr | noht | 0-1 | 9410 ? | MB/s | 0.3% | 9380 | 9450 | 5 |
+
+- parameters of lat.ctx: procs=2 size=16
+- parameters of bw.mem.rd, bw.mem.wr: size=64m
+- ?: noisy, fewer clean samples than wanted even after retakes
+- lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+- lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+- below resolution (the subtracted overhead is as large as the difference) in 1 of 5 results: lat.ctx [noht] < 0.3100 us
+- noisy (fewer clean samples than wanted; never marked significant) in 1 of 5 results (worst: bw.mem.wr [noht], 5 of 6 clean)
+- disturbed samples (other work on the CPU; kept, not used) in 1 of 5 results: 3 in all, 2 retaken (most: bw.mem.wr [noht], 3)
+- high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
+- bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
+- (every remark of every result: --verbose, or kdelta show RUN --warnings)
+
+- runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe [noht]
+- warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn csv_comparison_of_two_configurations() {
+    assert_snapshot(
+        &csv::render(&comparison()),
+        r#"
+benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld
+lat.syscall,,us,lower,up,0,0.2105,0.06551498602016824,noht,0-1,0.1805,0.005810575336122728,16.620498614958446,0.0015870818511587448,,,true,false,,false,,
+lat.pipe,,us,lower,up,0,5.205,0.004767892616240423,noht,0-1,7.135,0.5349260620226706,-27.049754730203222,0.008238300231932172,,,true,false,,false,,
+lat.ctx,procs=2 size=16,us,lower,up,0,1.505,0.016463717597515307,noht,0-1,,2.040408122440814,,,,,,false,,false,0.31,
+lat.proc.exec,,us,lower,up,0,410.9,0.005399198699527286,noht,0-1,,,,,,,,false,,false,,
+bw.mem.rd,size=64m,MB/s,higher,up,0,10000,0.026855167100578614,noht,0-1,10400,0.025822276058248668,4.0000000000000036,0.027423835857863565,,,false,false,,false,,within the A/A noise
+bw.mem.wr,size=64m,MB/s,higher,up,0,8005,0.003100866685900383,noht,0-1,9410,0.0027501443063206086,17.55153029356653,0.00000000000005262457136723242,,,false,false,,true,,a side is noisy
+geomean lat,,us,,up,0,1.0467342069503605,,noht,0-1,1.1348425000853641,,-7.763922582065463,,,,,,,,
+geomean bw,,MB/s,,up,0,8947.066558375436,,noht,0-1,9892.623514518293,,10.56834606039343,,,,,,,,
+"#,
+    );
+}
+
+#[test]
+fn csv_of_a_single_configuration_run() {
+    assert_snapshot(
+        &csv::render(&single_config()),
+        r#"
+run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolution
+12,lat.syscall,lat,,noht,0-1,us,lower,ok,,6,0.1805,0.1805,0.179,0.182,0.0010488088481701524,0.005810575336122728,0.18;0.182;0.181;0.179;0.18;0.181,6,0,false,
+12,lat.pipe,lat,,noht,0-1,us,lower,ok,,10,7.135,12.120999999999999,7.05,20.1,6.483838797776789,0.5349260620226706,7.05;19.2;7.1;7.12;19.8;7.08;7.15;19.5;7.11;20.1,10,0,false,
+12,lat.ctx,lat,procs=2 \
+size=16,noht,0-1,us,lower,ok,,6,,0.09333333333333334,-0.2,0.31,0.19043809142780935,2.040408122440814,-0.2;0.31;0.1;0.25;-0.05;0.15,6,0,false,0.31
+12,lat.proc.exec,lat,,noht,0-1,us,lower,failed,child failed (wait status 0x100): the program could not be run,0,,,,,,,,0,0,false,
+12,bw.mem.rd,bw,size=64m,noht,0-1,MB/s,higher,ok,,6,10400,10394.219531841713,10090,10710,268.55167100578615,0.025822276058248668,10090;10110;10390;10410;10690;10710,6,0,false,
+12,bw.mem.wr,bw,size=64m,noht,0-1,MB/s,higher,ok,,5,9410,9411.943098151984,9380,9450,25.88435821108957,0.0027501443063206086,9400;7200;9450;9380;6900;9420;7500;9410,8,3,true,
+"#,
+    );
+}

@@ -1,0 +1,207 @@
+//! Text-table snapshots: comparisons, single runs, verbose remarks, colour and the warnings list.
+
+use super::*;
+
+#[test]
+fn text_comparison_of_two_configurations() {
+    assert_snapshot(
+        &text::render(&comparison(), false),
+        r#"
+run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+
+benchmark                  unit      up    cv      noht     cv    change
+------------------------------------------------------------------------
+lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
+lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
+lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
+lat.proc.exec              us     410.9  0.5%    failed              -
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%
+bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
+------------------------------------------------------------------------
+geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
+geomean bw (2 rows)        MB/s    8947            9893         +10.6%
+up: cpus 0
+noht: cpus 0-1
+change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
+spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
+invert lower-is-better ratios first
+?: noisy, fewer clean samples than wanted even after retakes
+parameters of lat.ctx: procs=2 size=16
+parameters of bw.mem.rd, bw.mem.wr: size=64m
+lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+below resolution (the subtracted overhead is as large as the difference) in 1 of 11 results: lat.ctx [noht] < 0.3100 us
+noisy (fewer clean samples than wanted; never marked significant) in 1 of 11 results (worst: bw.mem.wr [noht], 5 of 6 clean)
+disturbed samples (other work on the CPU; kept, not used) in 1 of 11 results: 3 in all, 2 retaken (most: bw.mem.wr [noht], 3)
+high variation in 1 of 11 results (worst: lat.pipe [noht], cv 53.5%)
+outliers beyond 1.5 IQR in 1 of 11 results (worst: lat.syscall [up], 1 of 6 samples)
+bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
+not marked significant although the test passed: 2 changes (1 within the A/A noise, 1 a side is noisy)
+(every remark of every result: --verbose, or kdelta show RUN --warnings)
+
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
+[noht]
+warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn text_of_a_single_configuration_run() {
+    assert_snapshot(
+        &text::render(&single_config(), false),
+        r#"
+run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+
+benchmark      config  cpus    median  unit     cv      min     max   n
+-----------------------------------------------------------------------
+lat.syscall    noht    0-1     0.1805  us     0.6%   0.1790  0.1820   6
+lat.pipe       noht    0-1      7.135  us    53.5%    7.050   20.10  10
+lat.ctx        noht    0-1   < 0.3100  us        -  -0.2000  0.3100   6
+lat.proc.exec  noht    0-1     failed  us                             0
+bw.mem.rd      noht    0-1     10,400  MB/s   2.6%   10,090  10,710   6
+bw.mem.wr      noht    0-1     9410 ?  MB/s   0.3%     9380    9450   5
+parameters of lat.ctx: procs=2 size=16
+parameters of bw.mem.rd, bw.mem.wr: size=64m
+?: noisy, fewer clean samples than wanted even after retakes
+lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+below resolution (the subtracted overhead is as large as the difference) in 1 of 5 results: lat.ctx [noht] < 0.3100 us
+noisy (fewer clean samples than wanted; never marked significant) in 1 of 5 results (worst: bw.mem.wr [noht], 5 of 6 clean)
+disturbed samples (other work on the CPU; kept, not used) in 1 of 5 results: 3 in all, 2 retaken (most: bw.mem.wr [noht], 3)
+high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
+bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
+(every remark of every result: --verbose, or kdelta show RUN --warnings)
+
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
+[noht]
+warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn text_verbose_lists_every_remark_and_every_withheld_star() {
+    let mut rep = comparison();
+    rep.verbose = true;
+    assert_snapshot(
+        &text::render(&rep, false),
+        r#"
+run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+
+benchmark                  unit      up    cv      noht     cv    change
+------------------------------------------------------------------------
+lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
+lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
+lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
+lat.proc.exec              us     410.9  0.5%    failed              -
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%
+bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
+------------------------------------------------------------------------
+geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
+geomean bw (2 rows)        MB/s    8947            9893         +10.6%
+up: cpus 0
+noht: cpus 0-1
+change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
+spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
+invert lower-is-better ratios first
+?: noisy, fewer clean samples than wanted even after retakes
+parameters of lat.ctx: procs=2 size=16
+parameters of bw.mem.rd, bw.mem.wr: size=64m
+lat.syscall [up]: 1 of 6 samples are outliers (beyond 1.5 IQR)
+lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+lat.pipe [noht]: high variation: cv 53.5% (above 5%)
+lat.ctx [noht]: below resolution (< 0.3100 us): the interval of the net figure reaches zero
+lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+bw.mem.rd [up]: buffer of 64 MiB, 4 x the last-level cache
+bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
+bw.mem.wr [noht]: 3 samples disturbed by other work (kept, not used), 2 retaken
+bw.mem.wr [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
+bw.mem.rd [noht]: change +4.0% not marked significant: within the A/A noise (6.0%)
+bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
+
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
+[noht]
+warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn text_comparison_of_two_runs() {
+    let rep = Report::for_two_runs((run_record(), results()), patched_run(), &opt());
+    assert_snapshot(
+        &text::render(&rep, false),
+        r#"
+run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
+run 13 "patched": 2024-05-02T09:30:00Z (incomplete), kdelta 0.1.0
+
+benchmark                  unit  run 12 (baseline) up    cv  run 13 (patched) up    cv    change
+------------------------------------------------------------------------------------------------
+lat.syscall                us                  0.2105  6.6%               0.1905  0.6%  +10.5% *
+lat.pipe                   us                   5.205  0.5%                5.205  0.4%   +0.0%
+lat.ctx                    us                   1.505  1.6%                1.405  1.0%   +7.1% *
+lat.proc.exec              us                   410.9  0.5%                    -             -
+bw.mem.rd                  MB/s                10,000  2.7%                    -             -
+bw.mem.wr                  MB/s                  8005  0.3%                    -             -
+------------------------------------------------------------------------------------------------
+geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8%
+run 12 (baseline) up: cpus 0
+run 13 (patched) up: cpus 0
+change: + means run 13 (patched) up is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the \
+A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; \
+geomean rows invert lower-is-better ratios first
+parameters of lat.ctx: procs=2 size=16
+parameters of bw.mem.rd, bw.mem.wr: size=64m
+outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
+bw.mem.rd [run 12 (baseline) up]: buffer of 64 MiB, 4 x the last-level cache
+(every remark of every result: --verbose, or kdelta show RUN --warnings)
+
+run 12: runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): \
+lat.pipe [noht]
+warning: run 12: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+warning: run 13 is incomplete: it was interrupted, so its results are partial
+"#,
+    );
+}
+
+#[test]
+fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
+    let coloured = text::render(&comparison(), true);
+    assert_eq!(strip_colour(&coloured), text::render(&comparison(), false), "colour adds escape sequences and nothing else");
+    let lines: Vec<&str> = coloured.lines().collect();
+    assert!(lines.contains(&"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% *\x1b[0m"), "better: green");
+    assert!(lines.contains(&"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% *\x1b[0m"), "worse: red");
+    // Changes without a star stay plain, the withheld ones included.
+    assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%"));
+    assert!(lines.contains(&"bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%"));
+    assert!(lines.contains(&"\x1b[2mup: cpus 0\x1b[0m"), "notes under the table are dimmed");
+    assert!(lines.contains(&"warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average"));
+}
+
+#[test]
+fn warnings_list_every_remark_of_every_result() {
+    assert_snapshot(
+        &text::warnings(&comparison()),
+        r#"
+lat.syscall [up]: 1 of 6 samples are outliers (beyond 1.5 IQR)
+bw.mem.rd size=64m [up]: buffer of 64 MiB, 4 x the last-level cache
+lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
+lat.pipe [noht]: high variation: cv 53.5% (above 5%)
+lat.ctx procs=2 size=16 [noht]: below resolution (< 0.3100 us): the interval of the net figure reaches zero
+lat.proc.exec [noht]: failed: child failed (wait status 0x100): the program could not be run
+bw.mem.rd size=64m [noht]: buffer of 64 MiB, 4 x the last-level cache
+bw.mem.wr size=64m [noht]: 3 samples disturbed by other work (kept, not used), 2 retaken
+bw.mem.wr size=64m [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
+warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
+"#,
+    );
+}
+
+#[test]
+fn warnings_of_a_clean_run() {
+    let rs: Vec<ResultRecord> = results().into_iter().filter(|r| r.benchmark == "lat.syscall" && r.config == "noht").collect();
+    let mut run = run_record();
+    run.environment = Default::default();
+    assert_eq!(text::warnings(&Report::for_run(run, rs, &opt())), "no warnings\n");
+}
