@@ -4,8 +4,8 @@
 //! configuration (1.0 = same, above = better), like the 2003 study's figures.
 
 use super::model::Report;
-use crate::model::params::parse_size;
-use crate::model::record::{ResultRecord, Status};
+use super::sweep::{self, Series};
+use crate::model::record::ResultRecord;
 use anyhow::Result;
 use plotters::prelude::*;
 use std::path::Path;
@@ -15,70 +15,26 @@ use std::path::Path;
 #[error("nothing to chart: the run has no swept numeric parameter and a single configuration")]
 pub struct NothingToChart;
 
-struct Line {
-    name: String,
-    points: Vec<(f64, f64, f64, f64)>, // x, median, min, max
-}
-
 struct Panel {
     title: String,
     x_label: String,
     y_label: String,
-    lines: Vec<Line>,
+    lines: Vec<Series>,
 }
 
-fn numeric(v: &str) -> Option<f64> {
-    v.parse::<f64>().ok().or_else(|| parse_size(v).ok().map(|b| b as f64))
-}
-
-/// The parameters that vary among one benchmark's results, and the one to
-/// put on a chart's x axis: the first varying one whose every value is a
-/// number or a size. `None` when nothing numeric is swept (a bar chart).
-/// Shared by the SVG charts here and the HTML report's.
-pub(super) fn swept<'a>(rs: &[&'a ResultRecord]) -> (Vec<&'a String>, Option<&'a String>) {
-    let Some(first) = rs.first() else { return (Vec::new(), None) };
-    let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
-    let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
-    (varying, x)
-}
-
-/// Line panels for swept benchmarks; the rest is returned for the bar panel.
+/// Line panels for swept benchmarks; the drawable rest is returned for the
+/// bar panel.
 fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
-    let mut panels = Vec::new();
-    let mut rest = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
-    for r in results {
-        if !names.contains(&r.benchmark.as_str()) {
-            names.push(&r.benchmark);
-        }
-    }
-    for name in names {
-        // A figure below resolution has no point to draw (the table shows `< X`).
-        let rs: Vec<&ResultRecord> =
-            results.iter().filter(|r| r.benchmark == name && r.status == Status::Ok && r.summary.is_some() && r.below_resolution.is_none()).collect();
-        let Some(first) = rs.first() else { continue };
-        let (varying, x) = swept(&rs);
-        let Some(x) = x else {
-            rest.extend(rs);
-            continue;
-        };
-        let mut lines: Vec<Line> = Vec::new();
-        for r in &rs {
-            let others: Vec<String> = r.params.0.iter().filter(|(k, _)| *k != x && varying.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
-            let series = if others.is_empty() { r.config.clone() } else { format!("{} {}", r.config, others.join(" ")) };
-            let s = r.summary.as_ref().unwrap();
-            let px = numeric(&r.params.0[x]).unwrap();
-            match lines.iter_mut().find(|l| l.name == series) {
-                Some(l) => l.points.push((px, s.median, s.min, s.max)),
-                None => lines.push(Line { name: series, points: vec![(px, s.median, s.min, s.max)] }),
-            }
-        }
-        for l in &mut lines {
-            l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
-        let dir = if first.better == crate::model::Better::Lower { "lower is better" } else { "higher is better" };
-        panels.push(Panel { title: name.to_string(), x_label: x.clone(), y_label: format!("{} ({dir})", first.unit), lines });
-    }
+    let (sweeps, mut rest) = sweep::split(results, |r| r.config.clone());
+    rest.retain(|r| sweep::drawable(r));
+    let panels = sweeps
+        .into_iter()
+        .map(|s| {
+            let first = s.results[0];
+            let dir = if first.better == crate::model::Better::Lower { "lower is better" } else { "higher is better" };
+            Panel { title: s.benchmark.to_string(), x_label: s.x.to_string(), y_label: format!("{} ({dir})", first.unit), lines: s.series }
+        })
+        .collect();
     (panels, rest)
 }
 
@@ -123,8 +79,8 @@ pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
     let (lines_area, bar_area) = root.split_vertically(380 * panels.len() as u32);
     let areas = if panels.is_empty() { Vec::new() } else { lines_area.split_evenly((panels.len(), 1)) };
     for (panel, area) in panels.iter_mut().zip(areas) {
-        let xs: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
-        let ys: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.2, p.3])).collect();
+        let xs: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().map(|p| p.x)).collect();
+        let ys: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.min, p.max])).collect();
         let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min), xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
         let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1;
         let log_x = x0 > 0.0 && x1 / x0 >= 64.0;
@@ -137,10 +93,10 @@ pub fn write_svg(rep: &Report, path: &Path) -> Result<()> {
                 c.configure_mesh().x_desc(panel.x_label.as_str()).y_desc(panel.y_label.as_str()).draw()?;
                 for (i, l) in panel.lines.iter().enumerate() {
                     let col = color(i);
-                    c.draw_series(LineSeries::new(l.points.iter().map(|p| (p.0, p.1)), col.stroke_width(2)))?
+                    c.draw_series(LineSeries::new(l.points.iter().map(|p| (p.x, p.median)), col.stroke_width(2)))?
                         .label(l.name.as_str())
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
-                    c.draw_series(l.points.iter().flat_map(|p| [Circle::new((p.0, p.2), 2, col.filled()), Circle::new((p.0, p.3), 2, col.filled())]))?;
+                    c.draw_series(l.points.iter().flat_map(|p| [Circle::new((p.x, p.min), 2, col.filled()), Circle::new((p.x, p.max), 2, col.filled())]))?;
                 }
                 c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
             }};

@@ -17,6 +17,7 @@ pub mod remarks;
 pub mod json;
 pub mod markdown;
 pub mod model;
+mod sweep;
 pub mod text;
 
 pub use model::{Column, Report, Table};

@@ -13,10 +13,10 @@
 //! a legend naming the configurations and their CPU sets.
 
 use super::super::grid::ParamView;
+use super::super::sweep;
 use super::super::model::{Report, Table};
 use super::svg::{color, cut, esc, Frame, Key, Scale, Ticks};
 use crate::model::fmt::fmt_num;
-use crate::model::params::parse_size;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
 use std::fmt::Write;
@@ -33,14 +33,6 @@ fn better_text(b: Better) -> &'static str {
     }
 }
 
-fn numeric(v: &str) -> Option<(f64, bool)> {
-    v.parse::<f64>().ok().map(|x| (x, false)).or_else(|| parse_size(v).ok().map(|b| (b as f64, true)))
-}
-
-fn ok(r: &ResultRecord) -> bool {
-    r.status == Status::Ok && r.summary.is_some() && r.below_resolution.is_none()
-}
-
 /// Every chart of one run's report, in order: lines, bars, speedups.
 pub fn for_run(rep: &Report) -> Vec<String> {
     let (mut out, rest) = lines(&rep.results);
@@ -54,58 +46,16 @@ pub fn for_run(rep: &Report) -> Vec<String> {
 /// Line charts for benchmarks swept over a numeric parameter; the results
 /// that are not are returned for the bar charts.
 fn lines(results: &[ResultRecord]) -> (Vec<String>, Vec<&ResultRecord>) {
-    let mut charts = Vec::new();
-    let mut rest = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
-    for r in results {
-        if !names.contains(&r.benchmark.as_str()) {
-            names.push(&r.benchmark);
-        }
-    }
-    for name in names {
-        let all: Vec<&ResultRecord> = results.iter().filter(|r| r.benchmark == name).collect();
-        let rs: Vec<&ResultRecord> = all.iter().copied().filter(|r| ok(r)).collect();
-        if rs.is_empty() {
-            rest.extend(all);
-            continue;
-        }
-        let (varying, x) = super::super::chart::swept(&rs);
-        let Some(x) = x else {
-            rest.extend(all);
-            continue;
-        };
-        charts.push(line_chart(name, x, &varying, &rs));
-    }
-    (charts, rest)
+    let (sweeps, rest) = sweep::split(results, |r| if r.cpus.is_empty() { r.config.clone() } else { format!("{} [cpus {}]", r.config, r.cpus) });
+    (sweeps.iter().map(line_chart).collect(), rest)
 }
 
-struct Series {
-    name: String,
-    points: Vec<(f64, f64, f64, f64)>,
-}
-
-fn line_chart(name: &str, x: &str, varying: &[&String], rs: &[&ResultRecord]) -> String {
-    let mut series: Vec<Series> = Vec::new();
-    let mut is_bytes = false;
-    for r in rs {
-        let others: Vec<String> = r.params.0.iter().filter(|(k, _)| k.as_str() != x && varying.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
-        let cpus = if r.cpus.is_empty() { String::new() } else { format!(" [cpus {}]", r.cpus) };
-        let label = if others.is_empty() { format!("{}{cpus}", r.config) } else { format!("{}{cpus} {}", r.config, others.join(" ")) };
-        let s = r.summary.as_ref().expect("ok results have a summary");
-        let (px, b) = numeric(&r.params.0[x]).expect("checked numeric");
-        is_bytes |= b;
-        match series.iter_mut().find(|l| l.name == label) {
-            Some(l) => l.points.push((px, s.median, s.min, s.max)),
-            None => series.push(Series { name: label, points: vec![(px, s.median, s.min, s.max)] }),
-        }
-    }
-    for l in &mut series {
-        l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
+fn line_chart(sw: &sweep::Sweep) -> String {
+    let (name, x, is_bytes, rs, series) = (sw.benchmark, sw.x, sw.x_is_bytes, &sw.results, &sw.series);
     let first = rs[0];
     let f = Frame::new(WIDTH, 300.0, 78.0, series.len());
-    let xs: Vec<f64> = series.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
-    let ys: Vec<f64> = series.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.1, p.2, p.3])).collect();
+    let xs: Vec<f64> = series.iter().flat_map(|l| l.points.iter().map(|p| p.x)).collect();
+    let ys: Vec<f64> = series.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.median, p.min, p.max])).collect();
     let xt = if is_bytes { Ticks::Bytes } else { Ticks::Plain };
     let mut sx = Scale::fit(&xs, 63.0, false, f.left, f.right(), xt);
     if !sx.log && xs.iter().all(|v| *v >= 0.0) && sx.lo < 0.0 {
@@ -118,18 +68,18 @@ fn line_chart(name: &str, x: &str, varying: &[&String], rs: &[&ResultRecord]) ->
     body.push_str(&f.y_axis(&sy));
     for (i, l) in series.iter().enumerate() {
         let c = color(i);
-        let pts: Vec<String> = l.points.iter().map(|p| format!("{:.1},{:.1}", sx.map(p.0), sy.map(p.1))).collect();
+        let pts: Vec<String> = l.points.iter().map(|p| format!("{:.1},{:.1}", sx.map(p.x), sy.map(p.median))).collect();
         let _ = write!(body, r#"<polyline class="series" points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, pts.join(" "));
         for p in &l.points {
-            let (px, lo, hi) = (sx.map(p.0), sy.map(p.2), sy.map(p.3));
+            let (px, lo, hi) = (sx.map(p.x), sy.map(p.min), sy.map(p.max));
             let _ = write!(body, r#"<line x1="{px:.1}" y1="{lo:.1}" x2="{px:.1}" y2="{hi:.1}" stroke="{c}"/>"#);
             let _ = write!(
                 body,
                 r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {x}={}: median {} {}</title></circle>"#,
-                sy.map(p.1),
+                sy.map(p.median),
                 esc(&l.name),
-                esc(&if is_bytes { super::svg::bytes(p.0) } else { fmt_num(p.0) }),
-                fmt_num(p.1),
+                esc(&if is_bytes { super::svg::bytes(p.x) } else { fmt_num(p.x) }),
+                fmt_num(p.median),
                 esc(&first.unit)
             );
         }
@@ -148,7 +98,7 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> String {
     let (Some(caches), Some(ws)) = (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64())) else {
         return String::new();
     };
-    let Some((xv, _)) = r.params.0.get(x).and_then(|v| numeric(v)) else { return String::new() };
+    let Some((xv, _)) = r.params.0.get(x).and_then(|v| sweep::numeric(v)) else { return String::new() };
     if xv <= 0.0 || ws <= 0.0 {
         return String::new();
     }
@@ -214,7 +164,7 @@ fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String
     let find = |c: &(String, crate::model::Params, String), cfg: &str| rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg);
     let group_h = (configs.len() as f64 * 11.0 + 10.0).max(18.0);
     let f = Frame::new(WIDTH, group_h * cats.len() as f64, 250.0, configs.len());
-    let vals: Vec<f64> = cats.iter().flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg))).filter(|r| ok(r)).map(|r| r.summary.as_ref().unwrap().median).collect();
+    let vals: Vec<f64> = cats.iter().flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg))).filter(|r| sweep::drawable(r)).map(|r| r.summary.as_ref().unwrap().median).collect();
     let sx = Scale::fit(&vals, 100.0, true, f.left, f.right(), Ticks::Plain);
     let mut body = f.x_axis(&sx);
     for (ci, c) in cats.iter().enumerate() {
@@ -223,7 +173,7 @@ fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String
         for (k, (cfg, _)) in configs.iter().enumerate() {
             let y = y0 + 5.0 + 11.0 * k as f64;
             match find(c, cfg) {
-                Some(r) if ok(r) => {
+                Some(r) if sweep::drawable(r) => {
                     let m = r.summary.as_ref().unwrap().median;
                     let x0 = sx.clamp(if sx.log { sx.lo } else { 0.0 });
                     let x1 = sx.clamp(m);
