@@ -280,3 +280,14 @@ fn jmp_test_longjmps_as_often_as_asked() {
     w.call().unwrap();
     assert_eq!(w.done(), misc::JUMPS as f64);
 }
+
+#[test]
+fn ram_copy_places_its_buffers_as_aim9s_build() {
+    // AIM9's destination 32 bytes past a 64-byte line, its source 0x2020
+    // bytes above on a line start: so (destination - source) mod 4 KiB is
+    // 4096 - 32, no 4K aliasing of a load on the store before it.
+    assert_eq!(memory::RAM_DST_OFFSET % 64, 32);
+    assert_eq!(memory::RAM_SRC_OFFSET % 64, 0);
+    assert_eq!(memory::RAM_SRC_OFFSET - memory::RAM_DST_OFFSET, 0x2020);
+    assert!(memory::RAM_SRC_OFFSET - memory::RAM_DST_OFFSET >= 8192 + 8);
+}
