@@ -40,10 +40,6 @@ extern "C" {
 pub struct Tables {
     #[cfg(all(target_env = "gnu", target_endian = "little"))]
     b: *const u16,
-    #[cfg(all(target_env = "gnu", target_endian = "little"))]
-    upper: *const i32,
-    #[cfg(all(target_env = "gnu", target_endian = "little"))]
-    lower: *const i32,
 }
 
 #[cfg(all(target_env = "gnu", target_endian = "little"))]
@@ -51,7 +47,7 @@ impl Tables {
     pub fn get() -> Tables {
         // SAFETY: glibc's accessors return the thread's table pointers, valid
         // for indices -128..=255 while the locale stays.
-        unsafe { Tables { b: *__ctype_b_loc(), upper: *__ctype_toupper_loc(), lower: *__ctype_tolower_loc() } }
+        unsafe { Tables { b: *__ctype_b_loc() } }
     }
     /// `c` is a `char` value (-128..=127), as AIM9 passes `*p`.
     #[inline(always)]
@@ -59,15 +55,18 @@ impl Tables {
         // SAFETY: the tables cover -128..=255; c is a char's value.
         unsafe { *self.b.offset(c as isize) & class != 0 }
     }
+    /// AIM9's build fetches the class table once (`__ctype_b_loc` is a
+    /// const function, hoisted out of the loop) but calls
+    /// `__ctype_toupper_loc`/`__ctype_tolower_loc` at each conversion; so do these.
     #[inline(always)]
     pub fn toupper(&self, c: c_int) -> c_int {
-        // SAFETY: as `is`.
-        unsafe { *self.upper.offset(c as isize) }
+        // SAFETY: as `is`, on the table the accessor returns now.
+        unsafe { *(*__ctype_toupper_loc()).offset(c as isize) }
     }
     #[inline(always)]
     pub fn tolower(&self, c: c_int) -> c_int {
         // SAFETY: as `is`.
-        unsafe { *self.lower.offset(c as isize) }
+        unsafe { *(*__ctype_tolower_loc()).offset(c as isize) }
     }
 }
 
