@@ -32,7 +32,6 @@ const CLASSES: &[u8] = b" \t\n\r\x080123456789 abcde fghij klmno pqrst uvwxy z A
 struct Strings {
     buffer: [u8; BUF],
     catbuf: [u8; 32],
-    /// AIM9 reads the time once per call and adds 1 s a round.
     count: usize,
 }
 
@@ -90,14 +89,17 @@ impl Work for Strings {
         let cat = self.catbuf.as_mut_ptr() as *mut c_char;
         let mut p: *mut c_char = std::ptr::null_mut();
         self.buffer.fill(0);
+        // As AIM9: the time read once per call, 1 s added a round for ctime.
         let mut itemp1: i64 = 0;
         let mut itemp2: i64;
-        // SAFETY: every C string routine works on the 1024-byte buffer or the
-        // 32-byte catbuf, NUL-terminated where AIM9's are; the lengths are
-        // AIM9's, which keep every write inside (checked by its while loops).
+        // SAFETY: time(NULL) only returns the time.
         let mut ttemp1: libc::time_t = unsafe { libc::time(std::ptr::null_mut()) };
         let mut n = 0;
         while n < STRING_ROUNDS {
+            // SAFETY: every C string routine works on the 1024-byte buffer or
+            // the 32-byte catbuf, NUL-terminated where AIM9's are; the lengths
+            // are AIM9's, which keep every write inside (its while loops stop
+            // before a string could outgrow the buffer); `p` is a local.
             unsafe {
                 let dtemp1 = itemp1 as i32 as f64 / 1000.0;
                 sprintf(b, c"%g".as_ptr(), dtemp1);
@@ -112,6 +114,7 @@ impl Work for Strings {
                 sprintf(b, CLASSES.as_ptr().cast());
             }
             itemp1 = ctype_scan(&mut self.buffer, itemp1);
+            // SAFETY: as above; ctime's result is checked before use.
             unsafe {
                 sprintf(cat, c"What is your name?".as_ptr());
                 itemp2 = libc::strlen(cat) as i64;
