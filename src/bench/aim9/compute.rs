@@ -133,7 +133,7 @@ impl Values {
     }
     /// AIM9's `next_value()`.
     #[inline(always)]
-    pub fn next(&mut self) -> f64 {
+    pub fn next_value(&mut self) -> f64 {
         let v = self.vals[self.count % NUMVALS];
         self.count += 1;
         v
@@ -290,7 +290,7 @@ impl Work for Series {
     fn call(&mut self) -> Result<()> {
         let mut n = 0;
         while n < SERIES {
-            let d0 = self.v.next();
+            let d0 = self.v.next_value();
             let s = series_sin(black_box(d0));
             // SAFETY: libm sin on a finite double.
             let want = unsafe { sin(d0) };
@@ -400,9 +400,9 @@ mod tests {
         assert_eq!(v.vals10[100], f64::from_bits(1));
         // The cursors run on past the end and wrap, as AIM9's `count % NUMVALS`.
         for _ in 0..NUMVALS {
-            v.next();
+            v.next_value();
         }
-        assert_eq!(v.next(), 0.0);
+        assert_eq!(v.next_value(), 0.0);
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl Work for Alloc {
                 // SAFETY: malloc/calloc of non-zero sizes; strcpy into a block
                 // of strlen + 1 bytes; a null result is noted and never used.
                 unsafe {
-                    let s = libc::malloc(libc::strlen(STR.as_ptr()) + 1);
+                    let s = libc::malloc(libc::strlen(black_box(STR.as_ptr())) + 1);
                     failed |= s.is_null();
                     if !s.is_null() {
                         libc::strcpy(s.cast(), STR.as_ptr());

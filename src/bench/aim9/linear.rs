@@ -31,11 +31,11 @@ impl Work for Matrix {
             let mut v1 = [0.0f64; 4];
             let mut v2 = [[0.0f64; 4]; 4];
             for x in &mut v1 {
-                *x = self.v.next();
+                *x = self.v.next_value();
             }
             for row in &mut v2 {
                 for x in row {
-                    *x = self.v.next();
+                    *x = self.v.next_value();
                 }
             }
             let mut v3 = [0.0f64; 4];
