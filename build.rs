@@ -95,7 +95,7 @@ fn aim9_jmp() {
             String::new()
         }
         Err(e) => {
-            let why = format!("no C compiler built {SRC}: {e}");
+            let why = format!("the C compiler did not build {SRC}: {e}");
             println!("cargo:warning=aim9.jmp_test will be unavailable: {why}");
             why
         }
