@@ -11,6 +11,11 @@
 //! benchmarks (or parameter points) that need it are reported unavailable
 //! with that reason. Nothing falls back to another program silently.
 //!
+//! It also compiles `src/bench/aim9/jmp.c` (AIM9's setjmp/longjmp loop for
+//! `aim9.jmp_test`) into a static library linked into kdelta, with the same
+//! compiler; without one, `aim9.jmp_test` is unavailable with the reason
+//! (`KDELTA_AIM9_JMP_ERROR`), and the `kdelta_aim9_jmp` cfg is not set.
+//!
 //! It also builds the preload library `libkdelta_mem.so` next to the kdelta
 //! binary (`preload/build.rs`, the same rules).
 
@@ -30,6 +35,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     preload::build(&out);
+    aim9_jmp();
     for (name, source, var, users) in PROGRAMS {
         println!("cargo:rerun-if-changed={source}");
         let exe = out.join(name);
@@ -67,4 +73,32 @@ fn build(source: &str, exe: &std::path::Path) -> Result<(), String> {
         Ok(m) if m.len() > 0 => Ok(()),
         _ => Err(format!("the C compiler made no program from {source} [{shown}]")),
     }
+}
+
+/// AIM9's jmp_test loop as a static library: `-O1` (AIM9 was built with
+/// `gcc -O`) and no sibling calls, so the 10-frame recursion keeps its frames.
+fn aim9_jmp() {
+    const SRC: &str = "src/bench/aim9/jmp.c";
+    println!("cargo:rerun-if-changed={SRC}");
+    println!("cargo:rustc-check-cfg=cfg(kdelta_aim9_jmp)");
+    let res = cc::Build::new()
+        .file(SRC)
+        .opt_level(1)
+        .debug(false)
+        .flag_if_supported("-fno-optimize-sibling-calls")
+        // gcc takes the dive for endless: it cannot see that longjmp ends it.
+        .flag_if_supported("-Wno-infinite-recursion")
+        .try_compile("kdelta_aim9_jmp");
+    let error = match res {
+        Ok(()) => {
+            println!("cargo:rustc-cfg=kdelta_aim9_jmp");
+            String::new()
+        }
+        Err(e) => {
+            let why = format!("the C compiler did not build {SRC}: {e}");
+            println!("cargo:warning=aim9.jmp_test will be unavailable: {why}");
+            why
+        }
+    };
+    println!("cargo:rustc-env=KDELTA_AIM9_JMP_ERROR={}", error.replace(['\n', '\r'], " "));
 }

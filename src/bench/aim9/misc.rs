@@ -3,13 +3,11 @@
 //!
 //! jmp_test: AIM9 does, 1000 times per call, a setjmp, a 10-frame recursion
 //! and a longjmp back. Rust has no sound setjmp/longjmp (jumping over Rust
-//! frames skips their drops and is undefined behaviour for the compiler), so
-//! the non-local goto here is Rust's own: `resume_unwind` at the bottom of a
-//! 10-frame recursion, caught by `catch_unwind` at the top, 1000 times per
-//! call. It does what longjmp does (leave many frames at once, back to a
-//! saved point) but walks the unwind tables, so it costs far more than a
-//! longjmp: compare it only with itself. `resume_unwind` does not run the
-//! panic hook, so nothing is printed.
+//! frames skips their drops), so the loop is a small C routine, `jmp.c`,
+//! compiled by `build.rs` with the C compiler (as `gcc -O`, AIM9's build) and
+//! linked in: the C library's own setjmp and longjmp, jumping only over C
+//! frames. Without a C compiler at build time the test is unavailable, with
+//! the build's reason.
 //!
 //! signal_test: as AIM9, each call installs a SIGUSR2 handler, then sends
 //! SIGUSR2 to its own pid with `kill` until the handler has counted 1000;
@@ -29,22 +27,46 @@ use std::sync::atomic::{AtomicU64, Ordering};
 // ---------------------------------------------------------------- jmp_test
 
 /// Frames between the saved point and the jump.
-pub const FRAMES: u32 = 10;
-
-struct Goto;
-
-#[inline(never)]
-fn dive(depth: u32) -> u32 {
-    if depth == 0 {
-        std::panic::resume_unwind(Box::new(Goto));
-    }
-    // Not a tail call: the frame stays until the unwind passes through it.
-    let r = dive(black_box(depth - 1));
-    black_box(r + 1)
-}
-
+pub const FRAMES: i32 = 10;
 /// Non-local gotos per call.
 pub const JUMPS: usize = 1000;
+
+#[cfg(kdelta_aim9_jmp)]
+extern "C" {
+    /// `jmp.c`: `n` x (setjmp, `frames`-deep recursion, longjmp back);
+    /// returns the longjmps taken, -1 on a stray setjmp value.
+    fn kdelta_aim9_jmp(n: std::os::raw::c_int, frames: std::os::raw::c_int) -> std::os::raw::c_int;
+}
+
+/// Why jmp_test cannot run: the build found no C compiler for `jmp.c`.
+pub fn jmp_supported() -> Result<(), String> {
+    if cfg!(kdelta_aim9_jmp) {
+        Ok(())
+    } else {
+        Err(format!("aim9.jmp_test needs its C routine (src/bench/aim9/jmp.c), not built: {}", env!("KDELTA_AIM9_JMP_ERROR")))
+    }
+}
+
+/// `n` gotos out of `frames` frames through the C routine; the gotos taken.
+pub fn jumps(n: usize, frames: i32) -> Result<usize> {
+    jmp_supported().map_err(anyhow::Error::msg)?;
+    let n = i32::try_from(n)?;
+    #[cfg(kdelta_aim9_jmp)]
+    {
+        // SAFETY: the C routine's setjmp and longjmp stay inside its own
+        // frames (no Rust frame is jumped over); it takes and returns ints.
+        let got = unsafe { kdelta_aim9_jmp(n, frames) };
+        if got < 0 {
+            bail!("jmp_test: setjmp returned a value no longjmp gave");
+        }
+        Ok(got as usize)
+    }
+    #[cfg(not(kdelta_aim9_jmp))]
+    {
+        let _ = (n, frames);
+        unreachable!("jmp_supported failed above")
+    }
+}
 
 struct Jmp {
     count: usize,
@@ -52,15 +74,11 @@ struct Jmp {
 
 impl Work for Jmp {
     fn call(&mut self) -> Result<()> {
-        for _ in 0..JUMPS {
-            let r = std::panic::catch_unwind(|| dive(black_box(FRAMES)));
-            match r {
-                Err(p) if p.is::<Goto>() => {}
-                Err(_) => bail!("jmp_test caught a real panic"),
-                Ok(_) => bail!("jmp_test recursion returned without the jump"),
-            }
+        let got = jumps(JUMPS, black_box(FRAMES))?;
+        if got != JUMPS {
+            bail!("jmp_test took {got} of {JUMPS} non-local gotos");
         }
-        self.count = JUMPS;
+        self.count = got;
         Ok(())
     }
     fn done(&self) -> f64 {

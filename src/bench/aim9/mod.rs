@@ -26,10 +26,12 @@
 
 pub mod arith;
 pub mod compute;
+pub mod ctype;
 pub mod disk;
 pub mod funcall;
 pub mod ipc;
 pub mod librtns;
+pub mod linear;
 pub mod memory;
 pub mod meta;
 pub mod misc;
@@ -85,13 +87,6 @@ fn has_sh() -> Result<(), String> {
     }
 }
 
-fn unwinds() -> Result<(), String> {
-    if cfg!(panic = "unwind") {
-        Ok(())
-    } else {
-        Err("built with panic=abort: the non-local goto (an unwind) is not available".into())
-    }
-}
 
 pub(crate) fn period_param() -> ParamSpec {
     ParamSpec::new("period", ParamKind::Duration, runner::PERIOD_DEFAULT, "how long AIM9 calls the test function for one sample").quick(runner::PERIOD_QUICK)
@@ -143,9 +138,8 @@ pub static TESTS: &[TestDef] = &[
     t!("aim9.page_test", "brk calls/s", Factor::Fixed((memory::PAGE_ROUNDS * memory::BRK_PER_ROUND) as f64), memory::page_test, "system allocations and pages: break dropped 64 KB and raised back page by page (each page written every 128 bytes)", "break raised 1 MB, 100 x (drop 64 KB, 16 x raise 4 KB and touch) = 1700 counted brk calls, break restored"),
     t!("aim9.brk_test", "brk calls/s", Factor::Fixed((memory::BRK_ROUNDS * memory::BRK_PER_ROUND) as f64), memory::brk_test, "system memory allocations: break dropped 64 KB and raised back 4 KB at a time, pages untouched", "break raised 1 MB, 1000 x (drop 64 KB, 16 x raise 4 KB) = 17000 counted brk calls, break restored"),
     TestDef {
-        supported: unwinds,
-        note: Some("jmp_test: Rust has no safe setjmp/longjmp; each non-local goto is an unwind (resume_unwind caught by catch_unwind) across 10 frames, far dearer than longjmp"),
-        ..t!("aim9.jmp_test", "gotos/s", Factor::Fixed(misc::JUMPS as f64), misc::jmp_test, "non-local gotos: unwind out of a 10-frame recursion", "1000 non-local gotos, each out of 10 frames")
+        supported: misc::jmp_supported,
+        ..t!("aim9.jmp_test", "gotos/s", Factor::Fixed(misc::JUMPS as f64), misc::jmp_test, "non-local gotos: setjmp, a 10-frame recursion, longjmp back (AIM9's C loop, built with kdelta)", "1000 x (setjmp, 10-frame recursion, longjmp)")
     },
     t!("aim9.signal_test", "traps/s", Factor::Fixed(misc::SIGNALS as f64), misc::signal_test, "signal traps: kill(getpid(), SIGUSR2), caught by a handler that re-installs itself", "handler installed, then kill(SIGUSR2) until the handler has counted 1000"),
     TestDef {
@@ -179,20 +173,20 @@ pub static TESTS: &[TestDef] = &[
     t!("aim9.mul_long", "thousand muls/s", Factor::Fixed(arith::kops(arith::iters::MUL_LONG)), arith::mul_long, "64-bit integer multiplications (thousands per second)", "AIM9's loop: 20,000 iterations x 12 dependent multiplies"),
     t!("aim9.mul_int", "thousand muls/s", Factor::Fixed(arith::kops(arith::iters::MUL_INT)), arith::mul_int, "32-bit integer multiplications (thousands per second)", "AIM9's loop: 20,000 iterations x 12 dependent multiplies"),
     t!("aim9.mul_short", "thousand muls/s", Factor::Fixed(arith::kops(arith::iters::MUL_SHORT)), arith::mul_short, "16-bit integer multiplications (thousands per second)", "AIM9's loop: 25,000 iterations x 12 dependent multiplies"),
-    t!("aim9.num_rtns_1", "numeric fns/s", Factor::Fixed(compute::NUM_CALLS as f64), compute::num_rtns_1, "numeric functions: floor, ceil, modf, frexp, ldexp, fmod, sqrt, pow, exp, log, log10", "11 libm functions x 20 inputs = 220"),
-    t!("aim9.trig_rtns", "trig fns/s", Factor::Fixed(compute::TRIG_CALLS as f64), compute::trig_rtns, "trigonometric functions: sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh", "10 libm functions x 20 inputs = 200"),
-    t!("aim9.matrix_rtns", "point transforms/s", Factor::Fixed(compute::POINTS as f64), compute::matrix_rtns, "4x4 matrix point transformations", "100 homogeneous points transformed by a 4x4 matrix"),
-    t!("aim9.array_rtns", "systems solved/s", Factor::Fixed(compute::SYSTEMS as f64), compute::array_rtns, "linear systems solved by Gauss-Jordan, sizes 5 to 100 (residual checked)", "20 systems, sizes 5, 10, ..., 100"),
-    t!("aim9.string_rtns", "string ops/s", Factor::Fixed(librtns::STRING_OPS as f64), librtns::string_rtns, "string manipulations: formatting, parsing, ctype, concatenation, comparison, search", "8 operations x 8 words = 64"),
-    t!("aim9.mem_rtns_1", "alloc ops/s", Factor::Fixed(librtns::ALLOC_OPS as f64), librtns::mem_rtns_1, "dynamic memory operations: malloc/calloc/free of 1 B to 8 KB, freed in shuffled order", "14 mallocs + 14 callocs (1 B..8 KB) + 28 frees = 56"),
-    t!("aim9.mem_rtns_2", "block mem ops/s", Factor::Fixed(librtns::BLOCK_OPS as f64), librtns::mem_rtns_2, "block memory operations: memset, memcpy, memcmp, memchr, memmove on 1 B to 8 KB at offsets 0 to 7", "5 operations x 14 sizes x 8 offsets = 560"),
-    t!("aim9.sort_rtns_1", "sort loops/s", Factor::Fixed(1.0), librtns::sort_rtns_1, "sort operations: 10,000 integers sorted up, down, up (order checked), then 2,000 binary searches", "1 loop: 3 sorts of 10,000 integers + 2,000 binary searches"),
+    t!("aim9.num_rtns_1", "numeric fns/s", Factor::Fixed(compute::NUM_ROUNDS as f64), compute::num_rtns_1, "numeric functions: AIM9's rounds of exp, log10, log, modf, frexp, ldexp, fmod, pow (libm), floor, ceil, fabs, sqrt, srand, rand, labs", "100 rounds of AIM9's loop (AIM9 counts rounds)"),
+    t!("aim9.trig_rtns", "trig fns/s", Factor::Fixed(compute::TRIG_ROUNDS as f64), compute::trig_rtns, "trigonometric functions: AIM9's rounds of acos(cos(asin(sin))), tanh(atan(tan)), atan2(sinh, cosh) (libm)", "10,000 rounds of 11 libm calls (AIM9 counts rounds)"),
+    t!("aim9.matrix_rtns", "point transforms/s", Factor::Fixed(linear::POINTS as f64), linear::matrix_rtns, "4x4 matrix point transformations: a fresh point and matrix from AIM9's value table each", "100 x (4 + 16 values fetched, point by matrix, screen coordinates)"),
+    t!("aim9.array_rtns", "systems solved/s", Factor::Fixed(linear::SYSTEMS as f64), linear::array_rtns, "linear systems solved by AIM9's Gauss-Jordan (no pivoting), sizes 5 to 100, each checked", "20 systems, sizes 5, 10, ..., 100, in 100x101 arrays saved before each"),
+    t!("aim9.string_rtns", "string ops/s", Factor::Fixed(librtns::STRING_ROUNDS as f64), librtns::string_rtns, "string manipulations: AIM9's rounds of sprintf/atof/strtod/atol/atoi/strtol, a ctype scan of 1 KB, strcat/strncat fills, ctime and str* searches", "100 rounds of AIM9's loop (AIM9 counts rounds)"),
+    t!("aim9.mem_rtns_1", "alloc ops/s", Factor::Fixed(librtns::ALLOC_OPS as f64), librtns::mem_rtns_1, "dynamic memory operations: AIM9's 100 x (malloc + strcpy, malloc, calloc of its size table, 1 B to 8 KB), touched, freed in its order", "100 loops of 300 allocations and 300 frees (AIM9 counts the 30,000 frees)"),
+    t!("aim9.mem_rtns_2", "block mem ops/s", Factor::Fixed(librtns::BLOCK_ROUNDS as f64), librtns::mem_rtns_2, "block memory operations: AIM9's rounds of 2 memset, memchr, memcmp, memcpy, memmove on its size table (1 B to 8 KB) at offsets 0 to 7", "100 rounds of 6 calls (AIM9 counts rounds)"),
+    t!("aim9.sort_rtns_1", "sort ops/s", Factor::Fixed(librtns::SORT_UNITS as f64), librtns::sort_rtns_1, "sort operations: qsort of 10,000 integers up, down, up, then 2,000 bsearch calls, twice (AIM9's argument 10, 5 a pass)", "2 passes of (3 qsort + 2,000 bsearch); AIM9's factor 10"),
     t!("aim9.misc_rtns_1", "aux loops/s", Factor::Fixed(misc::MISC_ROUNDS as f64), misc::misc_rtns_1, "auxiliary loops: AIM9's identity and environment calls (getcwd, ids, getgroups, getpwnam, getgrgid, times, ttyname, uname, ...)", "10 rounds of 21 calls; AIM9 counts the 10 rounds"),
     t!("aim9.dir_rtns_1", "dir entries/s", Factor::Fixed(meta::DIR_ENTRIES as f64), meta::dir_rtns_1, "directory operations: readdir over /bin, rewinding at the end", "opendir /bin, 10,000 readdir calls (rewinddir at each end), closedir"),
     TestDef { supported: has_sh, ..t!("aim9.shell_rtns_1", "scripts/s", Factor::Fixed(1.0), proc::shell_rtns_1, "shell scripts: fork, then /bin/sh -c running AIM9\'s script `ls -l > /dev/null 2>&1`", "1 fork + system-style fork/exec of /bin/sh -c \"./aim_1.sh 0\" + waits") },
     TestDef { supported: has_sh, ..t!("aim9.shell_rtns_2", "scripts/s", Factor::Fixed(1.0), proc::shell_rtns_2, "shell scripts: fork, then /bin/sh -c running AIM9\'s script `ls -l > /dev/null 2>&1`", "1 fork + system-style fork/exec of /bin/sh -c \"./aim_2.sh 0\" + waits") },
     TestDef { supported: has_sh, ..t!("aim9.shell_rtns_3", "scripts/s", Factor::Fixed(1.0), proc::shell_rtns_3, "shell scripts: fork, then /bin/sh -c running AIM9\'s script `ls -l > /dev/null 2>&1`", "1 fork + system-style fork/exec of /bin/sh -c \"./aim_3.sh 0\" + waits") },
-    t!("aim9.series_1", "series/s", Factor::Fixed(compute::SERIES as f64), compute::series_1, "series evaluations: Taylor series of sin until it converges (checked against sin)", "20 series, one per input"),
+    t!("aim9.series_1", "series/s", Factor::Fixed(compute::SERIES as f64), compute::series_1, "series evaluations: Taylor series of sin until it converges (checked against sin), on AIM9's value table", "100 series"),
     t!("aim9.shared_memory", "shm ops/s", Factor::Fixed(memory::SHM_OPS as f64), memory::shared_memory, "System V shared memory: segment and semaphore made, 100 locked copies in and out, both removed", "shmget, semget, shmat, SETVAL, 100 x (lock, copy in, unlock, lock, copy out, unlock) at AIM9's sizes, shmdt, 2 removals"),
     t!("aim9.tcp_test", "TCP msgs/s", Factor::Fixed(ipc::TCP_MSGS as f64), ipc::tcp_test, "TCP/IP messages over loopback, 1 B to 2 KB", "loopback connection set up, 89 messages (AIM9's sizes 1 B..2 KB), closed"),
     t!("aim9.udp_test", "UDP datagrams/s", Factor::Fixed(ipc::MSGS as f64), ipc::udp_test, "UDP/IP datagrams over loopback, 1 B to 2 KB", "channel set up, 99 messages (AIM9's sizes 1 B..2 KB), closed"),
@@ -204,7 +198,7 @@ pub static TESTS: &[TestDef] = &[
         note: Some("ram_copy counts bytes copied per second (AIM9's factor 25020 is the bytes of its 64 copies)"),
         ..t!("aim9.ram_copy", "bytes/s", Factor::Fixed(memory::COPY_BYTES as f64), memory::ram_copy, "memory to memory copy: AIM9's 64 memcpy calls of 1 B to 8 KB at offsets 0 to 7 (bytes per second)", "64 copies from AIM9's size table = 25020 bytes")
     },
-    t!("aim9.new_raph", "zeros/s", Factor::Fixed(compute::ZEROS as f64), compute::new_raph, "Newton-Raphson: zeros of x^3 - a found (checked); in AIM9, left out of the study's table", "20 zeros, one per value of a"),
+    t!("aim9.new_raph", "zeros/s", Factor::Fixed(compute::ZEROS as f64), compute::new_raph, "Newton-Raphson: zeros of 1000 sin x cos x from 0.05 n (AIM9's); in AIM9, left out of the study's table", "200 zeros, at most 99 steps each"),
 ];
 
 /// Every aim9 test, as benchmarks.

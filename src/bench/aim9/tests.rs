@@ -267,3 +267,26 @@ fn signal_handler_is_restored() {
     assert_eq!(before, libc::SIG_DFL);
     assert_eq!(after, libc::SIG_DFL);
 }
+
+#[test]
+fn jmp_test_longjmps_as_often_as_asked() {
+    // Built with a C compiler (as CI and this project's machines are): the
+    // C routine's count of setjmp returns from longjmp.
+    misc::jmp_supported().unwrap();
+    for (n, frames) in [(1, 0), (7, 3), (1000, 10)] {
+        assert_eq!(misc::jumps(n, frames).unwrap(), n);
+    }
+    let mut w = misc::jmp_test(&Ctx { dir: std::env::temp_dir(), filesize: 0, sync: false }).unwrap();
+    w.call().unwrap();
+    assert_eq!(w.done(), misc::JUMPS as f64);
+}
+
+#[test]
+fn ram_copy_places_its_buffers_as_aim9s_build() {
+    // AIM9's destination 32 bytes past a 64-byte line, its source 0x2020
+    // bytes above on a line start: so (destination - source) mod 4 KiB is
+    // 4096 - 32, no 4K aliasing of a load on the store before it.
+    assert_eq!(memory::RAM_DST_OFFSET % 64, 32);
+    assert_eq!(memory::RAM_SRC_OFFSET % 64, 0);
+    assert_eq!(memory::RAM_SRC_OFFSET - memory::RAM_DST_OFFSET, 0x2020);
+}
