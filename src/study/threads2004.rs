@@ -49,9 +49,9 @@ pub fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), String>
     Ok(())
 }
 
-fn request(quick: bool) -> Parts {
+fn request(quick: bool) -> Vec<Parts> {
     let rooms = if quick { "4" } else { "20" };
-    Parts::new(
+    vec![Parts::new(
         &["thread.create", "thread.ctx", "chat.rooms"],
         &[
             ("thread.create:model", "direct,manager"),
@@ -61,5 +61,5 @@ fn request(quick: bool) -> Parts {
             ("chat.rooms:pacing", "room"),
             ("chat.rooms:rooms", rooms),
         ],
-    )
+    )]
 }
