@@ -190,7 +190,8 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
         table.before.extend(roles_line(&rows, meta));
         let mut tally = Tally::default();
         let mut unavailable = Vec::new();
-        let mut notes: Vec<String> = Vec::new();
+        // Each note once, with the rows it is about.
+        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
         let (mut ga, mut gb, mut gs, mut units) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for row in &rows {
             let published_dir = row.direction();
@@ -205,11 +206,29 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                     [show(a), show(b), "-".into(), "unclear: below resolution".into()]
                 }
                 (Ok(a), Ok(b)) => {
-                    let c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
+                    let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
+                    // A row of means shows the change of the means it shows;
+                    // its significance stays the tests' on the samples.
+                    if row.figure() != Figure::Median {
+                        if let Some(c) = c.as_mut() {
+                            let s = stats::compare::speedup_of(a.median, b.median, a.better);
+                            if s.is_finite() && s > 0.0 {
+                                c.speedup = s;
+                                c.change_pct = (s - 1.0) * 100.0;
+                            }
+                        }
+                    }
                     let (change, same) = match &c {
                         Some(c) => {
                             let star = if c.significant { "*" } else { "" };
-                            let same = match (published_dir, measured_direction(c, opt.threshold_pct)) {
+                            // Not significant with a noisy or busy side: the samples
+                            // were disturbed, more of them would not have told.
+                            let dir = match measured_direction(c, opt.threshold_pct) {
+                                Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => Err(crate::stats::Withheld::Noisy.describe()),
+                                Err(_) if !c.significant && (a.side.busy || b.side.busy) => Err(crate::stats::Withheld::Busy.describe()),
+                                d => d,
+                            };
+                            let same = match (published_dir, dir) {
                                 (Some(p), Ok(m)) => {
                                     tally.of += 1;
                                     if p == m {
@@ -248,9 +267,10 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
             if !said.is_empty() {
                 label.push_str(" (note)");
                 for n in said {
-                    let line = format!("note: {}: {n}", row.row);
-                    if !notes.contains(&line) {
-                        notes.push(line);
+                    match notes.iter_mut().find(|(text, _)| text == n) {
+                        Some((_, rows)) if rows.contains(&row.row) => {}
+                        Some((_, rows)) => rows.push(row.row.clone()),
+                        None => notes.push((n.clone(), vec![row.row.clone()])),
                     }
                 }
             }
@@ -260,7 +280,7 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
         }
         table.rows.push(geomean_row(t, &ga, &gb, &gs, &units));
         table.after.push(tally.line());
-        table.after.extend(notes);
+        table.after.extend(notes.into_iter().map(|(n, rows)| format!("note ({}): {n}", rows.join("; "))));
         table.after.extend(unavailable);
         total.add(&tally);
         out.push(table);

@@ -301,6 +301,21 @@ fn placement_rows_read_the_whole_machine_and_say_what_no_smt_means() {
     assert_eq!(row("two loops, naive -> smt-aware placement")[7], "yes");
     assert_eq!(row("two loops, naive -> kernel placement")[7], "yes");
     assert!(row("two loops, naive -> smt-aware placement")[0].ends_with("(note)"));
-    assert!(real.after.iter().any(|l| l.starts_with("note: two loops, naive -> smt-aware placement: no SMT here")), "{:?}", real.after);
+    let notes: Vec<&String> = real.after.iter().filter(|l| l.starts_with("note")).collect();
+    assert_eq!(notes.len(), 1, "one note, naming its rows: {notes:?}");
+    assert!(notes[0].starts_with("note (two loops, naive -> smt-aware placement; two loops, naive -> kernel placement; two loops, smt-aware -> kernel placement): no SMT here"), "{notes:?}");
     assert!(real.before.iter().any(|l| l.contains("machine = all")), "{:?}", real.before);
+}
+
+#[test]
+fn a_change_not_significant_on_noisy_sides_says_noisy_not_too_few_samples() {
+    let (meta, _) = request(def(StudyName::Ht2003), &ask(true), &no_smt(), &host());
+    let noisy = |config: &str, m: f64| {
+        let mut r = result("lat.syscall", &[], config, Better::Lower, vec![m, m * 1.3, m * 0.8, m * 1.1]);
+        r.quality = Some(Quality { wanted: 4, clean: 0, noisy: true, ..Default::default() });
+        r
+    };
+    let t = &build(def(StudyName::Ht2003), &meta, &[noisy("up", 1.0), noisy("smp2", 1.2)]).unwrap()[0];
+    let row = t.rows.iter().find(|r| r[0] == "simple syscall").unwrap();
+    assert_eq!(row[7], "unclear: a side is noisy");
 }
