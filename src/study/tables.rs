@@ -263,7 +263,13 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                 }
             };
             let mut label = row.row.clone();
-            let said: Vec<&String> = [&a, &b].iter().filter_map(|m| m.as_ref().ok()).flat_map(|m| &m.notes).collect();
+            // What the benchmark says of the row itself: the notes both sides
+            // carry (a side's own remarks, such as an overshoot, stay with its
+            // result: `kdelta show RUN --warnings`, the HTML report).
+            let said: Vec<&String> = match (&a, &b) {
+                (Ok(a), Ok(b)) => a.notes.iter().filter(|n| b.notes.contains(n)).collect(),
+                _ => Vec::new(),
+            };
             if !said.is_empty() {
                 label.push_str(" (note)");
                 for n in said {
