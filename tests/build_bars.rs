@@ -40,8 +40,8 @@ fn build_bars() {
             "{:>4} {:>8.2} {:>8.2} {:>8.2}   wall samples {:?}",
             jobs,
             wall,
-            out.extras["user_s_mean"].as_f64().unwrap(),
-            out.extras["sys_s_mean"].as_f64().unwrap(),
+            out.parts["user_s"].iter().sum::<f64>() / out.parts["user_s"].len() as f64,
+            out.parts["sys_s"].iter().sum::<f64>() / out.parts["sys_s"].len() as f64,
             out.samples.iter().map(|v| (v * 100.0).round() / 100.0).collect::<Vec<_>>()
         );
     }

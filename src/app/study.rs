@@ -11,7 +11,7 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;
     let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command, sysfs_root: super::sysfs_root() };
+    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command, sysfs_root: super::sysfs_root(), tiny: a.tiny_plan_for_tests };
     match a.name {
         StudyArg::List => {
             out(&list(&topo, &host_json, &ask));
@@ -45,12 +45,9 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
         }
         for quick in [true, false] {
             let ask = Ask { quick, ..ask.clone() };
-            let (_, req) = srun::request(d, &ask, topo, host);
-            let line = match srun::plan_study(&req, topo) {
-                Ok(plan) => {
-                    let points = plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&plan).len();
-                    format!("{points} points, {} (estimated from the plan)", estimate::describe(estimate::estimate(&req, &plan)))
-                }
+            let (_, reqs) = srun::request(d, &ask, topo, host);
+            let line = match planned(&reqs, topo) {
+                Ok(stages) => format!("{} points, {} (estimated from the plan)", points(&stages), estimate::describe(estimate::study(&stages))),
                 Err(e) => format!("cannot be planned here: {}", one_line(&e)),
             };
             s.push_str(&format!("  {:<11} {line}\n", if quick { "--quick" } else { "full" }));
@@ -60,11 +57,23 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
     s
 }
 
+/// Every part of a study planned (all before anything runs).
+fn planned(reqs: &[crate::harness::plan::Request], topo: &Topology) -> Result<Vec<srun::Stage>> {
+    reqs.iter().map(|req| Ok(srun::Stage { req: req.clone(), plan: srun::plan_study(req, topo)? })).collect()
+}
+
+/// Points (benchmark point x configuration) the parts will run.
+fn points(stages: &[srun::Stage]) -> usize {
+    stages.iter().map(|s| s.plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&s.plan).len()).sum()
+}
+
 fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topology, host: serde_json::Value, format: Format) -> Result<u8> {
-    let (meta, mut req) = srun::request(d, ask, topo, &host);
-    req.sysfs_root = Some(super::sysfs_root());
-    let mut plan = srun::plan_study(&req, topo)?;
-    for item in &plan.items {
+    let (meta, mut reqs) = srun::request(d, ask, topo, &host);
+    for req in &mut reqs {
+        req.sysfs_root = Some(super::sysfs_root());
+    }
+    let mut stages = planned(&reqs, topo)?;
+    for item in stages.iter().flat_map(|s| &s.plan.items) {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);
         }
@@ -72,11 +81,16 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     let mut store = open_store(db)?;
     let resume = if ask.resume { Some(srun::find_resumable(&store, d, ask)?) } else { None };
     if let Some(run) = &resume {
-        let (left, stored) = srun::drop_done(&mut plan, &store.results(run.id)?);
-        eprintln!("kdelta: resuming run {}: {stored} points are stored, {left} missing ones run now", run.id);
+        let stored = store.results(run.id)?;
+        let (mut left, mut done) = (0, 0);
+        for st in &mut stages {
+            let (l, s) = srun::drop_done(&mut st.plan, &stored);
+            left += l;
+            done += s;
+        }
+        eprintln!("kdelta: resuming run {}: {done} points are stored, {left} missing ones run now", run.id);
     }
-    let points = plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&plan).len();
-    eprintln!("kdelta: study {}{}: {points} points, {} (estimated)", d.id, if ask.quick { " --quick" } else { "" }, estimate::describe(estimate::estimate(&req, &plan)));
+    eprintln!("kdelta: study {}{}: {} points, {} (estimated)", d.id, if ask.quick { " --quick" } else { "" }, points(&stages), estimate::describe(estimate::study(&stages)));
     let mut said: Vec<&str> = Vec::new();
     for r in &meta.roles {
         if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
@@ -90,7 +104,7 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     }
     let t0 = std::time::Instant::now();
     let resumed = resume.as_ref().map(|r| r.id);
-    let (output, _) = srun::execute(&req, plan, &meta, topo, host, &mut store, interrupted, resume)?;
+    let (output, _) = srun::execute(stages, &meta, topo, host, &mut store, interrupted, resume)?;
     let id = output.run.id;
     if let Some(id) = resumed {
         eprintln!("kdelta: resumed run {id}: {} points ran now", output.results.len());
@@ -103,7 +117,13 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     out(&report::extra_render::render(&tables, format));
     eprintln!("kdelta: study {} stored as run {id}{} in {:.0} s", d.id, run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default(), t0.elapsed().as_secs_f64());
     if output.interrupted {
-        let again = format!("kdelta study {}{}{} --resume", d.id, if ask.quick { " --quick" } else { "" }, ask.label.as_ref().map(|l| format!(" --label {l}")).unwrap_or_default());
+        let again = format!(
+            "kdelta study {}{}{}{} --resume",
+            d.id,
+            if ask.quick { " --quick" } else { "" },
+            if ask.tiny { " --tiny-plan-for-tests" } else { "" },
+            ask.label.as_ref().map(|l| format!(" --label {l}")).unwrap_or_default()
+        );
         eprintln!("kdelta: interrupted; run {id} is marked incomplete: `{again}` runs only the missing points");
         return Ok(exit::INTERRUPTED);
     }

@@ -17,6 +17,7 @@ pub mod chat;
 pub mod dbench;
 pub mod lat;
 pub mod mem;
+pub mod place;
 pub mod testing;
 pub mod thread;
 
@@ -93,7 +94,7 @@ pub fn bad_param(e: anyhow::Error) -> anyhow::Error {
 
 /// Every family, in listing order. Adding a family adds one line here.
 pub fn families() -> Vec<Family> {
-    vec![lat::FAMILY, bw::FAMILY, mem::FAMILY, aim9::FAMILY, thread::FAMILY, chat::FAMILY, dbench::DBENCH, dbench::TBENCH, build::FAMILY, testing::FAMILY]
+    vec![lat::FAMILY, bw::FAMILY, mem::FAMILY, aim9::FAMILY, thread::FAMILY, chat::FAMILY, dbench::DBENCH, dbench::TBENCH, build::FAMILY, place::FAMILY, testing::FAMILY]
 }
 
 /// Every benchmark kdelta has, family by family, in listing order.

@@ -46,4 +46,9 @@ pub struct StudyArgs {
     pub variant: Variant,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// For tests only: a tiny plan (the first three benchmarks of the
+    /// study's first part, three samples each), so a test can interrupt and
+    /// resume a whole study through the binary in seconds.
+    #[arg(long, hide = true)]
+    pub tiny_plan_for_tests: bool,
 }

@@ -71,15 +71,23 @@ pub struct Def {
     /// variant, the host snapshot and the sysfs root kernel settings are
     /// judged under.
     pub roles: fn(&Topology, Variant, &serde_json::Value, &std::path::Path) -> Vec<RoleUse>,
-    /// The benchmarks and parameters of its plan.
-    pub request: fn(bool) -> Parts,
+    /// The parts of its plan (`--quick` or not), run one after the other
+    /// into the study's one run.
+    pub request: fn(bool) -> Vec<Parts>,
 }
 
-/// The benchmarks of a study's plan and their parameters (scoped overrides).
+/// One part of a study's plan: benchmarks, their parameters (scoped
+/// overrides), the roles whose configurations they run in, and how many
+/// samples, when the study says.
 #[derive(Debug, Clone, Default)]
 pub struct Parts {
     pub selectors: Vec<String>,
     pub overrides: BTreeMap<String, String>,
+    /// The roles whose configurations this part runs in; empty: every role's.
+    pub roles: Vec<&'static str>,
+    /// Samples per point when the study fixes them (a mean of 5 builds);
+    /// none: the benchmarks' own counts.
+    pub runs: Option<crate::harness::plan::Runs>,
 }
 
 impl Parts {
@@ -87,7 +95,28 @@ impl Parts {
         Parts {
             selectors: selectors.iter().map(|s| s.to_string()).collect(),
             overrides: overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            roles: Vec::new(),
+            runs: None,
         }
+    }
+
+    /// Run only in these roles' configurations.
+    pub fn in_roles(mut self, roles: &[&'static str]) -> Parts {
+        self.roles = roles.to_vec();
+        self
+    }
+
+    /// Exactly `n` clean samples per point.
+    pub fn samples(mut self, n: usize) -> Parts {
+        self.runs = Some(crate::harness::plan::Runs::Fixed(n));
+        self
+    }
+
+    /// Whether this part runs `bench`: a selector names it, its family or a
+    /// glob matching it.
+    pub fn selects(&self, bench: &str) -> bool {
+        let family = bench.split('.').next().unwrap_or(bench);
+        self.selectors.iter().any(|s| s == bench || s == family || glob::Pattern::new(s).is_ok_and(|p| p.matches(bench)))
     }
 }
 
@@ -179,6 +208,9 @@ pub struct Meta {
     pub quick: bool,
     pub variant: Variant,
     pub roles: Vec<RoleUse>,
+    /// Run with the tiny plan of the tests (`--tiny-plan-for-tests`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tiny: bool,
 }
 
 /// The key of [`Meta`] in a run environment's `other` map.

@@ -66,6 +66,42 @@ pub struct Row {
     pub claim: Option<Claim>,
     /// Why kdelta cannot measure this row at all.
     pub unmeasurable: Option<String>,
+    /// What of a result the row shows: `median` (the default), `mean` (of
+    /// the clean samples, where the study printed means), or `mean:NAME`,
+    /// the mean over the clean samples of a raw figure the benchmark stores
+    /// beside each sample (`mean:user_s`, a build's user time).
+    pub figure: Option<String>,
+}
+
+/// What of a result a row shows ([`Row::figure`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Figure {
+    Median,
+    Mean,
+    /// The mean of the per-sample raw figure `NAME` (the result's extra `NAME_samples`).
+    PartMean(String),
+}
+
+impl Figure {
+    pub fn parse(s: Option<&str>) -> Result<Figure, String> {
+        match s {
+            None | Some("median") => Ok(Figure::Median),
+            Some("mean") => Ok(Figure::Mean),
+            Some(x) => match x.strip_prefix("mean:") {
+                Some(name) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Ok(Figure::PartMean(name.to_string())),
+                _ => Err(format!("figure {x:?}: allowed are median, mean and mean:NAME (NAME a raw figure stored per sample, such as user_s)")),
+            },
+        }
+    }
+
+    /// `mean of user_s`, for the table's lines.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Figure::Median => None,
+            Figure::Mean => Some("mean".into()),
+            Figure::PartMean(n) => Some(format!("mean of {n}")),
+        }
+    }
 }
 
 /// One side of a row: parameters of its own and the role of its configuration.
@@ -146,6 +182,11 @@ impl Row {
         self.b_side.role.as_deref().unwrap_or("B")
     }
 
+    /// What of a result this row shows (checked when the file is parsed).
+    pub fn figure(&self) -> Figure {
+        Figure::parse(self.figure.as_deref()).unwrap_or(Figure::Median)
+    }
+
     /// The parameters a side's result must have (shared ones, then its own).
     pub fn side_params(&self, b: bool) -> BTreeMap<String, String> {
         let mut p = self.params.clone();
@@ -162,6 +203,9 @@ pub fn parse(text: &str) -> anyhow::Result<Published> {
     for r in &p.rows {
         if !p.tables.iter().any(|t| t.id == r.table) {
             anyhow::bail!("{}: row {:?} names table {:?}, which the file does not define", p.study, r.row, r.table);
+        }
+        if let Err(e) = Figure::parse(r.figure.as_deref()) {
+            anyhow::bail!("{}: row {:?}: {e}", p.study, r.row);
         }
         if r.figures().is_none() && (r.a.is_some() || r.b.is_some() || r.change_pct.is_some()) {
             anyhow::bail!("{}: row {:?} has some of a, b and change_pct but not all three", p.study, r.row);
@@ -230,6 +274,29 @@ mod tests {
             b[i] = byte;
             if let Ok(t) = std::str::from_utf8(&b) {
                 let _ = parse(t);
+            }
+        }
+    }
+
+    #[test]
+    fn figures_a_row_can_show() {
+        assert_eq!(Figure::parse(None), Ok(Figure::Median));
+        assert_eq!(Figure::parse(Some("mean")), Ok(Figure::Mean));
+        assert_eq!(Figure::parse(Some("mean:sys_s")), Ok(Figure::PartMean("sys_s".into())));
+        for bad in ["max", "mean:", "mean:a b", "Mean"] {
+            assert!(Figure::parse(Some(bad)).unwrap_err().contains("allowed are median, mean and mean:NAME"), "{bad}");
+        }
+        let bad = r#"{"study":"x","title":"t","source":"s","machine":"m","a":"a","b":"b","tables":[{"id":"1","title":"T","geomean":null}],
+                     "rows":[{"table":"1","row":"r","bench":"build.make","figure":"p99"}]}"#;
+        assert!(parse(bad).unwrap_err().to_string().contains("figure \"p99\""));
+    }
+
+    proptest::proptest! {
+        /// Any figure text is parsed or refused with the allowed list, never a panic.
+        #[test]
+        fn figure_parsing_never_panics(text in ".{0,40}") {
+            if let Err(e) = Figure::parse(Some(&text)) {
+                proptest::prop_assert!(e.contains("allowed are"));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! one stored run; `--resume` continues that run with only the points it
 //! does not have.
 
-use super::{Def, Meta, Variant, META_KEY};
+use super::{Def, Meta, Parts, Variant, META_KEY};
 use crate::harness::plan::{self, Plan, Request};
 use crate::harness::run::{execute_into, ready_configs, RunOutput};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
@@ -25,38 +25,65 @@ pub struct Ask {
     pub command: String,
     /// Where kernel settings (`+preempt=`) are judged: `/`, or a fake tree.
     pub sysfs_root: std::path::PathBuf,
+    /// For tests only (`--tiny-plan-for-tests`): the first three benchmarks
+    /// of the study's first part, three samples each.
+    pub tiny: bool,
 }
 
-/// The study's meta and the harness request its plan comes from.
-pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) -> (Meta, Request) {
-    let roles = (d.roles)(topo, ask.variant, host, &ask.sysfs_root);
-    let mut configs: Vec<String> = Vec::new();
-    for r in &roles {
-        if let Some(c) = &r.config {
-            if !configs.contains(c) {
-                configs.push(c.clone());
-            }
+/// A study's parts as run: the tiny test plan, or its own.
+pub fn parts(d: &Def, quick: bool, tiny: bool) -> Vec<Parts> {
+    let mut parts = (d.request)(quick);
+    if tiny {
+        parts.truncate(1);
+        for p in &mut parts {
+            p.selectors.truncate(3);
+            p.runs = Some(plan::Runs::Fixed(3));
+            // Parameters scoped to benchmarks left out would name nothing.
+            let kept = p.selectors.clone();
+            p.overrides.retain(|k, _| match k.split_once(':') {
+                Some((sel, _)) => kept.iter().any(|b| glob::Pattern::new(sel).is_ok_and(|g| g.matches(b))),
+                None => true,
+            });
         }
     }
-    let parts = (d.request)(ask.quick);
-    let meta = Meta { name: d.id.to_string(), quick: ask.quick, variant: ask.variant, roles };
-    let req = Request {
-        selectors: parts.selectors,
-        configs,
-        overrides: parts.overrides,
-        runs: plan::Runs::Default,
-        ci_target_pct: 1.0,
-        quick: ask.quick,
-        label: ask.label.clone(),
-        skip_unavailable: false,
-        sample_time: Duration::from_millis(10),
-        warmup: Duration::from_millis(100),
-        timeout: None,
-        command: ask.command.clone(),
-        // The caller (app) sets the sysfs root kernel settings are judged under.
-        sysfs_root: None,
-    };
-    (meta, req)
+    parts
+}
+
+/// The study's meta and the harness requests its plan comes from: one per
+/// part of the study, each with the configurations of the roles it runs in.
+pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) -> (Meta, Vec<Request>) {
+    let roles = (d.roles)(topo, ask.variant, host, &ask.sysfs_root);
+    let meta = Meta { name: d.id.to_string(), quick: ask.quick, variant: ask.variant, roles, tiny: ask.tiny };
+    let reqs = parts(d, ask.quick, ask.tiny)
+        .into_iter()
+        .map(|part| {
+            let mut configs: Vec<String> = Vec::new();
+            for r in meta.roles.iter().filter(|r| part.roles.is_empty() || part.roles.contains(&r.role.as_str())) {
+                if let Some(c) = &r.config {
+                    if !configs.contains(c) {
+                        configs.push(c.clone());
+                    }
+                }
+            }
+            Request {
+                selectors: part.selectors,
+                configs,
+                overrides: part.overrides,
+                runs: part.runs.unwrap_or(plan::Runs::Default),
+                ci_target_pct: 1.0,
+                quick: ask.quick,
+                label: ask.label.clone(),
+                skip_unavailable: false,
+                sample_time: Duration::from_millis(10),
+                warmup: Duration::from_millis(100),
+                timeout: None,
+                command: ask.command.clone(),
+                // The caller (app) sets the sysfs root kernel settings are judged under.
+                sysfs_root: None,
+            }
+        })
+        .collect();
+    (meta, reqs)
 }
 
 /// Plan a study (every mistake is bad input before anything runs). A study
@@ -94,7 +121,7 @@ pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
 pub fn find_resumable(store: &Store, d: &Def, ask: &Ask) -> Result<RunRecord> {
     let runs = store.runs(10_000)?;
     let found = runs.into_iter().map(|(r, _)| r).find(|r| {
-        Meta::of_run(r).is_some_and(|m| m.name == d.id && m.quick == ask.quick && m.variant == ask.variant)
+        Meta::of_run(r).is_some_and(|m| m.name == d.id && m.quick == ask.quick && m.variant == ask.variant && m.tiny == ask.tiny)
             && (ask.label.is_none() || r.label == ask.label)
             && r.status != RunStatus::Complete
     });
@@ -105,27 +132,104 @@ pub fn find_resumable(store: &Store, d: &Def, ask: &Ask) -> Result<RunRecord> {
     })
 }
 
-/// Execute the study's plan into its run: a new one, or with `resume` the
-/// one given (only its missing points). Returns the harness's output and
-/// how many points were already stored.
+/// One part of a study, planned.
+pub struct Stage {
+    pub req: Request,
+    pub plan: Plan,
+}
+
+/// Execute the study's parts, one after the other, into its run: a new one,
+/// or with `resume` the one given (only its missing points). Returns the
+/// harness's output (every part's results; the run as closed) and how many
+/// points were already stored.
 #[allow(clippy::too_many_arguments)]
-pub fn execute(req: &Request, mut plan: Plan, meta: &Meta, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>, resume: Option<RunRecord>) -> Result<(RunOutput, usize)> {
-    match resume {
-        Some(mut run) => {
-            let stored = store.results(run.id)?;
-            let (_, skipped) = drop_done(&mut plan, &stored);
-            // Continue the run as running; the study's meta stays as it was.
-            run.status = RunStatus::Running;
-            store.finish_run(run.id, RunStatus::Running, &run.environment)?;
-            let first = stored.len();
-            Ok((execute_into(req, plan, topo, store, interrupted, run, first)?, skipped))
+pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>, resume: Option<RunRecord>) -> Result<(RunOutput, usize)> {
+    let mut skipped = 0;
+    let (mut run, mut envs) = match resume {
+        Some(run) => {
+            let env = run.environment.clone();
+            (run, vec![env])
         }
         None => {
             let mut env = RunEnvironment::default();
             env.other.insert(META_KEY.into(), serde_json::to_value(meta)?);
-            let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, env);
+            let mut configs = Vec::new();
+            for st in &stages {
+                for c in ready_configs(&st.plan) {
+                    if !configs.iter().any(|x: &crate::config::Config| x.name == c.name) {
+                        configs.push(c);
+                    }
+                }
+            }
+            let mut run = RunRecord::begin(stages.first().and_then(|s| s.req.label.clone()), stages.first().map(|s| s.req.command.clone()).unwrap_or_default(), configs, host, env);
             run.id = store.begin_run(&run)?;
-            Ok((execute_into(req, plan, topo, store, interrupted, run, 0)?, 0))
+            (run, Vec::new())
+        }
+    };
+    let mut results = Vec::new();
+    let mut was_interrupted = false;
+    for Stage { req, mut plan } in stages {
+        let stored = store.results(run.id)?;
+        let (_, dropped) = drop_done(&mut plan, &stored);
+        skipped += dropped;
+        if plan.items.is_empty() {
+            continue;
+        }
+        // Continue the run as running; the study's meta stays as it was.
+        run.status = RunStatus::Running;
+        store.finish_run(run.id, RunStatus::Running, &run.environment)?;
+        let out = execute_into(&req, plan, topo, store, interrupted.clone(), run, stored.len())?;
+        run = out.run;
+        envs.push(run.environment.clone());
+        results.extend(out.results);
+        if out.interrupted {
+            was_interrupted = true;
+            break;
         }
     }
+    // One environment for the whole study: every part's schedule and counts.
+    run.environment = merge(envs, std::mem::take(&mut run.environment.other));
+    run.status = if was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
+    store.finish_run(run.id, run.status, &run.environment)?;
+    Ok((RunOutput { run, results, interrupted: was_interrupted }, skipped))
+}
+
+/// The environments of a study's parts (and of the sessions a resumed run
+/// had) as one: times and counts added, schedules joined, the first load
+/// before and the last load after.
+fn merge(envs: Vec<RunEnvironment>, other: serde_json::Map<String, serde_json::Value>) -> RunEnvironment {
+    let Some(mut out) = envs.first().cloned() else {
+        return RunEnvironment { other, ..RunEnvironment::default() };
+    };
+    let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    let addn = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    for e in envs.into_iter().skip(1) {
+        out.load_after = e.load_after.or(out.load_after);
+        out.others_cpus = match (out.others_cpus, e.others_cpus) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        out.elapsed_s = add(out.elapsed_s, e.elapsed_s);
+        out.workers_cpu_s = add(out.workers_cpu_s, e.workers_cpu_s);
+        out.peak_worker_rss_bytes = out.peak_worker_rss_bytes.max(e.peak_worker_rss_bytes);
+        out.peak_parent_rss_bytes = out.peak_parent_rss_bytes.max(e.peak_parent_rss_bytes);
+        out.warnings.extend(e.warnings);
+        out.retaken = addn(out.retaken, e.retaken);
+        out.noisy = addn(out.noisy, e.noisy);
+        out.auto_met = addn(out.auto_met, e.auto_met);
+        if let Some(c) = e.auto_capped {
+            out.auto_capped.get_or_insert_with(Vec::new).extend(c);
+        }
+        out.schedule.extend(e.schedule);
+        out.runs = out.runs.take().or(e.runs);
+        out.ci_target_pct = out.ci_target_pct.or(e.ci_target_pct);
+    }
+    out.other = other;
+    out
 }

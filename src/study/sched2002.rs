@@ -1,30 +1,40 @@
 //! sched-2002: Molnar's fully HT-aware scheduler (2002). His box is
 //! simulated (`kdelta simulate`: 2 packages x 1 core x 2 threads, two loops
 //! of 2.55 s, `make -j2` and `-j5`, stock-2002 against ht-aware-2002), and
-//! the builds run for real on this machine: both jobs on one core's two
-//! siblings (what the stock scheduler could do) against one per core (what
-//! the HT-aware one does).
+//! the experiment runs for real on this machine: the builds with both jobs
+//! on one core's two siblings (what the stock scheduler could do) against
+//! one per core (what the HT-aware one does), and two loops of a CPU-bound
+//! job placed by `kdelta place`'s policies (`place.loops`: naive,
+//! smt-aware, kernel) on every logical CPU (role `machine`, config `all`).
 
-use super::{pair, Def, Parts, RoleUse, StudyName, Variant};
+use super::{pair, single, Def, Parts, RoleUse, StudyName, Variant};
 use crate::topology::Topology;
 use clap::Parser;
 
 pub const DEF: Def = Def {
     name: StudyName::Sched2002,
     id: "sched-2002",
-    what: "Molnar's HT-aware scheduler (2002): his 2x1x2 box simulated (loops of 2.55 s, make -j2 and -j5, stock against HT-aware), and build.make at -j2 and -j5 here",
-    needs: "ht1 (both jobs on one core's siblings) against noht (one per core)",
+    what: "Molnar's HT-aware scheduler (2002): his 2x1x2 box simulated (loops of 2.55 s, make -j2 and -j5, stock against HT-aware), and here build.make at -j2 and -j5 and two loops placed by kdelta place (naive, smt-aware, kernel)",
+    needs: "ht1 (both jobs on one core's siblings) against noht (one per core); all (every logical CPU) for kdelta place",
     published: super::published::SCHED_2002,
     roles,
     request,
 };
 
 fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value, _root: &std::path::Path) -> Vec<RoleUse> {
-    pair(["A", "B"], ["ht1", "noht"], ["up", "smp2"], "which answers what spreading the jobs over a second CPU does rather than over a second core's sibling", topo)
+    let mut r = pair(["A", "B"], ["ht1", "noht"], ["up", "smp2"], "which answers what spreading the jobs over a second CPU does rather than over a second core's sibling", topo);
+    // kdelta place decides among every logical CPU, siblings included.
+    r.push(single("machine", "all", topo));
+    r
 }
 
-fn request(_quick: bool) -> Parts {
-    Parts::new(&["build.make"], &[("build.make:jobs", "2,5")])
+/// The builds in the A and B configurations; then Molnar's loops placed by
+/// kdelta place's three policies on the whole machine.
+fn request(_quick: bool) -> Vec<Parts> {
+    vec![
+        Parts::new(&["build.make"], &[("build.make:jobs", "2,5")]).in_roles(&["A", "B"]),
+        Parts::new(&["place.loops"], &[("place.loops:loops", "2"), ("place.loops:policy", "naive,smt-aware,kernel")]).in_roles(&["machine"]),
+    ]
 }
 
 #[derive(Parser)]

@@ -3,7 +3,7 @@
 //! the same. Absolute published figures are context only: what is compared
 //! is the direction of the change (better, worse, no clear change).
 
-use super::published::{self, Direction, Published, Row};
+use super::published::{self, Direction, Figure, Published, Row};
 use super::{Def, Meta};
 use crate::model::fmt::{fmt_num, fmt_pct};
 use crate::model::record::{ResultRecord, Status};
@@ -25,18 +25,46 @@ pub struct Measured {
     pub better: Better,
     /// A net figure whose interval reaches zero: below this bound, never compared.
     pub below: Option<f64>,
+    /// What the benchmark said of the result (no SMT to avoid, ...), shown under the table.
+    pub notes: Vec<String>,
 }
 
 impl Measured {
-    fn of(r: &ResultRecord) -> Result<Measured, String> {
+    /// A result's figure as the row asks: its median, the mean of its clean
+    /// samples, or the mean of a raw figure stored beside each sample.
+    fn of(r: &ResultRecord, figure: &Figure) -> Result<Measured, String> {
         if r.status != Status::Ok {
             return Err(r.reason.clone().unwrap_or_else(|| r.status.as_str().to_string()));
         }
         let clean = r.clean_with_meta();
         let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
-        let samples: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
-        let median = r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?;
-        Ok(Measured { samples, side: Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() }, median, unit: r.unit.clone(), better: r.better, below: r.below_resolution })
+        let side = Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() };
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (samples, median) = match figure {
+            Figure::Median => (clean.iter().map(|(v, _)| *v).collect(), r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?),
+            Figure::Mean => {
+                let v: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
+                if v.is_empty() {
+                    return Err("no clean sample".into());
+                }
+                let m = mean(&v);
+                (v, m)
+            }
+            Figure::PartMean(name) => {
+                let key = format!("{name}_samples");
+                let all: Vec<f64> = r.extras.get(&key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+                if all.len() != r.samples.len() || all.is_empty() {
+                    return Err(format!("{} stored no {name} per sample in this run ({key} is missing or does not line up with the samples)", r.benchmark));
+                }
+                let used = crate::model::sample::used(&r.samples_meta, r.samples.len());
+                let v: Vec<f64> = all.iter().zip(&used).filter(|(_, u)| **u).map(|(x, _)| *x).collect();
+                let m = mean(&v);
+                (v, m)
+            }
+        };
+        // A raw figure is never net of an overhead: below-resolution is the median's.
+        let below = if *figure == Figure::Median { r.below_resolution } else { None };
+        Ok(Measured { samples, side, median, unit: r.unit.clone(), better: r.better, below, notes: r.notes.clone() })
     }
 
     /// Simulated samples (seconds, lower is better).
@@ -45,7 +73,7 @@ impl Measured {
         if samples.is_empty() || !median.is_finite() {
             return Err("the simulation gave no figure".into());
         }
-        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower, below: None })
+        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower, below: None, notes: Vec::new() })
     }
 }
 
@@ -69,27 +97,28 @@ pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result
         .rev()
         .find(|r| r.benchmark == row.bench && r.config == *config && params.iter().all(|(k, v)| r.params.0.get(k) == Some(v)))
         .ok_or_else(|| {
-            if meta.quick && !in_plan(&(d_request(meta))(true), &row.bench, &params) {
+            let parts = super::def_by_id(&meta.name).map(|d| super::run::parts(d, meta.quick, meta.tiny)).unwrap_or_default();
+            if meta.tiny && !in_plan(&parts, &row.bench, &params) {
+                "not in the tiny plan of the tests".to_string()
+            } else if meta.quick && !in_plan(&parts, &row.bench, &params) {
                 "not in the --quick plan".to_string()
             } else {
                 "not measured in this run (interrupted? `--resume` runs the missing points)".to_string()
             }
         })?;
-    Measured::of(hit)
+    Measured::of(hit, &row.figure())
 }
 
-fn d_request(meta: &Meta) -> fn(bool) -> super::Parts {
-    super::def_by_id(&meta.name).map_or(|_| super::Parts::default(), |d| d.request)
-}
-
-/// Whether a plan's parameters include this point: every parameter the
-/// row names that the plan sets for the benchmark (`BENCH:NAME` or a glob)
-/// is among the plan's values.
-pub fn in_plan(parts: &super::Parts, bench: &str, params: &std::collections::BTreeMap<String, String>) -> bool {
-    params.iter().all(|(k, v)| {
-        parts.overrides.iter().all(|(key, list)| match key.split_once(':') {
-            Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => list.split(',').any(|x| x == v),
-            _ => true,
+/// Whether a plan's parts include this point: a part runs the benchmark,
+/// and every parameter the row names that the part sets for the benchmark
+/// (`BENCH:NAME` or a glob) is among the part's values.
+pub fn in_plan(parts: &[super::Parts], bench: &str, params: &std::collections::BTreeMap<String, String>) -> bool {
+    parts.iter().filter(|p| p.selects(bench)).any(|part| {
+        params.iter().all(|(k, v)| {
+            part.overrides.iter().all(|(key, list)| match key.split_once(':') {
+                Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => list.split(',').any(|x| x == v),
+                _ => true,
+            })
         })
     })
 }
@@ -161,6 +190,8 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
         table.before.extend(roles_line(&rows, meta));
         let mut tally = Tally::default();
         let mut unavailable = Vec::new();
+        // Each note once, with the rows it is about.
+        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
         let (mut ga, mut gb, mut gs, mut units) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for row in &rows {
             let published_dir = row.direction();
@@ -175,11 +206,29 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                     [show(a), show(b), "-".into(), "unclear: below resolution".into()]
                 }
                 (Ok(a), Ok(b)) => {
-                    let c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
+                    let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
+                    // A row of means shows the change of the means it shows;
+                    // its significance stays the tests' on the samples.
+                    if row.figure() != Figure::Median {
+                        if let Some(c) = c.as_mut() {
+                            let s = stats::compare::speedup_of(a.median, b.median, a.better);
+                            if s.is_finite() && s > 0.0 {
+                                c.speedup = s;
+                                c.change_pct = (s - 1.0) * 100.0;
+                            }
+                        }
+                    }
                     let (change, same) = match &c {
                         Some(c) => {
                             let star = if c.significant { "*" } else { "" };
-                            let same = match (published_dir, measured_direction(c, opt.threshold_pct)) {
+                            // Not significant with a noisy or busy side: the samples
+                            // were disturbed, more of them would not have told.
+                            let dir = match measured_direction(c, opt.threshold_pct) {
+                                Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => Err(crate::stats::Withheld::Noisy.describe()),
+                                Err(_) if !c.significant && (a.side.busy || b.side.busy) => Err(crate::stats::Withheld::Busy.describe()),
+                                d => d,
+                            };
+                            let same = match (published_dir, dir) {
                                 (Some(p), Ok(m)) => {
                                     tally.of += 1;
                                     if p == m {
@@ -213,12 +262,31 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                     [cell(&a), cell(&b), "-".into(), "-".into()]
                 }
             };
-            let mut r = vec![row.row.clone(), pa, pb, pc];
+            let mut label = row.row.clone();
+            // What the benchmark says of the row itself: the notes both sides
+            // carry (a side's own remarks, such as an overshoot, stay with its
+            // result: `kdelta show RUN --warnings`, the HTML report).
+            let said: Vec<&String> = match (&a, &b) {
+                (Ok(a), Ok(b)) => a.notes.iter().filter(|n| b.notes.contains(n)).collect(),
+                _ => Vec::new(),
+            };
+            if !said.is_empty() {
+                label.push_str(" (note)");
+                for n in said {
+                    match notes.iter_mut().find(|(text, _)| text == n) {
+                        Some((_, rows)) if rows.contains(&row.row) => {}
+                        Some((_, rows)) => rows.push(row.row.clone()),
+                        None => notes.push((n.clone(), vec![row.row.clone()])),
+                    }
+                }
+            }
+            let mut r = vec![label, pa, pb, pc];
             r.extend(cells);
             table.rows.push(r);
         }
         table.rows.push(geomean_row(t, &ga, &gb, &gs, &units));
         table.after.push(tally.line());
+        table.after.extend(notes.into_iter().map(|(n, rows)| format!("note ({}): {n}", rows.join("; "))));
         table.after.extend(unavailable);
         total.add(&tally);
         out.push(table);

@@ -2,7 +2,9 @@
 //! a `make -jN` level (`jobs`), cleaned before every sample, and its wall,
 //! user and system time are taken from the kernel's accounting of the
 //! finished children (`wait4` rusage). The value is wall seconds; user and
-//! system seconds per sample are stored beside it.
+//! system seconds per sample are stored beside it as parts (the result's
+//! extras `user_s`/`sys_s`: medians of the clean builds; `user_s_samples`/
+//! `sys_s_samples`: every build's, aligned with the samples).
 //!
 //! The workload is a generated, deterministic C project ([`project`]) built
 //! with the system's `cc` and `make`, or a user's own tree (`dir`, `cmd`,
@@ -106,25 +108,21 @@ impl Benchmark for BuildMake {
             child::run(&clean, &dir, jobs, &log).context("clean before the warm-up build")?;
             child::run(&cmd, &dir, jobs, &log).context("warm-up build")?;
         }
-        let (mut user, mut sys) = (Vec::new(), Vec::new());
         for _ in 0..s.samples_wanted() {
             child::run(&clean, &dir, jobs, &log).context("clean between builds")?;
             s.begin_sample();
             let u = child::run(&cmd, &dir, jobs, &log).context("build")?;
             s.push(u.wall.as_secs_f64(), u.wall);
-            user.push(u.user.as_secs_f64());
-            sys.push(u.sys.as_secs_f64());
+            // Parts, not extras: they stay aligned with the samples of every
+            // worker (a result's 5 builds come from 5 workers).
+            s.part("user_s", u.user.as_secs_f64());
+            s.part("sys_s", u.sys.as_secs_f64());
         }
         // What the last build made, so runs in different configurations
         // (`preload=`, `tunables=`) can be checked for identical outputs.
         if let Some(d) = outputs_digest(&dir) {
             s.extra("outputs_digest", d);
         }
-        let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
-        s.extra("user_s_mean", mean(&user));
-        s.extra("sys_s_mean", mean(&sys));
-        s.extra("user_s", user);
-        s.extra("sys_s", sys);
         Ok(())
     }
 }
@@ -179,8 +177,8 @@ mod tests {
         let out = s.finish();
         assert_eq!(out.samples.len(), 1);
         assert!(out.samples[0] > 0.0);
-        assert_eq!(out.extras["user_s"].as_array().unwrap().len(), 1);
-        let cpu = out.extras["user_s_mean"].as_f64().unwrap() + out.extras["sys_s_mean"].as_f64().unwrap();
+        assert_eq!(out.parts["user_s"].len(), 1);
+        let cpu = out.parts["user_s"][0] + out.parts["sys_s"][0];
         assert!(cpu > 0.0, "the compilers' time is counted: {cpu}");
         assert_eq!(out.extras["cmd"], "make -j2");
         assert!(out.extras["outputs_digest"].as_str().unwrap().ends_with("files)"));

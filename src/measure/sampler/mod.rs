@@ -370,6 +370,14 @@ impl Sampler {
         self.out.meta.push(meta);
     }
 
+    /// A raw figure of the whole-run sample just pushed (a build's user
+    /// and system time), one per [`push`](Self::push): kept aligned with the
+    /// samples over every worker, and stored as [`SampleSet::parts`] are
+    /// (`NAME`: the median over the clean samples, `NAME_samples`: all).
+    pub fn part(&mut self, name: &str, value: f64) {
+        self.out.parts.entry(name.to_string()).or_default().push(value);
+    }
+
     /// Store a benchmark-specific figure beside the result.
     pub fn extra(&mut self, key: &str, value: impl Into<serde_json::Value>) {
         self.out.extras.insert(key.to_string(), value.into());
