@@ -1,15 +1,18 @@
 //! A progress bar on stderr: shown only on a terminal, and only once a run has
 //! lasted more than a second and a half, so short runs print nothing extra.
+//! Clones share one bar, so a caller that runs several plans one after the
+//! other (a study's parts) shows them as one.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+#[derive(Clone)]
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
     tty: bool,
-    shown: std::cell::Cell<bool>,
+    shown: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
 impl Progress {
@@ -18,7 +21,7 @@ impl Progress {
         bar.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} workers, {eta} left {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal(), shown: std::cell::Cell::new(false) }
+        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal(), shown: std::rc::Rc::new(std::cell::Cell::new(false)) }
     }
     fn maybe_show(&self) {
         if self.tty && !self.shown.get() && self.start.elapsed() > Duration::from_millis(1500) {

@@ -71,7 +71,14 @@ struct Ledger {
 pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
     let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
-    execute_into(req, plan, topo, store, interrupted, run, 0)
+    execute_into(req, plan, topo, store, interrupted, run, 0, None)
+}
+
+/// How many workers a plan will start before any retakes: what its progress
+/// bar counts. A caller that shows several plans on one bar adds these up.
+pub fn planned_jobs(req: &Request, plan: &Plan) -> usize {
+    let ready = ready_configs(plan).len();
+    plan.items.iter().filter(|it| it.unsupported.is_none()).map(|it| split_rounds(wanted(req, &it.info)).len() * ready).sum()
 }
 
 /// The configurations of a plan that will run.
@@ -82,7 +89,11 @@ pub fn ready_configs(plan: &Plan) -> Vec<Config> {
 /// Execute a plan into a run already stored (begun by the caller, or an
 /// interrupted one being continued): results get sequence numbers from
 /// `first_seq` on, and fields the caller put in the run's environment's
-/// `other` map are kept when the run is closed.
+/// `other` map are kept when the run is closed. With `progress`, the plan's
+/// workers are shown on the caller's bar, which already counts
+/// [`planned_jobs`] for it and which the caller finishes; else on a bar of
+/// its own.
+#[allow(clippy::too_many_arguments)]
 pub fn execute_into(
     req: &Request,
     plan: Plan,
@@ -91,6 +102,7 @@ pub fn execute_into(
     interrupted: Arc<AtomicBool>,
     mut run: RunRecord,
     first_seq: usize,
+    progress: Option<&super::progress::Progress>,
 ) -> Result<RunOutput> {
     let ready = ready_configs(&plan);
     // What a kdelta killed outright left behind goes first (marked, owner dead).
@@ -114,14 +126,14 @@ pub fn execute_into(
         Runs::Default => !req.quick && (ready.len() > 1 || multi_point),
     };
 
-    let total_jobs: usize =
-        plan.items.iter().filter(|it| it.unsupported.is_none()).map(|it| split_rounds(wanted(req, &it.info)).len() * ready.len()).sum();
+    let own_progress = progress.is_none();
+    let progress = progress.cloned().unwrap_or_else(|| super::progress::Progress::new(planned_jobs(req, &plan) as u64));
     let mut ex = Executor {
         req,
         topo,
         tmp: tmp.path().to_path_buf(),
         interrupted: interrupted.clone(),
-        progress: super::progress::Progress::new(total_jobs as u64),
+        progress,
         job_no: 0,
         workers_cpu: 0.0,
         peak_worker_rss: 0,
@@ -145,7 +157,9 @@ pub fn execute_into(
             results.push(r);
         }
     }
-    ex.progress.finish();
+    if own_progress {
+        ex.progress.finish();
+    }
     // Kernel settings back as found, before anything else can fail.
     if let Some(mut k) = ex.knobs.take() {
         if let Err(e) = k.restore() {

@@ -5,7 +5,7 @@
 
 use super::{Def, Meta, Parts, Variant, META_KEY};
 use crate::harness::plan::{self, Plan, Request};
-use crate::harness::run::{execute_into, ready_configs, RunOutput};
+use crate::harness::run::{execute_into, planned_jobs, ready_configs, RunOutput};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
 use crate::model::{Params, RunEnvironment};
 use crate::store::Store;
@@ -168,17 +168,22 @@ pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_jso
     };
     let mut results = Vec::new();
     let mut was_interrupted = false;
-    for Stage { req, mut plan } in stages {
-        let stored = store.results(run.id)?;
-        let (_, dropped) = drop_done(&mut plan, &stored);
-        skipped += dropped;
+    // One progress bar for the whole study: every part's missing points.
+    let mut stages = stages;
+    let stored = store.results(run.id)?;
+    for st in &mut stages {
+        skipped += drop_done(&mut st.plan, &stored).1;
+    }
+    let progress = crate::harness::progress::Progress::new(stages.iter().map(|st| planned_jobs(&st.req, &st.plan)).sum::<usize>() as u64);
+    for Stage { req, plan } in stages {
         if plan.items.is_empty() {
             continue;
         }
+        let stored = store.results(run.id)?;
         // Continue the run as running; the study's meta stays as it was.
         run.status = RunStatus::Running;
         store.finish_run(run.id, RunStatus::Running, &run.environment)?;
-        let out = execute_into(&req, plan, topo, store, interrupted.clone(), run, stored.len())?;
+        let out = execute_into(&req, plan, topo, store, interrupted.clone(), run, stored.len(), Some(&progress))?;
         run = out.run;
         envs.push(run.environment.clone());
         results.extend(out.results);
@@ -187,6 +192,7 @@ pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_jso
             break;
         }
     }
+    progress.finish();
     // One environment for the whole study: every part's schedule and counts.
     run.environment = merge(envs, std::mem::take(&mut run.environment.other));
     run.status = if was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
