@@ -160,15 +160,9 @@ pub(super) unsafe extern "C" fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) 
     _mm256_storeu_si256(d.add(n - 3 * VW) as *mut V, v);
 }
 
-/// Without streaming, one `rep stosb` of the page, as glibc's `memset`
-/// does from 2 KiB up: measured pinned on this Zen 4 (EPYC, ERMS and FSRM),
-/// clearing pages not in cache, 32-byte and 64-byte aligned store loops ran
-/// 0.90-0.94x the C library (1, 4, 16 and 128 pages a call) and
-/// `rep stosb` 1.00-1.02x; on cached pages the store loops 1.06-1.07x and
-/// `rep stosb` 1.03-1.05x (issue 21; docs/mem.md). The string store writes
-/// whole lines without reading them first where the CPU can, which the
-/// vector loop cannot without streaming. Streaming stays the vector loop
-/// with `vmovntdq`.
+/// Without streaming, one `rep stosb` (glibc's `memset` from 2 KiB up): on
+/// pages not in cache, pinned on this Zen 4, vector store loops ran
+/// 0.90-0.94x the C library and `rep stosb` 1.00-1.02x (docs/mem.md).
 ///
 /// # Safety
 /// `d` 4096-aligned and valid for 4096 writes, AVX2 present.
@@ -176,9 +170,8 @@ pub(super) unsafe extern "C" fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) 
 pub(super) unsafe extern "C" fn clear_page_avx2(d: *mut u8, nt: bool) {
     if !nt {
         // SAFETY: `rep stosb` stores `al` (0) to the `rcx` (4096) bytes from
-        // `rdi` upward (the ABI keeps the direction flag clear on entry to
-        // a function), exactly `[d, d + 4096)`, valid for writes by the
-        // contract.
+        // `rdi` upward (the ABI keeps the direction flag clear), exactly
+        // `[d, d + 4096)`, valid for writes by the contract.
         unsafe {
             asm!("rep stosb", inout("rdi") d => _, inout("rcx") super::PAGE => _, in("al") 0u8,
                  options(nostack, preserves_flags));
