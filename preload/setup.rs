@@ -8,14 +8,14 @@ use crate::{COPY_NT_MIN, SET_NT_MIN};
 use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 /// 0: not chosen yet; then one of the constants below.
-static LEVEL: AtomicU8 = AtomicU8::new(0);
+pub(crate) static LEVEL: AtomicU8 = AtomicU8::new(0);
 const PORTABLE: u8 = 1;
 #[cfg(target_arch = "x86_64")]
 const SSE2: u8 = 2;
 #[cfg(target_arch = "x86_64")]
 const AVX2: u8 = 3;
 #[cfg(target_arch = "x86_64")]
-const AVX512: u8 = 4;
+pub(crate) const AVX512: u8 = 4;
 #[cfg(target_arch = "aarch64")]
 const NEON: u8 = 5;
 
@@ -122,12 +122,14 @@ pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt: bool) {
     }
 }
 
-/// The strlen of the chosen variant.
+/// The strlen of every variant but AVX-512, and before the first choice:
+/// the exported `strlen` (`lib.rs`) tests [`LEVEL`] for AVX-512 itself and
+/// jumps here otherwise.
 ///
 /// # Safety
 /// `p` starts a NUL-terminated string.
-#[inline(always)]
-pub unsafe fn strlen(p: *const u8) -> usize {
+#[inline(never)]
+pub unsafe extern "C" fn strlen_other(p: *const u8) -> usize {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]

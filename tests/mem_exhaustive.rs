@@ -127,9 +127,10 @@ fn clear_page_zeroes_exactly_one_page() {
 
 #[test]
 fn strlen_every_length_and_offset() {
-    // Longer than the copies' MAX: the AVX-512 strlen reaches its 256-byte
-    // block loop only after 320 bytes, and every quarter of a loop block and
-    // a second iteration need to hold the NUL at every start offset.
+    // Longer than the copies' MAX: the AVX-512 strlen reaches its 128-byte
+    // step loop only after 192-256 bytes, and each of a step's four 32-byte
+    // vectors and later iterations need to hold the NUL at every start
+    // offset.
     const MAX: usize = 1100;
     let mut buf = vec![0u8; OFFS + MAX + 64];
     for t in variants() {

@@ -1,6 +1,6 @@
-//! x86-64 AVX-512 variant (64-byte vectors): copies up to 2 KiB and strlen,
-//! both written in assembly (`global_asm!`) so their entry and branch
-//! targets are aligned. Longer copies, fills and page clears use the AVX2
+//! x86-64 AVX-512 variant: copies up to 2 KiB (64-byte vectors) and strlen
+//! (a 64-byte first window, then 32-byte vectors), both written in assembly
+//! (`global_asm!`) so their entry and branch targets are aligned. Longer copies, fills and page clears use the AVX2
 //! code (the variant requires AVX2 as well): on this Zen 4 a 64-byte store
 //! issues as two 32-byte ones, and the 64-byte loops measured no faster there.
 //! Safety contracts are the module's (`super` docs); every function here
@@ -229,64 +229,68 @@ global_asm!(
 // Zen 4, the Rust version's speed on 64-128-byte strings moved between 0.88x
 // and 1.4x libc from one build to the next as unrelated code changed where
 // the linker put it; stable Rust cannot align a function. Here the entry is
-// 64-byte aligned and the branch targets and loop heads are 16-byte aligned
-// (padding runs at most once per call, on entering a loop, never on the
+// 64-byte aligned and the branch targets and loop head are 16-byte aligned
+// (padding runs at most once per call, on entering the loop, never on the
 // short-string paths), the 2001 study's first technique ("branch targets
-// aligned to fetch blocks"). It works in
-// zmm16-zmm17 and k1 only, which leave no dirty upper state, so no
-// `vzeroupper` is needed on return.
+// aligned to fetch blocks"). It works in zmm16-zmm21 and k1-k3 only, which
+// leave no dirty upper state, so no `vzeroupper` is needed on return.
 //
-// Loads, each inside one page that holds a byte of the string (module docs):
+// Loads, each inside one page that holds a byte of the string (module docs).
+// THE SAFETY ARGUMENT: strlen never reads across into a page it does not
+// own. Every load but the first is an *aligned* block of 32 bytes whose
+// first byte is at or before the first byte not yet checked, so (no NUL
+// having been found before it) the block holds a byte of the string or its
+// NUL; 32 divides the page size, so the block lies inside that byte's page,
+// which is mapped. The first load is either 64 bytes inside the 4096-byte
+// chunk holding the start, or an aligned 64-byte block holding the start:
 // - first, when `[p, p + 64)` does not cross a 4096-byte boundary, one
 //   *unaligned* 64-byte load at `p`: it lies in the 4096-byte chunk holding
 //   `p`, which is mapped because `p` is the string's first byte (or its NUL).
 //   Otherwise the aligned 64-byte block holding `p`, with the bytes before
-//   `p` shifted out of the mask;
-// - then the next four aligned 64-byte blocks one by one (no loop control for
-//   short strings), each loaded only when no byte before it is the NUL;
-// - then aligned 128-byte blocks (two loads folded by byte-wise minimum, one
-//   test) from the 128-byte boundary at or below the first unchecked byte.
-//   Each block starts at or before a byte not yet known to follow the NUL,
-//   so it holds a byte that must be read; 64 and 128 divide the page size,
-//   so the block lies in that byte's page, which is mapped. On a hit the
-//   64-byte parts of the block are tested again in order to find the first
-//   NUL.
+//   `p` shifted out of the mask. Either way no NUL lies in `[p, e)` with
+//   `e = (p & -32) + 64` (the non-crossing window ends at `p + 64 >= e`; the
+//   aligned block at `p & -64` ends at `(p & -64) + 64`, and there `rdx` is
+//   `p & -64`, so `e` is that end);
+// - then the four aligned 32-byte blocks from `e` one by one (no loop
+//   control for short strings; a compare of the memory operand against a
+//   zeroed register), each loaded only when no byte before it is the NUL;
+// - then a loop of aligned 128-byte steps from the 128-byte boundary at or
+//   below the first unchecked byte `e + 128`, each step four aligned 32-byte
+//   loads folded pairwise by byte-wise minimum and tested with one
+//   `kortest`. Each 32-byte block of a step starts at or before a byte not
+//   yet known to follow the NUL (the step is only taken when no NUL came
+//   before it), so the argument above holds for each. On a hit the NUL's
+//   position comes from the registers of the step (the first vector's own
+//   mask below the pair's), with no second load.
 //
-// The loop's step is 128 bytes, as glibc's `strlen-evex.S` steps (four
-// 32-byte vectors there, two 64-byte ones here). An earlier version went on
-// to 256-byte steps (four 64-byte loads, one test) past 512-768 bytes: as
-// fast as the C library on cached strings, but 0.65-0.74x on strings not in
-// cache, at every size (issue 21). Measured pinned, alternating libc and
-// tuned in short blocks timed by the thread's CPU clock, 61 pairs, on cold
-// strings (a 64 MiB rotation): the 256-byte loop 0.84-0.90x libc at 4 KiB,
-// 1 MiB and 16 MiB; 256-byte steps of eight 32-byte loads 0.90-0.97x; a
-// software prefetch 512 or 1024 bytes ahead 0.64-0.76x (it disturbs the
-// hardware prefetcher); 128-byte steps of 32-byte vectors (glibc's loop)
-// 0.98-1.02x cold but 0.79-0.92x warm at 512 B-4 KiB; these 128-byte steps
-// of 64-byte vectors 0.98-1.07x cold and 0.99-1.01x warm (docs/mem.md).
+// This is glibc 2.36's `strlen-evex.S` shape (32-byte vectors in the loop,
+// 128 bytes a step) with a 64-byte first window. Measured pinned on this
+// Zen 4 against the C library in alternating blocks (thread CPU time, 81
+// rounds, median per-round ratio; issue 21): the 64-byte-vector loop of the
+// previous version (two 64-byte loads a step, and a second load of the
+// block on a hit) ran 1.06-1.10x libc on warm strings of 512 B-2 KiB but
+// 0.91-0.95x on strings not in cache (4 KiB-16 MiB), at every try; a loop of
+// four 32-byte loads a step ran 0.98-1.01x on cold strings. Re-testing the
+// block on a hit cost 3-6% on warm 1-4 KiB strings, and 64-byte checks
+// before the loop (which then re-read up to 64 bytes) another 2-3%. Hybrids
+// (64-byte vectors for the first 1-4 KiB, then 32-byte) moved the loss to
+// whichever of warm and cold strings they favoured less. So the loop takes
+// glibc's shape (docs/mem.md has the figures).
 global_asm!(
     ".pushsection .text.kdelta_strlen_avx512,\"ax\",@progbits",
-    // rax = the zero-byte mask of the aligned 64 bytes at rdx.
-    ".macro kds_zmask",
-    "vmovdqa64 zmm16, zmmword ptr [rdx]",
-    "vptestnmb k1, zmm16, zmm16",
-    "kmovq rax, k1",
-    ".endm",
-    // To .Lkds_found if the 64 bytes at rdx hold a NUL, else rdx += 64.
-    ".macro kds_test_next",
-    "kds_zmask",
-    "test rax, rax",
-    "jnz .Lkds_found",
-    "add rdx, 64",
+    // To `label` when the aligned 32 bytes at rdx + off hold a NUL, with
+    // eax = their zero-byte mask (zmm21 is zero).
+    ".macro kds_test32 off, label",
+    "vpcmpeqb k1, ymm21, ymmword ptr [rdx + \\off]",
+    "kmovd eax, k1",
+    "test eax, eax",
+    "jnz \\label",
     ".endm",
     ".p2align 6",
     ".globl kdelta_strlen_avx512",
     ".hidden kdelta_strlen_avx512",
     ".type kdelta_strlen_avx512,@function",
     "kdelta_strlen_avx512:",
-    // rdi = p; rdx = p & -64 (the aligned block holding p).
-    "mov rdx, rdi",
-    "and rdx, -64",
     "mov eax, edi",
     "and eax, 4095",
     "cmp eax, 4032",
@@ -295,53 +299,102 @@ global_asm!(
     "vptestnmb k1, zmm16, zmm16",
     "kmovq rax, k1",
     "test rax, rax",
-    "jz .Lkds_next",
+    "jz .Lkds_more",
     "tzcnt rax, rax",
     "ret",
+    // The NUL is in the 32 bytes at rdx + 64 + 32 * (i - 1), eax its mask.
+    ".p2align 4",
+    ".Lkds_x1:",
+    "tzcnt eax, eax",
+    "sub rdx, rdi",
+    "lea rax, [rdx + rax + 64]",
+    "ret",
+    ".p2align 4",
+    ".Lkds_x2:",
+    "tzcnt eax, eax",
+    "sub rdx, rdi",
+    "lea rax, [rdx + rax + 96]",
+    "ret",
+    ".p2align 4",
+    ".Lkds_x3:",
+    "tzcnt eax, eax",
+    "sub rdx, rdi",
+    "lea rax, [rdx + rax + 128]",
+    "ret",
+    ".p2align 4",
+    ".Lkds_x4:",
+    "tzcnt eax, eax",
+    "sub rdx, rdi",
+    "lea rax, [rdx + rax + 160]",
+    "ret",
+    // [p, p + 64) would cross a 4096-byte boundary: the aligned 64-byte
+    // block holding p, the bytes before p shifted out of the mask.
     ".p2align 4",
     ".Lkds_cross:",
-    "kds_zmask",
+    "mov rdx, rdi",
+    "and rdx, -64",
+    "vmovdqa64 zmm16, zmmword ptr [rdx]",
+    "vptestnmb k1, zmm16, zmm16",
+    "kmovq rax, k1",
     "mov ecx, edi", // shr by cl uses cl mod 64 = p - rdx
     "shr rax, cl",
     "test rax, rax",
-    "jz .Lkds_next",
+    "jz .Lkds_checks",
     "tzcnt rax, rax",
     "ret",
-    // No NUL in [p, rdx + 64): the next four aligned blocks.
+    // No NUL in [p, rdx + 64), rdx 32-aligned: the next four aligned
+    // 32-byte blocks.
     ".p2align 4",
-    ".Lkds_next:",
+    ".Lkds_more:",
+    "mov rdx, rdi",
+    "and rdx, -32",
+    ".Lkds_checks:",
+    "vpxorq xmm21, xmm21, xmm21",
+    "kds_test32 64, .Lkds_x1",
+    "kds_test32 96, .Lkds_x2",
+    "kds_test32 128, .Lkds_x3",
+    "kds_test32 160, .Lkds_x4",
+    // No NUL in [p, rdx + 192). Steps of 128 bytes from the 128-byte
+    // boundary at or below rdx + 192; the loop loads at rdx + 128.
     "add rdx, 64",
-    "kds_test_next",
-    "kds_test_next",
-    "kds_test_next",
-    "kds_test_next",
-    // No NUL in [p, rdx). 128-byte steps from rdx rounded down to 128.
     "and rdx, -128",
     ".p2align 4",
-    ".Lkds_loop128:",
-    "vmovdqa64 zmm16, zmmword ptr [rdx]",
-    "vpminub zmm17, zmm16, zmmword ptr [rdx + 64]",
-    "vptestnmb k1, zmm17, zmm17",
-    "kortestq k1, k1",
-    "jnz .Lkds_in128",
-    "add rdx, 128",
-    "jmp .Lkds_loop128",
-    // The NUL is in the 128 bytes at rdx: test its 64-byte parts in order.
-    ".p2align 4",
-    ".Lkds_in128:",
-    "kds_test_next",
-    "kds_zmask",
-    "jmp .Lkds_found",
-    // rax = the zero-byte mask of the 64-byte block at rdx, not zero.
-    ".p2align 4",
-    ".Lkds_found:",
-    "tzcnt rax, rax",
+    ".Lkds_loop:",
+    "vmovdqa64 ymm17, ymmword ptr [rdx + 128]",
+    "vpminub ymm18, ymm17, ymmword ptr [rdx + 160]",
+    "vmovdqa64 ymm19, ymmword ptr [rdx + 192]",
+    "vpminub ymm20, ymm19, ymmword ptr [rdx + 224]",
+    "vptestnmb k1, ymm18, ymm18",
+    "vptestnmb k2, ymm20, ymm20",
+    "sub rdx, -128",
+    "kortestd k1, k2",
+    "jz .Lkds_loop",
+    // The NUL is in the 128 bytes at rdx. k1 marks where the first or the
+    // second vector is zero: if any, the first NUL is the lowest set bit of
+    // (k1 << 32 | the first vector's own mask), since a NUL in the first
+    // vector comes before any in the second and, when the first has none,
+    // k1's bits are the second's. Else the same with k2 and the third.
+    "kmovd eax, k1",
     "sub rdx, rdi",
+    "test eax, eax",
+    "jz .Lkds_second",
+    "vptestnmb k3, ymm17, ymm17",
+    "kmovd ecx, k3",
+    "shl rax, 32",
+    "or rax, rcx",
+    "tzcnt rax, rax",
     "add rax, rdx",
     "ret",
+    ".p2align 4",
+    ".Lkds_second:",
+    "vptestnmb k3, ymm19, ymm19",
+    "kunpckdq k3, k2, k3",
+    "kmovq rax, k3",
+    "tzcnt rax, rax",
+    "lea rax, [rdx + rax + 64]",
+    "ret",
     ".size kdelta_strlen_avx512, . - kdelta_strlen_avx512",
-    ".purgem kds_test_next",
-    ".purgem kds_zmask",
+    ".purgem kds_test32",
     ".popsection",
 );
 
@@ -353,7 +406,7 @@ extern "C" {
     /// AVX-512F/BW/VL and AVX2 present.
     pub(super) fn kdelta_copy_avx512(d: *mut u8, s: *const u8, n: usize, nt: bool);
 
-    /// The strlen above: clobbers rax, rcx, rdx, zmm16, zmm17, k1, all
+    /// The strlen above: clobbers rax, rcx, rdx, zmm16-zmm21, k1-k3, all
     /// caller-saved.
     ///
     /// # Safety

@@ -287,8 +287,8 @@ impl Tuned {
         let d = page.as_mut_ptr();
         // SAFETY: `d` is 4096-aligned and valid for 4096 writes; `fns.clear_page`
         // is the routine of an available variant; the callee writes exactly
-        // `[d, d + 4096)` with stores of at most 32 bytes at multiples of
-        // their width.
+        // `[d, d + 4096)`, with one `rep stosb` or stores of at most 32
+        // bytes at multiples of their width.
         unsafe { (self.fns.clear_page)(d, nt) }
     }
 
