@@ -107,6 +107,9 @@ pub fn is_done(r: &ResultRecord) -> bool {
 
 /// Drop the plan's points that `stored` already has for every configuration;
 /// returns how many points (item x configuration) remain and were dropped.
+/// A point stored in only some configurations runs again in all of them, so
+/// its sides are measured interleaved in one session; its older partial
+/// result stays stored (nothing is deleted) and the tables read the newest.
 pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
     let ready: Vec<String> = ready_configs(plan).into_iter().map(|c| c.name).collect();
     let has = |name: &str, p: &Params, cfg: &str| stored.iter().any(|r| r.benchmark == name && &r.params == p && r.config == cfg && is_done(r));
