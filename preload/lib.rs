@@ -23,8 +23,9 @@
 //! - The variant (AVX-512, AVX2, SSE2 on x86-64; NEON on aarch64) is chosen
 //!   on the first call from `cpuid` and `xgetbv` (the OS must save the
 //!   vector state), as the benchmark's `Tuned::detect` does.
-//! - Non-temporal stores follow the rule from the calling CPU's share of its
-//!   last-level cache, read once from sysfs by a constructor; until then, or
+//! - Non-temporal stores follow the rule (`ntrule.rs`: copies against the
+//!   calling CPU's share of its last-level cache, fills against the whole
+//!   cache), read once from sysfs by a constructor; until then, or
 //!   when sysfs does not say, the routines never stream (as glibc 2.36's
 //!   memset never does).
 
@@ -43,6 +44,9 @@ mod portable;
 #[cfg(target_arch = "x86_64")]
 #[path = "../src/bench/mem/tuned/avx512.rs"]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+#[path = "../src/bench/mem/tuned/avx512_set.rs"]
+mod avx512_set;
 #[cfg(target_arch = "x86_64")]
 #[path = "../src/bench/mem/tuned/x86.rs"]
 mod x86;

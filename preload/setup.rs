@@ -112,7 +112,9 @@ pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt: bool) {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]
-            AVX512 | AVX2 => crate::x86::set_avx2(d, c, n, nt),
+            AVX512 => crate::avx512_set::kdelta_set_avx512(d, c, n, nt),
+            #[cfg(target_arch = "x86_64")]
+            AVX2 => crate::x86::set_avx2(d, c, n, nt),
             #[cfg(target_arch = "x86_64")]
             SSE2 => crate::x86::set_sse2(d, c, n, nt),
             #[cfg(target_arch = "aarch64")]
@@ -155,7 +157,7 @@ extern "C" {
 }
 
 /// Runs when the library is loaded: the thresholds from the loading CPU's
-/// share of its last-level cache.
+/// last-level cache and its sharing.
 #[used]
 #[link_section = ".init_array"]
 static INIT: extern "C" fn() = init;
@@ -165,9 +167,9 @@ extern "C" fn init() {
     choose();
     let cpu = unsafe { sched_getcpu() };
     let cpu = if cpu < 0 { 0 } else { cpu as u32 };
-    if let Some(share) = llc_share(cpu) {
-        COPY_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Copy, share)), Relaxed);
-        SET_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Set, share)), Relaxed);
+    if let Some(llc) = llc_of(cpu) {
+        COPY_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Copy, llc)), Relaxed);
+        SET_NT_MIN.store(clamp(ntrule::auto_threshold(Touch::Set, llc)), Relaxed);
     }
 }
 
@@ -237,10 +239,10 @@ fn read_file(path: &PathBuf, out: &mut [u8; 64]) -> Option<usize> {
     }
 }
 
-/// The calling CPU's share of its highest-level data or unified cache
-/// (the benchmark's `cache::llc_share`, without the standard library).
-fn llc_share(cpu: u32) -> Option<u64> {
-    let mut best: Option<(u32, u64)> = None;
+/// The calling CPU's highest-level data or unified cache and how many CPUs
+/// share it (the benchmark's `cache::llc_share`, without the standard library).
+fn llc_of(cpu: u32) -> Option<ntrule::Llc> {
+    let mut best: Option<(u32, ntrule::Llc)> = None;
     let mut next = 0;
     while next < 16 {
         let index = next;
@@ -267,7 +269,7 @@ fn llc_share(cpu: u32) -> Option<u64> {
         let Some(n) = file(b"shared_cpu_list", &mut buf) else { continue };
         let Some(sharing) = buf.get(..n).and_then(ntrule::count_cpu_list) else { continue };
         if best.map_or(true, |(l, _)| level > l) {
-            best = Some((level, ntrule::share(size, sharing)));
+            best = Some((level, ntrule::Llc { bytes: size, sharing }));
         }
     }
     best.map(|(_, s)| s)

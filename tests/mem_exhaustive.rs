@@ -2,8 +2,9 @@
 //! memset at every size 0..=512 and every source/destination offset 0..=63,
 //! against the standard library, with the bytes around the destination
 //! checked untouched; strlen at every length 0..=1100 and start offset 0..=63;
-//! and copies of every size 513..=4160 (where the loops start) at offsets on
-//! and off a vector boundary.
+//! copies and fills of every size 513..=4160 (where the loops and the
+//! string stores start) at offsets on and off a vector boundary, and copies
+//! around the size where the AVX-512 copy becomes one `rep movsb`.
 //! One set of buffers is reused and only the changed bytes are restored, so
 //! the 2.1 million copy cases per variant stay fast in a debug build.
 
@@ -198,6 +199,52 @@ fn copy_loop_sizes_every_variant() {
                         dst[at..at + n].fill(GUARD);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Fills past the exhaustive range, where the AVX-512 fill's aligned loop
+/// (513-2047 bytes) and its `rep stosb` (2048 up) run: every size up to
+/// 4160 at offsets on and off a vector boundary, streaming or not.
+#[test]
+fn set_loop_sizes_every_variant() {
+    const TOP: usize = 4160;
+    let guard = [GUARD; SIDE];
+    for t in variants() {
+        for nt_threshold in [usize::MAX, 1024] {
+            let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
+            for n in MAX + 1..=TOP {
+                for dof in [0, 1, 7, 31, 32, 33, 63] {
+                    let at = SIDE + dof;
+                    let c = (n % 200) as u8 + 1;
+                    t.set(&mut dst[at..at + n], c, nt_threshold);
+                    let ok = dst[at..at + n].iter().all(|&b| b == c) && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                    assert!(ok, "{:?} set n={n} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
+                    dst[at..at + n].fill(GUARD);
+                }
+            }
+        }
+    }
+}
+
+/// Copies on both sides of the size from which the AVX-512 copy is one
+/// `rep movsb` (16 KiB), and a few well above it.
+#[test]
+fn copy_string_move_sizes_every_variant() {
+    const TOP: usize = 70_000;
+    let src: Vec<u8> = (0..TOP + OFFS).map(|i| ((i * 131 + 7) % 251) as u8).collect();
+    let guard = [GUARD; SIDE];
+    let sizes = (16_384 - 70..=16_384 + 70).chain([20_000, 32_768, 65_537, TOP]);
+    let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
+    for t in variants() {
+        for n in sizes.clone() {
+            for (so, dof) in [(0, 0), (1, 0), (0, 33), (63, 7)] {
+                let at = SIDE + dof;
+                t.copy(&mut dst[at..at + n], &src[so..so + n], usize::MAX);
+                let ok = dst[at..at + n] == src[so..so + n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof}", t.variant());
+                dst[at..at + n].fill(GUARD);
             }
         }
     }

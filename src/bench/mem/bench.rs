@@ -92,7 +92,7 @@ fn nt_param() -> ParamSpec {
         "nt_threshold",
         ParamKind::Size,
         "auto",
-        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: stream when the bytes touched (2n for a copy, n for a fill) exceed this CPU's share of the last-level cache (sysfs)",
+        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: a copy streams when the 2n bytes it touches exceed this CPU's share of the last-level cache, a fill when its n bytes exceed the whole last-level cache (sysfs)",
     )
 }
 fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {
@@ -186,19 +186,20 @@ impl Benchmark for MemBench {
                 FALLBACK_LLC
             }
         };
-        // The non-temporal rule (ntrule.rs) from the calling CPU's share of
+        // The non-temporal rule (ntrule.rs) from the calling CPU's view of
         // its last-level cache, unless `nt_threshold=` overrides it.
-        let share = match sys::task::current_cpu().and_then(|c| cache::llc_share(Path::new("/"), c)) {
-            Some(sh) => sh.share(),
+        let llc_view = match sys::task::current_cpu().and_then(|c| cache::llc_share(Path::new("/"), c)) {
+            Some(v) => v,
             None => {
                 if nt_threshold.is_none() && self.routine != Routine::Strlen {
-                    s.note(format!("this CPU's share of the last-level cache is unknown (sysfs): nt_threshold=auto takes the whole {} MiB", llc >> 20));
+                    s.note(format!("how this CPU shares the last-level cache is unknown (sysfs): nt_threshold=auto takes the whole {} MiB as its own", llc >> 20));
                 }
-                llc
+                cache::Llc { bytes: llc, sharing: 1 }
             }
         };
+        let share = llc_view.share();
         let touch = if self.routine == Routine::Memcpy { Touch::Copy } else { Touch::Set };
-        let nt_threshold = nt_threshold.unwrap_or_else(|| ntrule::auto_threshold(touch, share));
+        let nt_threshold = nt_threshold.unwrap_or_else(|| ntrule::auto_threshold(touch, llc_view));
 
         let imp = match imp {
             ImplName::Naive => Impl::Naive,

@@ -37,26 +37,13 @@ pub fn host() -> CacheSizes {
     read_sysfs(Path::new("/"))
 }
 
-/// The last-level cache as one CPU sees it: its size and how many CPUs
-/// share it (`shared_cpu_list`), for the non-temporal rule ([`super::ntrule`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LlcShare {
-    pub bytes: u64,
-    pub sharing: u32,
-}
-
-impl LlcShare {
-    /// The CPU's share: the size over the CPUs sharing it.
-    pub fn share(self) -> u64 {
-        super::ntrule::share(self.bytes, self.sharing)
-    }
-}
+pub use super::ntrule::Llc;
 
 /// The highest-level data or unified cache of CPU `cpu` below `root`, with
 /// its sharing count; `None` when sysfs does not describe it.
-pub fn llc_share(root: &Path, cpu: u32) -> Option<LlcShare> {
+pub fn llc_share(root: &Path, cpu: u32) -> Option<Llc> {
     let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cache"));
-    let mut best: Option<(u32, LlcShare)> = None;
+    let mut best: Option<(u32, Llc)> = None;
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         if !e.file_name().to_string_lossy().starts_with("index") {
             continue;
@@ -70,7 +57,7 @@ pub fn llc_share(root: &Path, cpu: u32) -> Option<LlcShare> {
         let Some(level) = std::str::from_utf8(&level).ok().and_then(|l| l.trim().parse::<u32>().ok()) else { continue };
         let (Some(bytes), Some(sharing)) = (super::ntrule::parse_cache_size(&size), super::ntrule::count_cpu_list(&list)) else { continue };
         if best.map_or(true, |(l, _)| level > l) {
-            best = Some((level, LlcShare { bytes, sharing }));
+            best = Some((level, Llc { bytes, sharing }));
         }
     }
     best.map(|(_, s)| s)
@@ -131,10 +118,10 @@ mod tests {
         write(0, 2, 2, "Unified", "1024K", "0");
         write(0, 3, 3, "Unified", "32768K", "0-1");
         let s = llc_share(t.path(), 0).unwrap();
-        assert_eq!(s, LlcShare { bytes: 32 << 20, sharing: 2 });
+        assert_eq!(s, Llc { bytes: 32 << 20, sharing: 2 });
         assert_eq!(s.share(), 16 << 20);
-        assert_eq!(auto_threshold(Touch::Set, s.share()), (16 << 20) + 1);
-        assert_eq!(auto_threshold(Touch::Copy, s.share()), (8 << 20) + 1);
+        assert_eq!(auto_threshold(Touch::Set, s), (32 << 20) + 1);
+        assert_eq!(auto_threshold(Touch::Copy, s), (8 << 20) + 1);
         // A big server's CCD: 32 MiB shared by 16 threads, 2 MiB each.
         write(5, 0, 3, "Unified", "32M", "0-7,64-71");
         write(5, 1, 2, "Unified", "1M", "5,69");

@@ -1,6 +1,8 @@
-//! x86-64 AVX-512 variant: copies up to 2 KiB (64-byte vectors) and strlen
-//! (a 64-byte first window, then 32-byte vectors), both written in assembly
-//! (`global_asm!`) so their entry and branch targets are aligned. Longer copies, fills and page clears use the AVX2
+//! x86-64 AVX-512 variant: copies (64-byte vectors up to 2 KiB, `rep movsb`
+//! from [`REP_MOVSB_MIN`]) and strlen (a 64-byte first window, then 32-byte
+//! vectors), both written in assembly (`global_asm!`) so their entry and
+//! branch targets are aligned; the fill is `avx512_set.rs`. Copies of
+//! 2 KiB to `REP_MOVSB_MIN`, streaming copies and page clears use the AVX2
 //! code (the variant requires AVX2 as well): on this Zen 4 a 64-byte store
 //! issues as two 32-byte ones, and the 64-byte loops measured no faster there.
 //! Safety contracts are the module's (`super` docs); every function here
@@ -8,6 +10,9 @@
 //! checks.
 
 use core::arch::global_asm;
+
+/// Copies from this size up, when not streaming, are one `rep movsb`.
+pub const REP_MOVSB_MIN: usize = 16384;
 
 // The copy is one routine in assembly, like strlen below and for the same
 // reason: placement. Measured pinned on this Zen 4 with libc and tuned in
@@ -37,7 +42,13 @@ use core::arch::global_asm;
 //   j - 256 > 0 and every access is in bounds; it runs at least once
 //   (j >= n - 63 > 449); on exit j <= 256, so [0, j) lies in the head
 //   [0, 256) and [j_start, n) in the tail [n - 64, n);
-// - longer, or streaming: a tail call to the AVX2 routine (aligned 32-byte
+// - REP_MOVSB_MIN and up without streaming: one `rep movsb`, as glibc from
+//   8 KiB (its `rep_movsb_threshold` for 64-byte vectors): the string move
+//   writes whole destination lines without reading them first, and vector
+//   loops ran 0.84-0.94x libc on copies not in cache from 23 KiB to 512 KiB
+//   (issue 21's quiet sweep), while from 2 KiB to 16 KiB warm the loop is
+//   1.1-1.4x (the string move's start-up);
+// - 2 KiB up to that, or streaming: a tail call to the AVX2 routine (aligned 32-byte
 //   stores, 128 bytes a step, streaming stores with prefetch above the
 //   threshold), which measured faster than 64-byte steps from 2 KiB up here
 //   (a 64-byte store issues as two 32-byte ones on Zen 4).
@@ -147,10 +158,10 @@ global_asm!(
     "ret",
     ".p2align 4",
     ".Lkdc_above512:",
-    "cmp rdx, 2048",
-    "jae .Lkdc_avx2",
     "test cl, cl",
     "jnz .Lkdc_avx2",
+    "cmp rdx, 2048",
+    "jae .Lkdc_large",
     // (s - d) mod 4096 below 512: forward steps would load right behind
     // their own stores at the same page offsets (4K aliasing), so copy
     // backward, as glibc does.
@@ -217,10 +228,20 @@ global_asm!(
     "vmovdqu64 zmmword ptr [rdi], zmm16",
     "ret",
     ".p2align 4",
+    ".Lkdc_large:",
+    "cmp rdx, {movsb_min}",
+    "jb .Lkdc_avx2",
+    // `rep movsb` moves the rcx bytes from rsi to rdi upward (the ABI keeps
+    // the direction flag clear): exactly [s, s + n) to [d, d + n).
+    "mov rcx, rdx",
+    "rep movsb",
+    "ret",
+    ".p2align 4",
     ".Lkdc_avx2:",
     "jmp {avx2}",
     ".size kdelta_copy_avx512, . - kdelta_copy_avx512",
     ".popsection",
+    movsb_min = const REP_MOVSB_MIN,
     avx2 = sym super::x86::copy_avx2,
 );
 

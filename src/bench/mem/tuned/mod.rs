@@ -9,10 +9,12 @@
 //!   one branch per size class;
 //! - longer ones store an unaligned head, run the main loop with *aligned*
 //!   stores of four vectors per iteration, and finish with an overlapping
-//!   unaligned tail loaded before the loop;
+//!   unaligned tail loaded before the loop; on AVX-512 machines (which all
+//!   have fast string moves) long temporal fills and copies are one
+//!   `rep stosb` / `rep movsb`, as the C library's are there;
 //! - at or above a threshold (the caller's, by the non-temporal rule of
-//!   `super::ntrule`: bytes touched against this CPU's share of the
-//!   last-level cache, from sysfs) the main loop uses non-temporal stores, which claim
+//!   `super::ntrule`: bytes touched against the last-level cache as this
+//!   CPU sees it in sysfs) the main loop uses non-temporal stores, which claim
 //!   the cache line without reading it first (the heir of Alpha's `wh64`) and
 //!   keep the copy from evicting the whole cache, with a software prefetch of
 //!   the source ahead of the loads, and an `sfence` at the end so the weakly
@@ -62,6 +64,8 @@ use std::ffi::CStr;
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod avx512_set;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
@@ -209,7 +213,7 @@ fn routines(v: Variant) -> Routines {
     match v {
         #[cfg(target_arch = "x86_64")]
         Variant::Avx512 => {
-            Routines { copy: avx512::kdelta_copy_avx512, set: x86::set_avx2, clear_page: x86::clear_page_avx2, strlen: avx512::kdelta_strlen_avx512 }
+            Routines { copy: avx512::kdelta_copy_avx512, set: avx512_set::kdelta_set_avx512, clear_page: x86::clear_page_avx2, strlen: avx512::kdelta_strlen_avx512 }
         }
         #[cfg(target_arch = "x86_64")]
         Variant::Avx2 => Routines { copy: x86::copy_avx2, set: x86::set_avx2, clear_page: x86::clear_page_avx2, strlen: x86::strlen_avx2 },
