@@ -4,6 +4,7 @@
 
 pub mod journal;
 pub mod knobs;
+mod order;
 pub mod plan;
 pub mod progress;
 mod result;

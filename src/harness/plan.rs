@@ -216,7 +216,7 @@ fn approx(b: u64) -> String {
 
 /// The parameter name an override key sets on this benchmark: `NAME`, or
 /// `SELECTOR:NAME` when the selector (family, name or glob) matches it.
-fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
+pub(super) fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
     let (sel, name) = match key.split_once(':') {
         Some((sel, name)) => (Some(sel), name),
         None => (None, key),

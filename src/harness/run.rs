@@ -6,7 +6,7 @@
 //! `--runs auto` adds rounds until each median is known to a target
 //! precision. A benchmark's results are stored as soon as its rounds end.
 
-use super::plan::{split_rounds, wanted, Item, Plan, PlannedConfig, Request, Runs};
+use super::plan::{param_for, split_rounds, wanted, Item, Plan, PlannedConfig, Request, Runs};
 use super::result::{ci_met, finish, record_only};
 use super::worker::{run_job, Job, Outcome};
 use crate::config::Config;
@@ -284,12 +284,24 @@ impl Executor<'_> {
             }
         }
 
+        // The running order (order.rs): the values the user compares side by
+        // side, configurations innermost; rounds then alternate direction.
+        let declared: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+        let given: Vec<&str> = self.req.overrides.keys().filter_map(|k| param_for(k, info)).collect();
+        let item_params: Vec<&crate::model::params::Params> = group.iter().map(|i| &i.params).collect();
+        let mut rank = vec![0usize; group.len()];
+        for (r, ii) in super::order::visit_order(&item_params, &declared, &given).into_iter().enumerate() {
+            rank[ii] = r;
+        }
+        let mut visit: Vec<usize> = (0..points.len()).collect();
+        visit.sort_by_key(|&pi| (rank[points[pi].item], points[pi].cfg));
+
         let mut iterations: Vec<Option<u64>> = vec![None; group.len()];
         let mut round: u32 = 0;
         let planned_start = Instant::now();
         for &per in &plan_rounds {
             round += 1;
-            let jobs: Vec<(usize, usize)> = round_order(points.len(), round as usize - 1).into_iter().map(|pi| (pi, per)).collect();
+            let jobs: Vec<(usize, usize)> = round_order(points.len(), round as usize - 1).into_iter().map(|k| (visit[k], per)).collect();
             self.run_round(group, &mut points, &jobs, round, plan_rounds.len() as u32, &mut iterations, &seq_of_point, ledger)?;
             if self.was_interrupted {
                 break;
@@ -300,7 +312,8 @@ impl Executor<'_> {
         let extra_start = Instant::now();
         while !self.was_interrupted && extra_start.elapsed() < budget {
             let mut jobs = Vec::new();
-            for (pi, p) in points.iter_mut().enumerate() {
+            for &pi in &visit {
+                let p = &mut points[pi];
                 if p.failed.is_some() || p.taken() >= cap {
                     continue;
                 }

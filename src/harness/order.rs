@@ -1,0 +1,112 @@
+//! The order a round visits a benchmark's parameter points in: the values a
+//! user asked to compare run next to each other.
+//!
+//! A sweep expands parameters in the benchmark's declared order, the first
+//! outermost. Run in that order, `kdelta run 'mem.*' --param impl=libc,tuned`
+//! took every `impl=libc` point (94 of them for memset) before the first
+//! `impl=tuned` one, so the two sides of each comparison ran minutes apart
+//! and whatever drifted on the machine in between (another tenant's memory
+//! traffic) entered the ratio: two identical runs of the C library's memcpy
+//! on buffers not in cache differed by up to 14% that way (issue 21).
+//!
+//! So a round nests the swept parameters differently from the expansion:
+//! outermost those swept by default (a benchmark's own size list, `cache=`),
+//! in declared order; innermost those the user gave on the command line,
+//! the one with the fewest values innermost of all (a comparison, such as
+//! `impl=libc,tuned`, against a sweep, such as `size=...`); ties keep the
+//! declared order. Configurations stay innermost of everything, as before.
+//! Only the running order changes: results are stored, and reports read,
+//! in expansion order.
+
+use crate::model::params::Params;
+use std::collections::BTreeMap;
+
+/// The items of one benchmark's group (their parameter points, in
+/// expansion order) as a permutation: the order a round visits them in.
+/// `declared` is the benchmark's parameter names in declared order,
+/// `given` the names the user set on the command line.
+pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<usize> {
+    // Each parameter's distinct values, in order of first appearance.
+    let mut values: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for p in items {
+        for (k, v) in &p.0 {
+            let e = values.entry(k.as_str()).or_default();
+            if !e.contains(&v.as_str()) {
+                e.push(v.as_str());
+            }
+        }
+    }
+    let swept: Vec<&str> = declared.iter().copied().filter(|n| values.get(n).is_some_and(|v| v.len() > 1)).collect();
+    // Outer to inner: defaults in declared order, then given parameters by
+    // descending number of values (a stable sort keeps declared order on ties).
+    let mut nest: Vec<&str> = swept.iter().copied().filter(|n| !given.contains(n)).collect();
+    let mut inner: Vec<&str> = swept.iter().copied().filter(|n| given.contains(n)).collect();
+    inner.sort_by_key(|n| std::cmp::Reverse(values[n].len()));
+    nest.extend(inner);
+    let key = |p: &Params| -> Vec<usize> {
+        nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
+    };
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| key(items[i]));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    /// The expansion of `impl` x `size` x `cache`, first outermost.
+    fn expansion(imps: &[&str], sizes: &[&str], caches: &[&str]) -> Vec<Params> {
+        let mut v = Vec::new();
+        for i in imps {
+            for s in sizes {
+                for c in caches {
+                    v.push(params(&[("impl", i), ("size", s), ("cache", c), ("offset", "0")]));
+                }
+            }
+        }
+        v
+    }
+
+    fn labels(items: &[Params], order: &[usize]) -> Vec<String> {
+        order.iter().map(|&i| format!("{}/{}/{}", items[i].0["impl"], items[i].0["size"], items[i].0["cache"])).collect()
+    }
+
+    #[test]
+    fn the_compared_values_run_side_by_side() {
+        let items = expansion(&["libc", "tuned"], &["64", "1K", "1M"], &["warm", "cold"]);
+        let refs: Vec<&Params> = items.iter().collect();
+        let declared = ["impl", "size", "cache", "offset"];
+        let order = visit_order(&refs, &declared, &["impl"]);
+        assert_eq!(
+            labels(&items, &order),
+            [
+                "libc/64/warm", "tuned/64/warm", "libc/64/cold", "tuned/64/cold", "libc/1K/warm", "tuned/1K/warm",
+                "libc/1K/cold", "tuned/1K/cold", "libc/1M/warm", "tuned/1M/warm", "libc/1M/cold", "tuned/1M/cold",
+            ]
+        );
+        // A permutation: every item once.
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..items.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn among_given_parameters_the_fewest_values_run_innermost() {
+        let items = expansion(&["naive", "libc", "tuned"], &["64", "1K"], &["warm"]);
+        let refs: Vec<&Params> = items.iter().collect();
+        let declared = ["impl", "size", "cache", "offset"];
+        // Both given: size has 2 values, impl 3, so size is innermost.
+        let order = visit_order(&refs, &declared, &["impl", "size"]);
+        assert_eq!(labels(&items, &order), ["naive/64/warm", "naive/1K/warm", "libc/64/warm", "libc/1K/warm", "tuned/64/warm", "tuned/1K/warm"]);
+        // Nothing given: the expansion order itself.
+        assert_eq!(visit_order(&refs, &declared, &[]), (0..items.len()).collect::<Vec<_>>());
+        // One point, or none.
+        assert_eq!(visit_order(&refs[..1], &declared, &["impl"]), vec![0]);
+        assert!(visit_order(&[], &declared, &["impl"]).is_empty());
+    }
+}
