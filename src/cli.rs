@@ -87,15 +87,8 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
-        /// Only runs from this host (its hostname).
-        #[arg(long, value_name = "HOST")]
-        host: Option<String>,
-        /// Only runs under this kernel release (`uname -r`).
-        #[arg(long, value_name = "RELEASE")]
-        kernel: Option<String>,
-        /// Only runs with this label.
-        #[arg(long)]
-        label: Option<String>,
+        #[command(flatten)]
+        select: RunSelect,
     },
     /// Copy runs from a local SQLite database (--db) to a shared PostgreSQL
     /// store, raw samples and host snapshot included. Pushing a run twice
@@ -148,15 +141,8 @@ pub enum Command {
         /// --kernel or --label, every finished run they select is added.
         #[arg(required_unless_present_any = ["host", "kernel", "label"], value_name = "RUN_OR_LABEL")]
         runs: Vec<String>,
-        /// Add every finished run from this host (its hostname), as `runs --host`.
-        #[arg(long, value_name = "HOST")]
-        host: Option<String>,
-        /// Add every finished run under this kernel release, as `runs --kernel`.
-        #[arg(long, value_name = "RELEASE")]
-        kernel: Option<String>,
-        /// Add every finished run with this label, as `runs --label`.
-        #[arg(long)]
-        label: Option<String>,
+        #[command(flatten)]
+        select: RunSelect,
         /// Output file.
         #[arg(long, short = 'o', value_name = "FILE.html")]
         out: PathBuf,
@@ -226,6 +212,22 @@ pub enum Command {
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
+}
+
+/// Which stored runs `runs` lists and `report` adds: those from a host, a
+/// kernel or with a label (every one given must match). One definition for
+/// both commands, so they select alike.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunSelect {
+    /// Runs from this host (its hostname).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Runs under this kernel release (`uname -r`).
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// Runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
 #[derive(Args, Debug)]

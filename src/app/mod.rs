@@ -133,12 +133,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run(args) => run::cmd_run(&cli.db, args),
         Command::Compare { by: Some(by), label, threshold, .. } => stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold),
         Command::Compare { run_a, run_b, format, threshold, verbose, .. } => stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
-        Command::Runs { limit, json, host, kernel, label } => stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter { host, kernel, label }),
+        Command::Runs { limit, json, select } => stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select)),
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Report { runs, host, kernel, label, out: path, title } => html::cmd_report(&cli.db, &runs, &stored::RunFilter { host, kernel, label }, &path, title),
+        Command::Report { runs, select, out: path, title } => html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title),
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
             let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
             serve::cmd_serve(&name, &listen, public, limits, &param)

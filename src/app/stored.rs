@@ -57,6 +57,12 @@ pub(super) struct RunFilter {
     pub label: Option<String>,
 }
 
+impl From<crate::cli::RunSelect> for RunFilter {
+    fn from(s: crate::cli::RunSelect) -> RunFilter {
+        RunFilter { host: s.host, kernel: s.kernel, label: s.label }
+    }
+}
+
 impl RunFilter {
     pub(super) fn any(&self) -> bool {
         self.host.is_some() || self.kernel.is_some() || self.label.is_some()
