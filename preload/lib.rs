@@ -24,8 +24,8 @@
 //!   on the first call from `cpuid` and `xgetbv` (the OS must save the
 //!   vector state), as the benchmark's `Tuned::detect` does.
 //! - Non-temporal stores follow the rule (`ntrule.rs`: copies against the
-//!   calling CPU's share of its last-level cache, fills against the whole
-//!   cache), read once from sysfs by a constructor; until then, or
+//!   calling CPU's share of its last-level cache, fills against twice the
+//!   whole cache), read once from sysfs by a constructor; until then, or
 //!   when sysfs does not say, the routines never stream (as glibc 2.36's
 //!   memset never does).
 

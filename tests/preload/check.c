@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     if (!dladdr((void *)k_memcpy, &info) || !info.dli_fname) { fprintf(stderr, "dladdr failed\n"); return 2; }
     rng = strtoull(argv[2], NULL, 10) * 0x9E3779B97F4A7C15ull + 1;
     long cases = strtol(argv[3], NULL, 10);
-    const size_t MAX = 40u << 20; /* past the rule's thresholds here (copies from 8 MiB, fills from 32 MiB) */
+    const size_t MAX = 72u << 20; /* past the rule's thresholds here (copies from 8 MiB, fills from 64 MiB) */
     size_t room = MAX + 8192, mapped;
     unsigned char *area = region(room, &mapped);
     unsigned char *want = malloc(room);

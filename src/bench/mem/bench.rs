@@ -92,7 +92,7 @@ fn nt_param() -> ParamSpec {
         "nt_threshold",
         ParamKind::Size,
         "auto",
-        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: a copy streams when the 2n bytes it touches exceed this CPU's share of the last-level cache, a fill when its n bytes exceed the whole last-level cache (sysfs)",
+        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: a copy streams when the 2n bytes it touches exceed this CPU's share of the last-level cache, a fill when its n bytes exceed twice the whole last-level cache (sysfs)",
     )
 }
 fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {

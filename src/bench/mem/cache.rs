@@ -120,7 +120,7 @@ mod tests {
         let s = llc_share(t.path(), 0).unwrap();
         assert_eq!(s, Llc { bytes: 32 << 20, sharing: 2 });
         assert_eq!(s.share(), 16 << 20);
-        assert_eq!(auto_threshold(Touch::Set, s), (32 << 20) + 1);
+        assert_eq!(auto_threshold(Touch::Set, s), (64 << 20) + 1);
         assert_eq!(auto_threshold(Touch::Copy, s), (8 << 20) + 1);
         // A big server's CCD: 32 MiB shared by 16 threads, 2 MiB each.
         write(5, 0, 3, "Unified", "32M", "0-7,64-71");
