@@ -6,8 +6,10 @@
 //! took every `impl=libc` point (94 of them for memset) before the first
 //! `impl=tuned` one, so the two sides of each comparison ran minutes apart
 //! and whatever drifted on the machine in between (another tenant's memory
-//! traffic) entered the ratio: two identical runs of the C library's memcpy
-//! on buffers not in cache differed by up to 14% that way (issue 21).
+//! traffic) entered the ratio (issue 21). Running them side by side removes
+//! that drift, not faster swings: the C library against itself on buffers
+//! not in cache, side by side, still differs by up to 10% at single points
+//! here (docs/mem.md).
 //!
 //! So a round nests the swept parameters differently from the expansion:
 //! outermost those swept by default (a benchmark's own size list, `cache=`),
@@ -47,7 +49,7 @@ pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<
         nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
     };
     let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| key(items[i]));
+    order.sort_by_cached_key(|&i| key(items[i]));
     order
 }
 

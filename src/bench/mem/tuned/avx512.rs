@@ -42,8 +42,8 @@ pub const REP_MOVSB_MIN: usize = 16384;
 //   j - 256 > 0 and every access is in bounds; it runs at least once
 //   (j >= n - 63 > 449); on exit j <= 256, so [0, j) lies in the head
 //   [0, 256) and [j_start, n) in the tail [n - 64, n);
-// - REP_MOVSB_MIN and up without streaming: one `rep movsb`, as glibc from
-//   8 KiB (its `rep_movsb_threshold` for 64-byte vectors): the string move
+// - REP_MOVSB_MIN and up without streaming: one `rep movsb`, as glibc
+//   from 2112 bytes here (`__x86_rep_movsb_threshold`): the string move
 //   writes whole destination lines without reading them first, and vector
 //   loops ran 0.84-0.94x libc on copies not in cache from 23 KiB to 512 KiB
 //   (issue 21's quiet sweep), while from 2 KiB to 16 KiB warm the loop is
