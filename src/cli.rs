@@ -285,9 +285,18 @@ pub struct RunArgs {
     #[arg(long, default_value = "100ms", value_name = "DURATION")]
     pub warmup: String,
 
-    /// Time limit for one worker (overrides each benchmark's own).
+    /// Time limit for one worker (overrides each benchmark's own); a worker
+    /// whose points take turns gets it once per point.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+
+    /// How the values of the parameter you compare (the one given with the
+    /// fewest values, e.g. --param impl=libc,tuned) alternate: samples (in
+    /// one worker, sample by sample, for benchmarks that allow it, so both
+    /// see the same moments of the machine) or workers (a worker per value,
+    /// side by side).
+    #[arg(long, value_enum, default_value_t = InterleaveArg::Samples)]
+    pub interleave: InterleaveArg,
 
     /// Noise threshold in percent for marking a change significant.
     #[arg(long, default_value_t = 1.0, value_name = "PCT")]
@@ -295,6 +304,13 @@ pub struct RunArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// `--interleave`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InterleaveArg {
+    Samples,
+    Workers,
 }
 
 /// `--runs N` or `--runs auto`.

@@ -126,3 +126,64 @@ fn runs_takes_a_count_or_auto() {
     let n = v["results"][0]["samples"].as_array().unwrap().len();
     assert!((10..=30).contains(&n), "{n}");
 }
+
+/// For each job a result took samples in: the time and result of each.
+fn samples_by_job(rs: &[serde_json::Value]) -> std::collections::BTreeMap<u64, Vec<(f64, usize)>> {
+    let mut by = std::collections::BTreeMap::<u64, Vec<(f64, usize)>>::new();
+    for (k, r) in rs.iter().enumerate() {
+        for m in r["samples_meta"].as_array().unwrap() {
+            by.entry(m["job"].as_u64().unwrap()).or_default().push((m["t"].as_f64().unwrap(), k));
+        }
+    }
+    by
+}
+
+#[test]
+fn compared_values_take_turns_sample_by_sample_in_one_worker() {
+    let e = Env::new();
+    let v = run_json(&e, &["test.turns", "--param", "us=20,60", "--runs", "6"]);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 2);
+    let by = samples_by_job(rs);
+    for (job, mut s) in by {
+        // Both values in every worker, alternating while both sample.
+        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let each = [0, 1].map(|k| s.iter().filter(|x| x.1 == k).count());
+        assert!(each[0] > 0 && each[1] > 0, "job {job}: {s:?}");
+        let both = 2 * each[0].min(each[1]);
+        assert!(s[..both].windows(2).all(|w| w[0].1 != w[1].1), "job {job}: {s:?}");
+    }
+    // The figures are each point's own.
+    let med = |r: &serde_json::Value| r["median"].as_f64().unwrap();
+    assert!(med(&rs[1]) > 1.5 * med(&rs[0]), "{} {}", med(&rs[0]), med(&rs[1]));
+}
+
+#[test]
+fn interleave_workers_gives_each_value_workers_of_its_own() {
+    let e = Env::new();
+    let v = run_json(&e, &["test.turns", "--param", "us=20,60", "--runs", "4", "--interleave", "workers"]);
+    let rs = v["results"].as_array().unwrap();
+    for (job, s) in samples_by_job(rs) {
+        assert!(s.iter().all(|x| x.1 == s[0].1), "job {job} measured both values: {s:?}");
+    }
+    // Not a benchmark that takes turns: workers of their own too.
+    let v = run_json(&e, &["test.sleep", "--param", "us=50,100", "--runs", "2", "--config", "up"]);
+    for (job, s) in samples_by_job(v["results"].as_array().unwrap()) {
+        assert!(s.iter().all(|x| x.1 == s[0].1), "job {job}: {s:?}");
+    }
+}
+
+#[test]
+fn a_point_failing_in_a_tie_leaves_the_other_measured() {
+    let e = Env::new();
+    let out = e.cmd().args(["run", "--sample-time", "2ms", "--warmup", "0s", "--format", "json", "test.turns", "--param", "fail=false,true", "--runs", "3"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&out.stdout);
+    let rs = v["results"].as_array().unwrap();
+    let ok = rs.iter().find(|r| r["params"]["fail"] == "false").unwrap();
+    let bad = rs.iter().find(|r| r["params"]["fail"] == "true").unwrap();
+    assert_eq!(ok["status"], "ok", "{ok}");
+    assert!(ok["samples"].as_array().unwrap().len() >= 3);
+    assert_eq!(bad["status"], "failed", "{bad}");
+    assert!(bad.to_string().contains("deliberate failure"), "{bad}");
+}

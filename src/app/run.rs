@@ -43,6 +43,10 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         timeout,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
+        interleave: match a.interleave {
+            crate::cli::InterleaveArg::Samples => plan::Interleave::Samples,
+            crate::cli::InterleaveArg::Workers => plan::Interleave::Workers,
+        },
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

@@ -2,7 +2,8 @@
 //! a worker that dies by a signal, one that hangs past its time limit, one
 //! that fails with an error, a real but tiny measurement (a 50 us sleep), one
 //! whose every second call is disturbed by a sleep inside the timed loop,
-//! and a net figure that straddles zero.
+//! a net figure that straddles zero, and a spin whose points take turns
+//! in one worker (`test.turns`, failing on `fail=yes`).
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
 use std::time::{Duration, Instant};
@@ -103,6 +104,30 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         Simple::boxed(
             || BenchInfo::new("test.fail", "the benchmark returns an error", "us", Better::Lower),
             |_, _| anyhow::bail!("deliberate failure for testing"),
+        ),
+        Simple::boxed(
+            || {
+                BenchInfo::new("test.turns", "spin `us` microseconds per operation; points take turns in one worker", "us", Better::Lower)
+                    .param(ParamSpec::new("us", ParamKind::Int { min: 1, max: 1000 }, "20", "spin length"))
+                    .param(ParamSpec::new("fail", ParamKind::Bool, "false", "return an error instead of measuring"))
+                    .lockstep()
+            },
+            |p, s| {
+                if p.bool("fail")? {
+                    anyhow::bail!("deliberate failure for testing");
+                }
+                let d = Duration::from_micros(p.u64("us")?);
+                s.measure_us(|n| {
+                    let t = Instant::now();
+                    for _ in 0..n {
+                        let u = Instant::now();
+                        while u.elapsed() < d {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    Ok(t.elapsed())
+                })
+            },
         ),
     ]
 }

@@ -2,6 +2,7 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
+mod group;
 pub mod journal;
 pub mod knobs;
 mod order;

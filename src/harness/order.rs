@@ -28,13 +28,51 @@ use std::collections::BTreeMap;
 /// `declared` is the benchmark's parameter names in declared order,
 /// `given` the names the user set on the command line.
 pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<usize> {
-    // Each parameter's distinct values, in order of first appearance.
-    let mut values: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let (nest, values) = nesting(items, declared, given);
+    let key = |p: &Params| -> Vec<usize> {
+        nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
+    };
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_cached_key(|&i| key(items[i]));
+    order
+}
+
+/// The compared parameter: the innermost of the nesting when the user gave
+/// it (`impl` in `--param impl=libc,tuned --param size=1K,1M`), else none.
+pub fn compared<'a>(items: &[&Params], declared: &[&'a str], given: &[&str]) -> Option<&'a str> {
+    let (nest, _) = nesting(items, declared, given);
+    nest.last().copied().filter(|n| given.contains(n))
+}
+
+/// `order` (a visit order) cut into ties: runs of consecutive items that
+/// differ only in `param`, so the sides of one comparison can share a
+/// worker and take turns sample by sample (`measure::sampler::turns`).
+/// Items that lack `param` stand alone.
+pub fn ties(items: &[&Params], order: &[usize], param: &str) -> Vec<Vec<usize>> {
+    let rest = |i: usize| -> Option<Vec<(&String, &String)>> {
+        items[i].0.contains_key(param).then(|| items[i].0.iter().filter(|(k, _)| k.as_str() != param).collect())
+    };
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for &i in order {
+        match out.last_mut() {
+            Some(tie) if rest(i).is_some() && rest(tie[0]) == rest(i) => tie.push(i),
+            _ => out.push(vec![i]),
+        }
+    }
+    out
+}
+
+/// Parameters swept, outer to inner, with each one's distinct values in
+/// order of first appearance.
+fn nesting<'a, 'p>(items: &[&'p Params], declared: &[&'a str], given: &[&str]) -> (Vec<&'a str>, BTreeMap<&'a str, Vec<&'p str>>) {
+    let mut values: BTreeMap<&'a str, Vec<&'p str>> = BTreeMap::new();
     for p in items {
-        for (k, v) in &p.0 {
-            let e = values.entry(k.as_str()).or_default();
-            if !e.contains(&v.as_str()) {
-                e.push(v.as_str());
+        for name in declared {
+            if let Some(v) = p.0.get(*name) {
+                let e = values.entry(name).or_default();
+                if !e.contains(&v.as_str()) {
+                    e.push(v.as_str());
+                }
             }
         }
     }
@@ -45,12 +83,7 @@ pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<
     let mut inner: Vec<&str> = swept.iter().copied().filter(|n| given.contains(n)).collect();
     inner.sort_by_key(|n| std::cmp::Reverse(values[n].len()));
     nest.extend(inner);
-    let key = |p: &Params| -> Vec<usize> {
-        nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
-    };
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_cached_key(|&i| key(items[i]));
-    order
+    (nest, values)
 }
 
 #[cfg(test)]
@@ -110,5 +143,30 @@ mod tests {
         // One point, or none.
         assert_eq!(visit_order(&refs[..1], &declared, &["impl"]), vec![0]);
         assert!(visit_order(&[], &declared, &["impl"]).is_empty());
+    }
+
+    #[test]
+    fn the_sides_of_each_comparison_form_a_tie() {
+        let items = expansion(&["libc", "tuned"], &["64", "1K"], &["warm", "cold"]);
+        let refs: Vec<&Params> = items.iter().collect();
+        let declared = ["impl", "size", "cache", "offset"];
+        assert_eq!(compared(&refs, &declared, &["impl"]), Some("impl"));
+        // Given with the fewest values: size (2) against impl (2) keeps declared order.
+        assert_eq!(compared(&refs, &declared, &["size", "impl"]), Some("size"));
+        // Swept only by default: no comparison asked for.
+        assert_eq!(compared(&refs, &declared, &[]), None);
+        let order = visit_order(&refs, &declared, &["impl"]);
+        let t = ties(&refs, &order, "impl");
+        let shown: Vec<Vec<String>> = t.iter().map(|tie| labels(&items, tie)).collect();
+        assert_eq!(shown.len(), 4);
+        assert_eq!(shown[0], ["libc/64/warm", "tuned/64/warm"]);
+        assert_eq!(shown[3], ["libc/1K/cold", "tuned/1K/cold"]);
+        // In expansion order the two sides are never adjacent: no tie has two.
+        let apart: Vec<usize> = (0..items.len()).collect();
+        assert!(ties(&refs, &apart, "impl").iter().all(|t| t.len() == 1));
+        // Items without the parameter stand alone.
+        let bare = [params(&[("size", "1")]), params(&[("size", "1")])];
+        let bare: Vec<&Params> = bare.iter().collect();
+        assert_eq!(ties(&bare, &[0, 1], "impl"), vec![vec![0], vec![1]]);
     }
 }

@@ -33,6 +33,19 @@ pub struct Request {
     pub command: String,
     /// Where kernel settings are judged and switched (`None`: `/`).
     pub sysfs_root: Option<std::path::PathBuf>,
+    /// How the values of a compared parameter alternate.
+    pub interleave: Interleave,
+}
+
+/// How the values a user compares (`--param impl=libc,tuned`) alternate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interleave {
+    /// In one worker, sample by sample, for benchmarks that allow it
+    /// (`BenchInfo::lockstep`); a worker per value otherwise.
+    #[default]
+    Samples,
+    /// A worker per value, side by side.
+    Workers,
 }
 
 /// How many samples each result takes.

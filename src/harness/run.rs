@@ -6,20 +6,18 @@
 //! `--runs auto` adds rounds until each median is known to a target
 //! precision. A benchmark's results are stored as soon as its rounds end.
 
-use super::plan::{param_for, split_rounds, wanted, Item, Plan, PlannedConfig, Request, Runs};
-use super::result::{ci_met, finish, record_only};
-use super::worker::{run_job, Job, Outcome};
+use super::group::{units, Executor, Ledger};
+use super::plan::{split_rounds, wanted, Item, Plan, PlannedConfig, Request, Runs};
 use crate::config::Config;
-use crate::measure::sampler::{SampleSet, SamplerSettings};
-use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use crate::model::{RunEnvironment, RunsAsked};
 use crate::stats::Warning;
 use crate::store::Store;
 use crate::topology::Topology;
 use anyhow::{Context, Result};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub struct RunOutput {
     pub run: RunRecord,
@@ -37,36 +35,6 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
     }
 }
 
-/// One benchmark x parameter point x configuration, and what it has so far.
-struct Point {
-    item: usize,
-    cfg: usize,
-    set: SampleSet,
-    failed: Option<String>,
-    /// Samples taken in extra rounds to replace disturbed ones.
-    retaken_extra: usize,
-}
-
-impl Point {
-    fn clean(&self) -> usize {
-        self.set.clean()
-    }
-    fn taken(&self) -> usize {
-        self.set.samples.len()
-    }
-}
-
-/// What the run tells about its rounds, stored in the run's environment.
-#[derive(Default)]
-struct Ledger {
-    /// (result seq, round) per worker, in the order they ran.
-    schedule: Vec<(usize, u32)>,
-    retaken: usize,
-    auto_met: usize,
-    auto_capped: Vec<String>,
-    noisy: usize,
-}
-
 /// Execute a plan. Results are written to `store` as they complete.
 pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
     let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
@@ -78,7 +46,13 @@ pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Val
 /// bar counts. A caller that shows several plans on one bar adds these up.
 pub fn planned_jobs(req: &Request, plan: &Plan) -> usize {
     let ready = ready_configs(plan).len();
-    plan.items.iter().filter(|it| it.unsupported.is_none()).map(|it| split_rounds(wanted(req, &it.info)).len() * ready).sum()
+    groups(&plan.items).map(|g| split_rounds(wanted(req, &g[0].info)).len() * ready * units(req, g).len()).sum()
+}
+
+/// A plan's items cut into groups, one per benchmark: its sweep, whose
+/// points are interleaved together.
+fn groups(items: &[Item]) -> impl Iterator<Item = &[Item]> {
+    items.chunk_by(|a, b| a.info.name == b.info.name)
 }
 
 /// The configurations of a plan that will run.
@@ -144,13 +118,10 @@ pub fn execute_into(
     let mut results = Vec::new();
     let mut ledger = Ledger::default();
 
-    // A benchmark's sweep is one group: its points are interleaved together.
-    let mut start = 0;
-    while start < plan.items.len() && !ex.was_interrupted {
-        let name = plan.items[start].info.name;
-        let end = start + plan.items[start..].iter().take_while(|i| i.info.name == name).count();
-        let group = &plan.items[start..end];
-        start = end;
+    for group in groups(&plan.items) {
+        if ex.was_interrupted {
+            break;
+        }
         let out = ex.run_group(group, &plan.configs, auto, first_seq + results.len(), &mut ledger)?;
         for r in out {
             store.add_result(run.id, first_seq + results.len(), &r)?;
@@ -217,264 +188,6 @@ pub fn execute_into(
     // The temporary directory (and anything a killed worker left) goes now.
     tmp.close().context("removing the temporary directory")?;
     Ok(RunOutput { run, results, interrupted: was_interrupted })
-}
-
-/// Where each result of a group comes from, in storing order.
-enum Slot {
-    Measured(usize),
-    Unavailable { item: usize, config: String, reason: String },
-    Unsupported { item: usize, config: Config, reason: String },
-}
-
-/// Runs workers and keeps the run's running totals.
-struct Executor<'a> {
-    req: &'a Request,
-    topo: &'a Topology,
-    tmp: std::path::PathBuf,
-    interrupted: Arc<AtomicBool>,
-    progress: super::progress::Progress,
-    job_no: usize,
-    workers_cpu: f64,
-    peak_worker_rss: u64,
-    was_interrupted: bool,
-    ready: &'a [Config],
-    /// Kernel settings switched between workers, when a configuration has any.
-    knobs: Option<super::knobs::Session>,
-}
-
-impl Executor<'_> {
-    /// All points of one benchmark's sweep: planned rounds, then rounds that
-    /// retake disturbed samples and (with `auto`) refine imprecise medians.
-    /// Returns the group's results in storing order; `first_seq` is the
-    /// sequence number the first of them will get.
-    fn run_group(&mut self, group: &[Item], configs: &[PlannedConfig], auto: bool, first_seq: usize, ledger: &mut Ledger) -> Result<Vec<ResultRecord>> {
-        let info = &group[0].info;
-        let want = wanted(self.req, info);
-        let plan_rounds = split_rounds(want);
-        let cap = 3 * want;
-        let mut points: Vec<Point> = Vec::new();
-        for (ii, item) in group.iter().enumerate() {
-            if item.unsupported.is_none() {
-                for ci in 0..self.ready.len() {
-                    points.push(Point { item: ii, cfg: ci, set: SampleSet::default(), failed: None, retaken_extra: 0 });
-                }
-            }
-        }
-        // Storing order: per item, unavailable configurations, then the others.
-        let mut order: Vec<Slot> = Vec::new();
-        let mut seq_of_point = vec![0usize; points.len()];
-        for (ii, item) in group.iter().enumerate() {
-            for pc in configs {
-                if let PlannedConfig::Unavailable { name, reason } = pc {
-                    order.push(Slot::Unavailable { item: ii, config: name.clone(), reason: format!("configuration unavailable: {reason}") });
-                }
-            }
-            match &item.unsupported {
-                None => {
-                    for pi in (0..points.len()).filter(|&pi| points[pi].item == ii) {
-                        seq_of_point[pi] = first_seq + order.len();
-                        order.push(Slot::Measured(pi));
-                    }
-                }
-                Some(why) => {
-                    for c in self.ready {
-                        order.push(Slot::Unsupported { item: ii, config: c.clone(), reason: why.clone() });
-                    }
-                }
-            }
-        }
-
-        // The running order (order.rs): the values the user compares side by
-        // side, configurations innermost; rounds then alternate direction.
-        let declared: Vec<&str> = info.params.iter().map(|p| p.name).collect();
-        let given: Vec<&str> = self.req.overrides.keys().filter_map(|k| param_for(k, info)).collect();
-        let item_params: Vec<&crate::model::params::Params> = group.iter().map(|i| &i.params).collect();
-        let mut rank = vec![0usize; group.len()];
-        for (r, ii) in super::order::visit_order(&item_params, &declared, &given).into_iter().enumerate() {
-            rank[ii] = r;
-        }
-        let mut visit: Vec<usize> = (0..points.len()).collect();
-        visit.sort_by_key(|&pi| (rank[points[pi].item], points[pi].cfg));
-
-        let mut iterations: Vec<Option<u64>> = vec![None; group.len()];
-        let mut round: u32 = 0;
-        let planned_start = Instant::now();
-        for &per in &plan_rounds {
-            round += 1;
-            let jobs: Vec<(usize, usize)> = round_order(points.len(), round as usize - 1).into_iter().map(|k| (visit[k], per)).collect();
-            self.run_round(group, &mut points, &jobs, round, plan_rounds.len() as u32, &mut iterations, &seq_of_point, ledger)?;
-            if self.was_interrupted {
-                break;
-            }
-        }
-        // Extra rounds: as long again as the planned ones at most.
-        let budget = planned_start.elapsed().max(Duration::from_secs(1));
-        let extra_start = Instant::now();
-        while !self.was_interrupted && extra_start.elapsed() < budget {
-            let mut jobs = Vec::new();
-            for &pi in &visit {
-                let p = &mut points[pi];
-                if p.failed.is_some() || p.taken() >= cap {
-                    continue;
-                }
-                let clean = p.clean();
-                if clean < want {
-                    // Samples asked for to replace disturbed ones count as retakes.
-                    let n = (want - clean).min(plan_rounds[0]).min(cap - p.taken());
-                    p.retaken_extra += n;
-                    jobs.push((pi, n));
-                } else if auto && !ci_met(&p.set, self.req.ci_target_pct) {
-                    jobs.push((pi, plan_rounds[0].min(cap - p.taken())));
-                }
-            }
-            if jobs.is_empty() {
-                break;
-            }
-            round += 1;
-            if round % 2 == 0 {
-                jobs.reverse();
-            }
-            self.progress.add_length(jobs.len() as u64);
-            self.run_round(group, &mut points, &jobs, round, 0, &mut iterations, &seq_of_point, ledger)?;
-        }
-
-        let mut out = Vec::new();
-        for slot in order {
-            match slot {
-                // Interrupted before its first sample: nothing to store.
-                Slot::Measured(pi) if self.was_interrupted && points[pi].set.samples.is_empty() && points[pi].failed.is_none() => {}
-                Slot::Measured(pi) => {
-                    let p = &mut points[pi];
-                    let cfg = &self.ready[p.cfg];
-                    let set = std::mem::take(&mut p.set);
-                    let mut r = finish(&group[p.item], &cfg.name, cfg.cpus.to_string(), p.failed.clone(), set, want, p.retaken_extra, auto, self.req.ci_target_pct);
-                    if let Some(k) = &self.knobs {
-                        let read = k.read_back(&cfg.name);
-                        if !read.is_empty() {
-                            r.notes.push(format!("kernel settings read back: {}", read.join(", ")));
-                            r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
-                        }
-                    }
-                    if let Some(q) = &r.quality {
-                        ledger.retaken += q.retaken;
-                        ledger.noisy += usize::from(q.noisy);
-                        if auto && r.status == Status::Ok {
-                            match q.ci_target_met {
-                                Some(true) => ledger.auto_met += 1,
-                                _ => {
-                                    let shown = r.params.display();
-                                    let sep = if shown.is_empty() { "" } else { " " };
-                                    ledger.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
-                                }
-                            }
-                        }
-                    }
-                    out.push(r);
-                }
-                Slot::Unavailable { item, config, reason } => out.push(record_only(&group[item], &config, String::new(), reason)),
-                Slot::Unsupported { item, config, reason } => out.push(record_only(&group[item], &config.name, config.cpus.to_string(), reason)),
-            }
-        }
-        Ok(out)
-    }
-
-    /// One round: a worker per job `(point, samples)`, in the order given.
-    #[allow(clippy::too_many_arguments)]
-    fn run_round(
-        &mut self,
-        group: &[Item],
-        points: &mut [Point],
-        jobs: &[(usize, usize)],
-        round: u32,
-        planned_rounds: u32,
-        iterations: &mut [Option<u64>],
-        seq_of_point: &[usize],
-        ledger: &mut Ledger,
-    ) -> Result<()> {
-        for &(pi, want) in jobs {
-            if points[pi].failed.is_some() || want == 0 {
-                continue;
-            }
-            if self.interrupted.load(Ordering::SeqCst) {
-                self.was_interrupted = true;
-                return Ok(());
-            }
-            let item = &group[points[pi].item];
-            let cfg = &self.ready[points[pi].cfg];
-            // Machine-wide settings are switched here, settled before the worker starts.
-            if let Some(k) = self.knobs.as_mut() {
-                if let Err(why) = k.switch(cfg) {
-                    if let Err(e) = k.restore() {
-                        eprintln!("kdelta: restoring kernel settings: {e}");
-                    }
-                    points[pi].failed = Some(format!("applying kernel settings: {why}"));
-                    self.progress.inc();
-                    continue;
-                }
-            }
-            let timeout = self.req.timeout.unwrap_or(item.info.timeout);
-            self.job_no += 1;
-            let job_no = self.job_no;
-            let wdir = self.tmp.join(format!("w{job_no}"));
-            std::fs::create_dir_all(&wdir)?;
-            let job = Job {
-                benchmark: item.info.name.to_string(),
-                params: item.params.clone(),
-                config: cfg.clone(),
-                settings: SamplerSettings {
-                    samples: want,
-                    target: self.req.sample_time,
-                    warmup: self.req.warmup,
-                    quick: self.req.quick,
-                    iterations: iterations[points[pi].item],
-                    tmpdir: wdir.clone(),
-                    llc_bytes: self.topo.llc_bytes(),
-                    retake: true,
-                    owner: Some(crate::measure::owned::Owner::me()),
-                },
-                result_path: self.tmp.join(format!("r{job_no}.json")),
-            };
-            let which = if planned_rounds > 0 { format!("round {round}/{planned_rounds}") } else { format!("extra round {round}") };
-            self.progress.set_message(format!("{} {} [{}] {which}", item.info.name, item.params.display(), cfg.name));
-            let outcome = run_job(&job, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted);
-            // The directories the worker made elsewhere go with it, however it ended.
-            crate::measure::owned::remove_listed(&wdir.join(crate::measure::owned::LIST), crate::measure::owned::Owner::me());
-            let _ = std::fs::remove_dir_all(&wdir);
-            let outcome = outcome?;
-            self.progress.inc();
-            ledger.schedule.push((seq_of_point[pi], round));
-            match outcome {
-                Outcome::Done { mut set, cpu_secs, max_rss } => {
-                    self.workers_cpu += cpu_secs;
-                    self.peak_worker_rss = self.peak_worker_rss.max(max_rss);
-                    // Calibrated once per point, in its first worker; every later
-                    // worker of every configuration times the same work.
-                    if iterations[points[pi].item].is_none() {
-                        iterations[points[pi].item] = set.iterations;
-                    }
-                    for m in set.meta.iter_mut() {
-                        m.round = round;
-                        m.job = job_no as u32;
-                    }
-                    points[pi].set.absorb(set);
-                }
-                Outcome::Failed { reason, cpu_secs } => {
-                    self.workers_cpu += cpu_secs;
-                    if let Some(k) = self.knobs.as_mut() {
-                        if let Err(e) = k.restore() {
-                            eprintln!("kdelta: restoring kernel settings: {e}");
-                        }
-                    }
-                    points[pi].failed = Some(reason);
-                }
-                Outcome::Interrupted => {
-                    self.was_interrupted = true;
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -33,11 +33,25 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Job {
     pub benchmark: String,
-    pub params: Params,
+    /// One point, or a tie: several points of one benchmark that take turns
+    /// sample by sample, each on a thread of its own (`sampler::turns`), in
+    /// this order.
+    pub points: Vec<JobPoint>,
     pub config: Config,
+    /// Shared by the points; `samples` and `iterations` come from each point.
     pub settings: SamplerSettings,
     pub result_path: PathBuf,
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobPoint {
+    pub params: Params,
+    pub samples: usize,
+    pub iterations: Option<u64>,
+}
+
+/// One point's samples, or why it failed.
+pub type PointResult = std::result::Result<SampleSet, String>;
 
 /// Looks a benchmark up by its exact name.
 pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmark>>;
@@ -45,7 +59,8 @@ pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmar
 /// What a worker leaves in its result file: its samples, or why it failed.
 #[derive(Debug, Serialize, Deserialize)]
 enum WorkerResult {
-    Samples(SampleSet),
+    /// One per point of the job, in its order.
+    Samples(Vec<PointResult>),
     Failed { reason: String },
 }
 
@@ -60,7 +75,14 @@ pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
         }
     };
     let (result, code) = match measure(&job, find) {
-        Ok(set) => (WorkerResult::Samples(set), 0),
+        // The worker failed when all its points did (the only one, usually).
+        Ok(sets) => match sets.iter().find_map(|r| r.as_ref().err()) {
+            Some(reason) if sets.iter().all(|r| r.is_err()) => {
+                eprintln!("kdelta worker: {reason}");
+                (WorkerResult::Failed { reason: reason.clone() }, 1)
+            }
+            _ => (WorkerResult::Samples(sets), 0),
+        },
         Err(e) => {
             let reason = format!("{e:#}");
             eprintln!("kdelta worker: {reason}");
@@ -81,16 +103,47 @@ fn read_job(job_path: &Path) -> Result<Job> {
     serde_json::from_str(&text).context("parsing job")
 }
 
-fn measure(job: &Job, find: Finder) -> Result<SampleSet> {
+fn measure(job: &Job, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
-    let mut s = Sampler::new(job.settings.clone());
-    bench.run(&job.params, &mut s).with_context(|| format!("{} {}", job.benchmark, job.params.display()))?;
-    let out = s.finish();
-    if out.samples.is_empty() {
-        anyhow::bail!("{} produced no samples", job.benchmark);
+    let settings = |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
+    let one = |pt: &JobPoint, s: Sampler| -> PointResult {
+        let mut s = s;
+        let ran = bench.run(&pt.params, &mut s).with_context(|| format!("{} {}", job.benchmark, pt.params.display()));
+        let out = s.finish();
+        match ran {
+            Err(e) => Err(format!("{e:#}")),
+            Ok(()) if out.samples.is_empty() => Err(format!("{} produced no samples", job.benchmark)),
+            Ok(()) => Ok(out),
+        }
+    };
+    if let [pt] = job.points.as_slice() {
+        return Ok(vec![one(pt, Sampler::new(settings(pt)))]);
     }
-    Ok(out)
+    // A tie: a thread per point (after the configuration is applied, so each
+    // inherits its affinity and policy), one running at a time.
+    let turns = std::sync::Arc::new(crate::measure::sampler::turns::Turns::new(job.points.len()));
+    std::thread::scope(|sc| {
+        let threads: Vec<_> = job
+            .points
+            .iter()
+            .enumerate()
+            .map(|(k, pt)| {
+                let (turns, settings, one) = (&turns, &settings, &one);
+                std::thread::Builder::new()
+                    .name(format!("point{k}"))
+                    .stack_size(8 << 20)
+                    .spawn_scoped(sc, move || one(pt, Sampler::new(settings(pt)).taking_turns(turns.enter(k))))
+                    .map_err(|e| {
+                        // Its turn must not wait for a thread that never came.
+                        turns.leave(k);
+                        format!("starting a thread for a point: {e}")
+                    })
+            })
+            .collect();
+        let done = threads.into_iter().map(|t| t.and_then(|t| t.join().unwrap_or_else(|_| Err(format!("{} panicked", job.benchmark))))).collect();
+        Ok(done)
+    })
 }
 
 /// Written whole, then renamed: the parent never reads half a file.
@@ -115,7 +168,8 @@ enum Killed {
 
 /// How a worker ended.
 pub enum Outcome {
-    Done { set: SampleSet, cpu_secs: f64, max_rss: u64 },
+    /// The worker ran: one result per point of the job, in its order.
+    Done { sets: Vec<PointResult>, cpu_secs: f64, max_rss: u64 },
     Failed { reason: String, cpu_secs: f64 },
     Interrupted,
 }
@@ -195,7 +249,8 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         return Ok(Outcome::Failed { reason, cpu_secs });
     }
     match written {
-        Some(Ok(WorkerResult::Samples(set))) => Ok(Outcome::Done { set, cpu_secs, max_rss }),
+        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => Ok(Outcome::Done { sets, cpu_secs, max_rss }),
+        Some(Ok(WorkerResult::Samples(sets))) => anyhow::bail!("the worker returned {} results for {} points", sets.len(), job.points.len()),
         Some(Ok(WorkerResult::Failed { reason })) => Ok(Outcome::Failed { reason, cpu_secs }),
         Some(Err(e)) => Err(e),
         None => anyhow::bail!("worker exited without writing its result"),

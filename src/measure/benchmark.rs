@@ -29,6 +29,12 @@ pub struct BenchInfo {
     /// Former names (stored runs under them compare with this one, and
     /// `find` and selectors take them).
     pub aliases: Vec<&'static str>,
+    /// Its points may share a worker, each on a thread of its own, taking
+    /// turns sample by sample (`sampler::turns`): the values a user compares
+    /// then see the same moments of a machine whose speed moves. Only for a
+    /// `run` that is self-contained: no fork, signal handler, process-wide
+    /// setting or other thread of its own.
+    pub lockstep: bool,
 }
 
 impl BenchInfo {
@@ -36,7 +42,7 @@ impl BenchInfo {
     /// 3 under `--quick`, a 60 s limit per worker.
     pub fn new(name: &'static str, summary: &'static str, unit: &'static str, better: Better) -> Self {
         let family = name.split('.').next().unwrap_or(name);
-        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3, aliases: Vec::new() }
+        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3, aliases: Vec::new(), lockstep: false }
     }
     /// A former name of this benchmark.
     pub fn alias(mut self, old: &'static str) -> Self {
@@ -46,6 +52,11 @@ impl BenchInfo {
     /// True for its name or one of its former names.
     pub fn is_named(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
+    }
+    /// Its points may take turns in one worker ([`BenchInfo::lockstep`]).
+    pub fn lockstep(mut self) -> Self {
+        self.lockstep = true;
+        self
     }
     pub fn param(mut self, p: ParamSpec) -> Self {
         self.params.push(p);

@@ -1,6 +1,7 @@
 //! Statistics: summaries, comparisons and warnings. Pure functions, no I/O.
 
 pub mod compare;
+pub mod paired;
 pub mod summary;
 pub mod trust;
 pub mod warnings;

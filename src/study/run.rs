@@ -80,6 +80,7 @@ pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) ->
                 command: ask.command.clone(),
                 // The caller (app) sets the sysfs root kernel settings are judged under.
                 sysfs_root: None,
+                interleave: plan::Interleave::default(),
             }
         })
         .collect();

@@ -147,7 +147,10 @@ impl Benchmark for MemBench {
             .param(impl_param())
             .param(ParamSpec::new("size", ParamKind::Size, sizes, "bytes per call; cache regimes are marked from the sysfs cache sizes").quick(quick))
             .param(cache_param())
-            .timeout(Duration::from_secs(180));
+            .timeout(Duration::from_secs(180))
+            // Its own buffers, no process-wide state: the compared routines
+            // can take turns sample by sample in one worker.
+            .lockstep();
         match self.routine {
             Routine::Memcpy => {
                 info = info

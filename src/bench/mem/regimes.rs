@@ -158,7 +158,7 @@ pub fn buffers_of(bench: &str) -> u64 {
     }
 }
 
-fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
+pub fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 

@@ -42,8 +42,22 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
             .iter()
             .filter_map(|r| Some(Point { imp: r.params.0.get("impl")?.clone(), size: r.params.size("size").ok()?, gbps: r.summary.as_ref()?.median }))
             .collect();
-        let rows = regimes::speedups(&points, &caches, regimes::buffers_of(&rs[0].benchmark));
-        let verdict = wins_and_losses(&points);
+        let buffers = regimes::buffers_of(&rs[0].benchmark);
+        let mut rows = regimes::speedups(&points, &caches, buffers);
+        let per_size = tuned_over_libc(&rs);
+        // The tuned/libc column from the same per-size ratios as the line
+        // under the table (paired where the two took turns).
+        let logs_in = |regime: &str| -> Vec<f64> {
+            per_size.iter().filter(|(s, _, _)| caches.regime(s.saturating_mul(buffers)).to_string() == regime).map(|(_, r, _)| r.ln()).collect()
+        };
+        for row in rows.iter_mut().filter(|r| r.regime != "geomean") {
+            row.tuned_over_libc = regimes::geomean_of_logs(&logs_in(&row.regime));
+        }
+        let over_regimes: Vec<f64> = rows.iter().filter(|r| r.regime != "geomean").filter_map(|r| r.tuned_over_libc).map(f64::ln).collect();
+        if let Some(g) = rows.iter_mut().find(|r| r.regime == "geomean") {
+            g.tuned_over_libc = regimes::geomean_of_logs(&over_regimes);
+        }
+        let verdict = wins_and_losses(&per_size);
         out.push(format!("{key}: speedups per cache regime (geometric mean over the sizes in each)"));
         out.push(format!("  {:<8} {:>5}  {:>11}  {:>10}  {:>10}", "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"));
         for r in rows {
@@ -64,20 +78,40 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
 /// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
 pub const LOSS: f64 = 0.95;
 
-/// Where tuned wins and loses against libc, size by size (medians): one
-/// line, with the worst loss and the best win named. `None` without both.
-pub fn wins_and_losses(points: &[Point]) -> Option<String> {
-    let at = |imp: &str, size: u64| points.iter().find(|p| p.imp == imp && p.size == size).map(|p| p.gbps);
-    let mut ratios: Vec<(u64, f64)> = points
-        .iter()
-        .filter(|p| p.imp == "tuned")
-        .filter_map(|p| Some((p.size, p.gbps / at("libc", p.size).filter(|&l| l > 0.0)?)))
-        .filter(|(_, r)| r.is_finite())
-        .collect();
-    if ratios.is_empty() {
+/// tuned/libc at each size measured with both, and whether it comes from
+/// paired samples: the median of the per-pair ratios when the two took
+/// turns in the same workers (`stats::paired`: both saw the same moments of
+/// the machine), else the ratio of the two medians.
+pub fn tuned_over_libc(rs: &[&ResultRecord]) -> Vec<(u64, f64, bool)> {
+    let size_of = |r: &ResultRecord| r.params.size("size").ok();
+    let is = |r: &ResultRecord, imp: &str| r.params.0.get("impl").is_some_and(|i| i == imp);
+    let mut out = Vec::new();
+    for t in rs.iter().filter(|r| is(r, "tuned")) {
+        let Some(size) = size_of(t) else { continue };
+        let Some(l) = rs.iter().find(|l| is(l, "libc") && size_of(l) == Some(size)) else { continue };
+        let paired = crate::stats::paired::paired_ratio((&l.samples, &l.samples_meta), (&t.samples, &t.samples_meta));
+        let (ratio, is_paired) = match (paired, &t.summary, &l.summary) {
+            (Some(p), _, _) => (p.ratio, true),
+            (None, Some(ts), Some(ls)) if ls.median > 0.0 => (ts.median / ls.median, false),
+            _ => continue,
+        };
+        if ratio.is_finite() {
+            out.push((size, ratio, is_paired));
+        }
+    }
+    out.sort_by_key(|&(size, _, _)| size);
+    out
+}
+
+/// Where tuned wins and loses against libc, size by size (`ratios` from
+/// [`tuned_over_libc`]): one line, with the worst loss and the best win
+/// named, and how many sizes were paired. `None` without a size.
+pub fn wins_and_losses(all: &[(u64, f64, bool)]) -> Option<String> {
+    if all.is_empty() {
         return None;
     }
-    ratios.sort_by_key(|&(size, _)| size);
+    let paired = all.iter().filter(|r| r.2).count();
+    let ratios: Vec<(u64, f64)> = all.iter().map(|&(s, r, _)| (s, r)).collect();
     let losses: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r < LOSS).collect();
     let wins: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r > 1.0 / LOSS).collect();
     let size = |b: u64| match b {
@@ -93,6 +127,11 @@ pub fn wins_and_losses(points: &[Point]) -> Option<String> {
     line.push_str(&format!(", {} above {:.2}x", wins.len(), 1.0 / LOSS));
     if let Some((s, r)) = wins.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         line.push_str(&format!(" (best {r:.2}x at {})", size(*s)));
+    }
+    match paired {
+        0 => {}
+        p if p == ratios.len() => line.push_str("; medians of paired samples"),
+        p => line.push_str(&format!("; medians of paired samples at {p} of {} sizes", ratios.len())),
     }
     Some(line)
 }
@@ -135,12 +174,34 @@ mod tests {
 
     #[test]
     fn names_wins_and_losses() {
-        let p = |imp: &str, size: u64, gbps: f64| Point { imp: imp.into(), size, gbps };
-        let pts = vec![p("libc", 64, 10.0), p("tuned", 64, 9.0), p("libc", 4096, 10.0), p("tuned", 4096, 5.0), p("libc", 1 << 24, 10.0), p("tuned", 1 << 24, 15.0), p("tuned", 1 << 26, 1.0)];
-        let l = wins_and_losses(&pts).unwrap();
+        let rs = vec![rec("libc", 64, 10.0), rec("tuned", 64, 9.0), rec("libc", 4096, 10.0), rec("tuned", 4096, 5.0), rec("libc", 1 << 24, 10.0), rec("tuned", 1 << 24, 15.0), rec("tuned", 1 << 26, 1.0)];
+        let refs: Vec<&ResultRecord> = rs.iter().collect();
+        let ratios = tuned_over_libc(&refs);
+        assert_eq!(ratios.len(), 3, "64 MiB has no libc side");
+        let l = wins_and_losses(&ratios).unwrap();
         assert!(l.contains("2 of 3 below 0.95x (worst 0.50x at 4K; at 64, 4K)"), "{l}");
         assert!(l.contains("1 above 1.05x (best 1.50x at 16M)"), "{l}");
-        assert_eq!(wins_and_losses(&pts[..1]), None);
+        assert!(!l.contains("paired"), "{l}");
+        assert_eq!(wins_and_losses(&[]), None);
+    }
+
+    #[test]
+    fn sides_that_took_turns_compare_pair_by_pair() {
+        use crate::model::sample::SampleMeta;
+        // libc swings 2x between the worker's samples; tuned, measured in
+        // turn beside each, is 0.9x of it three times of four. The ratio of
+        // medians says 14.4/15 = 0.96; the pairs say 0.9.
+        let mut l = rec("libc", 4096, 0.0);
+        let mut t = rec("tuned", 4096, 0.0);
+        l.samples = vec![10.0, 20.0, 12.0, 18.0];
+        t.samples = vec![9.0, 18.0, 10.8, 27.0];
+        let meta = |k: usize, first: bool| SampleMeta { job: 1, t: 2.0 * k as f64 + if first { 0.0 } else { 1.0 }, ..Default::default() };
+        l.samples_meta = (0..4).map(|k| meta(k, true)).collect();
+        t.samples_meta = (0..4).map(|k| meta(k, false)).collect();
+        let got = tuned_over_libc(&[&l, &t]);
+        assert_eq!(got.len(), 1);
+        assert!((got[0].1 - 0.9).abs() < 1e-9 && got[0].2, "{got:?}");
+        assert!(wins_and_losses(&got).unwrap().ends_with("; medians of paired samples"));
     }
 
     #[test]

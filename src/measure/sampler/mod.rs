@@ -13,6 +13,11 @@
 //! when half or more come out disturbed, later samples time fewer operations
 //! (about 1 ms), so that a sample can fit between another task's time slices
 //! on a shared CPU.
+//!
+//! A sampler may take turns with others in the same worker ([`turns`]):
+//! then before each sample it lets every other point take one (before the
+//! first, their set-up and warm-up), and warms up again for a quarter of a
+//! sample (the others' work ran through the caches in between).
 
 use super::disturb::{Probe, Snapshot};
 use crate::model::sample::{SampleMeta, TaskKind};
@@ -143,8 +148,12 @@ impl SampleSet {
     }
 }
 
+pub mod turns;
+
 pub struct Sampler {
     settings: SamplerSettings,
+    /// This point's place in its worker's rotation, when it takes turns.
+    turn: Option<turns::Member>,
     out: SampleSet,
     clock_overhead: f64,
     probe: Probe,
@@ -156,7 +165,14 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
-        Sampler { settings, out: SampleSet::default(), clock_overhead, probe: Probe::new(TaskKind::Solo), kind_set: false, started: None }
+        Sampler { settings, turn: None, clock_overhead, out: SampleSet::default(), probe: Probe::new(TaskKind::Solo), kind_set: false, started: None }
+    }
+
+    /// Take turns with the other points of this worker: `member` holds the
+    /// turn now, and leaves the rotation when this sampler is dropped.
+    pub fn taking_turns(mut self, member: turns::Member) -> Self {
+        self.turn = Some(member);
+        self
     }
 
     /// Other tasks (process or thread ids) that take part in every sample:
@@ -295,9 +311,18 @@ impl Sampler {
         let (mut clean, mut taken, mut disturbed) = (0usize, 0usize, 0usize);
         let started = Instant::now();
         while (clean < wanted || !self.settings.retake) && taken < cap {
-            // Retakes stop once they have cost as long again as the samples asked for.
-            if taken >= wanted && started.elapsed().as_secs_f64() > 2.0 * wanted as f64 * target + 1.0 {
+            // Retakes stop once they have cost as long again as the samples
+            // asked for (taking turns, the others' samples and the re-warming pass too).
+            let sharing = self.turn.as_ref().map_or(1.0, |t| 1.25 * t.members() as f64);
+            if taken >= wanted && started.elapsed().as_secs_f64() > sharing * (2.0 * wanted as f64 * target + 1.0) {
                 break;
+            }
+            if let Some(turn) = &self.turn {
+                // The other points take one sample each (before the first,
+                // their set-up and warm-up); then this one's caches, TLB and
+                // predictors are warmed again, untimed.
+                turn.yield_turn();
+                op((m / 4).max(1))?;
             }
             let a = self.probe.snapshot();
             let timed = op(m)?;
@@ -347,6 +372,9 @@ impl Sampler {
         if !self.kind_set {
             self.probe.set_kind(TaskKind::WholeRun);
             self.kind_set = true;
+        }
+        if let (Some(turn), false) = (&self.turn, self.out.samples.is_empty()) {
+            turn.yield_turn();
         }
         self.started = Some(self.probe.snapshot());
     }

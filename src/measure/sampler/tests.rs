@@ -127,3 +127,30 @@ fn a_net_measure_keeps_both_halves_and_records_their_difference() {
     more.absorb(out);
     assert_eq!(more.parts["gross_us"].len(), 8);
 }
+
+#[test]
+fn samplers_taking_turns_alternate_sample_by_sample() {
+    use std::sync::{Arc, Mutex};
+    let turns = Arc::new(turns::Turns::new(2));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    std::thread::scope(|sc| {
+        for me in 0..2usize {
+            let (turns, log) = (&turns, log.clone());
+            sc.spawn(move || {
+                let mut st = settings(2);
+                st.iterations = Some(8);
+                let mut s = Sampler::new(st).taking_turns(turns.enter(me));
+                s.measure_us(|n| {
+                    log.lock().unwrap().push((me, n));
+                    Ok(Duration::from_micros(n))
+                })
+                .unwrap();
+                assert_eq!(s.finish().samples.len(), 2);
+            });
+        }
+    });
+    // Each warms up in its first turn; then before every sample the other
+    // takes its turn, and each sample (8) follows a re-warming pass (8/4).
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log, [(0, 8), (1, 8), (0, 2), (0, 8), (1, 2), (1, 8), (0, 2), (0, 8), (1, 2), (1, 8)]);
+}

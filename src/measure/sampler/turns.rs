@@ -1,0 +1,212 @@
+//! Taking turns: several parameter points measured in one worker, sample by
+//! sample.
+//!
+//! Two values a user compares (`impl=libc,tuned`) run on one machine whose
+//! speed moves under them: on a VM whose memory bandwidth other tenants
+//! share, a routine streaming from memory runs 10-40% faster or slower from
+//! one second to the next, and both routines move together. Workers a
+//! second apart see different moments, so their ratio carries that swing;
+//! samples a few milliseconds apart see the same one. So the harness may
+//! hand one worker several points (a *tie*, `harness/order.rs`), each run
+//! on its own thread, and the threads pass one baton: only the holder runs,
+//! so the points never compete for a CPU or the memory bus, and between two
+//! samples of one point every other point takes one.
+//!
+//! A thread holds the turn from [`Turns::enter`] (its set-up, calibration
+//! and warm-up run then) until its sampler hands it on before each sample
+//! ([`Member::yield_turn`]); it leaves the rotation when its guard drops,
+//! so an error or a panic in one point never blocks the others.
+//!
+//! The points run where one thread would: a thread woken by another that
+//! is still running lands on an idle CPU, so left alone the two sides of a
+//! comparison would run on different CPUs (of a VM's vCPUs, which the host
+//! slows at different moments; measured here, tuned/libc of single pairs
+//! spread 0.79-1.32 that way, 0.93-1.01 on one CPU). So a member taking its
+//! turn first moves to the CPU the last holder ended on, then is free to
+//! move again within the configuration's CPUs: the tie moves as the
+//! scheduler moves the thread that has the work.
+
+use crate::cpuset::CpuSet;
+use crate::sys;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// The baton of one tie: members `0..n` go in that order, round and round.
+pub struct Turns {
+    state: Mutex<State>,
+    moved: Condvar,
+}
+
+struct State {
+    /// Who holds the turn (`None` once everyone has left).
+    holder: Option<usize>,
+    gone: Vec<bool>,
+    /// The CPU the last holder handed the turn on.
+    cpu: Option<u32>,
+}
+
+impl Turns {
+    /// A rotation of `n` members; member 0 holds the first turn.
+    pub fn new(n: usize) -> Turns {
+        Turns { state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }), moved: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A member that panicked holding the lock changed nothing half-way.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait for `me`'s first turn; the guard leaves the rotation when dropped.
+    pub fn enter(self: &Arc<Self>, me: usize) -> Member {
+        let m = Member { turns: self.clone(), me, allowed: sys::get_affinity().ok() };
+        m.follow(self.take(me));
+        m
+    }
+
+    /// Block until `me` holds the turn; returns the CPU the turn was
+    /// handed on, if known.
+    pub fn take(&self, me: usize) -> Option<u32> {
+        let mut s = self.lock();
+        while s.holder != Some(me) {
+            s = self.moved.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.cpu
+    }
+
+    /// Hand the turn from `me` to the next member still in the rotation
+    /// (back to `me` when it is the only one left).
+    pub fn pass(&self, me: usize) {
+        let cpu = sys::task::current_cpu();
+        let mut s = self.lock();
+        if s.holder == Some(me) {
+            s.holder = next(&s.gone, me);
+            s.cpu = cpu;
+            self.moved.notify_all();
+        }
+    }
+
+    /// Take `me` out of the rotation (what dropping its [`Member`] does;
+    /// called directly for a member whose thread never started).
+    pub fn leave(&self, me: usize) {
+        let mut s = self.lock();
+        if let Some(g) = s.gone.get_mut(me) {
+            *g = true;
+        }
+        if s.holder == Some(me) {
+            s.holder = next(&s.gone, me);
+        }
+        self.moved.notify_all();
+    }
+}
+
+/// The first member after `me`, in rotation order, that has not left.
+fn next(gone: &[bool], me: usize) -> Option<usize> {
+    let n = gone.len();
+    (1..=n).map(|k| (me + k) % n).find(|&i| !gone[i])
+}
+
+/// One member's place in a rotation; dropping it leaves.
+pub struct Member {
+    turns: Arc<Turns>,
+    me: usize,
+    /// The CPUs this thread may use (the configuration's), when known.
+    allowed: Option<CpuSet>,
+}
+
+impl Member {
+    /// How many members the rotation began with.
+    pub fn members(&self) -> usize {
+        self.turns.lock().gone.len()
+    }
+
+    /// Let every other member take one turn, then continue.
+    pub fn yield_turn(&self) {
+        self.turns.pass(self.me);
+        self.follow(self.turns.take(self.me));
+    }
+
+    /// Move to `cpu` (where the last holder ran) if this thread is
+    /// elsewhere and may run there, then allow its CPUs again: the next
+    /// sample starts where the last one ended, as one thread's would.
+    fn follow(&self, cpu: Option<u32>) {
+        let (Some(c), Some(allowed)) = (cpu, &self.allowed) else { return };
+        if allowed.len() < 2 || !allowed.contains(c) || sys::task::current_cpu() == Some(c) {
+            return;
+        }
+        if sys::set_affinity(&CpuSet::from_iter([c])).is_ok() {
+            let _ = sys::set_affinity(allowed);
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.turns.leave(self.me);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each member logs `rounds` steps, yielding after each: the log is the
+    /// members in rotation, one step each, until each is done.
+    fn log_of(rounds: &[usize]) -> Vec<usize> {
+        let turns = Arc::new(Turns::new(rounds.len()));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        std::thread::scope(|sc| {
+            for (me, &r) in rounds.iter().enumerate() {
+                let (turns, log) = (&turns, log.clone());
+                sc.spawn(move || {
+                    let m = turns.enter(me);
+                    for i in 0..r {
+                        if i > 0 {
+                            m.yield_turn();
+                        }
+                        log.lock().unwrap().push(me);
+                    }
+                });
+            }
+        });
+        let v = log.lock().unwrap().clone();
+        v
+    }
+
+    #[test]
+    fn members_alternate_one_step_each() {
+        assert_eq!(log_of(&[3, 3]), vec![0, 1, 0, 1, 0, 1]);
+        assert_eq!(log_of(&[2, 2, 2]), vec![0, 1, 2, 0, 1, 2]);
+    }
+
+    #[test]
+    fn a_member_that_finishes_early_leaves_the_rest_alternating() {
+        assert_eq!(log_of(&[1, 3, 2]), vec![0, 1, 2, 1, 2, 1]);
+        assert_eq!(log_of(&[4]), vec![0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_member_that_panics_still_leaves() {
+        let turns = Arc::new(Turns::new(2));
+        let done = std::thread::scope(|sc| {
+            let a = sc.spawn(|| {
+                let _m = turns.enter(0);
+                panic!("point failed");
+            });
+            let b = sc.spawn(|| {
+                let m = turns.enter(1);
+                m.yield_turn();
+                true
+            });
+            assert!(a.join().is_err());
+            b.join().unwrap()
+        });
+        assert!(done);
+    }
+
+    #[test]
+    fn next_skips_those_gone() {
+        assert_eq!(next(&[false, true, false], 0), Some(2));
+        assert_eq!(next(&[false, true, false], 2), Some(0));
+        assert_eq!(next(&[true, true], 0), None);
+        assert_eq!(next(&[false], 0), Some(0));
+    }
+}
