@@ -10,10 +10,9 @@
 //! by sample (`measure::sampler::turns`); `--interleave workers` turns that
 //! off.
 
-use super::order::{compared, ties, visit_order};
+use super::order::{compared, round_order, ties, visit_order};
 use super::plan::{param_for, split_rounds, wanted, Interleave, Item, PlannedConfig, Request};
 use super::result::{ci_met, finish, record_only};
-use super::run::round_order;
 use super::worker::{run_job, Job, JobPoint, Outcome};
 use crate::config::Config;
 use crate::measure::sampler::{SampleSet, SamplerSettings};
@@ -26,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One benchmark x parameter point x configuration, and what it has so far.
-pub(super) struct Point {
+struct Point {
     item: usize,
     cfg: usize,
     set: SampleSet,
@@ -47,7 +46,7 @@ impl Point {
 /// What the run tells about its rounds, stored in the run's environment.
 #[derive(Default)]
 pub(super) struct Ledger {
-    /// (result seq, round) per worker, in the order they ran.
+    /// (result seq, round) per point of each worker, in the order they ran.
     pub schedule: Vec<(usize, u32)>,
     pub retaken: usize,
     pub auto_met: usize,
@@ -159,9 +158,7 @@ impl Executor<'_> {
         // direction, and so does the order a tie's points take turns in.
         let mut workers: Vec<Vec<usize>> = Vec::new();
         for tie in units(self.req, group) {
-            for ci in 0..self.ready.len() {
-                workers.push(tie.iter().map(|&ii| point_at[ii][ci]).collect());
-            }
+            workers.extend((0..self.ready.len()).map(|ci| tie.iter().map(|&ii| point_at[ii][ci]).collect()));
         }
 
         let mut iterations: Vec<Option<u64>> = vec![None; group.len()];

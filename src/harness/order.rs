@@ -23,6 +23,16 @@
 use crate::model::params::Params;
 use std::collections::BTreeMap;
 
+/// The order of round `r` (0-based) over `n` points: forward on even
+/// rounds, backward on odd ones (A B C, C B A, A B C, ...).
+pub fn round_order(n: usize, r: usize) -> Vec<usize> {
+    if r % 2 == 0 {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    }
+}
+
 /// The items of one benchmark's group (their parameter points, in
 /// expansion order) as a permutation: the order a round visits them in.
 /// `declared` is the benchmark's parameter names in declared order,
@@ -168,5 +178,22 @@ mod tests {
         let bare = [params(&[("size", "1")]), params(&[("size", "1")])];
         let bare: Vec<&Params> = bare.iter().collect();
         assert_eq!(ties(&bare, &[0, 1], "impl"), vec![vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn rounds_alternate_direction() {
+        assert_eq!(round_order(3, 0), vec![0, 1, 2]);
+        assert_eq!(round_order(3, 1), vec![2, 1, 0]);
+        assert_eq!(round_order(3, 2), vec![0, 1, 2]);
+        // No point always follows the same neighbour: over two rounds each
+        // point has two different predecessors (or none, once).
+        let seq: Vec<usize> = (0..4).flat_map(|r| round_order(4, r)).collect();
+        for p in 0..4 {
+            let before: Vec<usize> = seq.windows(2).filter(|w| w[1] == p).map(|w| w[0]).collect();
+            let mut distinct = before.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert!(distinct.len() >= 2 || before.len() < 2, "point {p} follows only {distinct:?}");
+        }
     }
 }

@@ -25,16 +25,6 @@ pub struct RunOutput {
     pub interrupted: bool,
 }
 
-/// The order of round `r` (0-based) over `n` points: forward on even
-/// rounds, backward on odd ones (A B C, C B A, A B C, ...).
-pub fn round_order(n: usize, r: usize) -> Vec<usize> {
-    if r % 2 == 0 {
-        (0..n).collect()
-    } else {
-        (0..n).rev().collect()
-    }
-}
-
 /// Execute a plan. Results are written to `store` as they complete.
 pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
     let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
@@ -188,26 +178,4 @@ pub fn execute_into(
     // The temporary directory (and anything a killed worker left) goes now.
     tmp.close().context("removing the temporary directory")?;
     Ok(RunOutput { run, results, interrupted: was_interrupted })
-}
-
-#[cfg(test)]
-mod order_tests {
-    use super::*;
-
-    #[test]
-    fn rounds_alternate_direction() {
-        assert_eq!(round_order(3, 0), vec![0, 1, 2]);
-        assert_eq!(round_order(3, 1), vec![2, 1, 0]);
-        assert_eq!(round_order(3, 2), vec![0, 1, 2]);
-        // No point always follows the same neighbour: over two rounds each
-        // point has two different predecessors (or none, once).
-        let seq: Vec<usize> = (0..4).flat_map(|r| round_order(4, r)).collect();
-        for p in 0..4 {
-            let before: Vec<usize> = seq.windows(2).filter(|w| w[1] == p).map(|w| w[0]).collect();
-            let mut distinct = before.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            assert!(distinct.len() >= 2 || before.len() < 2, "point {p} follows only {distinct:?}");
-        }
-    }
 }

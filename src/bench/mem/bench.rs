@@ -92,7 +92,7 @@ fn nt_param() -> ParamSpec {
         "nt_threshold",
         ParamKind::Size,
         "auto",
-        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: a copy streams when the 2n bytes it touches exceed this CPU's share of the last-level cache, a fill when its n bytes exceed twice the whole last-level cache (sysfs)",
+        "tuned only: size from which non-temporal stores are used; auto = the non-temporal rule: a copy streams when the 2n bytes it touches exceed this CPU's share of the last-level cache, a fill when its n bytes exceed twice the whole last-level cache (sysfs); a page clear never",
     )
 }
 fn offset_param(name: &'static str, help: &'static str) -> ParamSpec {
@@ -194,14 +194,18 @@ impl Benchmark for MemBench {
         let llc_view = match sys::task::current_cpu().and_then(|c| cache::llc_share(Path::new("/"), c)) {
             Some(v) => v,
             None => {
-                if nt_threshold.is_none() && self.routine != Routine::Strlen {
+                if nt_threshold.is_none() && matches!(self.routine, Routine::Memcpy | Routine::Memset) {
                     s.note(format!("how this CPU shares the last-level cache is unknown (sysfs): nt_threshold=auto takes the whole {} MiB as its own", llc >> 20));
                 }
                 cache::Llc { bytes: llc, sharing: 1 }
             }
         };
         let share = llc_view.share();
-        let touch = if self.routine == Routine::Memcpy { Touch::Copy } else { Touch::Set };
+        let touch = match self.routine {
+            Routine::Memcpy => Touch::Copy,
+            Routine::ClearPage => Touch::Page,
+            _ => Touch::Set,
+        };
         let nt_threshold = nt_threshold.unwrap_or_else(|| ntrule::auto_threshold(touch, llc_view));
 
         let imp = match imp {

@@ -14,8 +14,13 @@
 //!   (`cpuN/cache/indexI/{size,shared_cpu_list}` of the CPU the call runs
 //!   on). On this VM: 32 MiB shared by CPUs 0-1, a 16 MiB share, so copies
 //!   stream from 8 MiB + 1 byte;
-//! - a fill or page clear touches `n` bytes and is held against *twice the
-//!   whole* cache: it streams from 64 MiB + 1 byte here.
+//! - a fill touches `n` bytes and is held against *twice the whole* cache:
+//!   it streams from 64 MiB + 1 byte here;
+//! - a page clear (one 4 KiB page a call, as the kernel clears pages) never
+//!   streams: each call's streaming stores end with a fence before the
+//!   next page, and `rep stosb` of the page measured 1.09-1.27x the
+//!   streaming loop from 91 to 512 MiB of pages, warm and not in cache (the
+//!   kernel's `clear_page_erms` is the same `rep stosb`).
 //!
 //! Why the two differ is measured, not assumed (issue 21, docs/mem.md): a
 //! warm fill of 23 MiB that streamed ran 0.57-0.66x the C library, whose
@@ -54,15 +59,17 @@
 pub enum Touch {
     /// Reads `n` bytes and writes `n` others.
     Copy,
-    /// Writes `n` bytes (memset, page clear).
+    /// Writes `n` bytes (memset).
     Set,
+    /// Writes one 4 KiB page a call (a page clear): never streams.
+    Page,
 }
 
 /// Bytes a call of size `n` touches.
 pub const fn touched(kind: Touch, n: u64) -> u64 {
     match kind {
         Touch::Copy => n.saturating_mul(2),
-        Touch::Set => n,
+        Touch::Set | Touch::Page => n,
     }
 }
 
@@ -92,6 +99,7 @@ impl Llc {
         match kind {
             Touch::Copy => self.share(),
             Touch::Set => self.bytes.saturating_mul(2),
+            Touch::Page => u64::MAX,
         }
     }
 }
@@ -107,7 +115,7 @@ pub const fn auto_threshold(kind: Touch, llc: Llc) -> u64 {
     let bound = llc.bound(kind);
     match kind {
         Touch::Copy => bound / 2 + 1,
-        Touch::Set => bound.saturating_add(1),
+        Touch::Set | Touch::Page => bound.saturating_add(1),
     }
 }
 
@@ -199,6 +207,9 @@ mod tests {
         assert!(streams(Touch::Copy, (8 << 20) + 1, llc));
         assert_eq!(auto_threshold(Touch::Copy, llc), (8 << 20) + 1);
         assert_eq!(auto_threshold(Touch::Set, llc), (64 << 20) + 1);
+        // A page clear never streams.
+        assert!(!streams(Touch::Page, 16 << 30, llc));
+        assert_eq!(auto_threshold(Touch::Page, llc), u64::MAX);
         for kind in [Touch::Copy, Touch::Set] {
             let t = auto_threshold(kind, llc);
             assert!(streams(kind, t, llc) && !streams(kind, t - 1, llc), "{kind:?}");

@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn names_wins_and_losses() {
-        let rs = vec![rec("libc", 64, 10.0), rec("tuned", 64, 9.0), rec("libc", 4096, 10.0), rec("tuned", 4096, 5.0), rec("libc", 1 << 24, 10.0), rec("tuned", 1 << 24, 15.0), rec("tuned", 1 << 26, 1.0)];
+        let rs = [rec("libc", 64, 10.0), rec("tuned", 64, 9.0), rec("libc", 4096, 10.0), rec("tuned", 4096, 5.0), rec("libc", 1 << 24, 10.0), rec("tuned", 1 << 24, 15.0), rec("tuned", 1 << 26, 1.0)];
         let refs: Vec<&ResultRecord> = rs.iter().collect();
         let ratios = tuned_over_libc(&refs);
         assert_eq!(ratios.len(), 3, "64 MiB has no libc side");
