@@ -51,12 +51,7 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                 s.measure_us(|n| {
                     calls += 1;
                     let t = Instant::now();
-                    for _ in 0..n {
-                        let u = Instant::now();
-                        while u.elapsed() < Duration::from_micros(20) {
-                            std::hint::spin_loop();
-                        }
-                    }
+                    spin(n, Duration::from_micros(20));
                     if calls % 2 == 0 {
                         std::thread::sleep(Duration::from_millis(5));
                     }
@@ -119,15 +114,20 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                 let d = Duration::from_micros(p.u64("us")?);
                 s.measure_us(|n| {
                     let t = Instant::now();
-                    for _ in 0..n {
-                        let u = Instant::now();
-                        while u.elapsed() < d {
-                            std::hint::spin_loop();
-                        }
-                    }
+                    spin(n, d);
                     Ok(t.elapsed())
                 })
             },
         ),
     ]
+}
+
+/// Busy-wait `n` times for `d` each: CPU time, never off the CPU.
+fn spin(n: u64, d: Duration) {
+    for _ in 0..n {
+        let u = Instant::now();
+        while u.elapsed() < d {
+            std::hint::spin_loop();
+        }
+    }
 }

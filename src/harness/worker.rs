@@ -107,8 +107,7 @@ fn measure(job: &Job, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
     let settings = |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
-    let one = |pt: &JobPoint, s: Sampler| -> PointResult {
-        let mut s = s;
+    let one = |pt: &JobPoint, mut s: Sampler| -> PointResult {
         let ran = bench.run(&pt.params, &mut s).with_context(|| format!("{} {}", job.benchmark, pt.params.display()));
         let out = s.finish();
         match ran {

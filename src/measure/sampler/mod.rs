@@ -309,12 +309,14 @@ impl Sampler {
         let min_m = ((n as f64 * 1e-3 / target).ceil() as u64).clamp(1, n);
         let mut m = n;
         let (mut clean, mut taken, mut disturbed) = (0usize, 0usize, 0usize);
+        // Retakes stop once they have cost as long again as the samples
+        // asked for (taking turns, the others' samples and the re-warming
+        // passes count too).
+        let sharing = self.turn.as_ref().map_or(1.0, |t| 1.25 * t.members() as f64);
+        let retake_budget = sharing * (2.0 * wanted as f64 * target + 1.0);
         let started = Instant::now();
         while (clean < wanted || !self.settings.retake) && taken < cap {
-            // Retakes stop once they have cost as long again as the samples
-            // asked for (taking turns, the others' samples and the re-warming pass too).
-            let sharing = self.turn.as_ref().map_or(1.0, |t| 1.25 * t.members() as f64);
-            if taken >= wanted && started.elapsed().as_secs_f64() > sharing * (2.0 * wanted as f64 * target + 1.0) {
+            if taken >= wanted && started.elapsed().as_secs_f64() > retake_budget {
                 break;
             }
             if let Some(turn) = &self.turn {

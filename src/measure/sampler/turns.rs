@@ -34,6 +34,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 pub struct Turns {
     state: Mutex<State>,
     moved: Condvar,
+    members: usize,
 }
 
 struct State {
@@ -47,7 +48,7 @@ struct State {
 impl Turns {
     /// A rotation of `n` members; member 0 holds the first turn.
     pub fn new(n: usize) -> Turns {
-        Turns { state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }), moved: Condvar::new() }
+        Turns { state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }), moved: Condvar::new(), members: n }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -115,7 +116,7 @@ pub struct Member {
 impl Member {
     /// How many members the rotation began with.
     pub fn members(&self) -> usize {
-        self.turns.lock().gone.len()
+        self.turns.members
     }
 
     /// Let every other member take one turn, then continue.
