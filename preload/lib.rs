@@ -86,8 +86,7 @@ unsafe fn move_bytes(d: *mut u8, s: *const u8, n: usize) {
     let (du, su) = (d as usize, s as usize);
     if du.wrapping_sub(su) >= n && su.wrapping_sub(du) >= n {
         // Disjoint: the tuned copy.
-        let nt = n >= COPY_NT_MIN.load(Relaxed);
-        unsafe { setup::copy(d, s, n, nt) }
+        unsafe { setup::copy(d, s, n, COPY_NT_MIN.load(Relaxed)) }
     } else if du < su {
         unsafe { overlap::forward(d, s, n) }
     } else if du > su {
@@ -121,8 +120,7 @@ pub unsafe extern "C" fn memmove(d: *mut u8, s: *const u8, n: usize) -> *mut u8 
 /// C's contract: `d` valid for `n` writes.
 #[no_mangle]
 pub unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
-    let nt = n >= SET_NT_MIN.load(Relaxed);
-    unsafe { setup::set(d, c as u8, n, nt) };
+    unsafe { setup::set(d, c as u8, n, SET_NT_MIN.load(Relaxed)) };
     d
 }
 

@@ -87,15 +87,15 @@ fn detect() -> u8 {
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap.
 #[inline(always)]
-pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]
-            AVX512 => crate::avx512::kdelta_copy_avx512(d, s, n, nt),
+            AVX512 => crate::avx512::kdelta_copy_avx512(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            AVX2 => crate::x86::copy_avx2(d, s, n, nt),
+            AVX2 => crate::x86::copy_avx2(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            SSE2 => crate::x86::copy_sse2(d, s, n, nt),
+            SSE2 => crate::x86::copy_sse2(d, s, n, nt_min),
             #[cfg(target_arch = "aarch64")]
             NEON => crate::neon::copy(d, s, n),
             _ => crate::portable::copy(d, s, n),
@@ -108,15 +108,15 @@ pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt: bool) {
 /// # Safety
 /// `d` valid for `n` writes.
 #[inline(always)]
-pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt: bool) {
+pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt_min: usize) {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]
-            AVX512 => crate::avx512_set::kdelta_set_avx512(d, c, n, nt),
+            AVX512 => crate::avx512_set::kdelta_set_avx512(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            AVX2 => crate::x86::set_avx2(d, c, n, nt),
+            AVX2 => crate::x86::set_avx2(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            SSE2 => crate::x86::set_sse2(d, c, n, nt),
+            SSE2 => crate::x86::set_sse2(d, c, n, nt_min),
             #[cfg(target_arch = "aarch64")]
             NEON => crate::neon::set(d, c, n),
             _ => crate::portable::set(d, c, n),

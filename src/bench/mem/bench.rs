@@ -4,6 +4,7 @@
 
 use super::buffers::{round_up, Arena, Rotation};
 use super::cache;
+use super::calls::{self, rust_loop as timed, Callee, Slots, Strings};
 use super::libc_fns::{self, Libc};
 use super::naive;
 use super::ntrule::{self, Touch};
@@ -12,9 +13,8 @@ use crate::bench::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec
 use crate::error::bad_input;
 use crate::sys;
 use anyhow::Result;
-use std::ffi::CStr;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sizes from 64 B to 512 MiB in steps of sqrt(2) (rounded), covering at
 /// least four times the last-level cache of caches up to 128 MiB.
@@ -54,6 +54,18 @@ enum Impl {
     Naive,
     Libc(Libc),
     Tuned(Tuned),
+}
+
+impl Impl {
+    /// The routine the shared timed loop calls (`calls.rs`), streaming from
+    /// `nt_min` bytes; none for the naive loops, which are Rust.
+    fn callee(self, nt_min: usize) -> Option<Callee> {
+        match self {
+            Impl::Naive => None,
+            Impl::Libc(l) => Some(Callee::Libc(l)),
+            Impl::Tuned(t) => Some(Callee::Tuned(t, nt_min)),
+        }
+    }
 }
 
 pub struct MemBench {
@@ -248,18 +260,6 @@ fn gbps(bytes: usize) -> impl Fn(u64, f64) -> f64 {
     move |n, t| if t > 0.0 { n as f64 * bytes as f64 / t / 1e9 } else { f64::INFINITY }
 }
 
-/// Time `n` calls of `call(slot)`, walking the rotation.
-#[inline(always)]
-fn timed(n: u64, rot: Rotation, mut call: impl FnMut(usize)) -> Duration {
-    let mut cur = 0;
-    let t0 = Instant::now();
-    for _ in 0..n {
-        call(cur);
-        cur = rot.next(cur);
-    }
-    t0.elapsed()
-}
-
 fn pattern(buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         *b = (i % 251) as u8 + 1;
@@ -278,12 +278,12 @@ fn run_copy(s: &mut Sampler, imp: Impl, size: usize, off: usize, dst_off: usize,
     dst.bytes_mut().fill(0x55);
     let src = src.bytes();
     let dst = dst.bytes_mut();
+    let slots = Slots { off: dst_off, size, stride: st, rot };
     s.measure(
         |n| {
-            Ok(match imp {
-                Impl::Naive => timed(n, rot, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
-                Impl::Libc(l) => timed(n, rot, |i| l.copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
-                Impl::Tuned(t) => timed(n, rot, |i| t.copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size], thr)),
+            Ok(match imp.callee(thr) {
+                None => timed(n, rot, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
+                Some(c) => calls::time_copy(c, dst, src, off, slots, n),
             })
         },
         gbps(size),
@@ -300,10 +300,9 @@ fn run_set(s: &mut Sampler, imp: Impl, size: usize, dst_off: usize, cold: bool, 
     s.measure(
         |n| {
             let c = (n & 0x7F) as u8 | 1;
-            Ok(match imp {
-                Impl::Naive => timed(n, rot, |i| naive::set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
-                Impl::Libc(l) => timed(n, rot, |i| l.set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
-                Impl::Tuned(t) => timed(n, rot, |i| t.set(&mut dst[i * st + dst_off..i * st + dst_off + size], c, thr)),
+            Ok(match imp.callee(thr) {
+                None => timed(n, rot, |i| naive::set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
+                Some(f) => calls::time_set(f, dst, c, Slots { off: dst_off, size, stride: st, rot }, n),
             })
         },
         gbps(size),
@@ -348,27 +347,20 @@ fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, l
         }
         str_bytes[size - 1] = 0;
     }
-    let b = buf.bytes();
-    // Check every slot once (the checked constructor scans for the NUL).
-    for i in 0..rot.slots {
-        CStr::from_bytes_with_nul(&b[i * st + off..i * st + off + size])?;
-    }
-    let cstr = |i: usize| -> &CStr {
-        let bytes = &b[i * st + off..i * st + off + size];
-        // SAFETY: every slot's `bytes` was checked above to end with its only NUL.
-        unsafe { CStr::from_bytes_with_nul_unchecked(bytes) }
-    };
+    // Every slot is checked once to hold a string ending in its only NUL.
+    let strings = Strings::new(buf.bytes(), Slots { off, size, stride: st, rot })?;
     let want = size - 1;
     let mut wrong = false;
     s.measure(
         |n| {
-            let mut acc = 0usize;
-            let d = match imp {
-                Impl::Naive => timed(n, rot, |i| acc += naive::strlen(cstr(i))),
-                Impl::Libc(l) => timed(n, rot, |i| acc += l.strlen(cstr(i))),
-                Impl::Tuned(t) => timed(n, rot, |i| acc += t.strlen(cstr(i))),
+            let (d, sum) = match imp.callee(usize::MAX) {
+                None => {
+                    let mut acc = 0usize;
+                    (timed(n, rot, |i| acc += naive::strlen(strings.get(i))), acc)
+                }
+                Some(f) => calls::time_strlen(f, &strings, n),
             };
-            wrong |= acc != want * n as usize;
+            wrong |= sum != want.wrapping_mul(n as usize);
             Ok(d)
         },
         gbps(size),

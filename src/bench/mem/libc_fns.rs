@@ -30,6 +30,18 @@ impl Libc {
         Libc { memcpy: black_box(libc::memcpy as CopyFn), memset: black_box(libc::memset as SetFn), strlen: black_box(libc::strlen as LenFn) }
     }
 
+    /// The entry points, for the timed loop that calls them from assembly
+    /// (`calls.rs`).
+    pub fn memcpy_entry(&self) -> *const () {
+        self.memcpy as *const ()
+    }
+    pub fn memset_entry(&self) -> *const () {
+        self.memset as *const ()
+    }
+    pub fn strlen_entry(&self) -> *const () {
+        self.strlen as *const ()
+    }
+
     /// `memcpy(dst, src, len)`.
     ///
     /// # Panics

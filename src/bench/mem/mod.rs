@@ -11,6 +11,7 @@
 
 mod bench;
 mod buffers;
+mod calls;
 pub mod cache;
 pub mod libc_fns;
 pub mod naive;

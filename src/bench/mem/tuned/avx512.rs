@@ -22,7 +22,7 @@ pub const REP_MOVSB_MIN: usize = 16384;
 // is 64-byte aligned and every branch target that follows a `ret` or `jmp`
 // is 16-byte aligned, so no padding is ever executed.
 //
-// Contract (System V: rdi = d, rsi = s, rdx = n, cl = nt): `d` valid for
+// Contract (System V: rdi = d, rsi = s, rdx = n, rcx = nt_min: stream when n >= nt_min): `d` valid for
 // `n` writes, `s` for `n` reads, no overlap, AVX-512F/BW/VL and AVX2
 // present. Bounds, per size class, every access lying in [s, s + n) and
 // [d, d + n) because the class guarantees `n - width >= 0` for each tail:
@@ -158,8 +158,8 @@ global_asm!(
     "ret",
     ".p2align 4",
     ".Lkdc_above512:",
-    "test cl, cl",
-    "jnz .Lkdc_avx2",
+    "cmp rdx, rcx",
+    "jae .Lkdc_avx2",
     "cmp rdx, 2048",
     "jae .Lkdc_large",
     // (s - d) mod 4096 below 512: forward steps would load right behind
@@ -425,7 +425,7 @@ extern "C" {
     /// # Safety
     /// `d` valid for `n` writes, `s` for `n` reads, no overlap;
     /// AVX-512F/BW/VL and AVX2 present.
-    pub(super) fn kdelta_copy_avx512(d: *mut u8, s: *const u8, n: usize, nt: bool);
+    pub(super) fn kdelta_copy_avx512(d: *mut u8, s: *const u8, n: usize, nt_min: usize);
 
     /// The strlen above: clobbers rax, rcx, rdx, zmm16-zmm21, k1-k3, all
     /// caller-saved.

@@ -19,13 +19,13 @@
 //! - above 2048 without streaming: one `rep stosb` (the string store
 //!   writes whole lines without reading them first, which temporal vector
 //!   stores cannot: `mem.clear_page`'s measurement in docs/mem.md);
-//! - streaming (`nt`, from the non-temporal rule) above 512 bytes: a tail
+//! - streaming (`n >= nt_min`, the non-temporal rule's size) above 512 bytes: a tail
 //!   call to the AVX2 routine's streaming loop.
 //!
 //! In assembly (`global_asm!`) for the reason the copy and strlen are:
 //! aligned entry and branch targets. Registers: rax, rcx, r8, r9, zmm16
 //! (caller-saved); zmm16 leaves no dirty upper state, so no `vzeroupper`.
-//! Contract (System V: rdi = d, sil = c, rdx = n, cl = nt): `d` valid for `n`
+//! Contract (System V: rdi = d, sil = c, rdx = n, rcx = nt_min: stream when n >= nt_min): `d` valid for `n`
 //! writes; AVX-512F/BW/VL and AVX2 present.
 
 use core::arch::global_asm;
@@ -117,8 +117,8 @@ global_asm!(
     // Decided before any store: a string store or a streaming loop writes
     // everything itself.
     ".Lkdf_above512:",
-    "test cl, cl",
-    "jnz .Lkdf_stream",
+    "cmp rdx, rcx",
+    "jae .Lkdf_stream",
     "cmp rdx, {rep_min}",
     "jae .Lkdf_rep",
     "vmovdqu64 zmmword ptr [rdi], zmm16",
@@ -171,5 +171,5 @@ extern "C" {
     ///
     /// # Safety
     /// `d` valid for `n` writes; AVX-512F/BW/VL and AVX2 present.
-    pub(super) fn kdelta_set_avx512(d: *mut u8, c: u8, n: usize, nt: bool);
+    pub(super) fn kdelta_set_avx512(d: *mut u8, c: u8, n: usize, nt_min: usize);
 }

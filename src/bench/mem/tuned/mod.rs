@@ -151,10 +151,12 @@ pub struct Tuned {
 /// routines, written in assembly, use). Their contracts are the module's.
 #[derive(Clone, Copy)]
 struct Routines {
-    /// `copy(d, s, n, nt)`
-    copy: unsafe extern "C" fn(*mut u8, *const u8, usize, bool),
-    /// `set(d, byte, n, nt)`
-    set: unsafe extern "C" fn(*mut u8, u8, usize, bool),
+    /// `copy(d, s, n, nt_min)`: streaming stores when `n >= nt_min`, a
+    /// compare the routine makes only on its long path (as glibc's), so a
+    /// short call pays nothing for the rule
+    copy: unsafe extern "C" fn(*mut u8, *const u8, usize, usize),
+    /// `set(d, byte, n, nt_min)`, likewise
+    set: unsafe extern "C" fn(*mut u8, u8, usize, usize),
     /// `clear_page(d, nt)`, `d` 4096-aligned
     clear_page: unsafe extern "C" fn(*mut u8, bool),
     /// `strlen(p)`
@@ -178,10 +180,10 @@ impl Eq for Tuned {}
 // streaming stores). SAFETY, for all of them: the caller upholds the
 // routine's contract (module docs), and `Tuned` is made for NEON only when
 // the CPU has it.
-unsafe extern "C" fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+unsafe extern "C" fn copy_portable(d: *mut u8, s: *const u8, n: usize, _nt_min: usize) {
     unsafe { portable::copy(d, s, n) }
 }
-unsafe extern "C" fn set_portable(d: *mut u8, c: u8, n: usize, _nt: bool) {
+unsafe extern "C" fn set_portable(d: *mut u8, c: u8, n: usize, _nt_min: usize) {
     unsafe { portable::set(d, c, n) }
 }
 unsafe extern "C" fn clear_page_portable(d: *mut u8, _nt: bool) {
@@ -191,11 +193,11 @@ unsafe extern "C" fn strlen_portable(p: *const u8) -> usize {
     unsafe { portable::strlen(p) }
 }
 #[cfg(target_arch = "aarch64")]
-unsafe extern "C" fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt: bool) {
+unsafe extern "C" fn copy_neon(d: *mut u8, s: *const u8, n: usize, _nt_min: usize) {
     unsafe { neon::copy(d, s, n) }
 }
 #[cfg(target_arch = "aarch64")]
-unsafe extern "C" fn set_neon(d: *mut u8, c: u8, n: usize, _nt: bool) {
+unsafe extern "C" fn set_neon(d: *mut u8, c: u8, n: usize, _nt_min: usize) {
     unsafe { neon::set(d, c, n) }
 }
 #[cfg(target_arch = "aarch64")]
@@ -251,6 +253,19 @@ impl Tuned {
         self.variant
     }
 
+    /// The entry points, in the C calling convention with the contracts in
+    /// [`Routines`], for the timed loop that calls them from assembly
+    /// (`calls.rs`); calling them is sound only under those contracts.
+    pub fn copy_entry(self) -> *const () {
+        self.fns.copy as *const ()
+    }
+    pub fn set_entry(self) -> *const () {
+        self.fns.set as *const ()
+    }
+    pub fn strlen_entry(self) -> *const () {
+        self.fns.strlen as *const ()
+    }
+
     /// `dst.copy_from_slice(src)`, with non-temporal stores when
     /// `dst.len() >= nt_threshold`.
     ///
@@ -260,25 +275,23 @@ impl Tuned {
     pub fn copy(self, dst: &mut [u8], src: &[u8], nt_threshold: usize) {
         assert_eq!(dst.len(), src.len(), "tuned copy: source and destination lengths differ");
         let n = dst.len();
-        let nt = n >= nt_threshold;
         let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
         // SAFETY: `d` is valid for `n` writes and `s` for `n` reads (slices of
         // length `n`), they cannot overlap (`&mut` vs `&`), and `fns.copy` is
         // the routine of a variant available on this CPU (the `Tuned`
         // invariant). The callee touches only `[d, d + n)` and `[s, s + n)`
         // (module docs).
-        unsafe { (self.fns.copy)(d, s, n, nt) }
+        unsafe { (self.fns.copy)(d, s, n, nt_threshold) }
     }
 
     /// `dst.fill(byte)`, with non-temporal stores when `dst.len() >= nt_threshold`.
     #[inline]
     pub fn set(self, dst: &mut [u8], byte: u8, nt_threshold: usize) {
         let n = dst.len();
-        let nt = n >= nt_threshold;
         let d = dst.as_mut_ptr();
         // SAFETY: `d` is valid for `n` writes; `fns.set` is the routine of an
         // available variant; the callee writes only `[d, d + n)`.
-        unsafe { (self.fns.set)(d, byte, n, nt) }
+        unsafe { (self.fns.set)(d, byte, n, nt_threshold) }
     }
 
     /// Zero one whole 4096-byte page: aligned stores only, no head or tail.

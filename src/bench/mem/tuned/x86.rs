@@ -18,7 +18,8 @@ const PAGE_MIN: usize = 4096;
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap, AVX2 present.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
+    let nt = n >= nt_min;
     type V = __m256i;
     const VW: usize = 32;
     if n <= 16 {
@@ -113,7 +114,8 @@ pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt
 /// # Safety
 /// `d` valid for `n` writes, AVX2 present.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe extern "C" fn set_avx2(d: *mut u8, c: u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn set_avx2(d: *mut u8, c: u8, n: usize, nt_min: usize) {
+    let nt = n >= nt_min;
     type V = __m256i;
     const VW: usize = 32;
     if n <= 16 {
@@ -301,7 +303,8 @@ pub(super) unsafe extern "C" fn strlen_avx2(p: *const u8) -> usize {
 
 /// # Safety
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap.
-pub(super) unsafe extern "C" fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
+    let nt = n >= nt_min;
     type V = __m128i;
     const VW: usize = 16;
     if n <= 16 {
@@ -368,7 +371,8 @@ pub(super) unsafe extern "C" fn copy_sse2(d: *mut u8, s: *const u8, n: usize, nt
 
 /// # Safety
 /// `d` valid for `n` writes.
-pub(super) unsafe extern "C" fn set_sse2(d: *mut u8, c: u8, n: usize, nt: bool) {
+pub(super) unsafe extern "C" fn set_sse2(d: *mut u8, c: u8, n: usize, nt_min: usize) {
+    let nt = n >= nt_min;
     type V = __m128i;
     const VW: usize = 16;
     if n <= 16 {
