@@ -348,6 +348,6 @@ mod tests {
     fn a_rotation_beyond_the_buffer_is_refused() {
         let rot = Rotation::new(true, 64, 1024);
         let slots = Slots { off: 0, size: 64, stride: 64, rot };
-        time_set(Callee::Libc(Libc::new()), &mut vec![0u8; 64], 1, slots, 1);
+        time_set(Callee::Libc(Libc::new()), &mut [0u8; 64], 1, slots, 1);
     }
 }
