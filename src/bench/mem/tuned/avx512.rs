@@ -52,8 +52,12 @@ pub const REP_MOVSB_MIN: usize = 16384;
 //   stores, 128 bytes a step, streaming stores with prefetch above the
 //   threshold), which measured faster than 64-byte steps from 2 KiB up here
 //   (a 64-byte store issues as two 32-byte ones on Zen 4).
-// Registers: rax, r8, r9, zmm16-zmm24 (caller-saved); zmm16 and up leave no
-// dirty upper state, so no `vzeroupper` is needed.
+// Registers: rax, rcx, r8, r9, r10, zmm16-zmm24 (caller-saved); zmm16 and
+// up leave no dirty upper state, so no `vzeroupper` is needed. Up to 512
+// bytes it returns `d` in rax, as `memcpy` does (rax is set on entry and the
+// short paths use rcx, which holds the threshold but is read only above 512
+// bytes), so the preload library's `memcpy` can jump to it; the longer
+// paths return nothing.
 global_asm!(
     ".pushsection .text.kdelta_copy_avx512,\"ax\",@progbits",
     ".p2align 6",
@@ -61,6 +65,7 @@ global_asm!(
     ".hidden kdelta_copy_avx512",
     ".type kdelta_copy_avx512,@function",
     "kdelta_copy_avx512:",
+    "mov rax, rdi",
     "cmp rdx, 64",
     "jb .Lkdc_below64",
     "cmp rdx, 128",
@@ -83,8 +88,8 @@ global_asm!(
     "cmp edx, 1",
     "ja .Lkdc_2_3",
     "jb .Lkdc_ret",
-    "movzx eax, byte ptr [rsi]",
-    "mov byte ptr [rdi], al",
+    "movzx ecx, byte ptr [rsi]",
+    "mov byte ptr [rdi], cl",
     ".Lkdc_ret:",
     "ret",
     ".p2align 4",
@@ -103,23 +108,23 @@ global_asm!(
     "ret",
     ".p2align 4",
     ".Lkdc_8_16:",
-    "mov rax, qword ptr [rsi]",
+    "mov rcx, qword ptr [rsi]",
     "mov r8, qword ptr [rsi + rdx - 8]",
-    "mov qword ptr [rdi], rax",
+    "mov qword ptr [rdi], rcx",
     "mov qword ptr [rdi + rdx - 8], r8",
     "ret",
     ".p2align 4",
     ".Lkdc_4_7:",
-    "mov eax, dword ptr [rsi]",
+    "mov ecx, dword ptr [rsi]",
     "mov r8d, dword ptr [rsi + rdx - 4]",
-    "mov dword ptr [rdi], eax",
+    "mov dword ptr [rdi], ecx",
     "mov dword ptr [rdi + rdx - 4], r8d",
     "ret",
     ".p2align 4",
     ".Lkdc_2_3:",
-    "movzx eax, word ptr [rsi]",
+    "movzx ecx, word ptr [rsi]",
     "movzx r8d, word ptr [rsi + rdx - 2]",
-    "mov word ptr [rdi], ax",
+    "mov word ptr [rdi], cx",
     "mov word ptr [rdi + rdx - 2], r8w",
     "ret",
     ".p2align 4",
@@ -165,9 +170,9 @@ global_asm!(
     // (s - d) mod 4096 below 512: forward steps would load right behind
     // their own stores at the same page offsets (4K aliasing), so copy
     // backward, as glibc does.
-    "mov eax, esi",
-    "sub eax, edi",
-    "test eax, 3584",
+    "mov r10d, esi",
+    "sub r10d, edi",
+    "test r10d, 3584",
     "jz .Lkdc_backward",
     "vmovdqu64 zmm16, zmmword ptr [rsi]",
     "vmovdqu64 zmm17, zmmword ptr [rsi + rdx - 256]",
