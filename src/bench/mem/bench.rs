@@ -2,7 +2,7 @@
 //! routine. Each measures one implementation (`impl`) at one size, warm or
 //! cold, in GB/s (bytes processed per second / 1e9).
 
-use super::buffers::{round_up, Arena, Rotation};
+use super::buffers::{round_up, Arena, Pool, Rotation};
 use super::cache;
 use super::calls::{self, rust_loop as timed, Callee, Slots, Strings};
 use super::libc_fns::{self, Libc};
@@ -14,6 +14,7 @@ use crate::error::bad_input;
 use crate::sys;
 use anyhow::Result;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Sizes from 64 B to 512 MiB in steps of sqrt(2) (rounded), covering at
@@ -266,24 +267,36 @@ fn pattern(buf: &mut [u8]) {
     }
 }
 
+/// One buffer a point may share with the others of its tie, locked for
+/// the length of one timed loop (only the holder of the turn runs, so the
+/// lock is never waited for).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_copy(s: &mut Sampler, imp: Impl, size: usize, off: usize, dst_off: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
     let st = stride(size, off.max(dst_off));
     let rot = Rotation::new(cold, 2 * st as u64, llc);
     s.extra("buffers", rot.slots);
-    let mut src = Arena::new(rot.slots * st)?;
-    let mut dst = Arena::new(rot.slots * st)?;
-    // Touch every page so no page fault or shared zero page is timed.
-    pattern(src.bytes_mut());
-    dst.bytes_mut().fill(0x55);
-    let src = src.bytes();
-    let dst = dst.bytes_mut();
+    let pool = s.shared(&format!("memcpy {} x {st}", rot.slots), || {
+        let mut src = Arena::new(rot.slots * st)?;
+        let mut dst = Arena::new(rot.slots * st)?;
+        // Touch every page so no page fault or shared zero page is timed.
+        pattern(src.bytes_mut());
+        dst.bytes_mut().fill(0x55);
+        Ok(Pool::new(Mutex::new((dst, src))))
+    })?;
     let slots = Slots { off: dst_off, size, stride: st, rot };
     s.measure(
         |n| {
+            let from = pool.walk(rot, n);
+            let mut bufs = lock(&pool.bufs);
+            let (dst, src) = &mut *bufs;
+            let (dst, src) = (dst.bytes_mut(), src.bytes());
             Ok(match imp.callee(thr) {
-                None => timed(n, rot, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
-                Some(c) => calls::time_copy(c, dst, src, off, slots, n),
+                None => timed(n, rot, from, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
+                Some(c) => calls::time_copy(c, dst, src, off, slots, from, n),
             })
         },
         gbps(size),
@@ -294,15 +307,20 @@ fn run_set(s: &mut Sampler, imp: Impl, size: usize, dst_off: usize, cold: bool, 
     let st = stride(size, dst_off);
     let rot = Rotation::new(cold, st as u64, llc);
     s.extra("buffers", rot.slots);
-    let mut dst = Arena::new(rot.slots * st)?;
-    let dst = dst.bytes_mut();
-    dst.fill(0x55);
+    let pool = s.shared(&format!("memset {} x {st}", rot.slots), || {
+        let mut dst = Arena::new(rot.slots * st)?;
+        dst.bytes_mut().fill(0x55);
+        Ok(Pool::new(Mutex::new(dst)))
+    })?;
     s.measure(
         |n| {
             let c = (n & 0x7F) as u8 | 1;
+            let from = pool.walk(rot, n);
+            let mut buf = lock(&pool.bufs);
+            let dst = buf.bytes_mut();
             Ok(match imp.callee(thr) {
-                None => timed(n, rot, |i| naive::set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
-                Some(f) => calls::time_set(f, dst, c, Slots { off: dst_off, size, stride: st, rot }, n),
+                None => timed(n, rot, from, |i| naive::set(&mut dst[i * st + dst_off..i * st + dst_off + size], c)),
+                Some(f) => calls::time_set(f, dst, c, Slots { off: dst_off, size, stride: st, rot }, from, n),
             })
         },
         gbps(size),
@@ -319,15 +337,20 @@ fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr:
     let rot = Rotation::new(cold, st as u64, llc);
     s.extra("buffers", rot.slots);
     s.extra("bytes_per_call", st);
-    let mut buf = Arena::new(rot.slots * st)?;
-    let buf = buf.bytes_mut();
-    buf.fill(0x55);
+    let pool = s.shared(&format!("clear_page {} x {st}", rot.slots), || {
+        let mut buf = Arena::new(rot.slots * st)?;
+        buf.bytes_mut().fill(0x55);
+        Ok(Pool::new(Mutex::new(buf)))
+    })?;
     s.measure(
         |n| {
+            let from = pool.walk(rot, n);
+            let mut guard = lock(&pool.bufs);
+            let buf = guard.bytes_mut();
             Ok(match imp {
-                Impl::Naive => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| naive::set(pg, 0))),
-                Impl::Libc(l) => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| l.set(pg, 0))),
-                Impl::Tuned(t) => timed(n, rot, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| t.clear_page(pg, nt))),
+                Impl::Naive => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| naive::set(pg, 0))),
+                Impl::Libc(l) => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| l.set(pg, 0))),
+                Impl::Tuned(t) => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| t.clear_page(pg, nt))),
             })
         },
         gbps(st),
@@ -338,27 +361,32 @@ fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, l
     let st = stride(size, off);
     let rot = Rotation::new(cold, st as u64, llc);
     s.extra("buffers", rot.slots);
-    let mut buf = Arena::new(rot.slots * st)?;
-    let b = buf.bytes_mut();
-    for i in 0..rot.slots {
-        let str_bytes = &mut b[i * st + off..i * st + off + size];
-        for (j, c) in str_bytes.iter_mut().enumerate() {
-            *c = b'a' + (j % 26) as u8;
+    // Written once, by whichever point makes it, and only read after.
+    let pool = s.shared(&format!("strlen {size}+{off} {} x {st}", rot.slots), || {
+        let mut buf = Arena::new(rot.slots * st)?;
+        let b = buf.bytes_mut();
+        for i in 0..rot.slots {
+            let str_bytes = &mut b[i * st + off..i * st + off + size];
+            for (j, c) in str_bytes.iter_mut().enumerate() {
+                *c = b'a' + (j % 26) as u8;
+            }
+            str_bytes[size - 1] = 0;
         }
-        str_bytes[size - 1] = 0;
-    }
+        Ok(Pool::new(buf))
+    })?;
     // Every slot is checked once to hold a string ending in its only NUL.
-    let strings = Strings::new(buf.bytes(), Slots { off, size, stride: st, rot })?;
+    let strings = Strings::new(pool.bufs.bytes(), Slots { off, size, stride: st, rot })?;
     let want = size - 1;
     let mut wrong = false;
     s.measure(
         |n| {
+            let from = pool.walk(rot, n);
             let (d, sum) = match imp.callee(usize::MAX) {
                 None => {
                     let mut acc = 0usize;
-                    (timed(n, rot, |i| acc += naive::strlen(strings.get(i))), acc)
+                    (timed(n, rot, from, |i| acc += naive::strlen(strings.get(i))), acc)
                 }
-                Some(f) => calls::time_strlen(f, &strings, n),
+                Some(f) => calls::time_strlen(f, &strings, from, n),
             };
             wrong |= sum != want.wrapping_mul(n as usize);
             Ok(d)

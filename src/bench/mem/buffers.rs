@@ -2,8 +2,11 @@
 //! them in. A warm run reuses slot 0; a cold run rotates through enough slots
 //! that the data it touches totals about twice the last-level cache, visiting
 //! them with a large co-prime stride so hardware prefetchers cannot follow.
+//! A [`Pool`] holds the buffers the compared points of a tie share, and
+//! where the walk through them stands.
 
 use anyhow::{anyhow, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A zero-initialised, page-aligned byte area that reports allocation
 /// failure as an error instead of aborting.
@@ -59,6 +62,14 @@ impl Rotation {
         Rotation { slots, step }
     }
 
+    /// The slot `n` calls after `cur`.
+    pub fn advance(&self, cur: usize, n: u64) -> usize {
+        if self.slots <= 1 {
+            return 0;
+        }
+        ((cur as u128 + n as u128 * self.step as u128) % self.slots as u128) as usize
+    }
+
     /// Advance `cur` to the next slot.
     #[inline(always)]
     pub fn next(&self, cur: usize) -> usize {
@@ -68,6 +79,31 @@ impl Rotation {
         } else {
             n
         }
+    }
+}
+
+/// Buffers the compared points share (`Sampler::shared`: libc and tuned
+/// work on the same pages), and the slot the walk through them goes on
+/// from. Every timed loop, of whichever point, continues where the last
+/// one stopped, so a cold run's calls each find their slot as it was left a
+/// whole lap (twice the last-level cache) of traffic before; a walk that
+/// began again at slot 0 for every sample met, in its first calls, the
+/// slots the re-warming pass before it had just touched.
+pub struct Pool<T> {
+    pub bufs: T,
+    next: AtomicUsize,
+}
+
+impl<T> Pool<T> {
+    pub fn new(bufs: T) -> Pool<T> {
+        Pool { bufs, next: AtomicUsize::new(0) }
+    }
+
+    /// The slot a loop of `n` calls starts from; the walk moves on past them.
+    pub fn walk(&self, rot: Rotation, n: u64) -> usize {
+        let from = self.next.load(Ordering::Relaxed) % rot.slots.max(1);
+        self.next.store(rot.advance(from, n), Ordering::Relaxed);
+        from
     }
 }
 
@@ -102,6 +138,22 @@ mod tests {
         assert_eq!(Rotation::new(false, 64, 1 << 30), Rotation { slots: 1, step: 0 });
         assert_eq!(Rotation::new(true, 1 << 30, 1 << 20).slots, 1);
         assert_eq!(Rotation::new(true, 1 << 30, 1 << 20).next(0), 0);
+    }
+
+    #[test]
+    fn the_walk_goes_on_where_the_last_loop_stopped() {
+        let r = Rotation::new(true, 4096, 1 << 20);
+        let mut c = 5;
+        for _ in 0..1000 {
+            c = r.next(c);
+        }
+        assert_eq!(r.advance(5, 1000), c);
+        let pool = Pool::new(());
+        assert_eq!(pool.walk(r, 1000), 0);
+        assert_eq!(pool.walk(r, 3), r.advance(0, 1000));
+        assert_eq!(pool.walk(r, 0), r.advance(0, 1003));
+        let warm = Rotation::new(false, 64, 1 << 20);
+        assert_eq!((warm.advance(0, u64::MAX), Pool::new(()).walk(warm, 7)), (0, 0));
     }
 
     #[test]

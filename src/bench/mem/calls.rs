@@ -49,10 +49,11 @@ pub struct Slots {
 
 impl Slots {
     /// Panics unless every slot the rotation visits lies inside a buffer of
-    /// `len` bytes and the rotation steps by less than one lap (the loop
-    /// wraps with one subtraction).
-    fn check(&self, len: usize) {
+    /// `len` bytes, the rotation steps by less than one lap (the loop
+    /// wraps with one subtraction) and `from` is one of its slots.
+    fn check(&self, len: usize, from: usize) {
         let r = self.rot;
+        assert!(from < r.slots, "slot {from} of {}", r.slots);
         assert!(r.slots >= 1 && (r.step < r.slots || (r.slots == 1 && r.step == 0)), "bad rotation {r:?}");
         assert!(self.off.checked_add(self.size).is_some_and(|e| e <= self.stride), "slot of {} bytes at offset {} does not fit a stride of {}", self.size, self.off, self.stride);
         assert!(r.slots.checked_mul(self.stride).is_some_and(|t| t <= len), "{} slots of {} bytes do not fit a buffer of {len}", r.slots, self.stride);
@@ -60,10 +61,12 @@ impl Slots {
 }
 
 /// Time `n` copies of `slots.size` bytes from `src` to `dst`, slot by slot
-/// (`src_off` and `slots.off` place the source and destination in a slot).
-pub fn time_copy(callee: Callee, dst: &mut [u8], src: &[u8], src_off: usize, slots: Slots, n: u64) -> Duration {
-    slots.check(dst.len());
-    Slots { off: src_off, ..slots }.check(src.len());
+/// from slot `from` (`src_off` and `slots.off` place the source and
+/// destination in a slot).
+#[allow(clippy::too_many_arguments)]
+pub fn time_copy(callee: Callee, dst: &mut [u8], src: &[u8], src_off: usize, slots: Slots, from: usize, n: u64) -> Duration {
+    slots.check(dst.len(), from);
+    Slots { off: src_off, ..slots }.check(src.len(), from);
     let (d, s) = (dst.as_mut_ptr().wrapping_add(slots.off), src.as_ptr().wrapping_add(src_off));
     #[cfg(target_arch = "x86_64")]
     {
@@ -75,22 +78,23 @@ pub fn time_copy(callee: Callee, dst: &mut [u8], src: &[u8], src_off: usize, slo
         // using `extra` as its threshold; every slot it is given lies in
         // `dst` and `src` (checked above), which do not overlap (`&mut`
         // and `&`).
-        run(Loop { f, a: d as usize, b: s as usize, b_mask: usize::MAX, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n }).0
+        run(Loop { f, a: d as usize, b: s as usize, b_mask: usize::MAX, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride }).0
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (d, s);
         let (st, off, size) = (slots.stride, slots.off, slots.size);
         match callee {
-            Callee::Libc(l) => rust_loop(n, slots.rot, |k| l.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size])),
-            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, |k| t.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size], nt)),
+            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| l.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size])),
+            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, from, |k| t.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size], nt)),
         }
     }
 }
 
-/// Time `n` fills of `slots.size` bytes of `dst` with `byte`, slot by slot.
-pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, n: u64) -> Duration {
-    slots.check(dst.len());
+/// Time `n` fills of `slots.size` bytes of `dst` with `byte`, slot by slot
+/// from slot `from`.
+pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, from: usize, n: u64) -> Duration {
+    slots.check(dst.len(), from);
     let d = dst.as_mut_ptr().wrapping_add(slots.off);
     #[cfg(target_arch = "x86_64")]
     {
@@ -101,15 +105,15 @@ pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, n: u64) 
         // SAFETY: `f` is a fill taking (d, c, n) with c in esi (the byte,
         // zero-extended: both memset's int and kdelta's u8 read it so);
         // every slot lies in `dst` (checked above).
-        run(Loop { f, a: d as usize, b: byte as usize, b_mask: 0, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n }).0
+        run(Loop { f, a: d as usize, b: byte as usize, b_mask: 0, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride }).0
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = d;
         let (st, off, size) = (slots.stride, slots.off, slots.size);
         match callee {
-            Callee::Libc(l) => rust_loop(n, slots.rot, |k| l.set(&mut dst[k * st + off..k * st + off + size], byte)),
-            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, |k| t.set(&mut dst[k * st + off..k * st + off + size], byte, nt)),
+            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| l.set(&mut dst[k * st + off..k * st + off + size], byte)),
+            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, from, |k| t.set(&mut dst[k * st + off..k * st + off + size], byte, nt)),
         }
     }
 }
@@ -124,7 +128,7 @@ pub struct Strings<'a> {
 impl<'a> Strings<'a> {
     /// An error when a slot's `size` bytes are not a string ending in its only NUL.
     pub fn new(buf: &'a [u8], slots: Slots) -> anyhow::Result<Strings<'a>> {
-        slots.check(buf.len());
+        slots.check(buf.len(), 0);
         for k in 0..slots.rot.slots {
             let at = k * slots.stride + slots.off;
             CStr::from_bytes_with_nul(&buf[at..at + slots.size])?;
@@ -140,9 +144,11 @@ impl<'a> Strings<'a> {
     }
 }
 
-/// Time `n` strlen calls over the strings; also the sum of the lengths.
-pub fn time_strlen(callee: Callee, strings: &Strings, n: u64) -> (Duration, usize) {
+/// Time `n` strlen calls over the strings from slot `from`; also the sum
+/// of the lengths.
+pub fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64) -> (Duration, usize) {
     let slots = strings.slots;
+    assert!(from < slots.rot.slots, "slot {from} of {}", slots.rot.slots);
     #[cfg(target_arch = "x86_64")]
     {
         let f = match callee {
@@ -152,14 +158,14 @@ pub fn time_strlen(callee: Callee, strings: &Strings, n: u64) -> (Duration, usiz
         let a = strings.buf.as_ptr().wrapping_add(slots.off) as usize;
         // SAFETY: `f` is a strlen taking (p); every slot holds a string
         // ending in its only NUL (`Strings::new`).
-        run(Loop { f, a, b: 0, b_mask: 0, size: 0, extra: 0, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n })
+        run(Loop { f, a, b: 0, b_mask: 0, size: 0, extra: 0, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let mut sum = 0usize;
         let d = match callee {
-            Callee::Libc(l) => rust_loop(n, slots.rot, |k| sum += l.strlen(strings.get(k))),
-            Callee::Tuned(t, _) => rust_loop(n, slots.rot, |k| sum += t.strlen(strings.get(k))),
+            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| sum += l.strlen(strings.get(k))),
+            Callee::Tuned(t, _) => rust_loop(n, slots.rot, from, |k| sum += t.strlen(strings.get(k))),
         };
         (d, sum)
     }
@@ -178,6 +184,7 @@ struct Loop {
     step: usize,   // 48: bytes advanced per call, below `limit`
     limit: usize,  // 56: slots * stride
     count: u64,    // 64
+    start: usize,  // 72: the first call's offset, below `limit`
 }
 
 /// Run the loop and time it: the elapsed time and the sum of the returns.
@@ -185,7 +192,7 @@ struct Loop {
 /// # Safety (upheld by the callers above)
 /// `f` is a routine with the C calling convention that is sound to call
 /// with rdi = `a + off`, rsi = `b + (off & b_mask)`, rdx = `size`, rcx =
-/// `extra` for every `off` the rotation reaches (`0`, then `+ step`,
+/// `extra` for every `off` the rotation reaches (`start`, then `+ step`,
 /// wrapped below `limit`).
 #[cfg(target_arch = "x86_64")]
 fn run(l: Loop) -> (Duration, usize) {
@@ -236,7 +243,7 @@ core::arch::global_asm!(
     "mov rbp, qword ptr [rdi + 16]",
     "mov r14, qword ptr [rdi + 32]",
     "mov r13, qword ptr [rdi + 64]",
-    "xor r12d, r12d",
+    "mov r12, qword ptr [rdi + 72]",
     "xor r15d, r15d",
     "test r13, r13",
     "jz .Lktc_done",
@@ -270,11 +277,12 @@ core::arch::global_asm!(
     ".popsection",
 );
 
-/// Time `n` calls of `call(slot)`, walking the rotation (the loop of the
-/// naive implementation, and of every implementation off x86-64).
+/// Time `n` calls of `call(slot)`, walking the rotation from slot `from`
+/// (the loop of the naive implementation, and of every implementation off
+/// x86-64).
 #[inline(always)]
-pub fn rust_loop(n: u64, rot: Rotation, mut call: impl FnMut(usize)) -> Duration {
-    let mut cur = 0;
+pub fn rust_loop(n: u64, rot: Rotation, from: usize, mut call: impl FnMut(usize)) -> Duration {
+    let mut cur = from;
     let t0 = Instant::now();
     for _ in 0..n {
         call(cur);
@@ -303,7 +311,11 @@ mod tests {
         for c in callees() {
             let src = pattern(rot.slots * 256);
             let mut dst = vec![0u8; rot.slots * 256];
-            time_copy(c, &mut dst, &src, 5, slots, rot.slots as u64);
+            // One call from slot 3 writes slot 3 alone.
+            time_copy(c, &mut dst, &src, 5, slots, 3, 1);
+            assert_eq!(dst[3 * 256 + 3..3 * 256 + 203], src[3 * 256 + 5..3 * 256 + 205]);
+            assert!(dst[..3 * 256].iter().chain(&dst[4 * 256..]).all(|&b| b == 0));
+            time_copy(c, &mut dst, &src, 5, slots, rot.slots - 1, rot.slots as u64);
             for k in 0..rot.slots {
                 let (d, s) = (k * 256 + 3, k * 256 + 5);
                 assert_eq!(dst[d..d + 200], src[s..s + 200], "slot {k}");
@@ -318,7 +330,7 @@ mod tests {
         let slots = Slots { off: 1, size: 100, stride: 128, rot };
         for c in callees() {
             let mut dst = vec![0u8; rot.slots * 128];
-            time_set(c, &mut dst, 0xA7, slots, 2 * rot.slots as u64);
+            time_set(c, &mut dst, 0xA7, slots, 1, 2 * rot.slots as u64);
             for k in 0..rot.slots {
                 let s = &dst[k * 128..(k + 1) * 128];
                 assert!(s[1..101].iter().all(|&b| b == 0xA7) && s[0] == 0 && s[101..].iter().all(|&b| b == 0), "slot {k}");
@@ -336,8 +348,8 @@ mod tests {
         let strings = Strings::new(&buf, Slots { off: 2, size: 40, stride: 64, rot }).unwrap();
         assert_eq!(strings.get(1).to_bytes().len(), 39);
         for c in callees() {
-            assert_eq!(time_strlen(c, &strings, 7).1, 7 * 39);
-            assert_eq!(time_strlen(c, &strings, 0).1, 0);
+            assert_eq!(time_strlen(c, &strings, 0, 7).1, 7 * 39);
+            assert_eq!(time_strlen(c, &strings, rot.slots - 1, 0).1, 0);
         }
         buf[5] = 0;
         assert!(Strings::new(&buf, Slots { off: 2, size: 40, stride: 64, rot }).is_err());
@@ -348,6 +360,14 @@ mod tests {
     fn a_rotation_beyond_the_buffer_is_refused() {
         let rot = Rotation::new(true, 64, 1024);
         let slots = Slots { off: 0, size: 64, stride: 64, rot };
-        time_set(Callee::Libc(Libc::new()), &mut [0u8; 64], 1, slots, 1);
+        time_set(Callee::Libc(Libc::new()), &mut [0u8; 64], 1, slots, 0, 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "slot 8 of 8")]
+    fn a_start_beyond_the_rotation_is_refused() {
+        let rot = Rotation::new(true, 64, 256);
+        let slots = Slots { off: 0, size: 64, stride: 64, rot };
+        time_set(Callee::Libc(Libc::new()), &mut vec![0u8; 64 * rot.slots], 1, slots, rot.slots, 1);
     }
 }

@@ -223,6 +223,17 @@ impl Sampler {
         }
         Ok(dir)
     }
+    /// Set-up the points of this worker's rotation share: the value another
+    /// point made under `key` (of the same type) and still holds, or a new
+    /// one from `make`. Taking turns, only one point runs at a time, so the
+    /// value is used by one at a time; a point that does not take turns
+    /// always makes its own. See [`turns`].
+    pub fn shared<T: std::any::Any + Send + Sync>(&self, key: &str, make: impl FnOnce() -> Result<T>) -> Result<std::sync::Arc<T>> {
+        match &self.turn {
+            Some(t) => t.shared(key, make),
+            None => Ok(std::sync::Arc::new(make()?)),
+        }
+    }
     pub fn llc_bytes(&self) -> Option<u64> {
         self.settings.llc_bytes
     }

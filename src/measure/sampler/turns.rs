@@ -17,6 +17,16 @@
 //! ([`Member::yield_turn`]); it leaves the rotation when its guard drops,
 //! so an error or a panic in one point never blocks the others.
 //!
+//! Members may share set-up ([`Member::shared`]): the buffers a memory
+//! routine works on, asked for with the same key by every point of a tie,
+//! are made once, by the first, and handed to the others. The compared
+//! points then differ only in what is compared. With a buffer each, the
+//! physical pages behind them differed from point to point (and cache sets
+//! and memory banks with them), and that showed as a difference that moved
+//! from worker to worker: measured here, it was the larger part of the
+//! noise in tuned/libc of buffers not in cache. Only the holder of the turn
+//! runs, so a shared value is never used by two members at once.
+//!
 //! The points run where one thread would: a thread woken by another that
 //! is still running lands on an idle CPU, so left alone the two sides of a
 //! comparison would run on different CPUs (of a VM's vCPUs, which the host
@@ -28,13 +38,20 @@
 
 use crate::cpuset::CpuSet;
 use crate::sys;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use anyhow::Result;
+use std::any::Any;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+
+/// A value members share, held for as long as one of them holds it.
+type SharedValue = Weak<dyn Any + Send + Sync>;
 
 /// The baton of one tie: members `0..n` go in that order, round and round.
 pub struct Turns {
     state: Mutex<State>,
     moved: Condvar,
     members: usize,
+    /// Set-up shared by key ([`Member::shared`]).
+    shared: Mutex<Vec<(String, SharedValue)>>,
 }
 
 struct State {
@@ -48,7 +65,12 @@ struct State {
 impl Turns {
     /// A rotation of `n` members; member 0 holds the first turn.
     pub fn new(n: usize) -> Turns {
-        Turns { state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }), moved: Condvar::new(), members: n }
+        Turns {
+            state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }),
+            moved: Condvar::new(),
+            members: n,
+            shared: Mutex::new(Vec::new()),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -119,6 +141,24 @@ impl Member {
         self.turns.members
     }
 
+    /// The value shared under `key` by the members of this rotation: the
+    /// one another member made and still holds, or a new one from `make`
+    /// (an error from `make` is returned and nothing is kept). Only the
+    /// holder of the turn runs, so whoever uses the value holds the turn;
+    /// a value under the same key but of another type is not shared.
+    pub fn shared<T: Any + Send + Sync>(&self, key: &str, make: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
+        let mut store = self.turns.shared.lock().unwrap_or_else(|e| e.into_inner());
+        store.retain(|(_, w)| w.strong_count() > 0);
+        let found = store.iter().filter(|(k, _)| k == key).find_map(|(_, w)| w.upgrade()?.downcast::<T>().ok());
+        if let Some(v) = found {
+            return Ok(v);
+        }
+        let v = Arc::new(make()?);
+        let any: Arc<dyn Any + Send + Sync> = v.clone();
+        store.push((key.to_string(), Arc::downgrade(&any)));
+        Ok(v)
+    }
+
     /// Let every other member take one turn, then continue.
     pub fn yield_turn(&self) {
         self.turns.pass(self.me);
@@ -170,6 +210,31 @@ mod tests {
         });
         let v = log.lock().unwrap().clone();
         v
+    }
+
+    #[test]
+    fn shared_set_up_is_made_once_and_freed_with_its_last_holder() {
+        let turns = Arc::new(Turns::new(2));
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let make = || -> Result<Vec<u8>> {
+            made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(vec![7; 16])
+        };
+        let (a, b) = (turns.enter(0), Member { turns: turns.clone(), me: 1, allowed: None });
+        let x = a.shared("buf", make).unwrap();
+        let y = b.shared("buf", make).unwrap();
+        assert!(Arc::ptr_eq(&x, &y));
+        assert_eq!(made.load(std::sync::atomic::Ordering::Relaxed), 1);
+        // Another key, or another type under the same key, is not shared.
+        assert!(!Arc::ptr_eq(&x, &a.shared("other", make).unwrap()));
+        assert_eq!(*b.shared("buf", || Ok(3u32)).unwrap(), 3);
+        // A failing make keeps nothing; once every holder is gone the next
+        // asker makes a new one.
+        assert!(a.shared::<u8>("bad", || anyhow::bail!("no memory")).is_err());
+        drop((x, y));
+        let z = a.shared("buf", make).unwrap();
+        assert_eq!(made.load(std::sync::atomic::Ordering::Relaxed), 3);
+        assert_eq!(z.len(), 16);
     }
 
     #[test]
