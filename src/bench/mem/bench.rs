@@ -331,7 +331,9 @@ fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr:
     let pages = size / PAGE;
     let st = pages * PAGE;
     if pages * PAGE != size {
-        s.note(format!("size {size} is not a whole number of pages: {pages} pages ({st} bytes) cleared per call"));
+        // One text for every such size, so a sweep's remarks give it one line;
+        // the bytes cleared are in the result's `bytes_per_call`.
+        s.note("size is not a whole number of 4 KiB pages: the whole pages in it are cleared per call (bytes_per_call)".to_string());
     }
     let nt = st >= thr;
     let rot = Rotation::new(cold, st as u64, llc);
