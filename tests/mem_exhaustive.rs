@@ -126,6 +126,33 @@ fn clear_page_zeroes_exactly_one_page() {
     }
 }
 
+/// Strings that start in the last 64 bytes of a page and go on into the
+/// next, with NULs before the start: the first load there is the aligned
+/// block holding the start, and whatever checks follow it must begin after
+/// the start (a check from the block's own start would find the NUL before
+/// it and return a length below zero: a 32-byte first window tried for
+/// issue 21 did, and the guard-page tests could not see it, since there the
+/// string must end inside the first block).
+#[test]
+fn strlen_from_a_page_end_into_the_next_page() {
+    const PAGE: usize = 4096;
+    let mut buf = vec![0u8; 3 * PAGE];
+    let base = buf.as_ptr().align_offset(PAGE);
+    for t in variants() {
+        for start in base + PAGE - 64..base + PAGE {
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = if i < start { 0 } else { b'a' + (i % 26) as u8 };
+            }
+            for len in 0..400 {
+                buf[start + len] = 0;
+                let s = CStr::from_bytes_with_nul(&buf[start..=start + len]).unwrap();
+                assert_eq!(t.strlen(s), len, "{:?} strlen len={len} at page offset {}", t.variant(), start - base);
+                buf[start + len] = b'a' + ((start + len) % 26) as u8;
+            }
+        }
+    }
+}
+
 #[test]
 fn strlen_every_length_and_offset() {
     // Longer than the copies' MAX: the AVX-512 strlen reaches its 128-byte
