@@ -99,9 +99,10 @@ impl<T> Pool<T> {
         Pool { bufs, next: AtomicUsize::new(0) }
     }
 
-    /// The slot a loop of `n` calls starts from; the walk moves on past them.
+    /// The slot a loop of `n` calls starts from; the walk moves on past
+    /// them. One pool is walked with one rotation (its key names the slots).
     pub fn walk(&self, rot: Rotation, n: u64) -> usize {
-        let from = self.next.load(Ordering::Relaxed) % rot.slots.max(1);
+        let from = self.next.load(Ordering::Relaxed);
         self.next.store(rot.advance(from, n), Ordering::Relaxed);
         from
     }

@@ -148,7 +148,7 @@ impl<'a> Strings<'a> {
 /// of the lengths.
 pub fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64) -> (Duration, usize) {
     let slots = strings.slots;
-    assert!(from < slots.rot.slots, "slot {from} of {}", slots.rot.slots);
+    slots.check(strings.buf.len(), from);
     #[cfg(target_arch = "x86_64")]
     {
         let f = match callee {
