@@ -1,7 +1,8 @@
 //! Exhaustive correctness of every tuned variant this CPU runs: memcpy and
 //! memset at every size 0..=512 and every source/destination offset 0..=63,
 //! against the standard library, with the bytes around the destination
-//! checked untouched; strlen at every length 0..=1100 and start offset 0..=63;
+//! checked untouched; strlen at every length 0..=1100 and start offset 0..=63,
+//! and over several pages with the NUL near each page end;
 //! copies and fills of every size 513..=4160 (where the loops and the
 //! string stores start) at offsets on and off a vector boundary, and copies
 //! around the size where the AVX-512 copy becomes one `rep movsb`.
@@ -148,6 +149,35 @@ fn strlen_from_a_page_end_into_the_next_page() {
                 let s = CStr::from_bytes_with_nul(&buf[start..=start + len]).unwrap();
                 assert_eq!(t.strlen(s), len, "{:?} strlen len={len} at page offset {}", t.variant(), start - base);
                 buf[start + len] = b'a' + ((start + len) % 26) as u8;
+            }
+        }
+    }
+}
+
+/// strlen of strings over several pages, with the NUL at every position
+/// from 1.5 KiB before a page end to 200 bytes into the next page (twice),
+/// from starts all over a page: the step loop's page crossings and every
+/// exit near them (`strlen_every_length_and_offset` stays within 1.1 KiB of
+/// its start, wherever the allocator put it).
+#[test]
+fn strlen_across_pages_with_the_nul_near_page_ends() {
+    const PAGE: usize = 4096;
+    let mut buf = vec![0u8; 5 * PAGE];
+    let base = buf.as_ptr().align_offset(PAGE);
+    for t in variants() {
+        for start_off in [0, 1, 31, 32, 64, 100, 2000, 2944, 3000, 3968, 4000, 4095] {
+            let start = base + start_off;
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = if i < start { 0 } else { b'a' + (i % 26) as u8 };
+            }
+            // NULs from 1.5 KiB before the end of the start's page, and of
+            // the page after it, to 200 bytes into the page after that.
+            let ends = (base + PAGE - 1536..base + 2 * PAGE + 200).chain(base + 2 * PAGE - 1536..base + 3 * PAGE + 200);
+            for end in ends.filter(|&e| e >= start) {
+                buf[end] = 0;
+                let s = CStr::from_bytes_with_nul(&buf[start..=end]).unwrap();
+                assert_eq!(t.strlen(s), end - start, "{:?} strlen from page offset {start_off}", t.variant());
+                buf[end] = b'a' + (end % 26) as u8;
             }
         }
     }
