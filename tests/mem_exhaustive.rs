@@ -127,6 +127,22 @@ fn clear_page_zeroes_exactly_one_page() {
     }
 }
 
+/// Zeros before `start` (a wrong first-block shift would find them),
+/// letters from it on, then a NUL at each of `ends` in turn: strlen from
+/// `start` must be `end - start` every time. `at` names the start.
+fn check_strlen_ends(t: Tuned, buf: &mut [u8], start: usize, ends: impl Iterator<Item = usize>, at: &str) {
+    let letter = |i: usize| b'a' + (i % 26) as u8;
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = if i < start { 0 } else { letter(i) };
+    }
+    for end in ends {
+        buf[end] = 0;
+        let s = CStr::from_bytes_with_nul(&buf[start..=end]).unwrap();
+        assert_eq!(t.strlen(s), end - start, "{:?} strlen len={} {at}", t.variant(), end - start);
+        buf[end] = letter(end);
+    }
+}
+
 /// Strings that start in the last 64 bytes of a page and go on into the
 /// next, with NULs before the start: the first load there is the aligned
 /// block holding the start, and whatever checks follow it must begin after
@@ -141,24 +157,16 @@ fn strlen_from_a_page_end_into_the_next_page() {
     let base = buf.as_ptr().align_offset(PAGE);
     for t in variants() {
         for start in base + PAGE - 64..base + PAGE {
-            for (i, b) in buf.iter_mut().enumerate() {
-                *b = if i < start { 0 } else { b'a' + (i % 26) as u8 };
-            }
-            for len in 0..400 {
-                buf[start + len] = 0;
-                let s = CStr::from_bytes_with_nul(&buf[start..=start + len]).unwrap();
-                assert_eq!(t.strlen(s), len, "{:?} strlen len={len} at page offset {}", t.variant(), start - base);
-                buf[start + len] = b'a' + ((start + len) % 26) as u8;
-            }
+            check_strlen_ends(t, &mut buf, start, start..start + 400, &format!("at page offset {}", start - base));
         }
     }
 }
 
 /// strlen of strings over several pages, with the NUL at every position
-/// from 1.5 KiB before a page end to 200 bytes into the next page (twice),
-/// from starts all over a page: the step loop's page crossings and every
-/// exit near them (`strlen_every_length_and_offset` stays within 1.1 KiB of
-/// its start, wherever the allocator put it).
+/// from 1.5 KiB before the end of the start's page to 200 bytes past the
+/// end of the page after next, from starts all over a page: the step loop's
+/// page crossings and every exit near them (`strlen_every_length_and_offset`
+/// stays within 1.1 KiB of its start, wherever the allocator put it).
 #[test]
 fn strlen_across_pages_with_the_nul_near_page_ends() {
     const PAGE: usize = 4096;
@@ -166,19 +174,8 @@ fn strlen_across_pages_with_the_nul_near_page_ends() {
     let base = buf.as_ptr().align_offset(PAGE);
     for t in variants() {
         for start_off in [0, 1, 31, 32, 64, 100, 2000, 2944, 3000, 3968, 4000, 4095] {
-            let start = base + start_off;
-            for (i, b) in buf.iter_mut().enumerate() {
-                *b = if i < start { 0 } else { b'a' + (i % 26) as u8 };
-            }
-            // NULs from 1.5 KiB before the end of the start's page, and of
-            // the page after it, to 200 bytes into the page after that.
-            let ends = (base + PAGE - 1536..base + 2 * PAGE + 200).chain(base + 2 * PAGE - 1536..base + 3 * PAGE + 200);
-            for end in ends.filter(|&e| e >= start) {
-                buf[end] = 0;
-                let s = CStr::from_bytes_with_nul(&buf[start..=end]).unwrap();
-                assert_eq!(t.strlen(s), end - start, "{:?} strlen from page offset {start_off}", t.variant());
-                buf[end] = b'a' + (end % 26) as u8;
-            }
+            let ends = (base + PAGE - 1536).max(base + start_off)..base + 3 * PAGE + 200;
+            check_strlen_ends(t, &mut buf, base + start_off, ends, &format!("from page offset {start_off}"));
         }
     }
 }
@@ -193,17 +190,7 @@ fn strlen_every_length_and_offset() {
     let mut buf = vec![0u8; OFFS + MAX + 64];
     for t in variants() {
         for off in 0..OFFS {
-            // Zeros before the start (a wrong first-block shift would find
-            // them), letters after it, a NUL placed at each length in turn.
-            for (i, b) in buf.iter_mut().enumerate() {
-                *b = if i < off { 0 } else { b'a' + (i % 26) as u8 };
-            }
-            for len in 0..=MAX {
-                buf[off + len] = 0;
-                let s = CStr::from_bytes_with_nul(&buf[off..=off + len]).unwrap();
-                assert_eq!(t.strlen(s), len, "{:?} strlen len={len} off={off}", t.variant());
-                buf[off + len] = b'a' + ((off + len) % 26) as u8;
-            }
+            check_strlen_ends(t, &mut buf, off, off..=off + MAX, &format!("off={off}"));
         }
     }
 }
