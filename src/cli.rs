@@ -290,8 +290,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 
-    /// How the values of the parameter you compare (the one given with the
-    /// fewest values, e.g. --param impl=libc,tuned) alternate: samples (in
+    /// How the values of the parameter you compare (of those given, one
+    /// naming alternatives, e.g. --param impl=libc,tuned, before one on a
+    /// scale such as size=, then the fewest values) alternate: samples (in
     /// one worker, sample by sample, for benchmarks that allow it, so both
     /// see the same moments of the machine) or workers (a worker per value,
     /// side by side).

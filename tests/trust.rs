@@ -159,6 +159,22 @@ fn compared_values_take_turns_sample_by_sample_in_one_worker() {
 }
 
 #[test]
+fn a_choice_is_compared_before_a_scale_with_as_many_values() {
+    // impl and size both have two values: the impls take turns at each
+    // size, not the sizes at each impl.
+    let e = Env::new();
+    let v = run_json(&e, &["mem.strlen", "--param", "size=64,128", "--param", "impl=libc,tuned", "--param", "cache=warm", "--runs", "2"]);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 4);
+    for (job, s) in samples_by_job(rs) {
+        let points: std::collections::BTreeSet<usize> = s.iter().map(|x| x.1).collect();
+        let sizes: std::collections::BTreeSet<&str> = points.iter().map(|&k| rs[k]["params"]["size"].as_str().unwrap()).collect();
+        let impls: std::collections::BTreeSet<&str> = points.iter().map(|&k| rs[k]["params"]["impl"].as_str().unwrap()).collect();
+        assert_eq!((sizes.len(), impls.len()), (1, 2), "job {job} measured {sizes:?} x {impls:?}");
+    }
+}
+
+#[test]
 fn interleave_workers_gives_each_value_workers_of_its_own() {
     let e = Env::new();
     let v = run_json(&e, &["test.turns", "--param", "us=20,60", "--runs", "4", "--interleave", "workers"]);

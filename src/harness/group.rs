@@ -10,7 +10,7 @@
 //! by sample (`measure::sampler::turns`); `--interleave workers` turns that
 //! off.
 
-use super::order::{compared, round_order, ties, visit_order};
+use super::order::{compared, round_order, ties, visit_order, Axes};
 use super::plan::{param_for, split_rounds, wanted, Interleave, Item, PlannedConfig, Request};
 use super::result::{ci_met, finish, record_only};
 use super::worker::{run_job, Job, JobPoint, Outcome};
@@ -85,11 +85,14 @@ pub(super) struct Executor<'a> {
 /// (`MemInfo::buffer_limit`) is split again.
 pub(super) fn units(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
     let Some(info) = group.first().map(|i| &i.info) else { return Vec::new() };
-    let declared: Vec<&str> = info.params.iter().map(|p| p.name).collect();
-    let given: Vec<&str> = req.overrides.keys().filter_map(|k| param_for(k, info)).collect();
+    let axes = Axes {
+        declared: info.params.iter().map(|p| p.name).collect(),
+        given: req.overrides.keys().filter_map(|k| param_for(k, info)).collect(),
+        alternatives: info.params.iter().filter(|p| p.kind.names_alternatives()).map(|p| p.name).collect(),
+    };
     let params: Vec<&Params> = group.iter().map(|i| &i.params).collect();
-    let order = visit_order(&params, &declared, &given);
-    let tie_on = if req.interleave == Interleave::Samples && info.lockstep { compared(&params, &declared, &given) } else { None };
+    let order = visit_order(&params, &axes);
+    let tie_on = if req.interleave == Interleave::Samples && info.lockstep { compared(&params, &axes) } else { None };
     let cut = match tie_on {
         Some(p) => ties(&params, &order, p),
         None => order.iter().map(|&i| vec![i]).collect(),

@@ -13,15 +13,30 @@
 //!
 //! So a round nests the swept parameters differently from the expansion:
 //! outermost those swept by default (a benchmark's own size list, `cache=`),
-//! in declared order; innermost those the user gave on the command line,
-//! the one with the fewest values innermost of all (a comparison, such as
-//! `impl=libc,tuned`, against a sweep, such as `size=...`); ties keep the
-//! declared order. Configurations stay innermost of everything, as before.
+//! in declared order; innermost those the user gave on the command line.
+//! Among those, a parameter whose values name alternatives (a choice such as
+//! `impl=libc,tuned`, a flag, a path) runs inside one whose values lie on a
+//! scale (`size=64,1K`): the user compares the first and sweeps the second,
+//! whichever has more values. Within each kind the fewest values run
+//! innermost and, on ties, the parameter declared first (a benchmark
+//! declares first what it is compared on: `impl`, `model`). Configurations
+//! stay innermost of everything, as before.
 //! Only the running order changes: results are stored, and reports read,
 //! in expansion order.
 
 use crate::model::params::Params;
 use std::collections::BTreeMap;
+
+/// A benchmark's parameters as a round nests them.
+pub struct Axes<'a> {
+    /// Every parameter's name, in declared order.
+    pub declared: Vec<&'a str>,
+    /// Those the user set on the command line.
+    pub given: Vec<&'a str>,
+    /// Those whose values name alternatives rather than points on a scale
+    /// (`ParamKind::names_alternatives`).
+    pub alternatives: Vec<&'a str>,
+}
 
 /// The order of round `r` (0-based) over `n` points: forward on even
 /// rounds, backward on odd ones (A B C, C B A, A B C, ...).
@@ -35,10 +50,8 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 
 /// The items of one benchmark's group (their parameter points, in
 /// expansion order) as a permutation: the order a round visits them in.
-/// `declared` is the benchmark's parameter names in declared order,
-/// `given` the names the user set on the command line.
-pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<usize> {
-    let (nest, values) = nesting(items, declared, given);
+pub fn visit_order(items: &[&Params], axes: &Axes) -> Vec<usize> {
+    let (nest, values) = nesting(items, axes);
     let key = |p: &Params| -> Vec<usize> {
         nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
     };
@@ -49,9 +62,9 @@ pub fn visit_order(items: &[&Params], declared: &[&str], given: &[&str]) -> Vec<
 
 /// The compared parameter: the innermost of the nesting when the user gave
 /// it (`impl` in `--param impl=libc,tuned --param size=1K,1M`), else none.
-pub fn compared<'a>(items: &[&Params], declared: &[&'a str], given: &[&str]) -> Option<&'a str> {
-    let (nest, _) = nesting(items, declared, given);
-    nest.last().copied().filter(|n| given.contains(n))
+pub fn compared<'a>(items: &[&Params], axes: &Axes<'a>) -> Option<&'a str> {
+    let (nest, _) = nesting(items, axes);
+    nest.last().copied().filter(|n| axes.given.contains(n))
 }
 
 /// `order` (a visit order) cut into ties: runs of consecutive items that
@@ -74,7 +87,8 @@ pub fn ties(items: &[&Params], order: &[usize], param: &str) -> Vec<Vec<usize>> 
 
 /// Parameters swept, outer to inner, with each one's distinct values in
 /// order of first appearance.
-fn nesting<'a, 'p>(items: &[&'p Params], declared: &[&'a str], given: &[&str]) -> (Vec<&'a str>, BTreeMap<&'a str, Vec<&'p str>>) {
+fn nesting<'a, 'p>(items: &[&'p Params], axes: &Axes<'a>) -> (Vec<&'a str>, BTreeMap<&'a str, Vec<&'p str>>) {
+    let Axes { declared, given, alternatives } = axes;
     let mut values: BTreeMap<&'a str, Vec<&'p str>> = BTreeMap::new();
     for p in items {
         for name in declared {
@@ -87,11 +101,13 @@ fn nesting<'a, 'p>(items: &[&'p Params], declared: &[&'a str], given: &[&str]) -
         }
     }
     let swept: Vec<&str> = declared.iter().copied().filter(|n| values.get(n).is_some_and(|v| v.len() > 1)).collect();
-    // Outer to inner: defaults in declared order, then given parameters by
-    // descending number of values (a stable sort keeps declared order on ties).
+    // Outer to inner: defaults in declared order, then given parameters on a
+    // scale, then given alternatives, each by descending number of values
+    // and, on ties, the one declared first innermost.
     let mut nest: Vec<&str> = swept.iter().copied().filter(|n| !given.contains(n)).collect();
     let mut inner: Vec<&str> = swept.iter().copied().filter(|n| given.contains(n)).collect();
-    inner.sort_by_key(|n| std::cmp::Reverse(values[n].len()));
+    inner.reverse();
+    inner.sort_by_key(|n| (alternatives.contains(n), std::cmp::Reverse(values[n].len())));
     nest.extend(inner);
     (nest, values)
 }
@@ -117,6 +133,12 @@ mod tests {
         v
     }
 
+    /// The mem family's parameters: `impl` and `cache` name alternatives,
+    /// `size` and `offset` lie on a scale.
+    fn axes<'a>(given: &[&'a str]) -> Axes<'a> {
+        Axes { declared: vec!["impl", "size", "cache", "offset"], given: given.to_vec(), alternatives: vec!["impl", "cache"] }
+    }
+
     fn labels(items: &[Params], order: &[usize]) -> Vec<String> {
         order.iter().map(|&i| format!("{}/{}/{}", items[i].0["impl"], items[i].0["size"], items[i].0["cache"])).collect()
     }
@@ -125,8 +147,7 @@ mod tests {
     fn the_compared_values_run_side_by_side() {
         let items = expansion(&["libc", "tuned"], &["64", "1K", "1M"], &["warm", "cold"]);
         let refs: Vec<&Params> = items.iter().collect();
-        let declared = ["impl", "size", "cache", "offset"];
-        let order = visit_order(&refs, &declared, &["impl"]);
+        let order = visit_order(&refs, &axes(&["impl"]));
         assert_eq!(
             labels(&items, &order),
             [
@@ -144,28 +165,38 @@ mod tests {
     fn among_given_parameters_the_fewest_values_run_innermost() {
         let items = expansion(&["naive", "libc", "tuned"], &["64", "1K"], &["warm"]);
         let refs: Vec<&Params> = items.iter().collect();
-        let declared = ["impl", "size", "cache", "offset"];
-        // Both given: size has 2 values, impl 3, so size is innermost.
-        let order = visit_order(&refs, &declared, &["impl", "size"]);
-        assert_eq!(labels(&items, &order), ["naive/64/warm", "naive/1K/warm", "libc/64/warm", "libc/1K/warm", "tuned/64/warm", "tuned/1K/warm"]);
+        // Both on a scale: size has 2 values, offset 3, so size is innermost.
+        let scaled: Vec<Params> = ["0", "1", "2"].iter().flat_map(|o| ["64", "1K"].map(|z| params(&[("impl", "libc"), ("size", z), ("offset", o)]))).collect();
+        let scaled_refs: Vec<&Params> = scaled.iter().collect();
+        let order = visit_order(&scaled_refs, &axes(&["offset", "size"]));
+        let shown: Vec<String> = order.iter().map(|&i| format!("{}/{}", scaled[i].0["offset"], scaled[i].0["size"])).collect();
+        assert_eq!(shown, ["0/64", "0/1K", "1/64", "1/1K", "2/64", "2/1K"]);
+        // Alternatives run inside a scale whatever the counts: impl has 3
+        // values and size 2, and the three impls run side by side.
+        let order = visit_order(&refs, &axes(&["impl", "size"]));
+        assert_eq!(labels(&items, &order), ["naive/64/warm", "libc/64/warm", "tuned/64/warm", "naive/1K/warm", "libc/1K/warm", "tuned/1K/warm"]);
+        assert_eq!(compared(&refs, &axes(&["size", "impl"])), Some("impl"));
         // Nothing given: the expansion order itself.
-        assert_eq!(visit_order(&refs, &declared, &[]), (0..items.len()).collect::<Vec<_>>());
+        assert_eq!(visit_order(&refs, &axes(&[])), (0..items.len()).collect::<Vec<_>>());
         // One point, or none.
-        assert_eq!(visit_order(&refs[..1], &declared, &["impl"]), vec![0]);
-        assert!(visit_order(&[], &declared, &["impl"]).is_empty());
+        assert_eq!(visit_order(&refs[..1], &axes(&["impl"])), vec![0]);
+        assert!(visit_order(&[], &axes(&["impl"])).is_empty());
     }
 
     #[test]
     fn the_sides_of_each_comparison_form_a_tie() {
         let items = expansion(&["libc", "tuned"], &["64", "1K"], &["warm", "cold"]);
         let refs: Vec<&Params> = items.iter().collect();
-        let declared = ["impl", "size", "cache", "offset"];
-        assert_eq!(compared(&refs, &declared, &["impl"]), Some("impl"));
-        // Given with the fewest values: size (2) against impl (2) keeps declared order.
-        assert_eq!(compared(&refs, &declared, &["size", "impl"]), Some("size"));
+        assert_eq!(compared(&refs, &axes(&["impl"])), Some("impl"));
+        // Given with as many values as impl, size is swept, not compared.
+        assert_eq!(compared(&refs, &axes(&["size", "impl"])), Some("impl"));
+        // Two alternatives given: the fewer values are compared.
+        assert_eq!(compared(&refs, &axes(&["impl", "cache"])), Some("impl"));
+        // Only a scale given: it is the comparison.
+        assert_eq!(compared(&refs, &axes(&["size"])), Some("size"));
         // Swept only by default: no comparison asked for.
-        assert_eq!(compared(&refs, &declared, &[]), None);
-        let order = visit_order(&refs, &declared, &["impl"]);
+        assert_eq!(compared(&refs, &axes(&[])), None);
+        let order = visit_order(&refs, &axes(&["impl"]));
         let t = ties(&refs, &order, "impl");
         let shown: Vec<Vec<String>> = t.iter().map(|tie| labels(&items, tie)).collect();
         assert_eq!(shown.len(), 4);

@@ -37,6 +37,13 @@ impl ParamKind {
     pub const fn choice<T: Choice>() -> ParamKind {
         ParamKind::Choice { names: T::NAMES, aliases: T::ALIASES }
     }
+
+    /// Whether the values name alternatives (`impl=libc,tuned`, a path, a
+    /// flag) rather than points on a scale (`size=64,1K`): the kind a user
+    /// compares rather than sweeps (`harness/order.rs`).
+    pub const fn names_alternatives(&self) -> bool {
+        matches!(self, ParamKind::Choice { .. } | ParamKind::Bool | ParamKind::Text)
+    }
 }
 
 /// A closed set of parameter values: an enum, its spellings and its old
