@@ -70,13 +70,20 @@ impl fmt::Display for Regime {
     }
 }
 
-/// One result: an implementation's bandwidth at one size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    /// `naive`, `libc` or `tuned`.
-    pub imp: String,
+/// One ratio of two implementations at one size (tuned over libc, say),
+/// however it was taken: the median of paired samples or of each side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SizeRatio {
     pub size: u64,
-    pub gbps: f64,
+    pub ratio: f64,
+}
+
+/// The three columns of the table, each its ratios size by size.
+#[derive(Debug, Clone, Default)]
+pub struct Columns {
+    pub tuned_over_naive: Vec<SizeRatio>,
+    pub libc_over_naive: Vec<SizeRatio>,
+    pub tuned_over_libc: Vec<SizeRatio>,
 }
 
 /// One row of the table. A ratio is `None` when the regime lacks a size
@@ -92,45 +99,36 @@ pub struct SpeedupRow {
     pub tuned_over_libc: Option<f64>,
 }
 
-/// size -> implementation -> (sum of ln GB/s, count).
-type BySize<'a> = BTreeMap<u64, BTreeMap<&'a str, (f64, u32)>>;
-
-/// Per-regime speedups: for each size the ratio of two implementations'
-/// bandwidths, then the geometric mean of those ratios over the sizes of a
-/// regime. The last row, `geomean`, is the geometric mean of the regime rows
-/// (each regime weighs the same, however densely it was swept). Several
-/// points for one implementation and size (repeats) are combined by their
-/// geometric mean; non-positive or non-finite bandwidths are ignored.
-/// `buffers` is how many buffers of `size` the routine touches (2 for memcpy).
-pub fn speedups(points: &[Point], caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
-    let mut by: BTreeMap<Regime, BySize> = BTreeMap::new();
-    for p in points {
-        if !(p.gbps.is_finite() && p.gbps > 0.0) {
-            continue;
+/// Per-regime speedups: each column's size-by-size ratios, then their
+/// geometric mean over the sizes of a regime. The last row, `geomean`, is
+/// the geometric mean of the regime rows (each regime weighs the same,
+/// however densely it was swept). Non-positive or non-finite ratios are
+/// ignored. `buffers` is how many buffers of `size` the routine touches (2
+/// for memcpy), so a size's regime is that of its working set.
+pub fn speedups(cols: &Columns, caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
+    let regime = |size: u64| caches.regime(size.saturating_mul(buffers.max(1)));
+    let ok = |r: &&SizeRatio| r.ratio.is_finite() && r.ratio > 0.0;
+    let all = [&cols.tuned_over_naive, &cols.libc_over_naive, &cols.tuned_over_libc];
+    // regime -> the sizes with any ratio in it.
+    let mut sizes: BTreeMap<Regime, Vec<u64>> = BTreeMap::new();
+    for r in all.iter().flat_map(|c| c.iter()).filter(ok) {
+        let e = sizes.entry(regime(r.size)).or_default();
+        if !e.contains(&r.size) {
+            e.push(r.size);
         }
-        let r = caches.regime(p.size.saturating_mul(buffers.max(1)));
-        let e = by.entry(r).or_default().entry(p.size).or_default().entry(p.imp.as_str()).or_insert((0.0, 0));
-        e.0 += p.gbps.ln();
-        e.1 += 1;
     }
-    let ratio = |sizes: &BySize, num: &str, den: &str| -> Option<f64> {
-        let logs: Vec<f64> = sizes
-            .values()
-            .filter_map(|m| {
-                let (a, b) = (m.get(num)?, m.get(den)?);
-                Some(a.0 / a.1 as f64 - b.0 / b.1 as f64)
-            })
-            .collect();
+    let mean_in = |col: &[SizeRatio], reg: Regime| -> Option<f64> {
+        let logs: Vec<f64> = col.iter().filter(ok).filter(|r| regime(r.size) == reg).map(|r| r.ratio.ln()).collect();
         geomean_of_logs(&logs)
     };
-    let mut rows: Vec<SpeedupRow> = by
+    let mut rows: Vec<SpeedupRow> = sizes
         .iter()
-        .map(|(r, sizes)| SpeedupRow {
-            regime: r.to_string(),
-            points: sizes.len(),
-            tuned_over_naive: ratio(sizes, "tuned", "naive"),
-            libc_over_naive: ratio(sizes, "libc", "naive"),
-            tuned_over_libc: ratio(sizes, "tuned", "libc"),
+        .map(|(&reg, in_it)| SpeedupRow {
+            regime: reg.to_string(),
+            points: in_it.len(),
+            tuned_over_naive: mean_in(&cols.tuned_over_naive, reg),
+            libc_over_naive: mean_in(&cols.libc_over_naive, reg),
+            tuned_over_libc: mean_in(&cols.tuned_over_libc, reg),
         })
         .collect();
     let col = |f: fn(&SpeedupRow) -> Option<f64>| -> Option<f64> {
@@ -158,6 +156,7 @@ pub fn buffers_of(bench: &str) -> u64 {
     }
 }
 
+/// The geometric mean of values given by their logarithms.
 pub fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
@@ -168,9 +167,6 @@ mod tests {
 
     fn caches() -> CacheSizes {
         CacheSizes::new([(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)])
-    }
-    fn p(imp: &str, size: u64, gbps: f64) -> Point {
-        Point { imp: imp.into(), size, gbps }
     }
     fn close(a: Option<f64>, b: f64) -> bool {
         a.map(|a| (a - b).abs() < 1e-9).unwrap_or(false)
@@ -192,38 +188,36 @@ mod tests {
 
     #[test]
     fn speedup_table() {
-        let pts = vec![
-            // L1 (copy of 4K touches 8K): tuned 4x naive, libc 2x naive.
-            p("naive", 4096, 1.0),
-            p("libc", 4096, 2.0),
-            p("tuned", 4096, 4.0),
-            // L1 again, with a repeat of tuned (geomean of 8 and 2 is 4).
-            p("naive", 8192, 2.0),
-            p("tuned", 8192, 8.0),
-            p("tuned", 8192, 2.0),
-            p("libc", 8192, 4.0),
-            // memory: only tuned and libc.
-            p("libc", 64 << 20, 8.0),
-            p("tuned", 64 << 20, 12.0),
-            p("naive", 64 << 20, f64::NAN),
-        ];
-        let rows = speedups(&pts, &caches(), 2);
+        let r = |size: u64, ratio: f64| SizeRatio { size, ratio };
+        let cols = Columns {
+            // L1 (a copy of 4K or 8K touches 8K or 16K): 4x and 2x.
+            tuned_over_naive: vec![r(4096, 4.0), r(8192, 2.0), r(64 << 20, f64::NAN)],
+            libc_over_naive: vec![r(4096, 2.0), r(8192, 2.0)],
+            // L1 2x and 1x; memory 1.5x.
+            tuned_over_libc: vec![r(4096, 2.0), r(8192, 1.0), r(64 << 20, 1.5)],
+        };
+        let rows = speedups(&cols, &caches(), 2);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].regime, "L1");
         assert_eq!(rows[0].points, 2);
-        assert!(close(rows[0].tuned_over_naive, 8.0f64.sqrt()), "{:?}", rows[0]); // 4x and 2x
+        assert!(close(rows[0].tuned_over_naive, 8.0f64.sqrt()), "{:?}", rows[0]);
         assert!(close(rows[0].libc_over_naive, 2.0));
-        assert!(close(rows[0].tuned_over_libc, (2.0f64 * 1.0).sqrt()));
+        assert!(close(rows[0].tuned_over_libc, 2.0f64.sqrt()));
         assert_eq!(rows[1].regime, "memory");
-        assert_eq!(rows[1].tuned_over_naive, None);
+        assert_eq!(rows[1].points, 1);
+        assert_eq!(rows[1].tuned_over_naive, None, "a NaN ratio is left out");
         assert!(close(rows[1].tuned_over_libc, 1.5));
         let g = &rows[2];
         assert_eq!(g.regime, "geomean");
         assert!(close(g.tuned_over_libc, (2.0f64.sqrt() * 1.5).sqrt()));
         assert!(close(g.libc_over_naive, 2.0));
-        // With one buffer the 64 MiB point is memory still, 4K/8K stay L1.
-        assert_eq!(speedups(&pts, &caches(), 1).len(), 3);
-        assert_eq!(speedups(&[], &caches(), 1).len(), 1);
+        // With one buffer 8K stays L1 and 64 MiB memory.
+        assert_eq!(speedups(&cols, &caches(), 1).len(), 3);
+        // A working set of 2 x 32 MiB is past L3: 32M alone is L3.
+        let big = Columns { tuned_over_libc: vec![r(32 << 20, 1.0)], ..Columns::default() };
+        assert_eq!(speedups(&big, &caches(), 2)[0].regime, "memory");
+        assert_eq!(speedups(&big, &caches(), 1)[0].regime, "L3");
+        assert_eq!(speedups(&Columns::default(), &caches(), 1).len(), 1);
         assert_eq!((buffers_of("mem.memcpy"), buffers_of("mem.strlen")), (2, 1));
     }
 }

@@ -1,11 +1,12 @@
 //! The per-regime table printed under a run with `mem.*` results: for each
 //! routine, cache state and configuration swept over sizes with at least two
 //! implementations, the speedups of tuned and libc over naive and of tuned
-//! over libc, each a geometric mean over the sizes of a cache regime, with a
+//! over libc, each a geometric mean over the sizes of a cache regime of the
+//! size-by-size ratios (paired where the two took turns: [`over`]), with a
 //! geometric-mean row (as the 2001 study tabled its gains). Cache sizes come
 //! from the results' own extras (the machine that ran them), not from here.
 
-use super::regimes::{self, CacheSizes, Point};
+use super::regimes::{self, CacheSizes, Columns, SizeRatio};
 use crate::model::record::{ResultRecord, Status};
 
 fn caches_of(r: &ResultRecord) -> Option<CacheSizes> {
@@ -38,25 +39,14 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
         if impls.len() < 2 {
             continue;
         }
-        let points: Vec<Point> = rs
-            .iter()
-            .filter_map(|r| Some(Point { imp: r.params.0.get("impl")?.clone(), size: r.params.size("size").ok()?, gbps: r.summary.as_ref()?.median }))
-            .collect();
-        let buffers = regimes::buffers_of(&rs[0].benchmark);
-        let mut rows = regimes::speedups(&points, &caches, buffers);
-        let per_size = tuned_over_libc(&rs);
-        // The tuned/libc column from the same per-size ratios as the line
-        // under the table (paired where the two took turns).
-        let logs_in = |regime: &str| -> Vec<f64> {
-            per_size.iter().filter(|(s, _, _)| caches.regime(s.saturating_mul(buffers)).to_string() == regime).map(|(_, r, _)| r.ln()).collect()
+        let per_size = over(&rs, "tuned", "libc");
+        let col = |v: &[(u64, f64, bool)]| v.iter().map(|&(size, ratio, _)| SizeRatio { size, ratio }).collect();
+        let cols = Columns {
+            tuned_over_naive: col(&over(&rs, "tuned", "naive")),
+            libc_over_naive: col(&over(&rs, "libc", "naive")),
+            tuned_over_libc: col(&per_size),
         };
-        for row in rows.iter_mut().filter(|r| r.regime != "geomean") {
-            row.tuned_over_libc = regimes::geomean_of_logs(&logs_in(&row.regime));
-        }
-        let over_regimes: Vec<f64> = rows.iter().filter(|r| r.regime != "geomean").filter_map(|r| r.tuned_over_libc).map(f64::ln).collect();
-        if let Some(g) = rows.iter_mut().find(|r| r.regime == "geomean") {
-            g.tuned_over_libc = regimes::geomean_of_logs(&over_regimes);
-        }
+        let rows = regimes::speedups(&cols, &caches, regimes::buffers_of(&rs[0].benchmark));
         let verdict = wins_and_losses(&per_size);
         out.push(format!("{key}: speedups per cache regime (geometric mean over the sizes in each)"));
         out.push(format!("  {:<8} {:>5}  {:>11}  {:>10}  {:>10}", "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"));
@@ -78,17 +68,18 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
 /// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
 pub const LOSS: f64 = 0.95;
 
-/// tuned/libc at each size measured with both, and whether it comes from
-/// paired samples: the median of the per-pair ratios when the two took
-/// turns in the same workers (`stats::paired`: both saw the same moments of
-/// the machine), else the ratio of the two medians.
-pub fn tuned_over_libc(rs: &[&ResultRecord]) -> Vec<(u64, f64, bool)> {
+/// `num`/`den` (implementations: `tuned`/`libc`) at each size measured
+/// with both, and whether it comes from paired samples: the median of the
+/// per-pair ratios when the two took turns in the same workers
+/// (`stats::paired`: both saw the same moments of the machine), else the
+/// ratio of the two medians. Every column of the table is taken this way.
+pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<(u64, f64, bool)> {
     let size_of = |r: &ResultRecord| r.params.size("size").ok();
     let is = |r: &ResultRecord, imp: &str| r.params.0.get("impl").is_some_and(|i| i == imp);
     let mut out = Vec::new();
-    for t in rs.iter().filter(|r| is(r, "tuned")) {
+    for t in rs.iter().filter(|r| is(r, num)) {
         let Some(size) = size_of(t) else { continue };
-        let Some(l) = rs.iter().find(|l| is(l, "libc") && size_of(l) == Some(size)) else { continue };
+        let Some(l) = rs.iter().find(|l| is(l, den) && size_of(l) == Some(size)) else { continue };
         let paired = crate::stats::paired::paired_ratio((&l.samples, &l.samples_meta), (&t.samples, &t.samples_meta));
         let (ratio, is_paired) = match (paired, &t.summary, &l.summary) {
             (Some(p), _, _) => (p.ratio, true),
@@ -104,7 +95,7 @@ pub fn tuned_over_libc(rs: &[&ResultRecord]) -> Vec<(u64, f64, bool)> {
 }
 
 /// Where tuned wins and loses against libc, size by size (`ratios` from
-/// [`tuned_over_libc`]): one line, with the worst loss and the best win
+/// [`over`]): one line, with the worst loss and the best win
 /// named, and how many sizes were paired. `None` without a size.
 pub fn wins_and_losses(all: &[(u64, f64, bool)]) -> Option<String> {
     if all.is_empty() {
@@ -176,7 +167,7 @@ mod tests {
     fn names_wins_and_losses() {
         let rs = [rec("libc", 64, 10.0), rec("tuned", 64, 9.0), rec("libc", 4096, 10.0), rec("tuned", 4096, 5.0), rec("libc", 1 << 24, 10.0), rec("tuned", 1 << 24, 15.0), rec("tuned", 1 << 26, 1.0)];
         let refs: Vec<&ResultRecord> = rs.iter().collect();
-        let ratios = tuned_over_libc(&refs);
+        let ratios = over(&refs, "tuned", "libc");
         assert_eq!(ratios.len(), 3, "64 MiB has no libc side");
         let l = wins_and_losses(&ratios).unwrap();
         assert!(l.contains("2 of 3 below 0.95x (worst 0.50x at 4K; at 64, 4K)"), "{l}");
@@ -198,10 +189,16 @@ mod tests {
         let meta = |k: usize, first: bool| SampleMeta { job: 1, t: 2.0 * k as f64 + if first { 0.0 } else { 1.0 }, ..Default::default() };
         l.samples_meta = (0..4).map(|k| meta(k, true)).collect();
         t.samples_meta = (0..4).map(|k| meta(k, false)).collect();
-        let got = tuned_over_libc(&[&l, &t]);
+        let got = over(&[&l, &t], "tuned", "libc");
         assert_eq!(got.len(), 1);
         assert!((got[0].1 - 0.9).abs() < 1e-9 && got[0].2, "{got:?}");
         assert!(wins_and_losses(&got).unwrap().ends_with("; medians of paired samples"));
+        // The table's columns over naive are paired the same way.
+        let mut n = l.clone();
+        n.params.set("impl", "naive");
+        let lines = summary(&[n, t]);
+        let l1 = lines.iter().find(|l| l.trim_start().starts_with("L1")).unwrap();
+        assert!(l1.contains("0.90x") && !l1.contains("0.96x"), "{l1}");
     }
 
     #[test]
