@@ -6,8 +6,8 @@
 //! Cache regimes: each result stores in its extras the `regime` of its
 //! working set (`L1`, `L2`, `L3`, `memory`), from the data-cache sizes of CPU
 //! 0 in sysfs (L1/L2 read here by [`cache`], the last level from the
-//! harness), and [`regimes::speedups`] turns a sweep into the per-regime
-//! speedup table with a geometric-mean row.
+//! harness), and [`regimes::speedups`] turns a sweep's size-by-size ratios
+//! into the per-regime speedup table with a geometric-mean row.
 
 mod bench;
 mod buffers;

@@ -40,7 +40,7 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
             continue;
         }
         let per_size = over(&rs, "tuned", "libc");
-        let col = |v: &[(u64, f64, bool)]| v.iter().map(|&(size, ratio, _)| SizeRatio { size, ratio }).collect();
+        let col = |v: &[SizeOver]| v.iter().map(|r| SizeRatio { size: r.size, ratio: r.ratio }).collect();
         let cols = Columns {
             tuned_over_naive: col(&over(&rs, "tuned", "naive")),
             libc_over_naive: col(&over(&rs, "libc", "naive")),
@@ -68,12 +68,22 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
 /// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
 pub const LOSS: f64 = 0.95;
 
+/// One implementation over another at one size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SizeOver {
+    pub size: u64,
+    pub ratio: f64,
+    /// The 95 % interval of `ratio` when it is the median of paired
+    /// samples (`stats::paired`); `None` for a ratio of two medians.
+    pub interval: Option<(f64, f64)>,
+}
+
 /// `num`/`den` (implementations: `tuned`/`libc`) at each size measured
-/// with both, and whether it comes from paired samples: the median of the
-/// per-pair ratios when the two took turns in the same workers
-/// (`stats::paired`: both saw the same moments of the machine), else the
-/// ratio of the two medians. Every column of the table is taken this way.
-pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<(u64, f64, bool)> {
+/// with both: the median of the per-pair ratios, with its interval, when
+/// the two took turns in the same workers (`stats::paired`: both saw the
+/// same moments of the machine), else the ratio of the two medians. Every
+/// column of the table is taken this way.
+pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeOver> {
     let size_of = |r: &ResultRecord| r.params.size("size").ok();
     let is = |r: &ResultRecord, imp: &str| r.params.0.get("impl").is_some_and(|i| i == imp);
     let mut out = Vec::new();
@@ -81,48 +91,52 @@ pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<(u64, f64, bool)>
         let Some(size) = size_of(t) else { continue };
         let Some(l) = rs.iter().find(|l| is(l, den) && size_of(l) == Some(size)) else { continue };
         let paired = crate::stats::paired::paired_ratio((&l.samples, &l.samples_meta), (&t.samples, &t.samples_meta));
-        let (ratio, is_paired) = match (paired, &t.summary, &l.summary) {
-            (Some(p), _, _) => (p.ratio, true),
-            (None, Some(ts), Some(ls)) if ls.median > 0.0 => (ts.median / ls.median, false),
+        let (ratio, interval) = match (paired, &t.summary, &l.summary) {
+            (Some(p), _, _) => (p.ratio, Some((p.low, p.high))),
+            (None, Some(ts), Some(ls)) if ls.median > 0.0 => (ts.median / ls.median, None),
             _ => continue,
         };
         if ratio.is_finite() {
-            out.push((size, ratio, is_paired));
+            out.push(SizeOver { size, ratio, interval });
         }
     }
-    out.sort_by_key(|&(size, _, _)| size);
+    out.sort_by_key(|r| r.size);
     out
 }
 
-/// Where tuned wins and loses against libc, size by size (`ratios` from
-/// [`over`]): one line, with the worst loss and the best win
-/// named, and how many sizes were paired. `None` without a size.
-pub fn wins_and_losses(all: &[(u64, f64, bool)]) -> Option<String> {
+/// Where tuned wins and loses against libc, size by size (from [`over`]):
+/// one line, with the worst loss and the best win named, how many of each
+/// the paired samples' 95 % interval confirms (it lies wholly past the
+/// line), and how many sizes were paired. `None` without a size.
+pub fn wins_and_losses(all: &[SizeOver]) -> Option<String> {
     if all.is_empty() {
         return None;
     }
-    let paired = all.iter().filter(|r| r.2).count();
-    let ratios: Vec<(u64, f64)> = all.iter().map(|&(s, r, _)| (s, r)).collect();
-    let losses: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r < LOSS).collect();
-    let wins: Vec<&(u64, f64)> = ratios.iter().filter(|(_, r)| *r > 1.0 / LOSS).collect();
+    let paired = all.iter().filter(|r| r.interval.is_some()).count();
+    let losses: Vec<&SizeOver> = all.iter().filter(|r| r.ratio < LOSS).collect();
+    let wins: Vec<&SizeOver> = all.iter().filter(|r| r.ratio > 1.0 / LOSS).collect();
+    let sure_losses = losses.iter().filter(|r| r.interval.is_some_and(|(_, hi)| hi < LOSS)).count();
+    let sure_wins = wins.iter().filter(|r| r.interval.is_some_and(|(lo, _)| lo > 1.0 / LOSS)).count();
     let size = |b: u64| match b {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
         b => b.to_string(),
     };
-    let mut line = format!("  tuned/libc by size: {} of {} below {LOSS:.2}x", losses.len(), ratios.len());
-    if let Some((s, r)) = losses.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-        let list: Vec<String> = losses.iter().take(8).map(|(s, _)| size(*s)).collect();
-        line.push_str(&format!(" (worst {r:.2}x at {}; at {}{})", size(*s), list.join(", "), if losses.len() > 8 { ", ..." } else { "" }));
+    let sure = |n: usize, past: &str| if paired > 0 { format!("; {n} wholly {past} by the 95% interval") } else { String::new() };
+    let mut line = format!("  tuned/libc by size: {} of {} below {LOSS:.2}x", losses.len(), all.len());
+    if let Some(w) = losses.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
+        let list: Vec<String> = losses.iter().take(8).map(|r| size(r.size)).collect();
+        let more = if losses.len() > 8 { ", ..." } else { "" };
+        line.push_str(&format!(" (worst {:.2}x at {}; at {}{more}{})", w.ratio, size(w.size), list.join(", "), sure(sure_losses, "below")));
     }
     line.push_str(&format!(", {} above {:.2}x", wins.len(), 1.0 / LOSS));
-    if let Some((s, r)) = wins.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        line.push_str(&format!(" (best {r:.2}x at {})", size(*s)));
+    if let Some(b) = wins.iter().max_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
+        line.push_str(&format!(" (best {:.2}x at {}{})", b.ratio, size(b.size), sure(sure_wins, "above")));
     }
     match paired {
         0 => {}
-        p if p == ratios.len() => line.push_str("; medians of paired samples"),
-        p => line.push_str(&format!("; medians of paired samples at {p} of {} sizes", ratios.len())),
+        p if p == all.len() => line.push_str("; medians of paired samples"),
+        p => line.push_str(&format!("; medians of paired samples at {p} of {} sizes", all.len())),
     }
     Some(line)
 }
@@ -177,6 +191,16 @@ mod tests {
     }
 
     #[test]
+    fn says_which_losses_and_wins_the_interval_confirms() {
+        let at = |size: u64, ratio: f64, lo: f64, hi: f64| SizeOver { size, ratio, interval: Some((lo, hi)) };
+        let all = [at(64, 0.94, 0.90, 0.97), at(128, 0.90, 0.88, 0.92), at(4096, 1.00, 0.98, 1.02), at(8192, 1.10, 1.07, 1.12), at(16384, 1.06, 1.04, 1.08)];
+        let l = wins_and_losses(&all).unwrap();
+        assert!(l.contains("2 of 5 below 0.95x (worst 0.90x at 128; at 64, 128; 1 wholly below by the 95% interval)"), "{l}");
+        assert!(l.contains("2 above 1.05x (best 1.10x at 8K; 1 wholly above by the 95% interval)"), "{l}");
+        assert!(l.ends_with("; medians of paired samples"), "{l}");
+    }
+
+    #[test]
     fn sides_that_took_turns_compare_pair_by_pair() {
         use crate::model::sample::SampleMeta;
         // libc swings 2x between the worker's samples; tuned, measured in
@@ -191,7 +215,7 @@ mod tests {
         t.samples_meta = (0..4).map(|k| meta(k, false)).collect();
         let got = over(&[&l, &t], "tuned", "libc");
         assert_eq!(got.len(), 1);
-        assert!((got[0].1 - 0.9).abs() < 1e-9 && got[0].2, "{got:?}");
+        assert!((got[0].ratio - 0.9).abs() < 1e-9 && got[0].interval.is_some(), "{got:?}");
         assert!(wins_and_losses(&got).unwrap().ends_with("; medians of paired samples"));
         // The table's columns over naive are paired the same way.
         let mut n = l.clone();
