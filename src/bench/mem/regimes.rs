@@ -76,6 +76,9 @@ impl fmt::Display for Regime {
 pub struct SizeRatio {
     pub size: u64,
     pub ratio: f64,
+    /// The 95 % interval of `ratio` when it is the median of paired
+    /// samples (`stats::paired`); `None` for a ratio of two medians.
+    pub interval: Option<(f64, f64)>,
 }
 
 /// The three columns of the table, each its ratios size by size.
@@ -188,7 +191,7 @@ mod tests {
 
     #[test]
     fn speedup_table() {
-        let r = |size: u64, ratio: f64| SizeRatio { size, ratio };
+        let r = |size: u64, ratio: f64| SizeRatio { size, ratio, interval: None };
         let cols = Columns {
             // L1 (a copy of 4K or 8K touches 8K or 16K): 4x and 2x.
             tuned_over_naive: vec![r(4096, 4.0), r(8192, 2.0), r(64 << 20, f64::NAN)],

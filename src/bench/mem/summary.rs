@@ -39,15 +39,13 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
         if impls.len() < 2 {
             continue;
         }
-        let per_size = over(&rs, "tuned", "libc");
-        let col = |v: &[SizeOver]| v.iter().map(|r| SizeRatio { size: r.size, ratio: r.ratio }).collect();
         let cols = Columns {
-            tuned_over_naive: col(&over(&rs, "tuned", "naive")),
-            libc_over_naive: col(&over(&rs, "libc", "naive")),
-            tuned_over_libc: col(&per_size),
+            tuned_over_naive: over(&rs, "tuned", "naive"),
+            libc_over_naive: over(&rs, "libc", "naive"),
+            tuned_over_libc: over(&rs, "tuned", "libc"),
         };
         let rows = regimes::speedups(&cols, &caches, regimes::buffers_of(&rs[0].benchmark));
-        let verdict = wins_and_losses(&per_size);
+        let verdict = wins_and_losses(&cols.tuned_over_libc);
         out.push(format!("{key}: speedups per cache regime (geometric mean over the sizes in each)"));
         out.push(format!("  {:<8} {:>5}  {:>11}  {:>10}  {:>10}", "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"));
         for r in rows {
@@ -68,22 +66,12 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
 /// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
 pub const LOSS: f64 = 0.95;
 
-/// One implementation over another at one size.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SizeOver {
-    pub size: u64,
-    pub ratio: f64,
-    /// The 95 % interval of `ratio` when it is the median of paired
-    /// samples (`stats::paired`); `None` for a ratio of two medians.
-    pub interval: Option<(f64, f64)>,
-}
-
 /// `num`/`den` (implementations: `tuned`/`libc`) at each size measured
 /// with both: the median of the per-pair ratios, with its interval, when
 /// the two took turns in the same workers (`stats::paired`: both saw the
 /// same moments of the machine), else the ratio of the two medians. Every
 /// column of the table is taken this way.
-pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeOver> {
+pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeRatio> {
     let size_of = |r: &ResultRecord| r.params.size("size").ok();
     let is = |r: &ResultRecord, imp: &str| r.params.0.get("impl").is_some_and(|i| i == imp);
     let mut out = Vec::new();
@@ -97,7 +85,7 @@ pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeOver> {
             _ => continue,
         };
         if ratio.is_finite() {
-            out.push(SizeOver { size, ratio, interval });
+            out.push(SizeRatio { size, ratio, interval });
         }
     }
     out.sort_by_key(|r| r.size);
@@ -108,13 +96,13 @@ pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeOver> {
 /// one line, with the worst loss and the best win named, how many of each
 /// the paired samples' 95 % interval confirms (it lies wholly past the
 /// line), and how many sizes were paired. `None` without a size.
-pub fn wins_and_losses(all: &[SizeOver]) -> Option<String> {
+pub fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
     if all.is_empty() {
         return None;
     }
     let paired = all.iter().filter(|r| r.interval.is_some()).count();
-    let losses: Vec<&SizeOver> = all.iter().filter(|r| r.ratio < LOSS).collect();
-    let wins: Vec<&SizeOver> = all.iter().filter(|r| r.ratio > 1.0 / LOSS).collect();
+    let losses: Vec<&SizeRatio> = all.iter().filter(|r| r.ratio < LOSS).collect();
+    let wins: Vec<&SizeRatio> = all.iter().filter(|r| r.ratio > 1.0 / LOSS).collect();
     let sure_losses = losses.iter().filter(|r| r.interval.is_some_and(|(_, hi)| hi < LOSS)).count();
     let sure_wins = wins.iter().filter(|r| r.interval.is_some_and(|(lo, _)| lo > 1.0 / LOSS)).count();
     let size = |b: u64| match b {
@@ -192,7 +180,7 @@ mod tests {
 
     #[test]
     fn says_which_losses_and_wins_the_interval_confirms() {
-        let at = |size: u64, ratio: f64, lo: f64, hi: f64| SizeOver { size, ratio, interval: Some((lo, hi)) };
+        let at = |size: u64, ratio: f64, lo: f64, hi: f64| SizeRatio { size, ratio, interval: Some((lo, hi)) };
         let all = [at(64, 0.94, 0.90, 0.97), at(128, 0.90, 0.88, 0.92), at(4096, 1.00, 0.98, 1.02), at(8192, 1.10, 1.07, 1.12), at(16384, 1.06, 1.04, 1.08)];
         let l = wins_and_losses(&all).unwrap();
         assert!(l.contains("2 of 5 below 0.95x (worst 0.90x at 128; at 64, 128; 1 wholly below by the 95% interval)"), "{l}");
