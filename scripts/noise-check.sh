@@ -4,7 +4,11 @@
 # (../shared/tools/hog.sh, or the same loop written here), and print per run
 # how many changes were starred, then the medians of every result.
 #
-# usage: scripts/noise-check.sh [-n RUNS] [-m quiet|toggle|on] [-c CPU] [-s SECONDS] [-k KDELTA] -- RUN-ARGS...
+# With -e it also measures power: the changes it names are real ones, and the
+# last lines give both rates, the real changes starred (power) and the other
+# changes starred (false stars).
+#
+# usage: scripts/noise-check.sh [-n RUNS] [-m quiet|toggle|on] [-c CPU] [-s SECONDS] [-k KDELTA] [-e REGEX] -- RUN-ARGS...
 #   -n RUNS     how many runs (default 5)
 #   -m MODE     quiet (default), toggle (the loop switched on and off every
 #               SECONDS), on (the loop runs throughout) or alternate (runs
@@ -14,17 +18,21 @@
 #   -c CPU      the CPU the loop is pinned to (default 0)
 #   -s SECONDS  the toggle period (default 2)
 #   -k KDELTA   the kdelta binary (default target/release/kdelta)
-# Example (the noise bar of the trustworthy-comparison work):
-#   scripts/noise-check.sh -n 5 -m toggle -- lat.syscall lat.read lat.write lat.stat lat.fstat lat.open --config cpus=0,cpus=1 --quick
+#   -e REGEX    power mode: the changes whose `benchmark params [config]`
+#               matches REGEX (Python syntax; `.` for every change) are real;
+#               the rest are expected to show no difference
+# Examples (the false-star bar, then the power bar):
+#   scripts/noise-check.sh -n 3 -m toggle -- lat.syscall lat.read lat.write lat.stat lat.fstat lat.open --config cpus=0,cpus=1
+#   scripts/noise-check.sh -n 3 -e . -- lat.pipe lat.unix lat.proc.fork --config up,noht
 # Needs python3 to read kdelta's JSON. Each run uses a private database that
 # is removed at the end; the loop is killed on exit.
 set -euo pipefail
 
-runs=5 mode=quiet cpu=0 secs=2 kd=target/release/kdelta
-while getopts "n:m:c:s:k:" o; do
+runs=5 mode=quiet cpu=0 secs=2 kd=target/release/kdelta expect=
+while getopts "n:m:c:s:k:e:" o; do
   case $o in
-    n) runs=$OPTARG ;; m) mode=$OPTARG ;; c) cpu=$OPTARG ;; s) secs=$OPTARG ;; k) kd=$OPTARG ;;
-    *) sed -n '2,18p' "$0" >&2; exit 2 ;;
+    n) runs=$OPTARG ;; m) mode=$OPTARG ;; c) cpu=$OPTARG ;; s) secs=$OPTARG ;; k) kd=$OPTARG ;; e) expect=$OPTARG ;;
+    *) sed -n '2,27p' "$0" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -60,10 +68,12 @@ for i in $(seq 1 "$total"); do
   if [ "$mode" = alternate ] && [ -n "$hog" ]; then kill "$hog"; wait "$hog" 2>/dev/null || true; hog=; fi
 done
 
-python3 - "$work" "$total" "$mode" <<'EOF'
-import json, sys, statistics
-work, runs, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+python3 - "$work" "$total" "$mode" "$expect" <<'EOF'
+import json, re, sys, statistics
+work, runs, mode, expect = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+real = re.compile(expect) if expect else None
 stars = total = 0
+found = reals = false_stars = others = 0
 medians = {}
 for i in range(1, runs + 1):
     d = json.load(open(f"{work}/r{i}.json"))
@@ -71,19 +81,32 @@ for i in range(1, runs + 1):
     s = t = 0
     for table in d["comparisons"]:
         for row in table["rows"]:
-            for c in row["changes"]:
+            for col, c in zip(table["columns"][1:], row["changes"]):
                 if c is None:
                     continue
                 t += 1
                 s += bool(c["significant"])
-                if c["significant"]:
-                    print(f'  run {i}: starred {row["benchmark"]} {" ".join(f"{k}={v}" for k, v in row["params"].items())}: {c["change_pct"]:+.1f}% (A/A noise {c.get("aa_noise_pct") or 0:.1f}%, p {c["p_welch"]:.3g})')
+                who = f'{row["benchmark"]} {" ".join(f"{k}={v}" for k, v in row["params"].items())} [{col["name"]}]'
+                r = c.get("rounds")
+                held = f'held in {r["held"]} of {r["rounds"]} rounds, p {r["p"]:.3g}' if r else "rounds unknown"
+                is_real = bool(real and real.search(who))
+                if is_real:
+                    reals += 1; found += bool(c["significant"])
+                else:
+                    others += 1; false_stars += bool(c["significant"])
+                if c["significant"] or is_real:
+                    mark = "starred" if c["significant"] else "NOT starred"
+                    kind = "real" if is_real else "expected none"
+                    print(f'  run {i}: {mark} ({kind}) {who}: {c["change_pct"]:+.1f}% ({held}; rank test p {c["p_mann_whitney"] or 1:.3g})')
     stars += s; total += t
     for r in d["results"]:
         key = f'{r["benchmark"]} {" ".join(f"{k}={v}" for k, v in r["params"].items())} [{r["config"]}]'
         medians.setdefault(key, {}).setdefault(m, []).append(r.get("median"))
     print(f"run {i} ({m}): {s} of {t} changes starred")
 print(f"all runs ({mode}): {stars} of {total} changes starred")
+if real:
+    print(f"power: {found} of {reals} real changes starred" + (f" ({100 * found / reals:.0f}%)" if reals else ""))
+    print(f"false stars: {false_stars} of {others} other changes starred" + (f" ({100 * false_stars / others:.0f}%)" if others else ""))
 def mm(v):
     vals = [x for x in v if x is not None]
     return statistics.median(vals) if vals else float("nan")

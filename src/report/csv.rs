@@ -56,7 +56,7 @@ pub fn render(rep: &Report) -> String {
     }
     out.push_str(
         "benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,\
-         a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld\n",
+         a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds\n",
     );
     let median = |c: Option<&super::model::Cell>| num(c.filter(|c| c.below_resolution.is_none()).and_then(|c| c.median));
     for t in &rep.tables {
@@ -67,7 +67,7 @@ pub fn render(rep: &Report) -> String {
                 let cb = r.cells[i].as_ref();
                 let cmp = r.changes[i - 1].as_ref();
                 out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                     q(&r.benchmark),
                     q(&r.params.display()),
                     q(&r.unit),
@@ -89,14 +89,18 @@ pub fn render(rep: &Report) -> String {
                     num(ca.and_then(|c| c.below_resolution)),
                     cb.is_some_and(|c| c.noisy),
                     num(cb.and_then(|c| c.below_resolution)),
-                    cmp.and_then(|c| c.withheld).map(|w| w.describe()).unwrap_or("")
+                    cmp.and_then(|c| c.withheld).map(|w| w.describe()).unwrap_or(""),
+                    num(cmp.and_then(|c| c.p_mann_whitney)),
+                    cmp.and_then(|c| c.rounds.as_ref()).map(|r| r.rounds.to_string()).unwrap_or_default(),
+                    cmp.and_then(|c| c.rounds.as_ref()).map(|r| r.held.to_string()).unwrap_or_default(),
+                    num(cmp.and_then(|c| c.rounds.as_ref()).map(|r| r.p)),
                 ));
             }
         }
         for g in &t.geomeans {
             for (i, b) in t.columns.iter().enumerate().skip(1) {
                 out.push_str(&format!(
-                    "{},,{},,{},{},{},,{},{},{},,{},,,,,,,,\n",
+                    "{},,{},,{},{},{},,{},{},{},,{},,,,,,,,,,,,\n",
                     q(&format!("geomean {}", g.family)),
                     q(g.unit.as_deref().unwrap_or("")),
                     q(&a.name),

@@ -4,6 +4,8 @@ use super::model::{Report, Table};
 use super::remarks::{self, Entry};
 use super::{fmt_num, fmt_pct};
 use crate::model::record::Status;
+use crate::stats::modes::ModeChange;
+use crate::stats::rounds::Rounds;
 
 pub struct Grid {
     pub header: Vec<String>,
@@ -149,7 +151,8 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     let mut rows = Vec::new();
     let mut marks = Vec::new();
     let mut entries = Vec::new();
-    let mut withheld: Vec<(String, crate::stats::Withheld, f64, Option<f64>)> = Vec::new();
+    let mut withheld: Vec<(String, crate::stats::Withheld, f64, Option<Rounds>)> = Vec::new();
+    let mut by_mode: Vec<String> = Vec::new();
     for r in &t.rows {
         let mut row = vec![r.benchmark.clone()];
         if with_params {
@@ -179,9 +182,12 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
             if i > 0 {
                 match &r.changes[i - 1] {
                     Some(cmp) => {
+                        let who = format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), t.columns[i].name);
+                        if !cmp.modes.is_empty() {
+                            by_mode.push(modes_line(&who, &cmp.modes, (&t.columns[0].name, &t.columns[i].name), &r.unit));
+                        }
                         if let Some(w) = cmp.withheld {
-                            let who = format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), t.columns[i].name);
-                            withheld.push((who, w, cmp.change_pct, cmp.aa_noise_pct));
+                            withheld.push((who, w, cmp.change_pct, cmp.rounds.clone()));
                         }
                         let star = if cmp.significant { " *" } else { "  " };
                         row.push(format!("{}{star}", fmt_pct(cmp.change_pct)));
@@ -219,7 +225,10 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     }
     let mut head_notes: Vec<String> = t.columns.iter().map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus })).collect();
     head_notes.push(format!(
-        "change: + means {} is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= {threshold}% and beyond the A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
+        "change: + means {} is better (speedup - 1); * significant: |change| >= {threshold}% on the log scale (a slowdown and a speedup of one factor alike), \
+         Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes {threshold}% its way, p < 0.05: \
+         9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; \
+         cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
     if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {
@@ -227,25 +236,73 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     }
     head_notes.extend(pv.constant_lines());
     head_notes.extend(remarks::lines(&entries, verbose));
-    if verbose {
-        for (who, w, pct, aa) in &withheld {
-            let aa = aa.map(|a| format!(" ({a:.1}%)")).unwrap_or_default();
-            head_notes.push(format!("{who}: change {} not marked significant: {}{aa}", fmt_pct(*pct), w.describe()));
-        }
-    } else if !withheld.is_empty() {
-        let mut kinds: Vec<(crate::stats::Withheld, usize)> = Vec::new();
-        for (_, w, _, _) in &withheld {
-            match kinds.iter_mut().find(|k| k.0 == *w) {
-                Some(k) => k.1 += 1,
-                None => kinds.push((*w, 1)),
-            }
-        }
-        let parts: Vec<String> = kinds.iter().map(|(w, n)| format!("{n} {}", w.describe())).collect();
-        let changes = if withheld.len() == 1 { "change" } else { "changes" };
-        head_notes.push(format!("not marked significant although the test passed: {} {changes} ({})", withheld.len(), parts.join(", ")));
-    }
+    head_notes.extend(by_mode);
+    head_notes.extend(withheld_lines(&withheld, verbose));
     head_notes.extend(remarks::hint(&entries, verbose));
     Grid { header, rows, cols, geo_from, notes: head_notes, marks }
+}
+
+/// Why changes that passed the rank test are not starred: one line each
+/// (`verbose`), or one line naming them by kind.
+fn withheld_lines(withheld: &[(String, crate::stats::Withheld, f64, Option<Rounds>)], verbose: bool) -> Vec<String> {
+    let held = |r: &Option<Rounds>| r.as_ref().map(|r| r.describe()).unwrap_or_default();
+    if verbose {
+        return withheld
+            .iter()
+            .map(|(who, w, pct, r)| {
+                let detail = r
+                    .as_ref()
+                    .map(|r| format!(" ({}; per round {} to {})", r.describe(), fmt_pct((r.low - 1.0) * 100.0), fmt_pct((r.high - 1.0) * 100.0)))
+                    .unwrap_or_default();
+                format!("{who}: change {} not marked significant: {}{detail}", fmt_pct(*pct), w.describe())
+            })
+            .collect();
+    }
+    if withheld.is_empty() {
+        return Vec::new();
+    }
+    let mut kinds: Vec<(crate::stats::Withheld, Vec<String>)> = Vec::new();
+    for (who, w, _, r) in withheld {
+        let name = if *w == crate::stats::Withheld::NotInRounds { format!("{who} {}", held(r)) } else { who.clone() };
+        match kinds.iter_mut().find(|k| k.0 == *w) {
+            Some(k) => k.1.push(name),
+            None => kinds.push((*w, vec![name])),
+        }
+    }
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|(w, names)| {
+            let shown = names.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+            let more = if names.len() > 4 { format!(" and {} more", names.len() - 4) } else { String::new() };
+            format!("{} {}: {shown}{more}", names.len(), w.describe())
+        })
+        .collect();
+    let changes = if withheld.len() == 1 { "change" } else { "changes" };
+    vec![format!("not marked significant although the rank test passed: {} {changes} ({})", withheld.len(), parts.join("; "))]
+}
+
+/// `lat.pipe [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
+/// across CPUs only in noht, 91.5 us (38% of samples); moved: across CPUs`.
+pub fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &str) -> String {
+    let parts: Vec<String> = modes
+        .iter()
+        .map(|m| {
+            let place = m.placement.describe();
+            match (&m.a, &m.b) {
+                (Some(a), Some(b)) => {
+                    let star = if m.significant { " *" } else { "" };
+                    let pct = m.change_pct.map(|c| format!(" ({}{star})", fmt_pct(c))).unwrap_or_default();
+                    format!("{place} {} -> {} {unit}{pct}", fmt_num(a.median), fmt_num(b.median))
+                }
+                (Some(a), None) => format!("{place} only in {}, {} {unit} ({:.0}% of samples)", names.0, fmt_num(a.median), a.share * 100.0),
+                (None, Some(b)) => format!("{place} only in {}, {} {unit} ({:.0}% of samples)", names.1, fmt_num(b.median), b.share * 100.0),
+                (None, None) => String::new(),
+            }
+        })
+        .collect();
+    let moved: Vec<&str> = modes.iter().filter(|m| m.moved()).map(|m| m.placement.describe()).collect();
+    let verdict = if moved.is_empty() { "no mode moved".to_string() } else { format!("moved: {}", moved.join(", ")) };
+    format!("{who} by where its tasks ran: {}; {verdict}", parts.join("; "))
 }
 
 /// One row per result, for a run with a single configuration.

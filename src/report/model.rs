@@ -132,9 +132,7 @@ pub fn cell_of(r: &ResultRecord) -> Cell {
 
 /// A result's clean samples and what a comparison needs to know of them.
 fn side_of(r: &ResultRecord) -> (Vec<f64>, Side) {
-    let clean = r.clean_with_meta();
-    let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map(|m| m.round).unwrap_or(0)).collect() } else { Vec::new() };
-    (clean.into_iter().map(|(v, _)| v).collect(), Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() })
+    Side::of(r)
 }
 
 impl Table {
@@ -253,6 +251,8 @@ impl Report {
     /// Two runs side by side: for each configuration they share (or their
     /// single configurations when each has one), a table of run A against run B.
     pub fn for_two_runs(a: (RunRecord, Vec<ResultRecord>), b: (RunRecord, Vec<ResultRecord>), opt: &CompareOptions) -> Report {
+        // The two runs' rounds were not taken together: not paired by number.
+        let opt = &CompareOptions { rounds_paired: false, ..*opt };
         let label = |r: &RunRecord| match &r.label {
             Some(l) => format!("run {} ({l})", r.id),
             None => format!("run {}", r.id),

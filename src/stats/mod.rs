@@ -1,7 +1,9 @@
 //! Statistics: summaries, comparisons and warnings. Pure functions, no I/O.
 
 pub mod compare;
+pub mod modes;
 pub mod paired;
+pub mod rounds;
 pub mod summary;
 pub mod trust;
 pub mod warnings;

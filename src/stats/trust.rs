@@ -1,6 +1,5 @@
 //! How far a result can be trusted: the confidence interval of its median,
-//! the spread between the rounds of one configuration (an A/A comparison
-//! inside the run), a figure below the resolution of a subtraction, and a
+//! a figure below the resolution of a subtraction, and a
 //! result split by where its tasks ran.
 
 use super::summary::median;
@@ -39,33 +38,6 @@ pub fn ci_half_width_pct(v: &[f64]) -> Option<f64> {
     let (lo, hi) = median_ci(v)?;
     let m = median(v);
     (m != 0.0).then(|| (hi - lo) / 2.0 / m.abs() * 100.0)
-}
-
-/// The noise of one configuration against itself within a run: the range of
-/// its per-round medians, in percent of its overall median. Rounds are the
-/// interleaved passes of the schedule, so a difference between two
-/// configurations smaller than this is no larger than the difference
-/// between two passes of the same one. Needs samples from 3 rounds.
-pub fn aa_noise_pct(values: &[f64], rounds: &[u32]) -> Option<f64> {
-    if values.len() != rounds.len() || values.is_empty() {
-        return None;
-    }
-    let mut ids: Vec<u32> = rounds.iter().copied().filter(|&r| r > 0).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    if ids.len() < 3 {
-        return None;
-    }
-    let meds: Vec<f64> = ids
-        .iter()
-        .map(|id| median(&values.iter().zip(rounds).filter(|(_, r)| *r == id).map(|(v, _)| *v).collect::<Vec<_>>()))
-        .collect();
-    let all = median(values);
-    if all == 0.0 {
-        return None;
-    }
-    let (lo, hi) = meds.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &m| (l.min(m), h.max(m)));
-    Some((hi - lo) / all.abs() * 100.0)
 }
 
 /// A figure that is a difference (a measured overhead subtracted) is below
@@ -164,16 +136,6 @@ mod tests {
         assert_eq!(median_ci(&[6.0, 1.0, 5.0, 2.0, 4.0, 3.0]), Some((1.0, 6.0)));
         let h = ci_half_width_pct(&[100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.0]).unwrap();
         assert!(h < 1.0, "{h}");
-    }
-
-    #[test]
-    fn aa_noise_is_the_spread_of_round_medians() {
-        let v = [10.0, 10.0, 11.0, 11.0, 10.5, 10.5];
-        let r = [1, 1, 2, 2, 3, 3];
-        let n = aa_noise_pct(&v, &r).unwrap();
-        assert!((n - 100.0 / 10.5).abs() < 1e-9, "{n}");
-        assert_eq!(aa_noise_pct(&v, &[1, 1, 2, 2, 2, 2]), None, "two rounds are not enough");
-        assert_eq!(aa_noise_pct(&v, &[0; 6]), None, "rounds unknown");
     }
 
     #[test]

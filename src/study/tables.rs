@@ -37,8 +37,7 @@ impl Measured {
             return Err(r.reason.clone().unwrap_or_else(|| r.status.as_str().to_string()));
         }
         let clean = r.clean_with_meta();
-        let rounds = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
-        let side = Side { rounds, noisy: r.is_noisy(), busy: r.is_busy() };
+        let (_, side) = Side::of(r);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let (samples, median) = match figure {
             Figure::Median => (clean.iter().map(|(v, _)| *v).collect(), r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?),
@@ -124,8 +123,8 @@ pub fn in_plan(parts: &[super::Parts], bench: &str, params: &std::collections::B
 }
 
 /// The direction measured: the sign of a significant change; no clear
-/// change when the change is within the noise threshold or the run's own
-/// A/A noise; unknown (the reason) when a side was too noisy or busy, or a
+/// change when the change is within the noise threshold or does not hold
+/// across the run's rounds; unknown (the reason) when a side was too noisy or busy, or a
 /// larger change is not significant (too few samples to tell, as with
 /// `--quick`).
 pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<Direction, &'static str> {
@@ -133,7 +132,7 @@ pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<D
         return Ok(Direction::of_change(c.change_pct, 0.0));
     }
     match c.withheld {
-        Some(stats::Withheld::WithinAaNoise) => Ok(Direction::Same),
+        Some(stats::Withheld::NotInRounds) => Ok(Direction::Same),
         Some(w) => Err(w.describe()),
         None if c.change_pct.abs() <= threshold_pct => Ok(Direction::Same),
         None => Err("not significant (too few samples to tell)"),

@@ -187,7 +187,7 @@ fn a_noisy_side_leaves_the_direction_unclear() {
     c.significant = false;
     c.withheld = Some(crate::stats::Withheld::Noisy);
     assert!(measured_direction(&c, 1.0).is_err());
-    c.withheld = Some(crate::stats::Withheld::WithinAaNoise);
+    c.withheld = Some(crate::stats::Withheld::NotInRounds);
     assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Same));
     // Not significant: a small change is no clear change, a large one unknown.
     c.withheld = None;

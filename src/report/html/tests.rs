@@ -111,7 +111,7 @@ fn every_section_is_present() {
     assert!(h.contains("<th>cv</th>") && h.contains("<th>change</th>") && h.contains("<th>unit</th>"));
     assert!(h.contains("class=\"num better\">+16.6% *</td>"), "the significant lat.syscall change is marked");
     assert!(h.contains("<tr class=\"geo\">"));
-    assert!(h.contains("* significant: Welch and Mann-Whitney"));
+    assert!(h.contains("* significant: |change| &gt;= 1% on the log scale"), "the rule is stated");
     // Host snapshot and warnings.
     assert!(h.contains("6.18.0 (#1 SMP PREEMPT_DYNAMIC)") && h.contains("voluntary (from /sys/kernel/debug/sched/preempt)"));
     assert!(h.contains("<th>C library</th><td>2.36</td>") && h.contains("spectre_v2"));

@@ -15,16 +15,17 @@ lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
 lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
 lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
 lat.proc.exec              us     410.9  0.5%    failed              -
-bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%
 bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
 ------------------------------------------------------------------------
 geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
-spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
-invert lower-is-better ratios first
+change: + means noht is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
+ alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9\
+ of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation of\
+ the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -36,11 +37,14 @@ disturbed samples (other work on the CPU; kept, not used) in 1 of 11 results: 3 
 high variation in 1 of 11 results (worst: lat.pipe [noht], cv 53.5%)
 outliers beyond 1.5 IQR in 1 of 11 results (worst: lat.syscall [up], 1 of 6 samples)
 bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
-not marked significant although the test passed: 2 changes (1 within the A/A noise, 1 a side is noisy)
+lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
+ moved: on one CPU, across CPUs
+not marked significant although the rank test passed: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
+ noisy: bw.mem.wr [noht])
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
-[noht]
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+ lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
@@ -59,7 +63,7 @@ lat.syscall    noht    0-1     0.1805  us     0.6%   0.1790  0.1820   6
 lat.pipe       noht    0-1      7.135  us    53.5%    7.050   20.10  10
 lat.ctx        noht    0-1   < 0.3100  us        -  -0.2000  0.3100   6
 lat.proc.exec  noht    0-1     failed  us                             0
-bw.mem.rd      noht    0-1     10,400  MB/s   2.6%   10,090  10,710   6
+bw.mem.rd      noht    0-1     10,400  MB/s   1.0%   10,240  10,490   6
 bw.mem.wr      noht    0-1     9410 ?  MB/s   0.3%     9380    9450   5
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -73,8 +77,8 @@ high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
-[noht]
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+ lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
@@ -95,16 +99,17 @@ lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
 lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
 lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
 lat.proc.exec              us     410.9  0.5%    failed              -
-bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%
 bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
 ------------------------------------------------------------------------
 geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the A/A noise (the \
-spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; geomean rows \
-invert lower-is-better ratios first
+change: + means noht is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
+ alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9\
+ of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation of\
+ the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -117,11 +122,13 @@ bw.mem.rd [up]: buffer of 64 MiB, 4 x the last-level cache
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 bw.mem.wr [noht]: 3 samples disturbed by other work (kept, not used), 2 retaken
 bw.mem.wr [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
-bw.mem.rd [noht]: change +4.0% not marked significant: within the A/A noise (6.0%)
+lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
+ moved: on one CPU, across CPUs
+bw.mem.rd [noht]: change +4.0% not marked significant: held in too few rounds (2 of 3 rounds; per round -0.5% to +8.0%)
 bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): lat.pipe \
-[noht]
+runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+ lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
@@ -148,9 +155,10 @@ bw.mem.wr                  MB/s                  8005  0.3%                    -
 geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8%
 run 12 (baseline) up: cpus 0
 run 13 (patched) up: cpus 0
-change: + means run 13 (patched) up is better (speedup - 1); * significant: Welch and Mann-Whitney p < 0.05, |change| >= 1% and beyond the \
-A/A noise (the spread between one configuration's rounds), neither side noisy nor busy; cv: coefficient of variation of the clean samples; \
-geomean rows invert lower-is-better ratios first
+change: + means run 13 (patched) up is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of on\
+e factor alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.\
+05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation\
+ of the clean samples; geomean rows invert lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
@@ -173,7 +181,7 @@ fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
     assert!(lines.contains(&"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% *\x1b[0m"), "better: green");
     assert!(lines.contains(&"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% *\x1b[0m"), "worse: red");
     // Changes without a star stay plain, the withheld ones included.
-    assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   2.6%   +4.0%"));
+    assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%"));
     assert!(lines.contains(&"bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%"));
     assert!(lines.contains(&"\x1b[2mup: cpus 0\x1b[0m"), "notes under the table are dimmed");
     assert!(lines.contains(&"warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average"));
