@@ -195,6 +195,25 @@ impl Sqlite {
         Ok(())
     }
 
+    /// Take over an unfinished run unless its writer is alive (see [`super::Store::claim_run`]).
+    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| refused(&self.path, e.into()))?;
+        let row: Option<(String, Option<i64>, Option<i64>)> =
+            tx.query_row("SELECT status, pid, pid_start FROM runs WHERE id = ?1", [run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        let Some((status, pid, pid_start)) = row else { return Err(bad_input(format!("no run {run_id} in {}", self.path.display()))) };
+        let status = super::effective_status(RunStatus::parse(&status).unwrap_or(RunStatus::Incomplete), pid.map(|p| p as u32), pid_start.map(|t| t as u64));
+        if status == RunStatus::Running {
+            return Ok(false);
+        }
+        let me = std::process::id();
+        tx.execute(
+            "UPDATE runs SET status = 'running', finished = NULL, pid = ?2, pid_start = ?3 WHERE id = ?1",
+            params![run_id, me, crate::sys::task::start_time(me as i32).map(|t| t as i64)],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     /// Close a run with its final status and environment (load, warnings).
     pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
