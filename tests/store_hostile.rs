@@ -217,3 +217,22 @@ fn a_live_writer_s_uncheckpointed_runs_are_read() {
     assert_eq!(json(&out.stdout)[0]["label"], "walonly");
     e.cmd().args(RUN).assert().success();
 }
+
+/// Root passes access(2) whatever the mode says; a database made 0444 (or
+/// in a 0555 directory) is read-only on purpose and is not written, by root
+/// either: the reading commands work, storing a run is refused untouched.
+#[test]
+fn a_file_without_write_bits_is_read_only_for_root_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = Env::new();
+    let before = stored(&e);
+    std::fs::set_permissions(e.db(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    reads_but_refuses_writing(&e, &before);
+    let out = e.cmd().args(RUN).output().unwrap();
+    assert!(stderr(&out).contains("mode 0444"), "{}", stderr(&out));
+    std::fs::set_permissions(e.db(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    // Its directory without write bits: SQLite would make its -wal there.
+    std::fs::set_permissions(e.dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    reads_but_refuses_writing(&e, &before);
+    std::fs::set_permissions(e.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
