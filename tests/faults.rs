@@ -116,3 +116,31 @@ fn ctrl_c_marks_the_run_incomplete_and_cleans_up() {
     // An incomplete run is never taken as the latest for compare.
     e.cmd().arg("compare").assert().code(2).stderr(predicate::str::contains("no complete run"));
 }
+
+#[test]
+fn a_corrupt_results_file_fails_its_point_alone_with_the_reason() {
+    let e = Env::new();
+    let out = e
+        .cmd()
+        .args(["run", "test.garble", "test.sleep", "--param", "file=garbage,truncated", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The usual status of a run with a failed result, not an error.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let check = |v: &serde_json::Value| {
+        let results = v["results"].as_array().unwrap();
+        assert_eq!(results.len(), 3, "{v}");
+        for r in results.iter().filter(|r| r["benchmark"] == "test.garble") {
+            assert_eq!(r["status"], "failed", "{r}");
+            assert!(r["reason"].as_str().unwrap().starts_with("worker results file unreadable: "), "{r}");
+        }
+        let sleep = results.iter().find(|r| r["benchmark"] == "test.sleep").unwrap();
+        assert_eq!(sleep["status"], "ok", "{sleep}");
+    };
+    check(&json(&out.stdout));
+    // Stored so, and the run closed normally.
+    check(&json(&e.cmd().args(["export", "1", "--format", "json"]).output().unwrap().stdout));
+    assert_eq!(json(&e.cmd().args(["runs", "--json"]).output().unwrap().stdout)[0]["status"], "complete");
+    assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
+}

@@ -217,3 +217,60 @@ fn a_live_writer_s_uncheckpointed_runs_are_read() {
     assert_eq!(json(&out.stdout)[0]["label"], "walonly");
     e.cmd().args(RUN).assert().success();
 }
+
+/// Root passes access(2) whatever the mode says; a database made 0444 (or
+/// in a 0555 directory) is read-only on purpose and is not written, by root
+/// either: the reading commands work, storing a run is refused untouched.
+#[test]
+fn a_file_without_write_bits_is_read_only_for_root_too() {
+    use std::os::unix::fs::PermissionsExt;
+    let e = Env::new();
+    let before = stored(&e);
+    std::fs::set_permissions(e.db(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    reads_but_refuses_writing(&e, &before);
+    let out = e.cmd().args(RUN).output().unwrap();
+    assert!(stderr(&out).contains("mode 0444"), "{}", stderr(&out));
+    std::fs::set_permissions(e.db(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    // Its directory without write bits: SQLite would make its -wal there.
+    std::fs::set_permissions(e.dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    reads_but_refuses_writing(&e, &before);
+    std::fs::set_permissions(e.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A new database that cannot be made for lack of space leaves nothing
+/// behind: no empty file, no `-wal`, no `-shm`.
+#[test]
+fn a_new_database_on_a_full_disk_leaves_nothing_beside_it() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "1m") else { return };
+    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    drop(filler);
+    for name in ["new.db", "sub/dir/new.db"] {
+        let out = e.cmd().env("KDELTA_DB", fs.0.join(name)).args(RUN).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+        let mut left: Vec<String> = walk(&fs.0).into_iter().filter(|p| !p.starts_with("sub")).collect();
+        left.sort();
+        assert_eq!(left, ["filler"], "{name}");
+        if let Ok(d) = std::fs::read_dir(fs.0.join("sub/dir")) {
+            assert_eq!(d.count(), 0, "{name}: files left in sub/dir");
+        }
+    }
+}
+
+/// Every file below `dir`, as paths relative to it.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()).into_iter().map(|p| format!("{name}/{p}")));
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}

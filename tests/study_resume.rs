@@ -96,3 +96,63 @@ fn a_study_interrupted_resumes_only_its_missing_points() {
     assert!(text.contains("not in the tiny plan of the tests"), "{text}");
     assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
 }
+
+/// `/proc/self/stat` field 22: when this process started, as the store keeps it.
+fn my_start_time() -> i64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    stat.rsplit_once(')').unwrap().1.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+#[test]
+fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
+    let usable = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if usable < 2 {
+        println!("SKIPPED: ht-2003's configurations need two CPUs; this process may use {usable}");
+        return;
+    }
+    let args = ["study", "ht-2003", "--quick", "--tiny-plan-for-tests", "--label", "refuse-test"];
+    let e = Env::new();
+    let out = kdelta(&e).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // The run as an interrupted one: its last point missing, marked incomplete.
+    let db = rusqlite::Connection::open(e.db()).unwrap();
+    db.execute_batch("DELETE FROM results WHERE id = (SELECT max(id) FROM results); UPDATE runs SET status = 'incomplete';").unwrap();
+    let host: String = db.query_row("SELECT host FROM runs", [], |r| r.get(0)).unwrap();
+    let snapshot = || (stored(&e), db.query_row("SELECT status || pid || host FROM runs", [], |r| r.get::<_, String>(0)).unwrap());
+    let refused = |what: &str, says: &[&str]| {
+        let before = snapshot();
+        let out = kdelta(&e).args(args).arg("--resume").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        let line = err.lines().last().unwrap_or("");
+        assert!(line.starts_with("kdelta: --resume: run 1 of study ht-2003 --quick"), "{what}: {err}");
+        for s in says {
+            assert!(line.contains(s), "{what}: no {s:?} in {err}");
+        }
+        assert!(!err.contains("resuming"), "{what}: {err}");
+        assert_eq!(snapshot(), before, "{what}: the run was changed");
+    };
+    let with_host = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut h: serde_json::Value = serde_json::from_str(&host).unwrap();
+        f(&mut h);
+        db.execute("UPDATE runs SET host = ?1", [h.to_string()]).unwrap();
+    };
+    // Its writer alive: this test process, by id and start time.
+    db.execute("UPDATE runs SET status = 'running', pid = ?1, pid_start = ?2", [std::process::id() as i64, my_start_time()]).unwrap();
+    refused("a live writer", &["still being written by a live kdelta", &format!("process {}", std::process::id())]);
+    db.execute_batch("UPDATE runs SET status = 'incomplete';").unwrap();
+    // Another machine.
+    with_host(&|h| h["cpu_model"] = "Pentium 4 2.8 GHz (Northwood)".into());
+    refused("another CPU model", &["another machine or CPU set", "CPU model: Pentium 4 2.8 GHz (Northwood) vs"]);
+    with_host(&|h| h["hostname"] = "elsewhere".into());
+    refused("another host name", &["host name: elsewhere vs"]);
+    // Another CPU set: the run was restricted to CPU 0 (taskset, a cgroup).
+    with_host(&|h| h["topology"]["restriction"] = serde_json::json!({"cpus": "0", "source": "affinity 0"}));
+    refused("another CPU set", &["usable CPUs: 0 vs"]);
+    // Put back as it was, it resumes.
+    with_host(&|_| {});
+    let out = kdelta(&e).args(args).arg("--resume").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("resumed run 1: "), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(status(&e), "complete");
+}

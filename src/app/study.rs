@@ -79,7 +79,7 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
         }
     }
     let mut store = open_store(db)?;
-    let resume = if ask.resume { Some(srun::find_resumable(&store, d, ask)?) } else { None };
+    let resume = if ask.resume { Some(srun::find_resumable(&mut store, d, ask, &host)?) } else { None };
     if let Some(run) = &resume {
         let stored = store.results(run.id)?;
         let (mut left, mut done) = (0, 0);

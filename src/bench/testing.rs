@@ -3,7 +3,8 @@
 //! that fails with an error, a real but tiny measurement (a 50 us sleep), one
 //! whose every second call is disturbed by a sleep inside the timed loop,
 //! a net figure that straddles zero, and a spin whose points take turns
-//! in one worker (`test.turns`, failing on `fail=yes`).
+//! in one worker (`test.turns`, failing on `fail=yes`), and a worker that
+//! leaves a corrupt results file (`test.garble`).
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
 use std::time::{Duration, Instant};
@@ -97,6 +98,29 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             },
         ),
         Simple::boxed(
+            || {
+                BenchInfo::new("test.garble", "the worker leaves a corrupt results file (`file=`) and exits 0", "us", Better::Lower).param(ParamSpec::new(
+                    "file",
+                    ParamKind::choice::<Garble>(),
+                    "garbage",
+                    "what the results file holds",
+                ))
+            },
+            |p, s| {
+                // The harness names a worker's directory `wN` and its results
+                // file `rN.json` beside it (`harness::group`).
+                let dir = s.tmpdir();
+                let n = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix('w')).unwrap_or("0");
+                let text: &[u8] = match p.choice::<Garble>("file")? {
+                    Garble::Garbage => b"\xff\xfe\x00garbage\x89PNG",
+                    Garble::Truncated => b"{\"Samples\":[{\"Ok\":{\"samples\":[1.5,2.",
+                };
+                std::fs::write(dir.parent().unwrap_or(dir).join(format!("r{n}.json")), text)?;
+                // SAFETY: ends the worker at once, as a crash after writing would.
+                unsafe { libc::_exit(0) }
+            },
+        ),
+        Simple::boxed(
             || BenchInfo::new("test.fail", "the benchmark returns an error", "us", Better::Lower),
             |_, _| anyhow::bail!("deliberate failure for testing"),
         ),
@@ -120,6 +144,11 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             },
         ),
     ]
+}
+
+crate::choice! {
+    /// What `test.garble` leaves in its results file.
+    enum Garble { Garbage = "garbage", Truncated = "truncated" }
 }
 
 /// Busy-wait `n` times for `d` each: CPU time, never off the CPU.

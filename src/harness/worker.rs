@@ -152,10 +152,11 @@ fn write_result(path: &Path, r: &WorkerResult) -> Result<()> {
     std::fs::rename(&tmp, path).context("writing result")
 }
 
-/// The worker's result file, if it wrote one.
-fn read_result(path: &Path) -> Option<Result<WorkerResult>> {
+/// The worker's result file, if it wrote one; what is wrong with it if it
+/// cannot be read as one (truncated, garbage: the point fails with that).
+fn read_result(path: &Path) -> Option<std::result::Result<WorkerResult, String>> {
     let data = std::fs::read(path).ok()?;
-    Some(serde_json::from_slice(&data).context("parsing the worker's result"))
+    Some(serde_json::from_slice(&data).map_err(|e| format!("worker results file unreadable: {e} ({} bytes)", data.len())))
 }
 
 /// Why the parent killed a worker.
@@ -247,13 +248,16 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         };
         return Ok(Outcome::Failed { reason, cpu_secs });
     }
-    match written {
-        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => Ok(Outcome::Done { sets, cpu_secs, max_rss }),
-        Some(Ok(WorkerResult::Samples(sets))) => anyhow::bail!("the worker returned {} results for {} points", sets.len(), job.points.len()),
-        Some(Ok(WorkerResult::Failed { reason })) => Ok(Outcome::Failed { reason, cpu_secs }),
-        Some(Err(e)) => Err(e),
-        None => anyhow::bail!("worker exited without writing its result"),
-    }
+    // Whatever is wrong with what it left fails its points alone, with the
+    // reason stored; the run goes on with the others.
+    let reason = match written {
+        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => return Ok(Outcome::Done { sets, cpu_secs, max_rss }),
+        Some(Ok(WorkerResult::Samples(sets))) => format!("worker results file unreadable: {} results for {} points", sets.len(), job.points.len()),
+        Some(Ok(WorkerResult::Failed { reason })) => reason,
+        Some(Err(reason)) => format!("{reason}{tail}"),
+        None => format!("worker exited without writing its results file{tail}"),
+    };
+    Ok(Outcome::Failed { reason, cpu_secs })
 }
 
 /// How long after its time limit the watchdog kills a worker the harness

@@ -113,6 +113,16 @@ impl Store {
         each!(mut self, s => s.add_result(run_id, seq, r))
     }
 
+    /// Take over an unfinished run to continue it (`study --resume`): it is
+    /// marked `running` by this process, unless its writer is still alive
+    /// (SQLite: the stored process id and start time name a live process;
+    /// PostgreSQL: another session holds the run's lock), when nothing is
+    /// changed and the answer is `false`. Checked and claimed in one step,
+    /// so of two processes claiming one run only one gets it.
+    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+        each!(mut self, s => s.claim_run(run_id))
+    }
+
     /// Close a run with its final status and environment (load, warnings).
     pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
         each!(mut self, s => s.finish_run(run_id, status, environment))

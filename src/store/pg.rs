@@ -124,6 +124,26 @@ impl Pg {
         tx.commit().map_err(|e| err(&self.shown, e))
     }
 
+    /// Take over an unfinished run unless another session holds its lock
+    /// (see [`super::Store::claim_run`]); the lock is then this connection's.
+    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+        if !self.held.contains(&run_id) {
+            let free: bool =
+                self.client.borrow_mut().query_one("SELECT pg_try_advisory_lock($1)", &[&run_lock(run_id)]).map_err(|e| err(&self.shown, e))?.get(0);
+            if !free {
+                return Ok(false);
+            }
+            self.held.insert(run_id);
+        }
+        let me = std::process::id();
+        let (pid, pid_start) = (i64::from(me), crate::sys::task::start_time(me as i32).map(|t| t as i64));
+        self.client
+            .borrow_mut()
+            .execute("UPDATE runs SET status = 'running', finished = NULL, pid = $2, pid_start = $3 WHERE id = $1", &[&run_id, &pid, &pid_start])
+            .map_err(|e| err(&self.shown, e))?;
+        Ok(true)
+    }
+
     pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
         let mut c = self.client.borrow_mut();
         c.execute(
@@ -131,7 +151,8 @@ impl Pg {
             &[&run_id, &status.as_str(), &crate::model::record::now_rfc3339(), &serde_json::to_string(environment)?],
         )
         .map_err(|e| err(&self.shown, e))?;
-        if self.held.remove(&run_id) {
+        // A run kept `running` (a study between its parts) keeps its lock.
+        if status != RunStatus::Running && self.held.remove(&run_id) {
             c.execute("SELECT pg_advisory_unlock($1)", &[&run_lock(run_id)]).map_err(|e| err(&self.shown, e))?;
         }
         Ok(())

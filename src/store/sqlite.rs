@@ -52,6 +52,15 @@ impl Sqlite {
             crate::sys::can_write(path).map_err(|e| refuse(Refusal::ReadOnly(format!("the file: {e}"))))?;
         }
         crate::sys::can_write(dir).map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
+        let opened = Self::open_writer(path);
+        if opened.is_err() && existing != Some(true) {
+            remove_unmade(path, existing.is_none());
+        }
+        opened
+    }
+
+    /// [`Sqlite::open`] once the file is judged: connect, WAL, migrate.
+    fn open_writer(path: &Path) -> Result<Sqlite> {
         let sql = |e: rusqlite::Error| match check::write_refusal(&e, path) {
             Some(r) => r.error(path),
             None => anyhow::Error::from(e).context(format!("opening database {}", path.display())),
@@ -195,6 +204,25 @@ impl Sqlite {
         Ok(())
     }
 
+    /// Take over an unfinished run unless its writer is alive (see [`super::Store::claim_run`]).
+    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| refused(&self.path, e.into()))?;
+        let row: Option<(String, Option<i64>, Option<i64>)> =
+            tx.query_row("SELECT status, pid, pid_start FROM runs WHERE id = ?1", [run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
+        let Some((status, pid, pid_start)) = row else { return Err(bad_input(format!("no run {run_id} in {}", self.path.display()))) };
+        let status = super::effective_status(RunStatus::parse(&status).unwrap_or(RunStatus::Incomplete), pid.map(|p| p as u32), pid_start.map(|t| t as u64));
+        if status == RunStatus::Running {
+            return Ok(false);
+        }
+        let me = std::process::id();
+        tx.execute(
+            "UPDATE runs SET status = 'running', finished = NULL, pid = ?2, pid_start = ?3 WHERE id = ?1",
+            params![run_id, me, crate::sys::task::start_time(me as i32).map(|t| t as i64)],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
     /// Close a run with its final status and environment (load, warnings).
     pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -301,6 +329,26 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
     };
     let status = super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
     Ok(cols.record(status))
+}
+
+/// After a new database at `path` could not be made (a full disk, most
+/// often), remove what the attempt left: its `-wal`, `-shm` and `-journal`,
+/// and the file itself, still empty, when this attempt created it (`made`).
+/// A file with anything in it is left alone with its siblings: another
+/// process made the database meanwhile (a database in WAL mode has its
+/// header in the file itself).
+fn remove_unmade(path: &Path, made: bool) {
+    if !path.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
+        return;
+    }
+    if made {
+        let _ = std::fs::remove_file(path);
+    }
+    for ext in ["-wal", "-shm", "-journal"] {
+        let mut s = path.as_os_str().to_owned();
+        s.push(ext);
+        let _ = std::fs::remove_file(PathBuf::from(s));
+    }
 }
 
 /// A failed write as the refusal it is (full disk, read-only), else as it was.

@@ -121,19 +121,83 @@ pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
 }
 
 /// The run a `--resume` continues: the newest run of this study (with this
-/// label, when given) that is not complete.
-pub fn find_resumable(store: &Store, d: &Def, ask: &Ask) -> Result<RunRecord> {
+/// label, when given) that is not complete, and only if it may be continued
+/// here ([`resume_refusal`]: no live writer, this machine, these CPUs; else
+/// bad input naming what differs). It is then claimed for this process
+/// ([`Store::claim_run`]), so a second `--resume` started meanwhile finds a
+/// live writer and measures nothing twice. `host` is this machine's snapshot.
+pub fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde_json::Value) -> Result<RunRecord> {
     let runs = store.runs(10_000)?;
     let found = runs.into_iter().map(|(r, _)| r).find(|r| {
         Meta::of_run(r).is_some_and(|m| m.name == d.id && m.quick == ask.quick && m.variant == ask.variant && m.tiny == ask.tiny)
             && (ask.label.is_none() || r.label == ask.label)
             && r.status != RunStatus::Complete
     });
-    found.ok_or_else(|| {
-        let which = if ask.quick { format!("{} --quick", d.id) } else { d.id.to_string() };
+    let which = if ask.quick { format!("{} --quick", d.id) } else { d.id.to_string() };
+    let Some(run) = found else {
         let label = ask.label.as_ref().map(|l| format!(" labelled {l:?}")).unwrap_or_default();
-        crate::error::bad_input(format!("--resume: no incomplete run of study {which}{label} in {}: start one without --resume", store.path().display()))
-    })
+        return Err(crate::error::bad_input(format!(
+            "--resume: no incomplete run of study {which}{label} in {}: start one without --resume",
+            store.path().display()
+        )));
+    };
+    let refuse = |why: String| crate::error::bad_input(format!("--resume: run {} of study {which} {why}", run.id));
+    if let Some(why) = resume_refusal(&run, host) {
+        return Err(refuse(why));
+    }
+    if !store.claim_run(run.id)? {
+        return Err(refuse(live_writer(&run)));
+    }
+    Ok(run)
+}
+
+/// Why a stored, unfinished study run may not be continued by this process
+/// on the machine `host` describes, or `None` when it may: its writer is
+/// still alive (the store's test: process id and start time for SQLite, the
+/// run's lock for PostgreSQL), or it was measured on another machine (host
+/// name, the machine fingerprint or the kernel differ) or with another set
+/// of usable CPUs (affinity, cgroup cpuset). Fields an older run lacks are
+/// not differences.
+pub fn resume_refusal(run: &RunRecord, host: &serde_json::Value) -> Option<String> {
+    use crate::report::fingerprint::{differences, Fingerprint};
+    if run.status == RunStatus::Running {
+        return Some(live_writer(run));
+    }
+    let text = |h: &serde_json::Value, k: &str| h.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(str::to_string);
+    let mut differ = Vec::new();
+    if let (Some(then), Some(now)) = (text(&run.host, "hostname"), text(host, "hostname")) {
+        if then != now {
+            differ.push(format!("host name: {then} vs {now}"));
+        }
+    }
+    let (machine, kernel) = differences(&Fingerprint::of(&run.host), &Fingerprint::of(host));
+    differ.extend(machine);
+    differ.extend(kernel);
+    if let (Some(then), Some(now)) = (usable_cpus(&run.host), usable_cpus(host)) {
+        if then != now {
+            differ.push(format!("usable CPUs: {then} vs {now}"));
+        }
+    }
+    if differ.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "was measured on another machine or CPU set than this one ({}, stored vs now); its points and today's would be mixed in one run: start a new run without --resume",
+        differ.join("; ")
+    ))
+}
+
+/// The CPUs a stored host snapshot says kdelta could use: the restriction
+/// (affinity, cgroup cpuset) when there was one, else every online CPU.
+fn usable_cpus(host: &serde_json::Value) -> Option<String> {
+    let t = host.get("topology")?;
+    let cpus = t.get("restriction").and_then(|r| r.get("cpus")).or_else(|| t.get("online"))?;
+    cpus.as_str().map(str::to_string)
+}
+
+fn live_writer(run: &RunRecord) -> String {
+    let pid = run.pid.map(|p| format!(" (process {p}{})", run.host.get("hostname").and_then(|h| h.as_str()).map(|h| format!(" on {h}")).unwrap_or_default()));
+    format!("is still being written by a live kdelta{}: wait for it to end, or stop it, then resume", pid.unwrap_or_default())
 }
 
 /// One part of a study, planned.

@@ -105,10 +105,19 @@ pub struct ChildUsage {
     pub max_rss: u64,
 }
 
-/// access(2) with `W_OK`: whether this process may write `path` (for root,
-/// refused only by a read-only mount or an immutable file).
+/// Whether this process may write `path`: access(2) with `W_OK` (a
+/// read-only mount, an immutable file, permission bits), and then the mode
+/// itself, since access(2) lets root write whatever the bits say: a file or
+/// directory with no write bit at all (`0444`, `0555`) was made read-only on
+/// purpose and is refused for root too (`EACCES`, naming the mode).
 pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
-    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)
+    use std::os::unix::fs::PermissionsExt;
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)?;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    if mode & 0o222 == 0 {
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("mode {:04o} lets no one write it, root included", mode & 0o7777)));
+    }
+    Ok(())
 }
 
 /// statvfs(3): bytes an unprivileged process may still write on the
