@@ -183,6 +183,10 @@ impl Executor<'_> {
         let extra_start = Instant::now();
         while !self.was_interrupted && extra_start.elapsed() < budget {
             let mut jobs = Vec::new();
+            // A point refined for `auto` takes its configurations along: a
+            // comparison is judged on rounds both sides took (stats::rounds).
+            let refine = |p: &Point| p.failed.is_none() && p.taken() < cap && auto && !ci_met(&p.set, self.req.ci_target_pct);
+            let refined: Vec<usize> = points.iter().filter(|p| refine(p)).map(|p| p.item).collect();
             for w in &workers {
                 let need: Vec<usize> = w
                     .iter()
@@ -192,7 +196,7 @@ impl Executor<'_> {
                             0
                         } else if p.clean() < want {
                             (want - p.clean()).min(plan_rounds[0]).min(cap - p.taken())
-                        } else if auto && !ci_met(&p.set, self.req.ci_target_pct) {
+                        } else if auto && refined.contains(&p.item) {
                             plan_rounds[0].min(cap - p.taken())
                         } else {
                             0
