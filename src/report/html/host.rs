@@ -2,9 +2,9 @@
 //! C library, mitigations) as HTML. It is read from the stored JSON, so a
 //! run of an older version shows what it has and says what it lacks.
 
-use super::svg::{bytes, esc};
+use super::escape::{html_write, Html};
+use super::svg::bytes;
 use serde_json::Value;
-use std::fmt::Write;
 
 fn text(v: Option<&Value>) -> Option<String> {
     match v? {
@@ -16,17 +16,17 @@ fn text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn row(out: &mut String, name: &str, value: Option<String>) {
-    let v = value.map(|v| esc(&v)).unwrap_or_else(|| "<span class=\"na\">not recorded</span>".into());
-    let _ = write!(out, "<tr><th>{}</th><td>{v}</td></tr>", esc(name));
+fn row(out: &mut Html, name: &'static str, value: Option<String>) {
+    let v = value.map(|v| Html::text(&v)).unwrap_or_else(|| Html::lit("<span class=\"na\">not recorded</span>"));
+    html_write!(out, "<tr><th>{}</th><td>{}</td></tr>", Html::text(name), v);
 }
 
 /// The snapshot as a definition table, then mitigations and notes.
-pub fn render(host: &Value) -> String {
+pub fn render(host: &Value) -> Html {
     let Some(h) = host.as_object().filter(|o| !o.is_empty()) else {
-        return "<p class=\"na\">host snapshot: not recorded for this run</p>".into();
+        return Html::lit("<p class=\"na\">host snapshot: not recorded for this run</p>");
     };
-    let mut s = String::from("<table class=\"host\"><tbody>");
+    let mut s = Html::lit("<table class=\"host\"><tbody>");
     let g = |k: &str| text(h.get(k));
     row(&mut s, "host name", g("hostname"));
     row(&mut s, "CPU model", g("cpu_model"));
@@ -63,25 +63,25 @@ pub fn render(host: &Value) -> String {
     if let Some(r) = t.and_then(|t| t.get("restriction")).filter(|r| !r.is_null()) {
         row(&mut s, "usable CPUs", Some(format!("{} (from {})", text(r.get("cpus")).unwrap_or_default(), text(r.get("source")).unwrap_or_default())));
     }
-    s.push_str("</tbody></table>");
+    s.push_lit("</tbody></table>");
     let mit = h.get("mitigations").and_then(|m| m.as_array()).cloned().unwrap_or_default();
     if mit.is_empty() {
-        s.push_str("<p class=\"na\">mitigations: not recorded</p>");
+        s.push_lit("<p class=\"na\">mitigations: not recorded</p>");
     } else {
-        s.push_str("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
+        s.push_lit("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
         for m in &mit {
             let (k, v) = (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
-            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+            html_write!(s, "<tr><th>{}</th><td>{}</td></tr>", Html::text(k), Html::text(v));
         }
-        s.push_str("</tbody></table></details>");
+        s.push_lit("</tbody></table></details>");
     }
     let notes = h.get("notes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
     if !notes.is_empty() {
-        s.push_str("<ul class=\"notes\">");
+        s.push_lit("<ul class=\"notes\">");
         for n in notes.iter().filter_map(|n| n.as_str()) {
-            let _ = write!(s, "<li>{}</li>", esc(n));
+            html_write!(s, "<li>{}</li>", Html::text(n));
         }
-        s.push_str("</ul>");
+        s.push_lit("</ul>");
     }
     s
 }
