@@ -160,7 +160,9 @@ fn outputs_refuse_a_fifo_or_a_device() {
     // Two configurations: a run that has a chart to draw.
     let out = e.cmd().args(["run", "test.sleep", "--config", "up,noht", "--quick", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    for args in [vec!["report", "1", "-o", f], vec!["chart", "1", "-o", f], vec!["chart", "1", "-o", link.to_str().unwrap()], vec!["report", "1", "-o", "/dev/null"]] {
+    for args in
+        [vec!["report", "1", "-o", f], vec!["chart", "1", "-o", f], vec!["chart", "1", "-o", link.to_str().unwrap()], vec!["report", "1", "-o", "/dev/null"]]
+    {
         let t = Instant::now();
         let out = e.cmd().args(&args).timeout(Duration::from_secs(20)).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

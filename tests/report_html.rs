@@ -96,7 +96,11 @@ const MARKERS: [&str; 4] = ["<script", "\"><img", "<img", "\u{202e}"];
 
 fn assert_no_marker(h: &str) {
     for m in MARKERS {
-        assert!(!h.contains(m), "the page holds {m:?} unescaped: {}", &h[h.find(m).unwrap().saturating_sub(200)..][..300.min(h.len() - h.find(m).unwrap().saturating_sub(200))]);
+        assert!(
+            !h.contains(m),
+            "the page holds {m:?} unescaped: {}",
+            &h[h.find(m).unwrap().saturating_sub(200)..][..300.min(h.len() - h.find(m).unwrap().saturating_sub(200))]
+        );
     }
     // Every & starts an entity.
     for (i, _) in h.match_indices('&') {
@@ -131,7 +135,11 @@ fn markers_in_every_given_field_come_out_escaped() {
     let e = Env::new();
     let cfg = "up+env=Q=\"><img src=x onerror=alert(1)>&amp\u{202e}x";
     let label = "l\"><img src=x>&\u{202e}<script>";
-    let out = e.cmd().args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let page = e.dir.path().join("x.html");
     let title = "t\"><img src=x>&\u{202e}<script>";

@@ -13,8 +13,8 @@
 //! a legend naming the configurations and their CPU sets.
 
 use super::super::grid::ParamView;
-use super::super::sweep;
 use super::super::model::{Report, Table};
+use super::super::sweep;
 use super::escape::{html_write, Html};
 use super::svg::{color, cut, Frame, Key, Scale, Ticks};
 use crate::model::fmt::fmt_num;
@@ -81,7 +81,8 @@ fn line_chart(sw: &sweep::Sweep) -> Html {
         }
     }
     let legend: Vec<Key> = series.iter().enumerate().map(|(i, l)| Key { color: color(i), text: l.name.clone(), line: true }).collect();
-    let x_name = if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
+    let x_name =
+        if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
     let y_name = format!("median {}{}", first.unit, if sy.log { " (log)" } else { "" });
     let better = format!("{}; whiskers: min to max of the clean samples", better_text(first.better));
     f.svg("lines", &format!("{name} over {x}"), &better, &x_name, &y_name, &body, &legend)
@@ -116,7 +117,13 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
         }
         let fill = if i % 2 == 0 { "#eef3f8" } else { "#f8f4ea" };
         html_write!(s, r#"<rect class="band" x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{}"/>"#, xa, f.top, xb - xa, f.plot_h, Html::lit(fill));
-        html_write!(s, r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##, (xa + xb) / 2.0, f.top + 13.0, Html::text(name));
+        html_write!(
+            s,
+            r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##,
+            (xa + xb) / 2.0,
+            f.top + 13.0,
+            Html::text(name)
+        );
     }
     s
 }
@@ -156,11 +163,23 @@ fn bars(rest: &[&ResultRecord]) -> Vec<Html> {
     out
 }
 
-fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String)], cats: &[(String, crate::model::Params, String)], rs: &[&ResultRecord]) -> Html {
+fn bar_chart(
+    title: &str,
+    unit: &str,
+    better: Better,
+    configs: &[(String, String)],
+    cats: &[(String, crate::model::Params, String)],
+    rs: &[&ResultRecord],
+) -> Html {
     let find = |c: &(String, crate::model::Params, String), cfg: &str| rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg);
     let group_h = (configs.len() as f64 * 11.0 + 10.0).max(18.0);
     let f = Frame::new(WIDTH, group_h * cats.len() as f64, 250.0, configs.len());
-    let vals: Vec<f64> = cats.iter().flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg))).filter(|r| sweep::drawable(r)).map(|r| r.summary.as_ref().unwrap().median).collect();
+    let vals: Vec<f64> = cats
+        .iter()
+        .flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg)))
+        .filter(|r| sweep::drawable(r))
+        .map(|r| r.summary.as_ref().unwrap().median)
+        .collect();
     let sx = Scale::fit(&vals, 100.0, true, f.left, f.right(), Ticks::Plain);
     let mut body = f.x_axis(&sx);
     for (ci, c) in cats.iter().enumerate() {
@@ -192,13 +211,23 @@ fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String
                         (None, Status::Ok) => "no figure".to_string(),
                         (None, s) => format!("{s:?}").to_lowercase(),
                     };
-                    html_write!(body, r##"<text x="{}" y="{:.1}" fill="#666" font-size="10">{}</text>"##, f.left + 4.0, y + 8.0, Html::text(&format!("{cfg} {what}")));
+                    html_write!(
+                        body,
+                        r##"<text x="{}" y="{:.1}" fill="#666" font-size="10">{}</text>"##,
+                        f.left + 4.0,
+                        y + 8.0,
+                        Html::text(&format!("{cfg} {what}"))
+                    );
                 }
                 None => {}
             }
         }
     }
-    let legend: Vec<Key> = configs.iter().enumerate().map(|(i, (n, cpus))| Key { color: color(i), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false }).collect();
+    let legend: Vec<Key> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, (n, cpus))| Key { color: color(i), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false })
+        .collect();
     let x_name = format!("median {unit}{}", if sx.log { " (log scale)" } else { "" });
     f.svg("bars", title, better_text(better), &x_name, "benchmark", &body, &legend)
 }
@@ -241,14 +270,23 @@ pub fn speedups(t: &Table) -> Vec<Html> {
                 let y = y0 + 8.0 + 12.0 * i as f64;
                 let col = Html::lit(color(i));
                 if let (Some(lo), Some(hi)) = (c.ci_low, c.ci_high) {
-                    html_write!(body, r#"<line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"/>"#, sx.clamp(lo), y, sx.clamp(hi), y, col);
+                    html_write!(
+                        body,
+                        r#"<line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"/>"#,
+                        sx.clamp(lo),
+                        y,
+                        sx.clamp(hi),
+                        y,
+                        col
+                    );
                 }
                 let fill = Html::lit(if c.significant { color(i) } else { "#fff" });
                 let ci = match (c.ci_low, c.ci_high) {
                     (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
                     _ => String::new(),
                 };
-                let what = format!("{label} [{}]: speedup {}{ci}{}", t.columns[i + 1].name, fmt_num(c.speedup), if c.significant { ", significant" } else { "" });
+                let what =
+                    format!("{label} [{}]: speedup {}{ci}{}", t.columns[i + 1].name, fmt_num(c.speedup), if c.significant { ", significant" } else { "" });
                 html_write!(
                     body,
                     r#"<circle class="speedup" cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
@@ -263,7 +301,11 @@ pub fn speedups(t: &Table) -> Vec<Html> {
         let legend: Vec<Key> = t.columns[1..]
             .iter()
             .enumerate()
-            .map(|(i, c)| Key { color: color(i), text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)), line: true })
+            .map(|(i, c)| Key {
+                color: color(i),
+                text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)),
+                line: true,
+            })
             .collect();
         let title = if parts > 1 { format!("speedup against {}, part {} of {parts}", base.name, pi + 1) } else { format!("speedup against {}", base.name) };
         let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";

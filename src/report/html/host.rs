@@ -42,23 +42,46 @@ pub fn render(host: &Value) -> Html {
     if let Some(off) = tg("offline").filter(|o| o != "\"\"" && !o.is_empty()) {
         row(&mut s, "offline CPUs", Some(off));
     }
-    row(&mut s, "SMT", Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))));
+    row(
+        &mut s,
+        "SMT",
+        Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))),
+    );
     let list = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_array()).cloned().unwrap_or_default();
-    row(&mut s, "packages", t.and_then(|t| t.get("packages")).and_then(|p| p.as_array()).map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))));
+    row(
+        &mut s,
+        "packages",
+        t.and_then(|t| t.get("packages"))
+            .and_then(|p| p.as_array())
+            .map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))),
+    );
     let cores: Vec<String> = list("cores")
         .iter()
-        .map(|c| format!("package {} core {}: cpus {}", text(c.get("package")).unwrap_or_default(), text(c.get("core_id")).unwrap_or_else(|| "?".into()), text(c.get("cpus")).unwrap_or_default()))
+        .map(|c| {
+            format!(
+                "package {} core {}: cpus {}",
+                text(c.get("package")).unwrap_or_default(),
+                text(c.get("core_id")).unwrap_or_else(|| "?".into()),
+                text(c.get("cpus")).unwrap_or_default()
+            )
+        })
         .collect();
     row(&mut s, "cores", (!cores.is_empty()).then(|| cores.join("; ")));
     let caches: Vec<String> = list("caches")
         .iter()
         .map(|c| {
             let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))).unwrap_or_else(|| "size unknown".into());
-            format!("L{} {} {size}, shared by cpus {}", text(c.get("level")).unwrap_or_default(), text(c.get("kind")).unwrap_or_default(), text(c.get("shared")).unwrap_or_default())
+            format!(
+                "L{} {} {size}, shared by cpus {}",
+                text(c.get("level")).unwrap_or_default(),
+                text(c.get("kind")).unwrap_or_default(),
+                text(c.get("shared")).unwrap_or_default()
+            )
         })
         .collect();
     row(&mut s, "caches", (!caches.is_empty()).then(|| caches.join("; ")));
-    let nodes: Vec<String> = list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
+    let nodes: Vec<String> =
+        list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
     row(&mut s, "NUMA nodes", (!nodes.is_empty()).then(|| nodes.join("; ")));
     if let Some(r) = t.and_then(|t| t.get("restriction")).filter(|r| !r.is_null()) {
         row(&mut s, "usable CPUs", Some(format!("{} (from {})", text(r.get("cpus")).unwrap_or_default(), text(r.get("source")).unwrap_or_default())));

@@ -136,11 +136,7 @@ fn run_section(rep: &Report) -> Html {
     meta("finished", run.finished.as_deref().map(Html::text).unwrap_or_else(|| na("not finished")));
     meta("status", Html::text(run.status.as_str()));
     meta("kdelta", Html::text(&run.kdelta_version));
-    let cfgs: Vec<String> = if run.configs.is_empty() {
-        configs_of(rep)
-    } else {
-        run.configs.iter().map(|c| c.describe()).collect()
-    };
+    let cfgs: Vec<String> = if run.configs.is_empty() { configs_of(rep) } else { run.configs.iter().map(|c| c.describe()).collect() };
     meta("configurations", if cfgs.is_empty() { na("none recorded") } else { Html::text(&cfgs.join("; ")) });
     html_write!(s, "</dl>\n<h3 id=\"run-{}-command\">Command</h3>\n", id);
     if run.command.trim().is_empty() {
@@ -275,6 +271,6 @@ fn extra_table(t: &ExtraTable) -> Html {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod browser;
+#[cfg(test)]
+mod tests;

@@ -211,7 +211,18 @@ impl Frame {
             let y = self.bottom() + 58.0 + 18.0 * (i / 2) as f64;
             let c = Html::lit(k.color);
             if k.line {
-                html_write!(s, r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/><circle cx="{}" cy="{}" r="3" fill="{}"/>"#, x, y, x + 18.0, y, c, x + 9.0, y, c);
+                html_write!(
+                    s,
+                    r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/><circle cx="{}" cy="{}" r="3" fill="{}"/>"#,
+                    x,
+                    y,
+                    x + 18.0,
+                    y,
+                    c,
+                    x + 9.0,
+                    y,
+                    c
+                );
             } else {
                 html_write!(s, r#"<rect x="{}" y="{}" width="18" height="10" fill="{}"/>"#, x, y - 5.0, c);
             }

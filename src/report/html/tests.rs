@@ -50,9 +50,18 @@ pub(super) fn mem_run() -> (RunRecord, Vec<ResultRecord>) {
     for (cfg, cpus, f) in [("up", "0", 1.0), ("smp2", "0-1", 1.04)] {
         for (size, bytes, gbs) in [("4k", 4096.0, 40.0), ("64k", 65536.0, 30.0), ("1m", 1048576.0, 20.0), ("16m", 16777216.0, 12.0), ("64m", 67108864.0, 9.0)] {
             let m = gbs * f;
-            let mut r = fx::ok("mem.memcpy", &[("size", size), ("impl", "libc")], cfg, cpus, "GB/s", Better::Higher, &[m * 0.99, m, m * 1.01, m * 1.002, m * 0.998, m * 1.005]);
+            let mut r = fx::ok(
+                "mem.memcpy",
+                &[("size", size), ("impl", "libc")],
+                cfg,
+                cpus,
+                "GB/s",
+                Better::Higher,
+                &[m * 0.99, m, m * 1.01, m * 1.002, m * 0.998, m * 1.005],
+            );
             r.extras.insert("working_set_bytes".into(), serde_json::json!(bytes * 2.0));
-            r.extras.insert("caches".into(), serde_json::json!([{"level": 1, "bytes": 49152}, {"level": 2, "bytes": 2097152}, {"level": 3, "bytes": 33554432}]));
+            r.extras
+                .insert("caches".into(), serde_json::json!([{"level": 1, "bytes": 49152}, {"level": 2, "bytes": 2097152}, {"level": 3, "bytes": 33554432}]));
             rs.push(r);
         }
     }
@@ -268,7 +277,15 @@ fn markers_in_every_stored_field_come_out_escaped() {
         // A line chart: a numeric sweep.
         for n in [1, 2, 4, 8] {
             let nv = n.to_string();
-            let mut r = fx::ok("thread.create", &[("threads", nv.as_str())], cfg, "0", &format!("us{MARK}"), Better::Lower, &[f * n as f64, f * n as f64 * 1.01, f * n as f64 * 0.99]);
+            let mut r = fx::ok(
+                "thread.create",
+                &[("threads", nv.as_str())],
+                cfg,
+                "0",
+                &format!("us{MARK}"),
+                Better::Lower,
+                &[f * n as f64, f * n as f64 * 1.01, f * n as f64 * 0.99],
+            );
             r.family = format!("thread{MARK}");
             rs.push(r);
         }
