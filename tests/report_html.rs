@@ -149,6 +149,13 @@ fn markers_in_every_given_field_come_out_escaped() {
     assert!(h.contains("data-kind=\"bars\"") && h.contains("data-kind=\"speedup\""));
     assert!(h.contains("[U+202E]"), "the bidi control is shown as a visible placeholder");
     assert_no_marker(&h);
+    // `kdelta chart` (plotters) escapes the markup and neutralises the bidi control too.
+    let svg = e.dir.path().join("x.svg");
+    let out = e.cmd().args(["chart", "1", "-o"]).arg(&svg).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = std::fs::read_to_string(&svg).unwrap();
+    assert!(c.contains("[U+202E]"), "the chart names the configuration");
+    assert_no_marker(&c);
 }
 
 /// Finding 7: a right-to-left override in a label reordered the text shown
