@@ -108,3 +108,68 @@ fn configurations_stay_within_a_restricted_cpuset() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("kdelta may use CPUs 2-5"), "{err}");
 }
+
+/// Finding 7: a loadfile line of millions of tokens cost gigabytes before it
+/// was refused; now the tokens stop at 16, with one line naming the bound.
+#[test]
+fn a_loadfile_line_of_many_tokens_is_refused_at_the_token_bound() {
+    let e = Env::new();
+    let lf = e.dir.path().join("tokens.txt");
+    // 4 MB, two million tokens: enough to tell, nowhere near gigabytes.
+    std::fs::write(&lf, format!("NTCreateX {}\n", "a ".repeat(2_000_000))).unwrap();
+    let arg = format!("loadfile={}", lf.display());
+    refused(&e, &["run", "dbench.throughput", "--param", &arg, "--quick", "--runs", "1"], "line 1: more than 16 tokens");
+}
+
+/// Finding 7: `--label` of 100 KB was stored; labels (and the report's
+/// title) are bounded and printable, refused with one line.
+#[test]
+fn free_text_options_are_bounded() {
+    let e = Env::new();
+    let long = "x".repeat(100_000);
+    refused(&e, &["run", "test.sleep", "--quick", "--runs", "1", "--label", &long], "at most 256 bytes");
+    refused(&e, &["run", "test.sleep", "--quick", "--runs", "1", "--label", "a\nb"], "control character");
+    refused(&e, &["study", "ht-2003", "--quick", "--label", &long], "at most 256 bytes");
+    // 256 bytes is allowed.
+    let ok = "y".repeat(256);
+    let out = e.cmd().args(["run", "test.sleep", "--quick", "--runs", "1", "--sample-time", "1ms", "--label", &ok]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = e.dir.path().join("r.html");
+    let out = e.cmd().args(["report", "1", "--title"]).arg("t".repeat(5000)).arg("-o").arg(&page).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--title") && err.contains("at most 1024 bytes") && err.trim_end().lines().count() == 1, "{err}");
+    assert!(!page.exists());
+}
+
+/// Finding 7: `loadfile generate -o FIFO` hung for ever; every path opened
+/// for writing (`report -o`, `chart -o`, `loadfile generate -o`) refuses a
+/// FIFO or a device with one line, exit 2, without opening it.
+#[test]
+fn outputs_refuse_a_fifo_or_a_device() {
+    let e = Env::new();
+    let fifo = e.dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let link = e.dir.path().join("link.svg");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let f = fifo.to_str().unwrap();
+    refused(&e, &["loadfile", "generate", "--ops", "100", "-o", f], "a FIFO");
+    refused(&e, &["loadfile", "generate", "--ops", "100", "-o", "/dev/null"], "a device");
+    // Two configurations: a run that has a chart to draw.
+    let out = e.cmd().args(["run", "test.sleep", "--config", "up,noht", "--quick", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for args in
+        [vec!["report", "1", "-o", f], vec!["chart", "1", "-o", f], vec!["chart", "1", "-o", link.to_str().unwrap()], vec!["report", "1", "-o", "/dev/null"]]
+    {
+        let t = Instant::now();
+        let out = e.cmd().args(&args).timeout(Duration::from_secs(20)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!((err.contains("a FIFO") || err.contains("a device")) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left as it was");
+}

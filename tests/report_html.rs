@@ -89,3 +89,94 @@ fn selections_add_every_finished_run_they_pick() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no finished run matches"));
 }
+
+/// Markers an attacker or an unlucky user might plant: none may come out of
+/// the page unescaped (or, for the bidi control, at all).
+const MARKERS: [&str; 4] = ["<script", "\"><img", "<img", "\u{202e}"];
+
+fn assert_no_marker(h: &str) {
+    for m in MARKERS {
+        assert!(
+            !h.contains(m),
+            "the page holds {m:?} unescaped: {}",
+            &h[h.find(m).unwrap().saturating_sub(200)..][..300.min(h.len() - h.find(m).unwrap().saturating_sub(200))]
+        );
+    }
+    // Every & starts an entity.
+    for (i, _) in h.match_indices('&') {
+        let rest = &h[i..];
+        let end = rest.find(';').unwrap_or(0);
+        assert!(end > 1 && end < 10 && rest[1..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#'), "a bare & at {}", &rest[..20.min(rest.len())]);
+    }
+}
+
+/// Finding 1: a configuration name went into the bar chart's SVG unescaped,
+/// so `up+env=Q=<script>alert(1)</script>` ran a script in the page.
+#[test]
+fn a_configuration_name_cannot_script_the_page() {
+    let e = Env::new();
+    let cfg = "up+env=Q=<script>alert(1)</script>";
+    let out = e.cmd().args(["run", "test.sleep", "--config", cfg, "--quick", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = e.dir.path().join("x.html");
+    let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert!(h.contains("data-kind=\"bars\""), "the run has a bar chart");
+    assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the name is shown, escaped");
+    assert_no_marker(&h);
+}
+
+/// Markers in every field a user gives on the command line (configuration
+/// name, label, title, the command itself, an environment value with `&`,
+/// quotes and a right-to-left override) reach no page unescaped.
+#[test]
+fn markers_in_every_given_field_come_out_escaped() {
+    let e = Env::new();
+    let cfg = "up+env=Q=\"><img src=x onerror=alert(1)>&amp\u{202e}x";
+    let label = "l\"><img src=x>&\u{202e}<script>";
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = e.dir.path().join("x.html");
+    let title = "t\"><img src=x>&\u{202e}<script>";
+    let out = e.cmd().args(["report", "1", "--title", title, "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert!(h.contains("data-kind=\"bars\"") && h.contains("data-kind=\"speedup\""));
+    assert!(h.contains("[U+202E]"), "the bidi control is shown as a visible placeholder");
+    assert_no_marker(&h);
+    // `kdelta chart` (plotters) escapes the markup and neutralises the bidi control too.
+    let svg = e.dir.path().join("x.svg");
+    let out = e.cmd().args(["chart", "1", "-o"]).arg(&svg).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let c = std::fs::read_to_string(&svg).unwrap();
+    assert!(c.contains("[U+202E]"), "the chart names the configuration");
+    assert_no_marker(&c);
+}
+
+/// Finding 7: a right-to-left override in a label reordered the text shown
+/// after it, in the page and in `kdelta runs` and `show`.
+#[test]
+fn bidi_controls_are_neutralised_in_everything_shown() {
+    let e = Env::new();
+    let label = "fast\u{202e}wols\u{2066}x\u{200f}";
+    let out = e.cmd().args(["run", "test.sleep", "--config", "up", "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = e.dir.path().join("x.html");
+    let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let h = std::fs::read_to_string(&page).unwrap();
+    let bidi = |s: &str| s.chars().any(|c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'));
+    assert!(!bidi(&h), "the page holds a bidi control");
+    assert!(h.contains("fast[U+202E]wols[U+2066]x[U+200F]"));
+    for args in [vec!["runs"], vec!["show", "1"], vec!["show", "1", "--format", "markdown"]] {
+        let out = e.cmd().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(!bidi(&s), "{args:?} prints a bidi control: {s}");
+    }
+}

@@ -15,6 +15,11 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::
     if path.is_dir() {
         return Err(bad_input(format!("--out {} is a directory: give a file name such as report.html", path.display())));
     }
+    // A FIFO or device is refused too: the page replaces only a regular file.
+    crate::sys::output::check_output_path("--out", path)?;
+    if let Some(t) = &title {
+        crate::model::text::check_free_text("--title", t, crate::model::text::TITLE_MAX).map_err(bad_input)?;
+    }
     if !dir.is_dir() {
         return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
     }

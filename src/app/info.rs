@@ -5,7 +5,7 @@ use super::*;
 pub(super) fn cmd_topo(json: bool) -> Result<u8> {
     let host = host_snapshot()?;
     if json {
-        out(&(serde_json::to_string_pretty(&host)? + "\n"));
+        out_json(&serde_json::to_string_pretty(&host)?);
         return Ok(exit::OK);
     }
     let mut s = crate::topology::show::render(&host);
@@ -75,7 +75,7 @@ pub(super) fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
                 })
             })
             .collect();
-        out(&(serde_json::to_string_pretty(&v)? + "\n"));
+        out_json(&serde_json::to_string_pretty(&v)?);
         return Ok(exit::OK);
     }
     let mut s = String::new();

@@ -78,12 +78,31 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 /// Write to stdout; a closed pipe (`kdelta ... | head`) ends quietly.
+/// Everything kdelta prints on stdout: bidirectional controls shown as
+/// `[U+202E]` (JSON writes them as `\u202e` before it gets here), so a
+/// stored label cannot reorder the lines after it.
 fn out(s: &str) {
+    let s = crate::model::text::neutral(s);
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
+    }
+}
+
+/// JSON on stdout, one value and a newline: bidirectional controls inside
+/// its strings written as `\u202e` escapes (the same value, nothing raw).
+fn out_json(json: &str) {
+    out(&(crate::model::text::json_escape_bidi(json).into_owned() + "\n"));
+}
+
+/// A `--label` to be stored: bounded (`model::text::LABEL_MAX` bytes) and
+/// printable, else one line, exit 2, before anything runs or is stored.
+fn check_label(label: &Option<String>) -> Result<()> {
+    match label {
+        Some(l) => crate::model::text::check_free_text("--label", l, crate::model::text::LABEL_MAX).map_err(bad_input),
+        None => Ok(()),
     }
 }
 

@@ -4,6 +4,7 @@ use super::*;
 use crate::harness::run;
 
 pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
+    check_label(&a.label)?;
     let sample_time = bench::params::parse_duration(&a.sample_time).map_err(|e| bad_input(format!("--sample-time: {e}")))?;
     if sample_time.as_secs_f64() < 1e-4 || sample_time.as_secs_f64() > 60.0 {
         return Err(bad_input(format!("--sample-time {} is out of range: allowed 100us .. 60s", a.sample_time)));

@@ -133,7 +133,7 @@ pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &
                                    "hostname": r.host.get("hostname"), "kernel": r.host.get("kernel_release")})
             })
             .collect();
-        out(&(serde_json::to_string_pretty(&v)? + "\n"));
+        out_json(&serde_json::to_string_pretty(&v)?);
         return Ok(exit::OK);
     }
     let mut s = format!("{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n", "id", "started", "status", "results", "label", "configs");
@@ -170,6 +170,7 @@ pub(super) fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
 }
 
 pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) -> Result<u8> {
+    crate::sys::output::check_output_path("-o", path)?;
     let store = open_existing(db)?;
     let run = match key {
         Some(k) => store.find_run(&k)?,
@@ -178,7 +179,8 @@ pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) 
     let results = results(&store, run.id)?;
     let id = run.id;
     let rep = run_report(run, results, &CompareOptions::default());
-    crate::report::chart::write_svg(&rep, path).map_err(|e| if e.is::<crate::report::chart::NothingToChart>() { bad_input(format!("run {id}: {e}")) } else { e })?;
+    let svg = crate::report::chart::svg(&rep).map_err(|e| if e.is::<crate::report::chart::NothingToChart>() { bad_input(format!("run {id}: {e}")) } else { e })?;
+    crate::sys::output::write_output("-o", path, svg.as_bytes())?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
 }

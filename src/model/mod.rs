@@ -11,6 +11,7 @@ pub mod knob;
 pub mod params;
 pub mod record;
 pub mod sample;
+pub mod text;
 
 pub use environment::{RunEnvironment, RunsAsked};
 pub use params::{ParamKind, ParamSpec, Params};

@@ -10,7 +10,7 @@ pub fn render(tables: &[ExtraTable], format: Format) -> String {
         Format::Text => text(tables),
         Format::Markdown => markdown(tables),
         Format::Csv => csv(tables),
-        Format::Json => serde_json::to_string_pretty(tables).map(|s| s + "\n").unwrap_or_default(),
+        Format::Json => serde_json::to_string_pretty(tables).map(|s| crate::model::text::json_escape_bidi(&s).into_owned() + "\n").unwrap_or_default(),
     }
 }
 

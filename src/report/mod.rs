@@ -37,7 +37,7 @@ pub fn render(report: &Report, format: Format, color: bool) -> String {
         Format::Text => text::render(report, color),
         Format::Markdown => markdown::render(report),
         Format::Csv => csv::render(report),
-        Format::Json => json::render(report),
+        Format::Json => crate::model::text::json_escape_bidi(&json::render(report)).into_owned(),
     }
 }
 

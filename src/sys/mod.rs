@@ -12,6 +12,7 @@
 //! | `limits.rs` | system-wide limits in `/proc/sys` |
 //! | `memory.rs` | a process's memory: `/proc/PID/statm` sizes, `/proc/PID/maps` mapping count |
 //! | `net.rs` | `HOST:PORT` to socket addresses |
+//! | `output.rs` | files written at a path the user named: a regular file only, never a FIFO or device |
 //!
 //! Child processes (fork, the stop rule, local servers) are in `child/`, which
 //! builds on this module.
@@ -22,6 +23,7 @@ pub mod knobs;
 pub mod limits;
 pub mod memory;
 pub mod net;
+pub mod output;
 pub mod task;
 
 use crate::cpuset::CpuSet;

@@ -53,9 +53,12 @@ pub fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
     if args.ops < super::generate::MIN_OPS || args.ops > MAX_OPS {
         return Err(crate::error::bad_input(format!("--ops {} is not allowed: expected {} to {}", args.ops, super::generate::MIN_OPS, MAX_OPS)));
     }
+    if let Some(p) = &args.output {
+        crate::sys::output::check_output_path("-o", p)?;
+    }
     let text = super::generate::generate(args.ops, args.seed);
     match &args.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        Some(p) => crate::sys::output::write_output("-o", p, text.as_bytes()),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes()).context("writing the loadfile to stdout")?;

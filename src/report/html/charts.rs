@@ -13,13 +13,13 @@
 //! a legend naming the configurations and their CPU sets.
 
 use super::super::grid::ParamView;
-use super::super::sweep;
 use super::super::model::{Report, Table};
-use super::svg::{color, cut, esc, Frame, Key, Scale, Ticks};
+use super::super::sweep;
+use super::escape::{html_write, Html};
+use super::svg::{color, cut, Frame, Key, Scale, Ticks};
 use crate::model::fmt::fmt_num;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
-use std::fmt::Write;
 
 /// Rows per bar or speedup chart; longer tables are split.
 pub const BARS_PER_CHART: usize = 16;
@@ -34,7 +34,7 @@ fn better_text(b: Better) -> &'static str {
 }
 
 /// Every chart of one run's report, in order: lines, bars, speedups.
-pub fn for_run(rep: &Report) -> Vec<String> {
+pub fn for_run(rep: &Report) -> Vec<Html> {
     let (mut out, rest) = lines(&rep.results);
     out.extend(bars(&rest));
     for t in &rep.tables {
@@ -45,12 +45,12 @@ pub fn for_run(rep: &Report) -> Vec<String> {
 
 /// Line charts for benchmarks swept over a numeric parameter; the results
 /// that are not are returned for the bar charts.
-fn lines(results: &[ResultRecord]) -> (Vec<String>, Vec<&ResultRecord>) {
+fn lines(results: &[ResultRecord]) -> (Vec<Html>, Vec<&ResultRecord>) {
     let (sweeps, rest) = sweep::split(results, |r| if r.cpus.is_empty() { r.config.clone() } else { format!("{} [cpus {}]", r.config, r.cpus) });
     (sweeps.iter().map(line_chart).collect(), rest)
 }
 
-fn line_chart(sw: &sweep::Sweep) -> String {
+fn line_chart(sw: &sweep::Sweep) -> Html {
     let (name, x, is_bytes, rs, series) = (sw.benchmark, sw.x, sw.x_is_bytes, &sw.results, &sw.series);
     let first = rs[0];
     let f = Frame::new(WIDTH, 300.0, 78.0, series.len());
@@ -62,30 +62,27 @@ fn line_chart(sw: &sweep::Sweep) -> String {
         sx.lo = 0.0;
     }
     let sy = Scale::fit(&ys, 200.0, true, f.bottom(), f.top, Ticks::Plain);
-    let mut body = String::new();
-    body.push_str(&bands(rs, x, &sx, &f));
-    body.push_str(&f.x_axis(&sx));
-    body.push_str(&f.y_axis(&sy));
+    let mut body = Html::new();
+    body.push(&bands(rs, x, &sx, &f));
+    body.push(&f.x_axis(&sx));
+    body.push(&f.y_axis(&sy));
     for (i, l) in series.iter().enumerate() {
-        let c = color(i);
-        let pts: Vec<String> = l.points.iter().map(|p| format!("{:.1},{:.1}", sx.map(p.x), sy.map(p.median))).collect();
-        let _ = write!(body, r#"<polyline class="series" points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, pts.join(" "));
+        let c = Html::lit(color(i));
+        let mut pts = Html::new();
+        for (k, p) in l.points.iter().enumerate() {
+            html_write!(pts, "{}{:.1},{:.1}", Html::lit(if k == 0 { "" } else { " " }), sx.map(p.x), sy.map(p.median));
+        }
+        html_write!(body, r#"<polyline class="series" points="{}" fill="none" stroke="{}" stroke-width="2"/>"#, pts, c);
         for p in &l.points {
             let (px, lo, hi) = (sx.map(p.x), sy.map(p.min), sy.map(p.max));
-            let _ = write!(body, r#"<line x1="{px:.1}" y1="{lo:.1}" x2="{px:.1}" y2="{hi:.1}" stroke="{c}"/>"#);
-            let _ = write!(
-                body,
-                r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {x}={}: median {} {}</title></circle>"#,
-                sy.map(p.median),
-                esc(&l.name),
-                esc(&if is_bytes { super::svg::bytes(p.x) } else { fmt_num(p.x) }),
-                fmt_num(p.median),
-                esc(&first.unit)
-            );
+            html_write!(body, r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}"/>"#, px, lo, px, hi, c);
+            let what = format!("{} {x}={}: median {} {}", l.name, if is_bytes { super::svg::bytes(p.x) } else { fmt_num(p.x) }, fmt_num(p.median), first.unit);
+            html_write!(body, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}</title></circle>"#, px, sy.map(p.median), c, Html::text(&what));
         }
     }
-    let legend: Vec<Key> = series.iter().enumerate().map(|(i, l)| Key { color: color(i).into(), text: l.name.clone(), line: true }).collect();
-    let x_name = if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
+    let legend: Vec<Key> = series.iter().enumerate().map(|(i, l)| Key { color: color(i), text: l.name.clone(), line: true }).collect();
+    let x_name =
+        if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
     let y_name = format!("median {}{}", first.unit, if sy.log { " (log)" } else { "" });
     let better = format!("{}; whiskers: min to max of the clean samples", better_text(first.better));
     f.svg("lines", &format!("{name} over {x}"), &better, &x_name, &y_name, &body, &legend)
@@ -93,19 +90,19 @@ fn line_chart(sw: &sweep::Sweep) -> String {
 
 /// Shaded cache-regime bands (L1, L2, ..., memory) along a size axis, from
 /// the caches a result recorded and its working set per unit of `x`.
-fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> String {
+fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
     let r = rs[0];
     let (Some(caches), Some(ws)) = (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64())) else {
-        return String::new();
+        return Html::new();
     };
-    let Some((xv, _)) = r.params.0.get(x).and_then(|v| sweep::numeric(v)) else { return String::new() };
+    let Some((xv, _)) = r.params.0.get(x).and_then(|v| sweep::numeric(v)) else { return Html::new() };
     if xv <= 0.0 || ws <= 0.0 {
-        return String::new();
+        return Html::new();
     }
     let per = ws / xv;
     let mut levels: Vec<(u64, f64)> = caches.iter().filter_map(|c| Some((c.get("level")?.as_u64()?, c.get("bytes")?.as_f64()? / per))).collect();
     levels.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let mut s = String::new();
+    let mut s = Html::new();
     let mut from = sx.lo;
     let mut edges: Vec<(String, f64, f64)> = Vec::new();
     for (l, cap) in &levels {
@@ -119,15 +116,21 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> String {
             continue;
         }
         let fill = if i % 2 == 0 { "#eef3f8" } else { "#f8f4ea" };
-        let _ = write!(s, r#"<rect class="band" x="{xa:.1}" y="{}" width="{:.1}" height="{}" fill="{fill}"/>"#, f.top, xb - xa, f.plot_h);
-        let _ = write!(s, r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##, (xa + xb) / 2.0, f.top + 13.0, esc(name));
+        html_write!(s, r#"<rect class="band" x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{}"/>"#, xa, f.top, xb - xa, f.plot_h, Html::lit(fill));
+        html_write!(
+            s,
+            r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##,
+            (xa + xb) / 2.0,
+            f.top + 13.0,
+            Html::text(name)
+        );
     }
     s
 }
 
 /// Grouped bars: per family, unit and direction, one group of bars per row
 /// (benchmark and parameters), one bar per configuration.
-fn bars(rest: &[&ResultRecord]) -> Vec<String> {
+fn bars(rest: &[&ResultRecord]) -> Vec<Html> {
     let pv = ParamView::new(rest.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let mut groups: Vec<(String, String, Better)> = Vec::new();
     for r in rest {
@@ -160,16 +163,28 @@ fn bars(rest: &[&ResultRecord]) -> Vec<String> {
     out
 }
 
-fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String)], cats: &[(String, crate::model::Params, String)], rs: &[&ResultRecord]) -> String {
+fn bar_chart(
+    title: &str,
+    unit: &str,
+    better: Better,
+    configs: &[(String, String)],
+    cats: &[(String, crate::model::Params, String)],
+    rs: &[&ResultRecord],
+) -> Html {
     let find = |c: &(String, crate::model::Params, String), cfg: &str| rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg);
     let group_h = (configs.len() as f64 * 11.0 + 10.0).max(18.0);
     let f = Frame::new(WIDTH, group_h * cats.len() as f64, 250.0, configs.len());
-    let vals: Vec<f64> = cats.iter().flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg))).filter(|r| sweep::drawable(r)).map(|r| r.summary.as_ref().unwrap().median).collect();
+    let vals: Vec<f64> = cats
+        .iter()
+        .flat_map(|c| configs.iter().filter_map(move |(cfg, _)| find(c, cfg)))
+        .filter(|r| sweep::drawable(r))
+        .map(|r| r.summary.as_ref().unwrap().median)
+        .collect();
     let sx = Scale::fit(&vals, 100.0, true, f.left, f.right(), Ticks::Plain);
     let mut body = f.x_axis(&sx);
     for (ci, c) in cats.iter().enumerate() {
         let y0 = f.top + group_h * ci as f64;
-        let _ = write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, esc(&cut(&c.2, 38)));
+        html_write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, Html::text(&cut(&c.2, 38)));
         for (k, (cfg, _)) in configs.iter().enumerate() {
             let y = y0 + 5.0 + 11.0 * k as f64;
             match find(c, cfg) {
@@ -177,15 +192,17 @@ fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String
                     let m = r.summary.as_ref().unwrap().median;
                     let x0 = sx.clamp(if sx.log { sx.lo } else { 0.0 });
                     let x1 = sx.clamp(m);
-                    let _ = write!(
+                    // The configuration name is text like any other (finding 1:
+                    // it once went into this title unescaped).
+                    let what = format!("{} [{cfg}]: {} {unit}", c.2, fmt_num(m));
+                    html_write!(
                         body,
-                        r#"<rect class="bar" x="{:.1}" y="{y:.1}" width="{:.1}" height="9" fill="{}"><title>{} [{cfg}]: {} {}</title></rect>"#,
+                        r#"<rect class="bar" x="{:.1}" y="{:.1}" width="{:.1}" height="9" fill="{}"><title>{}</title></rect>"#,
                         x0.min(x1),
+                        y,
                         (x1 - x0).abs().max(1.0),
-                        color(k),
-                        esc(&c.2),
-                        fmt_num(m),
-                        esc(unit)
+                        Html::lit(color(k)),
+                        Html::text(&what)
                     );
                 }
                 Some(r) => {
@@ -194,20 +211,30 @@ fn bar_chart(title: &str, unit: &str, better: Better, configs: &[(String, String
                         (None, Status::Ok) => "no figure".to_string(),
                         (None, s) => format!("{s:?}").to_lowercase(),
                     };
-                    let _ = write!(body, r##"<text x="{}" y="{:.1}" fill="#666" font-size="10">{} {}</text>"##, f.left + 4.0, y + 8.0, esc(cfg), esc(&what));
+                    html_write!(
+                        body,
+                        r##"<text x="{}" y="{:.1}" fill="#666" font-size="10">{}</text>"##,
+                        f.left + 4.0,
+                        y + 8.0,
+                        Html::text(&format!("{cfg} {what}"))
+                    );
                 }
                 None => {}
             }
         }
     }
-    let legend: Vec<Key> = configs.iter().enumerate().map(|(i, (n, cpus))| Key { color: color(i).into(), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false }).collect();
+    let legend: Vec<Key> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, (n, cpus))| Key { color: color(i), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false })
+        .collect();
     let x_name = format!("median {unit}{}", if sx.log { " (log scale)" } else { "" });
     f.svg("bars", title, better_text(better), &x_name, "benchmark", &body, &legend)
 }
 
 /// The speedup of each column against the first, per row, with its 95%
 /// bootstrap interval; a filled dot is a significant change.
-pub fn speedups(t: &Table) -> Vec<String> {
+pub fn speedups(t: &Table) -> Vec<Html> {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let rows: Vec<_> = t.rows.iter().filter(|r| r.changes.iter().any(|c| c.is_some())).collect();
     if rows.is_empty() || t.columns.len() < 2 {
@@ -229,42 +256,56 @@ pub fn speedups(t: &Table) -> Vec<String> {
         let sx = Scale::fit(&vals, 20.0, false, f.left, f.right(), Ticks::Plain);
         let mut body = f.x_axis(&sx);
         let one = sx.map(1.0);
-        let _ = write!(body, r##"<line x1="{one:.1}" y1="{}" x2="{one:.1}" y2="{}" stroke="#000"/>"##, f.top, f.bottom());
+        html_write!(body, r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#000"/>"##, one, f.top, one, f.bottom());
         for (ri, r) in chunk.iter().enumerate() {
             let y0 = f.top + group_h * ri as f64;
             let shown = pv.show(&r.benchmark, &r.params);
             let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
-            let _ = write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, esc(&cut(&label, 38)));
+            html_write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, Html::text(&cut(&label, 38)));
             for (i, c) in r.changes.iter().enumerate() {
                 let Some(c) = c else { continue };
                 if !c.speedup.is_finite() {
                     continue;
                 }
                 let y = y0 + 8.0 + 12.0 * i as f64;
-                let col = color(i);
+                let col = Html::lit(color(i));
                 if let (Some(lo), Some(hi)) = (c.ci_low, c.ci_high) {
-                    let _ = write!(body, r#"<line class="ci" x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{col}" stroke-width="2"/>"#, sx.clamp(lo), sx.clamp(hi));
+                    html_write!(
+                        body,
+                        r#"<line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"/>"#,
+                        sx.clamp(lo),
+                        y,
+                        sx.clamp(hi),
+                        y,
+                        col
+                    );
                 }
-                let fill = if c.significant { col } else { "#fff" };
+                let fill = Html::lit(if c.significant { color(i) } else { "#fff" });
                 let ci = match (c.ci_low, c.ci_high) {
                     (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
                     _ => String::new(),
                 };
-                let _ = write!(
+                let what =
+                    format!("{label} [{}]: speedup {}{ci}{}", t.columns[i + 1].name, fmt_num(c.speedup), if c.significant { ", significant" } else { "" });
+                html_write!(
                     body,
-                    r#"<circle class="speedup" cx="{:.1}" cy="{y:.1}" r="4" fill="{fill}" stroke="{col}" stroke-width="2"><title>{} [{}]: speedup {}{ci}{}</title></circle>"#,
+                    r#"<circle class="speedup" cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
                     sx.clamp(c.speedup),
-                    esc(&label),
-                    esc(&t.columns[i + 1].name),
-                    fmt_num(c.speedup),
-                    if c.significant { ", significant" } else { "" }
+                    y,
+                    fill,
+                    col,
+                    Html::text(&what)
                 );
             }
         }
         let legend: Vec<Key> = t.columns[1..]
             .iter()
             .enumerate()
-            .map(|(i, c)| Key { color: color(i).into(), text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)), line: true })
+            .map(|(i, c)| Key {
+                color: color(i),
+                text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)),
+                line: true,
+            })
             .collect();
         let title = if parts > 1 { format!("speedup against {}, part {} of {parts}", base.name, pi + 1) } else { format!("speedup against {}", base.name) };
         let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";

@@ -2,9 +2,9 @@
 //! C library, mitigations) as HTML. It is read from the stored JSON, so a
 //! run of an older version shows what it has and says what it lacks.
 
-use super::svg::{bytes, esc};
+use super::escape::{html_write, Html};
+use super::svg::bytes;
 use serde_json::Value;
-use std::fmt::Write;
 
 fn text(v: Option<&Value>) -> Option<String> {
     match v? {
@@ -16,17 +16,17 @@ fn text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn row(out: &mut String, name: &str, value: Option<String>) {
-    let v = value.map(|v| esc(&v)).unwrap_or_else(|| "<span class=\"na\">not recorded</span>".into());
-    let _ = write!(out, "<tr><th>{}</th><td>{v}</td></tr>", esc(name));
+fn row(out: &mut Html, name: &'static str, value: Option<String>) {
+    let v = value.map(|v| Html::text(&v)).unwrap_or_else(|| Html::lit("<span class=\"na\">not recorded</span>"));
+    html_write!(out, "<tr><th>{}</th><td>{}</td></tr>", Html::text(name), v);
 }
 
 /// The snapshot as a definition table, then mitigations and notes.
-pub fn render(host: &Value) -> String {
+pub fn render(host: &Value) -> Html {
     let Some(h) = host.as_object().filter(|o| !o.is_empty()) else {
-        return "<p class=\"na\">host snapshot: not recorded for this run</p>".into();
+        return Html::lit("<p class=\"na\">host snapshot: not recorded for this run</p>");
     };
-    let mut s = String::from("<table class=\"host\"><tbody>");
+    let mut s = Html::lit("<table class=\"host\"><tbody>");
     let g = |k: &str| text(h.get(k));
     row(&mut s, "host name", g("hostname"));
     row(&mut s, "CPU model", g("cpu_model"));
@@ -42,46 +42,69 @@ pub fn render(host: &Value) -> String {
     if let Some(off) = tg("offline").filter(|o| o != "\"\"" && !o.is_empty()) {
         row(&mut s, "offline CPUs", Some(off));
     }
-    row(&mut s, "SMT", Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))));
+    row(
+        &mut s,
+        "SMT",
+        Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))),
+    );
     let list = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_array()).cloned().unwrap_or_default();
-    row(&mut s, "packages", t.and_then(|t| t.get("packages")).and_then(|p| p.as_array()).map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))));
+    row(
+        &mut s,
+        "packages",
+        t.and_then(|t| t.get("packages"))
+            .and_then(|p| p.as_array())
+            .map(|p| format!("{} (ids {})", p.len(), p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "))),
+    );
     let cores: Vec<String> = list("cores")
         .iter()
-        .map(|c| format!("package {} core {}: cpus {}", text(c.get("package")).unwrap_or_default(), text(c.get("core_id")).unwrap_or_else(|| "?".into()), text(c.get("cpus")).unwrap_or_default()))
+        .map(|c| {
+            format!(
+                "package {} core {}: cpus {}",
+                text(c.get("package")).unwrap_or_default(),
+                text(c.get("core_id")).unwrap_or_else(|| "?".into()),
+                text(c.get("cpus")).unwrap_or_default()
+            )
+        })
         .collect();
     row(&mut s, "cores", (!cores.is_empty()).then(|| cores.join("; ")));
     let caches: Vec<String> = list("caches")
         .iter()
         .map(|c| {
             let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))).unwrap_or_else(|| "size unknown".into());
-            format!("L{} {} {size}, shared by cpus {}", text(c.get("level")).unwrap_or_default(), text(c.get("kind")).unwrap_or_default(), text(c.get("shared")).unwrap_or_default())
+            format!(
+                "L{} {} {size}, shared by cpus {}",
+                text(c.get("level")).unwrap_or_default(),
+                text(c.get("kind")).unwrap_or_default(),
+                text(c.get("shared")).unwrap_or_default()
+            )
         })
         .collect();
     row(&mut s, "caches", (!caches.is_empty()).then(|| caches.join("; ")));
-    let nodes: Vec<String> = list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
+    let nodes: Vec<String> =
+        list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
     row(&mut s, "NUMA nodes", (!nodes.is_empty()).then(|| nodes.join("; ")));
     if let Some(r) = t.and_then(|t| t.get("restriction")).filter(|r| !r.is_null()) {
         row(&mut s, "usable CPUs", Some(format!("{} (from {})", text(r.get("cpus")).unwrap_or_default(), text(r.get("source")).unwrap_or_default())));
     }
-    s.push_str("</tbody></table>");
+    s.push_lit("</tbody></table>");
     let mit = h.get("mitigations").and_then(|m| m.as_array()).cloned().unwrap_or_default();
     if mit.is_empty() {
-        s.push_str("<p class=\"na\">mitigations: not recorded</p>");
+        s.push_lit("<p class=\"na\">mitigations: not recorded</p>");
     } else {
-        s.push_str("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
+        s.push_lit("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
         for m in &mit {
             let (k, v) = (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
-            let _ = write!(s, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+            html_write!(s, "<tr><th>{}</th><td>{}</td></tr>", Html::text(k), Html::text(v));
         }
-        s.push_str("</tbody></table></details>");
+        s.push_lit("</tbody></table></details>");
     }
     let notes = h.get("notes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
     if !notes.is_empty() {
-        s.push_str("<ul class=\"notes\">");
+        s.push_lit("<ul class=\"notes\">");
         for n in notes.iter().filter_map(|n| n.as_str()) {
-            let _ = write!(s, "<li>{}</li>", esc(n));
+            html_write!(s, "<li>{}</li>", Html::text(n));
         }
-        s.push_str("</ul>");
+        s.push_lit("</ul>");
     }
     s
 }

@@ -1,32 +1,16 @@
 //! Hand-written SVG for the HTML report: scales (linear or logarithmic) with
 //! readable ticks, the frame every chart shares (title, "higher/lower is
 //! better", axis labels with units, a legend naming the configurations and
-//! their CPU sets), and escaping. Pure string building: deterministic output
-//! for snapshot tests, nothing fetched, no script.
+//! their CPU sets). Pure string building: deterministic output for snapshot
+//! tests, nothing fetched, no script; every piece is [`Html`].
 
-use std::fmt::Write;
+use super::escape::{html_format, html_write, Html};
 
 /// Colour-blind-safe series colours (Okabe and Ito), then repeats.
 pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
 
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
-}
-
-/// Text for HTML and SVG: `& < > " '` escaped.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
 }
 
 /// A label cut to `n` characters, with an ellipsis when cut.
@@ -165,7 +149,7 @@ pub fn bytes(v: f64) -> String {
 
 /// One legend entry: a swatch colour and its text (`up [0]`).
 pub struct Key {
-    pub color: String,
+    pub color: &'static str,
     pub text: String,
     /// Drawn as a line with a dot (a line chart) rather than a block.
     pub line: bool,
@@ -199,67 +183,81 @@ impl Frame {
     }
 
     /// The whole `<svg>`: title, direction, axis names, `body`, the legend.
-    /// `kind` names the chart for tests and the browser check.
+    /// `kind` names the chart for tests and the browser check; the texts are
+    /// escaped here.
     #[allow(clippy::too_many_arguments)]
-    pub fn svg(&self, kind: &str, title: &str, better: &str, x_name: &str, y_name: &str, body: &str, legend: &[Key]) -> String {
-        let mut s = String::new();
-        let _ = write!(
+    pub fn svg(&self, kind: &'static str, title: &str, better: &str, x_name: &str, y_name: &str, body: &Html, legend: &[Key]) -> Html {
+        let mut s = Html::new();
+        html_write!(
             s,
-            r#"<svg class="chart" data-kind="{kind}" role="img" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12"><title>{t}</title>"#,
-            w = self.width,
-            h = self.height,
-            t = esc(title)
+            r#"<svg class="chart" data-kind="{}" role="img" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12"><title>{}</title>"#,
+            Html::lit(kind),
+            self.width,
+            self.height,
+            self.width,
+            self.height,
+            Html::text(title)
         );
-        let _ = write!(s, r##"<rect x="0" y="0" width="{}" height="{}" fill="#fff"/>"##, self.width, self.height);
-        let _ = write!(s, r#"<text x="{}" y="20" font-size="15" font-weight="bold">{}</text>"#, self.left, esc(&cut(title, 90)));
-        let _ = write!(s, r##"<text class="better" x="{}" y="38" fill="#444">{}</text>"##, self.left, esc(better));
-        s.push_str(body);
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-            self.left + self.plot_w / 2.0,
-            self.bottom() + 38.0,
-            esc(x_name)
-        );
+        html_write!(s, r##"<rect x="0" y="0" width="{}" height="{}" fill="#fff"/>"##, self.width, self.height);
+        html_write!(s, r#"<text x="{}" y="20" font-size="15" font-weight="bold">{}</text>"#, self.left, Html::text(&cut(title, 90)));
+        html_write!(s, r##"<text class="better" x="{}" y="38" fill="#444">{}</text>"##, self.left, Html::text(better));
+        s.push(body);
+        html_write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, self.left + self.plot_w / 2.0, self.bottom() + 38.0, Html::text(x_name));
         let (yx, yy) = (14.0, self.top + self.plot_h / 2.0);
-        let _ = write!(s, r#"<text x="{yx}" y="{yy}" text-anchor="middle" transform="rotate(-90 {yx} {yy})">{}</text>"#, esc(y_name));
+        html_write!(s, r#"<text x="{}" y="{}" text-anchor="middle" transform="rotate(-90 {} {})">{}</text>"#, yx, yy, yx, yy, Html::text(y_name));
         let col_w = (self.width - self.left) / 2.0;
         for (i, k) in legend.iter().enumerate() {
             let x = self.left + col_w * (i % 2) as f64;
             let y = self.bottom() + 58.0 + 18.0 * (i / 2) as f64;
+            let c = Html::lit(k.color);
             if k.line {
-                let _ = write!(s, r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{c}" stroke-width="2"/><circle cx="{}" cy="{y}" r="3" fill="{c}"/>"#, x + 18.0, x + 9.0, c = k.color);
+                html_write!(
+                    s,
+                    r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2"/><circle cx="{}" cy="{}" r="3" fill="{}"/>"#,
+                    x,
+                    y,
+                    x + 18.0,
+                    y,
+                    c,
+                    x + 9.0,
+                    y,
+                    c
+                );
             } else {
-                let _ = write!(s, r#"<rect x="{x}" y="{}" width="18" height="10" fill="{}"/>"#, y - 5.0, k.color);
+                html_write!(s, r#"<rect x="{}" y="{}" width="18" height="10" fill="{}"/>"#, x, y - 5.0, c);
             }
-            let _ = write!(s, r#"<text x="{}" y="{}">{}</text>"#, x + 24.0, y + 4.0, esc(&cut(&k.text, 60)));
+            html_write!(s, r#"<text x="{}" y="{}">{}</text>"#, x + 24.0, y + 4.0, Html::text(&cut(&k.text, 60)));
         }
-        s.push_str("</svg>");
+        s.push_lit("</svg>");
         s
     }
 
     /// Grid lines and tick labels of a horizontal value axis along the bottom.
-    pub fn x_axis(&self, sc: &Scale) -> String {
-        let mut s = String::new();
+    pub fn x_axis(&self, sc: &Scale) -> Html {
+        let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let x = sc.map(v);
-            let _ = write!(s, r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="#ddd"/>"##, self.top, self.bottom());
-            let _ = write!(s, r#"<text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#, self.bottom() + 16.0, esc(&l));
+            html_write!(s, r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#ddd"/>"##, x, self.top, x, self.bottom());
+            html_write!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, x, self.bottom() + 16.0, Html::text(&l));
         }
-        let _ = write!(s, r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>"##, self.left, self.top, self.plot_w, self.plot_h);
+        s.push(&self.outline());
         s
     }
 
     /// Grid lines and tick labels of a vertical value axis along the left.
-    pub fn y_axis(&self, sc: &Scale) -> String {
-        let mut s = String::new();
+    pub fn y_axis(&self, sc: &Scale) -> Html {
+        let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let y = sc.map(v);
-            let _ = write!(s, r##"<line x1="{}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/>"##, self.left, self.right());
-            let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, self.left - 6.0, y + 4.0, esc(&l));
+            html_write!(s, r##"<line x1="{}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="#ddd"/>"##, self.left, y, self.right(), y);
+            html_write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, self.left - 6.0, y + 4.0, Html::text(&l));
         }
-        let _ = write!(s, r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>"##, self.left, self.top, self.plot_w, self.plot_h);
+        s.push(&self.outline());
         s
+    }
+
+    fn outline(&self) -> Html {
+        html_format!(r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>"##, self.left, self.top, self.plot_w, self.plot_h)
     }
 }
 
@@ -289,8 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn escaping_and_cutting() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    fn cutting() {
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(cut("abc", 4), "abc");
     }

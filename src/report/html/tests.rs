@@ -50,9 +50,18 @@ pub(super) fn mem_run() -> (RunRecord, Vec<ResultRecord>) {
     for (cfg, cpus, f) in [("up", "0", 1.0), ("smp2", "0-1", 1.04)] {
         for (size, bytes, gbs) in [("4k", 4096.0, 40.0), ("64k", 65536.0, 30.0), ("1m", 1048576.0, 20.0), ("16m", 16777216.0, 12.0), ("64m", 67108864.0, 9.0)] {
             let m = gbs * f;
-            let mut r = fx::ok("mem.memcpy", &[("size", size), ("impl", "libc")], cfg, cpus, "GB/s", Better::Higher, &[m * 0.99, m, m * 1.01, m * 1.002, m * 0.998, m * 1.005]);
+            let mut r = fx::ok(
+                "mem.memcpy",
+                &[("size", size), ("impl", "libc")],
+                cfg,
+                cpus,
+                "GB/s",
+                Better::Higher,
+                &[m * 0.99, m, m * 1.01, m * 1.002, m * 0.998, m * 1.005],
+            );
             r.extras.insert("working_set_bytes".into(), serde_json::json!(bytes * 2.0));
-            r.extras.insert("caches".into(), serde_json::json!([{"level": 1, "bytes": 49152}, {"level": 2, "bytes": 2097152}, {"level": 3, "bytes": 33554432}]));
+            r.extras
+                .insert("caches".into(), serde_json::json!([{"level": 1, "bytes": 49152}, {"level": 2, "bytes": 2097152}, {"level": 3, "bytes": 33554432}]));
             rs.push(r);
         }
     }
@@ -196,7 +205,7 @@ fn study_table_snapshot() {
 <tr class=\"geo\"><td>geomean (1 rows)</td><td></td><td></td><td class=\"num\">-5.7%</td><td></td><td></td><td class=\"num\">+16.7%</td><td></td></tr>\
 </tbody></table></div>\n\
 <ul class=\"notes\"><li>direction agrees in 0 of 1 rows; differs in: simple syscall</li></ul>\n";
-    assert_eq!(got, want);
+    assert_eq!(got.as_str(), want);
 }
 
 #[test]
@@ -206,4 +215,107 @@ fn long_tables_split_into_several_bar_charts() {
     let cs = super::charts::for_run(&rep);
     assert_eq!(cs.len(), 40usize.div_ceil(super::charts::BARS_PER_CHART));
     assert!(cs[0].contains("aim9 (us), part 1 of 3") && cs[2].contains("aim9.t39"));
+}
+
+/// What an attacker or an unlucky user might plant in a stored field.
+const MARK: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>&amp;&\u{202e}'x";
+
+/// Every string leaf of a JSON value with the marker appended.
+fn marked(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(format!("{s}{MARK}")),
+        Value::Array(a) => Value::Array(a.iter().map(marked).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), marked(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn assert_clean(h: &str) {
+    for bad in ["<script", "<img", "'x"] {
+        assert!(!h.contains(bad), "unescaped {bad:?} at {}", &h[h.find(bad).unwrap().saturating_sub(120)..][..200]);
+    }
+    assert!(!h.chars().any(crate::model::text::is_bidi_control), "a bidi control reached the page");
+    for (i, _) in h.match_indices('&') {
+        let r = &h[i..];
+        assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| r.starts_with(e)), "a bare & at {}", &r[..r.len().min(40)]);
+    }
+}
+
+/// Markers in every stored field: configuration names (and their
+/// environment values), label, command, times, version, host fields (every
+/// string of the snapshot), benchmark, family, parameter names and values,
+/// CPU sets, units, failure reasons, notes, summaries, remarks, a study
+/// table's every cell, and the title. None comes out unescaped; the
+/// configuration name in the bar chart's tooltip was finding 1.
+#[test]
+fn markers_in_every_stored_field_come_out_escaped() {
+    let cfg_a = format!("up+env=Q={MARK}");
+    let cfg_b = format!("noht{MARK}");
+    let mut run = fx::run_record();
+    run.label = Some(format!("label{MARK}"));
+    run.command = format!("kdelta run x --config {cfg_a}");
+    run.started = format!("2024{MARK}");
+    run.finished = Some(format!("2025{MARK}"));
+    run.kdelta_version = format!("0.1{MARK}");
+    let mut c = fx::config(&cfg_a, "0");
+    c.env = vec![("Q".into(), MARK.into())];
+    run.configs = vec![c, fx::config(&cfg_b, "0-1")];
+    run.host = marked(&host());
+    let bench = format!("lat.sys{MARK}");
+    let p = |v: &str| vec![("size".to_string(), v.to_string()), (format!("k{MARK}"), format!("v{MARK}"))];
+    let mut rs = Vec::new();
+    for (cfg, f) in [(&cfg_a, 1.0), (&cfg_b, 1.3)] {
+        // Bars (no sweep): two parameter points that differ in a marked value.
+        for v in [format!("a{MARK}"), format!("b{MARK}")] {
+            let kv = p(&v);
+            let kv: Vec<(&str, &str)> = kv.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let mut r = fx::ok(&bench, &kv, cfg, &format!("0{MARK}"), &format!("us{MARK}"), Better::Lower, &[f, f * 1.01, f * 0.99, f * 1.002]);
+            r.notes = vec![format!("note{MARK}")];
+            rs.push(r);
+        }
+        // A line chart: a numeric sweep.
+        for n in [1, 2, 4, 8] {
+            let nv = n.to_string();
+            let mut r = fx::ok(
+                "thread.create",
+                &[("threads", nv.as_str())],
+                cfg,
+                "0",
+                &format!("us{MARK}"),
+                Better::Lower,
+                &[f * n as f64, f * n as f64 * 1.01, f * n as f64 * 0.99],
+            );
+            r.family = format!("thread{MARK}");
+            rs.push(r);
+        }
+        // A failure with its reason.
+        let mut r = fx::ok("lat.fail", &[], cfg, "0", "us", Better::Lower, &[]);
+        r.status = crate::model::record::Status::Failed;
+        r.summary = None;
+        r.reason = Some(format!("worker said {MARK}"));
+        rs.push(r);
+    }
+    let mut rep = Report::for_run(run.clone(), rs.clone(), &CompareOptions::default());
+    rep.summaries.push(format!("summary{MARK}"));
+    rep.notes.push(format!("note{MARK}"));
+    rep.remarks.push(format!("remark{MARK}"));
+    let mut run2 = run.clone();
+    run2.id = 13;
+    let mut two = Report::for_two_runs((run.clone(), rs.clone()), (run2, rs), &CompareOptions::default());
+    two.remarks.push(format!("remark{MARK}"));
+    let extra = ExtraTable {
+        title: format!("title{MARK}"),
+        before: vec![format!("before{MARK}")],
+        header: vec![format!("h{MARK}"), "x".into()],
+        rows: vec![vec![format!("r{MARK}"), format!("1.5{MARK}")], vec![format!("geomean{MARK}"), "2".into()]],
+        after: vec![format!("after{MARK}")],
+    };
+    let h = render(&Page { title: format!("page{MARK}"), runs: &[rep], comparisons: &[two], extra: &[extra] });
+    for kind in ["bars", "lines", "speedup"] {
+        assert!(h.contains(&format!("data-kind=\"{kind}\"")), "no {kind} chart");
+    }
+    assert!(h.contains("up+env=Q=&lt;script&gt;alert(1)&lt;/script&gt;"), "the configuration name is shown, escaped");
+    assert_clean(&h);
+    assert!(h.contains("&amp;amp;&amp;[U+202E]&#39;x"), "the marker's tail is shown, escaped and neutralised");
 }

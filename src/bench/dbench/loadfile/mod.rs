@@ -52,6 +52,11 @@ pub const MAX_IO: u64 = 8 << 20;
 pub const MAX_FIND_COUNT: u64 = 65_535;
 /// Longest path accepted, in bytes.
 pub const MAX_PATH: usize = 4096;
+/// Most tokens on one operation's line (the longest takes a timestamp, the
+/// name, four arguments and a status: 7). The file is bounded in bytes
+/// ([`MAX_BYTES`]); this bounds a line's tokens, so a 60 MB line of one-letter
+/// tokens costs no more than its bytes (it once cost 1-2 GB of `String`s).
+pub const MAX_TOKENS: usize = 16;
 
 /// The expected outcome of one operation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,19 @@
 
 use super::*;
 
+/// At most [`MAX_TOKENS`] tokens are kept: more is an error, except on a
+/// comment line (first token `#...`), whose rest is skipped unkept.
 pub fn tokenize(line: &str) -> Result<Vec<String>, String> {
+    fn push(out: &mut Vec<String>, tok: String) -> Result<(), String> {
+        if out.len() < MAX_TOKENS {
+            out.push(tok);
+            Ok(())
+        } else if out[0].starts_with('#') {
+            Ok(())
+        } else {
+            Err(format!("more than {MAX_TOKENS} tokens on the line: an operation takes at most 7 (timestamp, name, 4 arguments, status)"))
+        }
+    }
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_token = false;
@@ -16,7 +28,7 @@ pub fn tokenize(line: &str) -> Result<Vec<String>, String> {
             }
             ' ' | '\t' | '\r' if !quoted => {
                 if in_token {
-                    out.push(std::mem::take(&mut cur));
+                    push(&mut out, std::mem::take(&mut cur))?;
                     in_token = false;
                 }
             }
@@ -34,7 +46,7 @@ pub fn tokenize(line: &str) -> Result<Vec<String>, String> {
         return Err("unterminated double quote".into());
     }
     if in_token {
-        out.push(cur);
+        push(&mut out, cur)?;
     }
     Ok(out)
 }

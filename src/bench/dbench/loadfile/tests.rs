@@ -27,6 +27,22 @@ fn load_refuses_what_is_not_a_bounded_regular_file() {
     assert_eq!(load(&ok).unwrap().ops.len(), 1);
 }
 
+/// Finding 7: a line of millions of one-letter tokens was split into as many
+/// `String`s (1.1-1.9 GB for a 40-63 MB line) before any check; now the
+/// tokens stop at MAX_TOKENS with a one-line error, and a long comment is
+/// still a comment.
+#[test]
+fn a_line_of_many_tokens_stops_at_the_token_bound() {
+    let line = format!("NTCreateX {}", "a ".repeat(2_000_000));
+    let e = parse("f", &format!("{line}\n")).unwrap_err().to_string();
+    assert!(e.starts_with("loadfile f line 1: more than 16 tokens") && !e.contains('\n') && e.len() < 300, "{e}");
+    let toks = tokenize(&"x ".repeat(MAX_TOKENS + 1)).unwrap_err();
+    assert!(toks.contains("more than 16 tokens"), "{toks}");
+    assert_eq!(tokenize(&"x ".repeat(MAX_TOKENS)).unwrap().len(), MAX_TOKENS);
+    let comment = format!("# {}\nClose 1 NT_STATUS_OK\n", "word ".repeat(100_000));
+    assert_eq!(parse("f", &comment).unwrap().ops.len(), 1);
+}
+
 #[test]
 fn long_lines_are_quoted_short() {
     let e = ParseError { file: "f".into(), line: 3, msg: format!("bad token {:?}", "x".repeat(100_000)) };

@@ -1,0 +1,91 @@
+//! Text that came from a user or a machine, made fit to show and to store:
+//! bidirectional controls neutralised (a right-to-left override in a label
+//! would reorder what a terminal or a page shows after it), and free text
+//! given on the command line (labels, titles) bounded in length.
+
+use std::borrow::Cow;
+
+/// The Unicode bidirectional formatting characters: embeddings and
+/// overrides (U+202A-U+202E), isolates (U+2066-U+2069) and the marks
+/// (U+200E, U+200F, U+061C).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+/// `s` with every bidirectional control shown as a visible placeholder
+/// (`[U+202E]`); borrowed when there is none.
+pub fn neutral(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_bidi_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_bidi_control(c) {
+            o.push_str(&format!("[U+{:04X}]", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// JSON text with every bidirectional control written as its `\uXXXX`
+/// escape: the same JSON value, without the raw character. serde_json
+/// writes bidi controls raw, and it can only be inside a string there.
+pub fn json_escape_bidi(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(is_bidi_control) {
+        return Cow::Borrowed(json);
+    }
+    let mut o = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_bidi_control(c) {
+            o.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    Cow::Owned(o)
+}
+
+/// Longest `--label`, in bytes.
+pub const LABEL_MAX: usize = 256;
+/// Longest `--title` of a report, in bytes.
+pub const TITLE_MAX: usize = 1024;
+
+/// A free-text option (`--label`, `--title`): at most `max` bytes and no
+/// control characters (a newline would split the one-line messages that
+/// quote it). The error is one line naming the option and the limit.
+pub fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), String> {
+    if s.len() > max {
+        let head: String = s.chars().take(24).filter(|c| !c.is_control() && !is_bidi_control(*c)).collect();
+        return Err(format!("{option} \"{head}...\" is {} bytes: at most {max} bytes are allowed", s.len()));
+    }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(format!("{option} {:?} holds the control character U+{:04X}: printable text only", neutral(s), c as u32));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bidi_controls_become_placeholders() {
+        assert_eq!(neutral("fast\u{202e}wols"), "fast[U+202E]wols");
+        assert_eq!(neutral("\u{061c}\u{200e}\u{2069}"), "[U+061C][U+200E][U+2069]");
+        assert!(matches!(neutral("plain"), Cow::Borrowed(_)));
+        let j = serde_json::to_string(&serde_json::json!({"label": "a\u{202e}b"})).unwrap();
+        let e = json_escape_bidi(&j);
+        assert_eq!(e, "{\"label\":\"a\\u202eb\"}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&e).unwrap()["label"], "a\u{202e}b", "the same value");
+    }
+
+    #[test]
+    fn free_text_is_bounded() {
+        assert!(check_free_text("--label", &"x".repeat(LABEL_MAX), LABEL_MAX).is_ok());
+        let e = check_free_text("--label", &"x".repeat(100_000), LABEL_MAX).unwrap_err();
+        assert!(e.contains("100000 bytes") && e.contains("at most 256") && e.len() < 200, "{e}");
+        assert!(check_free_text("--label", "a\nb", LABEL_MAX).unwrap_err().contains("U+000A"));
+    }
+}
