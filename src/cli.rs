@@ -208,7 +208,14 @@ pub enum Command {
     Study(crate::study::cli::StudyArgs),
     /// Put back the kernel settings (`+thp=`, `+smt=`, ...) a kdelta that was
     /// killed left changed, from its journal, and unmount a debugfs it mounted.
-    Restore,
+    /// Only a journal kdelta wrote is replayed, and only files below /sys and
+    /// /proc/sys are written; any other is refused and kept.
+    Restore {
+        /// Remove the journal without restoring anything (one that is refused,
+        /// garbage included); never a directory or device, never through a link.
+        #[arg(long)]
+        discard: bool,
+    },
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },

@@ -128,9 +128,11 @@ fn journal_of_a_killed_kdelta_is_replayed_by_restore() {
     // What a kdelta killed after its change left: the file changed, the
     // journal naming its original and a dead owner.
     std::fs::write(root.join(THP), "always madvise [never]\n").unwrap();
-    std::fs::create_dir_all(journal(&root).parent().unwrap()).unwrap();
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(journal(&root).parent().unwrap()).unwrap();
     let wrote = serde_json::json!({"kind": "wrote", "path": root.join(THP), "original": "madvise"});
-    std::fs::write(journal(&root), format!("{{\"kind\":\"owner\",\"pid\":2147483000,\"start\":1}}\n{wrote}\n")).unwrap();
+    std::fs::write(journal(&root), format!("{{\"kind\":\"owner\",\"version\":2,\"pid\":2147483000,\"start\":1}}\n{wrote}\n")).unwrap();
+    std::fs::set_permissions(journal(&root), std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = cmd(&e, &root).arg("topo").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("run `kdelta restore`"), "every command warns");
     let out = cmd(&e, &root).args(["run", "test.sleep", "--config", "up+thp=always", "--runs", "1"]).output().unwrap();

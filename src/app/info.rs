@@ -15,14 +15,19 @@ pub(super) fn cmd_topo(json: bool) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// `kdelta restore`: replay the journal of kernel settings a killed kdelta left.
-pub(super) fn cmd_restore() -> Result<u8> {
-    let path = crate::harness::journal::path(&sysfs_root());
-    if crate::harness::journal::read(&path)?.is_none() {
-        out(&format!("nothing to restore: no journal at {}\n", path.display()));
+/// `kdelta restore`: replay the journal of kernel settings a killed kdelta
+/// left (`--discard`: remove it without replaying).
+pub(super) fn cmd_restore(discard: bool) -> Result<u8> {
+    let root = sysfs_root();
+    let path = crate::harness::journal::path(&root);
+    if discard {
+        out(&format!("{}\n", crate::harness::journal::discard(&path)?));
         return Ok(exit::OK);
     }
-    let done = crate::harness::journal::replay(&path)?;
+    let Some(done) = crate::harness::journal::replay(&path, &root)? else {
+        out(&format!("nothing to restore: no journal at {}\n", path.display()));
+        return Ok(exit::OK);
+    };
     for line in &done {
         out(&format!("{line}\n"));
     }

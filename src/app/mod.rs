@@ -140,7 +140,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !matches!(cli.command, Command::Worker { .. } | Command::Restore) {
+    if !matches!(cli.command, Command::Worker { .. } | Command::Restore { .. }) {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
@@ -166,7 +166,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
         Command::Study(a) => study::cmd_study(&cli.db, a),
-        Command::Restore => info::cmd_restore(),
+        Command::Restore { discard } => info::cmd_restore(discard),
     }
 }
 

@@ -165,15 +165,52 @@ pub fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, Stri
         Knob::Sysctl(n) => one(&sysctl_path(root, n).strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy(), "no such sysctl on this kernel"),
         Knob::Sysfs(p) => {
             let f = under_root(root, p);
-            let real = f.canonicalize().map_err(|e| format!("{}: {e}", f.display()))?;
-            let allowed = [root.join("sys"), root.join(k::PROC_SYS)];
-            let allowed: Vec<PathBuf> = allowed.iter().filter_map(|a| a.canonicalize().ok()).collect();
-            if !allowed.iter().any(|a| real.starts_with(a)) {
-                return Err(format!("{} leads to {}, outside /sys and /proc/sys", f.display(), real.display()));
-            }
+            confined(root, &f)?;
             Ok(vec![f])
         }
     }
+}
+
+/// The one check of every kernel file kdelta writes as root, where
+/// `sysfs=` is planned, where a setting is switched and where `kdelta
+/// restore` writes back: `file` (below `root`) must pass [`check_sysfs_path`]
+/// once `root` is taken off (below `/sys` or `/proc/sys`, no `.`, `..` or
+/// empty component), and, its links resolved, still lie below `root`'s
+/// `sys` or `proc/sys`. Returns the resolved file, to be written with
+/// `O_NOFOLLOW`; `Err` says why not, on one line.
+pub fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String> {
+    let rel = file.strip_prefix(root).map_err(|_| format!("{} is not below the sysfs root {}", file.display(), root.display()))?;
+    let rel = rel.to_str().ok_or_else(|| format!("{} is not UTF-8", file.display()))?;
+    check_sysfs_path(&format!("/{rel}")).map_err(|e| e.to_string())?;
+    let real = file.canonicalize().map_err(|e| format!("{}: {e}", file.display()))?;
+    let allowed = [root.join("sys"), root.join(k::PROC_SYS)];
+    let allowed: Vec<PathBuf> = allowed.iter().filter_map(|a| a.canonicalize().ok()).collect();
+    if !allowed.iter().any(|a| real.starts_with(a)) {
+        return Err(format!("{} leads to {}, outside /sys and /proc/sys", file.display(), real.display()));
+    }
+    Ok(real)
+}
+
+/// Two settings of one configuration that write the same file (links
+/// resolved: `sysctl=vm.swappiness` and `sysfs=/proc/sys/vm/swappiness`,
+/// `thp=` and `sysfs=` of its file) conflict, as two `thp=` do: bad input
+/// naming both.
+pub fn check_distinct(knobs: &[KnobSetting], root: &Path, spec: &str) -> Result<()> {
+    let mut seen: Vec<(PathBuf, String)> = Vec::new();
+    for s in knobs {
+        for f in files(&s.knob, root).unwrap_or_default() {
+            let real = f.canonicalize().unwrap_or(f);
+            if let Some((_, prev)) = seen.iter().find(|(p, _)| *p == real) {
+                return Err(bad_input(format!(
+                    "conflicting modifiers {prev} and {} in configuration {spec:?}: both write {}: give each kernel file once",
+                    s.name(),
+                    real.display()
+                )));
+            }
+            seen.push((real, s.name()));
+        }
+    }
+    Ok(())
 }
 
 /// The file's value in the knob's own spelling: boost `on`/`off` from `1`/`0`

@@ -3,20 +3,56 @@
 //! kdelta the machine can be put back. The run replays it (writes every
 //! original back, newest change first, unmounts a debugfs it mounted) and
 //! removes it when it ends, is interrupted or a worker fails; `kdelta
-//! restore` replays one left by a kdelta that was killed, and every command
-//! warns while one exists.
+//! restore` replays one left by a kdelta that was killed (`--discard`
+//! removes one without replaying it), and every command warns while one
+//! exists.
 //!
 //! One file per root (`ROOT/run/kdelta/knobs.journal`: `/run` is emptied at
 //! boot, as the kernel settings are reset), or `$KDELTA_JOURNAL`. JSON
-//! lines: the owner (pid and start time) first, then `wrote` and `mounted`
-//! entries. A torn last line (killed while appending) describes a change
-//! not yet made and is ignored.
+//! lines: the owner (format version, pid and start time) first, then
+//! `wrote` and `mounted` entries. A torn last line (killed while appending)
+//! describes a change not yet made and is ignored.
+//!
+//! Restoring writes as root, so nothing in the journal is trusted:
+//! - the file must be one only its owner could have written: a regular file
+//!   (opened with `O_NOFOLLOW`, never a FIFO or device), owned by root or
+//!   this euid, mode 0600, in a directory owned by root or this euid that
+//!   group and others cannot write; it is read up to [`MAX_BYTES`];
+//! - it must begin with kdelta's owner line of format [`FORMAT`], and every
+//!   other complete line must be an entry;
+//! - every `wrote` path passes the same check as `+sysfs=` (below `/sys` or
+//!   `/proc/sys` of the root, no `.` or `..`, links resolved and checked
+//!   again: [`crate::config::knobs::confined`]), before anything is written
+//!   and again as each file is written; a `mounted` entry must name
+//!   `ROOT/sys/kernel/debug`, and is unmounted only on the live machine when
+//!   debugfs is mounted there.
+//!
+//! A journal that fails any of these is refused whole (bad input) and left
+//! in place; nothing of it is written.
 
+use crate::config::knobs as ck;
+use crate::error::bad_input;
 use crate::measure::owned::Owner;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// The format version of the owner line; a journal of another is refused.
+/// (1: the unversioned journals of kdelta before the third hardening pass.)
+pub const FORMAT: u32 = 2;
+
+/// The most of a journal that is read: a real one holds one line (under
+/// 5 KiB) per file changed.
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// The longest original value kept: a sysfs attribute holds one page.
+pub const MAX_VALUE: usize = 4096;
+
+/// The longest path an entry may name (PATH_MAX).
+const MAX_PATH: usize = 4096;
 
 /// Where the journal of kernel settings below `root` lives.
 pub fn path(root: &Path) -> PathBuf {
@@ -29,7 +65,7 @@ pub fn path(root: &Path) -> PathBuf {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Line {
-    Owner { pid: i32, start: u64 },
+    Owner { version: u32, pid: i32, start: u64 },
     Wrote { path: PathBuf, original: String },
     Mounted { path: PathBuf },
 }
@@ -37,6 +73,8 @@ enum Line {
 /// A journal as read from its file.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Entries {
+    /// `None` only for a journal cut before its owner line was whole (it
+    /// then lists nothing).
     pub owner: Option<Owner>,
     /// (file, original value), oldest first, one per file.
     pub wrote: Vec<(PathBuf, String)>,
@@ -44,23 +82,115 @@ pub struct Entries {
     pub mounted: Vec<PathBuf>,
 }
 
+/// A path for a one-line message: quoted, control and bidirectional
+/// characters escaped, a long one cut to its start and its length.
+fn shown(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    if s.len() <= 256 {
+        return format!("{s:?}");
+    }
+    let cut: String = s.chars().take(64).collect();
+    format!("{cut:?}... ({} bytes)", s.len())
+}
+
+/// The start of every owner line kdelta writes, for judging a torn one.
+fn owner_prefix() -> String {
+    format!("{{\"kind\":\"owner\",\"version\":{FORMAT},\"pid\":")
+}
+
+/// Is `tail` (a last line without its newline) what a kdelta killed while
+/// appending leaves: the start of one of its lines?
+fn torn_line(tail: &[u8], first: bool) -> bool {
+    let start = if first { owner_prefix() } else { "{\"kind\":\"".to_string() };
+    let n = tail.len().min(start.len());
+    tail[..n] == start.as_bytes()[..n] && !tail.contains(&0)
+}
+
+/// An absolute path without `.` or `..`, of a sane length.
+fn plain_path(p: &Path) -> bool {
+    let s = p.as_os_str();
+    !s.is_empty()
+        && s.len() <= MAX_PATH
+        && p.is_absolute()
+        && !s.as_encoded_bytes().windows(2).any(|w| w == b"//")
+        && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+        && !s.as_encoded_bytes().split(|&b| b == b'/').any(|c| c == b"." || c == b"..")
+}
+
 impl Entries {
-    fn parse(text: &str) -> Entries {
+    /// Parse a journal's bytes. `Err`: why it is not a journal kdelta
+    /// wrote, on one line. Never panics; at most [`MAX_BYTES`] are looked at.
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Entries, String> {
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(format!("it is larger than {MAX_BYTES} bytes"));
+        }
+        // Complete lines; what follows the last newline is a torn line.
+        let (whole, tail) = match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => (&bytes[..i], &bytes[i + 1..]),
+            None => (&bytes[..0], bytes),
+        };
+        let none_whole = bytes.iter().all(|&b| b != b'\n');
+        if !torn_line(tail, none_whole) {
+            return Err(if none_whole {
+                format!("it does not begin with kdelta's owner line (format version {FORMAT})")
+            } else {
+                "its last line is not the start of a journal entry".to_string()
+            });
+        }
         let mut e = Entries::default();
-        for l in text.lines() {
-            match serde_json::from_str::<Line>(l) {
-                Ok(Line::Owner { pid, start }) => e.owner = Some(Owner { pid, start }),
-                Ok(Line::Wrote { path, original }) => {
-                    if !e.wrote.iter().any(|(p, _)| *p == path) {
-                        e.wrote.push((path, original));
+        if none_whole {
+            return Ok(e);
+        }
+        let mut wrote: Vec<(PathBuf, String)> = Vec::new();
+        for (i, l) in whole.split(|&b| b == b'\n').enumerate() {
+            let n = i + 1;
+            let text = std::str::from_utf8(l).map_err(|_| format!("line {n} is not text"))?;
+            let line: Line = serde_json::from_str(text).map_err(|_| {
+                if n == 1 {
+                    format!("it does not begin with kdelta's owner line (format version {FORMAT})")
+                } else {
+                    format!("line {n} is not a journal entry")
+                }
+            })?;
+            match line {
+                Line::Owner { version, pid, start } if n == 1 => {
+                    if version != FORMAT {
+                        return Err(format!("its owner line has format version {version}; this kdelta reads version {FORMAT}"));
+                    }
+                    if pid <= 0 {
+                        return Err(format!("its owner line names process {pid}"));
+                    }
+                    e.owner = Some(Owner { pid, start });
+                }
+                _ if n == 1 => return Err(format!("it does not begin with kdelta's owner line (format version {FORMAT})")),
+                Line::Owner { .. } => return Err(format!("line {n} is a second owner line")),
+                Line::Wrote { path, original } => {
+                    if !plain_path(&path) {
+                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                    }
+                    if original.len() > MAX_VALUE || original.contains('\0') {
+                        return Err(format!("line {n} holds an original value of {} bytes or with a NUL (at most {MAX_VALUE})", original.len()));
+                    }
+                    wrote.push((path, original));
+                }
+                Line::Mounted { path } => {
+                    if !plain_path(&path) {
+                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                    }
+                    if !e.mounted.contains(&path) {
+                        e.mounted.push(path);
                     }
                 }
-                Ok(Line::Mounted { path }) => e.mounted.push(path),
-                // A torn line: the change it announced was not made.
-                Err(_) => {}
             }
         }
-        e
+        // One per file, the first original kept (later ones are kdelta's own values).
+        let mut seen: HashSet<&Path> = HashSet::new();
+        for (p, o) in &wrote {
+            if seen.insert(p) {
+                e.wrote.push((p.clone(), o.clone()));
+            }
+        }
+        Ok(e)
     }
 
     /// What would be restored, on one line.
@@ -69,41 +199,149 @@ impl Entries {
         v.extend(self.mounted.iter().map(|m| format!("debugfs mounted at {}", m.display())));
         v.join(", ")
     }
-}
 
-/// Read the journal at `path`; `None` when there is none.
-pub fn read(path: &Path) -> Result<Option<Entries>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(Entries::parse(&t))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading the kernel-settings journal {}", path.display())),
+    /// May these entries be undone below `root`? Every file the same as a
+    /// `+sysfs=` path (confined below `/sys` or `/proc/sys`), every mount
+    /// point the debugfs kdelta mounts. `Err`: the first that may not.
+    pub fn check(&self, root: &Path) -> std::result::Result<(), String> {
+        for (p, _) in &self.wrote {
+            ck::confined(root, p).map_err(|why| format!("it names {}: {why}", shown(p)))?;
+        }
+        let debugfs = root.join(crate::sys::knobs::DEBUGFS);
+        for m in &self.mounted {
+            if *m != debugfs {
+                return Err(format!("it names a mount at {}: kdelta mounts only debugfs, at {}", shown(m), debugfs.display()));
+            }
+        }
+        Ok(())
     }
 }
 
-/// Put back what `e` lists: originals newest first, then unmount. Returns
-/// one line per action; the failures, if any, as the error (the journal is
-/// then kept).
-pub fn undo(e: &Entries) -> std::result::Result<Vec<String>, Vec<String>> {
+/// Is the directory `dir` one only root (or this euid) can write?
+fn check_dir(dir: &Path) -> std::result::Result<(), String> {
+    let md = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
+    let me = crate::sys::knobs::euid();
+    if !md.is_dir() {
+        return Err(format!("{} is not a directory", shown(dir)));
+    }
+    if md.uid() != 0 && md.uid() != me {
+        return Err(format!("its directory {} belongs to uid {}, not root or uid {me}", shown(dir), md.uid()));
+    }
+    if md.mode() & 0o022 != 0 {
+        return Err(format!("its directory {} is writable by group or others (mode {:o})", shown(dir), md.mode() & 0o7777));
+    }
+    Ok(())
+}
+
+fn kind(ft: std::fs::FileType) -> &'static str {
+    if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The journal's bytes, if the file is one only its owner could have
+/// written (see the module's notes); `Ok(None)` when there is none.
+/// Never blocks on a FIFO or reads more than [`MAX_BYTES`].
+fn load(path: &Path) -> std::result::Result<Option<Vec<u8>>, String> {
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    if !md.file_type().is_file() {
+        return Err(format!("it is {}, not a regular file", kind(md.file_type())));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    check_dir(dir)?;
+    let mut f =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).map_err(|e| e.to_string())?;
+    let fm = f.metadata().map_err(|e| e.to_string())?;
+    if !fm.is_file() || fm.ino() != md.ino() || fm.dev() != md.dev() {
+        return Err("it was replaced while it was opened".into());
+    }
+    let me = crate::sys::knobs::euid();
+    if fm.uid() != 0 && fm.uid() != me {
+        return Err(format!("it belongs to uid {}, not root or uid {me}", fm.uid()));
+    }
+    if fm.permissions().mode() & 0o7777 != 0o600 {
+        return Err(format!("its mode is {:o}, not 600", fm.permissions().mode() & 0o7777));
+    }
+    let mut buf = Vec::new();
+    (&mut f).take(MAX_BYTES + 1).read_to_end(&mut buf).map_err(|e| e.to_string())?;
+    if buf.len() as u64 > MAX_BYTES {
+        return Err(format!("it is larger than {MAX_BYTES} bytes"));
+    }
+    Ok(Some(buf))
+}
+
+/// Read the journal at `path`; `None` when there is none. A file that is
+/// not a journal kdelta wrote is bad input, one line.
+pub fn read(path: &Path) -> Result<Option<Entries>> {
+    let refused = |why: String| bad_input(format!("the kernel-settings journal {} is unusable: {why}", path.display()));
+    match load(path).map_err(refused)? {
+        None => Ok(None),
+        Some(b) => Entries::parse(&b).map(Some).map_err(refused),
+    }
+}
+
+/// What is said of a refused journal: left in place, how to clear it.
+fn kept(path: &Path) -> String {
+    format!("it is left in place and nothing was restored (`kdelta restore --discard` removes {} without restoring anything)", path.display())
+}
+
+/// Put back what `e` lists below `root`: originals newest first, then
+/// unmount. Each file is checked again ([`ck::confined`]) as it is written.
+/// Returns one line per action; the failures, if any, as the error (the
+/// journal is then kept).
+fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>, Vec<String>> {
     let mut done = Vec::new();
     let mut failed = Vec::new();
     for (p, orig) in e.wrote.iter().rev() {
-        let now = crate::sys::knobs::current_value(p).ok();
+        let real = match ck::confined(root, p) {
+            Ok(r) => r,
+            Err(why) => {
+                failed.push(format!("{} was not restored: {why}", p.display()));
+                continue;
+            }
+        };
+        let now = crate::sys::knobs::current_value(&real).ok();
         if now.as_deref() == Some(orig.as_str()) {
             done.push(format!("{} already {orig}", p.display()));
             continue;
         }
-        match crate::sys::knobs::write_text(p, orig) {
+        match crate::sys::knobs::write_text(&real, orig) {
             Ok(()) => {
-                crate::sys::knobs::settle(p, orig);
+                crate::sys::knobs::settle(&real, orig);
                 done.push(format!("{} restored to {orig}", p.display()));
             }
             Err(err) => failed.push(format!("{} could not be restored to {orig:?}: {err}", p.display())),
         }
     }
     for m in &e.mounted {
-        match crate::sys::knobs::umount_debugfs() {
-            Ok(()) => done.push(format!("{} unmounted", m.display())),
-            Err(err) => failed.push(format!("{} could not be unmounted: {err}", m.display())),
+        if *m != root.join(crate::sys::knobs::DEBUGFS) {
+            failed.push(format!("{} was not unmounted: kdelta mounts only debugfs, at {}", m.display(), root.join(crate::sys::knobs::DEBUGFS).display()));
+        } else if root != Path::new("/") {
+            done.push(format!("{} left alone: kdelta mounts debugfs only on the live machine", m.display()));
+        } else if !crate::sys::knobs::debugfs_mounted(root) {
+            done.push(format!("{} is not a debugfs mount now: nothing to unmount", m.display()));
+        } else {
+            match crate::sys::knobs::umount_debugfs() {
+                Ok(()) => done.push(format!("{} unmounted", m.display())),
+                Err(err) => failed.push(format!("{} could not be unmounted: {err}", m.display())),
+            }
         }
     }
     if failed.is_empty() {
@@ -113,22 +351,63 @@ pub fn undo(e: &Entries) -> std::result::Result<Vec<String>, Vec<String>> {
     }
 }
 
-/// Replay and remove the journal at `path` (for `kdelta restore` and the
-/// run's own end). Refuses one whose owner still runs, unless it is us.
-pub fn replay(path: &Path) -> Result<Vec<String>> {
-    let Some(e) = read(path)? else { return Ok(Vec::new()) };
+/// Replay and remove the journal at `path` for the settings below `root`
+/// (for `kdelta restore`); `None` when there is none. Refuses (bad input,
+/// the journal kept, nothing written) one that is not kdelta's or names
+/// anything but kernel settings below `root`, and one whose owner still
+/// runs, unless it is us.
+pub fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
+    let e = match read(path) {
+        Ok(Some(e)) => e,
+        Ok(None) => return Ok(None),
+        Err(err) => return Err(bad_input(format!("{err}; {}", kept(path)))),
+    };
     if let Some(o) = e.owner {
         if o != Owner::me() && o.alive() {
-            bail!("kdelta {} is running and holds the kernel-settings journal {}: it restores them itself when it ends", o.pid, path.display());
+            return Err(bad_input(format!(
+                "kdelta {} is running and holds the kernel-settings journal {}: it restores them itself when it ends",
+                o.pid,
+                path.display()
+            )));
         }
     }
-    match undo(&e) {
+    if let Err(why) = e.check(root) {
+        return Err(bad_input(format!("the kernel-settings journal {} is refused: {why}; {}", path.display(), kept(path))));
+    }
+    match undo(&e, root) {
         Ok(done) => {
             remove(path)?;
-            Ok(done)
+            Ok(Some(done))
         }
         Err(failed) => bail!("{}; the journal {} is kept: fix and run `kdelta restore` again", failed.join("; "), path.display()),
     }
+}
+
+/// `kdelta restore --discard`: remove the journal at `path` without
+/// restoring anything, whatever it holds (garbage included), unless it is
+/// the journal of a kdelta still running. Never follows a link (the link is
+/// removed) and never removes a directory or a device. Says what it did.
+pub fn discard(path: &Path) -> Result<String> {
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(format!("nothing to discard: no journal at {}", path.display())),
+        Err(e) => return Err(e).with_context(|| format!("looking at the kernel-settings journal {}", path.display())),
+    };
+    let ft = md.file_type();
+    if ft.is_dir() || ft.is_char_device() || ft.is_block_device() {
+        return Err(bad_input(format!("{} is {}, not a journal: not removed", path.display(), kind(ft))));
+    }
+    let mut lost = String::new();
+    if let Ok(Some(e)) = read(path) {
+        if let Some(o) = e.owner.filter(|o| *o != Owner::me() && o.alive()) {
+            return Err(bad_input(format!("kdelta {} is running and holds the kernel-settings journal {}: not removed", o.pid, path.display())));
+        }
+        if !e.wrote.is_empty() || !e.mounted.is_empty() {
+            lost = format!(" (not restored: {})", e.describe());
+        }
+    }
+    remove(path)?;
+    Ok(format!("{} removed without restoring anything{lost}", path.display()))
 }
 
 fn remove(path: &Path) -> Result<()> {
@@ -141,11 +420,16 @@ fn remove(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The warning every command prints while a journal of a killed kdelta
-/// exists; `None` when there is none or its owner still runs.
+/// The warning every command prints, on one line, while a journal of a
+/// killed kdelta exists or the journal's path holds something unusable;
+/// `None` when there is none or its owner still runs. Never blocks, never
+/// reads more than [`MAX_BYTES`].
 pub fn warning(root: &Path) -> Option<String> {
     let p = path(root);
-    let e = read(&p).ok()??;
+    let e = match read(&p) {
+        Ok(e) => e?,
+        Err(err) => return Some(format!("kdelta: warning: {}: `kdelta restore --discard` removes it", err.to_string().replace(['\n', '\r'], " "))),
+    };
     if e.owner.is_some_and(|o| o.alive()) {
         return None;
     }
@@ -156,16 +440,17 @@ pub fn warning(root: &Path) -> Option<String> {
     ))
 }
 
-/// Refuse to change kernel settings while another journal exists: its
-/// originals would be lost.
+/// Refuse to change kernel settings while another journal exists (its
+/// originals would be lost) or the journal's path holds something unusable.
 pub fn preflight(root: &Path) -> Result<()> {
     let p = path(root);
-    if let Some(e) = read(&p)? {
+    let e = read(&p).map_err(|err| bad_input(format!("{err}: `kdelta restore --discard` removes it")))?;
+    if let Some(e) = e {
         let who = match e.owner {
             Some(o) if o.alive() => format!("kdelta {} is changing kernel settings now", o.pid),
             _ => "a kdelta that was killed left kernel settings changed: run `kdelta restore` first".to_string(),
         };
-        return Err(crate::error::bad_input(format!("{who} (journal {})", p.display())));
+        return Err(bad_input(format!("{who} (journal {})", p.display())));
     }
     Ok(())
 }
@@ -173,24 +458,35 @@ pub fn preflight(root: &Path) -> Result<()> {
 /// The journal this process writes, made when its first change is due.
 pub struct Journal {
     path: PathBuf,
+    root: PathBuf,
     file: std::fs::File,
     pub entries: Entries,
 }
 
 impl Journal {
-    /// Make the journal (it must not exist) with its owner line, fsynced
-    /// with its directory.
-    pub fn create(path: &Path) -> Result<Journal> {
-        let dir = path.parent().unwrap_or(Path::new("/"));
-        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+    /// Make the journal of the settings below `root` (it must not exist)
+    /// with its owner line, fsynced with its directory: the directory made
+    /// 0700 if missing and refused if group or others can write it, the file
+    /// made 0600 with `O_EXCL` (no link followed), as [`read`] wants them.
+    pub fn create(path: &Path, root: &Path) -> Result<Journal> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).with_context(|| format!("making {}", dir.display()))?;
+        check_dir(dir).map_err(|why| anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display()))?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)
             .with_context(|| format!("creating the kernel-settings journal {}", path.display()))?;
+        // Whatever the umask took away.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).with_context(|| format!("chmod 600 {}", path.display()))?;
         let me = Owner::me();
-        let mut j = Journal { path: path.to_path_buf(), file, entries: Entries { owner: Some(me), ..Entries::default() } };
-        j.append(&Line::Owner { pid: me.pid, start: me.start })?;
+        let mut j = Journal { path: path.to_path_buf(), root: root.to_path_buf(), file, entries: Entries { owner: Some(me), ..Entries::default() } };
+        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start })?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
         Ok(j)
     }
@@ -230,7 +526,7 @@ impl Journal {
     /// Put everything back and remove the file; on failure the file stays
     /// for `kdelta restore`.
     pub fn replay(self) -> Result<Vec<String>> {
-        match undo(&self.entries) {
+        match undo(&self.entries, &self.root) {
             Ok(done) => {
                 remove(&self.path)?;
                 Ok(done)

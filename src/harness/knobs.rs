@@ -27,7 +27,7 @@ impl Session {
 
     fn journal(&mut self) -> Result<&mut Journal, String> {
         if self.journal.is_none() {
-            self.journal = Some(Journal::create(&journal::path(&self.root)).map_err(|e| format!("{e:#}"))?);
+            self.journal = Some(Journal::create(&journal::path(&self.root), &self.root).map_err(|e| format!("{e:#}"))?);
         }
         Ok(self.journal.as_mut().expect("just made"))
     }
@@ -58,9 +58,11 @@ impl Session {
             if &now == v {
                 continue;
             }
+            // Checked again where it is written, as `kdelta restore` does.
+            let real = ck::confined(&self.root, p).map_err(|e| format!("not writing {v:?}: {e}"))?;
             self.journal()?.will_write(p, &now).map_err(|e| format!("{e:#}"))?;
-            crate::sys::knobs::write_text(p, v).map_err(|e| format!("writing {v:?} to {}: {e}", p.display()))?;
-            crate::sys::knobs::settle(p, v);
+            crate::sys::knobs::write_text(&real, v).map_err(|e| format!("writing {v:?} to {}: {e}", p.display()))?;
+            crate::sys::knobs::settle(&real, v);
         }
         let seen = self.read.entry(cfg.name.clone()).or_default();
         for s in &cfg.knobs {

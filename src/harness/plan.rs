@@ -191,6 +191,7 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
 /// A configuration whose kernel settings this machine cannot apply is
 /// [`Unavailable`], with the machine's reason.
 fn check_knobs(c: Config, req: &Request) -> Result<Config> {
+    config::knobs::check_distinct(&c.knobs, &req.root(), &c.name)?;
     for s in &c.knobs {
         if let Err(reason) = config::knobs::check(s, &req.root()) {
             return Err(anyhow::Error::new(Unavailable { name: c.name.clone(), reason }));

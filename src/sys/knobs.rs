@@ -28,9 +28,20 @@ pub const NO_TURBO: &str = "sys/devices/system/cpu/intel_pstate/no_turbo";
 pub const THP: &str = "sys/kernel/mm/transparent_hugepage/enabled";
 pub const PROC_SYS: &str = "proc/sys";
 
-/// A file's text without its trailing newline (sysfs(5): one value per file).
+/// The most of a kernel file read: sysfs(5) attributes hold one page; a
+/// file longer than this is not a setting.
+pub const MAX_TEXT: u64 = 64 * 1024;
+
+/// A file's text without its trailing newline (sysfs(5): one value per file),
+/// read up to [`MAX_TEXT`] bytes (longer is an error).
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    Ok(std::fs::read_to_string(path)?.trim_end().to_string())
+    use std::io::Read;
+    let mut s = String::new();
+    std::fs::File::open(path)?.take(MAX_TEXT + 1).read_to_string(&mut s)?;
+    if s.len() as u64 > MAX_TEXT {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("longer than {MAX_TEXT} bytes: not a kernel setting")));
+    }
+    Ok(s.trim_end().to_string())
 }
 
 /// A choice file's values and the one in force: `always [madvise] never`
@@ -62,9 +73,21 @@ pub fn current_value(path: &Path) -> std::io::Result<String> {
     })
 }
 
-/// Write one value with one write(2), as sysfs(5) and proc_sys(5) expect.
+/// Write one value with one write(2), as sysfs(5) and proc_sys(5) expect,
+/// to a regular file only: a link in the last component is not followed
+/// (`O_NOFOLLOW`), and a FIFO or device is refused before it is opened.
 pub fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path)?;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let not_file = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+    let md = std::fs::symlink_metadata(path)?;
+    if !md.is_file() {
+        return Err(not_file());
+    }
+    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
+    let fm = f.metadata()?;
+    if !fm.is_file() || fm.ino() != md.ino() || fm.dev() != md.dev() {
+        return Err(not_file());
+    }
     f.write_all(value.as_bytes())
 }
 
