@@ -48,7 +48,8 @@ impl Db {
             eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
             return None;
         };
-        let name = format!("kdelta_cli_{}_{}", std::process::id(), test.len());
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = format!("kdelta_cli_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
         c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
         c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
@@ -119,7 +120,9 @@ fn push_stores_each_run_once() {
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     assert!(String::from_utf8_lossy(&first.stderr).contains("pushed 2 run(s)"), "{}", String::from_utf8_lossy(&first.stderr));
     let second = push();
-    assert!(String::from_utf8_lossy(&second.stderr).contains("pushed 0 run(s) (0 results)") && String::from_utf8_lossy(&second.stderr).contains("2 already there"));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("pushed 0 run(s) (0 results)") && String::from_utf8_lossy(&second.stderr).contains("2 already there")
+    );
     let shared = runs_json(dir.path(), &db.url);
     let local = runs_json(dir.path(), file);
     assert_eq!(shared.len(), 2);
@@ -134,4 +137,70 @@ fn push_stores_each_run_once() {
     // Pushing to a file is refused.
     let out = kdelta(dir.path()).args(["--db", file, "push", "--to", "other.db"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Every command's output and every message, stdout and stderr together.
+fn all_output(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn a_password_is_never_stored_or_printed() {
+    // A password holding `/`, `?` and an escaped `@`: the test server
+    // trusts local connections, so it connects whatever the password.
+    const SECRET: &str = "SeKr1t/x?y%40z";
+    let dir = tempfile::tempdir().unwrap();
+    let leaks = |what: &str, text: &str| {
+        for part in ["SeKr1t", "x?y", "y%40z", "y@z"] {
+            assert!(!text.contains(part), "{what} shows the password ({part}): {text}");
+        }
+    };
+    // Refused and failing URLs: the messages never hold it.
+    for db in [
+        format!("postgresql://kd:{SECRET}@127.0.0.1:1/kdelta?connect_timeout=2"),
+        format!("postgresql://kd@127.0.0.1:1/kdelta?password={SECRET}&connect_timeout=2"),
+        format!("postgresql://kd:SeKr1t@x?y@z@127.0.0.1:1/kdelta?connect_timeout=2"),
+        format!("mysql://kd:{SECRET}@127.0.0.1/kdelta"),
+    ] {
+        for args in [&["runs"][..], &["run", "lat.syscall", "--runs", "1", "--quick"][..]] {
+            let out = kdelta(dir.path()).arg("--db").arg(&db).args(args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{}", all_output(&out));
+            leaks(&format!("{args:?} on a bad URL"), &all_output(&out));
+        }
+        let out = kdelta(dir.path()).args(["push", "--to", &db]).output().unwrap();
+        leaks("push --to", &all_output(&out));
+    }
+    let Some(db) = Db::new("a_password_is_never_stored_or_printed") else { return };
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let (user, rest) = rest.split_once('@').unwrap();
+    let url = format!("{scheme}://{user}:{SECRET}@{rest}");
+    for arg in [vec!["--db".to_string(), url.clone()], vec![format!("--db={url}")]] {
+        let out = kdelta(dir.path()).args(&arg).args(["run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+        assert!(out.status.success(), "{}", all_output(&out));
+        leaks("run", &all_output(&out));
+    }
+    let html = dir.path().join("r.html");
+    for args in [
+        vec!["runs"],
+        vec!["runs", "--json"],
+        vec!["show", "1"],
+        vec!["show", "2", "--format", "json"],
+        vec!["export", "1", "--format", "json"],
+        vec!["export", "2", "--format", "csv"],
+        vec!["report", "1", "2", "-o", html.to_str().unwrap()],
+    ] {
+        let out = kdelta(dir.path()).args(["--db", &url]).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", all_output(&out));
+        leaks(&format!("{args:?}"), &all_output(&out));
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("postgresql://postgres:***@"), "the report shows the command, without the password");
+    leaks("the HTML report", &page);
+    // And the table itself keeps no password.
+    let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let schema: String = c.query_one("SELECT table_schema::text FROM information_schema.tables WHERE table_name = 'runs'", &[]).unwrap().get(0);
+    for row in c.query(&format!("SELECT command FROM {schema}.runs"), &[]).unwrap() {
+        let command: String = row.get(0);
+        leaks("the stored command", &command);
+    }
 }

@@ -18,6 +18,7 @@ mod check;
 pub mod location;
 mod pg;
 mod pg_schema;
+mod pgpass;
 mod rows;
 mod schema;
 mod sqlite;

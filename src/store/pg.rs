@@ -9,7 +9,7 @@
 //! host). A lost connection fails the writer's next write with an error and
 //! leaves every committed row as it was.
 
-use super::location::redact;
+use super::location::{redact, scrub, secrets};
 use super::pg_schema::{MIGRATION_LOCK, PG_VERSION, STEPS};
 use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
 use crate::error::bad_input;
@@ -58,8 +58,36 @@ fn one_line(e: &postgres::Error) -> String {
 impl Pg {
     fn connect(url: &str) -> Result<(Client, PathBuf)> {
         let shown = redact(url);
-        let mut cfg: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({}): expected postgresql://USER@HOST[:PORT]/DBNAME", one_line(&e))))?;
+        let mut secrets = secrets(url);
+        let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            // The client's words may quote any piece of the URL: with a
+            // password in it, they are left out.
+            let why = if secrets.is_empty() { one_line(&e) } else { "a password holding `@`, `/`, `?`, `:` or `&` must be %-escaped".to_string() };
+            bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({why}): expected postgresql://USER@HOST[:PORT]/DBNAME"))
+        })?;
+        // The password: the URL's, else `$PGPASSWORD` or `~/.pgpass` (the
+        // client reads neither). Kept out of every message.
+        if cfg.get_password().is_none() {
+            let host = cfg.get_hosts().first();
+            let (host, unix) = match host {
+                Some(postgres::config::Host::Tcp(h)) => (h.clone(), false),
+                Some(postgres::config::Host::Unix(p)) => (p.to_string_lossy().into_owned(), true),
+                None => ("localhost".to_string(), false),
+            };
+            let user = cfg.get_user().unwrap_or("").to_string();
+            let target = super::pgpass::Target {
+                host: &host,
+                unix,
+                port: cfg.get_ports().first().copied().unwrap_or(5432),
+                dbname: cfg.get_dbname().unwrap_or(&user),
+                user: &user,
+            };
+            if let Some(pw) = super::pgpass::password(&target) {
+                cfg.password(pw);
+            }
+        }
+        secrets.extend(cfg.get_password().map(|p| String::from_utf8_lossy(p).into_owned()).filter(|p| !p.is_empty()));
+        let scrub = |m: String| scrub(&m, &secrets);
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(10));
         }
@@ -75,7 +103,12 @@ impl Pg {
             let tls = native_tls::TlsConnector::new().context("setting up TLS")?;
             cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls))
         };
-        let client = client.map_err(|e| bad_input(format!("cannot open database {shown} ({}); check the URL and that the server is up, or choose another store with --db", one_line(&e))))?;
+        let client = client.map_err(|e| {
+            bad_input(scrub(format!(
+                "cannot open database {shown} ({}); check the URL and that the server is up, or choose another store with --db",
+                one_line(&e)
+            )))
+        })?;
         Ok((client, PathBuf::from(shown)))
     }
 
