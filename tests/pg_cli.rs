@@ -204,3 +204,54 @@ fn a_password_is_never_stored_or_printed() {
         leaks("the stored command", &command);
     }
 }
+
+#[test]
+fn an_unresponsive_server_is_given_up_within_the_connect_timeout() {
+    // A server that accepts and never answers, for a bounded time.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let holder = std::thread::spawn(move || {
+        let (mut held, t0) = (Vec::new(), std::time::Instant::now());
+        while t0.elapsed() < std::time::Duration::from_secs(30) {
+            match listener.accept() {
+                Ok((c, _)) => held.push(c),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("postgresql://kd@127.0.0.1:{port}/kdelta?connect_timeout=2");
+    for args in [&["runs"][..], &["run", "lat.syscall", "--runs", "1", "--quick"][..]] {
+        let t0 = std::time::Instant::now();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"))
+            .current_dir(dir.path())
+            .env_remove("KDELTA_DB")
+            .env("TMPDIR", dir.path())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(15) {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{args:?}: kdelta still waits for an unresponsive server after 15 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let took = t0.elapsed();
+        let err = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+        assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("no answer from the server within 2 s"), "{err}");
+        assert!(took < std::time::Duration::from_secs(6), "{args:?} took {took:?} with connect_timeout=2");
+    }
+    drop(holder);
+}

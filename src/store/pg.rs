@@ -35,6 +35,47 @@ fn run_lock(id: i64) -> i64 {
     (0x6b64_6c74_i64 << 32) | (id & 0xffff_ffff)
 }
 
+/// The time a connection may take, TCP, TLS and login together, unless the
+/// URL says `connect_timeout=N`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a statement may run on the server, unless the URL's
+/// `options` set `statement_timeout` (a lock another kdelta holds included).
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// TCP keep-alives: the first after this long idle, then every
+/// [`KEEPALIVE_INTERVAL`], the connection dropped after
+/// [`KEEPALIVE_RETRIES`] unanswered; data unacknowledged for
+/// [`TCP_USER_TIMEOUT`] drops it too. A host that died or a network that
+/// broke fails the next statement within about a minute.
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+pub const KEEPALIVE_RETRIES: u32 = 3;
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every time limit kdelta sets, where the URL has not set it.
+fn limit_time(cfg: &mut postgres::Config) {
+    if cfg.get_connect_timeout().is_none() {
+        cfg.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // Keep-alives are on unless the URL says `keepalives=0`; the client's
+    // default idle time is two hours.
+    if cfg.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        cfg.keepalives_idle(KEEPALIVE_IDLE);
+    }
+    if cfg.get_keepalives_interval().is_none() {
+        cfg.keepalives_interval(KEEPALIVE_INTERVAL);
+    }
+    if cfg.get_keepalives_retries().is_none() {
+        cfg.keepalives_retries(KEEPALIVE_RETRIES);
+    }
+    if cfg.get_tcp_user_timeout().is_none() {
+        cfg.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    let options = cfg.get_options().unwrap_or("").to_string();
+    if !options.contains("statement_timeout") {
+        cfg.options(format!("{options} -c statement_timeout={}s", STATEMENT_TIMEOUT.as_secs()).trim_start());
+    }
+}
+
 /// A client error on one line (the server's message and detail).
 fn one_line(e: &postgres::Error) -> String {
     let s = match e.as_db_error() {
@@ -88,25 +129,40 @@ impl Pg {
         }
         secrets.extend(cfg.get_password().map(|p| String::from_utf8_lossy(p).into_owned()).filter(|p| !p.is_empty()));
         let scrub = |m: String| scrub(&m, &secrets);
-        if cfg.get_connect_timeout().is_none() {
-            cfg.connect_timeout(Duration::from_secs(10));
-        }
+        limit_time(&mut cfg);
         if cfg.get_application_name().is_none() {
             cfg.application_name("kdelta");
         }
-        // TLS where the URL asks for it (`sslmode=require`), the server's
-        // certificate verified against the system's CAs (OpenSSL's
-        // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
-        let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
-            cfg.connect(NoTls)
-        } else {
-            let tls = native_tls::TlsConnector::new().context("setting up TLS")?;
-            cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls))
+        let limit = *cfg.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
+        // The client bounds only the TCP connect: a server that accepts and
+        // never answers would hold its login forever. So the whole
+        // connection (TCP, TLS, login) is made on a thread of its own and
+        // given up after `limit` (the thread is left to the process's end).
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("kdelta-pg-connect".into())
+            .spawn(move || {
+                // TLS where the URL asks for it (`sslmode=require`), the server's
+                // certificate verified against the system's CAs (OpenSSL's
+                // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
+                let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
+                    cfg.connect(NoTls).map_err(|e| one_line(&e))
+                } else {
+                    match native_tls::TlsConnector::new() {
+                        Ok(tls) => cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls)).map_err(|e| one_line(&e)),
+                        Err(e) => Err(format!("setting up TLS: {e}")),
+                    }
+                };
+                let _ = tx.send(client);
+            })
+            .context("starting the connection thread")?;
+        let client = match rx.recv_timeout(limit) {
+            Ok(c) => c,
+            Err(_) => Err(format!("no answer from the server within {} s, the connect timeout (connect_timeout=N in the URL)", limit.as_secs_f64())),
         };
         let client = client.map_err(|e| {
             bad_input(scrub(format!(
-                "cannot open database {shown} ({}); check the URL and that the server is up, or choose another store with --db",
-                one_line(&e)
+                "cannot open database {shown} ({e}); check the URL and that the server is up, or choose another store with --db"
             )))
         })?;
         Ok((client, PathBuf::from(shown)))

@@ -191,3 +191,16 @@ fn an_unreachable_server_is_one_line() {
     let m = e.to_string();
     assert!(crate::error::is_bad_input(&e) && m.starts_with("cannot open database postgresql://kd@127.0.0.1:1/kdelta") && !m.contains('\n'), "{m}");
 }
+
+#[test]
+fn statements_have_a_time_limit() {
+    let Some(db) = TestDb::new("statements_have_a_time_limit") else { return };
+    let s = Pg::open(&db.url).unwrap();
+    let t: String = s.client.borrow_mut().query_one("SHOW statement_timeout", &[]).unwrap().get(0);
+    assert_eq!(t, "1min");
+    // The URL's own setting is kept.
+    let url = format!("{}&options=-c%20statement_timeout%3D5s", db.url);
+    let s = Pg::open(&url).unwrap();
+    let t: String = s.client.borrow_mut().query_one("SHOW statement_timeout", &[]).unwrap().get(0);
+    assert_eq!(t, "5s");
+}
