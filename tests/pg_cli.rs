@@ -255,3 +255,78 @@ fn an_unresponsive_server_is_given_up_within_the_connect_timeout() {
     }
     drop(holder);
 }
+
+/// The relations outside the system schemas, and whether a schema kdelta exists.
+fn relations(url: &str) -> (Vec<String>, bool) {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    let rels = c
+        .query(
+            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let schema: bool = c.query_one("SELECT to_regnamespace('kdelta') IS NOT NULL", &[]).unwrap().get(0);
+    (rels, schema)
+}
+
+#[test]
+fn another_applications_database_is_refused_untouched() {
+    let Some(db) = Db::new("another_applications_database_is_refused_untouched") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    postgres::Client::connect(&db.url, postgres::NoTls).unwrap().batch_execute("CREATE TABLE customers (id int)").unwrap();
+    let before = relations(&db.url);
+    for args in [&["run", "lat.syscall", "--runs", "1", "--quick"][..], &["runs"][..]] {
+        let out = kdelta(dir.path()).args(["--db", &db.url]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert_eq!(relations(&db.url), before, "{args:?} changed another application's database");
+    }
+    let out = kdelta(dir.path()).args(["--db", &db.url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a kdelta database: it holds other tables (public.customers)"));
+    // Asked to, kdelta keeps its tables in a schema of their own.
+    let out = kdelta(dir.path()).args(["--db", &db.url, "--init-schema", "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    assert!(out.status.success(), "{}", all_output(&out));
+    let (rels, schema) = relations(&db.url);
+    assert!(schema && rels.contains(&"public.customers".to_string()) && rels.contains(&"kdelta.runs".to_string()), "{rels:?}");
+    assert!(rels.iter().all(|r| r == "public.customers" || r.starts_with("kdelta.")), "{rels:?}");
+    assert_eq!(runs_json(dir.path(), &db.url).len(), 1);
+}
+
+#[test]
+fn a_role_without_rights_is_one_line() {
+    let Some(db) = Db::new("a_role_without_rights_is_one_line") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let role = format!("kdelta_ro_{}", std::process::id());
+    let mut admin = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    admin.batch_execute(&format!("DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN")).unwrap();
+    struct DropRole(String, String);
+    impl Drop for DropRole {
+        fn drop(&mut self) {
+            if let Ok(mut c) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                let _ = c.batch_execute(&format!("DROP OWNED BY {0}; DROP ROLE IF EXISTS {0}", self.1));
+            }
+        }
+    }
+    let _guard = DropRole(db.url.clone(), role.clone());
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let as_role = format!("{scheme}://{role}@{}", rest.split_once('@').unwrap().1);
+    let run = |url: &str| kdelta(dir.path()).args(["--db", url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    // An empty database the role may not create a schema in.
+    let out = run(&as_role);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    // A kdelta database the role may read but not write.
+    assert!(run(&db.url).status.success());
+    admin.batch_execute(&format!("GRANT USAGE ON SCHEMA kdelta TO {role}; GRANT SELECT ON ALL TABLES IN SCHEMA kdelta TO {role}")).unwrap();
+    let out = run(&as_role);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");
+    assert!(err.contains("may read") && err.contains("but not store runs"), "{err}");
+    assert_eq!(runs_json(dir.path(), &as_role).len(), 1, "reading is allowed");
+}

@@ -114,6 +114,9 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store> {
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    if cli.init_schema {
+        store::allow_init_schema();
+    }
     // What a kdelta killed with SIGKILL left (its temporary directory, the
     // trees its workers made in `dir=`) goes with the next command; `run`
     // sweeps in the harness, a worker never does.
