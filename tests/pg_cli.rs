@@ -159,7 +159,7 @@ fn a_password_is_never_stored_or_printed() {
     for db in [
         format!("postgresql://kd:{SECRET}@127.0.0.1:1/kdelta?connect_timeout=2"),
         format!("postgresql://kd@127.0.0.1:1/kdelta?password={SECRET}&connect_timeout=2"),
-        format!("postgresql://kd:SeKr1t@x?y@z@127.0.0.1:1/kdelta?connect_timeout=2"),
+        "postgresql://kd:SeKr1t@x?y@z@127.0.0.1:1/kdelta?connect_timeout=2".to_string(),
         format!("mysql://kd:{SECRET}@127.0.0.1/kdelta"),
     ] {
         for args in [&["runs"][..], &["run", "lat.syscall", "--runs", "1", "--quick"][..]] {

@@ -161,9 +161,7 @@ impl Pg {
             Err(_) => Err(format!("no answer from the server within {} s, the connect timeout (connect_timeout=N in the URL)", limit.as_secs_f64())),
         };
         let client = client.map_err(|e| {
-            bad_input(scrub(format!(
-                "cannot open database {shown} ({e}); check the URL and that the server is up, or choose another store with --db"
-            )))
+            bad_input(scrub(format!("cannot open database {shown} ({e}); check the URL and that the server is up, or choose another store with --db")))
         })?;
         Ok((client, PathBuf::from(shown)))
     }
