@@ -22,6 +22,12 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
+    /// Let kdelta make its own schema (`kdelta`) in a PostgreSQL database
+    /// that holds other tables; without it such a database is refused
+    /// untouched.
+    #[arg(long, global = true)]
+    pub init_schema: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -133,6 +133,9 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store> {
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    if cli.init_schema {
+        store::allow_init_schema();
+    }
     // What a kdelta killed with SIGKILL left (its temporary directory, the
     // trees its workers made in `dir=`) goes with the next command; `run`
     // sweeps in the harness, a worker never does.
@@ -203,10 +206,16 @@ fn run_report(run: crate::model::RunRecord, results: Vec<crate::model::ResultRec
 
 /// The command line as a shell would take it back: each argument quoted
 /// when it holds anything but plain characters (`'lat.sel*'`), so the
-/// command stored with a run can be pasted to run it again. Arguments need
-/// not be UTF-8 (a --db path): recorded lossily.
+/// command stored with a run can be pasted to run it again. The password
+/// of a `--db` URL is never kept (`postgresql://kd:***@host/db`; give it
+/// through `PGPASSWORD` or `~/.pgpass`). Arguments need not be UTF-8 (a
+/// --db path): recorded lossily.
 fn command_line() -> String {
-    std::env::args_os().map(|a| shell_quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ")
+    command_line_of(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
+}
+
+fn command_line_of(args: impl Iterator<Item = String>) -> String {
+    args.map(|a| shell_quote(&store::location::redact_arg(&a))).collect::<Vec<_>>().join(" ")
 }
 
 fn shell_quote(a: &str) -> String {
@@ -228,5 +237,14 @@ mod quote_tests {
         assert_eq!(super::shell_quote("a b"), "'a b'");
         assert_eq!(super::shell_quote("it's"), "'it'\\''s'");
         assert_eq!(super::shell_quote(""), "''");
+    }
+
+    #[test]
+    fn the_stored_command_keeps_no_password() {
+        let args = ["kdelta", "--db", "postgresql://kd:s/e?c@r%40t@h/db", "run", "--db=postgres://kd@h/db?password=x&sslmode=require", "lat.*"];
+        assert_eq!(
+            super::command_line_of(args.iter().map(|s| s.to_string())),
+            "kdelta --db 'postgresql://kd:***@h/db' run '--db=postgres://kd@h/db?password=***&sslmode=require' 'lat.*'"
+        );
     }
 }

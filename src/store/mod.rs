@@ -18,6 +18,7 @@ mod check;
 pub mod location;
 mod pg;
 mod pg_schema;
+mod pgpass;
 mod rows;
 mod schema;
 mod sqlite;
@@ -29,6 +30,20 @@ use std::path::{Path, PathBuf};
 
 pub use check::{check_header, Header, Refusal};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+
+/// Whether `--init-schema` was given: a PostgreSQL database that holds
+/// another application's tables may get kdelta's own schema beside them.
+static INIT_SCHEMA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--init-schema`: let [`Store::open`] make kdelta's schema in a PostgreSQL
+/// database that holds other tables (refused otherwise, untouched).
+pub fn allow_init_schema() {
+    INIT_SCHEMA.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn init_schema() -> bool {
+    INIT_SCHEMA.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// The results store, whichever backend holds it.
 pub struct Store {

@@ -9,7 +9,7 @@
 //! host). A lost connection fails the writer's next write with an error and
 //! leaves every committed row as it was.
 
-use super::location::redact;
+use super::location::{redact, scrub, secrets};
 use super::pg_schema::{MIGRATION_LOCK, PG_VERSION, STEPS};
 use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
 use crate::error::bad_input;
@@ -35,6 +35,47 @@ fn run_lock(id: i64) -> i64 {
     (0x6b64_6c74_i64 << 32) | (id & 0xffff_ffff)
 }
 
+/// The time a connection may take, TCP, TLS and login together, unless the
+/// URL says `connect_timeout=N`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest a statement may run on the server, unless the URL's
+/// `options` set `statement_timeout` (a lock another kdelta holds included).
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// TCP keep-alives: the first after this long idle, then every
+/// [`KEEPALIVE_INTERVAL`], the connection dropped after
+/// [`KEEPALIVE_RETRIES`] unanswered; data unacknowledged for
+/// [`TCP_USER_TIMEOUT`] drops it too. A host that died or a network that
+/// broke fails the next statement within about a minute.
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+pub const KEEPALIVE_RETRIES: u32 = 3;
+pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every time limit kdelta sets, where the URL has not set it.
+fn limit_time(cfg: &mut postgres::Config) {
+    if cfg.get_connect_timeout().is_none() {
+        cfg.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // Keep-alives are on unless the URL says `keepalives=0`; the client's
+    // default idle time is two hours.
+    if cfg.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        cfg.keepalives_idle(KEEPALIVE_IDLE);
+    }
+    if cfg.get_keepalives_interval().is_none() {
+        cfg.keepalives_interval(KEEPALIVE_INTERVAL);
+    }
+    if cfg.get_keepalives_retries().is_none() {
+        cfg.keepalives_retries(KEEPALIVE_RETRIES);
+    }
+    if cfg.get_tcp_user_timeout().is_none() {
+        cfg.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    let options = cfg.get_options().unwrap_or("").to_string();
+    if !options.contains("statement_timeout") {
+        cfg.options(format!("{options} -c statement_timeout={}s", STATEMENT_TIMEOUT.as_secs()).trim_start());
+    }
+}
+
 /// A client error on one line (the server's message and detail).
 fn one_line(e: &postgres::Error) -> String {
     let s = match e.as_db_error() {
@@ -58,38 +99,89 @@ fn one_line(e: &postgres::Error) -> String {
 impl Pg {
     fn connect(url: &str) -> Result<(Client, PathBuf)> {
         let shown = redact(url);
-        let mut cfg: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({}): expected postgresql://USER@HOST[:PORT]/DBNAME", one_line(&e))))?;
-        if cfg.get_connect_timeout().is_none() {
-            cfg.connect_timeout(Duration::from_secs(10));
+        let mut secrets = secrets(url);
+        let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            // The client's words may quote any piece of the URL: with a
+            // password in it, they are left out.
+            let why = if secrets.is_empty() { one_line(&e) } else { "a password holding `@`, `/`, `?`, `:` or `&` must be %-escaped".to_string() };
+            bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({why}): expected postgresql://USER@HOST[:PORT]/DBNAME"))
+        })?;
+        // The password: the URL's, else `$PGPASSWORD` or `~/.pgpass` (the
+        // client reads neither). Kept out of every message.
+        if cfg.get_password().is_none() {
+            let host = cfg.get_hosts().first();
+            let (host, unix) = match host {
+                Some(postgres::config::Host::Tcp(h)) => (h.clone(), false),
+                Some(postgres::config::Host::Unix(p)) => (p.to_string_lossy().into_owned(), true),
+                None => ("localhost".to_string(), false),
+            };
+            let user = cfg.get_user().unwrap_or("").to_string();
+            let target = super::pgpass::Target {
+                host: &host,
+                unix,
+                port: cfg.get_ports().first().copied().unwrap_or(5432),
+                dbname: cfg.get_dbname().unwrap_or(&user),
+                user: &user,
+            };
+            if let Some(pw) = super::pgpass::password(&target) {
+                cfg.password(pw);
+            }
         }
+        secrets.extend(cfg.get_password().map(|p| String::from_utf8_lossy(p).into_owned()).filter(|p| !p.is_empty()));
+        let scrub = |m: String| scrub(&m, &secrets);
+        limit_time(&mut cfg);
         if cfg.get_application_name().is_none() {
             cfg.application_name("kdelta");
         }
-        // TLS where the URL asks for it (`sslmode=require`), the server's
-        // certificate verified against the system's CAs (OpenSSL's
-        // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
-        let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
-            cfg.connect(NoTls)
-        } else {
-            let tls = native_tls::TlsConnector::new().context("setting up TLS")?;
-            cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls))
+        let limit = *cfg.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
+        // The client bounds only the TCP connect: a server that accepts and
+        // never answers would hold its login forever. So the whole
+        // connection (TCP, TLS, login) is made on a thread of its own and
+        // given up after `limit` (the thread is left to the process's end).
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("kdelta-pg-connect".into())
+            .spawn(move || {
+                // TLS where the URL asks for it (`sslmode=require`), the server's
+                // certificate verified against the system's CAs (OpenSSL's
+                // SSL_CERT_FILE adds one); without it, as `sslmode=disable`.
+                let client = if !matches!(cfg.get_ssl_mode(), postgres::config::SslMode::Require) {
+                    cfg.connect(NoTls).map_err(|e| one_line(&e))
+                } else {
+                    match native_tls::TlsConnector::new() {
+                        Ok(tls) => cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls)).map_err(|e| one_line(&e)),
+                        Err(e) => Err(format!("setting up TLS: {e}")),
+                    }
+                };
+                let _ = tx.send(client);
+            })
+            .context("starting the connection thread")?;
+        let client = match rx.recv_timeout(limit) {
+            Ok(c) => c,
+            Err(_) => Err(format!("no answer from the server within {} s, the connect timeout (connect_timeout=N in the URL)", limit.as_secs_f64())),
         };
-        let client = client.map_err(|e| bad_input(format!("cannot open database {shown} ({}); check the URL and that the server is up, or choose another store with --db", one_line(&e))))?;
+        let client = client.map_err(|e| {
+            bad_input(scrub(format!("cannot open database {shown} ({e}); check the URL and that the server is up, or choose another store with --db")))
+        })?;
         Ok((client, PathBuf::from(shown)))
     }
 
     /// Connect and make or migrate the schema.
     pub fn open(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
-        migrate(&mut client, &shown)?;
+        migrate(&mut client, &shown, super::init_schema())?;
         Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
     }
 
     /// Connect to a database that already holds kdelta's schema.
     pub fn open_existing(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
-        match version(&mut client).map_err(|e| self::err(&shown, e))? {
+        let e = |e| self::err(&shown, e);
+        let Some(schema) = layout(&mut client).map_err(e)? else {
+            return Err(bad_input(format!("{} holds no kdelta results yet: run `kdelta run ... --db URL` first", shown.display())));
+        };
+        client.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
+        match version(&mut client, schema).map_err(e)? {
             None => return Err(bad_input(format!("{} holds no kdelta results yet: run `kdelta run ... --db URL` first", shown.display()))),
             Some(v) if v > PG_VERSION => return Err(newer(&shown, v)),
             Some(_) => {}
@@ -219,11 +311,15 @@ impl Pg {
             let mut c = self.client.borrow_mut();
             let free: bool = c.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(|e| err(&self.shown, e))?.get(0);
             if free {
-                c.execute(
+                // A role that may only read sees it incomplete without marking it.
+                let marked = c.execute(
                     "UPDATE runs SET status = 'incomplete', finished = $2 WHERE id = $1 AND status = 'running'",
                     &[&cols.id, &crate::model::record::now_rfc3339()],
-                )
-                .map_err(|e| err(&self.shown, e))?;
+                );
+                match marked {
+                    Err(e) if e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => return Err(err(&self.shown, e)),
+                    _ => {}
+                }
                 c.execute("SELECT pg_advisory_unlock($1)", &[&key]).map_err(|e| err(&self.shown, e))?;
                 status = RunStatus::Incomplete;
             }
@@ -233,6 +329,14 @@ impl Pg {
 }
 
 fn err(shown: &Path, e: postgres::Error) -> anyhow::Error {
+    // Missing rights are the user's to fix: one line, exit 2.
+    if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
+        return bad_input(format!(
+            "database {}: {}: this role lacks the rights kdelta needs here; ask the database's owner to grant them, or choose another store with --db",
+            shown.display(),
+            one_line(&e)
+        ));
+    }
     anyhow::anyhow!("database {}: {}", shown.display(), one_line(&e))
 }
 
@@ -243,33 +347,77 @@ fn newer(shown: &Path, v: i32) -> anyhow::Error {
     ))
 }
 
-/// The schema version, `None` when the database has no kdelta schema.
-fn version(c: &mut impl GenericClient) -> Result<Option<i32>, postgres::Error> {
-    let has: bool = c.query_one("SELECT to_regclass('kdelta_schema') IS NOT NULL", &[])?.get(0);
-    if !has {
-        return Ok(None);
-    }
-    Ok(c.query_opt("SELECT version FROM kdelta_schema", &[])?.map(|r| r.get(0)))
+/// The PostgreSQL schema kdelta's tables live in, a namespace of their own.
+pub const SCHEMA: &str = "kdelta";
+
+/// Where this database keeps kdelta's tables: its own schema, or `public`
+/// where a kdelta before the schema of its own made them (used there, as
+/// they are, so older kdeltas on other hosts keep writing the same
+/// tables); `None` when it has none.
+fn layout(c: &mut impl GenericClient) -> Result<Option<&'static str>, postgres::Error> {
+    let row = c.query_one("SELECT to_regclass('kdelta.kdelta_schema') IS NOT NULL, to_regclass('public.kdelta_schema') IS NOT NULL", &[])?;
+    Ok(if row.get(0) {
+        Some(SCHEMA)
+    } else if row.get(1) {
+        Some("public")
+    } else {
+        None
+    })
 }
 
-/// Make or migrate the schema, once however many hosts start together.
-fn migrate(client: &mut Client, shown: &Path) -> Result<()> {
+/// The schema version kept in `schema`.
+fn version(c: &mut impl GenericClient, schema: &str) -> Result<Option<i32>, postgres::Error> {
+    Ok(c.query_opt(&format!("SELECT version FROM {schema}.kdelta_schema"), &[])?.map(|r| r.get(0)))
+}
+
+/// Make or migrate the schema, once however many hosts start together. A
+/// database without kdelta's tables that holds others is another
+/// application's: refused untouched unless `init_schema`, and then kdelta's
+/// tables go in their own schema beside the others.
+fn migrate(client: &mut Client, shown: &Path, init_schema: bool) -> Result<()> {
     let e = |e| err(shown, e);
     let mut tx = client.transaction().map_err(e)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(e)?;
-    let found = version(&mut tx).map_err(e)?;
-    let current = match found {
-        Some(v) if v > PG_VERSION => return Err(newer(shown, v)),
-        Some(v) => v,
+    let current = match layout(&mut tx).map_err(e)? {
+        Some(schema) => {
+            tx.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
+            match version(&mut tx, schema).map_err(e)? {
+                Some(v) if v > PG_VERSION => return Err(newer(shown, v)),
+                v => v.unwrap_or(0),
+            }
+        }
         None => {
-            let foreign: bool = tx.query_one("SELECT to_regclass('runs') IS NOT NULL OR to_regclass('results') IS NOT NULL", &[]).map_err(e)?.get(0);
-            if foreign {
+            let others: Vec<String> = tx
+                .query(
+                    "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+                     ORDER BY 1",
+                    &[],
+                )
+                .map_err(e)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let in_ours = others.iter().any(|t| t.starts_with("kdelta."));
+            if !others.is_empty() && (!init_schema || in_ours) {
+                let mut list = others.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+                if others.len() > 3 {
+                    list.push_str(&format!(" and {} more", others.len() - 3));
+                }
+                let way = if in_ours {
+                    "its schema kdelta is another application's too"
+                } else {
+                    "or give --init-schema to keep kdelta's tables in a schema of their own (kdelta) beside them"
+                };
                 return Err(bad_input(format!(
-                    "{} is not a kdelta database (it has a runs or results table but no kdelta_schema); nothing was changed: choose another database with --db",
+                    "{} is not a kdelta database: it holds other tables ({list}) and no kdelta schema; nothing was changed: choose another database with --db, {way}",
                     shown.display()
                 )));
             }
-            tx.batch_execute("CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (0);").map_err(e)?;
+            tx.batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {SCHEMA}; SET search_path TO {SCHEMA}; CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (0);"
+            ))
+            .map_err(e)?;
             0
         }
     };
@@ -281,7 +429,24 @@ fn migrate(client: &mut Client, shown: &Path) -> Result<()> {
     if current < PG_VERSION {
         tx.execute("UPDATE kdelta_schema SET version = $1", &[&PG_VERSION]).map_err(e)?;
     }
-    tx.commit().map_err(e)
+    tx.commit().map_err(e)?;
+    // A role that may read but not write is told now, not at its first result.
+    let row = client
+        .query_one(
+            "SELECT has_table_privilege('runs', 'INSERT') AND has_table_privilege('runs', 'UPDATE') AND has_table_privilege('results', 'INSERT')
+                    AND has_sequence_privilege('runs_id_seq', 'USAGE') AND has_sequence_privilege('results_id_seq', 'USAGE'),
+                    current_user::text, current_schema()::text",
+            &[],
+        )
+        .map_err(e)?;
+    if !row.get::<_, bool>(0) {
+        let (user, schema): (String, String) = (row.get(1), row.get(2));
+        return Err(bad_input(format!(
+            "role {user} may read {} but not store runs in it: ask its owner to grant INSERT, UPDATE ON {schema}.runs, INSERT ON {schema}.results and USAGE ON their id sequences, or use a reading command (runs, show, compare, export, report)",
+            shown.display()
+        )));
+    }
+    Ok(())
 }
 
 fn insert_run(tx: &mut impl GenericClient, run: &RunRecord, status: RunStatus, origin: Option<&str>, lock: bool) -> Result<Option<i64>, postgres::Error> {

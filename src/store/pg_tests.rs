@@ -148,7 +148,7 @@ fn a_lost_connection_fails_its_run_and_keeps_the_rest() {
     assert_eq!(reader.find_run("lost").unwrap().status, RunStatus::Incomplete);
     assert_eq!(reader.results(id).unwrap().len(), 1, "what was committed stays");
     // Marked in the table, not only in what this reader saw.
-    let stored: String = admin.query_one("SELECT status FROM runs WHERE id = $1", &[&id]).unwrap().get(0);
+    let stored: String = admin.query_one("SELECT status FROM kdelta.runs WHERE id = $1", &[&id]).unwrap().get(0);
     assert_eq!(stored, "incomplete");
 }
 
@@ -178,7 +178,7 @@ fn foreign_and_newer_databases_are_refused_untouched() {
     assert!(crate::error::is_bad_input(&e) && e.to_string().contains("no kdelta results"), "{e}");
     c.batch_execute("DROP TABLE runs").unwrap();
     drop(Store::open(Path::new(&db.url)).unwrap());
-    c.batch_execute("UPDATE kdelta_schema SET version = 99").unwrap();
+    c.batch_execute("UPDATE kdelta.kdelta_schema SET version = 99").unwrap();
     for e in [Store::open(Path::new(&db.url)).err().unwrap(), Store::open_read_only(Path::new(&db.url)).err().unwrap()] {
         assert!(crate::error::is_bad_input(&e) && e.to_string().contains("newer kdelta"), "{e}");
     }
@@ -190,4 +190,33 @@ fn an_unreachable_server_is_one_line() {
     let e = Store::open(Path::new("postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2")).err().unwrap();
     let m = e.to_string();
     assert!(crate::error::is_bad_input(&e) && m.starts_with("cannot open database postgresql://kd@127.0.0.1:1/kdelta") && !m.contains('\n'), "{m}");
+}
+
+#[test]
+fn statements_have_a_time_limit() {
+    let Some(db) = TestDb::new("statements_have_a_time_limit") else { return };
+    let s = Pg::open(&db.url).unwrap();
+    let t: String = s.client.borrow_mut().query_one("SHOW statement_timeout", &[]).unwrap().get(0);
+    assert_eq!(t, "1min");
+    // The URL's own setting is kept.
+    let url = format!("{}&options=-c%20statement_timeout%3D5s", db.url);
+    let s = Pg::open(&url).unwrap();
+    let t: String = s.client.borrow_mut().query_one("SHOW statement_timeout", &[]).unwrap().get(0);
+    assert_eq!(t, "5s");
+}
+
+#[test]
+fn tables_an_earlier_kdelta_made_in_public_are_used_there() {
+    let Some(db) = TestDb::new("tables_an_earlier_kdelta_made_in_public_are_used_there") else { return };
+    let mut c = postgres::Client::connect(&db.url, NoTls).unwrap();
+    c.batch_execute("CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (1);").unwrap();
+    c.batch_execute(STEPS[0].1).unwrap();
+    let mut s = Store::open(Path::new(&db.url)).unwrap();
+    let id = s.begin_run(&a_run("old")).unwrap();
+    s.finish_run(id, RunStatus::Complete, &Default::default()).unwrap();
+    assert_eq!(Store::open_read_only(Path::new(&db.url)).unwrap().find_run("old").unwrap().id, id);
+    let n: i64 = c.query_one("SELECT COUNT(*) FROM public.runs", &[]).unwrap().get(0);
+    assert_eq!(n, 1);
+    let own: bool = c.query_one("SELECT to_regnamespace('kdelta') IS NOT NULL", &[]).unwrap().get(0);
+    assert!(!own, "no second set of tables beside the first");
 }

@@ -131,7 +131,7 @@ impl RunCols {
             finished: self.finished,
             status,
             kdelta_version: self.kdelta_version,
-            command: self.command,
+            command: super::location::redact_command(&self.command),
             pid: self.pid.map(|p| p as u32),
             configs: serde_json::from_value(js(self.configs)).unwrap_or_default(),
             host: js(self.host),
