@@ -4,7 +4,9 @@
 //! whose every second call is disturbed by a sleep inside the timed loop,
 //! a net figure that straddles zero, and a spin whose points take turns
 //! in one worker (`test.turns`, failing on `fail=yes`), and a worker that
-//! leaves a corrupt results file (`test.garble`).
+//! leaves a corrupt results file (`test.garble`), and a fixed loop of
+//! arithmetic whose length a configuration can scale (`test.work`, the
+//! known small change the star's power is checked with).
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
 use std::time::{Duration, Instant};
@@ -143,7 +145,36 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
                 })
             },
         ),
+        Simple::boxed(
+            || {
+                BenchInfo::new("test.work", "a fixed loop of `iters` dependent multiply-adds, times $KDELTA_TEST_WORK_SCALE", "us", Better::Lower)
+                    .param(ParamSpec::new("iters", ParamKind::Int { min: 1, max: 100_000_000 }, "20000", "multiply-adds per operation"))
+            },
+            |p, s| {
+                let scale = match std::env::var("KDELTA_TEST_WORK_SCALE") {
+                    Ok(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0 && *x <= 1000.0).ok_or_else(|| {
+                        anyhow::anyhow!("KDELTA_TEST_WORK_SCALE={v:?} is not allowed: a number above 0, at most 1000")
+                    })?,
+                    Err(_) => 1.0,
+                };
+                let iters = (p.u64("iters")? as f64 * scale).round() as u64;
+                s.measure_us(|n| {
+                    let t = Instant::now();
+                    std::hint::black_box(work(n * iters));
+                    Ok(t.elapsed())
+                })
+            },
+        ),
     ]
+}
+
+/// `n` dependent multiply-adds: a loop whose length is its only parameter.
+fn work(n: u64) -> u64 {
+    let mut x = std::hint::black_box(1u64);
+    for _ in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    }
+    x
 }
 
 crate::choice! {
