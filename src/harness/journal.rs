@@ -233,22 +233,6 @@ fn check_dir(dir: &Path) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn kind(ft: std::fs::FileType) -> &'static str {
-    if ft.is_symlink() {
-        "a symbolic link"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_char_device() || ft.is_block_device() {
-        "a device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
-
 /// The journal's bytes, if the file is one only its owner could have
 /// written (see the module's notes); `Ok(None)` when there is none.
 /// Never blocks on a FIFO or reads more than [`MAX_BYTES`].
@@ -259,7 +243,7 @@ fn load(path: &Path) -> std::result::Result<Option<Vec<u8>>, String> {
         Err(e) => return Err(e.to_string()),
     };
     if !md.file_type().is_file() {
-        return Err(format!("it is {}, not a regular file", kind(md.file_type())));
+        return Err(format!("it is {}, not a regular file", crate::sys::output::file_kind(md.file_type())));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -395,7 +379,7 @@ pub fn discard(path: &Path) -> Result<String> {
     };
     let ft = md.file_type();
     if ft.is_dir() || ft.is_char_device() || ft.is_block_device() {
-        return Err(bad_input(format!("{} is {}, not a journal: not removed", path.display(), kind(ft))));
+        return Err(bad_input(format!("{} is {}, not a journal: not removed", path.display(), crate::sys::output::file_kind(ft))));
     }
     let mut lost = String::new();
     if let Ok(Some(e)) = read(path) {

@@ -15,31 +15,25 @@ pub fn is_bidi_control(c: char) -> bool {
 /// `s` with every bidirectional control shown as a visible placeholder
 /// (`[U+202E]`); borrowed when there is none.
 pub fn neutral(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(is_bidi_control) {
-        return Cow::Borrowed(s);
-    }
-    let mut o = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if is_bidi_control(c) {
-            o.push_str(&format!("[U+{:04X}]", c as u32));
-        } else {
-            o.push(c);
-        }
-    }
-    Cow::Owned(o)
+    replace_bidi(s, |c| format!("[U+{:04X}]", c as u32))
 }
 
 /// JSON text with every bidirectional control written as its `\uXXXX`
 /// escape: the same JSON value, without the raw character. serde_json
 /// writes bidi controls raw, and it can only be inside a string there.
 pub fn json_escape_bidi(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(is_bidi_control) {
-        return Cow::Borrowed(json);
+    replace_bidi(json, |c| format!("\\u{:04x}", c as u32))
+}
+
+/// `s` with each bidirectional control replaced by `with(c)`; borrowed when there is none.
+fn replace_bidi(s: &str, with: impl Fn(char) -> String) -> Cow<'_, str> {
+    if !s.chars().any(is_bidi_control) {
+        return Cow::Borrowed(s);
     }
-    let mut o = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
+    let mut o = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
         if is_bidi_control(c) {
-            o.push_str(&format!("\\u{:04x}", c as u32));
+            o.push_str(&with(c));
         } else {
             o.push(c);
         }

@@ -13,8 +13,12 @@ use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-fn kind(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
+/// What a file that is not a regular file is, for a message: `a FIFO`,
+/// `a device`, ... (of `symlink_metadata`, `a symbolic link` too).
+pub fn file_kind(t: std::fs::FileType) -> &'static str {
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {
         "a FIFO"
@@ -28,7 +32,7 @@ fn kind(t: std::fs::FileType) -> &'static str {
 }
 
 fn refused(option: &str, path: &Path, t: std::fs::FileType) -> anyhow::Error {
-    bad_input(format!("{option} {}: {}: the output must be a regular file or a new name", path.display(), kind(t)))
+    bad_input(format!("{option} {}: {}: the output must be a regular file or a new name", path.display(), file_kind(t)))
 }
 
 /// Refuse `path` for writing when it exists (a symlink followed) and is not

@@ -262,23 +262,13 @@ impl std::error::Error for ParseError {}
 /// Read and parse a loadfile; every problem is a [`crate::error::bad_input`].
 pub fn load(path: &Path) -> anyhow::Result<Loadfile> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let bad = |m: String| crate::error::bad_input(format!("loadfile {}: {m}", path.display()));
     // Judged before opening: a FIFO would block the open, /dev/zero never ends.
     let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
     let t = meta.file_type();
     if !t.is_file() {
-        let kind = if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
+        let kind = crate::sys::output::file_kind(t);
         return Err(bad(format!("{kind}: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20)));
     }
     let too_big = |n: u64| bad(format!("{n} bytes is over the limit: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20));
