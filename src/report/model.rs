@@ -130,11 +130,6 @@ pub fn cell_of(r: &ResultRecord) -> Cell {
     }
 }
 
-/// A result's clean samples and what a comparison needs to know of them.
-fn side_of(r: &ResultRecord) -> (Vec<f64>, Side) {
-    Side::of(r)
-}
-
 impl Table {
     /// Rows keyed on (benchmark, parameters), in first-seen order.
     pub fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
@@ -158,7 +153,7 @@ impl Table {
                 .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
                     // A figure below resolution has no ratio worth printing.
                     (Some(a), Some(b)) if a.below_resolution.is_none() && b.below_resolution.is_none() => {
-                        let ((va, sa), (vb, sb)) = (side_of(a), side_of(b));
+                        let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
                         stats::compare_sides(&va, &sa, &vb, &sb, any.better, opt)
                     }
                     _ => None,

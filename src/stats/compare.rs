@@ -132,7 +132,6 @@ pub fn compare_sides(a: &[f64], sa: &Side, b: &[f64], sb: &Side, better: Better,
         &ModeInput { values: b, rounds: &sb.rounds, placements: &sb.placements, split: sb.split },
         better,
         opt,
-        opt.rounds_paired,
     );
     let why = if sa.noisy || sb.noisy {
         Some(Withheld::Noisy)

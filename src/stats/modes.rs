@@ -70,7 +70,7 @@ fn pick<'a>(s: &ModeInput<'a>, p: Placement) -> (Vec<f64>, Vec<u32>, f64) {
 
 /// The change per placement, when either side split by placement and both
 /// sides know where each sample ran. Empty otherwise.
-pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOptions, paired: bool) -> Vec<ModeChange> {
+pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOptions) -> Vec<ModeChange> {
     let aligned = |s: &ModeInput| s.placements.len() == s.values.len() && s.placements.iter().any(|p| p.is_some());
     if !(a.split || b.split) || !aligned(a) || !aligned(b) {
         return Vec::new();
@@ -86,9 +86,10 @@ pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOption
         }
         let mut m = ModeChange { placement: p, a: ma, b: mb, change_pct: None, rounds: None, significant: false };
         if m.a.is_some() && m.b.is_some() {
-            if let Some(c) = compare(&va, &vb, better, opt) {
+            // The mode's median and tests only: its bootstrap interval is never shown.
+            if let Some(c) = compare(&va, &vb, better, &CompareOptions { bootstrap: 0, ..*opt }) {
                 m.change_pct = Some(c.change_pct);
-                m.rounds = rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, paired);
+                m.rounds = rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
                 // The row's rule: the rounds decide where they are known;
                 // without them, Welch's t and the rank test as `compare` has it.
                 let known = ra.iter().any(|&r| r > 0) && rb.iter().any(|&r| r > 0);
@@ -127,7 +128,7 @@ mod tests {
         }
         let ia = ModeInput { values: &a.0, rounds: &a.1, placements: &a.2, split: false };
         let ib = ModeInput { values: &b.0, rounds: &b.1, placements: &b.2, split: true };
-        let m = changes(&ia, &ib, Better::Lower, &CompareOptions::default(), true);
+        let m = changes(&ia, &ib, Better::Lower, &CompareOptions::default());
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].placement, Placement::OneCpu);
         assert!(!m[0].moved(), "{:?}", m[0]);
@@ -137,6 +138,6 @@ mod tests {
         assert!((m[1].b.as_ref().unwrap().share - 0.4).abs() < 1e-9);
         // Neither side split: nothing to say.
         let ib = ModeInput { split: false, ..ib };
-        assert!(changes(&ia, &ib, Better::Lower, &CompareOptions::default(), true).is_empty());
+        assert!(changes(&ia, &ib, Better::Lower, &CompareOptions::default()).is_empty());
     }
 }
