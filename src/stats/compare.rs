@@ -108,9 +108,10 @@ impl Side {
     pub fn of(r: &ResultRecord) -> (Vec<f64>, Side) {
         let clean = r.clean_with_meta();
         // Rounds are known when every clean sample has a record and one names its round.
-        let known = clean.iter().all(|(_, m)| m.is_some()) && clean.iter().any(|(_, m)| m.is_some_and(|m| m.round > 0));
+        let recorded = clean.iter().all(|(_, m)| m.is_some());
+        let known = recorded && clean.iter().any(|(_, m)| m.is_some_and(|m| m.round > 0));
         let rounds = if known { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
-        let placements = if clean.iter().all(|(_, m)| m.is_some()) { clean.iter().map(|(_, m)| m.and_then(|m| m.placement())).collect() } else { Vec::new() };
+        let placements = if recorded { clean.iter().map(|(_, m)| m.and_then(|m| m.placement())).collect() } else { Vec::new() };
         let side = Side { rounds, placements, split: !r.placement.is_empty(), noisy: r.is_noisy(), busy: r.is_busy() };
         (clean.into_iter().map(|(v, _)| v).collect(), side)
     }
@@ -123,10 +124,8 @@ pub fn compare_sides(a: &[f64], sa: &Side, b: &[f64], sb: &Side, better: Better,
     let known = !sa.rounds.is_empty() && !sb.rounds.is_empty();
     if known {
         c.rounds = rounds::judge((a, &sa.rounds), (b, &sb.rounds), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
-        // The rank test and the rounds decide; Welch's t, which a side
-        // split into modes sways, is reported but not required.
-        c.significant = c.beyond_threshold(opt) && c.p_mann_whitney.is_some_and(|p| p < opt.alpha);
     }
+    c.significant = samples_pass(&c, known, opt);
     c.modes = modes::changes(
         &ModeInput { values: a, rounds: &sa.rounds, placements: &sa.placements, split: sa.split },
         &ModeInput { values: b, rounds: &sb.rounds, placements: &sb.placements, split: sb.split },
@@ -137,20 +136,40 @@ pub fn compare_sides(a: &[f64], sa: &Side, b: &[f64], sb: &Side, better: Better,
         Some(Withheld::Noisy)
     } else if sa.busy || sb.busy {
         Some(Withheld::Busy)
-    } else if !known {
-        None
     } else {
-        match &c.rounds {
-            None => Some(Withheld::FewRounds),
-            Some(r) if r.p >= opt.alpha => Some(Withheld::NotInRounds),
-            Some(_) => None,
-        }
+        rounds_fail(&c, known, opt)
     };
     if c.significant && why.is_some() {
         c.significant = false;
         c.withheld = why;
     }
     Some(c)
+}
+
+/// Rules 1 and 2; where the rounds are unknown, Welch's t as well. Where
+/// they are known Welch's t, which a side split into modes sways, is
+/// reported but not required.
+fn samples_pass(c: &Comparison, known: bool, opt: &CompareOptions) -> bool {
+    let welch = known || c.p_welch.is_some_and(|p| p < opt.alpha);
+    welch && c.p_mann_whitney.is_some_and(|p| p < opt.alpha) && c.beyond_threshold(opt)
+}
+
+/// Rule 3: why the rounds withhold the star (`None` when they do not, or
+/// when they are unknown and the samples alone decide).
+fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<Withheld> {
+    if !known {
+        return None;
+    }
+    match &c.rounds {
+        None => Some(Withheld::FewRounds),
+        Some(r) if r.p >= opt.alpha => Some(Withheld::NotInRounds),
+        Some(_) => None,
+    }
+}
+
+/// Rules 1 to 3 for a comparison whose `rounds` were judged (`known`).
+pub(super) fn passes(c: &Comparison, known: bool, opt: &CompareOptions) -> bool {
+    samples_pass(c, known, opt) && rounds_fail(c, known, opt).is_none()
 }
 
 #[derive(Debug, Clone, Copy)]

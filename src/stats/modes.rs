@@ -5,7 +5,7 @@
 //! moved: `lat.pipe` from one CPU to two may be as fast as before when both
 //! tasks share a CPU, and slower only because it now also runs across CPUs.
 
-use super::compare::{compare, CompareOptions};
+use super::compare::{compare, passes, CompareOptions};
 use super::rounds::{self, Rounds};
 use super::summary::median;
 use crate::model::sample::Placement;
@@ -87,17 +87,15 @@ pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOption
         let mut m = ModeChange { placement: p, a: ma, b: mb, change_pct: None, rounds: None, significant: false };
         if m.a.is_some() && m.b.is_some() {
             // The mode's median and tests only: its bootstrap interval is never shown.
-            if let Some(c) = compare(&va, &vb, better, &CompareOptions { bootstrap: 0, ..*opt }) {
-                m.change_pct = Some(c.change_pct);
-                m.rounds = rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
-                // The row's rule: the rounds decide where they are known;
-                // without them, Welch's t and the rank test as `compare` has it.
+            if let Some(mut c) = compare(&va, &vb, better, &CompareOptions { bootstrap: 0, ..*opt }) {
                 let known = ra.iter().any(|&r| r > 0) && rb.iter().any(|&r| r > 0);
-                m.significant = if known {
-                    c.beyond_threshold(opt) && c.p_mann_whitney.is_some_and(|p| p < opt.alpha) && m.rounds.as_ref().is_some_and(|r| r.p < opt.alpha)
-                } else {
-                    c.significant
-                };
+                if known {
+                    c.rounds = rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
+                }
+                // The row's rule, judged on the mode's samples and rounds.
+                m.significant = passes(&c, known, opt);
+                m.change_pct = Some(c.change_pct);
+                m.rounds = c.rounds;
             }
         }
         out.push(m);
