@@ -343,4 +343,3 @@ fn parse_runs(s: &str) -> Result<RunsArg, String> {
         _ => Err(format!("{s:?} is not allowed: expected auto or a whole number from 1 to 10000")),
     }
 }
-

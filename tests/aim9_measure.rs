@@ -17,9 +17,9 @@
 //! - `cv_of_arithmetic_and_calls`: 5 periods of 1 s for each arithmetic and
 //!   function-call test; prints the coefficient of variation.
 
-use kdelta::model::params::expand;
 use kdelta::bench::Benchmark;
 use kdelta::measure::sampler::{Sampler, SamplerSettings};
+use kdelta::model::params::expand;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -30,10 +30,15 @@ fn run(b: &dyn Benchmark, samples: usize) -> anyhow::Result<(Vec<f64>, Vec<f64>)
     let p = expand(&info.params, &BTreeMap::new(), false, info.name)?.remove(0);
     b.check(&p)?;
     let tmp = tempfile::tempdir()?;
-    let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(samples, tmp.path()) });
+    let mut s = Sampler::new(SamplerSettings {
+        target: Duration::from_millis(10),
+        quick: false,
+        ..SamplerSettings::direct(samples, tmp.path())
+    });
     b.run(&p, &mut s)?;
     let out = s.finish();
-    let share: Vec<f64> = out.extras.get("cpu_share").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+    let share: Vec<f64> =
+        out.extras.get("cpu_share").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
     let per_cpu = out.samples.iter().zip(&share).map(|(v, c)| v / c.max(1e-9)).collect();
     Ok((out.samples, per_cpu))
 }
@@ -56,7 +61,14 @@ fn suite_at_default_period() {
         match run(&*b, info.samples) {
             Ok((v, _)) => {
                 let (m, cv) = mean_cv(&v);
-                eprintln!("{:<22} {:>16.1} {:<18} cv {:>5.2}%  {:>5.2} s", info.name, m, info.unit, cv, t.elapsed().as_secs_f64());
+                eprintln!(
+                    "{:<22} {:>16.1} {:<18} cv {:>5.2}%  {:>5.2} s",
+                    info.name,
+                    m,
+                    info.unit,
+                    cv,
+                    t.elapsed().as_secs_f64()
+                );
             }
             Err(e) => {
                 failed += 1;
@@ -80,7 +92,10 @@ fn cv_of_arithmetic_and_calls() {
         let (v, c) = run(&*b, 5).unwrap();
         let (m, cv) = mean_cv(&v);
         let (mc, cvc) = mean_cv(&c);
-        eprintln!("{:<18} mean {:>14.1} {:<16} cv {:>6.2}%   per CPU-second {:>14.1} cv {:>6.2}%", n, m, info.unit, cv, mc, cvc);
+        eprintln!(
+            "{:<18} mean {:>14.1} {:<16} cv {:>6.2}%   per CPU-second {:>14.1} cv {:>6.2}%",
+            n, m, info.unit, cv, mc, cvc
+        );
     }
 }
 
@@ -95,7 +110,11 @@ fn calls_for_strace() {
     let filesize = std::env::var("AIM9_FILESIZE").ok().and_then(|v| v.parse().ok()).unwrap_or(256 << 10);
     let d = kdelta::bench::aim9::TESTS.iter().find(|d| d.name == format!("aim9.{name}")).expect("no such aim9 test");
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = kdelta::bench::aim9::runner::Ctx { dir: tmp.path().to_path_buf(), filesize: if d.disk { filesize } else { 0 }, sync: false };
+    let ctx = kdelta::bench::aim9::runner::Ctx {
+        dir: tmp.path().to_path_buf(),
+        filesize: if d.disk { filesize } else { 0 },
+        sync: false,
+    };
     let mut w = (d.make)(&ctx).unwrap();
     let t = Instant::now();
     for _ in 0..n {

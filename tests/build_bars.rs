@@ -23,7 +23,10 @@ fn build_bars() {
     let b = BuildMake;
     let files = env("KDELTA_BUILD_FILES", "300");
     let samples: usize = env("KDELTA_BUILD_SAMPLES", "3").parse().unwrap();
-    println!("{:>4} {:>8} {:>8} {:>8}   (means of {samples} clean builds of {files} files, seconds)", "jobs", "wall", "user", "sys");
+    println!(
+        "{:>4} {:>8} {:>8} {:>8}   (means of {samples} clean builds of {files} files, seconds)",
+        "jobs", "wall", "user", "sys"
+    );
     for jobs in env("KDELTA_BUILD_JOBS", "1,2,4").split(',') {
         let mut p = Params::default();
         for spec in b.info().params {
@@ -32,7 +35,11 @@ fn build_bars() {
         p.set("jobs", jobs);
         p.set("files", &files);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(samples, t.path()) });
+        let mut s = Sampler::new(SamplerSettings {
+            target: Duration::from_millis(10),
+            quick: false,
+            ..SamplerSettings::direct(samples, t.path())
+        });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         let wall = out.samples.iter().sum::<f64>() / out.samples.len() as f64;

@@ -44,7 +44,11 @@ fn help_and_list() {
 #[test]
 fn run_json_shape() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "lat.syscall", "--runs", "2", "--sample-time", "1ms", "--label", "shape", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "lat.syscall", "--runs", "2", "--sample-time", "1ms", "--label", "shape", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     assert!(v["run"]["id"].as_i64().unwrap() >= 1);
@@ -74,7 +78,11 @@ fn run_json_shape() {
 #[test]
 fn every_lat_benchmark_gives_a_positive_figure() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "lat", "--quick", "--runs", "1", "--sample-time", "1ms", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "lat", "--quick", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let results = v["results"].as_array().unwrap();
@@ -89,7 +97,11 @@ fn every_lat_benchmark_gives_a_positive_figure() {
 #[test]
 fn every_bw_benchmark_gives_a_positive_figure() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let results = v["results"].as_array().unwrap();
@@ -104,7 +116,11 @@ fn every_bw_benchmark_gives_a_positive_figure() {
 #[test]
 fn two_configs_print_a_comparison_with_a_geomean() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "lat.syscall", "lat.read", "--config", "up,noht", "--runs", "2", "--sample-time", "1ms"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "lat.syscall", "lat.read", "--config", "up,noht", "--runs", "2", "--sample-time", "1ms"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("change"), "{s}");
@@ -119,7 +135,10 @@ fn two_configs_print_a_comparison_with_a_geomean() {
 fn compare_two_stored_runs() {
     let e = Env::new();
     for l in ["base", "new"] {
-        e.cmd().args(["run", "lat.syscall", "--config", "up", "--runs", "2", "--sample-time", "1ms", "--label", l]).assert().success();
+        e.cmd()
+            .args(["run", "lat.syscall", "--config", "up", "--runs", "2", "--sample-time", "1ms", "--label", l])
+            .assert()
+            .success();
     }
     let out = e.cmd().args(["compare", "base", "new", "--format", "json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -127,7 +146,11 @@ fn compare_two_stored_runs() {
     let t = &v["comparisons"][0];
     assert_eq!(t["rows"][0]["benchmark"], "lat.syscall");
     assert!(t["rows"][0]["changes"][0]["change_pct"].as_f64().unwrap().is_finite());
-    e.cmd().args(["runs"]).assert().success().stdout(predicate::str::contains("base").and(predicate::str::contains("complete")));
+    e.cmd()
+        .args(["runs"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("base").and(predicate::str::contains("complete")));
     e.cmd().args(["show", "new"]).assert().success().stdout(predicate::str::contains("lat.syscall"));
     let csv = e.cmd().args(["export", "base", "--format", "csv"]).output().unwrap();
     let text = String::from_utf8_lossy(&csv.stdout);
@@ -179,9 +202,27 @@ fn old_spellings_are_accepted_and_stored_canonical() {
     let out = e.cmd().args(["run", "thread.ctx", "--param", "model=thread,fiber"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("\"fiber\"") && err.contains("threads|processes") && err.trim_end().lines().count() == 1, "{err}");
+    assert!(
+        err.contains("\"fiber\"") && err.contains("threads|processes") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
 
-    let args = ["run", "thread.ctx", "--runs", "1", "--sample-time", "1ms", "--param", "model=thread", "--param", "threads=2", "--param", "size=0", "--format", "json"];
+    let args = [
+        "run",
+        "thread.ctx",
+        "--runs",
+        "1",
+        "--sample-time",
+        "1ms",
+        "--param",
+        "model=thread",
+        "--param",
+        "threads=2",
+        "--param",
+        "size=0",
+        "--format",
+        "json",
+    ];
     let out = e.cmd().args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
@@ -201,7 +242,19 @@ fn smt_configuration_refused_without_siblings() {
     let out = e
         .cmd()
         .env("KDELTA_SYSFS_ROOT", &root)
-        .args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .args([
+            "run",
+            "lat.syscall",
+            "--config",
+            "up,ht",
+            "--skip-unavailable",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -227,14 +280,33 @@ fn topo_describes_fake_smt_machine() {
 #[test]
 fn chart_writes_an_svg() {
     let e = Env::new();
-    e.cmd().args(["run", "test.sleep", "--param", "us=10,40", "--config", "up,noht", "--runs", "1", "--sample-time", "1ms"]).assert().success();
+    e.cmd()
+        .args([
+            "run",
+            "test.sleep",
+            "--param",
+            "us=10,40",
+            "--config",
+            "up,noht",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+        ])
+        .assert()
+        .success();
     let svg = e.dir.path().join("c.svg");
     e.cmd().args(["chart", "-o"]).arg(&svg).assert().success();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("test.sleep"), "{}", &text[..200.min(text.len())]);
     // A run with nothing to draw says so.
     e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--label", "flat"]).assert().success();
-    e.cmd().args(["chart", "flat", "-o"]).arg(e.dir.path().join("d.svg")).assert().code(2).stderr(predicates::str::contains("nothing to chart"));
+    e.cmd()
+        .args(["chart", "flat", "-o"])
+        .arg(e.dir.path().join("d.svg"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("nothing to chart"));
 }
 
 #[test]
@@ -275,6 +347,10 @@ fn a_family_subcommand_runs_and_refuses_bad_input() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("# kdelta NetBench-like loadfile: 30 operations, seed 2"), "{text}");
-    e.cmd().args(["loadfile", "generate", "--ops", "1"]).assert().code(2).stderr(predicate::str::contains("--ops 1 is not allowed"));
+    e.cmd()
+        .args(["loadfile", "generate", "--ops", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--ops 1 is not allowed"));
     e.cmd().args(["loadfile", "generate", "--bogus"]).assert().code(2);
 }

@@ -26,7 +26,10 @@ fn compare_run() {
     let dir = tempfile::tempdir().unwrap();
     for p in pts {
         b.check(&p).unwrap();
-        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), ..SamplerSettings::direct(1, dir.path()) });
+        let mut s = Sampler::new(SamplerSettings {
+            target: Duration::from_millis(10),
+            ..SamplerSettings::direct(1, dir.path())
+        });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         println!("{name} {} -> {:.2} MB/s", p.display(), out.samples[0]);

@@ -8,7 +8,22 @@ use std::time::Duration;
 #[test]
 fn a_killed_worker_fails_alone() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "test.crash", "test.sleep", "test.fail", "--runs", "1", "--sample-time", "1ms", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args([
+            "run",
+            "test.crash",
+            "test.sleep",
+            "test.fail",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let by = |n: &str| v["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == n).unwrap().clone();
@@ -56,7 +71,11 @@ fn a_foreign_sqlite_database_is_refused() {
         c.execute_batch("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (42);").unwrap();
     }
     let before = std::fs::read(e.db()).unwrap();
-    e.cmd().args(["run", "test.sleep", "--runs", "1"]).assert().code(2).stderr(predicate::str::contains("not kdelta's").and(predicate::str::contains("mine")));
+    e.cmd()
+        .args(["run", "test.sleep", "--runs", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not kdelta's").and(predicate::str::contains("mine")));
     assert_eq!(std::fs::read(e.db()).unwrap(), before);
 }
 
@@ -68,7 +87,18 @@ fn two_writers_at_once_both_succeed() {
             .env("KDELTA_DB", e.db())
             .env("TMPDIR", e.tmp())
             .env("KDELTA_TEST_BENCHES", "1")
-            .args(["run", "test.sleep", "--param", "us=20,40,60", "--runs", "2", "--sample-time", "1ms", "--label", label])
+            .args([
+                "run",
+                "test.sleep",
+                "--param",
+                "us=20,40,60",
+                "--runs",
+                "2",
+                "--sample-time",
+                "1ms",
+                "--label",
+                label,
+            ])
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap()
@@ -110,7 +140,11 @@ fn ctrl_c_marks_the_run_incomplete_and_cleans_up() {
     let strays = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|d| d.ok())
-        .filter(|d| std::fs::read(d.path().join("environ")).map(|env| String::from_utf8_lossy(&env).contains(&*e.tmp().to_string_lossy())).unwrap_or(false))
+        .filter(|d| {
+            std::fs::read(d.path().join("environ"))
+                .map(|env| String::from_utf8_lossy(&env).contains(&*e.tmp().to_string_lossy()))
+                .unwrap_or(false)
+        })
         .count();
     assert_eq!(strays, 0, "worker processes left behind");
     // An incomplete run is never taken as the latest for compare.
@@ -122,7 +156,19 @@ fn a_corrupt_results_file_fails_its_point_alone_with_the_reason() {
     let e = Env::new();
     let out = e
         .cmd()
-        .args(["run", "test.garble", "test.sleep", "--param", "file=garbage,truncated", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .args([
+            "run",
+            "test.garble",
+            "test.sleep",
+            "--param",
+            "file=garbage,truncated",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -57,7 +57,11 @@ impl Served {
 
     fn status(&self, field: &str) -> u64 {
         let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+        s.lines()
+            .find(|l| l.starts_with(field))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
     }
 
     /// Stop with SIGTERM, wait, and return everything it said.
@@ -78,7 +82,12 @@ fn sample(pid: u32, field: &'static str, done: Arc<AtomicBool>) -> std::thread::
         let mut max = 0;
         while !done.load(Ordering::SeqCst) {
             let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            if let Some(kb) = s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()) {
+            if let Some(kb) = s
+                .lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+            {
                 max = u64::max(max, kb);
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -94,7 +103,8 @@ fn connect(addr: SocketAddr) -> TcpStream {
 }
 
 fn hello(s: &mut TcpStream, run: u64, rooms: u32, users: u32, room: u32, user: u32, size: u32) {
-    s.write_all(&proto::encoded(&Frame::Hello { run, rooms, users, room, user, size, relay: Relay::Each.code() })).unwrap();
+    s.write_all(&proto::encoded(&Frame::Hello { run, rooms, users, room, user, size, relay: Relay::Each.code() }))
+        .unwrap();
 }
 
 fn read_frame(s: &mut TcpStream) -> Frame {
@@ -158,7 +168,10 @@ fn silent_member(model: &str, total: u64, max_kb: u64) -> (u64, u64, String) {
     drop(silent);
     let said = sv.stop();
     assert!(sent.load(Ordering::Relaxed) >= total, "sent {} of {total}", sent.load(Ordering::Relaxed));
-    assert!(rss_kb < max_kb && hwm_kb < max_kb, "{model}: server RSS {rss_kb} KB, peak {hwm_kb} KB (limit {max_kb} KB)\n{said}");
+    assert!(
+        rss_kb < max_kb && hwm_kb < max_kb,
+        "{model}: server RSS {rss_kb} KB, peak {hwm_kb} KB (limit {max_kb} KB)\n{said}"
+    );
     assert!(said.contains("dropped 1 slow receivers"), "{said}");
     println!("chat {model}: silent member, {} MB sent, other run served {rounds} times: server VmRSS max {rss_kb} KB, VmHWM {hwm_kb} KB", total >> 20);
     (rss_kb, hwm_kb, said)
@@ -227,7 +240,11 @@ fn idle_tbench(n: usize, cap: usize, idle: &str) -> (u64, u64, String) {
     // is refused or closed idle.
     let count = |before: &str| -> usize {
         let at = said.find(before).unwrap_or_else(|| panic!("no {before:?} in {said}"));
-        said[..at].rsplit(' ').nth(1).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no count before {before:?} in {said}"))
+        said[..at]
+            .rsplit(' ')
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no count before {before:?} in {said}"))
     };
     let (refused, idle) = (count("(connection cap)"), count("idle,"));
     assert_eq!(refused + idle, n, "{said}");
@@ -260,7 +277,8 @@ fn idle_tbench_connections_are_capped_and_closed() {
 
 #[test]
 fn public_addresses_need_public() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kdelta")).args(["serve", "chat", "--listen", "0.0.0.0:0"]).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_kdelta")).args(["serve", "chat", "--listen", "0.0.0.0:0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--public") && err.contains("no authentication"), "{err}");

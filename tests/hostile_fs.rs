@@ -29,7 +29,8 @@ fn ours(e: &Env) -> Vec<i32> {
 }
 
 fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -49,19 +50,35 @@ fn wait_for<T>(mut find: impl FnMut() -> Option<T>) -> T {
 /// The dbench tree in `dir` once its client directories exist.
 fn tree_in(dir: &Path) -> Option<PathBuf> {
     std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| {
-        p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("kdelta-dbench-")) && !p.is_symlink() && p.join("clients/client1/~dmtmp").is_dir()
+        p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("kdelta-dbench-"))
+            && !p.is_symlink()
+            && p.join("clients/client1/~dmtmp").is_dir()
     })
 }
 
 /// The dbench tree in the run's temporary directory (`TMPDIR/kdelta-*/wN/`).
 fn tree_in_tmp(e: &Env) -> Option<PathBuf> {
-    std::fs::read_dir(e.tmp()).ok()?.flatten().flat_map(|run| std::fs::read_dir(run.path()).into_iter().flatten().flatten()).find_map(|w| tree_in(&w.path()))
+    std::fs::read_dir(e.tmp())
+        .ok()?
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).into_iter().flatten().flatten())
+        .find_map(|w| tree_in(&w.path()))
 }
 
 fn kill_9_during_dbench(user_dir: Option<&Path>) {
     let e = Env::new();
     let mut c = kdelta(&e);
-    c.args(["run", "dbench.throughput", "--quick", "--param", "time=30s", "--param", "clients=2", "--param", "warmup=0s"]);
+    c.args([
+        "run",
+        "dbench.throughput",
+        "--quick",
+        "--param",
+        "time=30s",
+        "--param",
+        "clients=2",
+        "--param",
+        "warmup=0s",
+    ]);
     if let Some(d) = user_dir {
         c.arg("--param").arg(format!("dir={}", d.display()));
     }
@@ -112,7 +129,19 @@ fn a_link_planted_in_dir_is_never_followed() {
     std::os::unix::fs::symlink(victim.path(), user.path().join("clients")).unwrap();
     let before = entries(user.path());
     let out = kdelta(&e)
-        .args(["run", "dbench.throughput", "--quick", "--runs", "1", "--param", "time=1s", "--param", "warmup=0s", "--param", "clients=1"])
+        .args([
+            "run",
+            "dbench.throughput",
+            "--quick",
+            "--runs",
+            "1",
+            "--param",
+            "time=1s",
+            "--param",
+            "warmup=0s",
+            "--param",
+            "clients=1",
+        ])
         .arg("--param")
         .arg(format!("dir={}", user.path().display()))
         .output()
@@ -129,7 +158,19 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
     let user = tempfile::tempdir().unwrap();
     let victim = tempfile::tempdir().unwrap();
     let mut child = kdelta(&e)
-        .args(["run", "dbench.throughput", "--quick", "--runs", "1", "--param", "time=2s", "--param", "warmup=0s", "--param", "clients=1"])
+        .args([
+            "run",
+            "dbench.throughput",
+            "--quick",
+            "--runs",
+            "1",
+            "--param",
+            "time=2s",
+            "--param",
+            "warmup=0s",
+            "--param",
+            "clients=1",
+        ])
         .args(["--param", "model=threads", "--label", "hostile"])
         .arg("--param")
         .arg(format!("dir={}", user.path().display()))
@@ -146,7 +187,10 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
         if child.try_wait().unwrap().is_some() {
             break;
         }
-        if excel.is_dir() && !excel.is_symlink() && std::fs::rename(&excel, excel.with_extension(format!("gone{i}"))).is_ok() {
+        if excel.is_dir()
+            && !excel.is_symlink()
+            && std::fs::rename(&excel, excel.with_extension(format!("gone{i}"))).is_ok()
+        {
             planted += usize::from(std::os::unix::fs::symlink(victim.path(), &excel).is_ok());
         }
         std::thread::sleep(Duration::from_millis(2));
@@ -158,7 +202,8 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
     assert_eq!(entries(user.path()), Vec::<String>::new(), "left in dir=");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("refused because a symbolic link"), "the run should say what it refused: {text}");
-    let v: serde_json::Value = serde_json::from_slice(&kdelta(&e).args(["export", "hostile"]).output().unwrap().stdout).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&kdelta(&e).args(["export", "hostile"]).output().unwrap().stdout).unwrap();
     let refused = v["results"][0]["extras"]["refused_links"].as_u64().unwrap_or(0);
     assert!(refused > 0, "refused_links not stored: {}", v["results"][0]);
 }
@@ -166,13 +211,26 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
 #[test]
 fn a_worker_never_outlives_its_limit_and_grace_even_if_kdelta_is_stuck() {
     let e = Env::new();
-    let mut child = kdelta(&e).args(["run", "test.hang", "--runs", "1", "--timeout", "1s"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = kdelta(&e)
+        .args(["run", "test.hang", "--runs", "1", "--timeout", "1s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let kpid = child.id() as i32;
     let t0 = Instant::now();
-    let worker = wait_for(|| ours(&e).into_iter().find(|&p| p != kpid && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"__worker"))));
+    let worker = wait_for(|| {
+        ours(&e).into_iter().find(|&p| {
+            p != kpid
+                && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"__worker"))
+        })
+    });
     // kdelta stops: it can neither kill the worker at its limit nor reap it.
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(kpid), nix::sys::signal::Signal::SIGSTOP).unwrap();
-    let running = || std::fs::read_to_string(format!("/proc/{worker}/stat")).is_ok_and(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'));
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{worker}/stat"))
+            .is_ok_and(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+    };
     wait_for(|| (!running()).then_some(()));
     let took = t0.elapsed();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(kpid), nix::sys::signal::Signal::SIGCONT).unwrap();

@@ -34,7 +34,11 @@ fn zero_durations_and_conflicting_modifiers_are_refused() {
     let e = Env::new();
     refused(&e, &["run", "lat.syscall", "--timeout", "0s"], "--timeout 0s");
     refused(&e, &["run", "dbench.throughput", "--param", "time=0s"], "time=0s");
-    refused(&e, &["run", "lat.syscall", "--config", "sched=fifo+sched=rr"], "conflicting modifiers sched=fifo and sched=rr");
+    refused(
+        &e,
+        &["run", "lat.syscall", "--config", "sched=fifo+sched=rr"],
+        "conflicting modifiers sched=fifo and sched=rr",
+    );
     refused(&e, &["run", "lat.syscall", "--config", "up+env=A=1+env=A=2"], "conflicting modifiers");
 }
 
@@ -57,13 +61,47 @@ fn loadfiles_must_be_bounded_regular_files() {
 #[test]
 fn cpu_lists_inside_a_config_list() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s", "--config", "cpus=0,1", "--format", "json"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args([
+            "run",
+            "test.sleep",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "0s",
+            "--config",
+            "cpus=0,1",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j = common::json(&out.stdout);
     assert!(j.to_string().contains("cpus=0-1") || j.to_string().contains("cpus=0,1"), "{j}");
     // A list where a CPU list sits between other configurations.
     let e = Env::new();
-    let out = e.cmd().args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s", "--config", "up,cpus=0,1,all", "--format", "csv"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args([
+            "run",
+            "test.sleep",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "0s",
+            "--config",
+            "up,cpus=0,1,all",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("up") && text.contains("cpus=") && text.contains("all"), "{text}");
@@ -75,7 +113,13 @@ fn a_non_utf8_db_path_does_not_panic() {
     let e = Env::new();
     let mut db = e.dir.path().as_os_str().to_owned();
     db.push(std::ffi::OsStr::from_bytes(b"/r\xffs.db"));
-    let out = e.cmd().arg("--db").arg(&db).args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"]).output().unwrap();
+    let out = e
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0) | Some(2)), "{err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -95,7 +139,9 @@ fn configurations_stay_within_a_restricted_cpuset() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("usable      CPUs 2-5 only, by cgroup cpuset 2-5"), "{text}");
-    let line = |name: &str| text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_string();
+    let line = |name: &str| {
+        text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_string()
+    };
     assert!(line("all ").contains("2-5"), "{text}");
     assert!(line("up ").contains('2'), "{text}");
     assert!(line("noht ").contains("2,4"), "{text}");
@@ -103,7 +149,8 @@ fn configurations_stay_within_a_restricted_cpuset() {
     let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo", "--json"]).output().unwrap();
     let j = common::json(&out.stdout);
     assert_eq!(j["topology"]["restriction"]["cpus"], "2-5", "{j}");
-    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["run", "test.sleep", "--config", "cpus=0"]).output().unwrap();
+    let out =
+        e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["run", "test.sleep", "--config", "cpus=0"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("kdelta may use CPUs 2-5"), "{err}");
@@ -118,7 +165,11 @@ fn a_loadfile_line_of_many_tokens_is_refused_at_the_token_bound() {
     // 4 MB, two million tokens: enough to tell, nowhere near gigabytes.
     std::fs::write(&lf, format!("NTCreateX {}\n", "a ".repeat(2_000_000))).unwrap();
     let arg = format!("loadfile={}", lf.display());
-    refused(&e, &["run", "dbench.throughput", "--param", &arg, "--quick", "--runs", "1"], "line 1: more than 16 tokens");
+    refused(
+        &e,
+        &["run", "dbench.throughput", "--param", &arg, "--quick", "--runs", "1"],
+        "line 1: more than 16 tokens",
+    );
 }
 
 /// Finding 7: `--label` of 100 KB was stored; labels (and the report's
@@ -132,13 +183,20 @@ fn free_text_options_are_bounded() {
     refused(&e, &["study", "ht-2003", "--quick", "--label", &long], "at most 256 bytes");
     // 256 bytes is allowed.
     let ok = "y".repeat(256);
-    let out = e.cmd().args(["run", "test.sleep", "--quick", "--runs", "1", "--sample-time", "1ms", "--label", &ok]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--quick", "--runs", "1", "--sample-time", "1ms", "--label", &ok])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let page = e.dir.path().join("r.html");
     let out = e.cmd().args(["report", "1", "--title"]).arg("t".repeat(5000)).arg("-o").arg(&page).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--title") && err.contains("at most 1024 bytes") && err.trim_end().lines().count() == 1, "{err}");
+    assert!(
+        err.contains("--title") && err.contains("at most 1024 bytes") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
     assert!(!page.exists());
 }
 
@@ -158,17 +216,27 @@ fn outputs_refuse_a_fifo_or_a_device() {
     refused(&e, &["loadfile", "generate", "--ops", "100", "-o", f], "a FIFO");
     refused(&e, &["loadfile", "generate", "--ops", "100", "-o", "/dev/null"], "a device");
     // Two configurations: a run that has a chart to draw.
-    let out = e.cmd().args(["run", "test.sleep", "--config", "up,noht", "--quick", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--config", "up,noht", "--quick", "--runs", "1", "--sample-time", "1ms"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    for args in
-        [vec!["report", "1", "-o", f], vec!["chart", "1", "-o", f], vec!["chart", "1", "-o", link.to_str().unwrap()], vec!["report", "1", "-o", "/dev/null"]]
-    {
+    for args in [
+        vec!["report", "1", "-o", f],
+        vec!["chart", "1", "-o", f],
+        vec!["chart", "1", "-o", link.to_str().unwrap()],
+        vec!["report", "1", "-o", "/dev/null"],
+    ] {
         let t = Instant::now();
         let out = e.cmd().args(&args).timeout(Duration::from_secs(20)).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(t.elapsed() < Duration::from_secs(10));
-        assert!((err.contains("a FIFO") || err.contains("a device")) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            (err.contains("a FIFO") || err.contains("a device")) && err.trim_end().lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left as it was");

@@ -43,7 +43,8 @@ impl Fake {
         unsafe {
             s.pre_exec(|| {
                 let gib = 2 << 30;
-                nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, gib, gib).map_err(std::io::Error::from)
+                nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_AS, gib, gib)
+                    .map_err(std::io::Error::from)
             });
         }
         let mut c = assert_cmd::Command::from_std(s);
@@ -195,7 +196,8 @@ fn a_garbage_or_foreign_journal_is_refused_and_can_be_discarded() {
     refused_then_discarded(&f, &f.journal(), "unusable");
     // A journal of another format (the unversioned one) is not replayed.
     std::fs::write(f.root.join(THP), "always madvise [never]\n").unwrap();
-    let old = format!("{{\"kind\":\"owner\",\"pid\":2147483000,\"start\":1}}\n{}\n", wrote(&f.root.join(THP), "madvise"));
+    let old =
+        format!("{{\"kind\":\"owner\",\"pid\":2147483000,\"start\":1}}\n{}\n", wrote(&f.root.join(THP), "madvise"));
     plant_bytes(&f.journal(), old.as_bytes());
     refused_then_discarded(&f, &f.journal(), "owner line");
 }
@@ -236,7 +238,11 @@ fn sysfs_and_sysctl_naming_one_file_conflict() {
         "up+sysctl=kernel.sched_autogroup_enabled=0+sysfs=/proc/sys/kernel/sched_autogroup_enabled=1",
         "up+thp=never+sysfs=/sys/kernel/mm/transparent_hugepage/enabled=always",
     ] {
-        let out = f.cmd().args(["run", "test.sleep", "--config", config, "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"]).output().unwrap();
+        let out = f
+            .cmd()
+            .args(["run", "test.sleep", "--config", config, "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{config}: {err}");
         assert!(err.contains("conflicting modifiers") && err.contains("give each kernel file once"), "{config}: {err}");

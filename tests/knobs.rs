@@ -50,7 +50,21 @@ fn every_knob_applied_between_rounds_and_restored() {
     let before = values(&root);
     let configs = "up+preempt=none+governor=performance+boost=off+thp=never+sysctl=kernel.sched_autogroup_enabled=0,up+thp=always,noht+smt=off+sysfs=/sys/kernel/mm/transparent_hugepage/enabled=never";
     let out = cmd(&e, &root)
-        .args(["run", "test.sleep", "test.crash", "--config", configs, "--runs", "2", "--sample-time", "1ms", "--warmup", "0s", "--format", "json"])
+        .args([
+            "run",
+            "test.sleep",
+            "test.crash",
+            "--config",
+            configs,
+            "--runs",
+            "2",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "0s",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -59,13 +73,24 @@ fn every_knob_applied_between_rounds_and_restored() {
     assert!(!journal(&root).exists(), "journal removed");
     let v = json(&out.stdout);
     let read = |cfg: &str| {
-        let r = v["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "test.sleep" && r["config"] == cfg).unwrap_or_else(|| panic!("{cfg}: {v}"));
+        let r = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["benchmark"] == "test.sleep" && r["config"] == cfg)
+            .unwrap_or_else(|| panic!("{cfg}: {v}"));
         assert_eq!(r["status"], "ok", "{r}");
         r["extras"]["kernel_settings_read_back"].clone()
     };
     assert_eq!(
         read("up+preempt=none+governor=performance+boost=off+thp=never+sysctl=kernel.sched_autogroup_enabled=0"),
-        serde_json::json!(["preempt=none", "governor=performance", "boost=off", "thp=never", "sysctl=kernel.sched_autogroup_enabled=0"])
+        serde_json::json!([
+            "preempt=none",
+            "governor=performance",
+            "boost=off",
+            "thp=never",
+            "sysctl=kernel.sched_autogroup_enabled=0"
+        ])
     );
     assert_eq!(read("up+thp=always"), serde_json::json!(["thp=always"]));
     assert_eq!(
@@ -83,7 +108,8 @@ fn refusals_say_why_in_one_line() {
     // file there but not writable.
     std::fs::write(root.join("sys/devices/system/cpu/smt/control"), "notsupported\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(root.join("sys/kernel/debug/sched/preempt"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(root.join("sys/kernel/debug/sched/preempt"), std::fs::Permissions::from_mode(0o444))
+        .unwrap();
     // topo lists every knob with its state.
     let out = cmd(&e, &root).arg("topo").output().unwrap();
     let t = String::from_utf8_lossy(&out.stdout);
@@ -112,7 +138,19 @@ fn refusals_say_why_in_one_line() {
     }
     // --skip-unavailable records it and runs the rest.
     let out = cmd(&e, &root)
-        .args(["run", "test.sleep", "--config", "up+smt=off,up+thp=never", "--skip-unavailable", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
+        .args([
+            "run",
+            "test.sleep",
+            "--config",
+            "up+smt=off,up+thp=never",
+            "--skip-unavailable",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -131,13 +169,21 @@ fn journal_of_a_killed_kdelta_is_replayed_by_restore() {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(journal(&root).parent().unwrap()).unwrap();
     let wrote = serde_json::json!({"kind": "wrote", "path": root.join(THP), "original": "madvise"});
-    std::fs::write(journal(&root), format!("{{\"kind\":\"owner\",\"version\":2,\"pid\":2147483000,\"start\":1}}\n{wrote}\n")).unwrap();
+    std::fs::write(
+        journal(&root),
+        format!("{{\"kind\":\"owner\",\"version\":2,\"pid\":2147483000,\"start\":1}}\n{wrote}\n"),
+    )
+    .unwrap();
     std::fs::set_permissions(journal(&root), std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = cmd(&e, &root).arg("topo").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("run `kdelta restore`"), "every command warns");
     let out = cmd(&e, &root).args(["run", "test.sleep", "--config", "up+thp=always", "--runs", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("run `kdelta restore` first"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run `kdelta restore` first"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = cmd(&e, &root).arg("restore").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("restored to madvise"));
@@ -156,7 +202,18 @@ fn kill_9_then_restore() {
         .env("KDELTA_TEST_BENCHES", "1")
         .env("KDELTA_SYSFS_ROOT", &root)
         .env_remove("KDELTA_JOURNAL")
-        .args(["run", "test.sleep", "--config", "up+thp=never,up", "--param", "us=2000", "--runs", "50", "--sample-time", "20ms"])
+        .args([
+            "run",
+            "test.sleep",
+            "--config",
+            "up+thp=never,up",
+            "--param",
+            "us=2000",
+            "--runs",
+            "50",
+            "--sample-time",
+            "20ms",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

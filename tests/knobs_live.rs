@@ -18,7 +18,8 @@ struct Guard(String);
 impl Drop for Guard {
     fn drop(&mut self) {
         if thp().as_deref() != Some(self.0.as_str()) {
-            let cur = self.0.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')).unwrap_or("madvise");
+            let cur =
+                self.0.split_whitespace().find_map(|w| w.strip_prefix('[')?.strip_suffix(']')).unwrap_or("madvise");
             let _ = std::fs::write(THP, cur);
         }
     }
@@ -50,13 +51,29 @@ fn thp_interleaved_and_restored() {
     let Some(g) = usable() else { return };
     let e = Env::new();
     let out = cmd(&e)
-        .args(["run", "test.sleep", "--config", "up+thp=never,up+thp=always", "--runs", "4", "--sample-time", "2ms", "--format", "json"])
+        .args([
+            "run",
+            "test.sleep",
+            "--config",
+            "up+thp=never,up+thp=always",
+            "--runs",
+            "4",
+            "--sample-time",
+            "2ms",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(thp().unwrap(), g.0, "THP as found");
     let v = common::json(&out.stdout);
-    let sched = v["run"]["environment"]["schedule"].as_array().unwrap().iter().map(|x| x[0].as_u64().unwrap()).collect::<Vec<_>>();
+    let sched = v["run"]["environment"]["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x[0].as_u64().unwrap())
+        .collect::<Vec<_>>();
     assert!(sched.windows(2).any(|w| w[0] != w[1]) && sched.len() >= 4, "interleaved: {sched:?}");
 }
 
@@ -72,7 +89,18 @@ fn thp_restored_after_ctrl_c_and_after_kill_9_with_restore() {
             .env("KDELTA_TEST_BENCHES", "1")
             .env_remove("KDELTA_SYSFS_ROOT")
             .env_remove("KDELTA_JOURNAL")
-            .args(["run", "test.sleep", "--config", "up+thp=never,up+thp=always", "--param", "us=2000", "--runs", "50", "--sample-time", "20ms"])
+            .args([
+                "run",
+                "test.sleep",
+                "--config",
+                "up+thp=never,up+thp=always",
+                "--param",
+                "us=2000",
+                "--runs",
+                "50",
+                "--sample-time",
+                "20ms",
+            ])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

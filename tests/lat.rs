@@ -6,7 +6,20 @@ mod common;
 use common::{json, Env};
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
-    let mut a = vec!["run", "--quick", "--runs", "2", "--sample-time", "2ms", "--warmup", "0s", "--config", "up", "--format", "json"];
+    let mut a = vec![
+        "run",
+        "--quick",
+        "--runs",
+        "2",
+        "--sample-time",
+        "2ms",
+        "--warmup",
+        "0s",
+        "--config",
+        "up",
+        "--format",
+        "json",
+    ];
     a.extend_from_slice(args);
     let out = e.cmd().args(&a).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -14,7 +27,12 @@ fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
 }
 
 fn result<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    v["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == name).unwrap_or_else(|| panic!("no {name} in {v}"))
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["benchmark"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
 }
 
 #[test]
@@ -57,7 +75,8 @@ fn exec_and_shell_start_the_static_program_when_asked() {
 fn fork_records_the_forking_process_and_its_footprint() {
     let e = Env::new();
     let v = run_json(&e, &["lat.proc.fork", "--param", "parent=small,worker"]);
-    let rs: Vec<&serde_json::Value> = v["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == "lat.proc.fork").collect();
+    let rs: Vec<&serde_json::Value> =
+        v["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == "lat.proc.fork").collect();
     assert_eq!(rs.len(), 2, "{v}");
     let mut maps = Vec::new();
     for r in rs {

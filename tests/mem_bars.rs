@@ -20,9 +20,9 @@
 use kdelta::bench::mem::libc_fns::Libc;
 use kdelta::bench::mem::tuned::Tuned;
 use kdelta::bench::mem::{cache, MemBench, Routine, SIZES};
-use kdelta::model::params::parse_size;
 use kdelta::bench::{Benchmark, Params};
 use kdelta::measure::sampler::{Sampler, SamplerSettings};
+use kdelta::model::params::parse_size;
 use std::ffi::CStr;
 use std::time::Duration;
 use std::time::Instant;
@@ -96,7 +96,8 @@ fn aligned(len: usize, fill: u8) -> (Vec<u8>, usize) {
 fn paired(r: Routine, size: usize) -> (f64, f64, f64, f64, f64) {
     // `KDELTA_BARS_VARIANT` forces one tuned variant (avx512, avx2, sse2, ...).
     let t = match std::env::var("KDELTA_BARS_VARIANT") {
-        Ok(v) => Tuned::with_variant(kdelta::bench::mem::tuned::Variant::from_name(&v).expect("a variant name")).expect("available here"),
+        Ok(v) => Tuned::with_variant(kdelta::bench::mem::tuned::Variant::from_name(&v).expect("a variant name"))
+            .expect("available here"),
         Err(_) => Tuned::detect(),
     };
     let l = Libc::new();
@@ -170,7 +171,13 @@ fn bars() {
     println!("caches (sysfs): {:?}; GLIBC_TUNABLES={:?}", cache::host().levels(), std::env::var("GLIBC_TUNABLES").ok());
     if want("band") {
         println!("\nmemcpy, 16-128 MiB (GB/s):");
-        table(Routine::Memcpy, "libc", "tuned", &["16M", "23170K", "32M", "46341K", "64M", "91M", "128M"], &["warm", "cold"]);
+        table(
+            Routine::Memcpy,
+            "libc",
+            "tuned",
+            &["16M", "23170K", "32M", "46341K", "64M", "91M", "128M"],
+            &["warm", "cold"],
+        );
     }
     if want("sweep") {
         println!("\nmemcpy, whole sweep, warm (GB/s):");

@@ -39,7 +39,9 @@ fn check_copy(t: Tuned, nt_threshold: usize, sizes: std::ops::RangeInclusive<usi
             for dof in 0..OFFS {
                 let at = SIDE + dof;
                 t.copy(&mut dst[at..at + n], &src[so..so + n], nt_threshold);
-                let ok = dst[at..at + n] == src[so..so + n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                let ok = dst[at..at + n] == src[so..so + n]
+                    && dst[at - SIDE..at] == guard
+                    && dst[at + n..at + n + SIDE] == guard;
                 assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
                 dst[at..at + n].fill(GUARD);
             }
@@ -238,8 +240,14 @@ fn copy_loop_sizes_every_variant() {
                     for dof in OFFSETS {
                         let at = SIDE + dof;
                         t.copy(&mut dst[at..at + n], &src[so..so + n], nt_threshold);
-                        let ok = dst[at..at + n] == src[so..so + n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
-                        assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
+                        let ok = dst[at..at + n] == src[so..so + n]
+                            && dst[at - SIDE..at] == guard
+                            && dst[at + n..at + n + SIDE] == guard;
+                        assert!(
+                            ok,
+                            "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}",
+                            t.variant()
+                        );
                         dst[at..at + n].fill(GUARD);
                     }
                 }
@@ -263,7 +271,9 @@ fn set_loop_sizes_every_variant() {
                     let at = SIDE + dof;
                     let c = (n % 200) as u8 + 1;
                     t.set(&mut dst[at..at + n], c, nt_threshold);
-                    let ok = dst[at..at + n].iter().all(|&b| b == c) && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                    let ok = dst[at..at + n].iter().all(|&b| b == c)
+                        && dst[at - SIDE..at] == guard
+                        && dst[at + n..at + n + SIDE] == guard;
                     assert!(ok, "{:?} set n={n} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
                     dst[at..at + n].fill(GUARD);
                 }
@@ -286,7 +296,9 @@ fn copy_string_move_sizes_every_variant() {
             for (so, dof) in [(0, 0), (1, 0), (0, 33), (63, 7)] {
                 let at = SIDE + dof;
                 t.copy(&mut dst[at..at + n], &src[so..so + n], usize::MAX);
-                let ok = dst[at..at + n] == src[so..so + n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+                let ok = dst[at..at + n] == src[so..so + n]
+                    && dst[at - SIDE..at] == guard
+                    && dst[at + n..at + n + SIDE] == guard;
                 assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof}", t.variant());
                 dst[at..at + n].fill(GUARD);
             }

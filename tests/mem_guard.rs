@@ -21,7 +21,16 @@ impl Guarded {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         // SAFETY: a fresh private anonymous mapping; the result is checked.
-        let base = unsafe { libc::mmap(std::ptr::null_mut(), 2 * page, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         assert_ne!(base, libc::MAP_FAILED);
         let base = base as *mut u8;
         let guard = if guard_first { base } else { base.wrapping_add(page) };

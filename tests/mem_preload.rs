@@ -38,7 +38,10 @@ fn exports_exactly_the_four_routines() {
         return;
     }
     let out = run(Command::new("nm").args(["-D", "--defined-only"]).arg(lib()));
-    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().nth(2).map(str::to_string)).collect();
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+        .collect();
     names.sort();
     assert_eq!(names, EXPORTS, "exported symbols");
     // And it needs nothing but a few C library calls of its constructor.
@@ -60,7 +63,12 @@ fn never_calls_what_it_defines() {
     let mut bad = Vec::new();
     for line in text.lines() {
         let Some(insn) = line.split('\t').nth(1) else { continue };
-        if !(insn.starts_with("call") || insn.starts_with("jmp") || insn.starts_with('j') || insn.starts_with("bl") || insn.starts_with('b')) {
+        if !(insn.starts_with("call")
+            || insn.starts_with("jmp")
+            || insn.starts_with('j')
+            || insn.starts_with("bl")
+            || insn.starts_with('b'))
+        {
             continue;
         }
         // A branch to the start of one of the four (or its PLT entry), not
@@ -76,7 +84,10 @@ fn never_calls_what_it_defines() {
     let out = run(Command::new("objdump").arg("-R").arg(lib()));
     let relocs = String::from_utf8_lossy(&out.stdout);
     for name in EXPORTS {
-        assert!(!relocs.lines().any(|l| l.split_whitespace().last() == Some(name)), "relocation against {name}:\n{relocs}");
+        assert!(
+            !relocs.lines().any(|l| l.split_whitespace().last() == Some(name)),
+            "relocation against {name}:\n{relocs}"
+        );
     }
 }
 
@@ -120,7 +131,12 @@ fn same_with_and_without(what: &str, dir: &Path, script: &str, files: &[&str]) {
     let plain = go(false);
     let preloaded = go(true);
     assert!(!plain.is_empty(), "{what}: no output");
-    assert!(plain == preloaded, "{what}: output differs under LD_PRELOAD ({} vs {} bytes)", plain.len(), preloaded.len());
+    assert!(
+        plain == preloaded,
+        "{what}: output differs under LD_PRELOAD ({} vs {} bytes)",
+        plain.len(),
+        preloaded.len()
+    );
     println!("{what}: {} bytes identical with and without the preload", plain.len());
 }
 
@@ -131,7 +147,12 @@ fn real_programs_give_identical_output() {
     if have("cc") {
         std::fs::write(d.join("a.c"), "#include <string.h>\n#include <stdio.h>\nint f(const char *s);\nint main(void){char b[64];memset(b,'x',63);b[63]=0;printf(\"%d %zu\\n\",f(b),strlen(b));return 0;}\n").unwrap();
         std::fs::write(d.join("b.c"), "#include <string.h>\nint f(const char *s){char t[128];memcpy(t,s,strlen(s)+1);memmove(t+1,t,32);return (int)strlen(t);}\n").unwrap();
-        same_with_and_without("cc", d, "cc -O2 -c a.c -o a.o && cc -O2 -c b.c -o b.o && cc -o prog a.o b.o && ./prog", &["a.o", "b.o"]);
+        same_with_and_without(
+            "cc",
+            d,
+            "cc -O2 -c a.c -o a.o && cc -O2 -c b.c -o b.o && cc -o prog a.o b.o && ./prog",
+            &["a.o", "b.o"],
+        );
     } else {
         println!("SKIPPED: cc not installed");
     }
@@ -146,7 +167,12 @@ fn real_programs_give_identical_output() {
             s.push_str(&format!("{:016x} line {}\n", x, x % 1000));
         }
         std::fs::write(d.join("big.txt"), s).unwrap();
-        same_with_and_without("sort", d, "sort big.txt | sort -k3,3n -s | md5sum; sort -u big.txt > sorted.txt", &["sorted.txt"]);
+        same_with_and_without(
+            "sort",
+            d,
+            "sort big.txt | sort -k3,3n -s | md5sum; sort -u big.txt > sorted.txt",
+            &["sorted.txt"],
+        );
     } else {
         println!("SKIPPED: sort not installed");
     }
@@ -179,7 +205,18 @@ fn preload_modifier_runs_and_refuses() {
     // preload=tuned: the worker runs with LD_PRELOAD; the run completes.
     let out = e
         .cmd()
-        .args(["run", "mem.strlen", "--param", "impl=libc,tuned", "--param", "size=1K", "--param", "cache=warm", "--config", "up,up+preload=tuned"])
+        .args([
+            "run",
+            "mem.strlen",
+            "--param",
+            "impl=libc,tuned",
+            "--param",
+            "size=1K",
+            "--param",
+            "cache=warm",
+            "--config",
+            "up,up+preload=tuned",
+        ])
         .args(["--runs", "1", "--sample-time", "1ms", "--format", "json"])
         .output()
         .unwrap();
@@ -194,7 +231,8 @@ fn preload_modifier_runs_and_refuses() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
     let text = e.dir.path().join("not-a-lib.so");
     std::fs::write(&text, "hello\n").unwrap();
-    let out = e.cmd().args(["run", "mem.strlen", "--config"]).arg(format!("up+preload={}", text.display())).output().unwrap();
+    let out =
+        e.cmd().args(["run", "mem.strlen", "--config"]).arg(format!("up+preload={}", text.display())).output().unwrap();
     assert_ne!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unavailable") && err.contains("not an ELF"), "{err}");

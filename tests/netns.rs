@@ -49,7 +49,20 @@ impl Lab {
         // From here the guard removes whatever was made.
         ip(&["netns", "add", &lab.server_ns])?;
         ip(&["netns", "add", &lab.client_ns])?;
-        ip(&["link", "add", &lab.server_dev, "netns", &lab.server_ns, "type", "veth", "peer", "name", &client_dev, "netns", &lab.client_ns])?;
+        ip(&[
+            "link",
+            "add",
+            &lab.server_dev,
+            "netns",
+            &lab.server_ns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &client_dev,
+            "netns",
+            &lab.client_ns,
+        ])?;
         ip(&["-n", &lab.server_ns, "addr", "add", "10.213.0.1/24", "dev", &lab.server_dev])?;
         ip(&["-n", &lab.client_ns, "addr", "add", "10.213.0.2/24", "dev", &client_dev])?;
         for (ns, dev) in [(&lab.server_ns, &lab.server_dev), (&lab.client_ns, &client_dev)] {
@@ -86,7 +99,9 @@ impl Lab {
     /// The median of one benchmark run from the client namespace.
     fn run(&self, bench: &str, params: &[&str], db: &std::path::Path) -> f64 {
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.client_ns, KDELTA, "--db"]).arg(db).args(["run", bench, "--quick", "--format", "json"]);
+        cmd.args(["netns", "exec", &self.client_ns, KDELTA, "--db"])
+            .arg(db)
+            .args(["run", bench, "--quick", "--format", "json"]);
         for p in params {
             cmd.args(["--param", p]);
         }
@@ -102,14 +117,28 @@ impl Lab {
     /// kernel has no netem (CONFIG_NET_SCH_NETEM) or `tc` is missing.
     fn delay(&self, ms: u32) -> Result<(), String> {
         let ms = format!("{ms}ms");
-        ip(&["netns", "exec", &self.server_ns, "tc", "qdisc", "add", "dev", &self.server_dev, "root", "netem", "delay", &ms])
+        ip(&[
+            "netns",
+            "exec",
+            &self.server_ns,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            &self.server_dev,
+            "root",
+            "netem",
+            "delay",
+            &ms,
+        ])
     }
 }
 
 impl Drop for Lab {
     fn drop(&mut self) {
         for c in &mut self.servers {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), nix::sys::signal::Signal::SIGTERM);
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), nix::sys::signal::Signal::SIGTERM);
         }
         for c in &mut self.servers {
             let _ = c.wait();

@@ -14,7 +14,8 @@ fn kdelta(cwd: &Path) -> Command {
 }
 
 fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -22,7 +23,11 @@ fn listing(dir: &Path) -> Vec<String> {
 #[test]
 fn urls_are_never_taken_as_paths() {
     let dir = tempfile::tempdir().unwrap();
-    for db in ["mysql://kd@127.0.0.1:3306/kdelta", "sqlite:///tmp/x.db", "postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2"] {
+    for db in [
+        "mysql://kd@127.0.0.1:3306/kdelta",
+        "sqlite:///tmp/x.db",
+        "postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2",
+    ] {
         for args in [&["runs"][..], &["run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"][..]] {
             let out = kdelta(dir.path()).arg("--db").arg(db).args(args).output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
@@ -44,12 +49,16 @@ struct Db {
 impl Db {
     fn new(test: &str) -> Option<Db> {
         let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(std::env::var_os("KDELTA_REQUIRE_PG").is_none(), "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not");
+            assert!(
+                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
+                "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
+            );
             eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
             return None;
         };
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name = format!("kdelta_cli_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let name =
+            format!("kdelta_cli_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
         c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
         c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
@@ -84,7 +93,10 @@ fn two_writers_one_database_then_compare() {
             let (url, cwd) = (db.url.clone(), dir.path().to_path_buf());
             std::thread::spawn(move || {
                 for _ in 0..3 {
-                    let out = kdelta(&cwd).args(["--db", &url, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--label", w]).output().unwrap();
+                    let out = kdelta(&cwd)
+                        .args(["--db", &url, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--label", w])
+                        .output()
+                        .unwrap();
                     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
                 }
             })
@@ -112,16 +124,24 @@ fn push_stores_each_run_once() {
     let file = dir.path().join("local.db");
     let file = file.to_str().unwrap();
     for _ in 0..2 {
-        let out = kdelta(dir.path()).args(["--db", file, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+        let out = kdelta(dir.path())
+            .args(["--db", file, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"])
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let push = || kdelta(dir.path()).args(["--db", file, "push", "--to", &db.url]).output().unwrap();
     let first = push();
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
-    assert!(String::from_utf8_lossy(&first.stderr).contains("pushed 2 run(s)"), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        String::from_utf8_lossy(&first.stderr).contains("pushed 2 run(s)"),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let second = push();
     assert!(
-        String::from_utf8_lossy(&second.stderr).contains("pushed 0 run(s) (0 results)") && String::from_utf8_lossy(&second.stderr).contains("2 already there")
+        String::from_utf8_lossy(&second.stderr).contains("pushed 0 run(s) (0 results)")
+            && String::from_utf8_lossy(&second.stderr).contains("2 already there")
     );
     let shared = runs_json(dir.path(), &db.url);
     let local = runs_json(dir.path(), file);
@@ -175,7 +195,8 @@ fn a_password_is_never_stored_or_printed() {
     let (user, rest) = rest.split_once('@').unwrap();
     let url = format!("{scheme}://{user}:{SECRET}@{rest}");
     for arg in [vec!["--db".to_string(), url.clone()], vec![format!("--db={url}")]] {
-        let out = kdelta(dir.path()).args(&arg).args(["run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+        let out =
+            kdelta(dir.path()).args(&arg).args(["run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
         assert!(out.status.success(), "{}", all_output(&out));
         leaks("run", &all_output(&out));
     }
@@ -198,7 +219,10 @@ fn a_password_is_never_stored_or_printed() {
     leaks("the HTML report", &page);
     // And the table itself keeps no password.
     let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
-    let schema: String = c.query_one("SELECT table_schema::text FROM information_schema.tables WHERE table_name = 'runs'", &[]).unwrap().get(0);
+    let schema: String = c
+        .query_one("SELECT table_schema::text FROM information_schema.tables WHERE table_name = 'runs'", &[])
+        .unwrap()
+        .get(0);
     for row in c.query(&format!("SELECT command FROM {schema}.runs"), &[]).unwrap() {
         let command: String = row.get(0);
         leaks("the stored command", &command);
@@ -277,7 +301,10 @@ fn relations(url: &str) -> (Vec<String>, bool) {
 fn another_applications_database_is_refused_untouched() {
     let Some(db) = Db::new("another_applications_database_is_refused_untouched") else { return };
     let dir = tempfile::tempdir().unwrap();
-    postgres::Client::connect(&db.url, postgres::NoTls).unwrap().batch_execute("CREATE TABLE customers (id int)").unwrap();
+    postgres::Client::connect(&db.url, postgres::NoTls)
+        .unwrap()
+        .batch_execute("CREATE TABLE customers (id int)")
+        .unwrap();
     let before = relations(&db.url);
     for args in [&["run", "lat.syscall", "--runs", "1", "--quick"][..], &["runs"][..]] {
         let out = kdelta(dir.path()).args(["--db", &db.url]).args(args).output().unwrap();
@@ -286,13 +313,21 @@ fn another_applications_database_is_refused_untouched() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert_eq!(relations(&db.url), before, "{args:?} changed another application's database");
     }
-    let out = kdelta(dir.path()).args(["--db", &db.url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a kdelta database: it holds other tables (public.customers)"));
+    let out =
+        kdelta(dir.path()).args(["--db", &db.url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("not a kdelta database: it holds other tables (public.customers)"));
     // Asked to, kdelta keeps its tables in a schema of their own.
-    let out = kdelta(dir.path()).args(["--db", &db.url, "--init-schema", "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    let out = kdelta(dir.path())
+        .args(["--db", &db.url, "--init-schema", "run", "lat.syscall", "--runs", "1", "--quick"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", all_output(&out));
     let (rels, schema) = relations(&db.url);
-    assert!(schema && rels.contains(&"public.customers".to_string()) && rels.contains(&"kdelta.runs".to_string()), "{rels:?}");
+    assert!(
+        schema && rels.contains(&"public.customers".to_string()) && rels.contains(&"kdelta.runs".to_string()),
+        "{rels:?}"
+    );
     assert!(rels.iter().all(|r| r == "public.customers" || r.starts_with("kdelta.")), "{rels:?}");
     assert_eq!(runs_json(dir.path(), &db.url).len(), 1);
 }
@@ -315,7 +350,9 @@ fn a_role_without_rights_is_one_line() {
     let _guard = DropRole(db.url.clone(), role.clone());
     let (scheme, rest) = db.url.split_once("://").unwrap();
     let as_role = format!("{scheme}://{role}@{}", rest.split_once('@').unwrap().1);
-    let run = |url: &str| kdelta(dir.path()).args(["--db", url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap();
+    let run = |url: &str| {
+        kdelta(dir.path()).args(["--db", url, "run", "lat.syscall", "--runs", "1", "--quick"]).output().unwrap()
+    };
     // An empty database the role may not create a schema in.
     let out = run(&as_role);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -323,7 +360,11 @@ fn a_role_without_rights_is_one_line() {
     assert!(err.contains("permission denied"), "{err}");
     // A kdelta database the role may read but not write.
     assert!(run(&db.url).status.success());
-    admin.batch_execute(&format!("GRANT USAGE ON SCHEMA kdelta TO {role}; GRANT SELECT ON ALL TABLES IN SCHEMA kdelta TO {role}")).unwrap();
+    admin
+        .batch_execute(&format!(
+            "GRANT USAGE ON SCHEMA kdelta TO {role}; GRANT SELECT ON ALL TABLES IN SCHEMA kdelta TO {role}"
+        ))
+        .unwrap();
     let out = run(&as_role);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!((out.status.code(), err.trim().lines().count()), (Some(2), 1), "{err}");

@@ -8,10 +8,26 @@ use common::Env;
 
 fn two_runs(e: &Env) {
     e.cmd()
-        .args(["run", "test.sleep", "--param", "us=10,40", "--config", "up,noht", "--runs", "2", "--sample-time", "1ms", "--label", "swept"])
+        .args([
+            "run",
+            "test.sleep",
+            "--param",
+            "us=10,40",
+            "--config",
+            "up,noht",
+            "--runs",
+            "2",
+            "--sample-time",
+            "1ms",
+            "--label",
+            "swept",
+        ])
         .assert()
         .success();
-    e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "flat"]).assert().success();
+    e.cmd()
+        .args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "flat"])
+        .assert()
+        .success();
 }
 
 #[test]
@@ -29,13 +45,24 @@ fn a_page_of_two_runs_has_every_section() {
         assert_eq!(h.matches(&format!("-{part}\">")).count(), 2, "{part} once per run");
     }
     // The exact command, quoted as a shell would take it back.
-    assert!(h.contains(" run test.sleep --param us=10,40 --config up,noht --runs 2 --sample-time 1ms --label swept</pre>"), "command not shown");
-    assert!(h.contains("data-kind=\"lines\"") && h.contains("data-kind=\"speedup\"") && h.contains("data-kind=\"bars\""));
+    assert!(
+        h.contains(" run test.sleep --param us=10,40 --config up,noht --runs 2 --sample-time 1ms --label swept</pre>"),
+        "command not shown"
+    );
+    assert!(
+        h.contains("data-kind=\"lines\"") && h.contains("data-kind=\"speedup\"") && h.contains("data-kind=\"bars\"")
+    );
     assert!(h.contains("test.sleep over us") && h.contains("lower is better"));
     assert!(h.contains("id=\"compare\"") && h.contains("against run"));
     assert!(h.contains("<th>kernel</th>") && h.contains("<th>preemption</th>") && h.contains("<th>C library</th>"));
     assert!(!h.contains("<script") && !h.contains("http"));
-    assert_eq!(std::fs::read_dir(e.dir.path()).unwrap().filter(|d| d.as_ref().unwrap().file_name().to_string_lossy().starts_with(".kdelta-report-")).count(), 0);
+    assert_eq!(
+        std::fs::read_dir(e.dir.path())
+            .unwrap()
+            .filter(|d| d.as_ref().unwrap().file_name().to_string_lossy().starts_with(".kdelta-report-"))
+            .count(),
+        0
+    );
 }
 
 #[test]
@@ -68,9 +95,15 @@ fn bad_inputs_are_refused_and_nothing_is_written() {
 fn selections_add_every_finished_run_they_pick() {
     let e = Env::new();
     for _ in 0..2 {
-        e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "nightly"]).assert().success();
+        e.cmd()
+            .args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "nightly"])
+            .assert()
+            .success();
     }
-    e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "other"]).assert().success();
+    e.cmd()
+        .args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms", "--label", "other"])
+        .assert()
+        .success();
     let page = e.dir.path().join("r.html");
     // A label as a selection takes both of its runs (as a name, only the newest).
     let out = e.cmd().args(["report", "--label", "nightly", "-o"]).arg(&page).output().unwrap();
@@ -106,7 +139,11 @@ fn assert_no_marker(h: &str) {
     for (i, _) in h.match_indices('&') {
         let rest = &h[i..];
         let end = rest.find(';').unwrap_or(0);
-        assert!(end > 1 && end < 10 && rest[1..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#'), "a bare & at {}", &rest[..20.min(rest.len())]);
+        assert!(
+            end > 1 && end < 10 && rest[1..end].chars().all(|c| c.is_ascii_alphanumeric() || c == '#'),
+            "a bare & at {}",
+            &rest[..20.min(rest.len())]
+        );
     }
 }
 
@@ -116,7 +153,11 @@ fn assert_no_marker(h: &str) {
 fn a_configuration_name_cannot_script_the_page() {
     let e = Env::new();
     let cfg = "up+env=Q=<script>alert(1)</script>";
-    let out = e.cmd().args(["run", "test.sleep", "--config", cfg, "--quick", "--runs", "1", "--sample-time", "1ms"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--config", cfg, "--quick", "--runs", "1", "--sample-time", "1ms"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let page = e.dir.path().join("x.html");
     let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
@@ -137,7 +178,19 @@ fn markers_in_every_given_field_come_out_escaped() {
     let label = "l\"><img src=x>&\u{202e}<script>";
     let out = e
         .cmd()
-        .args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label])
+        .args([
+            "run",
+            "test.sleep",
+            "--config",
+            &format!("up,{cfg}"),
+            "--quick",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--label",
+            label,
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -164,13 +217,33 @@ fn markers_in_every_given_field_come_out_escaped() {
 fn bidi_controls_are_neutralised_in_everything_shown() {
     let e = Env::new();
     let label = "fast\u{202e}wols\u{2066}x\u{200f}";
-    let out = e.cmd().args(["run", "test.sleep", "--config", "up", "--quick", "--runs", "1", "--sample-time", "1ms", "--label", label]).output().unwrap();
+    let out = e
+        .cmd()
+        .args([
+            "run",
+            "test.sleep",
+            "--config",
+            "up",
+            "--quick",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--label",
+            label,
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let page = e.dir.path().join("x.html");
     let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let h = std::fs::read_to_string(&page).unwrap();
-    let bidi = |s: &str| s.chars().any(|c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'));
+    let bidi = |s: &str| {
+        s.chars().any(
+            |c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'),
+        )
+    };
     assert!(!bidi(&h), "the page holds a bidi control");
     assert!(h.contains("fast[U+202E]wols[U+2066]x[U+200F]"));
     for args in [vec!["runs"], vec!["show", "1"], vec!["show", "1", "--format", "markdown"]] {

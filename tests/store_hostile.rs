@@ -12,8 +12,11 @@ use std::process::Output;
 
 /// Entries beside the database (the env's own `tmp` aside).
 fn siblings(e: &Env) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(e.dir.path()).unwrap().map(|x| x.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != "tmp" && n != "results.db").collect();
+    let mut v: Vec<String> = std::fs::read_dir(e.dir.path())
+        .unwrap()
+        .map(|x| x.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "tmp" && n != "results.db")
+        .collect();
     v.sort();
     v
 }
@@ -54,12 +57,34 @@ type Case = (&'static str, Box<dyn Fn(&Env)>, &'static str);
 fn every_kind_of_hostile_file_is_refused_untouched() {
     let kdlt = 0x6b64_6c74;
     let cases: Vec<Case> = vec![
-        ("random bytes", Box::new(|e| std::fs::write(e.db(), (0..9000u32).map(|i| (i * 13 % 241) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
-        ("a foreign table", Box::new(|e| sqlite(&e.db(), "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);")), "table mine"),
+        (
+            "random bytes",
+            Box::new(|e| {
+                std::fs::write(e.db(), (0..9000u32).map(|i| (i * 13 % 241) as u8).collect::<Vec<_>>()).unwrap()
+            }),
+            "not a kdelta database",
+        ),
+        (
+            "a foreign table",
+            Box::new(|e| sqlite(&e.db(), "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);")),
+            "table mine",
+        ),
         ("a foreign view", Box::new(|e| sqlite(&e.db(), "CREATE VIEW only_view AS SELECT 1;")), "view only_view"),
-        ("kdelta's id, no tables", Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt};"))), "damaged kdelta database"),
-        ("a newer schema", Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt}; PRAGMA user_version = 77;"))), "newer kdelta (schema 77"),
-        ("a WAL-mode foreign file", Box::new(|e| sqlite(&e.db(), "PRAGMA journal_mode = WAL; CREATE TABLE w (x);")), "table w"),
+        (
+            "kdelta's id, no tables",
+            Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt};"))),
+            "damaged kdelta database",
+        ),
+        (
+            "a newer schema",
+            Box::new(move |e| sqlite(&e.db(), &format!("PRAGMA application_id = {kdlt}; PRAGMA user_version = 77;"))),
+            "newer kdelta (schema 77",
+        ),
+        (
+            "a WAL-mode foreign file",
+            Box::new(|e| sqlite(&e.db(), "PRAGMA journal_mode = WAL; CREATE TABLE w (x);")),
+            "table w",
+        ),
         (
             "a truncated kdelta file",
             Box::new(|e| {
@@ -87,9 +112,17 @@ struct Immutable(PathBuf);
 
 impl Immutable {
     fn set(path: &Path) -> Option<Immutable> {
-        let ok = std::process::Command::new("chattr").arg("+i").arg(path).stderr(std::process::Stdio::null()).status().is_ok_and(|s| s.success());
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!("SKIPPED: chattr +i {} refused (not root, or the filesystem lacks the attribute)", path.display());
+            eprintln!(
+                "SKIPPED: chattr +i {} refused (not root, or the filesystem lacks the attribute)",
+                path.display()
+            );
         }
         ok.then(|| Immutable(path.to_path_buf()))
     }
@@ -103,7 +136,9 @@ impl Drop for Immutable {
 
 /// The reading commands work; storing a run is refused as read-only.
 fn reads_but_refuses_writing(e: &Env, before: &[u8]) {
-    for args in [&["runs"][..], &["runs", "--json"], &["show", "1"], &["export", "1", "--format", "csv"], &["compare", "1"]] {
+    for args in
+        [&["runs"][..], &["runs", "--json"], &["show", "1"], &["export", "1", "--format", "csv"], &["compare", "1"]]
+    {
         let out = e.cmd().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
         assert!(!out.stdout.is_empty(), "{args:?}");
@@ -151,10 +186,18 @@ impl Tmpfs {
         ok.then_some(Tmpfs(at))
     }
     fn remount_read_only(&self) {
-        assert!(std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap().success());
+        assert!(std::process::Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&self.0)
+            .status()
+            .unwrap()
+            .success());
     }
     fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(&self.0).unwrap().map(|x| x.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|x| x.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         v
     }

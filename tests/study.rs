@@ -35,7 +35,8 @@ fn bad_study_input_is_refused_with_one_line() {
         assert!(err.contains(want) && !err.contains("panicked"), "{args:?}: {err}");
     }
     // --resume with nothing to resume: one line, exit 2, nothing run.
-    let out = e.cmd().args(["study", "sched-2002", "--quick", "--resume"]).timeout(Duration::from_secs(30)).output().unwrap();
+    let out =
+        e.cmd().args(["study", "sched-2002", "--quick", "--resume"]).timeout(Duration::from_secs(30)).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let last = err.trim_end().lines().last().unwrap_or("");

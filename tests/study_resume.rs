@@ -22,7 +22,9 @@ fn kdelta(e: &Env) -> Command {
 
 /// (results stored, of them complete ones) in the database, or (0, 0) before it exists.
 fn stored(e: &Env) -> (i64, i64) {
-    let Ok(db) = rusqlite::Connection::open_with_flags(e.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else { return (0, 0) };
+    let Ok(db) = rusqlite::Connection::open_with_flags(e.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return (0, 0);
+    };
     let n = db.query_row("SELECT count(*) FROM results", [], |r| r.get(0)).unwrap_or(0);
     let ok = db.query_row("SELECT count(*) FROM results WHERE status = 'ok'", [], |r| r.get(0)).unwrap_or(0);
     (n, ok)
@@ -77,9 +79,14 @@ fn a_study_interrupted_resumes_only_its_missing_points() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{err}");
     // Only the missing points ran: each stored once more, none twice.
-    let done = err.lines().find_map(|l| l.split(" points are stored, ").nth(1).map(|r| (l.to_string(), r.split(' ').next().unwrap().parse::<i64>().unwrap())));
+    let done = err.lines().find_map(|l| {
+        l.split(" points are stored, ")
+            .nth(1)
+            .map(|r| (l.to_string(), r.split(' ').next().unwrap().parse::<i64>().unwrap()))
+    });
     let (line, missing) = done.unwrap_or_else(|| panic!("no resume line: {err}"));
-    let already: i64 = line.split("run 1: ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(-1);
+    let already: i64 =
+        line.split("run 1: ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(-1);
     assert_eq!(already + missing, POINTS, "{line}");
     assert!(already >= 1 && missing >= 1, "{line}");
     let after = stored(&e);
@@ -116,9 +123,13 @@ fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // The run as an interrupted one: its last point missing, marked incomplete.
     let db = rusqlite::Connection::open(e.db()).unwrap();
-    db.execute_batch("DELETE FROM results WHERE id = (SELECT max(id) FROM results); UPDATE runs SET status = 'incomplete';").unwrap();
+    db.execute_batch(
+        "DELETE FROM results WHERE id = (SELECT max(id) FROM results); UPDATE runs SET status = 'incomplete';",
+    )
+    .unwrap();
     let host: String = db.query_row("SELECT host FROM runs", [], |r| r.get(0)).unwrap();
-    let snapshot = || (stored(&e), db.query_row("SELECT status || pid || host FROM runs", [], |r| r.get::<_, String>(0)).unwrap());
+    let snapshot =
+        || (stored(&e), db.query_row("SELECT status || pid || host FROM runs", [], |r| r.get::<_, String>(0)).unwrap());
     let refused = |what: &str, says: &[&str]| {
         let before = snapshot();
         let out = kdelta(&e).args(args).arg("--resume").output().unwrap();
@@ -138,7 +149,11 @@ fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
         db.execute("UPDATE runs SET host = ?1", [h.to_string()]).unwrap();
     };
     // Its writer alive: this test process, by id and start time.
-    db.execute("UPDATE runs SET status = 'running', pid = ?1, pid_start = ?2", [std::process::id() as i64, my_start_time()]).unwrap();
+    db.execute(
+        "UPDATE runs SET status = 'running', pid = ?1, pid_start = ?2",
+        [std::process::id() as i64, my_start_time()],
+    )
+    .unwrap();
     refused("a live writer", &["still being written by a live kdelta", &format!("process {}", std::process::id())]);
     db.execute_batch("UPDATE runs SET status = 'incomplete';").unwrap();
     // Another machine.
@@ -153,6 +168,10 @@ fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
     with_host(&|_| {});
     let out = kdelta(&e).args(args).arg("--resume").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("resumed run 1: "), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("resumed run 1: "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(status(&e), "complete");
 }

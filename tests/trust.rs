@@ -52,12 +52,23 @@ fn parameter_values_are_interleaved_and_the_schedule_stored() {
     let rs = v["results"].as_array().unwrap();
     assert_eq!(rs.len(), 2);
     // Round by round, each value is sampled once before either is sampled again.
-    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"].as_array().unwrap().iter().map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap())).collect();
+    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect();
     assert!(sched.len() >= 6, "{sched:?}");
     assert_eq!(&sched[..6], &[(0, 1), (1, 1), (1, 2), (0, 2), (0, 3), (1, 3)], "A B, B A, A B");
     // The stored start times say the same: the first sample of each round.
     let start = |r: &serde_json::Value, round: u64| -> f64 {
-        r["samples_meta"].as_array().unwrap().iter().filter(|m| m["round"] == round).map(|m| m["t"].as_f64().unwrap()).fold(f64::INFINITY, f64::min)
+        r["samples_meta"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["round"] == round)
+            .map(|m| m["t"].as_f64().unwrap())
+            .fold(f64::INFINITY, f64::min)
     };
     let (a, b) = (&rs[0], &rs[1]);
     let order = [start(a, 1), start(b, 1), start(b, 2), start(a, 2), start(a, 3), start(b, 3)];
@@ -77,14 +88,26 @@ fn disturbed_samples_are_retaken_and_summarised() {
     assert_eq!(r["n"], r["quality"]["clean"]);
     assert!(v["run"]["environment"]["retaken"].as_u64().unwrap() >= 1);
 
-    let out = e.cmd().args(["run", "test.disturbed", "--runs", "3", "--sample-time", "2ms", "--warmup", "0s"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "test.disturbed", "--runs", "3", "--sample-time", "2ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("disturbed samples (other work on the CPU; kept, not used) in 1 of 1 results"), "{text}");
     assert!(text.contains("--verbose"), "{text}");
     let id = e.cmd().args(["runs", "--json"]).output().unwrap();
     let id = json(&id.stdout)[0]["id"].as_i64().unwrap().to_string();
-    e.cmd().args(["show", &id, "--warnings"]).assert().success().stdout(predicate::str::contains("test.disturbed [all]: ").and(predicate::str::contains("retaken")));
-    e.cmd().args(["show", &id, "--verbose"]).assert().success().stdout(predicate::str::contains("samples disturbed by other work"));
+    e.cmd()
+        .args(["show", &id, "--warnings"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("test.disturbed [all]: ").and(predicate::str::contains("retaken")));
+    e.cmd()
+        .args(["show", &id, "--verbose"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("samples disturbed by other work"));
 }
 
 #[test]
@@ -92,7 +115,21 @@ fn a_net_figure_straddling_zero_is_below_resolution_and_left_out_of_the_geomean(
     let e = Env::new();
     let out = e
         .cmd()
-        .args(["run", "test.net", "test.sleep", "--param", "test.sleep:us=20,40", "--config", "up,cpus=0", "--runs", "6", "--sample-time", "1ms", "--warmup", "0s"])
+        .args([
+            "run",
+            "test.net",
+            "test.sleep",
+            "--param",
+            "test.sleep:us=20,40",
+            "--config",
+            "up,cpus=0",
+            "--runs",
+            "6",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "0s",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -113,9 +150,17 @@ fn a_net_figure_straddling_zero_is_below_resolution_and_left_out_of_the_geomean(
 fn runs_takes_a_count_or_auto() {
     let e = Env::new();
     for bad in ["0", "x", "10001"] {
-        e.cmd().args(["run", "lat.syscall", "--runs", bad]).assert().code(2).stderr(predicate::str::contains("expected auto or a whole number"));
+        e.cmd()
+            .args(["run", "lat.syscall", "--runs", bad])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("expected auto or a whole number"));
     }
-    e.cmd().args(["run", "lat.syscall", "--ci-target", "0"]).assert().code(2).stderr(predicate::str::contains("--ci-target"));
+    e.cmd()
+        .args(["run", "lat.syscall", "--ci-target", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--ci-target"));
     let v = run_json(&e, &["test.sleep", "--runs", "auto", "--ci-target", "50", "--param", "us=20"]);
     let env = &v["run"]["environment"];
     assert_eq!(env["runs"], "auto");
@@ -163,13 +208,18 @@ fn a_choice_is_compared_before_a_scale_with_as_many_values() {
     // impl and size both have two values: the impls take turns at each
     // size, not the sizes at each impl.
     let e = Env::new();
-    let v = run_json(&e, &["mem.strlen", "--param", "size=64,128", "--param", "impl=libc,tuned", "--param", "cache=warm", "--runs", "2"]);
+    let v = run_json(
+        &e,
+        &["mem.strlen", "--param", "size=64,128", "--param", "impl=libc,tuned", "--param", "cache=warm", "--runs", "2"],
+    );
     let rs = v["results"].as_array().unwrap();
     assert_eq!(rs.len(), 4);
     for (job, s) in samples_by_job(rs) {
         let points: std::collections::BTreeSet<usize> = s.iter().map(|x| x.1).collect();
-        let sizes: std::collections::BTreeSet<&str> = points.iter().map(|&k| rs[k]["params"]["size"].as_str().unwrap()).collect();
-        let impls: std::collections::BTreeSet<&str> = points.iter().map(|&k| rs[k]["params"]["impl"].as_str().unwrap()).collect();
+        let sizes: std::collections::BTreeSet<&str> =
+            points.iter().map(|&k| rs[k]["params"]["size"].as_str().unwrap()).collect();
+        let impls: std::collections::BTreeSet<&str> =
+            points.iter().map(|&k| rs[k]["params"]["impl"].as_str().unwrap()).collect();
         assert_eq!((sizes.len(), impls.len()), (1, 2), "job {job} measured {sizes:?} x {impls:?}");
     }
 }
@@ -192,7 +242,24 @@ fn interleave_workers_gives_each_value_workers_of_its_own() {
 #[test]
 fn a_point_failing_in_a_tie_leaves_the_other_measured() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "--sample-time", "2ms", "--warmup", "0s", "--format", "json", "test.turns", "--param", "fail=false,true", "--runs", "3"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args([
+            "run",
+            "--sample-time",
+            "2ms",
+            "--warmup",
+            "0s",
+            "--format",
+            "json",
+            "test.turns",
+            "--param",
+            "fail=false,true",
+            "--runs",
+            "3",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out.stdout);
     let rs = v["results"].as_array().unwrap();

@@ -7,13 +7,22 @@ use super::stored::{load, open_existing};
 use super::*;
 use crate::report::html::{self, Page};
 
-pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::stored::RunFilter, path: &Path, title: Option<String>) -> Result<u8> {
+pub(super) fn cmd_report(
+    db: &Option<PathBuf>,
+    keys: &[String],
+    filter: &super::stored::RunFilter,
+    path: &Path,
+    title: Option<String>,
+) -> Result<u8> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     if path.is_dir() {
-        return Err(bad_input(format!("--out {} is a directory: give a file name such as report.html", path.display())));
+        return Err(bad_input(format!(
+            "--out {} is a directory: give a file name such as report.html",
+            path.display()
+        )));
     }
     // A FIFO or device is refused too: the page replaces only a regular file.
     crate::sys::output::check_output_path("--out", path)?;
@@ -37,7 +46,9 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::
             .map(|(r, _)| r.id)
             .collect();
         if picked.is_empty() {
-            return Err(bad_input("no finished run matches --host/--kernel/--label: see kdelta runs with the same options".to_string()));
+            return Err(bad_input(
+                "no finished run matches --host/--kernel/--label: see kdelta runs with the same options".to_string(),
+            ));
         }
         picked.sort();
         keys.extend(picked.iter().map(|id| id.to_string()));
@@ -56,8 +67,14 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::
             extra.extend(tables);
         }
     }
-    let comparisons: Vec<Report> = loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
-    let names: Vec<String> = loaded.iter().map(|(r, _)| r.label.as_ref().map(|l| format!("run {} ({l})", r.id)).unwrap_or_else(|| format!("run {}", r.id))).collect();
+    let comparisons: Vec<Report> =
+        loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
+    let names: Vec<String> = loaded
+        .iter()
+        .map(|(r, _)| {
+            r.label.as_ref().map(|l| format!("run {} ({l})", r.id)).unwrap_or_else(|| format!("run {}", r.id))
+        })
+        .collect();
     let runs: Vec<Report> = loaded.into_iter().map(|(r, rs)| run_report(r, rs, &opt)).collect();
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
     let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &extra });
@@ -65,11 +82,9 @@ pub(super) fn cmd_report(db: &Option<PathBuf>, keys: &[String], filter: &super::
     // Beside its final name, with the ordinary permissions (the umask's),
     // then renamed into place; removed again if anything fails.
     let tmp = dir.join(format!(".kdelta-report-{}.tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display())))?;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
+        bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display()))
+    })?;
     let written = f.write_all(page.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| std::fs::rename(&tmp, path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);

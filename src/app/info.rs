@@ -44,7 +44,9 @@ pub fn configs_text(topo: &Topology) -> String {
             Err(e) => s.push_str(&format!(
                 "  {:<6} unavailable: {}\n",
                 name,
-                e.downcast_ref::<crate::config::Unavailable>().map(|u| u.reason.clone()).unwrap_or_else(|| e.to_string())
+                e.downcast_ref::<crate::config::Unavailable>()
+                    .map(|u| u.reason.clone())
+                    .unwrap_or_else(|| e.to_string())
             )),
         }
     }
@@ -97,7 +99,14 @@ pub(super) fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
         }
         for p in &i.params {
             let q = p.quick.map(|q| format!(", quick {q}")).unwrap_or_default();
-            s.push_str(&format!("  {:<20}   --param {}={} ({}{q}): {}\n", "", p.name, p.default, p.kind_name(), p.help));
+            s.push_str(&format!(
+                "  {:<20}   --param {}={} ({}{q}): {}\n",
+                "",
+                p.name,
+                p.default,
+                p.kind_name(),
+                p.help
+            ));
         }
         if let Err(why) = sup {
             s.push_str(&format!("  {:<20}   unsupported here: {why}\n", ""));

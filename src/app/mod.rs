@@ -34,7 +34,9 @@ pub fn main() -> ExitCode {
         .fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
         .try_get_matches()
         .and_then(|m| {
-            let own = m.subcommand().and_then(|(name, sub)| commands.iter().find(|c| (c.command)().get_name() == name).map(|c| (c, sub.clone())));
+            let own = m.subcommand().and_then(|(name, sub)| {
+                commands.iter().find(|c| (c.command)().get_name() == name).map(|c| (c, sub.clone()))
+            });
             match own {
                 Some((c, sub)) => Ok(Parsed::Family(c.run, sub)),
                 None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(Parsed::Cli),
@@ -52,7 +54,11 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             let code =
-                if is_bad_input(&e) || e.chain().any(|c| c.downcast_ref::<crate::config::Unavailable>().is_some()) { exit::BAD_INPUT } else { exit::FAILED };
+                if is_bad_input(&e) || e.chain().any(|c| c.downcast_ref::<crate::config::Unavailable>().is_some()) {
+                    exit::BAD_INPUT
+                } else {
+                    exit::FAILED
+                };
             eprintln!("kdelta: {}", one_line(&e));
             ExitCode::from(code)
         }
@@ -153,14 +159,22 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Topo { json } => info::cmd_topo(json),
         Command::List { json, selectors } => info::cmd_list(json, &selectors),
         Command::Run(args) => run::cmd_run(&cli.db, args),
-        Command::Compare { by: Some(by), label, threshold, .. } => stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold),
-        Command::Compare { run_a, run_b, format, threshold, verbose, .. } => stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose),
-        Command::Runs { limit, json, select } => stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select)),
+        Command::Compare { by: Some(by), label, threshold, .. } => {
+            stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold)
+        }
+        Command::Compare { run_a, run_b, format, threshold, verbose, .. } => {
+            stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose)
+        }
+        Command::Runs { limit, json, select } => {
+            stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select))
+        }
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Report { runs, select, out: path, title } => html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title),
+        Command::Report { runs, select, out: path, title } => {
+            html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title)
+        }
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
             let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
             serve::cmd_serve(&name, &listen, public, limits, &param)
@@ -186,7 +200,9 @@ fn exit_code(c: ExitCode) -> Result<u8> {
 fn parse_overrides(list: &[String]) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
     for p in list {
-        let (k, v) = p.split_once('=').ok_or_else(|| bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")))?;
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")))?;
         if k.is_empty() || v.is_empty() {
             return Err(bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")));
         }
@@ -241,7 +257,14 @@ mod quote_tests {
 
     #[test]
     fn the_stored_command_keeps_no_password() {
-        let args = ["kdelta", "--db", "postgresql://kd:s/e?c@r%40t@h/db", "run", "--db=postgres://kd@h/db?password=x&sslmode=require", "lat.*"];
+        let args = [
+            "kdelta",
+            "--db",
+            "postgresql://kd:s/e?c@r%40t@h/db",
+            "run",
+            "--db=postgres://kd@h/db?password=x&sslmode=require",
+            "lat.*",
+        ];
         assert_eq!(
             super::command_line_of(args.iter().map(|s| s.to_string())),
             "kdelta --db 'postgresql://kd:***@h/db' run '--db=postgres://kd@h/db?password=***&sslmode=require' 'lat.*'"

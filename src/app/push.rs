@@ -17,7 +17,10 @@ fn origin(run: &RunRecord) -> String {
 
 pub(super) fn cmd_push(db: &Option<PathBuf>, keys: &[String], to: &str) -> Result<u8> {
     if !matches!(locate(Path::new(to))?, Location::Postgres(_)) {
-        return Err(bad_input(format!("--to {:?} is not a shared store: give postgresql://USER@HOST[:PORT]/DBNAME", redact_arg(to))));
+        return Err(bad_input(format!(
+            "--to {:?} is not a shared store: give postgresql://USER@HOST[:PORT]/DBNAME",
+            redact_arg(to)
+        )));
     }
     let src = stored::open_existing(db)?;
     if src.is_shared() {

@@ -5,7 +5,8 @@ use crate::harness::run;
 
 pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     check_label(&a.label)?;
-    let sample_time = bench::params::parse_duration(&a.sample_time).map_err(|e| bad_input(format!("--sample-time: {e}")))?;
+    let sample_time =
+        bench::params::parse_duration(&a.sample_time).map_err(|e| bad_input(format!("--sample-time: {e}")))?;
     if sample_time.as_secs_f64() < 1e-4 || sample_time.as_secs_f64() > 60.0 {
         return Err(bad_input(format!("--sample-time {} is out of range: allowed 100us .. 60s", a.sample_time)));
     }
@@ -18,13 +19,19 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         None => None,
     };
     if timeout.is_some_and(|t| t < std::time::Duration::from_millis(1)) {
-        return Err(bad_input(format!("--timeout {} is out of range: allowed 1ms and above", a.timeout.as_deref().unwrap_or(""))));
+        return Err(bad_input(format!(
+            "--timeout {} is out of range: allowed 1ms and above",
+            a.timeout.as_deref().unwrap_or("")
+        )));
     }
     if !(a.threshold >= 0.0 && a.threshold < 1000.0) {
         return Err(bad_input(format!("--threshold {} is out of range: allowed 0 .. 1000 (percent)", a.threshold)));
     }
     if !(a.ci_target > 0.0 && a.ci_target <= 100.0) {
-        return Err(bad_input(format!("--ci-target {} is out of range: allowed above 0 up to 100 (percent)", a.ci_target)));
+        return Err(bad_input(format!(
+            "--ci-target {} is out of range: allowed above 0 up to 100 (percent)",
+            a.ci_target
+        )));
     }
     let req = Request {
         selectors: a.selectors.clone(),

@@ -6,7 +6,8 @@ use crate::child::ServerLimits;
 
 /// The limits from the command line's flags.
 pub(super) fn limits(conns: usize, runs: usize, idle: &str, write: &str) -> Result<ServerLimits> {
-    let dur = |flag: &str, v: &str| crate::model::params::parse_duration(v).map_err(|e| bad_input(format!("--{flag}: {e}")));
+    let dur =
+        |flag: &str, v: &str| crate::model::params::parse_duration(v).map_err(|e| bad_input(format!("--{flag}: {e}")));
     let (idle, write) = (dur("idle-timeout", idle)?, dur("write-timeout", write)?);
     if conns == 0 || runs == 0 || idle.is_zero() || write.is_zero() {
         return Err(bad_input("--max-conns, --max-runs and the timeouts must be above zero"));

@@ -2,7 +2,10 @@
 
 use super::*;
 
-pub(super) fn load(store: &Store, key: &str) -> Result<(crate::model::record::RunRecord, Vec<crate::model::record::ResultRecord>)> {
+pub(super) fn load(
+    store: &Store,
+    key: &str,
+) -> Result<(crate::model::record::RunRecord, Vec<crate::model::record::ResultRecord>)> {
     let run = store.find_run(key)?;
     let results = results(store, run.id)?;
     Ok((run, results))
@@ -17,7 +20,14 @@ pub(super) fn results(store: &Store, run_id: i64) -> Result<Vec<crate::model::re
     Ok(rs)
 }
 
-pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<String>, format: Format, threshold: f64, verbose: bool) -> Result<u8> {
+pub(super) fn cmd_compare(
+    db: &Option<PathBuf>,
+    a: Option<String>,
+    b: Option<String>,
+    format: Format,
+    threshold: f64,
+    verbose: bool,
+) -> Result<u8> {
     if !(threshold >= 0.0 && threshold < 1000.0) {
         return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
     }
@@ -25,8 +35,9 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<Str
     let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
     let mut rep = match (a, b) {
         (None, _) => {
-            let run =
-                store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display())))?;
+            let run = store.latest_complete()?.ok_or_else(|| {
+                bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display()))
+            })?;
             let results = results(&store, run.id)?;
             run_report(run, results, &opt)
         }
@@ -42,7 +53,10 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, a: Option<String>, b: Option<Str
     };
     if rep.tables.is_empty() {
         let n = rep.runs.iter().map(|r| r.configs.len()).max().unwrap_or(0);
-        eprintln!("kdelta: nothing to compare: run {} has {n} configuration(s); give two runs, or run with --config A,B", rep.runs[0].id);
+        eprintln!(
+            "kdelta: nothing to compare: run {} has {n} configuration(s); give two runs, or run with --config A,B",
+            rep.runs[0].id
+        );
     }
     rep.verbose = verbose;
     out(&report::render(&rep, format, color()));
@@ -90,7 +104,12 @@ fn warn_if_not_comparable(a: &crate::model::record::RunRecord, b: &crate::model:
 }
 
 /// `compare --by kernel|host [--label L]`: complete runs pooled by group.
-pub(super) fn cmd_compare_pooled(db: &Option<PathBuf>, by: crate::cli::PoolBy, label: Option<&str>, threshold: f64) -> Result<u8> {
+pub(super) fn cmd_compare_pooled(
+    db: &Option<PathBuf>,
+    by: crate::cli::PoolBy,
+    label: Option<&str>,
+    threshold: f64,
+) -> Result<u8> {
     if !(0.0..1000.0).contains(&threshold) {
         return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
     }
@@ -103,11 +122,18 @@ pub(super) fn cmd_compare_pooled(db: &Option<PathBuf>, by: crate::cli::PoolBy, l
         .runs(i64::MAX as usize)?
         .into_iter()
         .map(|(r, _)| r)
-        .filter(|r| r.status == crate::model::record::RunStatus::Complete && label.map_or(true, |l| r.label.as_deref() == Some(l)))
+        .filter(|r| {
+            r.status == crate::model::record::RunStatus::Complete
+                && label.map_or(true, |l| r.label.as_deref() == Some(l))
+        })
         .collect();
     runs.reverse();
     if runs.is_empty() {
-        return Err(bad_input(format!("no complete run{} in {}", label.map(|l| format!(" labelled {l:?}")).unwrap_or_default(), store.path().display())));
+        return Err(bad_input(format!(
+            "no complete run{} in {}",
+            label.map(|l| format!(" labelled {l:?}")).unwrap_or_default(),
+            store.path().display()
+        )));
     }
     let mut pooled = Vec::new();
     for r in runs {
@@ -136,10 +162,19 @@ pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &
         out_json(&serde_json::to_string_pretty(&v)?);
         return Ok(exit::OK);
     }
-    let mut s = format!("{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n", "id", "started", "status", "results", "label", "configs");
+    let mut s =
+        format!("{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n", "id", "started", "status", "results", "label", "configs");
     for (r, n) in runs {
         let cfgs: Vec<String> = r.configs.iter().map(|c| format!("{} [{}]", c.name, c.cpus)).collect();
-        s.push_str(&format!("{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n", r.id, r.started, r.status.as_str(), n, r.label.unwrap_or_default(), cfgs.join(", ")));
+        s.push_str(&format!(
+            "{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n",
+            r.id,
+            r.started,
+            r.status.as_str(),
+            n,
+            r.label.unwrap_or_default(),
+            cfgs.join(", ")
+        ));
     }
     out(&s);
     Ok(exit::OK)
@@ -164,7 +199,10 @@ pub(super) fn open_existing(db: &Option<PathBuf>) -> Result<Store> {
     let path = db.clone().unwrap_or_else(store::default_path);
     let is_file = matches!(store::location::locate(&path)?, store::location::Location::File(_));
     if is_file && !Path::new(&path).exists() {
-        return Err(bad_input(format!("no results database at {}: run `kdelta run ...` first, or give --db PATH", path.display())));
+        return Err(bad_input(format!(
+            "no results database at {}: run `kdelta run ...` first, or give --db PATH",
+            path.display()
+        )));
     }
     Store::open_read_only(&path)
 }
@@ -174,12 +212,20 @@ pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) 
     let store = open_existing(db)?;
     let run = match key {
         Some(k) => store.find_run(&k)?,
-        None => store.latest_complete()?.ok_or_else(|| bad_input(format!("no complete run in {} yet", store.path().display())))?,
+        None => store
+            .latest_complete()?
+            .ok_or_else(|| bad_input(format!("no complete run in {} yet", store.path().display())))?,
     };
     let results = results(&store, run.id)?;
     let id = run.id;
     let rep = run_report(run, results, &CompareOptions::default());
-    let svg = crate::report::chart::svg(&rep).map_err(|e| if e.is::<crate::report::chart::NothingToChart>() { bad_input(format!("run {id}: {e}")) } else { e })?;
+    let svg = crate::report::chart::svg(&rep).map_err(|e| {
+        if e.is::<crate::report::chart::NothingToChart>() {
+            bad_input(format!("run {id}: {e}"))
+        } else {
+            e
+        }
+    })?;
     crate::sys::output::write_output("-o", path, svg.as_bytes())?;
     eprintln!("kdelta: wrote {}", path.display());
     Ok(exit::OK)
@@ -253,15 +299,27 @@ mod tests {
             &[
                 result("thread.ctx", &[("threads", "2"), ("size", "0"), ("model", "thread")], &[1.0, 1.1, 1.2]),
                 result("chat", &[("rooms", "2"), ("server", "local"), ("server_model", "threads")], &[5.0, 5.1, 5.2]),
-                result("tbench.throughput", &[("clients", "2"), ("model", "processes"), ("server", "auto")], &[9.0, 9.1, 9.2]),
+                result(
+                    "tbench.throughput",
+                    &[("clients", "2"), ("model", "processes"), ("server", "auto")],
+                    &[9.0, 9.1, 9.2],
+                ),
             ],
         );
         let new = stored_run(
             &mut store,
             &[
                 result("thread.ctx", &[("threads", "2"), ("size", "0"), ("model", "threads")], &[2.0, 2.1, 2.2]),
-                result("chat.rooms", &[("rooms", "2"), ("server", "local"), ("server_model", "threads")], &[6.0, 6.1, 6.2]),
-                result("tbench.throughput", &[("clients", "2"), ("model", "processes"), ("server", "local")], &[8.0, 8.1, 8.2]),
+                result(
+                    "chat.rooms",
+                    &[("rooms", "2"), ("server", "local"), ("server_model", "threads")],
+                    &[6.0, 6.1, 6.2],
+                ),
+                result(
+                    "tbench.throughput",
+                    &[("clients", "2"), ("model", "processes"), ("server", "local")],
+                    &[8.0, 8.1, 8.2],
+                ),
             ],
         );
         let (a, b) = (load(&store, &old).unwrap(), load(&store, &new).unwrap());

@@ -12,7 +12,15 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;
     let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-    let ask = Ask { quick: a.quick, variant: a.variant, label: a.label.clone(), resume: a.resume, command, sysfs_root: super::sysfs_root(), tiny: a.tiny_plan_for_tests };
+    let ask = Ask {
+        quick: a.quick,
+        variant: a.variant,
+        label: a.label.clone(),
+        resume: a.resume,
+        command,
+        sysfs_root: super::sysfs_root(),
+        tiny: a.tiny_plan_for_tests,
+    };
     match a.name {
         StudyArg::List => {
             out(&list(&topo, &host_json, &ask));
@@ -48,7 +56,11 @@ fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
             let ask = Ask { quick, ..ask.clone() };
             let (_, reqs) = srun::request(d, &ask, topo, host);
             let line = match planned(&reqs, topo) {
-                Ok(stages) => format!("{} points, {} (estimated from the plan)", points(&stages), estimate::describe(estimate::study(&stages))),
+                Ok(stages) => format!(
+                    "{} points, {} (estimated from the plan)",
+                    points(&stages),
+                    estimate::describe(estimate::study(&stages))
+                ),
                 Err(e) => format!("cannot be planned here: {}", one_line(&e)),
             };
             s.push_str(&format!("  {:<11} {line}\n", if quick { "--quick" } else { "full" }));
@@ -65,10 +77,23 @@ fn planned(reqs: &[crate::harness::plan::Request], topo: &Topology) -> Result<Ve
 
 /// Points (benchmark point x configuration) the parts will run.
 fn points(stages: &[srun::Stage]) -> usize {
-    stages.iter().map(|s| s.plan.items.iter().filter(|i| i.unsupported.is_none()).count() * crate::harness::run::ready_configs(&s.plan).len()).sum()
+    stages
+        .iter()
+        .map(|s| {
+            s.plan.items.iter().filter(|i| i.unsupported.is_none()).count()
+                * crate::harness::run::ready_configs(&s.plan).len()
+        })
+        .sum()
 }
 
-fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topology, host: serde_json::Value, format: Format) -> Result<u8> {
+fn run_one(
+    db: &Option<PathBuf>,
+    d: &crate::study::Def,
+    ask: &Ask,
+    topo: &Topology,
+    host: serde_json::Value,
+    format: Format,
+) -> Result<u8> {
     let (meta, mut reqs) = srun::request(d, ask, topo, &host);
     for req in &mut reqs {
         req.sysfs_root = Some(super::sysfs_root());
@@ -91,7 +116,13 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
         }
         eprintln!("kdelta: resuming run {}: {done} points are stored, {left} missing ones run now", run.id);
     }
-    eprintln!("kdelta: study {}{}: {} points, {} (estimated)", d.id, if ask.quick { " --quick" } else { "" }, points(&stages), estimate::describe(estimate::study(&stages)));
+    eprintln!(
+        "kdelta: study {}{}: {} points, {} (estimated)",
+        d.id,
+        if ask.quick { " --quick" } else { "" },
+        points(&stages),
+        estimate::describe(estimate::study(&stages))
+    );
     let mut said: Vec<&str> = Vec::new();
     for r in &meta.roles {
         if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
@@ -116,7 +147,12 @@ fn run_one(db: &Option<PathBuf>, d: &crate::study::Def, ask: &Ask, topo: &Topolo
     bench::canonical_results(&mut results);
     let tables = crate::study::tables::build(d, &meta, &results)?;
     out(&report::extra_render::render(&tables, format));
-    eprintln!("kdelta: study {} stored as run {id}{} in {:.0} s", d.id, run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default(), t0.elapsed().as_secs_f64());
+    eprintln!(
+        "kdelta: study {} stored as run {id}{} in {:.0} s",
+        d.id,
+        run.label.as_ref().map(|l| format!(" ({l})")).unwrap_or_default(),
+        t0.elapsed().as_secs_f64()
+    );
     if output.interrupted {
         let again = format!(
             "kdelta study {}{}{}{} --resume",

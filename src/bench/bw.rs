@@ -12,7 +12,12 @@ use std::time::{Duration, Instant};
 
 fn info(name: &'static str, what: &'static str) -> BenchInfo {
     BenchInfo::new(name, what, "MB/s", Better::Higher)
-        .param(ParamSpec::new("size", ParamKind::Size, "auto", "buffer size (auto: 4 x the last-level cache, at least 16M)"))
+        .param(ParamSpec::new(
+            "size",
+            ParamKind::Size,
+            "auto",
+            "buffer size (auto: 4 x the last-level cache, at least 16M)",
+        ))
         .timeout(Duration::from_secs(120))
 }
 
@@ -121,7 +126,11 @@ pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summar
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![
         Simple::boxed_sized(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp, two_buffers),
-        Simple::boxed_sized(|| info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"), rd, one_buffer),
+        Simple::boxed_sized(
+            || info("bw.mem.rd", "read (sum) a buffer well beyond the last-level cache"),
+            rd,
+            one_buffer,
+        ),
         Simple::boxed_sized(|| info("bw.mem.wr", "write a buffer well beyond the last-level cache"), wr, one_buffer),
     ]
 }

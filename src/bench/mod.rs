@@ -94,7 +94,19 @@ pub fn bad_param(e: anyhow::Error) -> anyhow::Error {
 
 /// Every family, in listing order. Adding a family adds one line here.
 pub fn families() -> Vec<Family> {
-    vec![lat::FAMILY, bw::FAMILY, mem::FAMILY, aim9::FAMILY, thread::FAMILY, chat::FAMILY, dbench::DBENCH, dbench::TBENCH, build::FAMILY, place::FAMILY, testing::FAMILY]
+    vec![
+        lat::FAMILY,
+        bw::FAMILY,
+        mem::FAMILY,
+        aim9::FAMILY,
+        thread::FAMILY,
+        chat::FAMILY,
+        dbench::DBENCH,
+        dbench::TBENCH,
+        build::FAMILY,
+        place::FAMILY,
+        testing::FAMILY,
+    ]
 }
 
 /// Every benchmark kdelta has, family by family, in listing order.
@@ -131,7 +143,6 @@ pub fn canonical_results(results: &mut [ResultRecord]) {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

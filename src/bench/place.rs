@@ -20,7 +20,8 @@ use anyhow::{Context, Result};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-pub const FAMILY: super::Family = super::Family { name: "place", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "place", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(PlaceLoops)]
@@ -100,7 +101,14 @@ impl Benchmark for PlaceLoops {
         // A new seed per sample, so naive's random choices are sampled, not repeated.
         let seed0 = crate::sys::clock::unix_now().to_bits() ^ u64::from(std::process::id());
         for i in 0..s.samples_wanted() {
-            let cfg = RunCfg { policy: policy.runner(), loops, iterations, job: Job::Builtin { rounds }, seed: seed0.wrapping_add(i as u64), sample: Duration::from_millis(10) };
+            let cfg = RunCfg {
+                policy: policy.runner(),
+                loops,
+                iterations,
+                job: Job::Builtin { rounds },
+                seed: seed0.wrapping_add(i as u64),
+                sample: Duration::from_millis(10),
+            };
             s.begin_sample();
             let t0 = Instant::now();
             let rep = runner::run(&topo, &cfg, &stop).context("running the loops")?;
@@ -131,7 +139,8 @@ mod tests {
     #[test]
     fn every_policy_gives_one_figure_per_sample() {
         let info = PlaceLoops.info();
-        let o: BTreeMap<String, String> = [("work", "1"), ("iterations", "2")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let o: BTreeMap<String, String> =
+            [("work", "1"), ("iterations", "2")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 3, "one point per policy");
         for p in &pts {

@@ -15,7 +15,8 @@ pub fn enabled() -> bool {
     std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
 }
 
-pub const FAMILY: super::Family = super::Family { name: "test", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "test", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     if !enabled() {
@@ -46,8 +47,13 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         ),
         Simple::boxed(
             || {
-                BenchInfo::new("test.disturbed", "spin 20 us per operation; every second timed call also sleeps 5 ms", "us", Better::Lower)
-                    .samples(6, 3)
+                BenchInfo::new(
+                    "test.disturbed",
+                    "spin 20 us per operation; every second timed call also sleeps 5 ms",
+                    "us",
+                    Better::Lower,
+                )
+                .samples(6, 3)
             },
             |_, s| {
                 let mut calls = 0u64;
@@ -63,7 +69,15 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             },
         ),
         Simple::boxed(
-            || BenchInfo::new("test.net", "a figure net of an overhead that straddles zero (+-0.1 us)", "us", Better::Lower).samples(6, 6),
+            || {
+                BenchInfo::new(
+                    "test.net",
+                    "a figure net of an overhead that straddles zero (+-0.1 us)",
+                    "us",
+                    Better::Lower,
+                )
+                .samples(6, 6)
+            },
             |_, s| {
                 s.net_of_overhead();
                 let mut k = 0u32;
@@ -93,7 +107,10 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
             },
         ),
         Simple::boxed(
-            || BenchInfo::new("test.hang", "the worker sleeps far past its time limit", "us", Better::Lower).timeout(Duration::from_secs(1)),
+            || {
+                BenchInfo::new("test.hang", "the worker sleeps far past its time limit", "us", Better::Lower)
+                    .timeout(Duration::from_secs(1))
+            },
             |_, _| {
                 std::thread::sleep(Duration::from_secs(3600));
                 Ok(())
@@ -101,7 +118,13 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         ),
         Simple::boxed(
             || {
-                BenchInfo::new("test.garble", "the worker leaves a corrupt results file (`file=`) and exits 0", "us", Better::Lower).param(ParamSpec::new(
+                BenchInfo::new(
+                    "test.garble",
+                    "the worker leaves a corrupt results file (`file=`) and exits 0",
+                    "us",
+                    Better::Lower,
+                )
+                .param(ParamSpec::new(
                     "file",
                     ParamKind::choice::<Garble>(),
                     "garbage",
@@ -128,10 +151,15 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         ),
         Simple::boxed(
             || {
-                BenchInfo::new("test.turns", "spin `us` microseconds per operation; points take turns in one worker", "us", Better::Lower)
-                    .param(ParamSpec::new("us", ParamKind::Int { min: 1, max: 1000 }, "20", "spin length"))
-                    .param(ParamSpec::new("fail", ParamKind::Bool, "false", "return an error instead of measuring"))
-                    .lockstep()
+                BenchInfo::new(
+                    "test.turns",
+                    "spin `us` microseconds per operation; points take turns in one worker",
+                    "us",
+                    Better::Lower,
+                )
+                .param(ParamSpec::new("us", ParamKind::Int { min: 1, max: 1000 }, "20", "spin length"))
+                .param(ParamSpec::new("fail", ParamKind::Bool, "false", "return an error instead of measuring"))
+                .lockstep()
             },
             |p, s| {
                 if p.bool("fail")? {
@@ -147,14 +175,28 @@ pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
         ),
         Simple::boxed(
             || {
-                BenchInfo::new("test.work", "a fixed loop of `iters` dependent multiply-adds, times $KDELTA_TEST_WORK_SCALE", "us", Better::Lower)
-                    .param(ParamSpec::new("iters", ParamKind::Int { min: 1, max: 100_000_000 }, "20000", "multiply-adds per operation"))
+                BenchInfo::new(
+                    "test.work",
+                    "a fixed loop of `iters` dependent multiply-adds, times $KDELTA_TEST_WORK_SCALE",
+                    "us",
+                    Better::Lower,
+                )
+                .param(ParamSpec::new(
+                    "iters",
+                    ParamKind::Int { min: 1, max: 100_000_000 },
+                    "20000",
+                    "multiply-adds per operation",
+                ))
             },
             |p, s| {
                 let scale = match std::env::var("KDELTA_TEST_WORK_SCALE") {
-                    Ok(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0 && *x <= 1000.0).ok_or_else(|| {
-                        anyhow::anyhow!("KDELTA_TEST_WORK_SCALE={v:?} is not allowed: a number above 0, at most 1000")
-                    })?,
+                    Ok(v) => v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0 && *x <= 1000.0).ok_or_else(
+                        || {
+                            anyhow::anyhow!(
+                                "KDELTA_TEST_WORK_SCALE={v:?} is not allowed: a number above 0, at most 1000"
+                            )
+                        },
+                    )?,
                     Err(_) => 1.0,
                 };
                 let iters = (p.u64("iters")? as f64 * scale).round() as u64;

@@ -159,7 +159,9 @@ impl LocalServer {
                     bail!("the {name} did not stop within {} s of SIGTERM and was killed", super::GRACE.as_secs());
                 }
                 // Killed by the SIGTERM itself (before it set up its handler) is stopped as asked.
-                if s.status.code() != Some(0) && std::os::unix::process::ExitStatusExt::signal(&s.status) != Some(libc::SIGTERM) {
+                if s.status.code() != Some(0)
+                    && std::os::unix::process::ExitStatusExt::signal(&s.status) != Some(libc::SIGTERM)
+                {
                     bail!("the {name} ended badly: it {}", describe(s.status));
                 }
                 Ok(())

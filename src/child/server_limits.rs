@@ -33,7 +33,13 @@ pub struct Limits {
 
 impl Limits {
     /// Defaults of `kdelta serve` (stated in its `--help`).
-    pub const SERVE: Limits = Limits { conns: 4096, runs: 64, idle: Duration::from_secs(300), write: Duration::from_secs(30), out_bytes: 256 << 10 };
+    pub const SERVE: Limits = Limits {
+        conns: 4096,
+        runs: 64,
+        idle: Duration::from_secs(300),
+        write: Duration::from_secs(30),
+        out_bytes: 256 << 10,
+    };
 
     /// A server started by one run on loopback: room for the largest run
     /// (chat's `MAX_RUN_CONNS` and some), the same timeouts.

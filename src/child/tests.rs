@@ -69,13 +69,32 @@ fn stop_rule_ends_a_willing_child_with_its_signal_and_drop_applies_it() {
     assert!(!s.killed);
     assert_eq!(s.status.signal(), Some(libc::SIGTERM));
     // Dropping a running child stops and reaps it too; many at once with stop_all.
-    let kids: Vec<Child> = (0..3).map(|_| unsafe { fork(|| loop { libc::pause(); }) }.unwrap()).collect();
+    let kids: Vec<Child> = (0..3)
+        .map(|_| {
+            unsafe {
+                fork(|| loop {
+                    libc::pause();
+                })
+            }
+            .unwrap()
+        })
+        .collect();
     let pids: Vec<i32> = kids.iter().map(|c| c.pid().as_raw()).collect();
     drop(kids);
     for p in pids {
         assert!(!crate::sys::task::exists(p), "process {p} left behind");
     }
-    let mut kids: Vec<Child> = (0..3).map(|_| unsafe { fork(|| loop { libc::pause(); }) }.unwrap().stop_signal(Signal::SIGKILL, GRACE)).collect();
+    let mut kids: Vec<Child> = (0..3)
+        .map(|_| {
+            unsafe {
+                fork(|| loop {
+                    libc::pause();
+                })
+            }
+            .unwrap()
+            .stop_signal(Signal::SIGKILL, GRACE)
+        })
+        .collect();
     for s in stop_all(&mut kids) {
         assert_eq!(s.unwrap().status.signal(), Some(libc::SIGKILL));
     }

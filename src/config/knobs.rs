@@ -60,7 +60,12 @@ pub fn parse(key: &str, v: &str) -> Result<KnobSetting> {
             let (n, val) = v.split_once('=').ok_or_else(|| {
                 bad_input(format!("malformed sysctl modifier {v:?}: expected sysctl=NAME=VALUE, e.g. sysctl=kernel.sched_autogroup_enabled=0"))
             })?;
-            let ok_part = |p: &str| !p.is_empty() && p != "." && p != ".." && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b));
+            let ok_part = |p: &str| {
+                !p.is_empty()
+                    && p != "."
+                    && p != ".."
+                    && p.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
+            };
             let parts: Vec<&str> = n.split(['.', '/']).collect();
             if n.len() > 200 || !parts.iter().all(|p| ok_part(p)) {
                 return Err(bad_input(format!(
@@ -70,9 +75,11 @@ pub fn parse(key: &str, v: &str) -> Result<KnobSetting> {
             (Knob::Sysctl(parts.join(".")), plain_value(&format!("sysctl {n}"), val)?)
         }
         "sysfs" => {
-            let (p, val) = v
-                .split_once('=')
-                .ok_or_else(|| bad_input(format!("malformed sysfs modifier {v:?}: expected sysfs=PATH=VALUE with PATH below /sys or /proc/sys")))?;
+            let (p, val) = v.split_once('=').ok_or_else(|| {
+                bad_input(format!(
+                    "malformed sysfs modifier {v:?}: expected sysfs=PATH=VALUE with PATH below /sys or /proc/sys"
+                ))
+            })?;
             check_sysfs_path(p)?;
             (Knob::Sysfs(p.to_string()), plain_value(&format!("sysfs {p}"), val)?)
         }
@@ -90,7 +97,11 @@ fn check_sysfs_path(p: &str) -> Result<()> {
         ))
     };
     let under = p.strip_prefix("/sys/").or_else(|| p.strip_prefix("/proc/sys/")).ok_or_else(bad)?;
-    if p.len() > 400 || under.is_empty() || under.split('/').any(|c| c.is_empty() || c == "." || c == "..") || p.chars().any(|c| c.is_control()) {
+    if p.len() > 400
+        || under.is_empty()
+        || under.split('/').any(|c| c.is_empty() || c == "." || c == "..")
+        || p.chars().any(|c| c.is_control())
+    {
         return Err(bad());
     }
     Ok(())
@@ -118,7 +129,10 @@ fn with_debugfs<T: Send>(root: &Path, f: impl FnOnce(Option<String>) -> T + Send
         return f(Some(format!("debugfs is not mounted at {}", root.join(k::DEBUGFS).display())));
     }
     if !k::is_root() {
-        return f(Some(format!("debugfs is not mounted at /sys/kernel/debug and mounting it needs root (kdelta runs as uid {})", k::euid())));
+        return f(Some(format!(
+            "debugfs is not mounted at /sys/kernel/debug and mounting it needs root (kdelta runs as uid {})",
+            k::euid()
+        )));
     }
     std::thread::scope(|sc| {
         sc.spawn(|| match k::private_debugfs() {
@@ -151,18 +165,32 @@ pub fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, Stri
             } else if root.join(k::NO_TURBO).exists() {
                 Ok(vec![root.join(k::NO_TURBO)])
             } else {
-                Err(format!("neither {} nor {} exists (no cpufreq driver with boost control)", root.join(k::BOOST).display(), root.join(k::NO_TURBO).display()))
+                Err(format!(
+                    "neither {} nor {} exists (no cpufreq driver with boost control)",
+                    root.join(k::BOOST).display(),
+                    root.join(k::NO_TURBO).display()
+                ))
             }
         }
         Knob::Governor => {
-            let v: Vec<PathBuf> = k::cpufreq_policies(root).into_iter().map(|p| p.join("scaling_governor")).filter(|p| p.exists()).collect();
+            let v: Vec<PathBuf> = k::cpufreq_policies(root)
+                .into_iter()
+                .map(|p| p.join("scaling_governor"))
+                .filter(|p| p.exists())
+                .collect();
             if v.is_empty() {
-                Err(format!("{} has no policy with a scaling_governor (no CPU frequency driver)", root.join(k::CPUFREQ).display()))
+                Err(format!(
+                    "{} has no policy with a scaling_governor (no CPU frequency driver)",
+                    root.join(k::CPUFREQ).display()
+                ))
             } else {
                 Ok(v)
             }
         }
-        Knob::Sysctl(n) => one(&sysctl_path(root, n).strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy(), "no such sysctl on this kernel"),
+        Knob::Sysctl(n) => one(
+            &sysctl_path(root, n).strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy(),
+            "no such sysctl on this kernel",
+        ),
         Knob::Sysfs(p) => {
             let f = under_root(root, p);
             confined(root, &f)?;
@@ -179,7 +207,9 @@ pub fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, Stri
 /// `sys` or `proc/sys`. Returns the resolved file, to be written with
 /// `O_NOFOLLOW`; `Err` says why not, on one line.
 pub fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String> {
-    let rel = file.strip_prefix(root).map_err(|_| format!("{} is not below the sysfs root {}", file.display(), root.display()))?;
+    let rel = file
+        .strip_prefix(root)
+        .map_err(|_| format!("{} is not below the sysfs root {}", file.display(), root.display()))?;
     let rel = rel.to_str().ok_or_else(|| format!("{} is not UTF-8", file.display()))?;
     check_sysfs_path(&format!("/{rel}")).map_err(|e| e.to_string())?;
     let real = file.canonicalize().map_err(|e| format!("{}: {e}", file.display()))?;
@@ -298,9 +328,21 @@ fn check_files(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> 
         let ctl = k::read_text(&fs[0]).map_err(|e| format!("{name}: {}: {e}", fs[0].display()))?;
         match ctl.as_str() {
             "on" | "off" => {}
-            "notsupported" => return Err(format!("{name}: {} reads notsupported: this CPU has no SMT to switch", fs[0].display())),
-            "notimplemented" => return Err(format!("{name}: {} reads notimplemented: this architecture cannot switch SMT", fs[0].display())),
-            "forceoff" => return Err(format!("{name}: {} reads forceoff: SMT was forced off at boot (nosmt=force) and cannot come back", fs[0].display())),
+            "notsupported" => {
+                return Err(format!("{name}: {} reads notsupported: this CPU has no SMT to switch", fs[0].display()))
+            }
+            "notimplemented" => {
+                return Err(format!(
+                    "{name}: {} reads notimplemented: this architecture cannot switch SMT",
+                    fs[0].display()
+                ))
+            }
+            "forceoff" => {
+                return Err(format!(
+                    "{name}: {} reads forceoff: SMT was forced off at boot (nosmt=force) and cannot come back",
+                    fs[0].display()
+                ))
+            }
             other => return Err(format!("{name}: {} reads {other:?}, not on or off", fs[0].display())),
         }
     }
@@ -326,7 +368,9 @@ pub fn check_smt_off(spec: &str, cpus: &CpuSet, topo: &Topology) -> Result<()> {
     if gone.is_empty() {
         Ok(())
     } else {
-        Err(bad_input(format!("configuration {spec:?} uses CPUs {gone}, which smt=off takes offline: use noht, up or noht1 with smt=off")))
+        Err(bad_input(format!(
+            "configuration {spec:?} uses CPUs {gone}, which smt=off takes offline: use noht, up or noht1 with smt=off"
+        )))
     }
 }
 
@@ -369,7 +413,11 @@ fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) ->
         (_, Some(why)) => (String::new(), Err(why.clone()), None, Err(why)),
         (Err(why), None) => (String::new(), Err(why.clone()), None, Err(why.clone())),
         (Ok(fs), None) => {
-            let shown = if fs.len() == 1 { fs[0].display().to_string() } else { format!("{} ({} policies)", fs[0].display(), fs.len()) };
+            let shown = if fs.len() == 1 {
+                fs[0].display().to_string()
+            } else {
+                format!("{} ({} policies)", fs[0].display(), fs.len())
+            };
             let cur = read_back(&knob, root).ok_or_else(|| match k::read_text(&fs[0]) {
                 Err(e) => format!("unreadable ({e})"),
                 Ok(t) => format!("unreadable: {t:?}"),
@@ -387,9 +435,17 @@ fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) ->
 
 /// The `kernel settings` section of `kdelta topo`.
 pub fn states_text(root: &Path) -> String {
-    let mut s = String::from("\nkernel settings (configuration modifiers; switched by the parent between rounds and restored):\n");
+    let mut s = String::from(
+        "\nkernel settings (configuration modifiers; switched by the parent between rounds and restored):\n",
+    );
     for st in states(root) {
-        let off = |v: &str| st.offered.as_ref().filter(|o| o.iter().any(|x| x == v)).map(|o| format!(" (offers {})", o.join(", "))).unwrap_or_default();
+        let off = |v: &str| {
+            st.offered
+                .as_ref()
+                .filter(|o| o.iter().any(|x| x == v))
+                .map(|o| format!(" (offers {})", o.join(", ")))
+                .unwrap_or_default()
+        };
         let cur = match &st.current {
             Ok(v) => format!("{v}{}", off(v)),
             Err(w) if st.change.as_ref().err() == Some(w) => String::new(),

@@ -34,7 +34,10 @@ fn parses_each_modifier() {
     assert_eq!(set("boost", "off").name(), "boost=off");
     assert_eq!(set("governor", "performance").name(), "governor=performance");
     assert_eq!(set("sysctl", "kernel/sched_autogroup_enabled=0").name(), "sysctl=kernel.sched_autogroup_enabled=0");
-    assert_eq!(set("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never").name(), "sysfs=/sys/kernel/mm/transparent_hugepage/defrag=never");
+    assert_eq!(
+        set("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never").name(),
+        "sysfs=/sys/kernel/mm/transparent_hugepage/defrag=never"
+    );
 }
 
 #[test]
@@ -149,7 +152,11 @@ fn resolve_records_knobs() {
     assert_eq!(c.name, "up+thp=never+sysctl=vm.swappiness=10");
     assert_eq!(c.knobs.len(), 2);
     assert_eq!(crate::config::resolve("thp=always", &t).unwrap().name, "all+thp=always");
-    for bad in ["up+thp=never+thp=always", "up+sysctl=vm.swappiness=1+sysctl=vm/swappiness=2", "up+sysfs=/sys/a=1+sysfs=/sys/a=2"] {
+    for bad in [
+        "up+thp=never+thp=always",
+        "up+sysctl=vm.swappiness=1+sysctl=vm/swappiness=2",
+        "up+sysfs=/sys/a=1+sysfs=/sys/a=2",
+    ] {
         let e = crate::config::resolve(bad, &t).unwrap_err();
         assert!(e.to_string().contains("conflicting modifiers"), "{bad}: {e}");
     }

@@ -113,25 +113,37 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     }
     let unavailable = |reason: String| anyhow::Error::new(Unavailable { name: spec.to_string(), reason });
     let cpus = base_cpus(base, topo).map_err(|e| match e {
-        BaseError::Unknown => bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}")),
+        BaseError::Unknown => {
+            bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}"))
+        }
         BaseError::Bad(m) => bad_input(m),
         BaseError::Unavailable(r) => unavailable(r),
     })?;
     let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
-        let (k, v) = m.split_once('=').ok_or_else(|| bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}")))?;
+        let (k, v) = m.split_once('=').ok_or_else(|| {
+            bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}"))
+        })?;
         match k {
             "sched" => {
-                let p = Policy::parse(v).ok_or_else(|| bad_input(format!("unknown scheduling policy {v:?}: allowed: {}", Policy::NAMES.join(", "))))?;
+                let p = Policy::parse(v).ok_or_else(|| {
+                    bad_input(format!("unknown scheduling policy {v:?}: allowed: {}", Policy::NAMES.join(", ")))
+                })?;
                 if p.is_realtime() && !sys::can_use_realtime() {
-                    return Err(unavailable(format!("sched={v} needs CAP_SYS_NICE (root, the capability, or an RLIMIT_RTPRIO above 0)")));
+                    return Err(unavailable(format!(
+                        "sched={v} needs CAP_SYS_NICE (root, the capability, or an RLIMIT_RTPRIO above 0)"
+                    )));
                 }
                 cfg.policy = Some(p);
                 names.push(format!("sched={}", p.name()));
             }
             "tunables" => {
-                if v.is_empty() || !v.split(':').all(|t| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false)) {
+                if v.is_empty()
+                    || !v
+                        .split(':')
+                        .all(|t| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false))
+                {
                     return Err(bad_input(format!(
                         "malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000"
                     )));
@@ -140,7 +152,9 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
                 names.push(format!("tunables={v}"));
             }
             "env" => {
-                let (n, val) = v.split_once('=').ok_or_else(|| bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")))?;
+                let (n, val) = v
+                    .split_once('=')
+                    .ok_or_else(|| bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")))?;
                 if n.is_empty() || n.contains('\0') || val.contains('\0') {
                     return Err(bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")));
                 }
@@ -157,7 +171,10 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
             _ if knobs::is_knob(k) => {
                 let s = knobs::parse(k, v)?;
                 if cfg.knobs.iter().any(|o| o.knob == s.knob) {
-                    return Err(bad_input(format!("conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once", s.knob.label())));
+                    return Err(bad_input(format!(
+                        "conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once",
+                        s.knob.label()
+                    )));
                 }
                 if s.knob == crate::model::knob::Knob::Smt && s.value == "off" {
                     knobs::check_smt_off(spec, &cfg.cpus, topo)?;
@@ -165,7 +182,11 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
                 names.push(s.name());
                 cfg.knobs.push(s);
             }
-            _ => return Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
+            _ => {
+                return Err(bad_input(format!(
+                    "unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"
+                )))
+            }
         }
     }
     cfg.name = names.join("+");
@@ -173,7 +194,11 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
 }
 
 fn is_modifier(s: &str) -> bool {
-    s.starts_with("sched=") || s.starts_with("tunables=") || s.starts_with("env=") || s.starts_with("preload=") || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
+    s.starts_with("sched=")
+        || s.starts_with("tunables=")
+        || s.starts_with("env=")
+        || s.starts_with("preload=")
+        || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
 }
 
 fn canonical_base(b: &str) -> &str {
@@ -203,7 +228,11 @@ fn no_smt_reason(topo: &Topology) -> String {
         Some(c) => format!(" (smt/control: {c})"),
         None => String::new(),
     };
-    format!("no core has two online logical CPUs (SMT siblings): {} cores, {} logical CPUs{ctl}", topo.cores.len(), topo.online.len())
+    format!(
+        "no core has two online logical CPUs (SMT siblings): {} cores, {} logical CPUs{ctl}",
+        topo.cores.len(),
+        topo.online.len()
+    )
 }
 
 fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseError> {
@@ -234,7 +263,9 @@ fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseErr
                 let missing = set.difference(&topo.online);
                 if !missing.is_empty() {
                     return Err(BaseError::Bad(match &topo.restriction {
-                        Some(r) => format!("CPU {missing} not usable: kdelta may use CPUs {} ({})", topo.online, r.source),
+                        Some(r) => {
+                            format!("CPU {missing} not usable: kdelta may use CPUs {} ({})", topo.online, r.source)
+                        }
                         None => format!("CPU {missing} not online on this machine: online CPUs are {}", topo.online),
                     }));
                 }
@@ -242,10 +273,16 @@ fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseErr
             } else if let Some(n) = base.strip_prefix("smp").filter(|n| !n.is_empty()) {
                 let n: usize = n.parse().map_err(|_| BaseError::Unknown)?;
                 if n == 0 {
-                    return Err(BaseError::Bad(format!("{base}: the core count must be at least 1 (this machine has {} cores)", topo.cores.len())));
+                    return Err(BaseError::Bad(format!(
+                        "{base}: the core count must be at least 1 (this machine has {} cores)",
+                        topo.cores.len()
+                    )));
                 }
                 if n > topo.cores.len() {
-                    return Err(BaseError::Unavailable(format!("{base} needs {n} cores, this machine has {}", topo.cores.len())));
+                    return Err(BaseError::Unavailable(format!(
+                        "{base} needs {n} cores, this machine has {}",
+                        topo.cores.len()
+                    )));
                 }
                 CpuSet::from_iter(topo.cores.iter().take(n).filter_map(|c| c.cpus.first()))
             } else {
@@ -282,7 +319,15 @@ pub(crate) mod tests {
         for (i, c) in cores.iter().enumerate() {
             let set = CpuSet::from_iter(c.iter().copied());
             for &id in *c {
-                cpus.push(Cpu { id, core: i, package: 0, die: None, core_id: Some(i as i64), siblings: set.clone(), node: Some(0) });
+                cpus.push(Cpu {
+                    id,
+                    core: i,
+                    package: 0,
+                    die: None,
+                    core_id: Some(i as i64),
+                    siblings: set.clone(),
+                    node: Some(0),
+                });
             }
             cs.push(Core { package: 0, core_id: Some(i as i64), cpus: set });
         }
@@ -340,7 +385,18 @@ pub(crate) mod tests {
     #[test]
     fn bad_names_are_bad_input() {
         let t = topo(&[&[0], &[1]]);
-        for bad in ["bogus", "cpus=7", "cpus=a", "cpus=", "smp0", "noht+sched=turbo", "noht+x=y", "noht+sched", "tunables=", ""] {
+        for bad in [
+            "bogus",
+            "cpus=7",
+            "cpus=a",
+            "cpus=",
+            "smp0",
+            "noht+sched=turbo",
+            "noht+x=y",
+            "noht+sched",
+            "tunables=",
+            "",
+        ] {
             let e = resolve(bad, &t).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{bad}: {e}");
         }
@@ -362,8 +418,12 @@ pub(crate) mod tests {
         // preload=tuned: LD_PRELOAD, or unavailable with the reason (a unit
         // test binary has no libkdelta_mem.so beside it); never bad input.
         match resolve("up+preload=tuned", &t) {
-            Ok(c) => assert!(c.env[0].0 == "LD_PRELOAD" && c.env[0].1.ends_with("libkdelta_mem.so") && c.name == "up+preload=tuned"),
-            Err(e) => assert!(e.downcast_ref::<Unavailable>().is_some_and(|u| u.reason.contains("libkdelta_mem.so")), "{e}"),
+            Ok(c) => assert!(
+                c.env[0].0 == "LD_PRELOAD" && c.env[0].1.ends_with("libkdelta_mem.so") && c.name == "up+preload=tuned"
+            ),
+            Err(e) => {
+                assert!(e.downcast_ref::<Unavailable>().is_some_and(|u| u.reason.contains("libkdelta_mem.so")), "{e}")
+            }
         }
         assert!(crate::error::is_bad_input(&resolve("up+preload=", &t).unwrap_err()));
     }
@@ -371,7 +431,15 @@ pub(crate) mod tests {
     #[test]
     fn conflicting_modifiers_are_bad_input() {
         let t = topo(&[&[0], &[1]]);
-        for bad in ["sched=fifo+sched=rr", "up+sched=batch+sched=batch", "up+tunables=a=1+tunables=b=2", "up+env=A=1+env=A=2", "up+tunables=a=1+env=GLIBC_TUNABLES=x", "up+preload=tuned+env=LD_PRELOAD=x", "preload=tuned+preload=/x.so"] {
+        for bad in [
+            "sched=fifo+sched=rr",
+            "up+sched=batch+sched=batch",
+            "up+tunables=a=1+tunables=b=2",
+            "up+env=A=1+env=A=2",
+            "up+tunables=a=1+env=GLIBC_TUNABLES=x",
+            "up+preload=tuned+env=LD_PRELOAD=x",
+            "preload=tuned+preload=/x.so",
+        ] {
             let e = resolve(bad, &t).unwrap_err();
             assert!(crate::error::is_bad_input(&e), "{bad}: {e}");
             assert!(e.to_string().contains("conflicting modifiers"), "{bad}: {e}");
@@ -393,7 +461,10 @@ pub(crate) mod tests {
     #[test]
     fn derives_from_the_usable_cpus() {
         let mut t = topo(&[&[0, 1], &[2, 3], &[4, 5]]);
-        t.restriction = Some(crate::topology::Restriction { cpus: CpuSet::parse_list("2-5").unwrap(), source: "cgroup cpuset 2-5".into() });
+        t.restriction = Some(crate::topology::Restriction {
+            cpus: CpuSet::parse_list("2-5").unwrap(),
+            source: "cgroup cpuset 2-5".into(),
+        });
         assert_eq!(cpus("all", &t), "2-5");
         assert_eq!(cpus("up", &t), "2");
         assert_eq!(cpus("noht", &t), "2,4");

@@ -27,25 +27,33 @@ pub enum Resolved {
 /// Resolve `preload=V`. `Err` is bad input.
 pub fn resolve(v: &str) -> anyhow::Result<Resolved> {
     let lib = match v {
-        "" => return Err(bad_input("empty preload modifier: expected preload=tuned or preload=PATH (a shared library)")),
+        "" => {
+            return Err(bad_input("empty preload modifier: expected preload=tuned or preload=PATH (a shared library)"))
+        }
         "tuned" => match tuned_path() {
             Ok(p) => p,
             Err(why) => return Ok(Resolved::Unavailable(why)),
         },
         path => {
             if path.contains([' ', ':', '\0']) {
-                return Err(bad_input(format!("preload={path}: LD_PRELOAD splits at spaces and colons; give a path without them")));
+                return Err(bad_input(format!(
+                    "preload={path}: LD_PRELOAD splits at spaces and colons; give a path without them"
+                )));
             }
             let p = Path::new(path);
             if !p.exists() {
-                return Err(bad_input(format!("preload={path}: no such file (expected preload=tuned or the path of a shared library)")));
+                return Err(bad_input(format!(
+                    "preload={path}: no such file (expected preload=tuned or the path of a shared library)"
+                )));
             }
             std::fs::canonicalize(p).map_err(|e| bad_input(format!("preload={path}: {e}")))?
         }
     };
     let shown = lib.display().to_string();
     if shown.contains([' ', ':']) {
-        return Ok(Resolved::Unavailable(format!("{shown}: LD_PRELOAD splits at spaces and colons, and this path has one")));
+        return Ok(Resolved::Unavailable(format!(
+            "{shown}: LD_PRELOAD splits at spaces and colons, and this path has one"
+        )));
     }
     if let Err(why) = usable(&lib) {
         return Ok(Resolved::Unavailable(format!("{shown}: {why}")));
@@ -67,11 +75,15 @@ fn tuned_path() -> Result<PathBuf, String> {
     if !build_error.is_empty() {
         return Err(format!("{LIB_NAME} was not built: {build_error}"));
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the kdelta binary to look for {LIB_NAME} beside it: {e}"))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the kdelta binary to look for {LIB_NAME} beside it: {e}"))?;
     let dir = exe.parent().ok_or_else(|| format!("{} has no directory", exe.display()))?;
     let lib = dir.join(LIB_NAME);
     if !lib.is_file() {
-        return Err(format!("{LIB_NAME} is not next to kdelta in {} (cargo build puts it there; install it beside the binary)", dir.display()));
+        return Err(format!(
+            "{LIB_NAME} is not next to kdelta in {} (cargo build puts it there; install it beside the binary)",
+            dir.display()
+        ));
     }
     Ok(lib)
 }

@@ -77,7 +77,6 @@ pub(super) struct Executor<'a> {
     pub knobs: Option<super::knobs::Session>,
 }
 
-
 /// The workers of one round of a benchmark's group, before configurations:
 /// its supported items in visit order (`order.rs`), cut into ties when the
 /// benchmark takes turns and the user compares a parameter's values. A tie
@@ -116,7 +115,14 @@ impl Executor<'_> {
     /// retake disturbed samples and (with `auto`) refine imprecise medians.
     /// Returns the group's results in storing order; `first_seq` is the
     /// sequence number the first of them will get.
-    pub(super) fn run_group(&mut self, group: &[Item], configs: &[PlannedConfig], auto: bool, first_seq: usize, ledger: &mut Ledger) -> Result<Vec<ResultRecord>> {
+    pub(super) fn run_group(
+        &mut self,
+        group: &[Item],
+        configs: &[PlannedConfig],
+        auto: bool,
+        first_seq: usize,
+        ledger: &mut Ledger,
+    ) -> Result<Vec<ResultRecord>> {
         let info = &group[0].info;
         let want = wanted(self.req, info);
         let plan_rounds = split_rounds(want);
@@ -138,7 +144,11 @@ impl Executor<'_> {
         for (ii, item) in group.iter().enumerate() {
             for pc in configs {
                 if let PlannedConfig::Unavailable { name, reason } = pc {
-                    order.push(Slot::Unavailable { item: ii, config: name.clone(), reason: format!("configuration unavailable: {reason}") });
+                    order.push(Slot::Unavailable {
+                        item: ii,
+                        config: name.clone(),
+                        reason: format!("configuration unavailable: {reason}"),
+                    });
                 }
             }
             match &item.unsupported {
@@ -171,9 +181,23 @@ impl Executor<'_> {
             round += 1;
             let jobs: Vec<Vec<(usize, usize)>> = round_order(workers.len(), round as usize - 1)
                 .into_iter()
-                .map(|k| round_order(workers[k].len(), round as usize - 1).into_iter().map(|m| (workers[k][m], per)).collect())
+                .map(|k| {
+                    round_order(workers[k].len(), round as usize - 1)
+                        .into_iter()
+                        .map(|m| (workers[k][m], per))
+                        .collect()
+                })
                 .collect();
-            self.run_round(group, &mut points, &jobs, round, plan_rounds.len() as u32, &mut iterations, &seq_of_point, ledger)?;
+            self.run_round(
+                group,
+                &mut points,
+                &jobs,
+                round,
+                plan_rounds.len() as u32,
+                &mut iterations,
+                &seq_of_point,
+                ledger,
+            )?;
             if self.was_interrupted {
                 break;
             }
@@ -185,7 +209,8 @@ impl Executor<'_> {
             let mut jobs = Vec::new();
             // A point refined for `auto` takes its configurations along: a
             // comparison is judged on rounds both sides took (stats::rounds).
-            let refine = |p: &Point| p.failed.is_none() && p.taken() < cap && auto && !ci_met(&p.set, self.req.ci_target_pct);
+            let refine =
+                |p: &Point| p.failed.is_none() && p.taken() < cap && auto && !ci_met(&p.set, self.req.ci_target_pct);
             let refined: Vec<usize> = points.iter().filter(|p| refine(p)).map(|p| p.item).collect();
             for w in &workers {
                 let need: Vec<usize> = w
@@ -242,12 +267,23 @@ impl Executor<'_> {
         for slot in order {
             match slot {
                 // Interrupted before its first sample: nothing to store.
-                Slot::Measured(pi) if self.was_interrupted && points[pi].set.samples.is_empty() && points[pi].failed.is_none() => {}
+                Slot::Measured(pi)
+                    if self.was_interrupted && points[pi].set.samples.is_empty() && points[pi].failed.is_none() => {}
                 Slot::Measured(pi) => {
                     let p = &mut points[pi];
                     let cfg = &self.ready[p.cfg];
                     let set = std::mem::take(&mut p.set);
-                    let mut r = finish(&group[p.item], &cfg.name, cfg.cpus.to_string(), p.failed.clone(), set, want, p.retaken_extra, auto, self.req.ci_target_pct);
+                    let mut r = finish(
+                        &group[p.item],
+                        &cfg.name,
+                        cfg.cpus.to_string(),
+                        p.failed.clone(),
+                        set,
+                        want,
+                        p.retaken_extra,
+                        auto,
+                        self.req.ci_target_pct,
+                    );
                     if let Some(k) = &self.knobs {
                         let read = k.read_back(&cfg.name);
                         if !read.is_empty() {
@@ -271,8 +307,12 @@ impl Executor<'_> {
                     }
                     out.push(r);
                 }
-                Slot::Unavailable { item, config, reason } => out.push(record_only(&group[item], &config, String::new(), reason)),
-                Slot::Unsupported { item, config, reason } => out.push(record_only(&group[item], &config.name, config.cpus.to_string(), reason)),
+                Slot::Unavailable { item, config, reason } => {
+                    out.push(record_only(&group[item], &config, String::new(), reason))
+                }
+                Slot::Unsupported { item, config, reason } => {
+                    out.push(record_only(&group[item], &config.name, config.cpus.to_string(), reason))
+                }
             }
         }
         Ok(out)
@@ -294,7 +334,8 @@ impl Executor<'_> {
         ledger: &mut Ledger,
     ) -> Result<()> {
         for job in jobs {
-            let job: Vec<(usize, usize)> = job.iter().copied().filter(|&(pi, n)| points[pi].failed.is_none() && n > 0).collect();
+            let job: Vec<(usize, usize)> =
+                job.iter().copied().filter(|&(pi, n)| points[pi].failed.is_none() && n > 0).collect();
             let Some(&(first, _)) = job.first() else { continue };
             if self.interrupted.load(Ordering::SeqCst) {
                 self.was_interrupted = true;
@@ -325,7 +366,11 @@ impl Executor<'_> {
                 benchmark: item.info.name.to_string(),
                 points: job
                     .iter()
-                    .map(|&(pi, n)| JobPoint { params: group[points[pi].item].params.clone(), samples: n, iterations: iterations[points[pi].item] })
+                    .map(|&(pi, n)| JobPoint {
+                        params: group[points[pi].item].params.clone(),
+                        samples: n,
+                        iterations: iterations[points[pi].item],
+                    })
                     .collect(),
                 config: cfg.clone(),
                 settings: SamplerSettings {
@@ -341,12 +386,24 @@ impl Executor<'_> {
                 },
                 result_path: self.tmp.join(format!("r{job_no}.json")),
             };
-            let which = if planned_rounds > 0 { format!("round {round}/{planned_rounds}") } else { format!("extra round {round}") };
+            let which = if planned_rounds > 0 {
+                format!("round {round}/{planned_rounds}")
+            } else {
+                format!("extra round {round}")
+            };
             let turns = if job.len() > 1 { format!(" (+{} in turn)", job.len() - 1) } else { String::new() };
-            self.progress.set_message(format!("{} {}{turns} [{}] {which}", item.info.name, item.params.display(), cfg.name));
+            self.progress.set_message(format!(
+                "{} {}{turns} [{}] {which}",
+                item.info.name,
+                item.params.display(),
+                cfg.name
+            ));
             let outcome = run_job(&spec, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted);
             // The directories the worker made elsewhere go with it, however it ended.
-            crate::measure::owned::remove_listed(&wdir.join(crate::measure::owned::LIST), crate::measure::owned::Owner::me());
+            crate::measure::owned::remove_listed(
+                &wdir.join(crate::measure::owned::LIST),
+                crate::measure::owned::Owner::me(),
+            );
             let _ = std::fs::remove_dir_all(&wdir);
             let outcome = outcome?;
             self.progress.inc();

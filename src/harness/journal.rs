@@ -155,21 +155,28 @@ impl Entries {
             match line {
                 Line::Owner { version, pid, start } if n == 1 => {
                     if version != FORMAT {
-                        return Err(format!("its owner line has format version {version}; this kdelta reads version {FORMAT}"));
+                        return Err(format!(
+                            "its owner line has format version {version}; this kdelta reads version {FORMAT}"
+                        ));
                     }
                     if pid <= 0 {
                         return Err(format!("its owner line names process {pid}"));
                     }
                     e.owner = Some(Owner { pid, start });
                 }
-                _ if n == 1 => return Err(format!("it does not begin with kdelta's owner line (format version {FORMAT})")),
+                _ if n == 1 => {
+                    return Err(format!("it does not begin with kdelta's owner line (format version {FORMAT})"))
+                }
                 Line::Owner { .. } => return Err(format!("line {n} is a second owner line")),
                 Line::Wrote { path, original } => {
                     if !plain_path(&path) {
                         return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
                     }
                     if original.len() > MAX_VALUE || original.contains('\0') {
-                        return Err(format!("line {n} holds an original value of {} bytes or with a NUL (at most {MAX_VALUE})", original.len()));
+                        return Err(format!(
+                            "line {n} holds an original value of {} bytes or with a NUL (at most {MAX_VALUE})",
+                            original.len()
+                        ));
                     }
                     wrote.push((path, original));
                 }
@@ -210,7 +217,11 @@ impl Entries {
         let debugfs = root.join(crate::sys::knobs::DEBUGFS);
         for m in &self.mounted {
             if *m != debugfs {
-                return Err(format!("it names a mount at {}: kdelta mounts only debugfs, at {}", shown(m), debugfs.display()));
+                return Err(format!(
+                    "it names a mount at {}: kdelta mounts only debugfs, at {}",
+                    shown(m),
+                    debugfs.display()
+                ));
             }
         }
         Ok(())
@@ -228,7 +239,11 @@ fn check_dir(dir: &Path) -> std::result::Result<(), String> {
         return Err(format!("its directory {} belongs to uid {}, not root or uid {me}", shown(dir), md.uid()));
     }
     if md.mode() & 0o022 != 0 {
-        return Err(format!("its directory {} is writable by group or others (mode {:o})", shown(dir), md.mode() & 0o7777));
+        return Err(format!(
+            "its directory {} is writable by group or others (mode {:o})",
+            shown(dir),
+            md.mode() & 0o7777
+        ));
     }
     Ok(())
 }
@@ -250,8 +265,11 @@ fn load(path: &Path) -> std::result::Result<Option<Vec<u8>>, String> {
         _ => Path::new("."),
     };
     check_dir(dir)?;
-    let mut f =
-        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path).map_err(|e| e.to_string())?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| e.to_string())?;
     let fm = f.metadata().map_err(|e| e.to_string())?;
     if !fm.is_file() || fm.ino() != md.ino() || fm.dev() != md.dev() {
         return Err("it was replaced while it was opened".into());
@@ -316,7 +334,11 @@ fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>, Vec<String
     }
     for m in &e.mounted {
         if *m != root.join(crate::sys::knobs::DEBUGFS) {
-            failed.push(format!("{} was not unmounted: kdelta mounts only debugfs, at {}", m.display(), root.join(crate::sys::knobs::DEBUGFS).display()));
+            failed.push(format!(
+                "{} was not unmounted: kdelta mounts only debugfs, at {}",
+                m.display(),
+                root.join(crate::sys::knobs::DEBUGFS).display()
+            ));
         } else if root != Path::new("/") {
             done.push(format!("{} left alone: kdelta mounts debugfs only on the live machine", m.display()));
         } else if !crate::sys::knobs::debugfs_mounted(root) {
@@ -356,14 +378,20 @@ pub fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
         }
     }
     if let Err(why) = e.check(root) {
-        return Err(bad_input(format!("the kernel-settings journal {} is refused: {why}; {}", path.display(), kept(path))));
+        return Err(bad_input(format!(
+            "the kernel-settings journal {} is refused: {why}; {}",
+            path.display(),
+            kept(path)
+        )));
     }
     match undo(&e, root) {
         Ok(done) => {
             remove(path)?;
             Ok(Some(done))
         }
-        Err(failed) => bail!("{}; the journal {} is kept: fix and run `kdelta restore` again", failed.join("; "), path.display()),
+        Err(failed) => {
+            bail!("{}; the journal {} is kept: fix and run `kdelta restore` again", failed.join("; "), path.display())
+        }
     }
 }
 
@@ -374,17 +402,27 @@ pub fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
 pub fn discard(path: &Path) -> Result<String> {
     let md = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(format!("nothing to discard: no journal at {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(format!("nothing to discard: no journal at {}", path.display()))
+        }
         Err(e) => return Err(e).with_context(|| format!("looking at the kernel-settings journal {}", path.display())),
     };
     let ft = md.file_type();
     if ft.is_dir() || ft.is_char_device() || ft.is_block_device() {
-        return Err(bad_input(format!("{} is {}, not a journal: not removed", path.display(), crate::sys::output::file_kind(ft))));
+        return Err(bad_input(format!(
+            "{} is {}, not a journal: not removed",
+            path.display(),
+            crate::sys::output::file_kind(ft)
+        )));
     }
     let mut lost = String::new();
     if let Ok(Some(e)) = read(path) {
         if let Some(o) = e.owner.filter(|o| *o != Owner::me() && o.alive()) {
-            return Err(bad_input(format!("kdelta {} is running and holds the kernel-settings journal {}: not removed", o.pid, path.display())));
+            return Err(bad_input(format!(
+                "kdelta {} is running and holds the kernel-settings journal {}: not removed",
+                o.pid,
+                path.display()
+            )));
         }
         if !e.wrote.is_empty() || !e.mounted.is_empty() {
             lost = format!(" (not restored: {})", e.describe());
@@ -412,7 +450,12 @@ pub fn warning(root: &Path) -> Option<String> {
     let p = path(root);
     let e = match read(&p) {
         Ok(e) => e?,
-        Err(err) => return Some(format!("kdelta: warning: {}: `kdelta restore --discard` removes it", err.to_string().replace(['\n', '\r'], " "))),
+        Err(err) => {
+            return Some(format!(
+                "kdelta: warning: {}: `kdelta restore --discard` removes it",
+                err.to_string().replace(['\n', '\r'], " ")
+            ))
+        }
     };
     if e.owner.is_some_and(|o| o.alive()) {
         return None;
@@ -457,8 +500,13 @@ impl Journal {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).with_context(|| format!("making {}", dir.display()))?;
-        check_dir(dir).map_err(|why| anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display()))?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("making {}", dir.display()))?;
+        check_dir(dir)
+            .map_err(|why| anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display()))?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .create_new(true)
@@ -467,9 +515,15 @@ impl Journal {
             .open(path)
             .with_context(|| format!("creating the kernel-settings journal {}", path.display()))?;
         // Whatever the umask took away.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600)).with_context(|| format!("chmod 600 {}", path.display()))?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("chmod 600 {}", path.display()))?;
         let me = Owner::me();
-        let mut j = Journal { path: path.to_path_buf(), root: root.to_path_buf(), file, entries: Entries { owner: Some(me), ..Entries::default() } };
+        let mut j = Journal {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+            file,
+            entries: Entries { owner: Some(me), ..Entries::default() },
+        };
         j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start })?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
         Ok(j)
@@ -515,7 +569,11 @@ impl Journal {
                 remove(&self.path)?;
                 Ok(done)
             }
-            Err(failed) => bail!("{}; the journal {} is kept: run `kdelta restore` once fixed", failed.join("; "), self.path.display()),
+            Err(failed) => bail!(
+                "{}; the journal {} is kept: run `kdelta restore` once fixed",
+                failed.join("; "),
+                self.path.display()
+            ),
         }
     }
 }

@@ -110,10 +110,16 @@ fn only_kdeltas_own_lines_are_read() {
         (format!("{own}{own}"), "line 2 is a second owner line"),
         (format!("{own}garbage\n{w}\n"), "line 2 is not a journal entry"),
         (format!("{own}{w}\n\u{0}\u{1}"), "last line is not the start"),
-        (format!("{own}{}\n", r#"{"kind":"wrote","path":"/sys/../etc/passwd","original":"x"}"#), "not an absolute path without . or .."),
+        (
+            format!("{own}{}\n", r#"{"kind":"wrote","path":"/sys/../etc/passwd","original":"x"}"#),
+            "not an absolute path without . or ..",
+        ),
         (format!("{own}{}\n", r#"{"kind":"wrote","path":"sys/a","original":"x"}"#), "not an absolute path"),
         (format!("{own}{}\n", r#"{"kind":"mounted","path":"/a/./b"}"#), "not an absolute path"),
-        (format!("{own}{{\"kind\":\"wrote\",\"path\":\"/sys/a\",\"original\":\"{}\"}}\n", "x".repeat(MAX_VALUE + 1)), "original value of 4097 bytes"),
+        (
+            format!("{own}{{\"kind\":\"wrote\",\"path\":\"/sys/a\",\"original\":\"{}\"}}\n", "x".repeat(MAX_VALUE + 1)),
+            "original value of 4097 bytes",
+        ),
         (String::from_utf8_lossy(&[0xff, 0xfe, b'\n', 0]).into_owned(), "not"),
     ] {
         let e = Entries::parse(text.as_bytes()).unwrap_err();
@@ -126,7 +132,8 @@ fn only_kdeltas_own_lines_are_read() {
     assert_eq!(Entries::parse(b""), Ok(Entries::default()));
     assert_eq!(Entries::parse(&own.as_bytes()[..20]), Ok(Entries::default()));
     // One entry per file, its first original.
-    let e = Entries::parse(format!("{own}{w}\n{}\n", r#"{"kind":"wrote","path":"/sys/a","original":"2"}"#).as_bytes()).unwrap();
+    let e = Entries::parse(format!("{own}{w}\n{}\n", r#"{"kind":"wrote","path":"/sys/a","original":"2"}"#).as_bytes())
+        .unwrap();
     assert_eq!(e.wrote, vec![(PathBuf::from("/sys/a"), "1".to_string())]);
 }
 
@@ -140,7 +147,11 @@ fn entries_outside_sys_or_another_mount_are_refused_whole() {
     std::fs::write(root.join("etc/passwd"), "root:x:0:0\n").unwrap();
     std::os::unix::fs::symlink(root.join("etc/passwd"), root.join("sys/kernel/mm/escape")).unwrap();
     std::os::unix::fs::symlink("../../../etc", root.join("proc/sys/vm/up")).unwrap();
-    let with = |p: &Path| Entries { owner: None, wrote: vec![(a.clone(), "x".into()), (p.to_path_buf(), "x".into())], mounted: vec![] };
+    let with = |p: &Path| Entries {
+        owner: None,
+        wrote: vec![(a.clone(), "x".into()), (p.to_path_buf(), "x".into())],
+        mounted: vec![],
+    };
     for (p, why) in [
         (root.join("etc/passwd"), "not allowed"),
         (PathBuf::from("/etc/passwd"), "not below the sysfs root"),

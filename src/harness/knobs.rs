@@ -41,7 +41,8 @@ impl Session {
         }
         let mut want: Vec<(PathBuf, String)> = Vec::new();
         for s in &cfg.knobs {
-            if s.knob == Knob::Preempt && self.root == Path::new("/") && !crate::sys::knobs::debugfs_mounted(&self.root) {
+            if s.knob == Knob::Preempt && self.root == Path::new("/") && !crate::sys::knobs::debugfs_mounted(&self.root)
+            {
                 let at = self.root.join(crate::sys::knobs::DEBUGFS);
                 self.journal()?.will_mount(&at).map_err(|e| format!("{e:#}"))?;
                 crate::sys::knobs::mount_debugfs().map_err(|e| format!("mounting debugfs at {}: {e}", at.display()))?;
@@ -66,7 +67,11 @@ impl Session {
         }
         let seen = self.read.entry(cfg.name.clone()).or_default();
         for s in &cfg.knobs {
-            let got = format!("{}={}", s.knob.label(), ck::read_back(&s.knob, &self.root).unwrap_or_else(|| "unreadable".into()));
+            let got = format!(
+                "{}={}",
+                s.knob.label(),
+                ck::read_back(&s.knob, &self.root).unwrap_or_else(|| "unreadable".into())
+            );
             if !seen.contains(&got) {
                 seen.push(got);
             }

@@ -136,11 +136,18 @@ mod tests {
     /// The mem family's parameters: `impl` and `cache` name alternatives,
     /// `size` and `offset` lie on a scale.
     fn axes<'a>(given: &[&'a str]) -> Axes<'a> {
-        Axes { declared: vec!["impl", "size", "cache", "offset"], given: given.to_vec(), alternatives: vec!["impl", "cache"] }
+        Axes {
+            declared: vec!["impl", "size", "cache", "offset"],
+            given: given.to_vec(),
+            alternatives: vec!["impl", "cache"],
+        }
     }
 
     fn labels(items: &[Params], order: &[usize]) -> Vec<String> {
-        order.iter().map(|&i| format!("{}/{}/{}", items[i].0["impl"], items[i].0["size"], items[i].0["cache"])).collect()
+        order
+            .iter()
+            .map(|&i| format!("{}/{}/{}", items[i].0["impl"], items[i].0["size"], items[i].0["cache"]))
+            .collect()
     }
 
     #[test]
@@ -151,8 +158,18 @@ mod tests {
         assert_eq!(
             labels(&items, &order),
             [
-                "libc/64/warm", "tuned/64/warm", "libc/64/cold", "tuned/64/cold", "libc/1K/warm", "tuned/1K/warm",
-                "libc/1K/cold", "tuned/1K/cold", "libc/1M/warm", "tuned/1M/warm", "libc/1M/cold", "tuned/1M/cold",
+                "libc/64/warm",
+                "tuned/64/warm",
+                "libc/64/cold",
+                "tuned/64/cold",
+                "libc/1K/warm",
+                "tuned/1K/warm",
+                "libc/1K/cold",
+                "tuned/1K/cold",
+                "libc/1M/warm",
+                "tuned/1M/warm",
+                "libc/1M/cold",
+                "tuned/1M/cold",
             ]
         );
         // A permutation: every item once.
@@ -166,15 +183,22 @@ mod tests {
         let items = expansion(&["naive", "libc", "tuned"], &["64", "1K"], &["warm"]);
         let refs: Vec<&Params> = items.iter().collect();
         // Both on a scale: size has 2 values, offset 3, so size is innermost.
-        let scaled: Vec<Params> = ["0", "1", "2"].iter().flat_map(|o| ["64", "1K"].map(|z| params(&[("impl", "libc"), ("size", z), ("offset", o)]))).collect();
+        let scaled: Vec<Params> = ["0", "1", "2"]
+            .iter()
+            .flat_map(|o| ["64", "1K"].map(|z| params(&[("impl", "libc"), ("size", z), ("offset", o)])))
+            .collect();
         let scaled_refs: Vec<&Params> = scaled.iter().collect();
         let order = visit_order(&scaled_refs, &axes(&["offset", "size"]));
-        let shown: Vec<String> = order.iter().map(|&i| format!("{}/{}", scaled[i].0["offset"], scaled[i].0["size"])).collect();
+        let shown: Vec<String> =
+            order.iter().map(|&i| format!("{}/{}", scaled[i].0["offset"], scaled[i].0["size"])).collect();
         assert_eq!(shown, ["0/64", "0/1K", "1/64", "1/1K", "2/64", "2/1K"]);
         // Alternatives run inside a scale whatever the counts: impl has 3
         // values and size 2, and the three impls run side by side.
         let order = visit_order(&refs, &axes(&["impl", "size"]));
-        assert_eq!(labels(&items, &order), ["naive/64/warm", "libc/64/warm", "tuned/64/warm", "naive/1K/warm", "libc/1K/warm", "tuned/1K/warm"]);
+        assert_eq!(
+            labels(&items, &order),
+            ["naive/64/warm", "libc/64/warm", "tuned/64/warm", "naive/1K/warm", "libc/1K/warm", "tuned/1K/warm"]
+        );
         assert_eq!(compared(&refs, &axes(&["size", "impl"])), Some("impl"));
         // Nothing given: the expansion order itself.
         assert_eq!(visit_order(&refs, &axes(&[])), (0..items.len()).collect::<Vec<_>>());

@@ -108,7 +108,10 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
         if !hit {
             let mut families: Vec<&str> = infos.iter().map(|i| i.family).collect();
             families.dedup();
-            return Err(bad_input(format!("unknown benchmark {sel:?}: families: {}; names: see `kdelta list`", families.join(", "))));
+            return Err(bad_input(format!(
+                "unknown benchmark {sel:?}: families: {}; names: see `kdelta list`",
+                families.join(", ")
+            )));
         }
     }
     Ok(all.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(b, _)| b).collect())
@@ -118,7 +121,9 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
 /// the request is reported here, before anything runs or is stored.
 pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Result<Plan> {
     if req.selectors.is_empty() {
-        return Err(bad_input("no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`"));
+        return Err(bad_input(
+            "no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`",
+        ));
     }
     let benches = select(&req.selectors, all)?;
     let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
@@ -133,8 +138,14 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
                     }
                 }
             }
-            let allowed = if names.is_empty() { "the selected benchmarks take no parameters".to_string() } else { format!("allowed: {}", names.join(", ")) };
-            return Err(bad_input(format!("unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)")));
+            let allowed = if names.is_empty() {
+                "the selected benchmarks take no parameters".to_string()
+            } else {
+                format!("allowed: {}", names.join(", "))
+            };
+            return Err(bad_input(format!(
+                "unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)"
+            )));
         }
     }
     let env = Env { topology: topo };
@@ -152,7 +163,8 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
                 }
             }
         }
-        let points = crate::model::params::expand(&info.params, &own, req.quick, info.name).map_err(|e| bad_input(e.to_string()))?;
+        let points = crate::model::params::expand(&info.params, &own, req.quick, info.name)
+            .map_err(|e| bad_input(e.to_string()))?;
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
             let unsupported = b.supported_at(&env, &p).err();
@@ -176,7 +188,9 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
                 configs.push(PlannedConfig::Ready(c));
             }
             Err(e) => match e.downcast_ref::<Unavailable>() {
-                Some(u) if req.skip_unavailable => configs.push(PlannedConfig::Unavailable { name: u.name.clone(), reason: u.reason.clone() }),
+                Some(u) if req.skip_unavailable => {
+                    configs.push(PlannedConfig::Unavailable { name: u.name.clone(), reason: u.reason.clone() })
+                }
                 Some(_) => return Err(e.context("add --skip-unavailable to record it as unavailable and run the rest")),
                 None => return Err(e),
             },
@@ -219,12 +233,17 @@ fn check_memory(name: &str, p: &Params, need: u64, m: crate::sys::memory::MemInf
         None => format!("half of MemTotal {}", approx(m.total)),
     };
     let at = p.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
-    Err(bad_input(format!("{name} at {at} needs {} of buffers: allowed at most {} ({why})", approx(need), approx(limit))))
+    Err(bad_input(format!(
+        "{name} at {at} needs {} of buffers: allowed at most {} ({why})",
+        approx(need),
+        approx(limit)
+    )))
 }
 
 /// Bytes in MiB, GiB or TiB with one decimal.
 fn approx(b: u64) -> String {
-    let (unit, div) = [("TiB", 1u64 << 40), ("GiB", 1 << 30)].into_iter().find(|&(_, d)| b >= d).unwrap_or(("MiB", 1 << 20));
+    let (unit, div) =
+        [("TiB", 1u64 << 40), ("GiB", 1 << 30)].into_iter().find(|&(_, d)| b >= d).unwrap_or(("MiB", 1 << 20));
     format!("{:.1} {unit}", b as f64 / div as f64)
 }
 
@@ -236,7 +255,9 @@ pub(super) fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
         None => (None, key),
     };
     if let Some(sel) = sel {
-        let hit = info.is_named(sel) || sel == info.family || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
+        let hit = info.is_named(sel)
+            || sel == info.family
+            || glob::Pattern::new(sel).map(|p| p.matches(info.name)).unwrap_or(false);
         if !hit {
             return None;
         }

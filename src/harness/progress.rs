@@ -19,9 +19,17 @@ impl Progress {
     pub fn new(total: u64) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} workers, {eta} left {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} workers, {eta} left {wide_msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        Progress { bar, start: Instant::now(), tty: std::io::stderr().is_terminal(), shown: std::rc::Rc::new(std::cell::Cell::new(false)) }
+        Progress {
+            bar,
+            start: Instant::now(),
+            tty: std::io::stderr().is_terminal(),
+            shown: std::rc::Rc::new(std::cell::Cell::new(false)),
+        }
     }
     fn maybe_show(&self) {
         if self.tty && !self.shown.get() && self.start.elapsed() > Duration::from_millis(1500) {

@@ -24,7 +24,11 @@ fn pick<T: Clone>(v: &[T], mask: &[bool]) -> Vec<T> {
 /// of `lat.sig.catch`), beside it: each one's median over the samples the
 /// figure uses (`NAME`), and every value, aligned with `samples`
 /// (`NAME_samples`). Parts that do not line up with the samples are left out.
-fn parts_into_extras(parts: &std::collections::BTreeMap<String, Vec<f64>>, mask: &[bool], extras: &mut serde_json::Map<String, serde_json::Value>) {
+fn parts_into_extras(
+    parts: &std::collections::BTreeMap<String, Vec<f64>>,
+    mask: &[bool],
+    extras: &mut serde_json::Map<String, serde_json::Value>,
+) {
     for (name, all) in parts {
         if all.len() != mask.len() {
             continue;
@@ -92,7 +96,8 @@ pub(super) fn finish(
     let clean_meta = if set.clean() > 0 && set.meta.len() == mask.len() { pick(&set.meta, &mask) } else { Vec::new() };
     let summary = stats::summarize(&clean, rate);
     let placement = stats::trust::placement_split(&clean, &clean_meta).unwrap_or_default();
-    let mut warns: Vec<Warning> = if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };
+    let mut warns: Vec<Warning> =
+        if status == Status::Ok { warnings::for_samples(&clean, &clean_secs) } else { Vec::new() };
     if !placement.is_empty() {
         // The split says it better than two anonymous clusters.
         warns.retain(|w| !matches!(w, Warning::TwoClusters { .. }));
@@ -112,7 +117,8 @@ pub(super) fn finish(
         ci_pct: if auto { ci_pct } else { None },
         ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
     });
-    let below_resolution = if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
+    let below_resolution =
+        if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
     let mut extras = set.extras;
     parts_into_extras(&set.parts, &mask, &mut extras);
     ResultRecord {
@@ -130,7 +136,6 @@ pub(super) fn finish(
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +152,9 @@ mod tests {
         assert_eq!(extras["catch_us"], 2.0);
         assert_eq!(extras["send_us"], 0.5);
         assert_eq!(extras["catch_us_samples"], serde_json::json!([1.0, 9.0, 3.0, 2.0]));
-        assert!(!extras.contains_key("short") && !extras.contains_key("short_samples"), "misaligned parts are left out");
+        assert!(
+            !extras.contains_key("short") && !extras.contains_key("short_samples"),
+            "misaligned parts are left out"
+        );
     }
 }

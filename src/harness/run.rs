@@ -26,8 +26,16 @@ pub struct RunOutput {
 }
 
 /// Execute a plan. Results are written to `store` as they complete.
-pub fn execute(req: &Request, plan: Plan, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>) -> Result<RunOutput> {
-    let mut run = RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
+pub fn execute(
+    req: &Request,
+    plan: Plan,
+    topo: &Topology,
+    host: serde_json::Value,
+    store: &mut Store,
+    interrupted: Arc<AtomicBool>,
+) -> Result<RunOutput> {
+    let mut run =
+        RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
     execute_into(req, plan, topo, store, interrupted, run, 0, None)
 }
@@ -71,7 +79,10 @@ pub fn execute_into(
     let ready = ready_configs(&plan);
     // What a kdelta killed outright left behind goes first (marked, owner dead).
     crate::measure::owned::sweep(&std::env::temp_dir());
-    let tmp = tempfile::Builder::new().prefix(crate::measure::owned::PREFIX).tempdir().context("creating a temporary directory")?;
+    let tmp = tempfile::Builder::new()
+        .prefix(crate::measure::owned::PREFIX)
+        .tempdir()
+        .context("creating a temporary directory")?;
     crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
     let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
     let busy_before = crate::sys::cpu::machine_busy_secs();

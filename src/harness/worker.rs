@@ -17,9 +17,9 @@
 //! directories a worker makes outside its own are removed by the harness
 //! afterwards, however it ended (`crate::measure::owned`).
 
+use crate::config::Config;
 use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
 use crate::model::Params;
-use crate::config::Config;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -61,7 +61,9 @@ pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmar
 enum WorkerResult {
     /// One per point of the job, in its order.
     Samples(Vec<PointResult>),
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// Entry point of `kdelta __worker JOB`. Returns the exit status. A failure
@@ -106,7 +108,8 @@ fn read_job(job_path: &Path) -> Result<Job> {
 fn measure(job: &Job, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
-    let settings = |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
+    let settings =
+        |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
     let one = |pt: &JobPoint, mut s: Sampler| -> PointResult {
         let ran = bench.run(&pt.params, &mut s).with_context(|| format!("{} {}", job.benchmark, pt.params.display()));
         let out = s.finish();
@@ -140,7 +143,10 @@ fn measure(job: &Job, find: Finder) -> Result<Vec<PointResult>> {
                     })
             })
             .collect();
-        let done = threads.into_iter().map(|t| t.and_then(|t| t.join().unwrap_or_else(|_| Err(format!("{} panicked", job.benchmark))))).collect();
+        let done = threads
+            .into_iter()
+            .map(|t| t.and_then(|t| t.join().unwrap_or_else(|_| Err(format!("{} panicked", job.benchmark)))))
+            .collect();
         Ok(done)
     })
 }
@@ -156,7 +162,10 @@ fn write_result(path: &Path, r: &WorkerResult) -> Result<()> {
 /// cannot be read as one (truncated, garbage: the point fails with that).
 fn read_result(path: &Path) -> Option<std::result::Result<WorkerResult, String>> {
     let data = std::fs::read(path).ok()?;
-    Some(serde_json::from_slice(&data).map_err(|e| format!("worker results file unreadable: {e} ({} bytes)", data.len())))
+    Some(
+        serde_json::from_slice(&data)
+            .map_err(|e| format!("worker results file unreadable: {e} ({} bytes)", data.len())),
+    )
 }
 
 /// Why the parent killed a worker.
@@ -169,8 +178,15 @@ enum Killed {
 /// How a worker ended.
 pub enum Outcome {
     /// The worker ran: one result per point of the job, in its order.
-    Done { sets: Vec<PointResult>, cpu_secs: f64, max_rss: u64 },
-    Failed { reason: String, cpu_secs: f64 },
+    Done {
+        sets: Vec<PointResult>,
+        cpu_secs: f64,
+        max_rss: u64,
+    },
+    Failed {
+        reason: String,
+        cpu_secs: f64,
+    },
     Interrupted,
 }
 
@@ -234,7 +250,10 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
     }
     let tail = stderr_tail(&stderr);
     if killed == Some(Killed::Timeout) {
-        return Ok(Outcome::Failed { reason: format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64()), cpu_secs });
+        return Ok(Outcome::Failed {
+            reason: format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64()),
+            cpu_secs,
+        });
     }
     if let Some(sig) = status.signal() {
         let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
@@ -251,8 +270,12 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
     // Whatever is wrong with what it left fails its points alone, with the
     // reason stored; the run goes on with the others.
     let reason = match written {
-        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => return Ok(Outcome::Done { sets, cpu_secs, max_rss }),
-        Some(Ok(WorkerResult::Samples(sets))) => format!("worker results file unreadable: {} results for {} points", sets.len(), job.points.len()),
+        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => {
+            return Ok(Outcome::Done { sets, cpu_secs, max_rss })
+        }
+        Some(Ok(WorkerResult::Samples(sets))) => {
+            format!("worker results file unreadable: {} results for {} points", sets.len(), job.points.len())
+        }
         Some(Ok(WorkerResult::Failed { reason })) => reason,
         Some(Err(reason)) => format!("{reason}{tail}"),
         None => format!("worker exited without writing its results file{tail}"),
@@ -311,7 +334,8 @@ fn watchdog(pgid: libc::pid_t, limit: Duration) -> Result<crate::child::Child> {
             }
         }
     }
-    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(pid)).stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
+    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(pid))
+        .stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
 }
 
 fn stderr_tail(s: &str) -> String {

@@ -42,7 +42,19 @@ impl BenchInfo {
     /// 3 under `--quick`, a 60 s limit per worker.
     pub fn new(name: &'static str, summary: &'static str, unit: &'static str, better: Better) -> Self {
         let family = name.split('.').next().unwrap_or(name);
-        BenchInfo { name, family, summary, unit, better, params: Vec::new(), timeout: Duration::from_secs(60), samples: 10, quick_samples: 3, aliases: Vec::new(), lockstep: false }
+        BenchInfo {
+            name,
+            family,
+            summary,
+            unit,
+            better,
+            params: Vec::new(),
+            timeout: Duration::from_secs(60),
+            samples: 10,
+            quick_samples: 3,
+            aliases: Vec::new(),
+            lockstep: false,
+        }
     }
     /// A former name of this benchmark.
     pub fn alias(mut self, old: &'static str) -> Self {

@@ -161,7 +161,21 @@ impl Probe {
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
         let thread_nivcsw = task::usage(libc::RUSAGE_THREAD).nivcsw;
         let unix = clock::unix_now();
-        Snapshot { at: Instant::now(), unix, thread_cpu: 0.0, thread_nivcsw, own_delay, process_cpu, process_nivcsw, peer_run, peer_delay, group_cpu, cpus, idle, steal }
+        Snapshot {
+            at: Instant::now(),
+            unix,
+            thread_cpu: 0.0,
+            thread_nivcsw,
+            own_delay,
+            process_cpu,
+            process_nivcsw,
+            peer_run,
+            peer_delay,
+            group_cpu,
+            cpus,
+            idle,
+            steal,
+        }
     }
 
     /// The sample between two snapshots, judged.
@@ -177,7 +191,12 @@ impl Probe {
             if a.steal.is_empty() || b.steal.is_empty() {
                 return None;
             }
-            Some(cpus.iter().map(|&c| b.steal.get(c as usize).unwrap_or(&0.0) - a.steal.get(c as usize).unwrap_or(&0.0)).sum::<f64>().max(0.0))
+            Some(
+                cpus.iter()
+                    .map(|&c| b.steal.get(c as usize).unwrap_or(&0.0) - a.steal.get(c as usize).unwrap_or(&0.0))
+                    .sum::<f64>()
+                    .max(0.0),
+            )
         };
         let mut m = SampleMeta {
             t: a.unix,
@@ -199,7 +218,10 @@ impl Probe {
             }
             TaskKind::Waits => {
                 let delta = |x: &[Option<f64>], y: &[Option<f64>]| -> f64 {
-                    x.iter().zip(y).map(|(x, y)| if let (Some(x), Some(y)) = (x, y) { (y - x).max(0.0) } else { 0.0 }).sum()
+                    x.iter()
+                        .zip(y)
+                        .map(|(x, y)| if let (Some(x), Some(y)) = (x, y) { (y - x).max(0.0) } else { 0.0 })
+                        .sum()
                 };
                 m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + delta(&a.peer_run, &b.peer_run);
                 m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
@@ -250,7 +272,13 @@ pub const MAX_WAIT_ACROSS: f64 = 0.05;
 
 /// The `waits` rule (see the table above). `placement` is `Across` only
 /// when every task had a CPU of its own.
-pub fn judge_waits(wall: f64, placement: Option<Placement>, others: Option<f64>, delay: Option<f64>, steal: Option<f64>) -> bool {
+pub fn judge_waits(
+    wall: f64,
+    placement: Option<Placement>,
+    others: Option<f64>,
+    delay: Option<f64>,
+    steal: Option<f64>,
+) -> bool {
     stolen(wall, steal)
         || match placement {
             // One task (fork and exec: children come and go) or all on one CPU.

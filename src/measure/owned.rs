@@ -89,7 +89,11 @@ pub fn mark(dir: &Path, owner: Owner) -> Result<()> {
 /// Make a directory in `parent` named `prefix` and random characters
 /// (mkdtemp(3): created, not found, mode 0700) and mark it as `owner`'s.
 pub fn make_dir(parent: &Path, prefix: &str, owner: Owner) -> Result<PathBuf> {
-    let dir = tempfile::Builder::new().prefix(prefix).tempdir_in(parent).with_context(|| format!("creating a directory in {}", parent.display()))?.keep();
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(parent)
+        .with_context(|| format!("creating a directory in {}", parent.display()))?
+        .keep();
     if let Err(e) = mark(&dir, owner) {
         let _ = std::fs::remove_dir(&dir);
         return Err(e);
@@ -123,7 +127,10 @@ pub fn remove_if_owned(dir: &Path, owner: Owner) -> bool {
 pub fn remove_listed(list: &Path, owner: Owner) -> usize {
     use std::os::unix::ffi::OsStrExt;
     let Ok(data) = std::fs::read(list) else { return 0 };
-    data.split(|&b| b == b'\n').filter(|l| !l.is_empty()).filter(|l| remove_if_owned(Path::new(std::ffi::OsStr::from_bytes(l)), owner)).count()
+    data.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .filter(|l| remove_if_owned(Path::new(std::ffi::OsStr::from_bytes(l)), owner))
+        .count()
 }
 
 /// Remove the `kdelta-*` directories directly in `root` (the temporary

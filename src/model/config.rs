@@ -74,4 +74,3 @@ impl Policy {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 }
-

@@ -137,7 +137,9 @@ mod tests {
 
     #[test]
     fn runs_asked_spellings() {
-        for (j, r) in [(json!(5), RunsAsked::Fixed(5)), (json!("auto"), RunsAsked::Auto), (json!("default"), RunsAsked::Default)] {
+        for (j, r) in
+            [(json!(5), RunsAsked::Fixed(5)), (json!("auto"), RunsAsked::Auto), (json!("default"), RunsAsked::Default)]
+        {
             assert_eq!(serde_json::from_value::<RunsAsked>(j.clone()).unwrap(), r);
             assert_eq!(serde_json::to_value(r).unwrap(), j);
         }

@@ -52,7 +52,6 @@ pub fn fmt_pct(v: f64) -> String {
     }
 }
 
-
 /// Output of the commands that print only text or JSON (`simulate`, `place`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TextOrJson {

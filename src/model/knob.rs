@@ -61,7 +61,10 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(KnobSetting { knob: Knob::Thp, value: "never".into() }.name(), "thp=never");
-        assert_eq!(KnobSetting { knob: Knob::Sysctl("kernel.x".into()), value: "1".into() }.name(), "sysctl=kernel.x=1");
+        assert_eq!(
+            KnobSetting { knob: Knob::Sysctl("kernel.x".into()), value: "1".into() }.name(),
+            "sysctl=kernel.x=1"
+        );
         let j = serde_json::to_value(KnobSetting { knob: Knob::Sysfs("/sys/a".into()), value: "1".into() }).unwrap();
         assert_eq!(j, serde_json::json!({"knob": {"sysfs": "/sys/a"}, "value": "1"}));
     }

@@ -104,4 +104,3 @@ impl sfmt::Display for Warning {
         }
     }
 }
-

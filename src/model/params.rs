@@ -9,10 +9,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamKind {
     /// A whole number in `min..=max`.
-    Int {
-        min: u64,
-        max: u64,
-    },
+    Int { min: u64, max: u64 },
     /// A floating-point number.
     Float,
     /// A byte count: `4096`, `16K`, `5M`, `1G` (powers of 1024).
@@ -24,10 +21,7 @@ pub enum ParamKind {
     Bool,
     /// One of a fixed list, taken from a [`Choice`] enum by
     /// [`ParamKind::choice`] so the list cannot disagree with the enum.
-    Choice {
-        names: &'static [&'static str],
-        aliases: &'static [(&'static str, &'static str)],
-    },
+    Choice { names: &'static [&'static str], aliases: &'static [(&'static str, &'static str)] },
     /// Free text (paths, addresses, commands).
     Text,
 }
@@ -70,7 +64,11 @@ pub trait Choice: Copy + PartialEq + 'static {
 
 /// The canonical spelling of `v` among `names` (itself or through an alias).
 /// The one place a choice or a boolean is looked up.
-pub fn canonical_choice(names: &'static [&'static str], aliases: &'static [(&'static str, &'static str)], v: &str) -> Option<&'static str> {
+pub fn canonical_choice(
+    names: &'static [&'static str],
+    aliases: &'static [(&'static str, &'static str)],
+    v: &str,
+) -> Option<&'static str> {
     names.iter().find(|n| **n == v).or_else(|| aliases.iter().find(|(a, _)| *a == v).map(|(_, n)| n)).copied()
 }
 
@@ -86,7 +84,8 @@ pub fn parse_choice<T: Choice>(param: &str, v: &str) -> Result<T> {
 impl Choice for bool {
     const NAMES: &'static [&'static str] = &["true", "false"];
     const VALUES: &'static [bool] = &[true, false];
-    const ALIASES: &'static [(&'static str, &'static str)] = &[("1", "true"), ("yes", "true"), ("on", "true"), ("0", "false"), ("no", "false"), ("off", "false")];
+    const ALIASES: &'static [(&'static str, &'static str)] =
+        &[("1", "true"), ("yes", "true"), ("on", "true"), ("0", "false"), ("no", "false"), ("off", "false")];
 }
 
 /// Declare a parameter enum and its [`Choice`] tables in one place, so each
@@ -216,7 +215,8 @@ pub fn parse_size(s: &str) -> Result<u64> {
         }
         _ => (t, 1),
     };
-    let n: f64 = num.parse().map_err(|_| anyhow::anyhow!("bad size {s:?}: expected a number with an optional K/M/G suffix"))?;
+    let n: f64 =
+        num.parse().map_err(|_| anyhow::anyhow!("bad size {s:?}: expected a number with an optional K/M/G suffix"))?;
     if !n.is_finite() || n < 0.0 || n * mult as f64 > 1e18 {
         bail!("bad size {s:?}: out of range");
     }
@@ -318,7 +318,12 @@ pub fn split_list(v: &str) -> Vec<String> {
 /// Expand the user's `--param` overrides over the specs' defaults into the
 /// cartesian product of swept values. Unknown names and bad values are errors
 /// naming what is allowed. Text parameters are never split on commas.
-pub fn expand(specs: &[ParamSpec], overrides: &BTreeMap<String, String>, quick: bool, bench: &str) -> Result<Vec<Params>> {
+pub fn expand(
+    specs: &[ParamSpec],
+    overrides: &BTreeMap<String, String>,
+    quick: bool,
+    bench: &str,
+) -> Result<Vec<Params>> {
     for k in overrides.keys() {
         if !specs.iter().any(|s| s.name == k) {
             let allowed: Vec<&str> = specs.iter().map(|s| s.name).collect();
@@ -388,7 +393,10 @@ mod tests {
 
     #[test]
     fn expands_sweeps() {
-        let specs = [ParamSpec::new("procs", ParamKind::Int { min: 2, max: 1024 }, "2,8", "").quick("2"), ParamSpec::new("size", ParamKind::Size, "0,16K", "")];
+        let specs = [
+            ParamSpec::new("procs", ParamKind::Int { min: 2, max: 1024 }, "2,8", "").quick("2"),
+            ParamSpec::new("size", ParamKind::Size, "0,16K", ""),
+        ];
         let none = BTreeMap::new();
         assert_eq!(expand(&specs, &none, false, "x").unwrap().len(), 4);
         assert_eq!(expand(&specs, &none, true, "x").unwrap().len(), 2);
@@ -416,7 +424,16 @@ mod tests {
         let e = parse_choice::<Tasks>("model", "fiber").unwrap_err().to_string();
         assert_eq!(e, "value \"fiber\" is not allowed for parameter model: expected threads|processes");
         // Booleans go through the same lookup.
-        for (v, b) in [("true", true), ("1", true), ("on", true), ("yes", true), ("false", false), ("0", false), ("off", false), ("no", false)] {
+        for (v, b) in [
+            ("true", true),
+            ("1", true),
+            ("on", true),
+            ("yes", true),
+            ("false", false),
+            ("0", false),
+            ("off", false),
+            ("no", false),
+        ] {
             assert_eq!(parse_bool(v).unwrap(), b, "{v}");
         }
         let e = parse_bool("maybe").unwrap_err().to_string();
@@ -433,8 +450,10 @@ mod tests {
         let server = ParamSpec::new("server", ParamKind::Text, "local", "").aliases(&[("auto", "local")]);
         let strict = ParamSpec::new("strict", ParamKind::Bool, "false", "");
         let specs = [spec, server, strict];
-        let o: BTreeMap<String, String> =
-            [("model", "thread,process"), ("server", "auto"), ("strict", "1")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let o: BTreeMap<String, String> = [("model", "thread,process"), ("server", "auto"), ("strict", "1")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let pts = expand(&specs, &o, false, "x").unwrap();
         let shown: Vec<String> = pts.iter().map(|p| p.display()).collect();
         assert_eq!(shown, ["model=threads server=local strict=true", "model=processes server=local strict=true"]);

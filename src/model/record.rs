@@ -153,7 +153,13 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// A run starting now in this process, not yet stored (`id` 0).
-    pub fn begin(label: Option<String>, command: String, configs: Vec<super::config::Config>, host: serde_json::Value, environment: super::environment::RunEnvironment) -> RunRecord {
+    pub fn begin(
+        label: Option<String>,
+        command: String,
+        configs: Vec<super::config::Config>,
+        host: serde_json::Value,
+        environment: super::environment::RunEnvironment,
+    ) -> RunRecord {
         RunRecord {
             id: 0,
             label,

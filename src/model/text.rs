@@ -55,7 +55,11 @@ pub fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), String> 
         return Err(format!("{option} \"{head}...\" is {} bytes: at most {max} bytes are allowed", s.len()));
     }
     if let Some(c) = s.chars().find(|c| c.is_control()) {
-        return Err(format!("{option} {:?} holds the control character U+{:04X}: printable text only", neutral(s), c as u32));
+        return Err(format!(
+            "{option} {:?} holds the control character U+{:04X}: printable text only",
+            neutral(s),
+            c as u32
+        ));
     }
     Ok(())
 }

@@ -51,9 +51,9 @@ pub struct PlaceArgs {
 /// The live topology restricted to the CPUs this process may use, and a note
 /// when it had to be guessed.
 pub fn live_topology() -> (Topology, Option<String>) {
-    let allowed: Option<CpuSet> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .ok()
-        .map(|m| CpuSet::from_iter((0..nix::sched::CpuSet::count() as u32).filter(|&c| m.is_set(c as usize).unwrap_or(false))));
+    let allowed: Option<CpuSet> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok().map(|m| {
+        CpuSet::from_iter((0..nix::sched::CpuSet::count() as u32).filter(|&c| m.is_set(c as usize).unwrap_or(false)))
+    });
     match Topology::read(Path::new("/")) {
         Ok(t) => {
             let t = match &allowed {
@@ -63,12 +63,15 @@ pub fn live_topology() -> (Topology, Option<String>) {
             (t, None)
         }
         Err(e) => {
-            let cpus = allowed.unwrap_or_else(|| CpuSet::from_iter(0..std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)));
+            let cpus = allowed.unwrap_or_else(|| {
+                CpuSet::from_iter(0..std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1))
+            });
             let mut t = flat(&cpus);
             // The kernel's own summary, readable without the topology reader.
             let active = std::fs::read_to_string("/sys/devices/system/cpu/smt/active").ok().map(|s| s.trim() == "1");
             t.smt_active = active;
-            t.smt_control = std::fs::read_to_string("/sys/devices/system/cpu/smt/control").ok().map(|s| s.trim().to_string());
+            t.smt_control =
+                std::fs::read_to_string("/sys/devices/system/cpu/smt/control").ok().map(|s| s.trim().to_string());
             let smt = match active {
                 Some(false) => "smt/active is 0, so SMT is absent",
                 Some(true) => "smt/active is 1: SMT is present but its siblings are unknown here",
@@ -99,7 +102,15 @@ pub fn flat(cpus: &CpuSet) -> Topology {
         cpus: list
             .iter()
             .enumerate()
-            .map(|(i, &id)| Cpu { id, core: i, package: -1, die: None, core_id: None, siblings: CpuSet::from_iter([id]), node: None })
+            .map(|(i, &id)| Cpu {
+                id,
+                core: i,
+                package: -1,
+                die: None,
+                core_id: None,
+                siblings: CpuSet::from_iter([id]),
+                node: None,
+            })
             .collect(),
         cores: list.iter().map(|&id| Core { package: -1, core_id: None, cpus: CpuSet::from_iter([id]) }).collect(),
         packages: vec![-1],
@@ -173,11 +184,26 @@ fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
 }
 
 /// Run `place` on a given topology with a given stop flag (the testable core).
-pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop: &AtomicBool) -> anyhow::Result<PlaceResult> {
+pub fn place(
+    args: &PlaceArgs,
+    topo: &Topology,
+    topo_note: Option<String>,
+    stop: &AtomicBool,
+) -> anyhow::Result<PlaceResult> {
     let policy = check(args)?;
-    let job = if args.cmd.is_empty() { Job::Builtin { rounds: job::calibrate(Duration::from_millis(args.job_ms)) } } else { Job::Cmd(args.cmd.clone()) };
-    let cfg =
-        RunCfg { policy, loops: args.loops, iterations: args.iterations, job: job.clone(), seed: args.seed, sample: Duration::from_millis(args.sample_ms) };
+    let job = if args.cmd.is_empty() {
+        Job::Builtin { rounds: job::calibrate(Duration::from_millis(args.job_ms)) }
+    } else {
+        Job::Cmd(args.cmd.clone())
+    };
+    let cfg = RunCfg {
+        policy,
+        loops: args.loops,
+        iterations: args.iterations,
+        job: job.clone(),
+        seed: args.seed,
+        sample: Duration::from_millis(args.sample_ms),
+    };
     let rep: RunReport = runner::run(topo, &cfg, stop)?;
     let times: Vec<f64> = rep.iterations.iter().filter(|i| i.ok).map(|i| i.seconds).collect();
     let smt = smt_known(topo, topo_note.is_some());
@@ -212,17 +238,30 @@ pub fn place(args: &PlaceArgs, topo: &Topology, topo_note: Option<String>, stop:
 }
 
 /// `--measure-smt-rate` on a given topology.
-pub fn measure_smt_rate(args: &PlaceArgs, topo: &Topology, topo_note: Option<&str>, stop: &AtomicBool) -> anyhow::Result<SmtRateResult> {
+pub fn measure_smt_rate(
+    args: &PlaceArgs,
+    topo: &Topology,
+    topo_note: Option<&str>,
+    stop: &AtomicBool,
+) -> anyhow::Result<SmtRateResult> {
     check(args)?;
     let Some(core) = topo.cores.iter().find(|c| c.cpus.len() >= 2) else {
         let mut reason = match smt_known(topo, topo_note.is_some()) {
-            Some(_) => "needs SMT siblings (two logical CPUs of one core); this machine has none: SMT is absent".to_string(),
+            Some(_) => {
+                "needs SMT siblings (two logical CPUs of one core); this machine has none: SMT is absent".to_string()
+            }
             None => "needs SMT siblings (two logical CPUs of one core); none are known here".to_string(),
         };
         if let Some(n) = topo_note {
             reason.push_str(&format!(" ({n})"));
         }
-        return Ok(SmtRateResult { smt_rate: None, reason: Some(reason), cpus: None, alone_seconds: None, pair_seconds: None });
+        return Ok(SmtRateResult {
+            smt_rate: None,
+            reason: Some(reason),
+            cpus: None,
+            alone_seconds: None,
+            pair_seconds: None,
+        });
     };
     let v = core.cpus.to_vec();
     let (a, b) = (v[0], v[1]);
@@ -241,20 +280,34 @@ pub fn measure_smt_rate(args: &PlaceArgs, topo: &Topology, topo_note: Option<&st
     }
     let med = |v: &[f64]| Dist::of(v).map(|d| d.median).unwrap_or(f64::NAN);
     let (ta, tp) = (med(&alone), med(&pair));
-    Ok(SmtRateResult { smt_rate: Some(ta / tp), reason: None, cpus: Some((a, b)), alone_seconds: Some(ta), pair_seconds: Some(tp) })
+    Ok(SmtRateResult {
+        smt_rate: Some(ta / tp),
+        reason: None,
+        cpus: Some((a, b)),
+        alone_seconds: Some(ta),
+        pair_seconds: Some(tp),
+    })
 }
 
 fn interrupted() -> SmtRateResult {
-    SmtRateResult { smt_rate: None, reason: Some("interrupted".into()), cpus: None, alone_seconds: None, pair_seconds: None }
+    SmtRateResult {
+        smt_rate: None,
+        reason: Some("interrupted".into()),
+        cpus: None,
+        alone_seconds: None,
+        pair_seconds: None,
+    }
 }
 
 pub fn main(args: &PlaceArgs) -> anyhow::Result<ExitCode> {
     check(args)?;
     let stop = Arc::new(AtomicBool::new(false));
-    let id = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop)).map_err(|e| anyhow::anyhow!("installing the SIGINT handler: {e}"))?;
+    let id = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))
+        .map_err(|e| anyhow::anyhow!("installing the SIGINT handler: {e}"))?;
     let (topo, note) = live_topology();
     let out = if args.measure_smt_rate {
-        measure_smt_rate(args, &topo, note.as_deref(), &stop).map(|r| (render_rate(args, &r), r.reason.as_deref() == Some("interrupted")))
+        measure_smt_rate(args, &topo, note.as_deref(), &stop)
+            .map(|r| (render_rate(args, &r), r.reason.as_deref() == Some("interrupted")))
     } else {
         place(args, &topo, note, &stop).map(|r| (render_place(args, &r), r.interrupted))
     };
@@ -281,7 +334,14 @@ fn render_place(args: &PlaceArgs, r: &PlaceResult) -> String {
         return serde_json::to_string_pretty(r).unwrap_or_default() + "\n";
     }
     let mut s = String::new();
-    let _ = writeln!(s, "place: policy {}, {} loops x {} iterations of {}", args.policy.name(), r.loops, r.iterations_per_loop, r.job);
+    let _ = writeln!(
+        s,
+        "place: policy {}, {} loops x {} iterations of {}",
+        args.policy.name(),
+        r.loops,
+        r.iterations_per_loop,
+        r.job
+    );
     if let Some(n) = &r.topology_note {
         let _ = writeln!(s, "note: {n}");
     }
@@ -305,7 +365,14 @@ fn render_place(args: &PlaceArgs, r: &PlaceResult) -> String {
             );
             let most = r.histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
             for b in &r.histogram {
-                let _ = writeln!(s, "  {:>8.3}-{:<8.3} {:>5} {}", b.lo, b.hi, b.count, "#".repeat((b.count * 40).div_ceil(most)));
+                let _ = writeln!(
+                    s,
+                    "  {:>8.3}-{:<8.3} {:>5} {}",
+                    b.lo,
+                    b.hi,
+                    b.count,
+                    "#".repeat((b.count * 40).div_ceil(most))
+                );
             }
         }
         None => {
@@ -317,7 +384,13 @@ fn render_place(args: &PlaceArgs, r: &PlaceResult) -> String {
     }
     match r.shared_fraction {
         Some(f) => {
-            let _ = writeln!(s, "two loops shared a core while another core ran none: {} of {} samples ({:.1}%)", r.shared_samples, r.samples, f * 100.0);
+            let _ = writeln!(
+                s,
+                "two loops shared a core while another core ran none: {} of {} samples ({:.1}%)",
+                r.shared_samples,
+                r.samples,
+                f * 100.0
+            );
         }
         None => {
             let _ = writeln!(s, "core sharing: no sample had two loops running");
@@ -348,7 +421,10 @@ mod tests {
     /// Children of this process that are still around (zombies included).
     fn my_children() -> Vec<i32> {
         let me = std::process::id() as i32;
-        crate::sys::task::all_pids().into_iter().filter(|&p| crate::sys::task::stat(p).is_some_and(|st| st.ppid == me)).collect()
+        crate::sys::task::all_pids()
+            .into_iter()
+            .filter(|&p| crate::sys::task::stat(p).is_some_and(|st| st.ppid == me))
+            .collect()
     }
 
     fn local_topo() -> Topology {
@@ -416,7 +492,9 @@ mod tests {
         }
         // Closed sets are refused by the parser itself, naming what is allowed.
         for a in ["--policy random", "--format yaml"] {
-            let Err(e) = T::try_parse_from(std::iter::once("x").chain(a.split_whitespace())) else { panic!("{a} was accepted") };
+            let Err(e) = T::try_parse_from(std::iter::once("x").chain(a.split_whitespace())) else {
+                panic!("{a} was accepted")
+            };
             assert!(e.to_string().contains("possible values"), "{a}: {e}");
         }
     }

@@ -25,7 +25,11 @@ fn load(busy: &Busy, cpu: u32) -> usize {
 
 /// Index of the core holding `cpu`.
 pub fn core_of(topo: &Topology, cpu: u32) -> Option<usize> {
-    topo.cpus.iter().find(|c| c.id == cpu).map(|c| c.core).or_else(|| topo.cores.iter().position(|c| c.cpus.contains(cpu)))
+    topo.cpus
+        .iter()
+        .find(|c| c.id == cpu)
+        .map(|c| c.core)
+        .or_else(|| topo.cores.iter().position(|c| c.cpus.contains(cpu)))
 }
 
 fn core_load(topo: &Topology, busy: &Busy, core: usize) -> usize {
@@ -88,7 +92,9 @@ pub fn shared_while_idle(topo: &Topology, busy: &Busy) -> bool {
 pub fn rebalance(topo: &Topology, busy: &Busy) -> Option<(u32, u32)> {
     let n = topo.cores.len();
     let idle = (0..n).find(|&c| core_load(topo, busy, c) == 0)?;
-    let src = (0..n).filter(|&c| core_load(topo, busy, c) >= 2).max_by_key(|&c| (core_load(topo, busy, c), usize::MAX - c))?;
+    let src = (0..n)
+        .filter(|&c| core_load(topo, busy, c) >= 2)
+        .max_by_key(|&c| (core_load(topo, busy, c), usize::MAX - c))?;
     let from = topo.cores[src].cpus.iter().filter(|&c| load(busy, c) > 0).max_by_key(|&c| (load(busy, c), c))?;
     let to = topo.cores[idle].cpus.first()?;
     Some((from, to))
@@ -108,14 +114,33 @@ pub(crate) mod tests {
         for (i, ids) in cores.iter().enumerate() {
             let set = CpuSet::from_iter(ids.iter().copied());
             for &id in ids.iter() {
-                cpus.push(Cpu { id, core: i, package: (i / per_package) as i64, die: None, core_id: Some(i as i64), siblings: set.clone(), node: Some(0) });
+                cpus.push(Cpu {
+                    id,
+                    core: i,
+                    package: (i / per_package) as i64,
+                    die: None,
+                    core_id: Some(i as i64),
+                    siblings: set.clone(),
+                    node: Some(0),
+                });
             }
             cs.push(Core { package: (i / per_package) as i64, core_id: Some(i as i64), cpus: set });
         }
         cpus.sort_by_key(|c| c.id);
         let online = CpuSet::from_iter(cpus.iter().map(|c| c.id));
         let packages = (0..cores.len().div_ceil(per_package) as i64).collect();
-        Topology { online, offline: CpuSet::new(), cpus, cores: cs, packages, caches: vec![], nodes: vec![], smt_control: None, smt_active: None, restriction: None }
+        Topology {
+            online,
+            offline: CpuSet::new(),
+            cpus,
+            cores: cs,
+            packages,
+            caches: vec![],
+            nodes: vec![],
+            smt_control: None,
+            smt_active: None,
+            restriction: None,
+        }
     }
 
     /// 2 cores x 2 threads with the siblings numbered (0,2) and (1,3): "siblings (0,2)".

@@ -16,10 +16,10 @@
 
 use super::decide::{self, Busy};
 use super::job;
+use crate::child::Child;
 use crate::topology::Topology;
 use anyhow::Context;
 use nix::sched::{sched_setaffinity, CpuSet as NixCpuSet};
-use crate::child::Child;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use rand::SeedableRng;
@@ -121,7 +121,8 @@ pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Child> {
         }
         Job::Cmd(argv) => {
             use std::os::unix::process::CommandExt;
-            let (prog, args) = argv.split_first().ok_or_else(|| crate::error::bad_input("empty command: give a program after --"))?;
+            let (prog, args) =
+                argv.split_first().ok_or_else(|| crate::error::bad_input("empty command: give a program after --"))?;
             let mut cmd = std::process::Command::new(prog);
             cmd.args(args).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
             if let Some(m) = mask {
@@ -134,7 +135,9 @@ pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Child> {
             }
             match crate::child::spawn(&mut cmd) {
                 Ok(child) => child,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(crate::error::bad_input(format!("command {prog:?}: not found"))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(crate::error::bad_input(format!("command {prog:?}: not found")))
+                }
                 Err(e) => return Err(anyhow::Error::new(e).context(format!("starting {prog:?}"))),
             }
         }

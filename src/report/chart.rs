@@ -31,7 +31,12 @@ fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
         .map(|s| {
             let first = s.results[0];
             let dir = if first.better == crate::model::Better::Lower { "lower is better" } else { "higher is better" };
-            Panel { title: s.benchmark.to_string(), x_label: s.x.to_string(), y_label: format!("{} ({dir})", first.unit), lines: s.series }
+            Panel {
+                title: s.benchmark.to_string(),
+                x_label: s.x.to_string(),
+                y_label: format!("{} ({dir})", first.unit),
+                lines: s.series,
+            }
         })
         .collect();
     (panels, rest)
@@ -65,8 +70,10 @@ pub fn svg(rep: &Report) -> Result<String> {
                     .and_then(|r| r.summary.as_ref().map(|s| (s.median, r.better)))
             };
             if let Some((a, better)) = med(configs[0]) {
-                let v: Vec<f64> =
-                    configs[1..].iter().map(|c| med(c).map(|(m, _)| crate::stats::compare::speedup_of(a, m, better)).unwrap_or(f64::NAN)).collect();
+                let v: Vec<f64> = configs[1..]
+                    .iter()
+                    .map(|c| med(c).map(|(m, _)| crate::stats::compare::speedup_of(a, m, better)).unwrap_or(f64::NAN))
+                    .collect();
                 bars.push((if p.is_empty() { b } else { format!("{b} {p}") }, v));
             }
         }
@@ -85,11 +92,18 @@ pub fn svg(rep: &Report) -> Result<String> {
         for (panel, area) in panels.iter_mut().zip(areas) {
             let xs: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().map(|p| p.x)).collect();
             let ys: Vec<f64> = panel.lines.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.min, p.max])).collect();
-            let (x0, x1) = (xs.iter().cloned().fold(f64::INFINITY, f64::min), xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max));
+            let (x0, x1) = (
+                xs.iter().cloned().fold(f64::INFINITY, f64::min),
+                xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+            );
             let y1 = ys.iter().cloned().fold(0.0, f64::max) * 1.1;
             let log_x = x0 > 0.0 && x1 / x0 >= 64.0;
             let mut builder = ChartBuilder::on(&area);
-            let chart = builder.caption(&panel.title, ("sans-serif", 20)).margin(12).x_label_area_size(40).y_label_area_size(70);
+            let chart = builder
+                .caption(&panel.title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(70);
             let color = |i: usize| Palette99::pick(i).to_rgba();
             macro_rules! draw {
                 ($c:expr) => {{
@@ -100,7 +114,9 @@ pub fn svg(rep: &Report) -> Result<String> {
                         c.draw_series(LineSeries::new(l.points.iter().map(|p| (p.x, p.median)), col.stroke_width(2)))?
                             .label(l.name.as_str())
                             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(2)));
-                        c.draw_series(l.points.iter().flat_map(|p| [Circle::new((p.x, p.min), 2, col.filled()), Circle::new((p.x, p.max), 2, col.filled())]))?;
+                        c.draw_series(l.points.iter().flat_map(|p| {
+                            [Circle::new((p.x, p.min), 2, col.filled()), Circle::new((p.x, p.max), 2, col.filled())]
+                        }))?;
                     }
                     c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
                 }};
@@ -113,7 +129,8 @@ pub fn svg(rep: &Report) -> Result<String> {
             }
         }
         if !bars.is_empty() {
-            let ymax = bars.iter().flat_map(|b| b.1.iter().cloned()).filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.15;
+            let ymax =
+                bars.iter().flat_map(|b| b.1.iter().cloned()).filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.15;
             let n = bars.len();
             let mut c = ChartBuilder::on(&bar_area)
                 .caption(format!("speedup against {} (above 1 = better)", configs[0]), ("sans-serif", 20))
@@ -134,9 +151,9 @@ pub fn svg(rep: &Report) -> Result<String> {
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], col.filled()));
             }
             c.draw_series(std::iter::once(PathElement::new(vec![(1.0, 0.0), (1.0, n as f64)], BLACK.stroke_width(1))))?;
-            c.draw_series(
-                bars.iter().enumerate().map(|(i, b)| Text::new(b.0.clone(), (ymax * 0.01, i as f64 + 0.5), ("sans-serif", 13).into_font().color(&BLACK))),
-            )?;
+            c.draw_series(bars.iter().enumerate().map(|(i, b)| {
+                Text::new(b.0.clone(), (ymax * 0.01, i as f64 + 0.5), ("sans-serif", 13).into_font().color(&BLACK))
+            }))?;
             c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
         root.present()?;

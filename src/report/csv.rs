@@ -58,7 +58,8 @@ pub fn render(rep: &Report) -> String {
         "benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,\
          a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds\n",
     );
-    let median = |c: Option<&super::model::Cell>| num(c.filter(|c| c.below_resolution.is_none()).and_then(|c| c.median));
+    let median =
+        |c: Option<&super::model::Cell>| num(c.filter(|c| c.below_resolution.is_none()).and_then(|c| c.median));
     for t in &rep.tables {
         let a = &t.columns[0];
         for r in &t.rows {

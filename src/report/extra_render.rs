@@ -10,7 +10,9 @@ pub fn render(tables: &[ExtraTable], format: Format) -> String {
         Format::Text => text(tables),
         Format::Markdown => markdown(tables),
         Format::Csv => csv(tables),
-        Format::Json => serde_json::to_string_pretty(tables).map(|s| crate::model::text::json_escape_bidi(&s).into_owned() + "\n").unwrap_or_default(),
+        Format::Json => serde_json::to_string_pretty(tables)
+            .map(|s| crate::model::text::json_escape_bidi(&s).into_owned() + "\n")
+            .unwrap_or_default(),
     }
 }
 
@@ -84,7 +86,15 @@ fn markdown(tables: &[ExtraTable]) -> String {
         }
         out.push_str(&format!("**{}**\n\n", md_esc(&t.title)));
         out.push_str(&format!("| {} |\n", t.header.iter().map(|h| md_esc(h)).collect::<Vec<_>>().join(" | ")));
-        out.push_str(&format!("|{}|\n", t.header.iter().enumerate().map(|(j, _)| if j == 0 { ":---" } else { "---:" }).collect::<Vec<_>>().join("|")));
+        out.push_str(&format!(
+            "|{}|\n",
+            t.header
+                .iter()
+                .enumerate()
+                .map(|(j, _)| if j == 0 { ":---" } else { "---:" })
+                .collect::<Vec<_>>()
+                .join("|")
+        ));
         for r in &t.rows {
             out.push_str(&format!("| {} |\n", r.iter().map(|c| md_esc(c)).collect::<Vec<_>>().join(" | ")));
         }
@@ -110,10 +120,24 @@ fn q(s: &str) -> String {
 fn csv(tables: &[ExtraTable]) -> String {
     let mut out = String::new();
     let header = tables.first().map(|t| t.header.clone()).unwrap_or_default();
-    out.push_str(&(std::iter::once("table".to_string()).chain(header.iter().cloned()).map(|c| q(&c)).collect::<Vec<_>>().join(",") + "\n"));
+    out.push_str(
+        &(std::iter::once("table".to_string())
+            .chain(header.iter().cloned())
+            .map(|c| q(&c))
+            .collect::<Vec<_>>()
+            .join(",")
+            + "\n"),
+    );
     for t in tables {
         for r in &t.rows {
-            out.push_str(&(std::iter::once(t.title.as_str()).chain(r.iter().map(String::as_str)).map(q).collect::<Vec<_>>().join(",") + "\n"));
+            out.push_str(
+                &(std::iter::once(t.title.as_str())
+                    .chain(r.iter().map(String::as_str))
+                    .map(q)
+                    .collect::<Vec<_>>()
+                    .join(",")
+                    + "\n"),
+            );
         }
     }
     out
@@ -139,15 +163,39 @@ mod tests {
             ExtraTable {
                 title: "Table 1: latencies".into(),
                 before: vec!["study x".into(), "here: A = up (cpus 0), B = smp2 (cpus 0-1)".into()],
-                header: ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"].map(String::from).to_vec(),
+                header: [
+                    "row",
+                    "published A",
+                    "published B",
+                    "published change",
+                    "here A",
+                    "here B",
+                    "here change",
+                    "same direction?",
+                ]
+                .map(String::from)
+                .to_vec(),
                 rows: vec![
-                    ["simple syscall", "1.10", "1.10", "+0.0%", "0.0512 us", "0.0514 us", "-0.4%", "yes"].map(String::from).to_vec(),
-                    ["fork, exit", "190.8", "198.8", "-4.0%", "101.2 us", "unavailable", "-", "-"].map(String::from).to_vec(),
+                    ["simple syscall", "1.10", "1.10", "+0.0%", "0.0512 us", "0.0514 us", "-0.4%", "yes"]
+                        .map(String::from)
+                        .to_vec(),
+                    ["fork, exit", "190.8", "198.8", "-4.0%", "101.2 us", "unavailable", "-", "-"]
+                        .map(String::from)
+                        .to_vec(),
                     ["geometric mean", "-", "-", "-", "-", "-", "-0.4% (1 rows)", "-"].map(String::from).to_vec(),
                 ],
-                after: vec!["direction agrees in 1 of 1 rows; differs in: none".into(), "unavailable: fork, exit: \"quoted\" | piped".into()],
+                after: vec![
+                    "direction agrees in 1 of 1 rows; differs in: none".into(),
+                    "unavailable: fork, exit: \"quoted\" | piped".into(),
+                ],
             },
-            ExtraTable { title: "Table 2".into(), before: vec![], header: vec!["row".into(), "here A".into()], rows: vec![vec!["a".into(), "3 s".into()]], after: vec![] },
+            ExtraTable {
+                title: "Table 2".into(),
+                before: vec![],
+                header: vec!["row".into(), "here A".into()],
+                rows: vec![vec!["a".into(), "3 s".into()]],
+                after: vec![],
+            },
         ]
     }
 

@@ -51,7 +51,11 @@ impl Fingerprint {
                 ("libc", text(host, "glibc_version")),
                 ("architecture", text(host, "arch")),
             ],
-            kernel: vec![("kernel", text(host, "kernel_release")), ("kernel build", text(host, "kernel_version")), ("kernel command line", text(host, "cmdline"))],
+            kernel: vec![
+                ("kernel", text(host, "kernel_release")),
+                ("kernel build", text(host, "kernel_version")),
+                ("kernel command line", text(host, "cmdline")),
+            ],
         }
     }
 }
@@ -69,7 +73,12 @@ fn diff(a: &[(&'static str, Option<String>)], b: &[(&'static str, Option<String>
             let xs: Vec<&str> = x.split(';').collect();
             let ys: Vec<&str> = y.split(';').collect();
             let key = |s: &str| s.split('=').next().unwrap_or("").to_string();
-            let mut names: Vec<String> = xs.iter().filter(|s| !ys.contains(s)).chain(ys.iter().filter(|s| !xs.contains(s))).map(|s| key(s)).collect();
+            let mut names: Vec<String> = xs
+                .iter()
+                .filter(|s| !ys.contains(s))
+                .chain(ys.iter().filter(|s| !xs.contains(s)))
+                .map(|s| key(s))
+                .collect();
             names.dedup();
             out.push(format!("mitigations ({})", names.join(", ")));
         } else {

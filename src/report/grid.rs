@@ -58,9 +58,13 @@ impl ParamView {
         for b in names {
             let ps: Vec<&crate::model::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
             let keys: Vec<String> = ps[0].0.keys().cloned().collect();
-            let (var, cons): (Vec<String>, Vec<String>) = keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
+            let (var, cons): (Vec<String>, Vec<String>) =
+                keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
             if !cons.is_empty() {
-                constant.push((b.to_string(), cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" ")));
+                constant.push((
+                    b.to_string(),
+                    cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" "),
+                ));
             }
             varying.insert(b.to_string(), var);
         }
@@ -164,7 +168,11 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
             match c {
                 Some(c) if c.status == Status::Ok => {
                     row.push(figure(c));
-                    row.push(c.cv.filter(|_| c.n > 1 && c.below_resolution.is_none()).map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into()));
+                    row.push(
+                        c.cv.filter(|_| c.n > 1 && c.below_resolution.is_none())
+                            .map(|v| format!("{:.1}%", v * 100.0))
+                            .unwrap_or_else(|| "-".into()),
+                    );
                 }
                 Some(c) => {
                     row.push(status_word(c.status).into());
@@ -177,14 +185,27 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
             }
             if let Some(c) = c {
                 let col = &t.columns[i].name;
-                entries.push(Entry { who: format!("{} [{col}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))), unit: &r.unit, cell: c });
+                entries.push(Entry {
+                    who: format!("{} [{col}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))),
+                    unit: &r.unit,
+                    cell: c,
+                });
             }
             if i > 0 {
                 match &r.changes[i - 1] {
                     Some(cmp) => {
-                        let who = format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), t.columns[i].name);
+                        let who = format!(
+                            "{} [{}]",
+                            label(&r.benchmark, &pv.show(&r.benchmark, &r.params)),
+                            t.columns[i].name
+                        );
                         if !cmp.modes.is_empty() {
-                            by_mode.push(modes_line(&who, &cmp.modes, (&t.columns[0].name, &t.columns[i].name), &r.unit));
+                            by_mode.push(modes_line(
+                                &who,
+                                &cmp.modes,
+                                (&t.columns[0].name, &t.columns[i].name),
+                                &r.unit,
+                            ));
                         }
                         if let Some(w) = cmp.withheld {
                             withheld.push((who, w, cmp.change_pct, cmp.rounds.clone()));
@@ -223,7 +244,11 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
         rows.push(row);
         marks.push(m);
     }
-    let mut head_notes: Vec<String> = t.columns.iter().map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus })).collect();
+    let mut head_notes: Vec<String> = t
+        .columns
+        .iter()
+        .map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus }))
+        .collect();
     head_notes.push(format!(
         "change: + means {} is better (speedup - 1); * significant: |change| >= {threshold}% on the log scale (a slowdown and a speedup of one factor alike), \
          Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes {threshold}% its way, p < 0.05: \
@@ -252,7 +277,14 @@ fn withheld_lines(withheld: &[(String, crate::stats::Withheld, f64, Option<Round
             .map(|(who, w, pct, r)| {
                 let detail = r
                     .as_ref()
-                    .map(|r| format!(" ({}; per round {} to {})", r.describe(), fmt_pct((r.low - 1.0) * 100.0), fmt_pct((r.high - 1.0) * 100.0)))
+                    .map(|r| {
+                        format!(
+                            " ({}; per round {} to {})",
+                            r.describe(),
+                            fmt_pct((r.low - 1.0) * 100.0),
+                            fmt_pct((r.high - 1.0) * 100.0)
+                        )
+                    })
                     .unwrap_or_default();
                 format!("{who}: change {} not marked significant: {}{detail}", fmt_pct(*pct), w.describe())
             })
@@ -278,7 +310,11 @@ fn withheld_lines(withheld: &[(String, crate::stats::Withheld, f64, Option<Round
         })
         .collect();
     let changes = if withheld.len() == 1 { "change" } else { "changes" };
-    vec![format!("not marked significant although the rank test passed: {} {changes} ({})", withheld.len(), parts.join("; "))]
+    vec![format!(
+        "not marked significant although the rank test passed: {} {changes} ({})",
+        withheld.len(),
+        parts.join("; ")
+    )]
 }
 
 /// `lat.pipe [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
@@ -294,8 +330,18 @@ pub fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &s
                     let pct = m.change_pct.map(|c| format!(" ({}{star})", fmt_pct(c))).unwrap_or_default();
                     format!("{place} {} -> {} {unit}{pct}", fmt_num(a.median), fmt_num(b.median))
                 }
-                (Some(a), None) => format!("{place} only in {}, {} {unit} ({:.0}% of samples)", names.0, fmt_num(a.median), a.share * 100.0),
-                (None, Some(b)) => format!("{place} only in {}, {} {unit} ({:.0}% of samples)", names.1, fmt_num(b.median), b.share * 100.0),
+                (Some(a), None) => format!(
+                    "{place} only in {}, {} {unit} ({:.0}% of samples)",
+                    names.0,
+                    fmt_num(a.median),
+                    a.share * 100.0
+                ),
+                (None, Some(b)) => format!(
+                    "{place} only in {}, {} {unit} ({:.0}% of samples)",
+                    names.1,
+                    fmt_num(b.median),
+                    b.share * 100.0
+                ),
                 (None, None) => String::new(),
             }
         })
@@ -317,7 +363,8 @@ pub fn results(rep: &Report, verbose: bool) -> Grid {
         header.push(h.into());
     }
     let first_num = header.len() - 6;
-    let cols: Vec<Col> = (0..header.len()).map(|i| if i >= first_num && i != first_num + 1 { Col::Figure } else { Col::Text }).collect();
+    let cols: Vec<Col> =
+        (0..header.len()).map(|i| if i >= first_num && i != first_num + 1 { Col::Figure } else { Col::Text }).collect();
     let mut rows = Vec::new();
     let cells: Vec<super::model::Cell> = rep.results.iter().map(super::model::cell_of).collect();
     let mut entries = Vec::new();
@@ -333,17 +380,32 @@ pub fn results(rep: &Report, verbose: bool) -> Grid {
                 row.extend([
                     figure(cell),
                     r.unit.clone(),
-                    if s.n > 1 && cell.below_resolution.is_none() { format!("{:.1}%", s.cv * 100.0) } else { "-".into() },
+                    if s.n > 1 && cell.below_resolution.is_none() {
+                        format!("{:.1}%", s.cv * 100.0)
+                    } else {
+                        "-".into()
+                    },
                     fmt_num(s.min),
                     fmt_num(s.max),
                     s.n.to_string(),
                 ]);
             }
             _ => {
-                row.extend([status_word(r.status).to_string(), r.unit.clone(), String::new(), String::new(), String::new(), r.samples.len().to_string()]);
+                row.extend([
+                    status_word(r.status).to_string(),
+                    r.unit.clone(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    r.samples.len().to_string(),
+                ]);
             }
         }
-        entries.push(Entry { who: format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config), unit: &r.unit, cell });
+        entries.push(Entry {
+            who: format!("{} [{}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params)), r.config),
+            unit: &r.unit,
+            cell,
+        });
         rows.push(row);
     }
     let geo_from = rows.len();

@@ -12,7 +12,11 @@ pub fn render(rep: &Report) -> String {
             "host": r.host, "configs": r.configs, "environment": r.environment,
         })
     });
-    let runs: Vec<_> = rep.runs.iter().map(|r| json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "configs": r.configs})).collect();
+    let runs: Vec<_> = rep
+        .runs
+        .iter()
+        .map(|r| json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "configs": r.configs}))
+        .collect();
     let v = json!({
         "run": run,
         "runs": runs,

@@ -44,7 +44,10 @@ fn esc(s: &str) -> String {
 
 fn draw(out: &mut String, g: &Grid) {
     out.push_str(&format!("| {} |\n", g.header.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | ")));
-    out.push_str(&format!("|{}|\n", g.cols.iter().map(|c| if c.right() { "---:" } else { ":---" }).collect::<Vec<_>>().join("|")));
+    out.push_str(&format!(
+        "|{}|\n",
+        g.cols.iter().map(|c| if c.right() { "---:" } else { ":---" }).collect::<Vec<_>>().join("|")
+    ));
     for (i, row) in g.rows.iter().enumerate() {
         let cells: Vec<String> = row
             .iter()

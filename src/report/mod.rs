@@ -5,18 +5,18 @@
 //! per family); one module per format renders them. Nothing here measures or
 //! stores anything.
 
+pub mod chart;
+pub mod csv;
 pub mod extra;
 pub mod extra_render;
 pub mod fingerprint;
-pub mod pooled;
-pub mod chart;
-pub mod csv;
 mod grid;
 pub mod html;
-pub mod remarks;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod pooled;
+pub mod remarks;
 mod sweep;
 pub mod text;
 

@@ -1,7 +1,7 @@
 //! From results to comparison tables.
 
-use crate::model::{Better, Params};
 use crate::model::record::{ResultRecord, RunRecord, Status};
+use crate::model::{Better, Params};
 use crate::stats::trust::PlacementGroup;
 use crate::stats::{self, CompareOptions, Comparison, Side, Warning};
 use serde::Serialize;
@@ -144,7 +144,8 @@ impl Table {
         }
         let mut rows = Vec::new();
         for k in keys {
-            let found: Vec<Option<&ResultRecord>> = columns.iter().map(|c| c.results.iter().find(|r| r.point_key() == k)).collect();
+            let found: Vec<Option<&ResultRecord>> =
+                columns.iter().map(|c| c.results.iter().find(|r| r.point_key() == k)).collect();
             let any = found.iter().flatten().next().expect("key came from some column");
             let base = found[0].filter(|r| r.status == Status::Ok);
             let changes = found
@@ -181,14 +182,27 @@ impl Table {
             let of = rows.iter().filter(|r| r.family == fam).count();
             let fr: Vec<&Row> = rows
                 .iter()
-                .filter(|r| r.family == fam && r.cells.iter().all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none())))
+                .filter(|r| {
+                    r.family == fam
+                        && r.cells
+                            .iter()
+                            .all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none()))
+                })
                 .collect();
             if fr.len() < 2 {
                 continue;
             }
             let one_unit = fr.iter().all(|r| r.unit == fr[0].unit);
             let values = (0..ncol)
-                .map(|i| if one_unit { stats::geomean(&fr.iter().map(|r| r.cells[i].as_ref().unwrap().median.unwrap()).collect::<Vec<_>>()) } else { None })
+                .map(|i| {
+                    if one_unit {
+                        stats::geomean(
+                            &fr.iter().map(|r| r.cells[i].as_ref().unwrap().median.unwrap()).collect::<Vec<_>>(),
+                        )
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             let change_pct = (1..ncol)
                 .map(|i| {
@@ -203,7 +217,14 @@ impl Table {
                     stats::geomean(&sp).map(|g| (g - 1.0) * 100.0)
                 })
                 .collect();
-            geomeans.push(GeoRow { family: fam, unit: if one_unit { Some(fr[0].unit.clone()) } else { None }, values, change_pct, rows: fr.len(), of });
+            geomeans.push(GeoRow {
+                family: fam,
+                unit: if one_unit { Some(fr[0].unit.clone()) } else { None },
+                values,
+                change_pct,
+                rows: fr.len(),
+                of,
+            });
         }
         Table { columns, rows, geomeans }
     }
@@ -231,7 +252,11 @@ impl Report {
         if configs.len() > 1 {
             let cols = configs
                 .iter()
-                .map(|(n, cpus)| Column { name: n.clone(), cpus: cpus.clone(), results: results.iter().filter(|r| &r.config == n).cloned().collect() })
+                .map(|(n, cpus)| Column {
+                    name: n.clone(),
+                    cpus: cpus.clone(),
+                    results: results.iter().filter(|r| &r.config == n).cloned().collect(),
+                })
                 .collect();
             tables.push(Table::build(cols, opt));
         }
@@ -240,12 +265,25 @@ impl Report {
         // Families add their own lines (the caller fills `summaries`).
         let summaries = Vec::new();
         let notes = run_notes(&run);
-        Report { runs: vec![run], results, tables, remarks, summaries, notes, threshold_pct: opt.threshold_pct, verbose: false }
+        Report {
+            runs: vec![run],
+            results,
+            tables,
+            remarks,
+            summaries,
+            notes,
+            threshold_pct: opt.threshold_pct,
+            verbose: false,
+        }
     }
 
     /// Two runs side by side: for each configuration they share (or their
     /// single configurations when each has one), a table of run A against run B.
-    pub fn for_two_runs(a: (RunRecord, Vec<ResultRecord>), b: (RunRecord, Vec<ResultRecord>), opt: &CompareOptions) -> Report {
+    pub fn for_two_runs(
+        a: (RunRecord, Vec<ResultRecord>),
+        b: (RunRecord, Vec<ResultRecord>),
+        opt: &CompareOptions,
+    ) -> Report {
         // The two runs' rounds were not taken together: not paired by number.
         let opt = &CompareOptions { rounds_paired: false, ..*opt };
         let label = |r: &RunRecord| match &r.label {
@@ -262,7 +300,8 @@ impl Report {
             v
         };
         let (ca, cb) = (cfgs(&a.1), cfgs(&b.1));
-        let mut pairs: Vec<(String, String)> = ca.iter().filter(|c| cb.contains(c)).map(|c| (c.clone(), c.clone())).collect();
+        let mut pairs: Vec<(String, String)> =
+            ca.iter().filter(|c| cb.contains(c)).map(|c| (c.clone(), c.clone())).collect();
         if pairs.is_empty() && ca.len() == 1 && cb.len() == 1 {
             pairs.push((ca[0].clone(), cb[0].clone()));
         }
@@ -280,15 +319,39 @@ impl Report {
         // Two runs: every run-level line says which run it is about.
         let mut remarks = Vec::new();
         for r in [&a.0, &b.0] {
-            remarks.extend(run_remarks(r).into_iter().map(|w| if w.starts_with("run ") { w } else { format!("run {}: {w}", r.id) }));
+            remarks.extend(run_remarks(r).into_iter().map(|w| {
+                if w.starts_with("run ") {
+                    w
+                } else {
+                    format!("run {}: {w}", r.id)
+                }
+            }));
         }
         if pairs.is_empty() {
-            remarks.push(format!("the runs share no configuration ({} has {}; {} has {})", label(&a.0), ca.join(", "), label(&b.0), cb.join(", ")));
+            remarks.push(format!(
+                "the runs share no configuration ({} has {}; {} has {})",
+                label(&a.0),
+                ca.join(", "),
+                label(&b.0),
+                cb.join(", ")
+            ));
         }
         let mut results = a.1;
         results.extend(b.1);
-        let notes = [&a.0, &b.0].iter().flat_map(|r| run_notes(r).into_iter().map(move |n| format!("run {}: {n}", r.id))).collect();
-        Report { runs: vec![a.0, b.0], results, tables, remarks, summaries: Vec::new(), notes, threshold_pct: opt.threshold_pct, verbose: false }
+        let notes = [&a.0, &b.0]
+            .iter()
+            .flat_map(|r| run_notes(r).into_iter().map(move |n| format!("run {}: {n}", r.id)))
+            .collect();
+        Report {
+            runs: vec![a.0, b.0],
+            results,
+            tables,
+            remarks,
+            summaries: Vec::new(),
+            notes,
+            threshold_pct: opt.threshold_pct,
+            verbose: false,
+        }
     }
 }
 
@@ -309,11 +372,18 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
         let met = env.auto_met.unwrap_or(0);
         let capped: &[String] = env.auto_capped.as_deref().unwrap_or_default();
         let target = env.ci_target_pct.unwrap_or(f64::NAN);
-        let mut line = format!("runs auto: {met} of {} results have a median known to +-{target}% (95% interval)", met as usize + capped.len());
+        let mut line = format!(
+            "runs auto: {met} of {} results have a median known to +-{target}% (95% interval)",
+            met as usize + capped.len()
+        );
         if !capped.is_empty() {
             let shown: Vec<&str> = capped.iter().take(3).map(|s| s.as_str()).collect();
             let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
-            line.push_str(&format!("; {} stopped at the cap (3x the samples, or the time budget): {}{more}", capped.len(), shown.join(", ")));
+            line.push_str(&format!(
+                "; {} stopped at the cap (3x the samples, or the time budget): {}{more}",
+                capped.len(),
+                shown.join(", ")
+            ));
         }
         v.push(line);
     }

@@ -69,7 +69,13 @@ pub fn render(runs: &[PooledRun], by: &str, threshold_pct: f64) -> String {
         for i in 0..groups.len() {
             let cell = row.per_group.get(&i);
             line.push(match cell {
-                Some((runs, samples)) => format!("{} ({} run{}, {} samples)", crate::model::fmt::fmt_num(median(samples)), runs.len(), if runs.len() == 1 { "" } else { "s" }, samples.len()),
+                Some((runs, samples)) => format!(
+                    "{} ({} run{}, {} samples)",
+                    crate::model::fmt::fmt_num(median(samples)),
+                    runs.len(),
+                    if runs.len() == 1 { "" } else { "s" },
+                    samples.len()
+                ),
                 None => "-".into(),
             });
             if i == 0 {
@@ -86,7 +92,8 @@ pub fn render(runs: &[PooledRun], by: &str, threshold_pct: f64) -> String {
         }
         table.push(line);
     }
-    let widths: Vec<usize> = (0..table[0].len()).map(|c| table.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..table[0].len()).map(|c| table.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for l in &table {
         let cells: Vec<String> = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
@@ -131,7 +138,11 @@ mod tests {
     }
 
     fn run(group: &str, id: i64, level: f64) -> PooledRun {
-        PooledRun { group: group.into(), run_id: id, results: vec![res(&[level, level * 1.001, level * 0.999, level, level * 1.002])] }
+        PooledRun {
+            group: group.into(),
+            run_id: id,
+            results: vec![res(&[level, level * 1.001, level * 0.999, level, level * 1.002])],
+        }
     }
 
     /// Two boots of one kernel 10% apart, and another kernel in between:

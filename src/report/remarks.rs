@@ -35,10 +35,18 @@ pub fn full(e: &Entry) -> Vec<String> {
         v.push(format!("{}: {}", e.who, crate::stats::trust::describe_split(&c.placement, e.unit, fmt_num)));
     }
     if let Some(b) = c.below_resolution {
-        v.push(format!("{}: below resolution (< {} {}): the interval of the net figure reaches zero", e.who, fmt_num(b), e.unit));
+        v.push(format!(
+            "{}: below resolution (< {} {}): the interval of the net figure reaches zero",
+            e.who,
+            fmt_num(b),
+            e.unit
+        ));
     }
     if c.disturbed > 0 {
-        v.push(format!("{}: {} samples disturbed by other work (kept, not used), {} retaken", e.who, c.disturbed, c.retaken));
+        v.push(format!(
+            "{}: {} samples disturbed by other work (kept, not used), {} retaken",
+            e.who, c.disturbed, c.retaken
+        ));
     }
     if c.noisy {
         v.push(format!("{}: noisy: {} clean samples of {} wanted; never marked significant", e.who, c.n, c.wanted));
@@ -76,13 +84,20 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     for e in entries.iter().filter(|e| !e.cell.placement.is_empty()) {
         out.push(format!("{}: {}", e.who, crate::stats::trust::describe_split(&e.cell.placement, e.unit, fmt_num)));
     }
-    let below: Vec<String> =
-        entries.iter().filter_map(|e| e.cell.below_resolution.map(|b| format!("{} < {} {}", e.who, fmt_num(b), e.unit))).collect();
+    let below: Vec<String> = entries
+        .iter()
+        .filter_map(|e| e.cell.below_resolution.map(|b| format!("{} < {} {}", e.who, fmt_num(b), e.unit)))
+        .collect();
     if !below.is_empty() {
-        out.push(format!("below resolution (the subtracted overhead is as large as the difference) in {} of {ok} results: {}", below.len(), list(&below)));
+        out.push(format!(
+            "below resolution (the subtracted overhead is as large as the difference) in {} of {ok} results: {}",
+            below.len(),
+            list(&below)
+        ));
     }
     let noisy: Vec<&Entry> = entries.iter().filter(|e| e.cell.noisy).collect();
-    if let Some(w) = noisy.iter().min_by(|a, b| frac(a.cell.n, a.cell.wanted).total_cmp(&frac(b.cell.n, b.cell.wanted))) {
+    if let Some(w) = noisy.iter().min_by(|a, b| frac(a.cell.n, a.cell.wanted).total_cmp(&frac(b.cell.n, b.cell.wanted)))
+    {
         out.push(format!(
             "noisy (fewer clean samples than wanted; never marked significant) in {} of {ok} results (worst: {}, {} of {} clean)",
             noisy.len(),
@@ -103,13 +118,18 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
         ));
     }
     for kind in [Kind::Variation, Kind::Outliers, Kind::Clusters, Kind::Short] {
-        let hits: Vec<(&Entry, &Warning)> = entries.iter().flat_map(|e| e.cell.warnings.iter().filter(|w| kind_of(w) == kind).map(move |w| (e, w))).collect();
+        let hits: Vec<(&Entry, &Warning)> = entries
+            .iter()
+            .flat_map(|e| e.cell.warnings.iter().filter(|w| kind_of(w) == kind).map(move |w| (e, w)))
+            .collect();
         let Some((we, ww)) = hits.iter().max_by(|a, b| severity(a.1).total_cmp(&severity(b.1))) else { continue };
         let n = hits.iter().map(|(e, _)| e.who.as_str()).collect::<std::collections::BTreeSet<_>>().len();
         let (what, worst) = match ww {
             Warning::HighVariation { cv, .. } => ("high variation", format!("cv {}", pct(*cv))),
             Warning::Outliers { count, n } => ("outliers beyond 1.5 IQR", format!("{count} of {n} samples")),
-            Warning::TwoClusters { low, high, .. } => ("two clusters of samples", format!("near {} and {} {}", fmt_num(*low), fmt_num(*high), we.unit)),
+            Warning::TwoClusters { low, high, .. } => {
+                ("two clusters of samples", format!("near {} and {} {}", fmt_num(*low), fmt_num(*high), we.unit))
+            }
             Warning::ShortSamples { secs } => ("samples short for the clock", format!("{:.0} us", secs * 1e6)),
             Warning::BusyMachine { .. } => continue,
         };
@@ -134,7 +154,8 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
 
 /// The pointer to the full list, after the summary lines (when there is more to see).
 pub fn hint(entries: &[Entry], verbose: bool) -> Option<String> {
-    (!verbose && entries.iter().any(|e| !full(e).is_empty())).then(|| "(every remark of every result: --verbose, or kdelta show RUN --warnings)".to_string())
+    (!verbose && entries.iter().any(|e| !full(e).is_empty()))
+        .then(|| "(every remark of every result: --verbose, or kdelta show RUN --warnings)".to_string())
 }
 
 fn frac(a: usize, b: usize) -> f64 {
@@ -229,7 +250,11 @@ mod tests {
     #[test]
     fn one_line_per_kind_with_the_worst() {
         let cells: Vec<Cell> = [0.01, 0.2, 8.66, 0.07].iter().map(|&cv| cell(cv)).collect();
-        let entries: Vec<Entry> = cells.iter().enumerate().map(|(i, c)| Entry { who: format!("lat.x{i} [up]"), unit: "us", cell: c }).collect();
+        let entries: Vec<Entry> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Entry { who: format!("lat.x{i} [up]"), unit: "us", cell: c })
+            .collect();
         let l = lines(&entries, false);
         assert_eq!(l[0], "high variation in 3 of 4 results (worst: lat.x2 [up], cv 866%)");
         assert_eq!(l.len(), 1, "{l:?}");
@@ -246,7 +271,10 @@ mod tests {
         a.reason = Some("needs SMT".into());
         a.notes = vec!["ext4 without a journal".into()];
         let b = a.clone();
-        let entries = vec![Entry { who: "x [ht]".into(), unit: "us", cell: &a }, Entry { who: "y [ht]".into(), unit: "us", cell: &b }];
+        let entries = vec![
+            Entry { who: "x [ht]".into(), unit: "us", cell: &a },
+            Entry { who: "y [ht]".into(), unit: "us", cell: &b },
+        ];
         let l = lines(&entries, false);
         assert_eq!(l[0], "x [ht] and y [ht]: n/a: needs SMT");
         assert_eq!(l[1], "x [ht] and y [ht]: ext4 without a journal");

@@ -24,7 +24,8 @@ pub(super) fn drawable(r: &ResultRecord) -> bool {
 /// number or a size. `None` when nothing numeric is swept (a bar chart).
 pub(super) fn swept<'a>(rs: &[&'a ResultRecord]) -> (Vec<&'a String>, Option<&'a String>) {
     let Some(first) = rs.first() else { return (Vec::new(), None) };
-    let varying: Vec<&String> = first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
+    let varying: Vec<&String> =
+        first.params.0.keys().filter(|k| rs.iter().any(|r| r.params.0.get(*k) != first.params.0.get(*k))).collect();
     let x = varying.iter().find(|k| rs.iter().all(|r| r.params.0.get(**k).and_then(|v| numeric(v)).is_some())).copied();
     (varying, x)
 }
@@ -57,7 +58,10 @@ pub(super) struct Sweep<'a> {
 /// (the configuration, as the caller wants it shown) followed by the other
 /// varying parameters as `k=v`. The rest holds every result of a benchmark
 /// that is not swept or has nothing drawable, drawable or not, in order.
-pub(super) fn split<'a>(results: &'a [ResultRecord], head: impl Fn(&ResultRecord) -> String) -> (Vec<Sweep<'a>>, Vec<&'a ResultRecord>) {
+pub(super) fn split<'a>(
+    results: &'a [ResultRecord],
+    head: impl Fn(&ResultRecord) -> String,
+) -> (Vec<Sweep<'a>>, Vec<&'a ResultRecord>) {
     let mut names: Vec<&str> = Vec::new();
     for r in results {
         if !names.contains(&r.benchmark.as_str()) {
@@ -77,7 +81,13 @@ pub(super) fn split<'a>(results: &'a [ResultRecord], head: impl Fn(&ResultRecord
         let mut series: Vec<Series> = Vec::new();
         let mut x_is_bytes = false;
         for r in &rs {
-            let others: Vec<String> = r.params.0.iter().filter(|(k, _)| *k != x && varying.contains(k)).map(|(k, v)| format!("{k}={v}")).collect();
+            let others: Vec<String> = r
+                .params
+                .0
+                .iter()
+                .filter(|(k, _)| *k != x && varying.contains(k))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             let label = if others.is_empty() { head(r) } else { format!("{} {}", head(r), others.join(" ")) };
             let s = r.summary.as_ref().expect("drawable results have a summary");
             let (px, bytes) = numeric(&r.params.0[x]).expect("swept values are numeric");

@@ -1,11 +1,11 @@
 //! `kdelta simulate`: arguments, validation and text/JSON output.
 
 use super::engine::EngineCfg;
+use super::policy::PolicyName;
 use super::shape::Shape;
 use super::summary::{summarize, PolicyResult};
 use super::workload::loops::LoopsCfg;
 use super::workload::make::{MakeCfg, DEFAULT_JOBS};
-use super::policy::PolicyName;
 use super::{run, SimConfig, WorkloadCfg, DEFAULT_CROSS_CORE_RATE, DEFAULT_SMT_RATE};
 use crate::error::bad_input;
 use crate::model::fmt::TextOrJson;
@@ -23,7 +23,12 @@ pub enum PolicyArg {
 
 impl clap::ValueEnum for PolicyArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[PolicyArg::One(PolicyName::Stock2002), PolicyArg::One(PolicyName::HtAware2002), PolicyArg::One(PolicyName::Modern), PolicyArg::All]
+        &[
+            PolicyArg::One(PolicyName::Stock2002),
+            PolicyArg::One(PolicyName::HtAware2002),
+            PolicyArg::One(PolicyName::Modern),
+            PolicyArg::All,
+        ]
     }
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         match self {
@@ -163,7 +168,12 @@ pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<PolicyName>)> 
     }
     let cfg = SimConfig {
         shape,
-        engine: EngineCfg { smt_rate: a.smt_rate, cross_core_rate: a.cross_core_rate, timeslice: a.timeslice_ms / 1e3, balance: a.balance_ms / 1e3 },
+        engine: EngineCfg {
+            smt_rate: a.smt_rate,
+            cross_core_rate: a.cross_core_rate,
+            timeslice: a.timeslice_ms / 1e3,
+            balance: a.balance_ms / 1e3,
+        },
         policy: PolicyName::Stock2002,
         workload,
         seed: a.seed,
@@ -238,14 +248,28 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
     );
     match cfg.workload {
         WorkloadCfg::Loops(l) => {
-            let _ =
-                writeln!(s, "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n", l.loops, l.iterations, l.work, l.jitter * 100.0, cfg.reps);
-            let _ = writeln!(s, "{:<14} {:>8} {:>8} {:>8} {:>8} {:>7}   {:>10}", "policy", "min s", "median", "mean", "max", "n", "doubled s");
+            let _ = writeln!(
+                s,
+                "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n",
+                l.loops,
+                l.iterations,
+                l.work,
+                l.jitter * 100.0,
+                cfg.reps
+            );
+            let _ = writeln!(
+                s,
+                "{:<14} {:>8} {:>8} {:>8} {:>8} {:>7}   {:>10}",
+                "policy", "min s", "median", "mean", "max", "n", "doubled s"
+            );
             for r in results {
                 if let Some(l) = &r.loops {
                     let d = &l.iteration;
-                    let _ =
-                        writeln!(s, "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}", r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time);
+                    let _ = writeln!(
+                        s,
+                        "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}",
+                        r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time
+                    );
                 }
             }
             for r in results {
@@ -260,11 +284,16 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
             }
         }
         WorkloadCfg::Make(m) => {
-            let _ = writeln!(s, "workload: make -j{} of {} compile jobs, {} seeded rep(s)\n", m.parallel, m.jobs, cfg.reps);
+            let _ =
+                writeln!(s, "workload: make -j{} of {} compile jobs, {} seeded rep(s)\n", m.parallel, m.jobs, cfg.reps);
             let _ = writeln!(s, "{:<14} {:>9} {:>9} {:>9}   {:>10}", "policy", "best s", "mean", "worst", "doubled s");
             for r in results {
                 if let Some(mk) = &r.make {
-                    let _ = writeln!(s, "{:<14} {:>9.2} {:>9.2} {:>9.2}   {:>10.2}", r.policy, mk.best, mk.mean, mk.worst, r.doubled_time);
+                    let _ = writeln!(
+                        s,
+                        "{:<14} {:>9.2} {:>9.2} {:>9.2}   {:>10.2}",
+                        r.policy, mk.best, mk.mean, mk.worst, r.doubled_time
+                    );
                 }
             }
         }
@@ -282,7 +311,11 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
             if let Some(tr) = &rep.trace {
                 let _ = writeln!(s, "\ntrace of {} (rep {}): start - end  cpu  task(tag)  end", r.policy, rep.rep);
                 for seg in tr {
-                    let _ = writeln!(s, "  {:>11.6} - {:>11.6}  cpu{:<3} {}({})  {}", seg.start, seg.end, seg.cpu, seg.task, seg.tag, seg.end_reason);
+                    let _ = writeln!(
+                        s,
+                        "  {:>11.6} - {:>11.6}  cpu{:<3} {}({})  {}",
+                        seg.start, seg.end, seg.cpu, seg.task, seg.tag, seg.end_reason
+                    );
                 }
             }
         }

@@ -137,7 +137,13 @@ impl Engine {
     pub fn new(shape: Shape, cfg: EngineCfg, policy: Box<dyn Policy>, rng: ChaCha8Rng, trace: bool) -> Engine {
         let n = shape.ncpus();
         Engine {
-            st: State { shape, now: 0.0, running: vec![None; n], core_busy: vec![0; shape.ncores()], tasks: Vec::new() },
+            st: State {
+                shape,
+                now: 0.0,
+                running: vec![None; n],
+                core_busy: vec![0; shape.ncores()],
+                tasks: Vec::new(),
+            },
             cfg,
             policy,
             rng,
@@ -176,8 +182,18 @@ impl Engine {
     /// Create a task now. `hint_cpu`: where its predecessor ran (loops), for affinity.
     pub fn spawn(&mut self, phases: Vec<Phase>, tag: u64, hint_cpu: Option<usize>) -> TaskId {
         let id = self.st.tasks.len();
-        self.counters.work_submitted += phases.iter().map(|p| if let Phase::Cpu(w) = p { *w } else { 0.0 }).sum::<f64>();
-        self.st.tasks.push(Task { phases, phase: 0, remaining: 0.0, state: TaskState::Blocked, last_cpu: None, hint_cpu, tag, created: self.st.now });
+        self.counters.work_submitted +=
+            phases.iter().map(|p| if let Phase::Cpu(w) = p { *w } else { 0.0 }).sum::<f64>();
+        self.st.tasks.push(Task {
+            phases,
+            phase: 0,
+            remaining: 0.0,
+            state: TaskState::Blocked,
+            last_cpu: None,
+            hint_cpu,
+            tag,
+            created: self.st.now,
+        });
         self.live += 1;
         self.enter_phase(id, true);
         id
@@ -260,7 +276,14 @@ impl Engine {
         self.rate[cpu] = 0.0;
         if let Some(tr) = self.trace.as_mut() {
             let t = &self.st.tasks[id];
-            tr.push(Segment { task: id, tag: t.tag, cpu, start: self.stretch[cpu], end: self.st.now, end_reason: reason });
+            tr.push(Segment {
+                task: id,
+                tag: t.tag,
+                cpu,
+                start: self.stretch[cpu],
+                end: self.st.now,
+                end_reason: reason,
+            });
         }
         id
     }

@@ -34,8 +34,9 @@ impl Shape {
     /// Parse `PxCxT` (`2x1x2`).
     pub fn parse(s: &str) -> anyhow::Result<Shape> {
         let parts: Vec<&str> = s.trim().split(['x', 'X']).collect();
-        let bad =
-            || bad_input(format!("topology {s:?}: expected PACKAGESxCORESxTHREADS with positive integers, e.g. 2x1x2 (2 packages of 1 core with 2 threads)"));
+        let bad = || {
+            bad_input(format!("topology {s:?}: expected PACKAGESxCORESxTHREADS with positive integers, e.g. 2x1x2 (2 packages of 1 core with 2 threads)"))
+        };
         if parts.len() != 3 {
             return Err(bad());
         }

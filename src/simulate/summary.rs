@@ -43,7 +43,8 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
     if width <= 0.0 {
         return vec![Bin { lo: d.min, hi: d.max, count: values.len() }];
     }
-    let mut out: Vec<Bin> = (0..bins).map(|i| Bin { lo: d.min + width * i as f64, hi: d.min + width * (i + 1) as f64, count: 0 }).collect();
+    let mut out: Vec<Bin> =
+        (0..bins).map(|i| Bin { lo: d.min + width * i as f64, hi: d.min + width * (i + 1) as f64, count: 0 }).collect();
     for &x in values {
         let i = (((x - d.min) / width) as usize).min(bins - 1);
         out[i].count += 1;
@@ -90,10 +91,20 @@ pub struct PolicyResult {
     pub reps: Vec<RepResult>,
 }
 
-pub fn summarize(cfg: &SimConfig, policy: &str, reps: Vec<RepResult>, wall_seconds: f64, keep_reps: bool) -> PolicyResult {
+pub fn summarize(
+    cfg: &SimConfig,
+    policy: &str,
+    reps: Vec<RepResult>,
+    wall_seconds: f64,
+    keep_reps: bool,
+) -> PolicyResult {
     let times: Vec<f64> = reps.iter().flat_map(|r| r.iterations.iter().map(|i| i.time())).collect();
     let loops = match cfg.workload {
-        super::WorkloadCfg::Loops(_) => Dist::of(&times).map(|iteration| LoopsSummary { iteration, histogram: histogram(&times, 10), times: times.clone() }),
+        super::WorkloadCfg::Loops(_) => Dist::of(&times).map(|iteration| LoopsSummary {
+            iteration,
+            histogram: histogram(&times, 10),
+            times: times.clone(),
+        }),
         _ => None,
     };
     let make = match cfg.workload {

@@ -84,7 +84,14 @@ impl Workload for Batch {
     }
 }
 
-fn batch(shape: &str, smt: f64, cross: f64, balance: f64, migrate: Option<(usize, usize)>, tasks: Vec<(Vec<Phase>, u64)>) -> (Vec<(TaskId, f64)>, Engine) {
+fn batch(
+    shape: &str,
+    smt: f64,
+    cross: f64,
+    balance: f64,
+    migrate: Option<(usize, usize)>,
+    tasks: Vec<(Vec<Phase>, u64)>,
+) -> (Vec<(TaskId, f64)>, Engine) {
     let shape = Shape::parse(shape).unwrap();
     let cfg = EngineCfg { smt_rate: smt, cross_core_rate: cross, timeslice: 0.1, balance };
     let pol = Box::new(Pinned { q: vec![VecDeque::new(); shape.ncpus()], migrate });
@@ -121,7 +128,8 @@ fn two_tasks_on_siblings_run_at_smt_rate() {
 fn migration_mid_task_speeds_both_up() {
     // Siblings at rate 0.5 until the tick at 0.5 s (0.25 done each), then on
     // separate cores at rate 1: 0.75 left, ends at 1.25.
-    let (ex, e) = batch("2x1x2", 0.5, 1.0, 0.5, Some((1, 2)), vec![(vec![Phase::Cpu(1.0)], 0), (vec![Phase::Cpu(1.0)], 1)]);
+    let (ex, e) =
+        batch("2x1x2", 0.5, 1.0, 0.5, Some((1, 2)), vec![(vec![Phase::Cpu(1.0)], 0), (vec![Phase::Cpu(1.0)], 1)]);
     assert!(ex.iter().all(|&(_, t)| close(t, 1.25)), "{ex:?}");
     assert_eq!(e.counters.migrations_running, 1);
     let tr = e.trace.unwrap();
@@ -137,7 +145,11 @@ fn blocking_phase_and_timeslice() {
         1.0,
         1.0,
         None,
-        vec![(vec![Phase::Cpu(0.1), Phase::Block(0.3), Phase::Cpu(0.1)], 0), (vec![Phase::Cpu(0.25)], 1), (vec![Phase::Cpu(0.25)], 1)],
+        vec![
+            (vec![Phase::Cpu(0.1), Phase::Block(0.3), Phase::Cpu(0.1)], 0),
+            (vec![Phase::Cpu(0.25)], 1),
+            (vec![Phase::Cpu(0.25)], 1),
+        ],
     );
     let t0 = ex.iter().find(|x| x.0 == 0).unwrap().1;
     assert!(close(t0, 0.5), "{ex:?}");
@@ -153,7 +165,9 @@ fn loops_times(r: &PolicyResult) -> Vec<f64> {
 /// Molnar's loops: 2 loops of 2.55 s on 2x1x2, smt-rate 0.55.
 #[test]
 fn loops_bars() {
-    let r = sim("--topology 2x1x2 --smt-rate 0.55 --policy stock-2002,ht-aware-2002,modern --iterations 150 --seed 1 --trace");
+    let r = sim(
+        "--topology 2x1x2 --smt-rate 0.55 --policy stock-2002,ht-aware-2002,modern --iterations 150 --seed 1 --trace",
+    );
     let stock = r[0].loops.as_ref().unwrap().iteration.clone();
     assert!((stock.min / 2.60 - 1.0).abs() < 0.05, "{stock:?}");
     assert!((stock.max / 4.6 - 1.0).abs() < 0.05, "{stock:?}");
@@ -180,14 +194,9 @@ fn make_bars() {
 
 #[test]
 fn bad_arguments_are_bad_input() {
-    for a in [
-        "--topology 2x1",
-        "--smt-rate 0",
-        "--smt-rate 1.5",
-        "--workload make -j 0",
-        "--iterations 0",
-        "--work nan",
-    ] {
+    for a in
+        ["--topology 2x1", "--smt-rate 0", "--smt-rate 1.5", "--workload make -j 0", "--iterations 0", "--work nan"]
+    {
         let e = config(&args(a)).unwrap_err();
         assert!(crate::error::is_bad_input(&e), "{a}: {e}");
     }
@@ -234,9 +243,12 @@ mod props {
 
     fn workload() -> impl Strategy<Value = WorkloadCfg> {
         prop_oneof![
-            (1usize..10, 0.01f64..0.5, 1usize..6, 0.0f64..0.2)
-                .prop_map(|(loops, work, iterations, jitter)| WorkloadCfg::Loops(super::super::workload::loops::LoopsCfg { loops, work, iterations, jitter })),
-            (1usize..9, 1usize..40).prop_map(|(parallel, jobs)| WorkloadCfg::Make(super::super::workload::make::MakeCfg { parallel, jobs })),
+            (1usize..10, 0.01f64..0.5, 1usize..6, 0.0f64..0.2).prop_map(|(loops, work, iterations, jitter)| {
+                WorkloadCfg::Loops(super::super::workload::loops::LoopsCfg { loops, work, iterations, jitter })
+            }),
+            (1usize..9, 1usize..40).prop_map(|(parallel, jobs)| WorkloadCfg::Make(
+                super::super::workload::make::MakeCfg { parallel, jobs }
+            )),
         ]
     }
 

@@ -111,7 +111,8 @@ impl Side {
         let recorded = clean.iter().all(|(_, m)| m.is_some());
         let known = recorded && clean.iter().any(|(_, m)| m.is_some_and(|m| m.round > 0));
         let rounds = if known { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
-        let placements = if recorded { clean.iter().map(|(_, m)| m.and_then(|m| m.placement())).collect() } else { Vec::new() };
+        let placements =
+            if recorded { clean.iter().map(|(_, m)| m.and_then(|m| m.placement())).collect() } else { Vec::new() };
         let side = Side { rounds, placements, split: !r.placement.is_empty(), noisy: r.is_noisy(), busy: r.is_busy() };
         (clean.into_iter().map(|(v, _)| v).collect(), side)
     }
@@ -119,11 +120,19 @@ impl Side {
 
 /// [`compare`], then the rule for a star (the module's documentation):
 /// the rounds must agree, and neither side be noisy or busy.
-pub fn compare_sides(a: &[f64], sa: &Side, b: &[f64], sb: &Side, better: Better, opt: &CompareOptions) -> Option<Comparison> {
+pub fn compare_sides(
+    a: &[f64],
+    sa: &Side,
+    b: &[f64],
+    sb: &Side,
+    better: Better,
+    opt: &CompareOptions,
+) -> Option<Comparison> {
     let mut c = compare(a, b, better, opt)?;
     let known = !sa.rounds.is_empty() && !sb.rounds.is_empty();
     if known {
-        c.rounds = rounds::judge((a, &sa.rounds), (b, &sb.rounds), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
+        c.rounds =
+            rounds::judge((a, &sa.rounds), (b, &sb.rounds), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
     }
     c.significant = samples_pass(&c, known, opt);
     c.modes = modes::changes(
@@ -216,8 +225,21 @@ pub fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Op
     // Both tests must agree: Welch's t on the means, and the Mann-Whitney rank
     // test, which outliers and skew cannot sway and which cannot reach
     // p < 0.05 on three samples a side.
-    let mut c = Comparison { speedup, change_pct, p_welch, p_mann_whitney, ci_low, ci_high, significant: false, rounds: None, modes: Vec::new(), withheld: None };
-    c.significant = p_welch.is_some_and(|p| p < opt.alpha) && p_mann_whitney.is_some_and(|p| p < opt.alpha) && c.beyond_threshold(opt);
+    let mut c = Comparison {
+        speedup,
+        change_pct,
+        p_welch,
+        p_mann_whitney,
+        ci_low,
+        ci_high,
+        significant: false,
+        rounds: None,
+        modes: Vec::new(),
+        withheld: None,
+    };
+    c.significant = p_welch.is_some_and(|p| p < opt.alpha)
+        && p_mann_whitney.is_some_and(|p| p < opt.alpha)
+        && c.beyond_threshold(opt);
     Some(c)
 }
 
@@ -432,7 +454,10 @@ mod tests {
             }
             // Welch alone, on rounds that drift, stars far more often than 5 %;
             // with the rounds judged, at most 2 % of identical pairs are starred.
-            assert!(starred * 50 <= trials as usize, "hog {hog_on_b}: {starred} of {trials} starred (Welch alone: {starred_plain})");
+            assert!(
+                starred * 50 <= trials as usize,
+                "hog {hog_on_b}: {starred} of {trials} starred (Welch alone: {starred_plain})"
+            );
             eprintln!("hog {hog_on_b}: {starred} of {trials} starred (Welch alone: {starred_plain})");
             assert!(starred_plain > starred, "hog {hog_on_b}: the check removed nothing ({starred_plain})");
         }

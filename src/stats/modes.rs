@@ -79,7 +79,9 @@ pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOption
     for p in [Placement::OneCpu, Placement::Across] {
         let (va, ra, sha) = pick(a, p);
         let (vb, rb, shb) = pick(b, p);
-        let side = |v: &[f64], share: f64| (v.len() >= 2 && share >= 0.1).then(|| ModeSide { median: median(v), n: v.len(), share });
+        let side = |v: &[f64], share: f64| {
+            (v.len() >= 2 && share >= 0.1).then(|| ModeSide { median: median(v), n: v.len(), share })
+        };
         let (ma, mb) = (side(&va, sha), side(&vb, shb));
         if ma.is_none() && mb.is_none() {
             continue;
@@ -90,7 +92,8 @@ pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOption
             if let Some(mut c) = compare(&va, &vb, better, &CompareOptions { bootstrap: 0, ..*opt }) {
                 let known = ra.iter().any(|&r| r > 0) && rb.iter().any(|&r| r > 0);
                 if known {
-                    c.rounds = rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
+                    c.rounds =
+                        rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
                 }
                 // The row's rule, judged on the mode's samples and rounds.
                 m.significant = passes(&c, known, opt);

@@ -92,7 +92,10 @@ mod tests {
     type Rec = (Vec<f64>, Vec<SampleMeta>);
 
     fn rec(samples: &[(u32, f64, f64, bool)]) -> Rec {
-        samples.iter().map(|&(job, t, v, disturbed)| (v, SampleMeta { job, t, disturbed, ..Default::default() })).unzip()
+        samples
+            .iter()
+            .map(|&(job, t, v, disturbed)| (v, SampleMeta { job, t, disturbed, ..Default::default() }))
+            .unzip()
     }
 
     fn paired(a: &Rec, b: &Rec) -> Option<Paired> {
@@ -103,8 +106,20 @@ mod tests {
     fn pairs_follow_workers_and_order_and_skip_disturbed() {
         // Worker 1: A 10, B 11 | A 20, B 22 | A 30 (disturbed), B 99.
         // Worker 2: A 5, B 6 | A 8, B 8.8. A's medians move 4x; B/A stays ~1.1.
-        let a = rec(&[(1, 0.0, 10.0, false), (1, 2.0, 20.0, false), (1, 4.0, 30.0, true), (2, 6.0, 5.0, false), (2, 8.0, 8.0, false)]);
-        let b = rec(&[(1, 1.0, 11.0, false), (1, 3.0, 22.0, false), (1, 5.0, 99.0, false), (2, 7.0, 6.0, false), (2, 9.0, 8.8, false)]);
+        let a = rec(&[
+            (1, 0.0, 10.0, false),
+            (1, 2.0, 20.0, false),
+            (1, 4.0, 30.0, true),
+            (2, 6.0, 5.0, false),
+            (2, 8.0, 8.0, false),
+        ]);
+        let b = rec(&[
+            (1, 1.0, 11.0, false),
+            (1, 3.0, 22.0, false),
+            (1, 5.0, 99.0, false),
+            (2, 7.0, 6.0, false),
+            (2, 9.0, 8.8, false),
+        ]);
         let p = paired(&a, &b).unwrap();
         assert_eq!(p.pairs, 4);
         assert!((p.ratio - 1.1).abs() < 1e-9, "{p:?}");

@@ -118,7 +118,14 @@ pub fn one_sample_t_p(d: &[f64]) -> Option<f64> {
 /// How the change `speedup` (B against A, > 1 when B is better) fares round
 /// by round. `paired`: the two sides' rounds were taken together (one run).
 /// `None` when fewer than [`MIN_ROUNDS`] rounds can be judged.
-pub fn judge(a: (&[f64], &[u32]), b: (&[f64], &[u32]), better: Better, speedup: f64, threshold_pct: f64, paired: bool) -> Option<Rounds> {
+pub fn judge(
+    a: (&[f64], &[u32]),
+    b: (&[f64], &[u32]),
+    better: Better,
+    speedup: f64,
+    threshold_pct: f64,
+    paired: bool,
+) -> Option<Rounds> {
     let (ma, mb) = (round_medians(a.0, a.1), round_medians(b.0, b.1));
     let dir = speedup.ln().signum();
     let limit = (1.0 + threshold_pct / 100.0).ln();
@@ -130,14 +137,18 @@ pub fn judge(a: (&[f64], &[u32]), b: (&[f64], &[u32]), better: Better, speedup: 
             return None;
         }
         let base = median(&ra);
-        let s: Vec<f64> = rb.iter().map(|&m| speedup_of(base, m, better)).filter(|s| s.is_finite() && *s > 0.0).collect();
+        let s: Vec<f64> =
+            rb.iter().map(|&m| speedup_of(base, m, better)).filter(|s| s.is_finite() && *s > 0.0).collect();
         let held = s.iter().filter(|&&x| holds(x)).count();
         let p = super::compare::mann_whitney_p(&ra, &rb)?;
         let (low, high) = spread(&s);
         return Some(Rounds { test: RoundTest::RankOfRounds, rounds: rb.len(), held, p, low, high });
     }
-    let s: Vec<f64> =
-        ma.iter().filter_map(|(r, &x)| mb.get(r).map(|&y| speedup_of(x, y, better))).filter(|s| s.is_finite() && *s > 0.0).collect();
+    let s: Vec<f64> = ma
+        .iter()
+        .filter_map(|(r, &x)| mb.get(r).map(|&y| speedup_of(x, y, better)))
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .collect();
     let k = s.len();
     if k < MIN_ROUNDS {
         return None;
@@ -147,7 +158,11 @@ pub fn judge(a: (&[f64], &[u32]), b: (&[f64], &[u32]), better: Better, speedup: 
     if k >= SIGN_ROUNDS {
         return Some(Rounds { test: RoundTest::Sign, rounds: k, held, p: sign_p(k, held), low, high });
     }
-    let p = if held == k { one_sample_t_p(&s.iter().map(|x| x.ln()).collect::<Vec<_>>()).unwrap_or(1.0) } else { sign_p(k, held) };
+    let p = if held == k {
+        one_sample_t_p(&s.iter().map(|x| x.ln()).collect::<Vec<_>>()).unwrap_or(1.0)
+    } else {
+        sign_p(k, held)
+    };
     Some(Rounds { test: RoundTest::PairedT, rounds: k, held, p, low, high })
 }
 

@@ -1,6 +1,5 @@
 //! Summaries of one result's samples.
 
-
 pub use crate::model::Summary;
 
 pub fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
@@ -13,7 +12,11 @@ pub fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
     let amean = s.iter().sum::<f64>() / n as f64;
     let var = if n > 1 { s.iter().map(|v| (v - amean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
     let stddev = var.sqrt();
-    let (mean, kind) = if rate && s.iter().all(|&v| v > 0.0) { (n as f64 / s.iter().map(|v| 1.0 / v).sum::<f64>(), "harmonic") } else { (amean, "arithmetic") };
+    let (mean, kind) = if rate && s.iter().all(|&v| v > 0.0) {
+        (n as f64 / s.iter().map(|v| 1.0 / v).sum::<f64>(), "harmonic")
+    } else {
+        (amean, "arithmetic")
+    };
     Some(Summary {
         n,
         median: quantile_sorted(&s, 0.5),

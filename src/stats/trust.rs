@@ -78,7 +78,9 @@ pub fn placement_split(values: &[f64], meta: &[SampleMeta]) -> Option<Vec<Placem
         return None;
     }
     let n = values.len();
-    let of = |p: Placement| -> Vec<f64> { values.iter().zip(meta).filter(|(_, m)| m.placement() == Some(p)).map(|(v, _)| *v).collect() };
+    let of = |p: Placement| -> Vec<f64> {
+        values.iter().zip(meta).filter(|(_, m)| m.placement() == Some(p)).map(|(v, _)| *v).collect()
+    };
     let one = of(Placement::OneCpu);
     let across = of(Placement::Across);
     let enough = |g: &[f64]| g.len() >= 2 && g.len() as f64 >= 0.1 * n as f64;
@@ -98,11 +100,21 @@ pub fn placement_split(values: &[f64], meta: &[SampleMeta]) -> Option<Vec<Placem
     }
     let mut groups = vec![
         PlacementGroup { placement: Placement::OneCpu, median: m1, n: one.len(), share: one.len() as f64 / n as f64 },
-        PlacementGroup { placement: Placement::Across, median: m2, n: across.len(), share: across.len() as f64 / n as f64 },
+        PlacementGroup {
+            placement: Placement::Across,
+            median: m2,
+            n: across.len(),
+            share: across.len() as f64 / n as f64,
+        },
     ];
     let mixed = of(Placement::Mixed);
     if !mixed.is_empty() {
-        groups.push(PlacementGroup { placement: Placement::Mixed, median: median(&mixed), n: mixed.len(), share: mixed.len() as f64 / n as f64 });
+        groups.push(PlacementGroup {
+            placement: Placement::Mixed,
+            median: median(&mixed),
+            n: mixed.len(),
+            share: mixed.len() as f64 / n as f64,
+        });
     }
     Some(groups)
 }
@@ -113,7 +125,8 @@ pub fn describe_split(groups: &[PlacementGroup], unit: &str, fmt: impl Fn(f64) -
         .iter()
         .enumerate()
         .map(|(i, g)| {
-            let share = if i == 0 { format!("{:.0}% of samples", g.share * 100.0) } else { format!("{:.0}%", g.share * 100.0) };
+            let share =
+                if i == 0 { format!("{:.0}% of samples", g.share * 100.0) } else { format!("{:.0}%", g.share * 100.0) };
             format!("{} {unit} {} ({share})", fmt(g.median), g.placement.describe())
         })
         .collect::<Vec<_>>()
@@ -175,7 +188,8 @@ mod tests {
         let text = describe_split(&g, "us", |x| format!("{x:.1}"));
         assert_eq!(text, "7.1 us on one CPU (62% of samples), 91.5 us across CPUs (38%)");
         // The same values with placement that does not explain them: no split.
-        let shuffled: Vec<SampleMeta> = (0..21).map(|i| if i % 2 == 0 { meta(&[1, 1], &[1, 1]) } else { meta(&[0, 1], &[0, 1]) }).collect();
+        let shuffled: Vec<SampleMeta> =
+            (0..21).map(|i| if i % 2 == 0 { meta(&[1, 1], &[1, 1]) } else { meta(&[0, 1], &[0, 1]) }).collect();
         assert!(placement_split(&v, &shuffled).is_none());
         // One task: nothing to split.
         let solo: Vec<SampleMeta> = (0..21).map(|_| meta(&[0], &[0])).collect();

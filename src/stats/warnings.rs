@@ -1,6 +1,5 @@
 //! Warnings about a result or a run. They explain a figure; they never change it.
 
-
 pub use crate::model::Warning;
 
 pub const CV_THRESHOLD: f64 = 0.05;

@@ -84,7 +84,13 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
     };
     let ours = u32_at(68) as i32 == APPLICATION_ID;
     // What is wrong with a header: damage if the file says it is kdelta's.
-    let bad = |why: String| if ours { Refusal::Damaged(why) } else { Refusal::NotKdelta(format!("an SQLite file with {why}")) };
+    let bad = |why: String| {
+        if ours {
+            Refusal::Damaged(why)
+        } else {
+            Refusal::NotKdelta(format!("an SQLite file with {why}"))
+        }
+    };
     if !page_size.is_power_of_two() || !(512..=65536).contains(&page_size) {
         return Err(bad(format!("page size {page_size}")));
     }
@@ -103,16 +109,28 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
     if pages > 0 && u32_at(24) == u32_at(92) && pages * page_size as u64 > file_len {
         return Err(bad(format!("truncated: {file_len} of {} bytes", pages * page_size as u64)));
     }
-    let h = Header { page_size, wal: write == 2 && read == 2, schema_cookie: u32_at(40), user_version: u32_at(60) as i32, application_id: u32_at(68) as i32 };
+    let h = Header {
+        page_size,
+        wal: write == 2 && read == 2,
+        schema_cookie: u32_at(40),
+        user_version: u32_at(60) as i32,
+        application_id: u32_at(68) as i32,
+    };
     if ours {
         if h.user_version as i64 > SCHEMA_VERSION as i64 {
             return Err(Refusal::Newer(h.user_version as i64));
         }
         if h.user_version <= 0 || h.schema_cookie == 0 {
-            return Err(Refusal::Damaged(format!("kdelta's application id but no tables (schema version {})", h.user_version)));
+            return Err(Refusal::Damaged(format!(
+                "kdelta's application id but no tables (schema version {})",
+                h.user_version
+            )));
         }
     } else if h.application_id != 0 {
-        return Err(Refusal::NotKdelta(format!("an SQLite database that is not kdelta's, application_id {:#x}", h.application_id)));
+        return Err(Refusal::NotKdelta(format!(
+            "an SQLite database that is not kdelta's, application_id {:#x}",
+            h.application_id
+        )));
     }
     Ok(h)
 }
@@ -191,12 +209,20 @@ fn objects(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
     // Read through the connection, not the header: with a live `-wal` the
     // file's header may predate the transaction that made it kdelta's.
-    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(|e| Refusal::NotKdelta(format!("unreadable: {e}")))?;
+    let app: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(|e| Refusal::NotKdelta(format!("unreadable: {e}")))?;
     let ours = app == APPLICATION_ID as i64 || h.application_id == APPLICATION_ID;
     if !ours && app != 0 {
         return Err(Refusal::NotKdelta(format!("an SQLite database that is not kdelta's, application_id {app:#x}")));
     }
-    let damaged = |e: rusqlite::Error| if ours { Refusal::Damaged(e.to_string()) } else { Refusal::NotKdelta(format!("unreadable: {e}")) };
+    let damaged = |e: rusqlite::Error| {
+        if ours {
+            Refusal::Damaged(e.to_string())
+        } else {
+            Refusal::NotKdelta(format!("unreadable: {e}"))
+        }
+    };
     let names = objects(conn).map_err(damaged)?;
     let any: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(damaged)?;
     if !ours {
@@ -237,7 +263,9 @@ pub fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     match f.code {
         DiskFull => Some(Refusal::NoSpace(e.to_string())),
-        SystemIoFailure if crate::sys::free_bytes(dir).is_some_and(|b| b < 64 * 1024) => Some(Refusal::NoSpace(e.to_string())),
+        SystemIoFailure if crate::sys::free_bytes(dir).is_some_and(|b| b < 64 * 1024) => {
+            Some(Refusal::NoSpace(e.to_string()))
+        }
         ReadOnly => Some(Refusal::ReadOnly(e.to_string())),
         CannotOpen | PermissionDenied => Some(Refusal::CannotOpen(e.to_string())),
         _ => None,

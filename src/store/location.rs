@@ -20,7 +20,8 @@ pub fn scheme(s: &str) -> Option<&str> {
     let (head, _) = s.split_once("://")?;
     let mut chars = head.chars();
     let first = chars.next()?;
-    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))).then_some(head)
+    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .then_some(head)
 }
 
 pub fn locate(db: &Path) -> Result<Location> {
@@ -93,7 +94,9 @@ fn hidden(url: &str) -> Vec<(usize, usize)> {
         }
         let key_start = i + 1;
         let Some(eq) = url[key_start..].find(['=', '&', '?']) else { continue };
-        if url.as_bytes()[key_start + eq] != b'=' || !percent_decoded(&url[key_start..key_start + eq]).eq_ignore_ascii_case(b"password") {
+        if url.as_bytes()[key_start + eq] != b'='
+            || !percent_decoded(&url[key_start..key_start + eq]).eq_ignore_ascii_case(b"password")
+        {
             continue;
         }
         let value = key_start + eq + 1;
@@ -137,7 +140,8 @@ fn percent_decoded(s: &str) -> Vec<u8> {
 pub fn redact_arg(arg: &str) -> String {
     let Some(sep) = arg.find("://") else { return arg.to_string() };
     // The scheme's letters before `://`; the URL starts there.
-    let start = arg[..sep].rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))).map_or(0, |i| i + 1);
+    let start =
+        arg[..sep].rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))).map_or(0, |i| i + 1);
     format!("{}{}", &arg[..start], redact(&arg[start..]))
 }
 
@@ -212,7 +216,10 @@ mod tests {
     #[test]
     fn passwords_are_never_printed() {
         assert_eq!(redact("postgresql://kd:pw@h:5/db?sslmode=require"), "postgresql://kd:***@h:5/db?sslmode=require");
-        assert_eq!(redact("postgresql://kd@h/db?password=pw&sslmode=require"), "postgresql://kd@h/db?password=***&sslmode=require");
+        assert_eq!(
+            redact("postgresql://kd@h/db?password=pw&sslmode=require"),
+            "postgresql://kd@h/db?password=***&sslmode=require"
+        );
         assert_eq!(redact("postgresql:///db?host=/tmp"), "postgresql:///db?host=/tmp");
         // Passwords holding what ends a userinfo elsewhere, or escaped.
         assert_eq!(redact("postgresql://u:se/cr?et@h/db"), "postgresql://u:***@h/db");
@@ -224,8 +231,14 @@ mod tests {
         assert_eq!(redact_arg("--db=postgresql://u:pw@h/db"), "--db=postgresql://u:***@h/db");
         assert_eq!(redact_arg("run"), "run");
         // Commands stored before passwords were hidden lose them when read.
-        assert_eq!(redact_command("kdelta --db 'postgresql://u:p w@h/db' run lat.syscall"), "kdelta --db 'postgresql://u:***@h/db' run lat.syscall");
-        assert_eq!(redact_command("kdelta --db=postgres://u:pw@h/db run 'lat.sel*'"), "kdelta '--db=postgres://u:***@h/db' run 'lat.sel*'");
+        assert_eq!(
+            redact_command("kdelta --db 'postgresql://u:p w@h/db' run lat.syscall"),
+            "kdelta --db 'postgresql://u:***@h/db' run lat.syscall"
+        );
+        assert_eq!(
+            redact_command("kdelta --db=postgres://u:pw@h/db run 'lat.sel*'"),
+            "kdelta '--db=postgres://u:***@h/db' run 'lat.sel*'"
+        );
         assert_eq!(redact_command("kdelta run 'lat.sel*'  x"), "kdelta run 'lat.sel*'  x");
     }
 

@@ -139,7 +139,12 @@ impl Store {
     }
 
     /// Close a run with its final status and environment (load, warnings).
-    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        environment: &crate::model::RunEnvironment,
+    ) -> Result<()> {
         each!(mut self, s => s.finish_run(run_id, status, environment))
     }
 

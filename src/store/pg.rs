@@ -103,8 +103,14 @@ impl Pg {
         let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             // The client's words may quote any piece of the URL: with a
             // password in it, they are left out.
-            let why = if secrets.is_empty() { one_line(&e) } else { "a password holding `@`, `/`, `?`, `:` or `&` must be %-escaped".to_string() };
-            bad_input(format!("--db {shown:?} is not a PostgreSQL URL ({why}): expected postgresql://USER@HOST[:PORT]/DBNAME"))
+            let why = if secrets.is_empty() {
+                one_line(&e)
+            } else {
+                "a password holding `@`, `/`, `?`, `:` or `&` must be %-escaped".to_string()
+            };
+            bad_input(format!(
+                "--db {shown:?} is not a PostgreSQL URL ({why}): expected postgresql://USER@HOST[:PORT]/DBNAME"
+            ))
         })?;
         // The password: the URL's, else `$PGPASSWORD` or `~/.pgpass` (the
         // client reads neither). Kept out of every message.
@@ -149,7 +155,9 @@ impl Pg {
                     cfg.connect(NoTls).map_err(|e| one_line(&e))
                 } else {
                     match native_tls::TlsConnector::new() {
-                        Ok(tls) => cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls)).map_err(|e| one_line(&e)),
+                        Ok(tls) => {
+                            cfg.connect(postgres_native_tls::MakeTlsConnector::new(tls)).map_err(|e| one_line(&e))
+                        }
                         Err(e) => Err(format!("setting up TLS: {e}")),
                     }
                 };
@@ -158,7 +166,10 @@ impl Pg {
             .context("starting the connection thread")?;
         let client = match rx.recv_timeout(limit) {
             Ok(c) => c,
-            Err(_) => Err(format!("no answer from the server within {} s, the connect timeout (connect_timeout=N in the URL)", limit.as_secs_f64())),
+            Err(_) => Err(format!(
+                "no answer from the server within {} s, the connect timeout (connect_timeout=N in the URL)",
+                limit.as_secs_f64()
+            )),
         };
         let client = client.map_err(|e| {
             bad_input(scrub(format!("cannot open database {shown} ({e}); check the URL and that the server is up, or choose another store with --db")))
@@ -178,11 +189,19 @@ impl Pg {
         let (mut client, shown) = Self::connect(url)?;
         let e = |e| self::err(&shown, e);
         let Some(schema) = layout(&mut client).map_err(e)? else {
-            return Err(bad_input(format!("{} holds no kdelta results yet: run `kdelta run ... --db URL` first", shown.display())));
+            return Err(bad_input(format!(
+                "{} holds no kdelta results yet: run `kdelta run ... --db URL` first",
+                shown.display()
+            )));
         };
         client.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
         match version(&mut client, schema).map_err(e)? {
-            None => return Err(bad_input(format!("{} holds no kdelta results yet: run `kdelta run ... --db URL` first", shown.display()))),
+            None => {
+                return Err(bad_input(format!(
+                    "{} holds no kdelta results yet: run `kdelta run ... --db URL` first",
+                    shown.display()
+                )))
+            }
             Some(v) if v > PG_VERSION => return Err(newer(&shown, v)),
             Some(_) => {}
         }
@@ -200,7 +219,13 @@ impl Pg {
     }
 
     /// Insert a run (with its lock taken before it is visible, when `lock`).
-    fn insert_run(&mut self, run: &RunRecord, status: RunStatus, origin: Option<&str>, lock: bool) -> Result<Option<i64>> {
+    fn insert_run(
+        &mut self,
+        run: &RunRecord,
+        status: RunStatus,
+        origin: Option<&str>,
+        lock: bool,
+    ) -> Result<Option<i64>> {
         let mut c = self.client.borrow_mut();
         let mut tx = c.transaction().map_err(|e| err(&self.shown, e))?;
         let id = insert_run(&mut tx, run, status, origin, lock).map_err(|e| err(&self.shown, e))?;
@@ -220,8 +245,12 @@ impl Pg {
     /// (see [`super::Store::claim_run`]); the lock is then this connection's.
     pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
         if !self.held.contains(&run_id) {
-            let free: bool =
-                self.client.borrow_mut().query_one("SELECT pg_try_advisory_lock($1)", &[&run_lock(run_id)]).map_err(|e| err(&self.shown, e))?.get(0);
+            let free: bool = self
+                .client
+                .borrow_mut()
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&run_lock(run_id)])
+                .map_err(|e| err(&self.shown, e))?
+                .get(0);
             if !free {
                 return Ok(false);
             }
@@ -231,12 +260,20 @@ impl Pg {
         let (pid, pid_start) = (i64::from(me), crate::sys::task::start_time(me as i32).map(|t| t as i64));
         self.client
             .borrow_mut()
-            .execute("UPDATE runs SET status = 'running', finished = NULL, pid = $2, pid_start = $3 WHERE id = $1", &[&run_id, &pid, &pid_start])
+            .execute(
+                "UPDATE runs SET status = 'running', finished = NULL, pid = $2, pid_start = $3 WHERE id = $1",
+                &[&run_id, &pid, &pid_start],
+            )
             .map_err(|e| err(&self.shown, e))?;
         Ok(true)
     }
 
-    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        environment: &crate::model::RunEnvironment,
+    ) -> Result<()> {
         let mut c = self.client.borrow_mut();
         c.execute(
             "UPDATE runs SET status = $2, finished = $3, environment = $4 WHERE id = $1",
@@ -261,24 +298,31 @@ impl Pg {
     pub fn find_run(&self, key: &str) -> Result<RunRecord> {
         let rows = match key.parse::<i64>() {
             Ok(id) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?,
-            Err(_) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1"), &[&key])?,
+            Err(_) => {
+                self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1"), &[&key])?
+            }
         };
         match rows.first() {
             Some(r) => self.run(r),
             None => {
                 let n: i64 = self.query("SELECT COUNT(*) FROM runs", &[])?[0].get(0);
-                Err(bad_input(format!("no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)", self.shown.display())))
+                Err(bad_input(format!(
+                    "no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)",
+                    self.shown.display()
+                )))
             }
         }
     }
 
     pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
-        let rows = self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
+        let rows = self
+            .query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
         rows.first().map(|r| self.run(r)).transpose()
     }
 
     pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
-        let rows = self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
+        let rows =
+            self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }
 
@@ -289,7 +333,9 @@ impl Pg {
         let mut c = self.client.borrow_mut();
         let shown = &self.shown;
         let mut tx = c.transaction().map_err(|e| err(shown, e))?;
-        let Some(id) = insert_run(&mut tx, run, run.status, Some(origin), false).map_err(|e| err(shown, e))? else { return Ok(None) };
+        let Some(id) = insert_run(&mut tx, run, run.status, Some(origin), false).map_err(|e| err(shown, e))? else {
+            return Ok(None);
+        };
         for (seq, r) in cols.iter().enumerate() {
             insert_result(&mut tx, id, seq, r).map_err(|e| err(shown, e))?;
         }
@@ -309,7 +355,8 @@ impl Pg {
         if status == RunStatus::Running && !self.held.contains(&cols.id) {
             let key = run_lock(cols.id);
             let mut c = self.client.borrow_mut();
-            let free: bool = c.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(|e| err(&self.shown, e))?.get(0);
+            let free: bool =
+                c.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(|e| err(&self.shown, e))?.get(0);
             if free {
                 // A role that may only read sees it incomplete without marking it.
                 let marked = c.execute(
@@ -317,7 +364,9 @@ impl Pg {
                     &[&cols.id, &crate::model::record::now_rfc3339()],
                 );
                 match marked {
-                    Err(e) if e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => return Err(err(&self.shown, e)),
+                    Err(e) if e.code() != Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                        return Err(err(&self.shown, e))
+                    }
                     _ => {}
                 }
                 c.execute("SELECT pg_advisory_unlock($1)", &[&key]).map_err(|e| err(&self.shown, e))?;
@@ -355,7 +404,10 @@ pub const SCHEMA: &str = "kdelta";
 /// they are, so older kdeltas on other hosts keep writing the same
 /// tables); `None` when it has none.
 fn layout(c: &mut impl GenericClient) -> Result<Option<&'static str>, postgres::Error> {
-    let row = c.query_one("SELECT to_regclass('kdelta.kdelta_schema') IS NOT NULL, to_regclass('public.kdelta_schema') IS NOT NULL", &[])?;
+    let row = c.query_one(
+        "SELECT to_regclass('kdelta.kdelta_schema') IS NOT NULL, to_regclass('public.kdelta_schema') IS NOT NULL",
+        &[],
+    )?;
     Ok(if row.get(0) {
         Some(SCHEMA)
     } else if row.get(1) {
@@ -449,7 +501,13 @@ fn migrate(client: &mut Client, shown: &Path, init_schema: bool) -> Result<()> {
     Ok(())
 }
 
-fn insert_run(tx: &mut impl GenericClient, run: &RunRecord, status: RunStatus, origin: Option<&str>, lock: bool) -> Result<Option<i64>, postgres::Error> {
+fn insert_run(
+    tx: &mut impl GenericClient,
+    run: &RunRecord,
+    status: RunStatus,
+    origin: Option<&str>,
+    lock: bool,
+) -> Result<Option<i64>, postgres::Error> {
     let configs = serde_json::to_string(&run.configs).unwrap_or_else(|_| "[]".into());
     let host = run.host.to_string();
     let environment = serde_json::to_string(&run.environment).ok();

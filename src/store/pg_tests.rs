@@ -28,7 +28,10 @@ pub(crate) fn with_dbname(url: &str, name: &str) -> String {
 impl TestDb {
     pub fn new(test: &str) -> Option<TestDb> {
         let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(std::env::var_os("KDELTA_REQUIRE_PG").is_none(), "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not");
+            assert!(
+                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
+                "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
+            );
             eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
             return None;
         };
@@ -77,7 +80,13 @@ fn result(bench: &str, samples: &[f64]) -> ResultRecord {
 }
 
 fn a_run(label: &str) -> RunRecord {
-    RunRecord::begin(Some(label.into()), "kdelta run t".into(), vec![], serde_json::json!({"hostname": "h"}), Default::default())
+    RunRecord::begin(
+        Some(label.into()),
+        "kdelta run t".into(),
+        vec![],
+        serde_json::json!({"hostname": "h"}),
+        Default::default(),
+    )
 }
 
 #[test]
@@ -179,7 +188,8 @@ fn foreign_and_newer_databases_are_refused_untouched() {
     c.batch_execute("DROP TABLE runs").unwrap();
     drop(Store::open(Path::new(&db.url)).unwrap());
     c.batch_execute("UPDATE kdelta.kdelta_schema SET version = 99").unwrap();
-    for e in [Store::open(Path::new(&db.url)).err().unwrap(), Store::open_read_only(Path::new(&db.url)).err().unwrap()] {
+    for e in [Store::open(Path::new(&db.url)).err().unwrap(), Store::open_read_only(Path::new(&db.url)).err().unwrap()]
+    {
         assert!(crate::error::is_bad_input(&e) && e.to_string().contains("newer kdelta"), "{e}");
     }
 }
@@ -189,7 +199,12 @@ fn an_unreachable_server_is_one_line() {
     // Port 1 on loopback: nothing listens there.
     let e = Store::open(Path::new("postgresql://kd@127.0.0.1:1/kdelta?connect_timeout=2")).err().unwrap();
     let m = e.to_string();
-    assert!(crate::error::is_bad_input(&e) && m.starts_with("cannot open database postgresql://kd@127.0.0.1:1/kdelta") && !m.contains('\n'), "{m}");
+    assert!(
+        crate::error::is_bad_input(&e)
+            && m.starts_with("cannot open database postgresql://kd@127.0.0.1:1/kdelta")
+            && !m.contains('\n'),
+        "{m}"
+    );
 }
 
 #[test]
@@ -209,7 +224,8 @@ fn statements_have_a_time_limit() {
 fn tables_an_earlier_kdelta_made_in_public_are_used_there() {
     let Some(db) = TestDb::new("tables_an_earlier_kdelta_made_in_public_are_used_there") else { return };
     let mut c = postgres::Client::connect(&db.url, NoTls).unwrap();
-    c.batch_execute("CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (1);").unwrap();
+    c.batch_execute("CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (1);")
+        .unwrap();
     c.batch_execute(STEPS[0].1).unwrap();
     let mut s = Store::open(Path::new(&db.url)).unwrap();
     let id = s.begin_run(&a_run("old")).unwrap();

@@ -31,7 +31,9 @@ pub fn password(t: &Target) -> Option<String> {
     if let Some(p) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
         return Some(p);
     }
-    let file = std::env::var_os("PGPASSFILE").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
+    let file = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
     let text = match read(&file) {
         Ok(Some(t)) => t,
         Ok(None) => return None,
@@ -101,7 +103,8 @@ mod tests {
 
     #[test]
     fn lines_match_as_libpq_matches_them() {
-        let text = "# comment\nother:5432:kd:u:no\nh\\:x:*:kd:u:escaped\\:colon\nh:5432:*:u:pw:with:colons\n*:*:*:*:any\n";
+        let text =
+            "# comment\nother:5432:kd:u:no\nh\\:x:*:kd:u:escaped\\:colon\nh:5432:*:u:pw:with:colons\n*:*:*:*:any\n";
         assert_eq!(lookup(text, &target("h", false)).as_deref(), Some("pw:with:colons"));
         assert_eq!(lookup(text, &target("h:x", false)).as_deref(), Some("escaped:colon"));
         assert_eq!(lookup(text, &target("elsewhere", false)).as_deref(), Some("any"));

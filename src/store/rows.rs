@@ -75,7 +75,11 @@ impl ResultCols {
             status: crate::model::record::Status::parse(&self.status).with_context(ctx)?,
             samples: serde_json::from_str(&self.samples).with_context(ctx)?,
             summary: serde_json::from_str(&self.summary).with_context(ctx)?,
-            extras: if extras.is_null() { Default::default() } else { serde_json::from_value(extras).with_context(ctx)? },
+            extras: if extras.is_null() {
+                Default::default()
+            } else {
+                serde_json::from_value(extras).with_context(ctx)?
+            },
             notes: serde_json::from_value(or_default(&self.notes)?).with_context(ctx)?,
             warnings: serde_json::from_value(or_default(&self.warnings)?).with_context(ctx)?,
             iterations: self.iterations.map(|i| i as u64),
@@ -115,7 +119,8 @@ pub(crate) struct RunCols {
 }
 
 /// The run columns both schemas share, in [`RunCols`] order.
-pub(crate) const RUN_COLS: &str = "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start";
+pub(crate) const RUN_COLS: &str =
+    "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start";
 
 impl RunCols {
     pub fn stored_status(&self) -> RunStatus {

@@ -60,10 +60,39 @@ pub const V3: &str = "
 ALTER TABLE runs ADD COLUMN pid_start INTEGER;
 ";
 
-const RUNS_V1: &[&str] = &["id", "label", "started", "finished", "status", "kdelta_version", "command", "pid", "configs", "host", "environment"];
+const RUNS_V1: &[&str] = &[
+    "id",
+    "label",
+    "started",
+    "finished",
+    "status",
+    "kdelta_version",
+    "command",
+    "pid",
+    "configs",
+    "host",
+    "environment",
+];
 const RESULTS_V1: &[&str] = &[
-    "id", "run_id", "seq", "benchmark", "family", "params", "config", "cpus", "unit", "better", "status", "reason", "samples", "summary", "extras", "notes",
-    "warnings", "iterations", "simulated",
+    "id",
+    "run_id",
+    "seq",
+    "benchmark",
+    "family",
+    "params",
+    "config",
+    "cpus",
+    "unit",
+    "better",
+    "status",
+    "reason",
+    "samples",
+    "summary",
+    "extras",
+    "notes",
+    "warnings",
+    "iterations",
+    "simulated",
 ];
 const RESULTS_V2: &[&str] = &["samples_meta", "quality", "placement", "below_resolution"];
 const RUNS_V3: &[&str] = &["pid_start"];

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::check::{self, Refusal};
-use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
-use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 #[cfg(test)]
 use super::check_header;
+use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 
 #[cfg(test)]
 #[path = "tests.rs"]
@@ -51,7 +51,8 @@ impl Sqlite {
         if existing.is_some() {
             crate::sys::can_write(path).map_err(|e| refuse(Refusal::ReadOnly(format!("the file: {e}"))))?;
         }
-        crate::sys::can_write(dir).map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
+        crate::sys::can_write(dir)
+            .map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
         let opened = Self::open_writer(path);
         if opened.is_err() && existing != Some(true) {
             remove_unmade(path, existing.is_none());
@@ -65,8 +66,11 @@ impl Sqlite {
             Some(r) => r.error(path),
             None => anyhow::Error::from(e).context(format!("opening database {}", path.display())),
         };
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(sql)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql)?;
         conn.busy_timeout(Duration::from_secs(30))?;
         conn.pragma_update(None, "foreign_keys", true)?;
         // WAL lets readers and one writer work at once; retried because two
@@ -100,7 +104,9 @@ impl Sqlite {
         }
         let (found, conn) = check::existing(path).map_err(refuse)?;
         match found {
-            check::Found::EmptySqlite => Err(refuse(Refusal::NotKdelta("an empty SQLite database: no kdelta tables".into()))),
+            check::Found::EmptySqlite => {
+                Err(refuse(Refusal::NotKdelta("an empty SQLite database: no kdelta tables".into())))
+            }
             check::Found::Kdelta(version) => Ok(Sqlite { conn, path: path.to_path_buf(), version }),
         }
     }
@@ -206,11 +212,23 @@ impl Sqlite {
 
     /// Take over an unfinished run unless its writer is alive (see [`super::Store::claim_run`]).
     pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| refused(&self.path, e.into()))?;
-        let row: Option<(String, Option<i64>, Option<i64>)> =
-            tx.query_row("SELECT status, pid, pid_start FROM runs WHERE id = ?1", [run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()?;
-        let Some((status, pid, pid_start)) = row else { return Err(bad_input(format!("no run {run_id} in {}", self.path.display()))) };
-        let status = super::effective_status(RunStatus::parse(&status).unwrap_or(RunStatus::Incomplete), pid.map(|p| p as u32), pid_start.map(|t| t as u64));
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| refused(&self.path, e.into()))?;
+        let row: Option<(String, Option<i64>, Option<i64>)> = tx
+            .query_row("SELECT status, pid, pid_start FROM runs WHERE id = ?1", [run_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        let Some((status, pid, pid_start)) = row else {
+            return Err(bad_input(format!("no run {run_id} in {}", self.path.display())));
+        };
+        let status = super::effective_status(
+            RunStatus::parse(&status).unwrap_or(RunStatus::Incomplete),
+            pid.map(|p| p as u32),
+            pid_start.map(|t| t as u64),
+        );
         if status == RunStatus::Running {
             return Ok(false);
         }
@@ -224,7 +242,12 @@ impl Sqlite {
     }
 
     /// Close a run with its final status and environment (load, warnings).
-    pub fn finish_run(&mut self, run_id: i64, status: RunStatus, environment: &crate::model::RunEnvironment) -> Result<()> {
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        environment: &crate::model::RunEnvironment,
+    ) -> Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE runs SET status = ?2, finished = ?3, environment = ?4 WHERE id = ?1",
@@ -236,8 +259,10 @@ impl Sqlite {
 
     /// Runs, newest first, with their result counts.
     pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
-        let mut st =
-            self.conn.prepare(&format!("SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1", self.run_cols()))?;
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1",
+            self.run_cols()
+        ))?;
         let rows = st.query_map([limit as i64], |row| Ok((run_from_row(row)?, row.get::<_, i64>(12)? as usize)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -245,31 +270,51 @@ impl Sqlite {
     /// A run by id (`12`) or label (the newest run with that label).
     pub fn find_run(&self, key: &str) -> Result<RunRecord> {
         let row = if let Ok(id) = key.parse::<i64>() {
-            self.conn.query_row(&format!("SELECT {} FROM runs WHERE id = ?1", self.run_cols()), [id], run_from_row).optional()?
+            self.conn
+                .query_row(&format!("SELECT {} FROM runs WHERE id = ?1", self.run_cols()), [id], run_from_row)
+                .optional()?
         } else {
-            self.conn.query_row(&format!("SELECT {} FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", self.run_cols()), [key], run_from_row).optional()?
+            self.conn
+                .query_row(
+                    &format!("SELECT {} FROM runs WHERE label = ?1 ORDER BY id DESC LIMIT 1", self.run_cols()),
+                    [key],
+                    run_from_row,
+                )
+                .optional()?
         };
         match row {
             Some(r) => Ok(r),
             None => {
                 let n: i64 = self.conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))?;
-                Err(bad_input(format!("no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)", self.path.display())))
+                Err(bad_input(format!(
+                    "no run {key:?} in {}: give a run id or label from `kdelta runs` ({n} runs stored)",
+                    self.path.display()
+                )))
             }
         }
     }
 
     /// The newest complete run, if any.
     pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
-        let mut st = self.conn.prepare(&format!("SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1", self.run_cols()))?;
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1",
+            self.run_cols()
+        ))?;
         Ok(st.query_row([], run_from_row).optional()?)
     }
 
     pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         // A version-1 file read as it is has no per-sample columns.
-        let cols = if self.version >= 2 { RESULT_COLS.to_string() } else { RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL") };
+        let cols = if self.version >= 2 {
+            RESULT_COLS.to_string()
+        } else {
+            RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
+        };
         let mut st = self.conn.prepare(&format!("SELECT {cols} FROM results WHERE run_id = ?1 ORDER BY seq, id"))?;
         let rows = st.query_map([run_id], |row| {
-            let json = |i: usize| -> rusqlite::Result<String> { row.get::<_, Option<String>>(i).map(|s| s.unwrap_or_else(|| "null".into())) };
+            let json = |i: usize| -> rusqlite::Result<String> {
+                row.get::<_, Option<String>>(i).map(|s| s.unwrap_or_else(|| "null".into()))
+            };
             Ok(ResultCols {
                 benchmark: row.get(0)?,
                 family: row.get(1)?,
@@ -327,7 +372,8 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
         environment: row.get(10)?,
         pid_start: row.get(11)?,
     };
-    let status = super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
+    let status =
+        super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
     Ok(cols.record(status))
 }
 
@@ -358,4 +404,3 @@ fn refused(path: &Path, e: anyhow::Error) -> anyhow::Error {
         None => e,
     }
 }
-

@@ -10,7 +10,11 @@ const KDLT: i32 = APPLICATION_ID;
 
 /// Entries in `dir` other than `keep`.
 fn siblings(dir: &Path, keep: &str) -> Vec<String> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n != keep).collect()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != keep)
+        .collect()
 }
 
 /// Both ways of opening refuse `path` with a message containing `says`,
@@ -48,24 +52,59 @@ fn hostile_files_are_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let cases: Vec<Case> = vec![
-        ("random bytes", Box::new(|p| std::fs::write(p, (0..5000u32).map(|i| (i * 31 % 253) as u8).collect::<Vec<_>>()).unwrap()), "not a kdelta database"),
-        ("a short SQLite magic", Box::new(|p| std::fs::write(p, b"SQLite format 3\0").unwrap()), "not a kdelta database"),
-        ("a foreign table", Box::new(|p| sqlite_file(p, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1);")), "table mine"),
+        (
+            "random bytes",
+            Box::new(|p| std::fs::write(p, (0..5000u32).map(|i| (i * 31 % 253) as u8).collect::<Vec<_>>()).unwrap()),
+            "not a kdelta database",
+        ),
+        (
+            "a short SQLite magic",
+            Box::new(|p| std::fs::write(p, b"SQLite format 3\0").unwrap()),
+            "not a kdelta database",
+        ),
+        (
+            "a foreign table",
+            Box::new(|p| sqlite_file(p, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1);")),
+            "table mine",
+        ),
         ("only a view", Box::new(|p| sqlite_file(p, "CREATE VIEW v AS SELECT 1;")), "view v"),
-        ("another application id", Box::new(|p| sqlite_file(p, "PRAGMA application_id = 42; CREATE TABLE t (x);")), "application_id 0x2a"),
-        ("kdelta's id without tables", Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT};"))), "damaged"),
+        (
+            "another application id",
+            Box::new(|p| sqlite_file(p, "PRAGMA application_id = 42; CREATE TABLE t (x);")),
+            "application_id 0x2a",
+        ),
+        (
+            "kdelta's id without tables",
+            Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT};"))),
+            "damaged",
+        ),
         (
             "kdelta's id and version without tables",
             Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 2;"))),
             "no tables",
         ),
-        ("a newer schema", Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 99; CREATE TABLE runs (id);"))), "schema 99"),
+        (
+            "a newer schema",
+            Box::new(|p| {
+                sqlite_file(
+                    p,
+                    &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 99; CREATE TABLE runs (id);"),
+                )
+            }),
+            "schema 99",
+        ),
         (
             "a missing column",
-            Box::new(|p| sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 1; CREATE TABLE runs (id); CREATE TABLE results (id);"))),
+            Box::new(|p| {
+                sqlite_file(p, &format!("PRAGMA application_id = {KDLT}; PRAGMA user_version = 1; CREATE TABLE runs (id); CREATE TABLE results (id);"))
+            }),
             "without column runs.label",
         ),
-        ("a WAL-mode foreign file", Box::new(|p| sqlite_file(p, "PRAGMA journal_mode = WAL; CREATE TABLE w (x); INSERT INTO w VALUES (1);")), "table w"),
+        (
+            "a WAL-mode foreign file",
+            Box::new(|p| sqlite_file(p, "PRAGMA journal_mode = WAL; CREATE TABLE w (x); INSERT INTO w VALUES (1);")),
+            "table w",
+        ),
     ];
     for (what, make, says) in cases {
         let _ = std::fs::remove_file(&db);
@@ -191,8 +230,14 @@ fn write_failures_name_their_kind() {
     assert!(matches!(io(libc::EROFS), Refusal::ReadOnly(_)));
     assert!(matches!(io(libc::ENOENT), Refusal::CannotOpen(_)));
     let sql = |code| rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None);
-    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL), Path::new("/")), Some(Refusal::NoSpace(_))));
-    assert!(matches!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY), Path::new("/")), Some(Refusal::ReadOnly(_))));
+    assert!(matches!(
+        check::write_refusal(&sql(rusqlite::ffi::SQLITE_FULL), Path::new("/")),
+        Some(Refusal::NoSpace(_))
+    ));
+    assert!(matches!(
+        check::write_refusal(&sql(rusqlite::ffi::SQLITE_READONLY), Path::new("/")),
+        Some(Refusal::ReadOnly(_))
+    ));
     assert!(check::write_refusal(&sql(rusqlite::ffi::SQLITE_BUSY), Path::new("/")).is_none());
     let p = Path::new("/x/db");
     for r in [Refusal::NoSpace("e".into()), Refusal::ReadOnly("e".into()), Refusal::CannotOpen("e".into())] {

@@ -12,11 +12,20 @@ pub enum StudyArg {
 
 impl clap::ValueEnum for StudyArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[StudyArg::List, StudyArg::One(StudyName::Ht2003), StudyArg::One(StudyName::Threads2004), StudyArg::One(StudyName::Sched2002), StudyArg::One(StudyName::Tuning2001)]
+        &[
+            StudyArg::List,
+            StudyArg::One(StudyName::Ht2003),
+            StudyArg::One(StudyName::Threads2004),
+            StudyArg::One(StudyName::Sched2002),
+            StudyArg::One(StudyName::Tuning2001),
+        ]
     }
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
         match self {
-            StudyArg::List => Some(clap::builder::PossibleValue::new("list").help("the studies, what each needs, what this machine gives, how long each takes")),
+            StudyArg::List => Some(
+                clap::builder::PossibleValue::new("list")
+                    .help("the studies, what each needs, what this machine gives, how long each takes"),
+            ),
             StudyArg::One(n) => {
                 let d = STUDIES.iter().find(|d| d.name == *n)?;
                 Some(clap::builder::PossibleValue::new(d.id).help(d.what))

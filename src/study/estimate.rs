@@ -59,7 +59,9 @@ fn cost(name: &str, p: &Params, cpus: usize, req: &Request) -> Cost {
     let warmup = dur("warmup").unwrap_or(0.0);
     match name.split('.').next().unwrap_or("") {
         // Whole runs of a fixed period (AIM9).
-        _ if dur("period").is_some() => Cost { per_worker: WORKER_S + req.warmup.as_secs_f64(), per_sample: dur("period").unwrap_or(0.0) },
+        _ if dur("period").is_some() => {
+            Cost { per_worker: WORKER_S + req.warmup.as_secs_f64(), per_sample: dur("period").unwrap_or(0.0) }
+        }
         // dbench, tbench: a warm-up phase per worker, then timed phases.
         _ if dur("time").is_some() => Cost { per_worker: WORKER_S + warmup, per_sample: dur("time").unwrap_or(0.0) },
         // A clean build of `files` files at -jN on the configuration's CPUs;
@@ -77,7 +79,9 @@ fn cost(name: &str, p: &Params, cpus: usize, req: &Request) -> Cost {
         // Paced (VolanoMark): each room's users x messages turns one after
         // the other, the rooms at once; else rooms x users x messages
         // relayed to the room's other users.
-        "chat" if p.str("pacing").is_ok_and(|v| v == "room") => Cost { per_worker: WORKER_S, per_sample: n("users", 20) * n("messages", 100) * PACED_TURN_S },
+        "chat" if p.str("pacing").is_ok_and(|v| v == "room") => {
+            Cost { per_worker: WORKER_S, per_sample: n("users", 20) * n("messages", 100) * PACED_TURN_S }
+        }
         "chat" => Cost {
             per_worker: WORKER_S,
             per_sample: (n("rooms", 20) * n("users", 20) * n("messages", 100) * n("users", 20) / 400_000.0).max(0.2),
@@ -120,7 +124,15 @@ pub fn study(stages: &[crate::study::run::Stage]) -> (f64, f64) {
 
 /// `about 4 min` or `4 min to 12 min`.
 pub fn describe((lo, hi): (f64, f64)) -> String {
-    let one = |s: f64| if s < 90.0 { format!("{:.0} s", s.max(1.0)) } else if s < 5400.0 { format!("{:.0} min", s / 60.0) } else { format!("{:.1} h", s / 3600.0) };
+    let one = |s: f64| {
+        if s < 90.0 {
+            format!("{:.0} s", s.max(1.0))
+        } else if s < 5400.0 {
+            format!("{:.0} min", s / 60.0)
+        } else {
+            format!("{:.1} h", s / 3600.0)
+        }
+    };
     if one(lo) == one(hi) {
         format!("about {}", one(lo))
     } else {
@@ -133,7 +145,12 @@ mod tests {
     use super::*;
 
     fn req(quick: bool) -> Request {
-        Request { quick, sample_time: Duration::from_millis(10), warmup: Duration::from_millis(100), ..Default::default() }
+        Request {
+            quick,
+            sample_time: Duration::from_millis(10),
+            warmup: Duration::from_millis(100),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -158,10 +175,16 @@ mod tests {
         p.set("warmup", "false");
         let two = cost("build.make", &p, 2, &r);
         let one = cost("build.make", &p, 1, &r);
-        assert!((one.per_sample - 0.1 - 2.0 * (two.per_sample - 0.1)).abs() < 1e-9, "-j5 on 1 CPU takes twice as long as on 2");
+        assert!(
+            (one.per_sample - 0.1 - 2.0 * (two.per_sample - 0.1)).abs() < 1e-9,
+            "-j5 on 1 CPU takes twice as long as on 2"
+        );
         p.set("warmup", "true");
         let warm = cost("build.make", &p, 2, &r);
-        assert!((warm.per_worker - two.per_worker - (two.per_sample - 0.1)).abs() < 1e-9, "the warm-up build is a fixed cost per worker");
+        assert!(
+            (warm.per_worker - two.per_worker - (two.per_sample - 0.1)).abs() < 1e-9,
+            "the warm-up build is a fixed cost per worker"
+        );
     }
 
     #[test]

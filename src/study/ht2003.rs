@@ -38,7 +38,13 @@ fn roles(topo: &Topology, variant: Variant, _host: &serde_json::Value, _root: &s
         Variant::Faithful => ["noht1", "ht1"],
         Variant::Whole => ["noht", "ht"],
     };
-    pair(["A", "B"], wanted, ["up", "smp2"], "which answers what a second CPU does rather than what a second thread on the same core does", topo)
+    pair(
+        ["A", "B"],
+        wanted,
+        ["up", "smp2"],
+        "which answers what a second CPU does rather than what a second thread on the same core does",
+        topo,
+    )
 }
 
 /// Samples of each AIM9 point under `--quick`, and their period: the rank
@@ -55,9 +61,17 @@ pub const LAT_QUICK_SAMPLES: usize = 5;
 
 fn request(quick: bool) -> Vec<Parts> {
     let (rooms, clients) = if quick { ("20", "20,60") } else { ("20,30,40,50", "20,30,60,90,120") };
-    let aim9 = if quick { Parts::new(&["aim9"], &[("aim9.*:period", AIM9_QUICK_PERIOD)]).samples(AIM9_QUICK_SAMPLES) } else { Parts::new(&["aim9"], &[]) };
+    let aim9 = if quick {
+        Parts::new(&["aim9"], &[("aim9.*:period", AIM9_QUICK_PERIOD)]).samples(AIM9_QUICK_SAMPLES)
+    } else {
+        Parts::new(&["aim9"], &[])
+    };
     vec![
-        if quick { Parts::new(&LAT, &[("lat.select.*:fds", "10")]).samples(LAT_QUICK_SAMPLES) } else { Parts::new(&LAT, &[("lat.select.*:fds", "10")]) },
+        if quick {
+            Parts::new(&LAT, &[("lat.select.*:fds", "10")]).samples(LAT_QUICK_SAMPLES)
+        } else {
+            Parts::new(&LAT, &[("lat.select.*:fds", "10")])
+        },
         aim9,
         Parts::new(
             &["chat.rooms", "dbench.throughput", "tbench.throughput"],

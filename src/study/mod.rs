@@ -116,7 +116,9 @@ impl Parts {
     /// glob matching it.
     pub fn selects(&self, bench: &str) -> bool {
         let family = bench.split('.').next().unwrap_or(bench);
-        self.selectors.iter().any(|s| s == bench || s == family || glob::Pattern::new(s).is_ok_and(|p| p.matches(bench)))
+        self.selectors
+            .iter()
+            .any(|s| s == bench || s == family || glob::Pattern::new(s).is_ok_and(|p| p.matches(bench)))
     }
 }
 
@@ -148,11 +150,25 @@ pub struct RoleUse {
 
 impl RoleUse {
     fn got(role: &str, wanted: &str, c: &crate::config::Config, substitute: Option<String>) -> RoleUse {
-        RoleUse { role: role.into(), wanted: wanted.into(), config: Some(c.name.clone()), cpus: Some(c.cpus.to_string()), substitute, unavailable: None }
+        RoleUse {
+            role: role.into(),
+            wanted: wanted.into(),
+            config: Some(c.name.clone()),
+            cpus: Some(c.cpus.to_string()),
+            substitute,
+            unavailable: None,
+        }
     }
 
     fn none(role: &str, wanted: &str, why: String) -> RoleUse {
-        RoleUse { role: role.into(), wanted: wanted.into(), config: None, cpus: None, substitute: None, unavailable: Some(why) }
+        RoleUse {
+            role: role.into(),
+            wanted: wanted.into(),
+            config: None,
+            cpus: None,
+            substitute: None,
+            unavailable: Some(why),
+        }
     }
 
     /// `smp2 (cpus 0-1)` or `unavailable`.
@@ -183,12 +199,18 @@ pub fn pair(roles: [&str; 2], wanted: [&str; 2], substitute: [&str; 2], note: &s
     let sub: Vec<_> = substitute.iter().map(|w| crate::config::resolve(w, topo)).collect();
     match (&sub[0], &sub[1]) {
         (Ok(a), Ok(b)) => {
-            let n = format!("{} against {} is not available here ({why}); {} against {} is used instead, {note}", wanted[0], wanted[1], a.name, b.name);
+            let n = format!(
+                "{} against {} is not available here ({why}); {} against {} is used instead, {note}",
+                wanted[0], wanted[1], a.name, b.name
+            );
             vec![RoleUse::got(roles[0], wanted[0], a, Some(n.clone())), RoleUse::got(roles[1], wanted[1], b, Some(n))]
         }
         _ => {
             let also = sub.iter().filter_map(|r| r.as_ref().err()).map(unavailable_reason).next().unwrap_or_default();
-            let n = format!("{why}; the substitute {} against {} is not available either ({also})", substitute[0], substitute[1]);
+            let n = format!(
+                "{why}; the substitute {} against {} is not available either ({also})",
+                substitute[0], substitute[1]
+            );
             vec![RoleUse::none(roles[0], wanted[0], n.clone()), RoleUse::none(roles[1], wanted[1], n)]
         }
     }

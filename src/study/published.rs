@@ -171,7 +171,9 @@ impl Row {
 
     /// The published direction: from the figures, else from the claim.
     pub fn direction(&self) -> Option<Direction> {
-        self.figures().map(|f| Direction::of_change(f.change_pct, PUBLISHED_SAME_PCT)).or(self.claim.as_ref().map(|c| c.direction))
+        self.figures()
+            .map(|f| Direction::of_change(f.change_pct, PUBLISHED_SAME_PCT))
+            .or(self.claim.as_ref().map(|c| c.direction))
     }
 
     pub fn role_a(&self) -> &str {
@@ -231,7 +233,12 @@ mod tests {
 
     #[test]
     fn every_file_parses_and_every_row_has_a_table() {
-        for (name, text) in [("ht-2003", HT_2003), ("threads-2004", THREADS_2004), ("sched-2002", SCHED_2002), ("tuning-2001", TUNING_2001)] {
+        for (name, text) in [
+            ("ht-2003", HT_2003),
+            ("threads-2004", THREADS_2004),
+            ("sched-2002", SCHED_2002),
+            ("tuning-2001", TUNING_2001),
+        ] {
             let p = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(p.study, name);
             for r in &p.rows {
@@ -250,11 +257,15 @@ mod tests {
         assert_eq!(count("5"), 5);
         assert_eq!(count("6"), 5);
         // Spot checks against the article's text.
-        let row = |t: &str, r: &str| p.rows.iter().find(|x| x.table == t && x.row == r).and_then(|x| x.figures()).unwrap();
+        let row =
+            |t: &str, r: &str| p.rows.iter().find(|x| x.table == t && x.row == r).and_then(|x| x.figures()).unwrap();
         assert_eq!(row("1", "process fork+exit"), Figures { a: 190.75, b: 198.84, change_pct: -4.0 });
         assert_eq!(row("2", "sieve"), Figures { a: 15.0, b: 24.0, change_pct: 60.0 });
         assert_eq!(row("6", "120 clients"), Figures { a: 37.85, b: 47.92, change_pct: 27.0 });
-        assert_eq!(p.tables.iter().find(|t| t.id == "4").unwrap().geomean, Some(Figures { a: 144167.0, b: 178589.0, change_pct: 24.0 }));
+        assert_eq!(
+            p.tables.iter().find(|t| t.id == "4").unwrap().geomean,
+            Some(Figures { a: 144167.0, b: 178589.0, change_pct: 24.0 })
+        );
     }
 
     #[test]

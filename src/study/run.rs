@@ -113,7 +113,9 @@ pub fn is_done(r: &ResultRecord) -> bool {
 /// result stays stored (nothing is deleted) and the tables read the newest.
 pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
     let ready: Vec<String> = ready_configs(plan).into_iter().map(|c| c.name).collect();
-    let has = |name: &str, p: &Params, cfg: &str| stored.iter().any(|r| r.benchmark == name && &r.params == p && r.config == cfg && is_done(r));
+    let has = |name: &str, p: &Params, cfg: &str| {
+        stored.iter().any(|r| r.benchmark == name && &r.params == p && r.config == cfg && is_done(r))
+    };
     let before = plan.items.len();
     plan.items.retain(|it| !ready.iter().all(|c| has(it.info.name, &it.params, c)));
     let dropped = before - plan.items.len();
@@ -129,7 +131,8 @@ pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
 pub fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde_json::Value) -> Result<RunRecord> {
     let runs = store.runs(10_000)?;
     let found = runs.into_iter().map(|(r, _)| r).find(|r| {
-        Meta::of_run(r).is_some_and(|m| m.name == d.id && m.quick == ask.quick && m.variant == ask.variant && m.tiny == ask.tiny)
+        Meta::of_run(r)
+            .is_some_and(|m| m.name == d.id && m.quick == ask.quick && m.variant == ask.variant && m.tiny == ask.tiny)
             && (ask.label.is_none() || r.label == ask.label)
             && r.status != RunStatus::Complete
     });
@@ -163,7 +166,9 @@ pub fn resume_refusal(run: &RunRecord, host: &serde_json::Value) -> Option<Strin
     if run.status == RunStatus::Running {
         return Some(live_writer(run));
     }
-    let text = |h: &serde_json::Value, k: &str| h.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(str::to_string);
+    let text = |h: &serde_json::Value, k: &str| {
+        h.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(str::to_string)
+    };
     let mut differ = Vec::new();
     if let (Some(then), Some(now)) = (text(&run.host, "hostname"), text(host, "hostname")) {
         if then != now {
@@ -196,8 +201,16 @@ fn usable_cpus(host: &serde_json::Value) -> Option<String> {
 }
 
 fn live_writer(run: &RunRecord) -> String {
-    let pid = run.pid.map(|p| format!(" (process {p}{})", run.host.get("hostname").and_then(|h| h.as_str()).map(|h| format!(" on {h}")).unwrap_or_default()));
-    format!("is still being written by a live kdelta{}: wait for it to end, or stop it, then resume", pid.unwrap_or_default())
+    let pid = run.pid.map(|p| {
+        format!(
+            " (process {p}{})",
+            run.host.get("hostname").and_then(|h| h.as_str()).map(|h| format!(" on {h}")).unwrap_or_default()
+        )
+    });
+    format!(
+        "is still being written by a live kdelta{}: wait for it to end, or stop it, then resume",
+        pid.unwrap_or_default()
+    )
 }
 
 /// One part of a study, planned.
@@ -211,7 +224,15 @@ pub struct Stage {
 /// harness's output (every part's results; the run as closed) and how many
 /// points were already stored.
 #[allow(clippy::too_many_arguments)]
-pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_json::Value, store: &mut Store, interrupted: Arc<AtomicBool>, resume: Option<RunRecord>) -> Result<(RunOutput, usize)> {
+pub fn execute(
+    stages: Vec<Stage>,
+    meta: &Meta,
+    topo: &Topology,
+    host: serde_json::Value,
+    store: &mut Store,
+    interrupted: Arc<AtomicBool>,
+    resume: Option<RunRecord>,
+) -> Result<(RunOutput, usize)> {
     let mut skipped = 0;
     let (mut run, mut envs) = match resume {
         Some(run) => {
@@ -229,7 +250,13 @@ pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_jso
                     }
                 }
             }
-            let mut run = RunRecord::begin(stages.first().and_then(|s| s.req.label.clone()), stages.first().map(|s| s.req.command.clone()).unwrap_or_default(), configs, host, env);
+            let mut run = RunRecord::begin(
+                stages.first().and_then(|s| s.req.label.clone()),
+                stages.first().map(|s| s.req.command.clone()).unwrap_or_default(),
+                configs,
+                host,
+                env,
+            );
             run.id = store.begin_run(&run)?;
             (run, Vec::new())
         }
@@ -242,7 +269,9 @@ pub fn execute(stages: Vec<Stage>, meta: &Meta, topo: &Topology, host: serde_jso
     for st in &mut stages {
         skipped += drop_done(&mut st.plan, &stored).1;
     }
-    let progress = crate::harness::progress::Progress::new(stages.iter().map(|st| planned_jobs(&st.req, &st.plan)).sum::<usize>() as u64);
+    let progress = crate::harness::progress::Progress::new(
+        stages.iter().map(|st| planned_jobs(&st.req, &st.plan)).sum::<usize>() as u64,
+    );
     for Stage { req, plan } in stages {
         if plan.items.is_empty() {
             continue;

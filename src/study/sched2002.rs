@@ -22,7 +22,13 @@ pub const DEF: Def = Def {
 };
 
 fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value, _root: &std::path::Path) -> Vec<RoleUse> {
-    let mut r = pair(["A", "B"], ["ht1", "noht"], ["up", "smp2"], "which answers what spreading the jobs over a second CPU does rather than over a second core's sibling", topo);
+    let mut r = pair(
+        ["A", "B"],
+        ["ht1", "noht"],
+        ["up", "smp2"],
+        "which answers what spreading the jobs over a second CPU does rather than over a second core's sibling",
+        topo,
+    );
     // kdelta place decides among every logical CPU, siblings included.
     r.push(single("machine", "all", topo));
     r
@@ -33,7 +39,8 @@ fn roles(topo: &Topology, _variant: Variant, _host: &serde_json::Value, _root: &
 fn request(_quick: bool) -> Vec<Parts> {
     vec![
         Parts::new(&["build.make"], &[("build.make:jobs", "2,5")]).in_roles(&["A", "B"]),
-        Parts::new(&["place.loops"], &[("place.loops:loops", "2"), ("place.loops:policy", "naive,smt-aware,kernel")]).in_roles(&["machine"]),
+        Parts::new(&["place.loops"], &[("place.loops:loops", "2"), ("place.loops:policy", "naive,smt-aware,kernel")])
+            .in_roles(&["machine"]),
     ]
 }
 
@@ -46,11 +53,17 @@ struct Sim {
 /// The simulated samples of a `sim.*` row: per-loop times (loops) or
 /// makespans (make) of stock-2002 (A) or ht-aware-2002 (B). Deterministic
 /// (seeded), so they are computed when the table is built, not stored.
-pub fn simulated(bench: &str, params: &std::collections::BTreeMap<String, String>, b: bool) -> Result<Vec<f64>, String> {
+pub fn simulated(
+    bench: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    b: bool,
+) -> Result<Vec<f64>, String> {
     let policy = if b { "ht-aware-2002" } else { "stock-2002" };
     let mut args = vec!["sim".to_string(), "--topology".into(), "2x1x2".into(), "--policy".into(), policy.into()];
     match bench {
-        "sim.loops" => args.extend(["--workload", "loops", "-k", "2", "--work", "2.55", "--iterations", "20"].map(String::from)),
+        "sim.loops" => {
+            args.extend(["--workload", "loops", "-k", "2", "--work", "2.55", "--iterations", "20"].map(String::from))
+        }
         "sim.make" => {
             let j = params.get("parallel").cloned().unwrap_or_else(|| "2".into());
             args.extend(["--workload".to_string(), "make".into(), "-j".into(), j]);

@@ -13,7 +13,8 @@ use crate::stats::{self, CompareOptions, Side};
 use anyhow::Result;
 
 /// The column headings of every study table.
-pub const HEADER: [&str; 8] = ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"];
+pub const HEADER: [&str; 8] =
+    ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"];
 
 /// One side of a row as measured (or simulated) here.
 #[derive(Debug, Clone)]
@@ -40,7 +41,10 @@ impl Measured {
         let (_, side) = Side::of(r);
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let (samples, median) = match figure {
-            Figure::Median => (clean.iter().map(|(v, _)| *v).collect(), r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?),
+            Figure::Median => (
+                clean.iter().map(|(v, _)| *v).collect(),
+                r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?,
+            ),
             Figure::Mean => {
                 let v: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
                 if v.is_empty() {
@@ -51,7 +55,12 @@ impl Measured {
             }
             Figure::PartMean(name) => {
                 let key = format!("{name}_samples");
-                let all: Vec<f64> = r.extras.get(&key).and_then(|v| v.as_array()).map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+                let all: Vec<f64> = r
+                    .extras
+                    .get(&key)
+                    .and_then(|v| v.as_array())
+                    .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                    .unwrap_or_default();
                 if all.len() != r.samples.len() || all.is_empty() {
                     return Err(format!("{} stored no {name} per sample in this run ({key} is missing or does not line up with the samples)", r.benchmark));
                 }
@@ -72,7 +81,15 @@ impl Measured {
         if samples.is_empty() || !median.is_finite() {
             return Err("the simulation gave no figure".into());
         }
-        Ok(Measured { samples, side: Side::default(), median, unit: "s".into(), better: Better::Lower, below: None, notes: Vec::new() })
+        Ok(Measured {
+            samples,
+            side: Side::default(),
+            median,
+            unit: "s".into(),
+            better: Better::Lower,
+            below: None,
+            notes: Vec::new(),
+        })
     }
 }
 
@@ -89,14 +106,21 @@ pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result
     let role = if b { row.role_b() } else { row.role_a() };
     let use_ = meta.role(role).ok_or_else(|| format!("the study has no configuration role {role:?}"))?;
     let Some(config) = &use_.config else {
-        return Err(format!("{} is not available: {}", use_.wanted, use_.unavailable.as_deref().unwrap_or("no reason recorded")));
+        return Err(format!(
+            "{} is not available: {}",
+            use_.wanted,
+            use_.unavailable.as_deref().unwrap_or("no reason recorded")
+        ));
     };
     let hit = results
         .iter()
         .rev()
-        .find(|r| r.benchmark == row.bench && r.config == *config && params.iter().all(|(k, v)| r.params.0.get(k) == Some(v)))
+        .find(|r| {
+            r.benchmark == row.bench && r.config == *config && params.iter().all(|(k, v)| r.params.0.get(k) == Some(v))
+        })
         .ok_or_else(|| {
-            let parts = super::def_by_id(&meta.name).map(|d| super::run::parts(d, meta.quick, meta.tiny)).unwrap_or_default();
+            let parts =
+                super::def_by_id(&meta.name).map(|d| super::run::parts(d, meta.quick, meta.tiny)).unwrap_or_default();
             if meta.tiny && !in_plan(&parts, &row.bench, &params) {
                 "not in the tiny plan of the tests".to_string()
             } else if meta.quick && !in_plan(&parts, &row.bench, &params) {
@@ -115,7 +139,9 @@ pub fn in_plan(parts: &[super::Parts], bench: &str, params: &std::collections::B
     parts.iter().filter(|p| p.selects(bench)).any(|part| {
         params.iter().all(|(k, v)| {
             part.overrides.iter().all(|(key, list)| match key.split_once(':') {
-                Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => list.split(',').any(|x| x == v),
+                Some((sel, name)) if name == k && glob::Pattern::new(sel).is_ok_and(|p| p.matches(bench)) => {
+                    list.split(',').any(|x| x == v)
+                }
                 _ => true,
             })
         })
@@ -185,7 +211,13 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
     let mut total = Tally::default();
     for t in &p.tables {
         let rows: Vec<&Row> = p.rows.iter().filter(|r| r.table == t.id).collect();
-        let mut table = ExtraTable { title: t.title.clone(), before: Vec::new(), header: HEADER.iter().map(|s| s.to_string()).collect(), rows: Vec::new(), after: Vec::new() };
+        let mut table = ExtraTable {
+            title: t.title.clone(),
+            before: Vec::new(),
+            header: HEADER.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+            after: Vec::new(),
+        };
         table.before.extend(roles_line(&rows, meta));
         let mut tally = Tally::default();
         let mut unavailable = Vec::new();
@@ -223,8 +255,12 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                             // Not significant with a noisy or busy side: the samples
                             // were disturbed, more of them would not have told.
                             let dir = match measured_direction(c, opt.threshold_pct) {
-                                Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => Err(crate::stats::Withheld::Noisy.describe()),
-                                Err(_) if !c.significant && (a.side.busy || b.side.busy) => Err(crate::stats::Withheld::Busy.describe()),
+                                Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => {
+                                    Err(crate::stats::Withheld::Noisy.describe())
+                                }
+                                Err(_) if !c.significant && (a.side.busy || b.side.busy) => {
+                                    Err(crate::stats::Withheld::Busy.describe())
+                                }
                                 d => d,
                             };
                             let same = match (published_dir, dir) {
@@ -234,7 +270,12 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                                         tally.agree += 1;
                                         "yes".to_string()
                                     } else {
-                                        tally.differ.push(format!("{} (published {}, here {})", row.row, p.as_str(), m.as_str()));
+                                        tally.differ.push(format!(
+                                            "{} (published {}, here {})",
+                                            row.row,
+                                            p.as_str(),
+                                            m.as_str()
+                                        ));
                                         "no".to_string()
                                     }
                                 }
@@ -257,7 +298,8 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
                 _ => {
                     let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
                     unavailable.push(format!("unavailable: {}: {why}", row.row));
-                    let cell = |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
+                    let cell =
+                        |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
                     [cell(&a), cell(&b), "-".into(), "-".into()]
                 }
             };
@@ -314,7 +356,9 @@ fn geomean_row(t: &published::TableDef, a: &[f64], b: &[f64], speedups: &[f64], 
         Some(g) if one_unit => with_unit(g, &units[0]),
         _ => "-".into(),
     };
-    let change = stats::geomean(speedups).map(|s| format!("{} ({} rows)", fmt_pct((s - 1.0) * 100.0), speedups.len())).unwrap_or_else(|| "-".into());
+    let change = stats::geomean(speedups)
+        .map(|s| format!("{} ({} rows)", fmt_pct((s - 1.0) * 100.0), speedups.len()))
+        .unwrap_or_else(|| "-".into());
     vec!["geometric mean".into(), pa, pb, pc, value(a), value(b), change, "-".into()]
 }
 
@@ -340,7 +384,11 @@ fn roles_line(rows: &[&Row], meta: &Meta) -> Vec<String> {
     }
     let mut lines = vec![format!(
         "here: {}",
-        roles.iter().map(|r| format!("{r} = {}", meta.role(r).map(|u| u.describe()).unwrap_or_else(|| "unavailable".into()))).collect::<Vec<_>>().join(", ")
+        roles
+            .iter()
+            .map(|r| format!("{r} = {}", meta.role(r).map(|u| u.describe()).unwrap_or_else(|| "unavailable".into())))
+            .collect::<Vec<_>>()
+            .join(", ")
     )];
     let mut subs: Vec<String> = Vec::new();
     for r in &roles {

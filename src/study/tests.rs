@@ -9,7 +9,15 @@ use crate::model::record::{ResultRecord, Status};
 use crate::model::{Better, Params, Quality};
 
 fn ask(quick: bool) -> Ask {
-    Ask { quick, variant: Variant::Faithful, label: None, resume: false, command: "kdelta study".into(), sysfs_root: std::path::PathBuf::from("/nonexistent-kdelta-root"), tiny: false }
+    Ask {
+        quick,
+        variant: Variant::Faithful,
+        label: None,
+        resume: false,
+        command: "kdelta study".into(),
+        sysfs_root: std::path::PathBuf::from("/nonexistent-kdelta-root"),
+        tiny: false,
+    }
 }
 
 fn smt() -> Topology {
@@ -53,7 +61,10 @@ fn ht_2003_substitutes_up_against_smp2_without_smt_and_says_so() {
     // On one CPU not even the substitute exists: both sides unavailable.
     let (meta, req) = request(def(StudyName::Ht2003), &ask(true), &topo(&[&[0]]), &host());
     assert!(req.iter().all(|r| r.configs.is_empty()));
-    assert!(meta.roles.iter().all(|r| r.config.is_none() && r.unavailable.as_deref().unwrap().contains("not available either")));
+    assert!(meta
+        .roles
+        .iter()
+        .all(|r| r.config.is_none() && r.unavailable.as_deref().unwrap().contains("not available either")));
 }
 
 fn points(name: StudyName, t: &Topology, quick: bool) -> (usize, Vec<String>) {
@@ -76,14 +87,26 @@ fn points(name: StudyName, t: &Topology, quick: bool) -> (usize, Vec<String>) {
 #[test]
 fn plans_expand_to_the_expected_points() {
     // ht-2003: 14 latencies, 60 AIM9 tests, chat, dbench and tbench points, x 2.
-    assert_eq!(points(StudyName::Ht2003, &no_smt(), true), (2 * (14 + 60 + 1 + 2 + 2), vec!["up".into(), "smp2".into()]));
-    assert_eq!(points(StudyName::Ht2003, &smt(), false), (2 * (14 + 60 + 4 + 5 + 5), vec!["noht1".into(), "ht1".into()]));
+    assert_eq!(
+        points(StudyName::Ht2003, &no_smt(), true),
+        (2 * (14 + 60 + 1 + 2 + 2), vec!["up".into(), "smp2".into()])
+    );
+    assert_eq!(
+        points(StudyName::Ht2003, &smt(), false),
+        (2 * (14 + 60 + 4 + 5 + 5), vec!["noht1".into(), "ht1".into()])
+    );
     // threads-2004: create (2 models), ctx (2 thread counts), paced chat; up, smp and smt where there is SMT.
     assert_eq!(points(StudyName::Threads2004, &smt(), true), (3 * 5, vec!["up".into(), "noht".into(), "ht".into()]));
     assert_eq!(points(StudyName::Threads2004, &no_smt(), true), (2 * 5, vec!["up".into(), "noht".into()]));
     // sched-2002: the builds in A and B, kdelta place's three policies on the whole machine.
-    assert_eq!(points(StudyName::Sched2002, &smt(), true), (2 * 2 + 3, vec!["ht1".into(), "noht".into(), "all".into()]));
-    assert_eq!(points(StudyName::Sched2002, &no_smt(), true), (2 * 2 + 3, vec!["up".into(), "smp2".into(), "all".into()]));
+    assert_eq!(
+        points(StudyName::Sched2002, &smt(), true),
+        (2 * 2 + 3, vec!["ht1".into(), "noht".into(), "all".into()])
+    );
+    assert_eq!(
+        points(StudyName::Sched2002, &no_smt(), true),
+        (2 * 2 + 3, vec!["up".into(), "smp2".into(), "all".into()])
+    );
     let (n, configs) = points(StudyName::Tuning2001, &no_smt(), true);
     assert_eq!(n, 2 * (4 * 4 * 3 + 3)); // 4 routines x 4 sizes x naive, libc, tuned; 3 builds
     assert_eq!(configs[0], "all");
@@ -94,10 +117,18 @@ fn plans_expand_to_the_expected_points() {
 fn threads_2004_says_why_there_is_no_preemption_axis() {
     let (meta, _) = request(def(StudyName::Threads2004), &ask(true), &no_smt(), &host());
     let p = meta.role("preempt-on").unwrap();
-    assert!(p.config.is_none() && p.unavailable.as_deref().unwrap().contains("+preempt=") && p.unavailable.as_deref().unwrap().contains("(voluntary)"));
+    assert!(
+        p.config.is_none()
+            && p.unavailable.as_deref().unwrap().contains("+preempt=")
+            && p.unavailable.as_deref().unwrap().contains("(voluntary)")
+    );
     let tables = build(def(StudyName::Threads2004), &meta, &[]).unwrap();
     let pre = tables.iter().find(|t| t.title.contains("preemption")).unwrap();
-    assert!(pre.after.iter().any(|l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt=")), "{:?}", pre.after);
+    assert!(
+        pre.after.iter().any(|l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt=")),
+        "{:?}",
+        pre.after
+    );
 }
 
 #[test]
@@ -206,7 +237,11 @@ fn rows_outside_the_quick_plan_say_so() {
     let (meta, _) = request(def(StudyName::Ht2003), &ask(true), &no_smt(), &host());
     let t = build(def(StudyName::Ht2003), &meta, &[]).unwrap();
     let dbench = t.iter().find(|t| t.title.starts_with("Table 5")).unwrap();
-    assert!(dbench.after.contains(&"unavailable: 30 clients: not in the --quick plan".to_string()), "{:?}", dbench.after);
+    assert!(
+        dbench.after.contains(&"unavailable: 30 clients: not in the --quick plan".to_string()),
+        "{:?}",
+        dbench.after
+    );
 }
 
 #[test]
@@ -227,7 +262,10 @@ fn resume_keeps_only_the_missing_points() {
     assert!(is_done(&done) && !is_done(&partial));
     let (left, dropped) = drop_done(&mut plan, &[done, done2, partial, partial2]);
     assert_eq!((left, dropped), (8, 2));
-    assert!(!plan.items.iter().any(|i| i.info.name == "thread.create" && i.params.0.get("model").map(String::as_str) == Some("direct")));
+    assert!(!plan
+        .items
+        .iter()
+        .any(|i| i.info.name == "thread.create" && i.params.0.get("model").map(String::as_str) == Some("direct")));
 }
 
 #[test]
@@ -235,7 +273,10 @@ fn parts_run_in_their_roles_and_with_their_samples() {
     // sched-2002's placement runs on the whole machine only, the builds in A and B only.
     let (_, reqs) = request(def(StudyName::Sched2002), &ask(true), &no_smt(), &host());
     assert_eq!(reqs.len(), 2);
-    assert_eq!((reqs[0].selectors.as_slice(), reqs[0].configs.as_slice()), (["build.make".to_string()].as_slice(), ["up".to_string(), "smp2".to_string()].as_slice()));
+    assert_eq!(
+        (reqs[0].selectors.as_slice(), reqs[0].configs.as_slice()),
+        (["build.make".to_string()].as_slice(), ["up".to_string(), "smp2".to_string()].as_slice())
+    );
     assert_eq!(reqs[1].configs, ["all"]);
     // tuning-2001's builds: a mean of 5, as the study had (2 under --quick).
     let (_, reqs) = request(def(StudyName::Tuning2001), &ask(false), &no_smt(), &host());
@@ -249,7 +290,11 @@ fn parts_run_in_their_roles_and_with_their_samples() {
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].selectors, ["lat.syscall", "lat.read", "lat.write"]);
     let t = build(def(StudyName::Ht2003), &meta, &[]).unwrap();
-    assert!(t[0].after.iter().any(|l| l == "unavailable: simple stat: not in the tiny plan of the tests"), "{:?}", t[0].after);
+    assert!(
+        t[0].after.iter().any(|l| l == "unavailable: simple stat: not in the tiny plan of the tests"),
+        "{:?}",
+        t[0].after
+    );
 }
 
 #[test]
@@ -267,12 +312,17 @@ fn build_rows_show_user_system_and_wall_time_as_means() {
     let rs = vec![make(&untuned, 10.0, 8.0, 1.0), make("all", 9.0, 6.4, 1.0)];
     let t = build(def(StudyName::Tuning2001), &meta, &rs).unwrap();
     let b = t.iter().find(|t| t.title.starts_with("Builds")).unwrap();
-    let row = |name: &str| b.rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {:?}", b.rows)).clone();
+    let row =
+        |name: &str| b.rows.iter().find(|r| r[0] == name).unwrap_or_else(|| panic!("{name}: {:?}", b.rows)).clone();
     let mean = |m: f64| crate::model::fmt::fmt_num(spread(m).iter().sum::<f64>() / 8.0);
     assert_eq!(row("make -j1 user time, original -> tuned routines")[4], format!("{} s", mean(8.0)));
     assert_eq!(row("make -j1 user time, original -> tuned routines")[5], format!("{} s", mean(6.4)));
     assert_eq!(row("make -j1 wall, original -> tuned routines")[4], format!("{} s", mean(10.0)));
-    assert_eq!(row("make -j1 system time, original -> tuned routines")[7], "no", "published: less system time; here the same");
+    assert_eq!(
+        row("make -j1 system time, original -> tuned routines")[7],
+        "no",
+        "published: less system time; here the same"
+    );
     assert!(row("make -j1 user time, original -> tuned routines")[6].starts_with("+25.0%"));
     // A run without the per-sample figures says so rather than showing wall time.
     let mut old = rs.clone();
@@ -281,7 +331,11 @@ fn build_rows_show_user_system_and_wall_time_as_means() {
     }
     let t = build(def(StudyName::Tuning2001), &meta, &old).unwrap();
     let b = t.iter().find(|t| t.title.starts_with("Builds")).unwrap();
-    assert!(b.after.iter().any(|l| l.contains("make -j1 user time") && l.contains("stored no user_s per sample")), "{:?}", b.after);
+    assert!(
+        b.after.iter().any(|l| l.contains("make -j1 user time") && l.contains("stored no user_s per sample")),
+        "{:?}",
+        b.after
+    );
 }
 
 #[test]
@@ -297,7 +351,9 @@ fn placement_rows_read_the_whole_machine_and_say_what_no_smt_means() {
     let rs = vec![place("naive", 1.5), place("smt-aware", 1.0), place("kernel", 1.0)];
     let t = build(def(StudyName::Sched2002), &meta, &rs).unwrap();
     let real = t.iter().find(|t| t.title.starts_with("The same experiment")).unwrap();
-    let row = |name: &str| real.rows.iter().find(|r| r[0].starts_with(name)).unwrap_or_else(|| panic!("{name}: {:?}", real.rows)).clone();
+    let row = |name: &str| {
+        real.rows.iter().find(|r| r[0].starts_with(name)).unwrap_or_else(|| panic!("{name}: {:?}", real.rows)).clone()
+    };
     assert_eq!(row("two loops, naive -> smt-aware placement")[7], "yes");
     assert_eq!(row("two loops, naive -> kernel placement")[7], "yes");
     assert!(row("two loops, naive -> smt-aware placement")[0].ends_with("(note)"));

@@ -28,8 +28,14 @@ fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Pa
             r.push(single("preempt-on", "noht+preempt=full", topo));
         }
         Err(why) => {
-            r.push(RoleUse { unavailable: Some(why.clone()), ..RoleUse::none("preempt-off", "noht+preempt=none", String::new()) });
-            r.push(RoleUse { unavailable: Some(why), ..RoleUse::none("preempt-on", "noht+preempt=full", String::new()) });
+            r.push(RoleUse {
+                unavailable: Some(why.clone()),
+                ..RoleUse::none("preempt-off", "noht+preempt=none", String::new())
+            });
+            r.push(RoleUse {
+                unavailable: Some(why),
+                ..RoleUse::none("preempt-on", "noht+preempt=full", String::new())
+            });
         }
     }
     r

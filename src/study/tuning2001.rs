@@ -10,7 +10,8 @@ use super::{single, Def, Parts, RoleUse, StudyName, Variant};
 use crate::topology::Topology;
 
 /// The C library's routines chosen without the newer x86 features.
-pub const UNTUNED: &str = "all+tunables=glibc.cpu.hwcaps=-AVX2,-AVX2_Usable,-AVX512F,-AVX512F_Usable,-ERMS,-FSRM,-AVX_Fast_Unaligned_Load";
+pub const UNTUNED: &str =
+    "all+tunables=glibc.cpu.hwcaps=-AVX2,-AVX2_Usable,-AVX512F,-AVX512F_Usable,-ERMS,-FSRM,-AVX_Fast_Unaligned_Load";
 
 pub const DEF: Def = Def {
     name: StudyName::Tuning2001,

@@ -17,7 +17,8 @@ pub fn idle_secs(root: &Path, cpu: u32) -> Option<f64> {
         if !e.file_name().to_string_lossy().starts_with("state") {
             continue;
         }
-        if let Some(us) = std::fs::read_to_string(e.path().join("time")).ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+        if let Some(us) = std::fs::read_to_string(e.path().join("time")).ok().and_then(|s| s.trim().parse::<u64>().ok())
+        {
             total += us;
             any = true;
         }
@@ -46,7 +47,9 @@ pub fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
     for l in s.lines() {
         // `cpuN` lines only: the all-CPU line `cpu  USER ...` would take its
         // user ticks for a CPU number (and size the vector by them).
-        let Some(rest) = l.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else { continue };
+        let Some(rest) = l.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else {
+            continue;
+        };
         let mut f = rest.split_whitespace();
         let Some(Ok(cpu)) = f.next().map(|c| c.parse::<usize>()) else { continue };
         let v: Vec<u64> = f.map(|x| x.parse::<u64>().unwrap_or(0)).collect();

@@ -39,7 +39,10 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
     let mut s = String::new();
     std::fs::File::open(path)?.take(MAX_TEXT + 1).read_to_string(&mut s)?;
     if s.len() as u64 > MAX_TEXT {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("longer than {MAX_TEXT} bytes: not a kernel setting")));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("longer than {MAX_TEXT} bytes: not a kernel setting"),
+        ));
     }
     Ok(s.trim_end().to_string())
 }
@@ -51,7 +54,10 @@ pub fn parse_choices(text: &str) -> Option<(String, Vec<String>)> {
     let mut current = None;
     let mut offered = Vec::new();
     for w in text.split_whitespace() {
-        let bare = w.strip_prefix('[').and_then(|w| w.strip_suffix(']')).or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')));
+        let bare = w
+            .strip_prefix('[')
+            .and_then(|w| w.strip_suffix(']'))
+            .or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')));
         match bare {
             Some(b) if !b.is_empty() => {
                 current = Some(b.to_string());
@@ -83,7 +89,11 @@ pub fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
     if !md.is_file() {
         return Err(not_file());
     }
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
     let fm = f.metadata()?;
     if !fm.is_file() || fm.ino() != md.ino() || fm.dev() != md.dev() {
         return Err(not_file());
@@ -105,8 +115,14 @@ pub fn writable(path: &Path) -> Result<(), String> {
     }
     match std::fs::OpenOptions::new().write(true).open(path) {
         Ok(_) => Ok(()),
-        Err(e) if is_root() => Err(format!("{} exists but cannot be opened for writing, even by root: {e}", path.display())),
-        Err(e) => Err(format!("{} cannot be opened for writing: {e} (kdelta runs as uid {}; changing kernel settings needs root)", path.display(), euid())),
+        Err(e) if is_root() => {
+            Err(format!("{} exists but cannot be opened for writing, even by root: {e}", path.display()))
+        }
+        Err(e) => Err(format!(
+            "{} cannot be opened for writing: {e} (kdelta runs as uid {}; changing kernel settings needs root)",
+            path.display(),
+            euid()
+        )),
     }
 }
 
@@ -144,7 +160,9 @@ pub fn debugfs_mounted(root: &Path) -> bool {
         return root.join(DEBUGFS).join("sched").is_dir();
     }
     // The calling thread's view: a probe thread has a namespace of its own.
-    std::fs::read_to_string("/proc/thread-self/mountinfo").map(|t| mountinfo_has(&t, "/sys/kernel/debug", "debugfs")).unwrap_or(false)
+    std::fs::read_to_string("/proc/thread-self/mountinfo")
+        .map(|t| mountinfo_has(&t, "/sys/kernel/debug", "debugfs"))
+        .unwrap_or(false)
 }
 
 /// Does a mountinfo text list `fstype` mounted at `point`?
@@ -162,7 +180,15 @@ pub fn mount_debugfs() -> std::io::Result<()> {
     let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
     let (src, at, fs) = (c("debugfs"), c("/sys/kernel/debug"), c("debugfs"));
     // SAFETY: every pointer is a live NUL-terminated string; no data argument.
-    let r = unsafe { libc::mount(src.as_ptr(), at.as_ptr(), fs.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC, std::ptr::null()) };
+    let r = unsafe {
+        libc::mount(
+            src.as_ptr(),
+            at.as_ptr(),
+            fs.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    };
     if r == 0 {
         Ok(())
     } else {
@@ -182,7 +208,14 @@ pub fn private_debugfs() -> std::io::Result<()> {
             return Err(std::io::Error::last_os_error());
         }
         let slash = std::ffi::CString::new("/").expect("no NUL");
-        if libc::mount(std::ptr::null(), slash.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+        if libc::mount(
+            std::ptr::null(),
+            slash.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
             return Err(std::io::Error::last_os_error());
         }
     }
@@ -228,8 +261,14 @@ mod tests {
 
     #[test]
     fn choices() {
-        assert_eq!(parse_choices("always [madvise] never\n"), Some(("madvise".into(), vec!["always".into(), "madvise".into(), "never".into()])));
-        assert_eq!(parse_choices("none voluntary (full) lazy"), Some(("full".into(), vec!["none".into(), "voluntary".into(), "full".into(), "lazy".into()])));
+        assert_eq!(
+            parse_choices("always [madvise] never\n"),
+            Some(("madvise".into(), vec!["always".into(), "madvise".into(), "never".into()]))
+        );
+        assert_eq!(
+            parse_choices("none voluntary (full) lazy"),
+            Some(("full".into(), vec!["none".into(), "voluntary".into(), "full".into(), "lazy".into()]))
+        );
         assert_eq!(parse_choices("performance"), None);
         assert_eq!(parse_choices("[]"), None);
     }
@@ -259,7 +298,8 @@ mod tests {
         for n in [10, 2, 0] {
             std::fs::create_dir_all(p.join(format!("policy{n}"))).unwrap();
         }
-        let names: Vec<String> = cpufreq_policies(d.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> =
+            cpufreq_policies(d.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["policy0", "policy2", "policy10"]);
     }
 }

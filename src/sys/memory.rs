@@ -49,7 +49,12 @@ pub fn parse_statm(statm: &str, maps: u64, page: u64) -> Option<Footprint> {
     let size = f.next()??;
     let resident = f.next()??;
     let shared = f.next()??;
-    Some(Footprint { virt_bytes: size * page, rss_bytes: resident * page, anon_bytes: resident.saturating_sub(shared) * page, maps })
+    Some(Footprint {
+        virt_bytes: size * page,
+        rss_bytes: resident * page,
+        anon_bytes: resident.saturating_sub(shared) * page,
+        maps,
+    })
 }
 
 #[cfg(test)]

@@ -68,7 +68,10 @@ pub fn set_policy(p: Policy) -> Result<()> {
     if r != 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EPERM) {
-            anyhow::bail!("sched_setscheduler({}) not permitted: it needs CAP_SYS_NICE (run as root or grant the capability)", p.name());
+            anyhow::bail!(
+                "sched_setscheduler({}) not permitted: it needs CAP_SYS_NICE (run as root or grant the capability)",
+                p.name()
+            );
         }
         return Err(e).with_context(|| format!("sched_setscheduler({})", p.name()));
     }
@@ -90,10 +93,11 @@ pub fn can_use_realtime() -> bool {
     task::own_cap_eff().map(|caps| caps & (1 << 23) != 0).unwrap_or(false)
 }
 
-
 /// Peak resident set size of this process (getrusage(2) ru_maxrss), in bytes.
 pub fn peak_rss_self() -> u64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).map(|u| u.max_rss() as u64 * 1024).unwrap_or(0)
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map(|u| u.max_rss() as u64 * 1024)
+        .unwrap_or(0)
 }
 
 /// What wait4(2) tells about a finished child.
@@ -117,7 +121,10 @@ pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
     nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)?;
     let mode = std::fs::metadata(path)?.permissions().mode();
     if mode & 0o222 == 0 {
-        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("mode {:04o} lets no one write it, root included", mode & 0o7777)));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("mode {:04o} lets no one write it, root included", mode & 0o7777),
+        ));
     }
     Ok(())
 }
@@ -148,5 +155,10 @@ pub fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
         }
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok(ChildUsage { status: std::process::ExitStatus::from_raw(status), user_s: tv(ru.ru_utime), sys_s: tv(ru.ru_stime), max_rss: ru.ru_maxrss as u64 * 1024 })
+    Ok(ChildUsage {
+        status: std::process::ExitStatus::from_raw(status),
+        user_s: tv(ru.ru_utime),
+        sys_s: tv(ru.ru_stime),
+        max_rss: ru.ru_maxrss as u64 * 1024,
+    })
 }

@@ -8,8 +8,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 /// getaddrinfo(3)'s order. Not `HOST:PORT`, or naming nothing, is a bad-input
 /// error of one line naming `what` (the parameter or option) and the value.
 pub fn resolve_all(what: &str, value: &str) -> Result<Vec<SocketAddr>> {
-    let addrs: Vec<SocketAddr> =
-        value.to_socket_addrs().map_err(|e| crate::error::bad_input(format!("{what}={value:?} is not a usable HOST:PORT: {e}")))?.collect();
+    let addrs: Vec<SocketAddr> = value
+        .to_socket_addrs()
+        .map_err(|e| crate::error::bad_input(format!("{what}={value:?} is not a usable HOST:PORT: {e}")))?
+        .collect();
     if addrs.is_empty() {
         return Err(crate::error::bad_input(format!("{what}={value:?} resolves to no address")));
     }

@@ -49,13 +49,20 @@ pub fn check_output_path(option: &str, path: &Path) -> Result<()> {
 pub fn write_output(option: &str, path: &Path, bytes: &[u8]) -> Result<()> {
     check_output_path(option, path)?;
     let cannot = |e: std::io::Error| bad_input(format!("{option} {}: cannot write it: {e}", path.display()));
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(cannot)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(cannot)?;
     let m = f.metadata().map_err(cannot)?;
     if !m.is_file() {
         return Err(refused(option, path, m.file_type()));
     }
     f.set_len(0).map_err(cannot)?;
-    f.write_all(bytes).and_then(|_| f.flush()).map_err(|e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())))
+    f.write_all(bytes)
+        .and_then(|_| f.flush())
+        .map_err(|e| anyhow::Error::new(e).context(format!("cannot write {}", path.display())))
 }
 
 #[cfg(test)]

@@ -81,7 +81,13 @@ pub fn parse_stat(s: &str) -> Option<Stat> {
     // f[0] is field 3 (state): field k is f[k - 3].
     let num = |k: usize| f.get(k - 3).and_then(|x| x.parse::<i64>().ok());
     let ticks = [14, 15, 16, 17].iter().map(|&k| num(k).unwrap_or(0).max(0) as u64).sum();
-    Some(Stat { ppid: num(4)? as i32, pgrp: num(5)? as i32, ticks, start: num(22)?.max(0) as u64, cpu: num(39)? as u32 })
+    Some(Stat {
+        ppid: num(4)? as i32,
+        pgrp: num(5)? as i32,
+        ticks,
+        start: num(22)?.max(0) as u64,
+        cpu: num(39)? as u32,
+    })
 }
 
 /// When process `pid` started (field 22 of `/proc/PID/stat`, proc(5)), clock
@@ -100,7 +106,13 @@ pub fn all_pids() -> Vec<i32> {
 /// CPU time, in seconds, of every process in process group `pgrp` other than
 /// `except`, from `/proc/*/stat` (proc(5); their own and their reaped children's).
 pub fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
-    let ticks: u64 = all_pids().into_iter().filter(|&p| p != except).filter_map(stat).filter(|st| st.pgrp == pgrp).map(|st| st.ticks).sum();
+    let ticks: u64 = all_pids()
+        .into_iter()
+        .filter(|&p| p != except)
+        .filter_map(stat)
+        .filter(|st| st.pgrp == pgrp)
+        .map(|st| st.ticks)
+        .sum();
     ticks as f64 / clk_tck()
 }
 

@@ -91,7 +91,11 @@ mod tests {
         write(d.path(), "sys/fs/cgroup/box/cpuset.cpus.effective", "2-7\n");
         let r = read(d.path(), &online).unwrap();
         assert_eq!(r.cpus.to_string(), "2-5");
-        assert!(r.source.contains("affinity mask 0-5") && r.source.contains("box/cpuset.cpus.effective"), "{}", r.source);
+        assert!(
+            r.source.contains("affinity mask 0-5") && r.source.contains("box/cpuset.cpus.effective"),
+            "{}",
+            r.source
+        );
     }
 
     #[test]

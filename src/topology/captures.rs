@@ -17,7 +17,12 @@ fn captures_dir() -> PathBuf {
         return PathBuf::from(d);
     }
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    crate_dir.ancestors().skip(1).map(|a| a.join("shared/topologies")).find(|d| d.is_dir()).unwrap_or_else(|| crate_dir.join("../shared/topologies"))
+    crate_dir
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join("shared/topologies"))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| crate_dir.join("../shared/topologies"))
 }
 
 /// Extract `NAME.tar.bz2` into a new temporary folder; returns the folder and
@@ -40,7 +45,13 @@ fn extract(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
         Some(Ok(t)) => t,
         _ => builder().tempdir().ok()?,
     };
-    let out = Command::new("tar").arg("xjf").arg(&tarball).arg("-C").arg(tmp.path()).arg("--exclude=*/proc/device-tree").output();
+    let out = Command::new("tar")
+        .arg("xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(tmp.path())
+        .arg("--exclude=*/proc/device-tree")
+        .output();
     match out {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
@@ -53,7 +64,8 @@ fn extract(name: &str) -> Option<(tempfile::TempDir, PathBuf)> {
         }
     }
     // The top folder is not always NAME (some captures were renamed).
-    let dirs: Vec<PathBuf> = std::fs::read_dir(tmp.path()).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    let dirs: Vec<PathBuf> =
+        std::fs::read_dir(tmp.path()).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     if dirs.len() != 1 {
         eprintln!("skipped: {} holds {} top folders, expected 1", tarball.display(), dirs.len());
         return None;
@@ -90,7 +102,11 @@ fn parse_console(text: &str) -> Vec<Obj> {
         }
         let mut pus = CpuSet::new();
         if kind == "PU" {
-            let p = attrs.split("P#").nth(1).and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next()).and_then(|s| s.parse().ok());
+            let p = attrs
+                .split("P#")
+                .nth(1)
+                .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|s| s.parse().ok());
             let p: u32 = p.unwrap_or_else(|| panic!("PU without P#: {line}"));
             pus.insert(p);
             for &(_, i) in &stack {
@@ -138,7 +154,8 @@ fn check(name: &str, packages: usize, cores: usize, cpus: usize) {
     let Some((_tmp, root)) = extract(name) else {
         return;
     };
-    let console = std::fs::read_to_string(captures_dir().join(format!("{name}.console"))).expect("console file beside the capture");
+    let console = std::fs::read_to_string(captures_dir().join(format!("{name}.console")))
+        .expect("console file beside the capture");
     let objs = parse_console(&console);
     let t = Topology::read(&root).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     let mut bad = Vec::new();
@@ -266,7 +283,9 @@ fn print_renders() {
     let host = Host::read(Path::new("/")).expect("live host");
     println!("==== this machine\n{}", super::show::render(&host));
     let mut names: Vec<String> = std::fs::read_dir(captures_dir())
-        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".tar.bz2").map(str::to_string)).collect())
+        .map(|d| {
+            d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".tar.bz2").map(str::to_string)).collect()
+        })
         .unwrap_or_default();
     names.sort();
     for name in names {

@@ -84,7 +84,10 @@ impl FakeSys {
     pub fn node(&self, id: u32, cpulist: &str, mem_kb: u64) -> io::Result<&Self> {
         let n = format!("sys/devices/system/node/node{id}");
         self.write(&format!("{n}/cpulist"), cpulist)?;
-        self.write(&format!("{n}/meminfo"), &format!("Node {id} MemTotal:       {mem_kb} kB\nNode {id} MemFree:        1 kB"))
+        self.write(
+            &format!("{n}/meminfo"),
+            &format!("Node {id} MemTotal:       {mem_kb} kB\nNode {id} MemFree:        1 kB"),
+        )
     }
 
     /// SMT control files.
@@ -105,7 +108,9 @@ impl FakeSys {
         let f = FakeSys::new(&format!("0-{}", ncpus.saturating_sub(1)))?;
         f.cpu_file("present", &format!("0-{}", ncpus.saturating_sub(1)))?;
         f.cpu_file("offline", "")?;
-        let cpus_of_core = |k: u32| -> Vec<u32> { (0..threads).map(|t| if linux_numbering { k + t * ncores } else { k * threads + t }).collect() };
+        let cpus_of_core = |k: u32| -> Vec<u32> {
+            (0..threads).map(|t| if linux_numbering { k + t * ncores } else { k * threads + t }).collect()
+        };
         let list = |v: &[u32]| v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         for p in 0..packages {
             let pkg: Vec<u32> = (p * cores..(p + 1) * cores).flat_map(cpus_of_core).collect();

@@ -226,7 +226,8 @@ impl Host {
         let mem_total_bytes = read_rel(root, "proc/meminfo").ok().and_then(|m| meminfo_total(&m));
 
         // Preemption: the uname flag, refined by debugfs or the command line.
-        let uname_flag = if kernel_version.starts_with("unavailable") { None } else { Some(preempt_from_uname(&kernel_version)) };
+        let uname_flag =
+            if kernel_version.starts_with("unavailable") { None } else { Some(preempt_from_uname(&kernel_version)) };
         let debugfs = "sys/kernel/debug/sched/preempt";
         let (preempt_model, preempt_source) = match read_rel(root, debugfs).map(|s| preempt_from_debugfs(&s)) {
             Ok(Some(active)) => {
@@ -240,9 +241,15 @@ impl Host {
                 };
                 match uname_flag {
                     Some(flag) => {
-                        let cmdline = if flag.contains("DYNAMIC") { read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c)) } else { None };
+                        let cmdline = if flag.contains("DYNAMIC") {
+                            read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c))
+                        } else {
+                            None
+                        };
                         match cmdline {
-                            Some(m) => (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})")),
+                            Some(m) => {
+                                (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})"))
+                            }
                             None => (flag, format!("uname -v ({why})")),
                         }
                     }
@@ -294,11 +301,26 @@ mod tests {
 
     #[test]
     fn cpu_models_of_several_arches() {
-        assert_eq!(cpu_model_of("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R)   E5345\n").as_deref(), Some("Intel(R) Xeon(R) E5345"));
-        assert_eq!(cpu_model_of("processor\t: 0\ncpu\t\t: POWER7 (architected)\n").as_deref(), Some("POWER7 (architected)"));
-        assert_eq!(cpu_model_of("Processor\t: ARMv7 Processor rev 1 (v7l)\nprocessor\t: 0\n").as_deref(), Some("ARMv7 Processor rev 1 (v7l)"));
-        assert_eq!(cpu_model_of("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n").as_deref(), Some("CPU implementer 0x48, part 0xd01"));
-        assert_eq!(cpu_model_of("vendor     : GenuineIntel\nfamily     : Itanium 2\n").as_deref(), Some("GenuineIntel Itanium 2"));
+        assert_eq!(
+            cpu_model_of("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R)   E5345\n").as_deref(),
+            Some("Intel(R) Xeon(R) E5345")
+        );
+        assert_eq!(
+            cpu_model_of("processor\t: 0\ncpu\t\t: POWER7 (architected)\n").as_deref(),
+            Some("POWER7 (architected)")
+        );
+        assert_eq!(
+            cpu_model_of("Processor\t: ARMv7 Processor rev 1 (v7l)\nprocessor\t: 0\n").as_deref(),
+            Some("ARMv7 Processor rev 1 (v7l)")
+        );
+        assert_eq!(
+            cpu_model_of("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n").as_deref(),
+            Some("CPU implementer 0x48, part 0xd01")
+        );
+        assert_eq!(
+            cpu_model_of("vendor     : GenuineIntel\nfamily     : Itanium 2\n").as_deref(),
+            Some("GenuineIntel Itanium 2")
+        );
         assert_eq!(cpu_model_of("model name: A\nmodel name: B\nmodel name: A\n").as_deref(), Some("A + B"));
         assert_eq!(cpu_model_of("processor: 0\n"), None);
     }
@@ -335,7 +357,10 @@ mod tests {
         assert!(h.hostname.starts_with("unavailable: "));
         assert_eq!(h.mem_total_bytes, Some(1 << 20));
         assert_eq!(h.ht_flag, Some(true));
-        assert_eq!(h.mitigations, vec![("meltdown".into(), "Not affected".into()), ("spectre_v2".into(), "Mitigation: Retpolines".into())]);
+        assert_eq!(
+            h.mitigations,
+            vec![("meltdown".into(), "Not affected".into()), ("spectre_v2".into(), "Mitigation: Retpolines".into())]
+        );
         let json = serde_json::to_string(&h)?;
         let back: Host = serde_json::from_str(&json)?;
         assert_eq!(back, h);

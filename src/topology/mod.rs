@@ -177,7 +177,8 @@ impl Topology {
 
     /// Size of the largest cache level with a known size, in bytes (the LLC).
     pub fn llc_bytes(&self) -> Option<u64> {
-        let lvl = self.caches.iter().filter(|c| c.size_bytes.is_some() && c.kind != "Instruction").map(|c| c.level).max()?;
+        let lvl =
+            self.caches.iter().filter(|c| c.size_bytes.is_some() && c.kind != "Instruction").map(|c| c.level).max()?;
         self.caches.iter().filter(|c| c.level == lvl && c.kind != "Instruction").filter_map(|c| c.size_bytes).max()
     }
 }

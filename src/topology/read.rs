@@ -153,7 +153,9 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         None => {
             // Very old kernels: no `online` list. A CPU is online unless its
             // own `online` file says 0 (CPU0 often has none).
-            notes.push("no /sys/devices/system/cpu/online (old kernel): online CPUs taken from the cpuN directories".into());
+            notes.push(
+                "no /sys/devices/system/cpu/online (old kernel): online CPUs taken from the cpuN directories".into(),
+            );
             let mut set = CpuSet::new();
             for n in known.iter() {
                 if read_soft(&dir_of(n).join("online")).as_deref() != Some("0") {
@@ -230,7 +232,9 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         partition(&ids, &online, |i| {
             raw[i].package_set.clone().or_else(|| {
                 let id = raw[i].package_id.unwrap_or(-1);
-                Some(CpuSet::from_iter(raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id)))
+                Some(CpuSet::from_iter(
+                    raw.iter().filter(|r| r.package_set.is_none() && r.package_id.unwrap_or(-1) == id).map(|r| r.id),
+                ))
             })
         })
     } else {
@@ -260,10 +264,13 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     let pkg_id: Vec<i64> = if physical_ok {
         ids_of_pkg.iter().map(|x| x.unwrap_or(-1)).collect()
     } else {
-        notes.push("physical_package_id does not tell the packages apart: packages numbered by their sibling sets".into());
+        notes.push(
+            "physical_package_id does not tell the packages apart: packages numbered by their sibling sets".into(),
+        );
         (0..pkg_sets.len() as i64).collect()
     };
-    let pkg_of_cpu: BTreeMap<u32, i64> = pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
+    let pkg_of_cpu: BTreeMap<u32, i64> =
+        pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
 
     // NUMA nodes (online CPUs only; memory from meminfo).
     let mut nodes = Vec::new();
@@ -292,11 +299,16 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         .iter()
         .map(|s| {
             let first = raw[raw_index[&s.first().unwrap_or(0)]].core_id;
-            Core { package: pkg_of_cpu.get(&s.first().unwrap_or(0)).copied().unwrap_or(-1), core_id: first, cpus: s.clone() }
+            Core {
+                package: pkg_of_cpu.get(&s.first().unwrap_or(0)).copied().unwrap_or(-1),
+                core_id: first,
+                cpus: s.clone(),
+            }
         })
         .collect();
     cores.sort_by_key(|c| c.cpus.first());
-    let core_of_cpu: BTreeMap<u32, usize> = cores.iter().enumerate().flat_map(|(i, c)| c.cpus.iter().map(move |cpu| (cpu, i))).collect();
+    let core_of_cpu: BTreeMap<u32, usize> =
+        cores.iter().enumerate().flat_map(|(i, c)| c.cpus.iter().map(move |cpu| (cpu, i))).collect();
 
     let cpus: Vec<Cpu> = raw
         .iter()
@@ -317,7 +329,8 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     packages.sort();
     packages.dedup();
 
-    let core_cpus: BTreeMap<u32, &CpuSet> = cores.iter().flat_map(|c| c.cpus.iter().map(move |cpu| (cpu, &c.cpus))).collect();
+    let core_cpus: BTreeMap<u32, &CpuSet> =
+        cores.iter().flat_map(|c| c.cpus.iter().map(move |cpu| (cpu, &c.cpus))).collect();
     let caches = read_caches(&ids, &online, &dir_of, &core_cpus, &mut notes);
     if caches.is_empty() {
         notes.push("no cache information in sysfs".into());
@@ -332,7 +345,10 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     });
 
     let restriction = super::allowed::read(root, &online);
-    Ok((Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active, restriction }, notes))
+    Ok((
+        Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active, restriction },
+        notes,
+    ))
 }
 
 /// `Node 0 MemTotal:       32489480 kB` -> bytes.
@@ -360,7 +376,13 @@ fn parse_node_memtotal(meminfo: &str) -> Option<u64> {
 /// (a kernel writes both from one mask; edited captures disagree, and hwloc
 /// reads the map). An empty or missing set (ia64 writes zero masks for some
 /// levels) is taken as the CPU's core.
-fn read_caches(ids: &[u32], online: &CpuSet, dir_of: &dyn Fn(u32) -> PathBuf, core_cpus: &BTreeMap<u32, &CpuSet>, notes: &mut Vec<String>) -> Vec<Cache> {
+fn read_caches(
+    ids: &[u32],
+    online: &CpuSet,
+    dir_of: &dyn Fn(u32) -> PathBuf,
+    core_cpus: &BTreeMap<u32, &CpuSet>,
+    notes: &mut Vec<String>,
+) -> Vec<Cache> {
     let mut seen: BTreeMap<(u32, String, CpuSet), Option<u64>> = BTreeMap::new();
     let mut guessed = CpuSet::new();
     for &id in ids {
@@ -387,7 +409,8 @@ fn read_caches(ids: &[u32], online: &CpuSet, dir_of: &dyn Fn(u32) -> PathBuf, co
     if !guessed.is_empty() {
         notes.push(format!("caches of CPU {guessed} list no sharing CPUs: taken as shared by their core"));
     }
-    let mut caches: Vec<Cache> = seen.into_iter().map(|((level, kind, shared), size_bytes)| Cache { level, kind, size_bytes, shared }).collect();
+    let mut caches: Vec<Cache> =
+        seen.into_iter().map(|((level, kind, shared), size_bytes)| Cache { level, kind, size_bytes, shared }).collect();
     caches.sort_by(|a, b| (a.level, a.shared.first(), &a.kind).cmp(&(b.level, b.shared.first(), &b.kind)));
     caches
 }

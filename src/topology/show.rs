@@ -101,7 +101,11 @@ pub fn render(host: &Host) -> String {
     );
     kv(&mut o, "SMT", &smt);
     if let Some(ht) = host.ht_flag {
-        kv(&mut o, "ht flag", if ht { "yes in /proc/cpuinfo (the CPU can do SMT; says nothing of siblings)" } else { "no" });
+        kv(
+            &mut o,
+            "ht flag",
+            if ht { "yes in /proc/cpuinfo (the CPU can do SMT; says nothing of siblings)" } else { "no" },
+        );
     }
 
     o.push('\n');
@@ -153,7 +157,8 @@ fn render_cpus(o: &mut String, t: &Topology) {
         let _ = writeln!(o, "{:<12}{}", "offline", t.offline);
     }
     if let Some(r) = &t.restriction {
-        let _ = writeln!(o, "{:<12}CPUs {} only, by {}: configurations are derived from these", "usable", r.cpus, r.source);
+        let _ =
+            writeln!(o, "{:<12}CPUs {} only, by {}: configurations are derived from these", "usable", r.cpus, r.source);
     }
     // Cores by package, in package order.
     let mut by_pkg: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
@@ -220,7 +225,10 @@ fn sharing(t: &Topology, pkg_sets: &[CpuSet], group: &[&Cache]) -> (String, bool
         if group.len() == t.cores.len() {
             return (format!("one per core ({each} each)"), false);
         }
-        return (format!("one per core on {} of {} cores ({each} each): cpus {all_cpus}", group.len(), t.cores.len()), false);
+        return (
+            format!("one per core on {} of {} cores ({each} each): cpus {all_cpus}", group.len(), t.cores.len()),
+            false,
+        );
     }
     if group.iter().all(|c| c.shared.len() == 1) {
         return (format!("one per CPU on cpus {all_cpus}"), false);

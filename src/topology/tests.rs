@@ -177,7 +177,10 @@ fn hybrid_pcores_with_smt_and_ecores_without() -> anyhow::Result<()> {
     assert_eq!(t.smt_cores().count(), 2);
     assert_eq!(t.first_cpu_per_core(), set("0,2,4-7"));
     let l2: Vec<_> = t.caches.iter().map(|c| (c.shared.to_string(), c.size_bytes)).collect();
-    assert_eq!(l2, [("0-1".into(), Some(1280 << 10)), ("2-3".into(), Some(1280 << 10)), ("4-7".into(), Some(2048 << 10))]);
+    assert_eq!(
+        l2,
+        [("0-1".into(), Some(1280 << 10)), ("2-3".into(), Some(1280 << 10)), ("4-7".into(), Some(2048 << 10))]
+    );
     assert_eq!(t.llc_bytes(), Some(2048 << 10));
     Ok(())
 }
@@ -190,7 +193,10 @@ fn old_kernel_hex_masks_and_no_online_file() -> anyhow::Result<()> {
         let t = format!("cpu{cpu}/topology");
         f.cpu_file(&format!("{t}/physical_package_id"), "0")?;
         f.cpu_file(&format!("{t}/core_id"), &(cpu % 2).to_string())?;
-        f.cpu_file(&format!("{t}/thread_siblings"), if cpu % 2 == 0 { "00000000,00000005" } else { "00000000,0000000a" })?;
+        f.cpu_file(
+            &format!("{t}/thread_siblings"),
+            if cpu % 2 == 0 { "00000000,00000005" } else { "00000000,0000000a" },
+        )?;
         f.cpu_file(&format!("{t}/core_siblings"), "00000000,0000000f")?;
         f.cpu_file(&format!("cpu{cpu}/cache/index0/level"), "2")?;
         f.cpu_file(&format!("cpu{cpu}/cache/index0/type"), "Unified")?;

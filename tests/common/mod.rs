@@ -24,7 +24,11 @@ impl Env {
     /// `kdelta` with this env's database, its own TMPDIR and the test family.
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("kdelta").unwrap();
-        c.env("KDELTA_DB", self.db()).env("TMPDIR", self.tmp()).env("KDELTA_TEST_BENCHES", "1").env_remove("KDELTA_SYSFS_ROOT").env("NO_COLOR", "1");
+        c.env("KDELTA_DB", self.db())
+            .env("TMPDIR", self.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env_remove("KDELTA_SYSFS_ROOT")
+            .env("NO_COLOR", "1");
         c
     }
     /// Entries left in the private TMPDIR (kdelta must leave none).
@@ -72,7 +76,10 @@ pub fn fake_knobs(root: &Path) {
     w("sys/devices/system/cpu/smt/control", "on\n");
     for p in ["policy0", "policy1"] {
         w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_governor"), "schedutil\n");
-        w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_available_governors"), "performance powersave schedutil\n");
+        w(
+            &format!("sys/devices/system/cpu/cpufreq/{p}/scaling_available_governors"),
+            "performance powersave schedutil\n",
+        );
     }
     w("sys/devices/system/cpu/cpufreq/boost", "1\n");
     w("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
@@ -83,5 +90,12 @@ pub fn fake_knobs(root: &Path) {
 /// or the file's text.
 pub fn knob_value(root: &Path, rel: &str) -> String {
     let t = std::fs::read_to_string(root.join(rel)).unwrap();
-    t.split_whitespace().find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')).or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')))).map(String::from).unwrap_or_else(|| t.trim().to_string())
+    t.split_whitespace()
+        .find_map(|w| {
+            w.strip_prefix('[')
+                .and_then(|w| w.strip_suffix(']'))
+                .or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')))
+        })
+        .map(String::from)
+        .unwrap_or_else(|| t.trim().to_string())
 }

@@ -103,7 +103,14 @@ opaque_float!(f32);
 opaque_float!(f64);
 
 /// The types the arithmetic tests run on.
-pub trait Num: Opaque + PartialEq + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> + std::fmt::Debug {
+pub trait Num:
+    Opaque
+    + PartialEq
+    + std::ops::Add<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::fmt::Debug
+{
     fn of(v: f64) -> Self;
     fn finite(self) -> bool;
 }

@@ -127,7 +127,13 @@ impl Values {
         unsafe { srand(1) };
         let vals10 = (0..NUM10VALS)
             // SAFETY: as above.
-            .map(|i| if i % 100 == 0 { tiny } else { f64::from(unsafe { rand() }) / f64::from(libc::RAND_MAX) * 20.0 - 10.0 })
+            .map(|i| {
+                if i % 100 == 0 {
+                    tiny
+                } else {
+                    f64::from(unsafe { rand() }) / f64::from(libc::RAND_MAX) * 20.0 - 10.0
+                }
+            })
             .collect();
         Values { vals, vals10, count: 0, count10: 0 }
     }
@@ -408,7 +414,12 @@ mod tests {
     #[test]
     fn each_call_does_aim9s_rounds() {
         let ctx = Ctx { dir: std::env::temp_dir(), filesize: 0, sync: false };
-        for (make, want) in [(num_rtns_1 as fn(&Ctx) -> Result<Box<dyn Work>>, NUM_ROUNDS), (trig_rtns, TRIG_ROUNDS), (series_1, SERIES), (new_raph, ZEROS)] {
+        for (make, want) in [
+            (num_rtns_1 as fn(&Ctx) -> Result<Box<dyn Work>>, NUM_ROUNDS),
+            (trig_rtns, TRIG_ROUNDS),
+            (series_1, SERIES),
+            (new_raph, ZEROS),
+        ] {
             let mut w = make(&ctx).unwrap();
             w.call().unwrap();
             assert_eq!(w.done(), want as f64);

@@ -114,9 +114,23 @@ mod tests {
         for c in 0..=127 {
             // SAFETY: the C library's classifiers on a char value.
             let want = unsafe {
-                [libc::isupper(c), libc::islower(c), libc::isalpha(c), libc::isdigit(c), libc::isxdigit(c), libc::isspace(c), libc::isprint(c), libc::isgraph(c), libc::iscntrl(c), libc::ispunct(c), libc::isalnum(c)]
+                [
+                    libc::isupper(c),
+                    libc::islower(c),
+                    libc::isalpha(c),
+                    libc::isdigit(c),
+                    libc::isxdigit(c),
+                    libc::isspace(c),
+                    libc::isprint(c),
+                    libc::isgraph(c),
+                    libc::iscntrl(c),
+                    libc::ispunct(c),
+                    libc::isalnum(c),
+                ]
             };
-            for (class, w) in [UPPER, LOWER, ALPHA, DIGIT, XDIGIT, SPACE, PRINT, GRAPH, CNTRL, PUNCT, ALNUM].into_iter().zip(want) {
+            for (class, w) in
+                [UPPER, LOWER, ALPHA, DIGIT, XDIGIT, SPACE, PRINT, GRAPH, CNTRL, PUNCT, ALNUM].into_iter().zip(want)
+            {
                 assert_eq!(t.is(c, class), w != 0, "char {c} class {class:#x}");
             }
             // SAFETY: as above.

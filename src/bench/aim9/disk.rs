@@ -299,7 +299,11 @@ fn work_file(c: &Ctx, name: &str) -> Result<()> {
     let p = c.dir.join(name);
     // A new file, never through a link (O_CREAT|O_EXCL refuses one), though
     // the work directory is a fresh 0700 one of kdelta's.
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&p).with_context(|| format!("creating {}", p.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&p)
+        .with_context(|| format!("creating {}", p.display()))?;
     let chunk = vec![b'a'; 64 * BLOCK];
     let mut left = c.blocks() as usize * BLOCK;
     while left > 0 {

@@ -42,7 +42,23 @@ extern "C" fn f2(a: i32, b: i32) -> i32 {
 }
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-extern "C" fn f15(_a: i32, _b: i32, _c: i32, _d: i32, _e: i32, _f: i32, _g: i32, h: i32, _i: i32, _j: i32, _k: i32, _l: i32, _m: i32, _n: i32, o: i32) -> i32 {
+extern "C" fn f15(
+    _a: i32,
+    _b: i32,
+    _c: i32,
+    _d: i32,
+    _e: i32,
+    _f: i32,
+    _g: i32,
+    h: i32,
+    _i: i32,
+    _j: i32,
+    _k: i32,
+    _l: i32,
+    _m: i32,
+    _n: i32,
+    o: i32,
+) -> i32 {
     bump(h.wrapping_add(o))
 }
 

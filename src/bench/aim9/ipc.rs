@@ -26,7 +26,10 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 
 /// AIM9's message sizes (pipe_test.c), in order.
-pub const SIZES: [usize; 31] = [1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 32, 32, 32, 32, 32, 32, 512, 512, 512, 512, 512];
+pub const SIZES: [usize; 31] = [
+    1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 32, 32, 32, 32, 32, 32, 512, 512,
+    512, 512, 512,
+];
 /// Messages per tcp_test call.
 pub const TCP_MSGS: usize = 89;
 /// Messages per call of the other tests.
@@ -111,9 +114,27 @@ impl Ipc {
                     let (l, a) = bound(&mut fds, libc::SOCK_STREAM)?;
                     let one: libc::c_int = 1;
                     let isz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                    check(libc::setsockopt(l, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&one as *const libc::c_int).cast(), isz), "setsockopt TCP_NODELAY")?;
+                    check(
+                        libc::setsockopt(
+                            l,
+                            libc::IPPROTO_TCP,
+                            libc::TCP_NODELAY,
+                            (&one as *const libc::c_int).cast(),
+                            isz,
+                        ),
+                        "setsockopt TCP_NODELAY",
+                    )?;
                     let (mut got, mut len) = (0 as libc::c_int, isz);
-                    check(libc::getsockopt(l, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&mut got as *mut libc::c_int).cast(), &mut len), "getsockopt TCP_NODELAY")?;
+                    check(
+                        libc::getsockopt(
+                            l,
+                            libc::IPPROTO_TCP,
+                            libc::TCP_NODELAY,
+                            (&mut got as *mut libc::c_int).cast(),
+                            &mut len,
+                        ),
+                        "getsockopt TCP_NODELAY",
+                    )?;
                     check(libc::listen(l, 5), "listen")?;
                     let rd = check(libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0), "socket")?;
                     fds.0.push(rd);
@@ -150,9 +171,15 @@ impl Ipc {
                     (p[0], p[1])
                 }
                 Kind::Fifo => {
-                    let rd = check(libc::open(self.fifo.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC), "open fifo for reading")?;
+                    let rd = check(
+                        libc::open(self.fifo.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC),
+                        "open fifo for reading",
+                    )?;
                     fds.0.push(rd);
-                    let wr = check(libc::open(self.fifo.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC), "open fifo for writing")?;
+                    let wr = check(
+                        libc::open(self.fifo.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC),
+                        "open fifo for writing",
+                    )?;
                     fds.0.push(wr);
                     let fl = libc::fcntl(rd, libc::F_GETFL);
                     check(libc::fcntl(rd, libc::F_SETFL, fl & !libc::O_NONBLOCK), "fcntl")?;

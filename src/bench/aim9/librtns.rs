@@ -189,7 +189,8 @@ pub const ALLOC_LOOPS: usize = 100;
 pub const ALLOC_OPS: usize = ALLOC_LOOPS * 3 * MAXSTRINGS;
 /// AIM9's malloc_size / op_size table.
 const SIZES: [usize; 40] = [
-    1, 3, 5, 7, 9, 11, 33, 65, 129, 1024, 1025, 1023, 8192, 4096, 4095, 11, 33, 65, 129, 1024, 1, 3, 5, 7, 9, 11, 33, 65, 129, 1024, 1025, 1023, 8192, 4096, 4095, 11, 33, 65, 129, 1024,
+    1, 3, 5, 7, 9, 11, 33, 65, 129, 1024, 1025, 1023, 8192, 4096, 4095, 11, 33, 65, 129, 1024, 1, 3, 5, 7, 9, 11, 33,
+    65, 129, 1024, 1025, 1023, 8192, 4096, 4095, 11, 33, 65, 129, 1024,
 ];
 const STR: &std::ffi::CStr = c"Hello, this is an average length string 1234";
 
@@ -202,14 +203,18 @@ fn first_byte(p: *const u8) -> i64 {
     {
         let v: u32;
         // SAFETY: p points at a live block of at least 1 byte; the asm only loads it.
-        unsafe { std::arch::asm!("movsx {v:e}, byte ptr [{p}]", p = in(reg) p, v = out(reg) v, options(nostack, readonly, preserves_flags)) };
+        unsafe {
+            std::arch::asm!("movsx {v:e}, byte ptr [{p}]", p = in(reg) p, v = out(reg) v, options(nostack, readonly, preserves_flags))
+        };
         i64::from(v as i32)
     }
     #[cfg(target_arch = "aarch64")]
     {
         let v: u32;
         // SAFETY: as above.
-        unsafe { std::arch::asm!("ldrb {v:w}, [{p}]", p = in(reg) p, v = out(reg) v, options(nostack, readonly, preserves_flags)) };
+        unsafe {
+            std::arch::asm!("ldrb {v:w}, [{p}]", p = in(reg) p, v = out(reg) v, options(nostack, readonly, preserves_flags))
+        };
         i64::from(v as u8)
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -391,7 +396,15 @@ impl Work for Sort {
             let mut i: c_int = 0;
             while (i as usize) < SORT_N * 2 {
                 // SAFETY: bsearch over the sorted table for a local key.
-                let p = unsafe { libc::bsearch((&i as *const c_int).cast(), self.table.as_ptr().cast(), SORT_N, std::mem::size_of::<c_int>(), Some(compar1)) };
+                let p = unsafe {
+                    libc::bsearch(
+                        (&i as *const c_int).cast(),
+                        self.table.as_ptr().cast(),
+                        SORT_N,
+                        std::mem::size_of::<c_int>(),
+                        Some(compar1),
+                    )
+                };
                 if p.is_null() {
                     self.missing += 1;
                 }
@@ -435,11 +448,9 @@ mod tests {
 
     #[test]
     fn each_call_does_aim9s_rounds() {
-        for (make, want) in [
-            (string_rtns as fn(&Ctx) -> Result<Box<dyn Work>>, 100.0),
-            (mem_rtns_1, 30_000.0),
-            (mem_rtns_2, 100.0),
-        ] {
+        for (make, want) in
+            [(string_rtns as fn(&Ctx) -> Result<Box<dyn Work>>, 100.0), (mem_rtns_1, 30_000.0), (mem_rtns_2, 100.0)]
+        {
             let mut w = make(&ctx()).unwrap();
             w.call().unwrap();
             w.call().unwrap();

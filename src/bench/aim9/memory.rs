@@ -186,8 +186,9 @@ pub fn brk_test(_c: &Ctx) -> Result<Box<dyn Work>> {
 
 /// AIM9's copy sizes (ram.c); one call uses the first [`COPIES`].
 const RAM_SIZES: [usize; 90] = [
-    1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 127, 256, 1001, 1200, 1492, 1500, 1024, 2048, 3172, 4096, 8192, 512, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7,
-    7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7,
+    1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7,
+    127, 256, 1001, 1200, 1492, 1500, 1024, 2048, 3172, 4096, 8192, 512, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7,
+    7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7,
 ];
 /// memcpy calls per call (AIM9's argument "64").
 pub const COPIES: usize = 64;
@@ -212,7 +213,16 @@ struct CopyMap(*mut u8);
 impl CopyMap {
     fn new() -> Result<CopyMap> {
         // SAFETY: a fresh private anonymous mapping; checked below.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), RAM_MAP, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                RAM_MAP,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
         if p == libc::MAP_FAILED {
             bail!("ram_copy: mmap of {RAM_MAP} bytes: {}", std::io::Error::last_os_error());
         }

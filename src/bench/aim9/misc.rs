@@ -43,7 +43,10 @@ pub fn jmp_supported() -> Result<(), String> {
     if cfg!(kdelta_aim9_jmp) {
         Ok(())
     } else {
-        Err(format!("aim9.jmp_test needs its C routine (src/bench/aim9/jmp.c), not built: {}", env!("KDELTA_AIM9_JMP_ERROR")))
+        Err(format!(
+            "aim9.jmp_test needs its C routine (src/bench/aim9/jmp.c), not built: {}",
+            env!("KDELTA_AIM9_JMP_ERROR")
+        ))
     }
 }
 

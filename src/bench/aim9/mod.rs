@@ -87,9 +87,14 @@ fn has_sh() -> Result<(), String> {
     }
 }
 
-
 pub(crate) fn period_param() -> ParamSpec {
-    ParamSpec::new("period", ParamKind::Duration, runner::PERIOD_DEFAULT, "how long AIM9 calls the test function for one sample").quick(runner::PERIOD_QUICK)
+    ParamSpec::new(
+        "period",
+        ParamKind::Duration,
+        runner::PERIOD_DEFAULT,
+        "how long AIM9 calls the test function for one sample",
+    )
+    .quick(runner::PERIOD_QUICK)
 }
 
 pub(crate) fn dir_param() -> ParamSpec {
@@ -103,8 +108,19 @@ pub(crate) fn dir_param() -> ParamSpec {
 
 pub(crate) fn data_params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec::new("filesize", ParamKind::Size, "5M", "size of the work file (AIM9's stock workfile is 5 MB); the disk factor is this in KB").quick("1M"),
-        ParamSpec::new("sync", ParamKind::Bool, "false", "plain disk tests: fsync after each call and drop the file's cached pages before reading"),
+        ParamSpec::new(
+            "filesize",
+            ParamKind::Size,
+            "5M",
+            "size of the work file (AIM9's stock workfile is 5 MB); the disk factor is this in KB",
+        )
+        .quick("1M"),
+        ParamSpec::new(
+            "sync",
+            ParamKind::Bool,
+            "false",
+            "plain disk tests: fsync after each call and drop the file's cached pages before reading",
+        ),
     ]
 }
 
@@ -202,7 +218,8 @@ pub static TESTS: &[TestDef] = &[
 ];
 
 /// Every aim9 test, as benchmarks.
-pub const FAMILY: super::Family = super::Family { name: "aim9", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "aim9", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     TESTS.iter().map(|d| Box::new(Aim9 { def: d }) as Box<dyn Benchmark>).collect()

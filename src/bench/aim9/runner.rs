@@ -97,7 +97,11 @@ impl Aim9 {
         let (filesize, sync) = if self.def.data {
             let size = params.size("filesize")?;
             if !(2048..=(64u64 << 30)).contains(&size) {
-                return Err(bad_input(format!("{}: filesize {} is not allowed: expected 2K to 64G", self.def.name, params.str("filesize")?)));
+                return Err(bad_input(format!(
+                    "{}: filesize {} is not allowed: expected 2K to 64G",
+                    self.def.name,
+                    params.str("filesize")?
+                )));
             }
             (size, params.bool("sync").map_err(crate::bench::bad_param)?)
         } else {
@@ -106,7 +110,11 @@ impl Aim9 {
         let dir = if self.def.disk { params.text_or_auto("dir")?.map(PathBuf::from) } else { None };
         if let Some(dir) = &dir {
             if !dir.is_dir() {
-                return Err(bad_input(format!("{}: dir {:?} is not an existing directory", self.def.name, dir.display().to_string())));
+                return Err(bad_input(format!(
+                    "{}: dir {:?} is not an existing directory",
+                    self.def.name,
+                    dir.display().to_string()
+                )));
             }
         }
         Ok(Aim9Params { period, dir, filesize, sync })
@@ -147,14 +155,18 @@ impl Benchmark for Aim9 {
         // Our own directory inside the user's: an unpredictable name, mode
         // 0700 (nobody else can plant a link in it), owned and listed so the
         // harness removes it even when this worker is killed.
-        let holder = s.owned_dir(&base, "kdelta-aim9-").with_context(|| format!("{}: cannot create a work directory in {}", d.name, base.display()))?;
+        let holder = s
+            .owned_dir(&base, "kdelta-aim9-")
+            .with_context(|| format!("{}: cannot create a work directory in {}", d.name, base.display()))?;
         let ctx = Ctx { dir: holder.clone(), filesize, sync };
         let factor = d.factor.per_call(&ctx);
         if factor <= 0.0 {
             let _ = std::fs::remove_dir_all(&holder);
             anyhow::bail!("{}: the work per call is zero (filesize {} B is too small)", d.name, filesize);
         }
-        let r = (d.make)(&ctx).with_context(|| format!("{}: set-up failed", d.name)).and_then(|mut work| measure(&mut *work, period, factor, d.warm_up, s));
+        let r = (d.make)(&ctx)
+            .with_context(|| format!("{}: set-up failed", d.name))
+            .and_then(|mut work| measure(&mut *work, period, factor, d.warm_up, s));
         std::fs::remove_dir_all(&holder).with_context(|| format!("{}: removing the work directory", d.name))?;
         r?;
         s.extra("factor", factor);
@@ -173,7 +185,11 @@ impl Benchmark for Aim9 {
                 format!("{} works on a {kb} KB file in {where_}: a file that fits in memory measures the page cache, not the device (raise --param filesize, or --param sync=true)", d.name)
             });
         } else if d.disk {
-            s.note(format!("{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches", d.name, place_of(auto_dir, &base)));
+            s.note(format!(
+                "{} works in {}: metadata operations, mostly in the kernel's dentry and inode caches",
+                d.name,
+                place_of(auto_dir, &base)
+            ));
         }
         if let Some(n) = d.note {
             s.note(n);

@@ -3,8 +3,8 @@
 
 use super::runner::{one_period, Ctx};
 use super::*;
-use crate::model::params::{expand, Params};
 use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
+use crate::model::params::{expand, Params};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;

@@ -20,7 +20,8 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const FAMILY: super::Family = super::Family { name: "build", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "build", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(BuildMake)]
@@ -49,7 +50,11 @@ impl BuildParams {
         let dir = match p.str("dir")? {
             BUILTIN => None,
             d if std::path::Path::new(d).is_dir() => Some(PathBuf::from(d)),
-            d => return Err(bad_input(format!("dir={d:?} is not a directory: give the path of a source tree, or `builtin`"))),
+            d => {
+                return Err(bad_input(format!(
+                    "dir={d:?} is not a directory: give the path of a source tree, or `builtin`"
+                )))
+            }
         };
         for k in ["cmd", "clean"] {
             if p.str(k)?.trim().is_empty() {
@@ -71,12 +76,51 @@ impl BuildParams {
 impl Benchmark for BuildMake {
     fn info(&self) -> BenchInfo {
         BenchInfo::new("build.make", "one clean build (make -jN) of a C project, wall seconds", "s", Better::Lower)
-            .param(ParamSpec::new("jobs", ParamKind::Int { min: 1, max: 4096 }, "1,2,4,5", "parallel jobs: {jobs} in cmd and $JOBS").quick("1,2"))
-            .param(ParamSpec::new("files", ParamKind::Int { min: 1, max: 9999 }, "300", "C files in the generated project").quick("40"))
-            .param(ParamSpec::new("dir", ParamKind::Text, BUILTIN, "`builtin` (a generated project in a temporary directory) or the path of your own tree"))
-            .param(ParamSpec::new("cmd", ParamKind::Text, "make -j{jobs}", "build command, run by sh in dir; {jobs} is replaced by the jobs value"))
-            .param(ParamSpec::new("clean", ParamKind::Text, "make clean", "command run by sh in dir before every build (untimed)"))
-            .param(ParamSpec::new("warmup", ParamKind::Bool, "true", "one untimed build first, so caches and the page cache are warm").quick("false"))
+            .param(
+                ParamSpec::new(
+                    "jobs",
+                    ParamKind::Int { min: 1, max: 4096 },
+                    "1,2,4,5",
+                    "parallel jobs: {jobs} in cmd and $JOBS",
+                )
+                .quick("1,2"),
+            )
+            .param(
+                ParamSpec::new(
+                    "files",
+                    ParamKind::Int { min: 1, max: 9999 },
+                    "300",
+                    "C files in the generated project",
+                )
+                .quick("40"),
+            )
+            .param(ParamSpec::new(
+                "dir",
+                ParamKind::Text,
+                BUILTIN,
+                "`builtin` (a generated project in a temporary directory) or the path of your own tree",
+            ))
+            .param(ParamSpec::new(
+                "cmd",
+                ParamKind::Text,
+                "make -j{jobs}",
+                "build command, run by sh in dir; {jobs} is replaced by the jobs value",
+            ))
+            .param(ParamSpec::new(
+                "clean",
+                ParamKind::Text,
+                "make clean",
+                "command run by sh in dir before every build (untimed)",
+            ))
+            .param(
+                ParamSpec::new(
+                    "warmup",
+                    ParamKind::Bool,
+                    "true",
+                    "one untimed build first, so caches and the page cache are warm",
+                )
+                .quick("false"),
+            )
             .samples(5, 2)
             .timeout(Duration::from_secs(4 * 3600))
     }
@@ -155,8 +199,8 @@ fn outputs_digest(dir: &std::path::Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::params::expand;
     use crate::measure::sampler::SamplerSettings;
+    use crate::model::params::expand;
     use std::collections::BTreeMap;
 
     #[test]
@@ -167,7 +211,10 @@ mod tests {
         }
         let b = BuildMake;
         let info = b.info();
-        let o: BTreeMap<String, String> = [("files", "3"), ("jobs", "2"), ("warmup", "false")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let o: BTreeMap<String, String> = [("files", "3"), ("jobs", "2"), ("warmup", "false")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 1);
         let t = tempfile::tempdir().unwrap();
@@ -198,9 +245,14 @@ mod tests {
     fn a_failing_build_is_an_error_not_a_number() {
         let t = tempfile::tempdir().unwrap();
         let mut p = Params::default();
-        for (k, v) in
-            [("jobs", "1"), ("files", "1"), ("dir", t.path().to_str().unwrap()), ("cmd", "echo broken >&2; false"), ("clean", "true"), ("warmup", "false")]
-        {
+        for (k, v) in [
+            ("jobs", "1"),
+            ("files", "1"),
+            ("dir", t.path().to_str().unwrap()),
+            ("cmd", "echo broken >&2; false"),
+            ("clean", "true"),
+            ("warmup", "false"),
+        ] {
             p.set(k, v);
         }
         let w = tempfile::tempdir().unwrap();

@@ -78,7 +78,9 @@ clean:\n\trm -f $(OBJS) prog\n\n.PHONY: clean\n"
 /// Write the project into `dir` (created if needed).
 pub fn generate(dir: &Path, files: usize) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).with_context(|| format!("writing {}", dir.join(name).display()));
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).with_context(|| format!("writing {}", dir.join(name).display()))
+    };
     write("common.h", HEADER)?;
     for i in 0..files {
         write(&format!("u{i:04}.c"), &unit(i))?;
@@ -97,7 +99,8 @@ mod tests {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         generate(a.path(), 5).unwrap();
         generate(b.path(), 5).unwrap();
-        let mut names: Vec<String> = std::fs::read_dir(a.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(a.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
         assert_eq!(names, ["Makefile", "common.h", "main.c", "u0000.c", "u0001.c", "u0002.c", "u0003.c", "u0004.c"]);
         for n in &names {

@@ -181,8 +181,9 @@ fn drive(
     let conns = (spec.rooms * spec.users) as usize;
     for room in 0..spec.rooms {
         for user in 0..spec.users {
-            let s = TcpStream::connect_timeout(&addr, spec.timeout)
-                .with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1))?;
+            let s = TcpStream::connect_timeout(&addr, spec.timeout).with_context(|| {
+                format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1)
+            })?;
             s.set_nodelay(spec.nodelay)?;
             s.set_read_timeout(Some(spec.timeout))?;
             s.set_write_timeout(Some(spec.timeout))?;
@@ -271,7 +272,14 @@ fn drive(
     // call for the run; ask before the room connections close.
     let server = server_counts(addr, run_id, spec.timeout);
     let sent = conns as u64 * spec.messages as u64;
-    Ok(ChatOutcome { sent, received: sent * (spec.users as u64 - 1), elapsed: end.saturating_duration_since(start), client_sends: 0, client_recvs: 0, server })
+    Ok(ChatOutcome {
+        sent,
+        received: sent * (spec.users as u64 - 1),
+        elapsed: end.saturating_duration_since(start),
+        client_sends: 0,
+        client_recvs: 0,
+        server,
+    })
 }
 
 /// Ask the server for its counts of run `run` (STATS?) on a connection of
@@ -343,7 +351,8 @@ fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> 
         }
         buf.clear();
         proto::encode(&Frame::Msg { from: user, seq, size: spec.size }, &mut buf);
-        proto::send_whole(s, &buf, &mut calls.1).map_err(|e| anyhow!("writing to the chat server: {e} (did the server die?)"))?;
+        proto::send_whole(s, &buf, &mut calls.1)
+            .map_err(|e| anyhow!("writing to the chat server: {e} (did the server die?)"))?;
     }
     Ok(())
 }
@@ -351,7 +360,9 @@ fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> 
 fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> Result<()> {
     let mut buf = Vec::with_capacity(spec.size as usize + 8);
     let mut r = s;
-    let closed = |got: u64, want: u64| anyhow!("the server closed the connection after {got} of {want} messages (did the server die?)");
+    let closed = |got: u64, want: u64| {
+        anyhow!("the server closed the connection after {got} of {want} messages (did the server die?)")
+    };
     let io = |e: std::io::Error, got: u64| {
         if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
             anyhow!("no message from the server for {:?} after {got} messages", spec.timeout)

@@ -30,8 +30,13 @@ use std::time::Duration;
 
 pub use server::ServerModel as Model;
 
-pub const FAMILY: super::Family =
-    super::Family { name: "chat", benchmarks, summary: None, server: Some(super::Server { name: "chat", params, serve }), command: None };
+pub const FAMILY: super::Family = super::Family {
+    name: "chat",
+    benchmarks,
+    summary: None,
+    server: Some(super::Server { name: "chat", params, serve }),
+    command: None,
+};
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(Chat)]
@@ -124,12 +129,21 @@ fn group(n: u64) -> String {
 /// is set; `params` gives `server_model` (default threads). Says on stderr
 /// where it listens, its limits, and what they counted when it stops.
 pub fn serve(listen: &str, params: &Params, limits: crate::child::ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
-    let model = if params.0.contains_key("server_model") { params.choice("server_model").map_err(bad_param)? } else { ServerModel::Threads };
+    let model = if params.0.contains_key("server_model") {
+        params.choice("server_model").map_err(bad_param)?
+    } else {
+        ServerModel::Threads
+    };
     let addr = crate::sys::net::resolve("listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding the chat server to {addr}"))?;
     // One connection per user per client: make room for as many as allowed.
     let nofile = limits::raise_nofile().unwrap_or(0);
-    eprintln!("chat server ({}) listening on {} (open-file limit {nofile}; {})", model.name(), l.local_addr()?, limits.describe());
+    eprintln!(
+        "chat server ({}) listening on {} (open-file limit {nofile}; {})",
+        model.name(),
+        l.local_addr()?,
+        limits.describe()
+    );
     let guard = crate::child::ServerGuard::new("chat server", limits);
     let r = server::serve_on(l, model, guard.clone(), stop);
     eprintln!("chat server stopped: {}", guard.tally.summary());

@@ -176,9 +176,13 @@ pub fn parse_body(b: &[u8]) -> Result<Frame, FrameError> {
             relay: be32(&body[28..]),
         }),
         T_START if body.is_empty() => Ok(Frame::Start),
-        T_MSG if body.len() >= MIN_MSG => Ok(Frame::Msg { from: be32(body), seq: be32(&body[4..]), size: body.len() as u32 }),
+        T_MSG if body.len() >= MIN_MSG => {
+            Ok(Frame::Msg { from: be32(body), seq: be32(&body[4..]), size: body.len() as u32 })
+        }
         T_STATS_REQ if body.len() == STATS_REQ_BODY => Ok(Frame::StatsRequest { run: be64(body) }),
-        T_STATS if body.len() == STATS_BODY => Ok(Frame::Stats { seats: be32(body), sends: be64(&body[4..]), recvs: be64(&body[12..]) }),
+        T_STATS if body.len() == STATS_BODY => {
+            Ok(Frame::Stats { seats: be32(body), sends: be64(&body[4..]), recvs: be64(&body[12..]) })
+        }
         T_HELLO | T_START | T_MSG | T_STATS_REQ | T_STATS => Err(FrameError::BadLength { kind, len: body.len() }),
         _ => Err(FrameError::UnknownType(kind)),
     }
@@ -260,7 +264,9 @@ pub fn read_frame<R: Read>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<bool> {
     while got < 4 {
         match r.read(&mut hdr[got..]) {
             Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed inside a frame header")),
+            Ok(0) => {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed inside a frame header"))
+            }
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -357,11 +363,27 @@ mod tests {
     fn frame() -> impl Strategy<Value = Frame> {
         prop_oneof![
             (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>())
-                .prop_map(|(run, rooms, users, room, user, size, relay)| Frame::Hello { run, rooms, users, room, user, size, relay }),
+                .prop_map(|(run, rooms, users, room, user, size, relay)| Frame::Hello {
+                    run,
+                    rooms,
+                    users,
+                    room,
+                    user,
+                    size,
+                    relay
+                }),
             Just(Frame::Start),
             any::<u64>().prop_map(|run| Frame::StatsRequest { run }),
-            (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(seats, sends, recvs)| Frame::Stats { seats, sends, recvs }),
-            (any::<u32>(), any::<u32>(), MIN_MSG as u32..=MAX_MSG as u32).prop_map(|(from, seq, size)| Frame::Msg { from, seq, size }),
+            (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(seats, sends, recvs)| Frame::Stats {
+                seats,
+                sends,
+                recvs
+            }),
+            (any::<u32>(), any::<u32>(), MIN_MSG as u32..=MAX_MSG as u32).prop_map(|(from, seq, size)| Frame::Msg {
+                from,
+                seq,
+                size
+            }),
         ]
     }
 

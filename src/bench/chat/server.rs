@@ -18,7 +18,12 @@ crate::choice! {
 }
 
 /// Serve on a bound listener until `stop` is set, within `guard`'s limits.
-pub fn serve_on(listener: TcpListener, model: ServerModel, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
+pub fn serve_on(
+    listener: TcpListener,
+    model: ServerModel,
+    guard: Arc<ServerGuard>,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
     match model {
         ServerModel::Threads => server_threads::serve(listener, guard, stop),
         ServerModel::Events => server_events::serve(listener, guard, stop),
@@ -41,8 +46,9 @@ impl LocalServer {
     /// this process is single-threaded (a worker), else in a thread.
     /// Its limits are [`ServerLimits::LOCAL`].
     pub fn start(model: ServerModel) -> Result<LocalServer> {
-        let inner =
-            crate::child::LocalServer::start("chat server", move |l, stop| serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop))?;
+        let inner = crate::child::LocalServer::start("chat server", move |l, stop| {
+            serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop)
+        })?;
         Ok(LocalServer { addr: inner.addr, inner })
     }
 

@@ -11,7 +11,16 @@ use std::net::TcpStream;
 const MODELS: [ServerModel; 2] = [ServerModel::Threads, ServerModel::Events];
 
 fn spec(rooms: u32, users: u32, messages: u32, pacing: Pacing) -> ChatSpec {
-    ChatSpec { rooms, users, messages, size: 100, pacing, relay: Relay::Each, nodelay: false, timeout: Duration::from_secs(10) }
+    ChatSpec {
+        rooms,
+        users,
+        messages,
+        size: 100,
+        pacing,
+        relay: Relay::Each,
+        nodelay: false,
+        timeout: Duration::from_secs(10),
+    }
 }
 
 #[test]
@@ -88,11 +97,17 @@ fn a_run_must_agree_on_its_shape_and_size() {
         assert!(server_closes_after(srv.addr, &b), "{m:?} wrong size");
         // An unknown relay, a size out of range.
         assert!(
-            server_closes_after(srv.addr, &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 7 })),
+            server_closes_after(
+                srv.addr,
+                &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 7 })
+            ),
             "{m:?} relay"
         );
         assert!(
-            server_closes_after(srv.addr, &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 3, relay: 0 })),
+            server_closes_after(
+                srv.addr,
+                &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 3, relay: 0 })
+            ),
             "{m:?} size"
         );
         // STATS? of a run the server does not know: no seats, nothing counted.
@@ -129,9 +144,13 @@ fn bad_frames_close_only_that_connection() {
         // Malformed: an unknown type, a short HELLO, a MSG before HELLO.
         assert!(server_closes_after(srv.addr, &[0, 0, 0, 2, 77, 0]), "{m:?} unknown type");
         assert!(server_closes_after(srv.addr, &[0, 0, 0, 3, proto::T_HELLO, 1, 2]), "{m:?} short hello");
-        assert!(server_closes_after(srv.addr, &proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 8 })), "{m:?} msg first");
+        assert!(
+            server_closes_after(srv.addr, &proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 8 })),
+            "{m:?} msg first"
+        );
         // Someone else's sender id after the start is refused as well.
-        let hello = proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
+        let hello =
+            proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
         let mut b = hello.clone();
         b.extend(proto::encoded(&Frame::Msg { from: 5, seq: 0, size: 100 }));
         assert!(server_closes_after(srv.addr, &b), "{m:?} forged sender");
@@ -148,18 +167,37 @@ fn a_client_vanishing_mid_message_does_not_hurt_the_server() {
         {
             // Half a frame, then gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            let hello = proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 });
+            let hello =
+                proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 });
             s.write_all(&hello[..10]).unwrap();
         }
         {
             // A seated user of a run that never starts, gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello { run: 8, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 })).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello {
+                run: 8,
+                rooms: 1,
+                users: 2,
+                room: 0,
+                user: 0,
+                size: 100,
+                relay: 0,
+            }))
+            .unwrap();
         }
         {
             // A started run (1 x 1) whose user vanishes inside a message.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello { run: 9, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 })).unwrap();
+            s.write_all(&proto::encoded(&Frame::Hello {
+                run: 9,
+                rooms: 1,
+                users: 1,
+                room: 0,
+                user: 0,
+                size: 100,
+                relay: 0,
+            }))
+            .unwrap();
             let msg = proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 100 });
             s.write_all(&msg[..50]).unwrap();
         }
@@ -262,7 +300,8 @@ fn measure() {
     let samples: usize = std::env::var("KDELTA_CHAT_SAMPLES").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     let models = std::env::var("KDELTA_CHAT_MODELS").unwrap_or_else(|_| "threads,events".into());
     for model in models.split(',') {
-        let mut p = crate::model::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
+        let mut p =
+            crate::model::params::expand(&Chat.info().params, &Default::default(), false, "chat").unwrap().remove(0);
         p.set("rooms", rooms.clone());
         p.set("server_model", model);
         if let Ok(v) = std::env::var("KDELTA_CHAT_PACING") {
@@ -280,7 +319,11 @@ fn measure() {
                 match Chat.run(&p, &mut s) {
                     Ok(()) => {
                         let out = s.finish();
-                        eprintln!("chat rooms={rooms} server_model={model}: msg/s {:?} extras {}", out.samples, serde_json::Value::Object(out.extras));
+                        eprintln!(
+                            "chat rooms={rooms} server_model={model}: msg/s {:?} extras {}",
+                            out.samples,
+                            serde_json::Value::Object(out.extras)
+                        );
                         for n in out.notes {
                             eprintln!("  note: {n}");
                         }
@@ -356,5 +399,7 @@ fn serve_runs_until_stopped() {
     h.join().unwrap().unwrap();
     let mut bad = Params::default();
     bad.set("server_model", "fibers");
-    assert!(crate::error::is_bad_input(&serve("127.0.0.1:0", &bad, crate::child::ServerLimits::SERVE, stop).unwrap_err()));
+    assert!(crate::error::is_bad_input(
+        &serve("127.0.0.1:0", &bad, crate::child::ServerLimits::SERVE, stop).unwrap_err()
+    ));
 }

@@ -66,7 +66,12 @@ impl SockClient {
                 Err(e) => last = Some(e),
             }
         }
-        let stream = stream.ok_or_else(|| anyhow!("cannot connect to the tbench server at {server}: {}", last.map(|e| e.to_string()).unwrap_or_default()))?;
+        let stream = stream.ok_or_else(|| {
+            anyhow!(
+                "cannot connect to the tbench server at {server}: {}",
+                last.map(|e| e.to_string()).unwrap_or_default()
+            )
+        })?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(REPLY_LIMIT))?;
         stream.set_write_timeout(Some(REPLY_LIMIT))?;
@@ -77,7 +82,10 @@ impl SockClient {
 
     fn lost(&self, e: io::Error) -> anyhow::Error {
         match e.kind() {
-            io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted => {
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted => {
                 anyhow!("the tbench server at {} closed the connection (server lost?)", self.server)
             }
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
@@ -111,7 +119,12 @@ impl SockClient {
         }
         let announced = u32::from_be_bytes(self.rbuf[..4].try_into().unwrap()) as usize;
         if announced != recv - 4 {
-            bail!("lost sync with the tbench server at {}: expected a {}-byte reply, it announced {}", self.server, recv - 4, announced);
+            bail!(
+                "lost sync with the tbench server at {}: expected a {}-byte reply, it announced {}",
+                self.server,
+                recv - 4,
+                announced
+            );
         }
         let mut left = recv - got;
         while left > 0 {
@@ -132,12 +145,16 @@ pub fn frame_sizes(op: &OpKind, n: usize) -> Option<(usize, usize, u64)> {
         OpKind::NtCreateX { path, .. } => (70 + 2 + 2 * path.dbench_name_len(n) + 2, 39 + 12 * 4, 0),
         OpKind::Close { .. } => (39 + 8, 39, 0),
         OpKind::Rename { old, new } => (39 + 8 + 2 * old.dbench_name_len(n) + 2 * new.dbench_name_len(n), 39, 0),
-        OpKind::Unlink { path, .. } | OpKind::Mkdir { path } | OpKind::Rmdir { path } => (39 + 2 + 2 * path.dbench_name_len(n) + 2, 39, 0),
+        OpKind::Unlink { path, .. } | OpKind::Mkdir { path } | OpKind::Rmdir { path } => {
+            (39 + 2 + 2 * path.dbench_name_len(n) + 2, 39, 0)
+        }
         OpKind::Deltree { .. } => return None,
         OpKind::QueryPathInfo { path, .. } => (39 + 16 + 2 * path.dbench_name_len(n), 39 + 32, 0),
         OpKind::QueryFileInfo { .. } | OpKind::QueryFsInfo { .. } => (39 + 20, 39 + 32, 0),
         OpKind::SetFileInfo { .. } => (39 + 32, 39 + 8, 0),
-        OpKind::FindFirst { pattern, count, .. } => (39 + 20 + 2 * pattern.dbench_name_len(n), 39 + 90 * *count as usize, 0),
+        OpKind::FindFirst { pattern, count, .. } => {
+            (39 + 20 + 2 * pattern.dbench_name_len(n), 39 + 90 * *count as usize, 0)
+        }
         OpKind::WriteX { size, .. } => (39 + 20 + *size as usize, 39 + 16, *size as u64),
         OpKind::ReadX { ret_size, .. } => (39 + 20, 39 + 20 + *ret_size as usize, *ret_size as u64),
         OpKind::LockX { .. } | OpKind::UnlockX { .. } => (39 + 12, 39, 0),
@@ -172,8 +189,14 @@ mod tests {
         assert_eq!(frame_sizes(&k("ReadX 1 0 4096 4000 NT_STATUS_OK"), 1), Some((59, 59 + 4000, 4000)));
         assert_eq!(frame_sizes(&k("WriteX 1 0 4096 4096 NT_STATUS_OK"), 1), Some((59 + 4096, 55, 4096)));
         // "./clients/client12/a" is 20 bytes.
-        assert_eq!(frame_sizes(&k(r#"NTCreateX "\clients\client1\a" 0x40 0x1 1 NT_STATUS_OK"#), 12), Some((74 + 40, 87, 0)));
-        assert_eq!(frame_sizes(&k(r#"FIND_FIRST "\clients\client1\*" 260 1366 11 NT_STATUS_OK"#), 1), Some((59 + 2 * 19, 39 + 990, 0)));
+        assert_eq!(
+            frame_sizes(&k(r#"NTCreateX "\clients\client1\a" 0x40 0x1 1 NT_STATUS_OK"#), 12),
+            Some((74 + 40, 87, 0))
+        );
+        assert_eq!(
+            frame_sizes(&k(r#"FIND_FIRST "\clients\client1\*" 260 1366 11 NT_STATUS_OK"#), 1),
+            Some((59 + 2 * 19, 39 + 990, 0))
+        );
         assert_eq!(frame_sizes(&k(r#"Deltree "\clients\client1" NT_STATUS_OK"#), 1), None);
     }
 

@@ -30,7 +30,8 @@ pub fn command() -> clap::Command {
 
 /// Run what the top-level parser matched for `loadfile`.
 pub fn run(m: &clap::ArgMatches) -> Result<()> {
-    let l = <Loadfile as clap::FromArgMatches>::from_arg_matches(m).map_err(|e| crate::error::bad_input(e.to_string().trim_end().to_string()))?;
+    let l = <Loadfile as clap::FromArgMatches>::from_arg_matches(m)
+        .map_err(|e| crate::error::bad_input(e.to_string().trim_end().to_string()))?;
     match l.command {
         LoadfileCommand::Generate(a) => loadfile_generate(&a),
     }
@@ -51,7 +52,12 @@ pub struct LoadfileGenerateArgs {
 
 pub fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
     if args.ops < super::generate::MIN_OPS || args.ops > MAX_OPS {
-        return Err(crate::error::bad_input(format!("--ops {} is not allowed: expected {} to {}", args.ops, super::generate::MIN_OPS, MAX_OPS)));
+        return Err(crate::error::bad_input(format!(
+            "--ops {} is not allowed: expected {} to {}",
+            args.ops,
+            super::generate::MIN_OPS,
+            MAX_OPS
+        )));
     }
     if let Some(p) = &args.output {
         crate::sys::output::check_output_path("-o", p)?;

@@ -109,7 +109,8 @@ fn load(path: Option<&Path>) -> Result<loadfile::Loadfile> {
     match path {
         None => {
             let text = generate::generate(GEN_OPS, GEN_SEED);
-            loadfile::parse("generated", &text).map_err(|e| anyhow::anyhow!("kdelta's generated loadfile does not parse (a bug): {e}"))
+            loadfile::parse("generated", &text)
+                .map_err(|e| anyhow::anyhow!("kdelta's generated loadfile does not parse (a bug): {e}"))
         }
         Some(p) => loadfile::load(p),
     }
@@ -138,7 +139,10 @@ impl Common {
     /// Parse the user's loadfile now, so a bad one is refused before the run.
     fn check(&self) -> Result<()> {
         if self.spec.time.is_zero() {
-            return Err(crate::error::bad_input(format!("time={}s is not allowed: the timed phase must be longer than 0 (e.g. time=10s)", self.spec.time.as_secs_f64())));
+            return Err(crate::error::bad_input(format!(
+                "time={}s is not allowed: the timed phase must be longer than 0 (e.g. time=10s)",
+                self.spec.time.as_secs_f64()
+            )));
         }
         match &self.loadfile {
             Some(p) => load(Some(p)).map(drop),
@@ -247,7 +251,8 @@ impl Tree {
         let t = Tree { root: s.owned_dir(base, "kdelta-dbench-")? };
         // Inside a new 0700 directory of ours: nothing else can be there.
         for n in 1..=clients {
-            std::fs::create_dir_all(t.root.join(format!("clients/client{n}"))).with_context(|| format!("cannot create {}", t.root.display()))?;
+            std::fs::create_dir_all(t.root.join(format!("clients/client{n}")))
+                .with_context(|| format!("cannot create {}", t.root.display()))?;
         }
         Ok(t)
     }
@@ -290,7 +295,12 @@ impl Benchmark for Dbench {
             "MB/s",
             Better::Higher,
         ))
-        .param(ParamSpec::new("dir", ParamKind::Text, "auto", "base directory on the filesystem to measure; auto: the run's temporary directory"))
+        .param(ParamSpec::new(
+            "dir",
+            ParamKind::Text,
+            "auto",
+            "base directory on the filesystem to measure; auto: the run's temporary directory",
+        ))
         .param(ParamSpec::new(
             "strict",
             ParamKind::Bool,
@@ -304,7 +314,10 @@ impl Benchmark for Dbench {
         p.common.check()?;
         if let Some(d) = &p.dir {
             if !d.is_dir() {
-                return Err(crate::error::bad_input(format!("dir={:?} is not an existing directory", d.display().to_string())));
+                return Err(crate::error::bad_input(format!(
+                    "dir={:?} is not an existing directory",
+                    d.display().to_string()
+                )));
             }
         }
         Ok(())
@@ -340,7 +353,8 @@ impl Benchmark for Dbench {
         for _ in 0..s.samples_wanted() {
             let tree = Tree::create(s, &base, sp.clients)?;
             let root = tree.root.clone();
-            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root)?)) };
+            let make =
+                |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_fs::FsClient::new(n, &root)?)) };
             s.begin_sample();
             let r = runner::run(&lf, &sp, &make);
             max_disk = max_disk.max(tree.disk_bytes());
@@ -394,7 +408,9 @@ impl Benchmark for Tbench {
                 (Some(l), _) => l.addr().to_string(),
                 (None, r) => r.clone().unwrap_or_default(),
             };
-            let make = |n: usize| -> Result<Box<dyn runner::Backend>> { Ok(Box::new(backend_sock::SockClient::connect(n, &addr)?)) };
+            let make = |n: usize| -> Result<Box<dyn runner::Backend>> {
+                Ok(Box::new(backend_sock::SockClient::connect(n, &addr)?))
+            };
             s.begin_sample();
             let r = runner::run(&lf, &sp, &make);
             drop(local);

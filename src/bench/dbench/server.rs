@@ -126,16 +126,19 @@ impl Server {
                         }
                         open.fetch_add(1, Ordering::SeqCst);
                         Tally::add(&guard.tally.accepted);
-                        let spawned = std::thread::Builder::new().name("tbench-conn".into()).stack_size(256 << 10).spawn_scoped(scope, move || {
-                            let end = serve_connection(s, &limits, stop);
-                            open.fetch_sub(1, Ordering::SeqCst);
-                            if end == End::Idle {
-                                Tally::add(&guard.tally.idle_closed);
-                            }
-                            if verbose && !matches!(end, End::Closed | End::Stopped | End::Idle) {
-                                guard.log.say(format_args!("connection from {peer} ended: {end:?}"));
-                            }
-                        });
+                        let spawned = std::thread::Builder::new()
+                            .name("tbench-conn".into())
+                            .stack_size(256 << 10)
+                            .spawn_scoped(scope, move || {
+                                let end = serve_connection(s, &limits, stop);
+                                open.fetch_sub(1, Ordering::SeqCst);
+                                if end == End::Idle {
+                                    Tally::add(&guard.tally.idle_closed);
+                                }
+                                if verbose && !matches!(end, End::Closed | End::Stopped | End::Idle) {
+                                    guard.log.say(format_args!("connection from {peer} ended: {end:?}"));
+                                }
+                            });
                         if let Err(e) = spawned {
                             open.fetch_sub(1, Ordering::SeqCst);
                             guard.log.say(format_args!("cannot start a worker for {peer}: {e}"));
@@ -194,7 +197,12 @@ impl Input<'_> {
                     self.last = Instant::now();
                     return Ok(true);
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    ) =>
+                {
                     if self.stop.load(Ordering::SeqCst) {
                         return Err(End::Stopped);
                     }
@@ -202,7 +210,9 @@ impl Input<'_> {
                         return Err(End::Idle);
                     }
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => return Err(End::Vanished),
+                Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) => {
+                    return Err(End::Vanished)
+                }
                 Err(e) => return Err(End::Error(e.to_string())),
             }
         }
@@ -252,7 +262,8 @@ pub fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBo
     let Ok(writer) = w.as_mut() else {
         return End::Error("cannot clone the socket".into());
     };
-    let mut inp = Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop, last: Instant::now(), idle: limits.idle };
+    let mut inp =
+        Input { s: &mut s, buf: vec![0u8; 64 << 10], lo: 0, hi: 0, stop, last: Instant::now(), idle: limits.idle };
     loop {
         if stop.load(Ordering::Relaxed) {
             return End::Stopped;
@@ -297,7 +308,11 @@ pub fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBo
 /// The parameters are the tbench benchmark's (none changes the server today).
 pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
     let server = Server::bind(listen)?.verbose(true).limits(limits);
-    eprintln!("tbench server listening on {} (one worker per connection, {}; stop with Ctrl-C)", server.local_addr(), limits.describe());
+    eprintln!(
+        "tbench server listening on {} (one worker per connection, {}; stop with Ctrl-C)",
+        server.local_addr(),
+        limits.describe()
+    );
     let guard = server.tally();
     let r = server.run(&stop);
     eprintln!("tbench server stopped: {}", guard.tally.summary());
@@ -365,7 +380,8 @@ mod tests {
     /// The connection gets closed by the server: reads end with EOF or reset.
     fn closed_by_server(c: &mut TcpStream) -> bool {
         let mut b = [0u8; 16];
-        matches!(c.read(&mut b), Ok(0)) || matches!(c.read(&mut b), Err(e) if e.kind() == io::ErrorKind::ConnectionReset)
+        matches!(c.read(&mut b), Ok(0))
+            || matches!(c.read(&mut b), Err(e) if e.kind() == io::ErrorKind::ConnectionReset)
     }
 
     #[test]

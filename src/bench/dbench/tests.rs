@@ -222,7 +222,16 @@ fn tbench_lost_server_fails_clearly() {
     let lfp = dir.path().join("tiny.txt");
     std::fs::write(&lfp, TINY).unwrap();
     let t = Tbench;
-    let p = params(&t, &[("warmup", "50ms"), ("time", "20s"), ("model", "threads"), ("server", &addr), ("loadfile", lfp.to_str().unwrap())]);
+    let p = params(
+        &t,
+        &[
+            ("warmup", "50ms"),
+            ("time", "20s"),
+            ("model", "threads"),
+            ("server", &addr),
+            ("loadfile", lfp.to_str().unwrap()),
+        ],
+    );
     let mut s = sampler(dir.path());
     let t0 = std::time::Instant::now();
     let e = t.run(&p, &mut s).unwrap_err().to_string();
@@ -242,10 +251,21 @@ fn no_space_ends_the_replay_with_an_error() {
     // A device node like /dev/full (1, 7) in the tree: the backend follows no link.
     let full = dir.path().join("clients/client1/full");
     let dev = nix::sys::stat::makedev(1, 7);
-    if nix::sys::stat::mknod(&full, nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o666), dev).is_err() {
+    if nix::sys::stat::mknod(
+        &full,
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::from_bits_truncate(0o666),
+        dev,
+    )
+    .is_err()
+    {
         return; // not allowed to make device nodes here
     }
-    let lf = loadfile::parse("full", "NTCreateX \"\\clients\\client1\\full\" 0x40 0x1 1 NT_STATUS_OK\nWriteX 1 0 4096 4096 NT_STATUS_OK\n").unwrap();
+    let lf = loadfile::parse(
+        "full",
+        "NTCreateX \"\\clients\\client1\\full\" 0x40 0x1 1 NT_STATUS_OK\nWriteX 1 0 4096 4096 NT_STATUS_OK\n",
+    )
+    .unwrap();
     let mut c = backend_fs::FsClient::new(1, dir.path()).unwrap();
     assert!(runner::Backend::exec(&mut c, &lf.ops[0]).unwrap().ok);
     let e = runner::Backend::exec(&mut c, &lf.ops[1]).unwrap_err().to_string();
@@ -256,7 +276,9 @@ fn no_space_ends_the_replay_with_an_error() {
 /// but the dbench read it as `== "true"` and ran non-strict.
 #[test]
 fn strict_1_runs_strict() {
-    for (v, want) in [("1", true), ("true", true), ("yes", true), ("on", true), ("0", false), ("false", false), ("off", false)] {
+    for (v, want) in
+        [("1", true), ("true", true), ("yes", true), ("on", true), ("0", false), ("false", false), ("off", false)]
+    {
         let p = params(&Dbench, &[("strict", v)]);
         assert_eq!(Common::from(&p).unwrap().spec.strict, want, "strict={v}");
     }

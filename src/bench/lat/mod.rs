@@ -6,17 +6,23 @@
 pub mod ctx;
 mod fs;
 mod proc;
+pub mod program;
 mod roundtrip;
-mod tcp_server;
 mod select;
 mod sig;
 mod syscall;
-pub mod program;
+mod tcp_server;
 pub mod tiny;
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family = super::Family { name: "lat", benchmarks, summary: None, server: Some(super::Server { name: "lat.tcp", params: Vec::new, serve: tcp_server::serve }), command: None };
+pub const FAMILY: super::Family = super::Family {
+    name: "lat",
+    benchmarks,
+    summary: None,
+    server: Some(super::Server { name: "lat.tcp", params: Vec::new, serve: tcp_server::serve }),
+    command: None,
+};
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     let mut v = vec![

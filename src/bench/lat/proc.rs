@@ -63,7 +63,9 @@ fn record_footprint(s: &mut Sampler, f: Option<crate::sys::memory::Footprint>, w
             s.extra("measuring_virt_bytes", f.virt_bytes);
             s.extra("measuring_maps", f.maps);
         }
-        None => s.note(format!("the {whose}'s resident size and mappings are unavailable: its /proc/PID/statm or maps could not be read")),
+        None => s.note(format!(
+            "the {whose}'s resident size and mappings are unavailable: its /proc/PID/statm or maps could not be read"
+        )),
     }
 }
 
@@ -88,7 +90,10 @@ fn run_forker(path: &std::path::Path, n: u64) -> Result<(Duration, Option<crate:
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    let ns: u64 = lines.next().and_then(|l| l.trim().parse().ok()).ok_or_else(|| anyhow::anyhow!("forker printed no loop time: {text:?}"))?;
+    let ns: u64 = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("forker printed no loop time: {text:?}"))?;
     let statm = lines.next().unwrap_or("");
     let maps = lines.next().and_then(|l| l.trim().parse().ok());
     let fp = maps.and_then(|m| crate::sys::memory::parse_statm(statm, m, crate::sys::memory::page_size()));

@@ -69,7 +69,9 @@ fn hello() -> Result<&'static [u8], String> {
 pub fn image(prog: Prog) -> Result<Vec<u8>, String> {
     match prog {
         Prog::Hello => hello().map(<[u8]>::to_vec),
-        Prog::Static => tiny::image().ok_or_else(|| format!("kdelta has no tiny static program for {}", std::env::consts::ARCH)),
+        Prog::Static => {
+            tiny::image().ok_or_else(|| format!("kdelta has no tiny static program for {}", std::env::consts::ARCH))
+        }
     }
 }
 
@@ -117,7 +119,11 @@ pub fn linkage(elf: &[u8]) -> Result<Linkage, String> {
         Ok(v)
     };
     // e_phoff, e_phentsize, e_phnum; then p_offset and p_filesz within an entry.
-    let (phoff, phentsize, phnum) = if wide { (get(0x20, 8)?, get(0x36, 2)?, get(0x38, 2)?) } else { (get(0x1c, 4)?, get(0x2a, 2)?, get(0x2c, 2)?) };
+    let (phoff, phentsize, phnum) = if wide {
+        (get(0x20, 8)?, get(0x36, 2)?, get(0x38, 2)?)
+    } else {
+        (get(0x1c, 4)?, get(0x2a, 2)?, get(0x2c, 2)?)
+    };
     let (off_at, size_at, word) = if wide { (8, 0x20, 8) } else { (4, 0x10, 4) };
     let mut interp = None;
     for i in 0..phnum {

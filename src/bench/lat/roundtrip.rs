@@ -113,7 +113,14 @@ fn size_param() -> ParamSpec {
 
 pub fn pipe() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.pipe", "pass a token between two processes over pipes (one round trip)", "us", Better::Lower),
+        || {
+            BenchInfo::new(
+                "lat.pipe",
+                "pass a token between two processes over pipes (one round trip)",
+                "us",
+                Better::Lower,
+            )
+        },
         |_, s| {
             let (to_child_r, to_child_w) = pipe2()?;
             let (to_parent_r, to_parent_w) = pipe2()?;
@@ -128,12 +135,17 @@ pub fn pipe() -> Box<dyn Benchmark> {
 
 pub fn unix() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.unix", "AF_UNIX stream socket round trip between two processes", "us", Better::Lower).param(size_param()),
+        || {
+            BenchInfo::new("lat.unix", "AF_UNIX stream socket round trip between two processes", "us", Better::Lower)
+                .param(size_param())
+        },
         |p: &Params, s| {
             let size = p.size("size")?.max(1) as usize;
             let mut sv = [0; 2];
             // SAFETY: valid array of two ints.
-            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
+            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) }
+                != 0
+            {
                 return Err(os_err("socketpair"));
             }
             // SAFETY: fresh fds owned by nobody else.
@@ -152,8 +164,10 @@ pub fn unix() -> Box<dyn Benchmark> {
 /// process here to name, the figure includes the network.
 fn remote_tcp(server: &str, size: usize, s: &mut Sampler) -> Result<()> {
     let addr = crate::sys::net::resolve("server", server)?;
-    let stream = std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10))
-        .with_context(|| format!("connecting to the lat.tcp echo server at {addr} (is `kdelta serve lat.tcp` running there?)"))?;
+    let stream =
+        std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(10)).with_context(|| {
+            format!("connecting to the lat.tcp echo server at {addr} (is `kdelta serve lat.tcp` running there?)")
+        })?;
     stream.set_nodelay(true)?;
     let (r, w) = (stream.as_raw_fd(), stream.as_raw_fd());
     let mut buf = vec![0x6bu8; size];
@@ -191,7 +205,15 @@ pub fn tcp() -> Box<dyn Benchmark> {
                 if c >= 0 {
                     let one: libc::c_int = 1;
                     // SAFETY: valid option pointer and length.
-                    unsafe { libc::setsockopt(c, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&one as *const libc::c_int).cast(), 4) };
+                    unsafe {
+                        libc::setsockopt(
+                            c,
+                            libc::IPPROTO_TCP,
+                            libc::TCP_NODELAY,
+                            (&one as *const libc::c_int).cast(),
+                            4,
+                        )
+                    };
                     echo_loop(c, c, size);
                 }
             })?;

@@ -41,7 +41,14 @@ fn install_handler(old: &mut libc::sigaction) -> anyhow::Result<()> {
 
 pub fn install() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.sig.install", "install a signal handler, fetching the old action (lat_sig install)", "us", Better::Lower),
+        || {
+            BenchInfo::new(
+                "lat.sig.install",
+                "install a signal handler, fetching the old action (lat_sig install)",
+                "us",
+                Better::Lower,
+            )
+        },
         |_, s| {
             // SAFETY: an all-zero sigaction is a valid value of this plain C struct.
             let mut old: libc::sigaction = unsafe { std::mem::zeroed() };

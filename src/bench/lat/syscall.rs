@@ -23,7 +23,8 @@ pub fn null() -> Box<dyn Benchmark> {
 }
 
 fn one_byte(path: &str, write: bool, s: &mut Sampler) -> Result<()> {
-    let f = std::fs::OpenOptions::new().read(!write).write(write).open(path).with_context(|| format!("opening {path}"))?;
+    let f =
+        std::fs::OpenOptions::new().read(!write).write(write).open(path).with_context(|| format!("opening {path}"))?;
     let fd = f.as_raw_fd();
     let mut byte = [0u8; 1];
     s.measure_us(|n| {
@@ -45,9 +46,15 @@ fn one_byte(path: &str, write: bool, s: &mut Sampler) -> Result<()> {
 }
 
 pub fn read() -> Box<dyn Benchmark> {
-    Simple::boxed(|| BenchInfo::new("lat.read", "read 1 byte from /dev/zero", "us", Better::Lower), |_: &Params, s| one_byte("/dev/zero", false, s))
+    Simple::boxed(
+        || BenchInfo::new("lat.read", "read 1 byte from /dev/zero", "us", Better::Lower),
+        |_: &Params, s| one_byte("/dev/zero", false, s),
+    )
 }
 
 pub fn write() -> Box<dyn Benchmark> {
-    Simple::boxed(|| BenchInfo::new("lat.write", "write 1 byte to /dev/null", "us", Better::Lower), |_: &Params, s| one_byte("/dev/null", true, s))
+    Simple::boxed(
+        || BenchInfo::new("lat.write", "write 1 byte to /dev/null", "us", Better::Lower),
+        |_: &Params, s| one_byte("/dev/null", true, s),
+    )
 }

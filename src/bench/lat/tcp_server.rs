@@ -44,7 +44,11 @@ pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits,
     let addr = crate::sys::net::resolve("--listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
     l.set_nonblocking(true)?;
-    eprintln!("lat.tcp echo server listening on {} (at most {} connections; stop with Ctrl-C)", l.local_addr()?, limits.conns);
+    eprintln!(
+        "lat.tcp echo server listening on {} (at most {} connections; stop with Ctrl-C)",
+        l.local_addr()?,
+        limits.conns
+    );
     let open = Arc::new(AtomicUsize::new(0));
     let (mut served, mut refused) = (0u64, 0u64);
     while !stop.load(Ordering::Relaxed) {

@@ -90,7 +90,12 @@ crate::choice! {
 }
 
 fn impl_param() -> ParamSpec {
-    ParamSpec::new("impl", ParamKind::choice::<ImplName>(), "naive,libc,tuned", "naive byte loop, the C library's routine, or kdelta's tuned one")
+    ParamSpec::new(
+        "impl",
+        ParamKind::choice::<ImplName>(),
+        "naive,libc,tuned",
+        "naive byte loop, the C library's routine, or kdelta's tuned one",
+    )
 }
 fn cache_param() -> ParamSpec {
     ParamSpec::new(
@@ -129,7 +134,10 @@ impl MemBench {
         let size = p.size("size")?;
         let min = if self.routine == Routine::ClearPage { PAGE as u64 } else { 1 };
         if size < min || size > MAX_SIZE {
-            return Err(bad_input(format!("size={size} is not allowed for {}: expected {min} bytes to 16G", self.info().name)));
+            return Err(bad_input(format!(
+                "size={size} is not allowed for {}: expected {min} bytes to 16G",
+                self.info().name
+            )));
         }
         let nt_threshold = p.size_or_auto("nt_threshold").map_err(|e| bad_input(format!("nt_threshold: {e}")))?;
         let off = |k: &str| -> Result<usize> { Ok(if p.0.contains_key(k) { p.usize(k)? } else { 0 }) };
@@ -158,7 +166,15 @@ impl Benchmark for MemBench {
         };
         let mut info = BenchInfo::new(name, summary, "GB/s", Better::Higher)
             .param(impl_param())
-            .param(ParamSpec::new("size", ParamKind::Size, sizes, "bytes per call; cache regimes are marked from the sysfs cache sizes").quick(quick))
+            .param(
+                ParamSpec::new(
+                    "size",
+                    ParamKind::Size,
+                    sizes,
+                    "bytes per call; cache regimes are marked from the sysfs cache sizes",
+                )
+                .quick(quick),
+            )
             .param(cache_param())
             .timeout(Duration::from_secs(180))
             // Its own buffers, no process-wide state: the compared routines
@@ -171,9 +187,15 @@ impl Benchmark for MemBench {
                     .param(offset_param("dst_offset", "destination misalignment from a page boundary, bytes"))
                     .param(nt_param())
             }
-            Routine::Memset => info = info.param(offset_param("dst_offset", "destination misalignment from a page boundary, bytes")).param(nt_param()),
+            Routine::Memset => {
+                info = info
+                    .param(offset_param("dst_offset", "destination misalignment from a page boundary, bytes"))
+                    .param(nt_param())
+            }
             Routine::ClearPage => info = info.param(nt_param()),
-            Routine::Strlen => info = info.param(offset_param("offset", "string start misalignment from a page boundary, bytes")),
+            Routine::Strlen => {
+                info = info.param(offset_param("offset", "string start misalignment from a page boundary, bytes"))
+            }
         }
         info
     }
@@ -198,7 +220,10 @@ impl Benchmark for MemBench {
         let llc = match caches.llc() {
             Some(l) => l,
             None => {
-                s.note(format!("last-level cache size unknown: cold rotation and nt_threshold=auto assume {} MiB", FALLBACK_LLC >> 20));
+                s.note(format!(
+                    "last-level cache size unknown: cold rotation and nt_threshold=auto assume {} MiB",
+                    FALLBACK_LLC >> 20
+                ));
                 FALLBACK_LLC
             }
         };
@@ -230,7 +255,14 @@ impl Benchmark for MemBench {
         let working_set = size * self.routine.buffers();
         s.extra("regime", caches.regime(working_set).to_string());
         s.extra("working_set_bytes", working_set);
-        s.extra("caches", serde_json::json!(caches.levels().iter().map(|(l, b)| serde_json::json!({"level": l, "bytes": b})).collect::<Vec<_>>()));
+        s.extra(
+            "caches",
+            serde_json::json!(caches
+                .levels()
+                .iter()
+                .map(|(l, b)| serde_json::json!({"level": l, "bytes": b}))
+                .collect::<Vec<_>>()),
+        );
         s.extra("libc", libc_fns::version());
         if let Impl::Tuned(t) = imp {
             s.extra("variant", t.variant().name());
@@ -275,7 +307,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_copy(s: &mut Sampler, imp: Impl, size: usize, off: usize, dst_off: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+fn run_copy(
+    s: &mut Sampler,
+    imp: Impl,
+    size: usize,
+    off: usize,
+    dst_off: usize,
+    cold: bool,
+    llc: u64,
+    thr: usize,
+) -> Result<()> {
     let st = stride(size, off.max(dst_off));
     let rot = Rotation::new(cold, 2 * st as u64, llc);
     s.extra("buffers", rot.slots);
@@ -295,7 +336,12 @@ fn run_copy(s: &mut Sampler, imp: Impl, size: usize, off: usize, dst_off: usize,
             let (dst, src) = &mut *bufs;
             let (dst, src) = (dst.bytes_mut(), src.bytes());
             Ok(match imp.callee(thr) {
-                None => timed(n, rot, from, |i| naive::copy(&mut dst[i * st + dst_off..i * st + dst_off + size], &src[i * st + off..i * st + off + size])),
+                None => timed(n, rot, from, |i| {
+                    naive::copy(
+                        &mut dst[i * st + dst_off..i * st + dst_off + size],
+                        &src[i * st + off..i * st + off + size],
+                    )
+                }),
                 Some(c) => calls::time_copy(c, dst, src, off, slots, from, n),
             })
         },
@@ -333,7 +379,10 @@ fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr:
     if pages * PAGE != size {
         // One text for every such size, so a sweep's remarks give it one line;
         // the bytes cleared are in the result's `bytes_per_call`.
-        s.note("size is not a whole number of 4 KiB pages: the whole pages in it are cleared per call (bytes_per_call)".to_string());
+        s.note(
+            "size is not a whole number of 4 KiB pages: the whole pages in it are cleared per call (bytes_per_call)"
+                .to_string(),
+        );
     }
     let nt = st >= thr;
     let rot = Rotation::new(cold, st as u64, llc);
@@ -350,9 +399,15 @@ fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr:
             let mut guard = lock(&pool.bufs);
             let buf = guard.bytes_mut();
             Ok(match imp {
-                Impl::Naive => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| naive::set(pg, 0))),
-                Impl::Libc(l) => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| l.set(pg, 0))),
-                Impl::Tuned(t) => timed(n, rot, from, |i| buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| t.clear_page(pg, nt))),
+                Impl::Naive => timed(n, rot, from, |i| {
+                    buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| naive::set(pg, 0))
+                }),
+                Impl::Libc(l) => timed(n, rot, from, |i| {
+                    buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| l.set(pg, 0))
+                }),
+                Impl::Tuned(t) => timed(n, rot, from, |i| {
+                    buf[i * st..(i + 1) * st].chunks_exact_mut(PAGE).for_each(|pg| t.clear_page(pg, nt))
+                }),
             })
         },
         gbps(st),
@@ -404,8 +459,8 @@ fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, l
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::params::{expand, parse_size};
     use crate::measure::sampler::SamplerSettings;
+    use crate::model::params::{expand, parse_size};
     use std::collections::BTreeMap;
 
     #[test]
@@ -431,7 +486,11 @@ mod tests {
         let pts = expand(&info.params, &o, true, info.name).unwrap();
         assert_eq!(pts.len(), 1, "{:?}", pts);
         let t = tempfile::tempdir().unwrap();
-        let mut s = Sampler::new(SamplerSettings { target: Duration::from_micros(500), llc_bytes: Some(1 << 20), ..SamplerSettings::direct(2, t.path()) });
+        let mut s = Sampler::new(SamplerSettings {
+            target: Duration::from_micros(500),
+            llc_bytes: Some(1 << 20),
+            ..SamplerSettings::direct(2, t.path())
+        });
         b.check(&pts[0]).unwrap();
         b.run(&pts[0], &mut s).unwrap();
         s.finish()
@@ -457,9 +516,22 @@ mod tests {
     #[test]
     fn offsets_and_thresholds_are_used() {
         let b = MemBench::new(Routine::Memcpy);
-        let out = run_one(&b, &[("impl", "tuned"), ("size", "1000"), ("cache", "warm"), ("offset", "3"), ("dst_offset", "61"), ("nt_threshold", "512")]);
+        let out = run_one(
+            &b,
+            &[
+                ("impl", "tuned"),
+                ("size", "1000"),
+                ("cache", "warm"),
+                ("offset", "3"),
+                ("dst_offset", "61"),
+                ("nt_threshold", "512"),
+            ],
+        );
         assert_eq!(out.extras["nt_threshold_bytes"], 512);
-        let out = run_one(&MemBench::new(Routine::Strlen), &[("impl", "tuned"), ("size", "100"), ("cache", "cold"), ("offset", "7")]);
+        let out = run_one(
+            &MemBench::new(Routine::Strlen),
+            &[("impl", "tuned"), ("size", "100"), ("cache", "cold"), ("offset", "7")],
+        );
         assert_eq!(out.samples.len(), 2);
     }
 

@@ -50,12 +50,20 @@ pub fn llc_share(root: &Path, cpu: u32) -> Option<Llc> {
         }
         let p = e.path();
         let read = |f: &str| std::fs::read(p.join(f)).ok();
-        let (Some(level), Some(kind), Some(size), Some(list)) = (read("level"), read("type"), read("size"), read("shared_cpu_list")) else { continue };
+        let (Some(level), Some(kind), Some(size), Some(list)) =
+            (read("level"), read("type"), read("size"), read("shared_cpu_list"))
+        else {
+            continue;
+        };
         if kind.trim_ascii() == b"Instruction" {
             continue;
         }
         let Some(level) = std::str::from_utf8(&level).ok().and_then(|l| l.trim().parse::<u32>().ok()) else { continue };
-        let (Some(bytes), Some(sharing)) = (super::ntrule::parse_cache_size(&size), super::ntrule::count_cpu_list(&list)) else { continue };
+        let (Some(bytes), Some(sharing)) =
+            (super::ntrule::parse_cache_size(&size), super::ntrule::count_cpu_list(&list))
+        else {
+            continue;
+        };
         if best.map_or(true, |(l, _)| level > l) {
             best = Some((level, Llc { bytes, sharing }));
         }
@@ -83,7 +91,11 @@ mod tests {
     fn reads_a_fake_tree() {
         let t = tempfile::tempdir().unwrap();
         let c = t.path().join("sys/devices/system/cpu/cpu0/cache");
-        for (i, (lvl, kind, size)) in [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "32768K")].iter().enumerate() {
+        for (i, (lvl, kind, size)) in
+            [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"), (3, "Unified", "32768K")]
+                .iter()
+                .enumerate()
+        {
             let d = c.join(format!("index{i}"));
             std::fs::create_dir_all(&d).unwrap();
             std::fs::write(d.join("level"), format!("{lvl}\n")).unwrap();
@@ -108,7 +120,12 @@ mod tests {
         let write = |cpu: u32, i: usize, lvl: u32, kind: &str, size: &str, list: &str| {
             let d = t.path().join(format!("sys/devices/system/cpu/cpu{cpu}/cache/index{i}"));
             std::fs::create_dir_all(&d).unwrap();
-            for (f, v) in [("level", lvl.to_string()), ("type", kind.into()), ("size", size.into()), ("shared_cpu_list", list.into())] {
+            for (f, v) in [
+                ("level", lvl.to_string()),
+                ("type", kind.into()),
+                ("size", size.into()),
+                ("shared_cpu_list", list.into()),
+            ] {
                 std::fs::write(d.join(f), format!("{v}\n")).unwrap();
             }
         };

@@ -55,8 +55,19 @@ impl Slots {
         let r = self.rot;
         assert!(from < r.slots, "slot {from} of {}", r.slots);
         assert!(r.slots >= 1 && (r.step < r.slots || (r.slots == 1 && r.step == 0)), "bad rotation {r:?}");
-        assert!(self.off.checked_add(self.size).is_some_and(|e| e <= self.stride), "slot of {} bytes at offset {} does not fit a stride of {}", self.size, self.off, self.stride);
-        assert!(r.slots.checked_mul(self.stride).is_some_and(|t| t <= len), "{} slots of {} bytes do not fit a buffer of {len}", r.slots, self.stride);
+        assert!(
+            self.off.checked_add(self.size).is_some_and(|e| e <= self.stride),
+            "slot of {} bytes at offset {} does not fit a stride of {}",
+            self.size,
+            self.off,
+            self.stride
+        );
+        assert!(
+            r.slots.checked_mul(self.stride).is_some_and(|t| t <= len),
+            "{} slots of {} bytes do not fit a buffer of {len}",
+            r.slots,
+            self.stride
+        );
     }
 }
 
@@ -64,7 +75,15 @@ impl Slots {
 /// from slot `from` (`src_off` and `slots.off` place the source and
 /// destination in a slot).
 #[allow(clippy::too_many_arguments)]
-pub fn time_copy(callee: Callee, dst: &mut [u8], src: &[u8], src_off: usize, slots: Slots, from: usize, n: u64) -> Duration {
+pub fn time_copy(
+    callee: Callee,
+    dst: &mut [u8],
+    src: &[u8],
+    src_off: usize,
+    slots: Slots,
+    from: usize,
+    n: u64,
+) -> Duration {
     slots.check(dst.len(), from);
     Slots { off: src_off, ..slots }.check(src.len(), from);
     let (d, s) = (dst.as_mut_ptr().wrapping_add(slots.off), src.as_ptr().wrapping_add(src_off));
@@ -78,15 +97,31 @@ pub fn time_copy(callee: Callee, dst: &mut [u8], src: &[u8], src_off: usize, slo
         // using `extra` as its threshold; every slot it is given lies in
         // `dst` and `src` (checked above), which do not overlap (`&mut`
         // and `&`).
-        run(Loop { f, a: d as usize, b: s as usize, b_mask: usize::MAX, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride }).0
+        run(Loop {
+            f,
+            a: d as usize,
+            b: s as usize,
+            b_mask: usize::MAX,
+            size: slots.size,
+            extra,
+            step: slots.rot.step * slots.stride,
+            limit: slots.rot.slots * slots.stride,
+            count: n,
+            start: from * slots.stride,
+        })
+        .0
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (d, s);
         let (st, off, size) = (slots.stride, slots.off, slots.size);
         match callee {
-            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| l.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size])),
-            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, from, |k| t.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size], nt)),
+            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| {
+                l.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size])
+            }),
+            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, from, |k| {
+                t.copy(&mut dst[k * st + off..k * st + off + size], &src[k * st + src_off..k * st + src_off + size], nt)
+            }),
         }
     }
 }
@@ -105,15 +140,31 @@ pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, from: us
         // SAFETY: `f` is a fill taking (d, c, n) with c in esi (the byte,
         // zero-extended: both memset's int and kdelta's u8 read it so);
         // every slot lies in `dst` (checked above).
-        run(Loop { f, a: d as usize, b: byte as usize, b_mask: 0, size: slots.size, extra, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride }).0
+        run(Loop {
+            f,
+            a: d as usize,
+            b: byte as usize,
+            b_mask: 0,
+            size: slots.size,
+            extra,
+            step: slots.rot.step * slots.stride,
+            limit: slots.rot.slots * slots.stride,
+            count: n,
+            start: from * slots.stride,
+        })
+        .0
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = d;
         let (st, off, size) = (slots.stride, slots.off, slots.size);
         match callee {
-            Callee::Libc(l) => rust_loop(n, slots.rot, from, |k| l.set(&mut dst[k * st + off..k * st + off + size], byte)),
-            Callee::Tuned(t, nt) => rust_loop(n, slots.rot, from, |k| t.set(&mut dst[k * st + off..k * st + off + size], byte, nt)),
+            Callee::Libc(l) => {
+                rust_loop(n, slots.rot, from, |k| l.set(&mut dst[k * st + off..k * st + off + size], byte))
+            }
+            Callee::Tuned(t, nt) => {
+                rust_loop(n, slots.rot, from, |k| t.set(&mut dst[k * st + off..k * st + off + size], byte, nt))
+            }
         }
     }
 }
@@ -158,7 +209,18 @@ pub fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64) -> (D
         let a = strings.buf.as_ptr().wrapping_add(slots.off) as usize;
         // SAFETY: `f` is a strlen taking (p); every slot holds a string
         // ending in its only NUL (`Strings::new`).
-        run(Loop { f, a, b: 0, b_mask: 0, size: 0, extra: 0, step: slots.rot.step * slots.stride, limit: slots.rot.slots * slots.stride, count: n, start: from * slots.stride })
+        run(Loop {
+            f,
+            a,
+            b: 0,
+            b_mask: 0,
+            size: 0,
+            extra: 0,
+            step: slots.rot.step * slots.stride,
+            limit: slots.rot.slots * slots.stride,
+            count: n,
+            start: from * slots.stride,
+        })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -319,7 +381,10 @@ mod tests {
             for k in 0..rot.slots {
                 let (d, s) = (k * 256 + 3, k * 256 + 5);
                 assert_eq!(dst[d..d + 200], src[s..s + 200], "slot {k}");
-                assert!(dst[k * 256..d].iter().chain(&dst[d + 200..(k + 1) * 256]).all(|&b| b == 0), "slot {k} outside");
+                assert!(
+                    dst[k * 256..d].iter().chain(&dst[d + 200..(k + 1) * 256]).all(|&b| b == 0),
+                    "slot {k} outside"
+                );
             }
         }
     }
@@ -333,7 +398,10 @@ mod tests {
             time_set(c, &mut dst, 0xA7, slots, 1, 2 * rot.slots as u64);
             for k in 0..rot.slots {
                 let s = &dst[k * 128..(k + 1) * 128];
-                assert!(s[1..101].iter().all(|&b| b == 0xA7) && s[0] == 0 && s[101..].iter().all(|&b| b == 0), "slot {k}");
+                assert!(
+                    s[1..101].iter().all(|&b| b == 0xA7) && s[0] == 0 && s[101..].iter().all(|&b| b == 0),
+                    "slot {k}"
+                );
             }
         }
     }

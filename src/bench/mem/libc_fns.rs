@@ -27,7 +27,11 @@ impl Default for Libc {
 
 impl Libc {
     pub fn new() -> Libc {
-        Libc { memcpy: black_box(libc::memcpy as CopyFn), memset: black_box(libc::memset as SetFn), strlen: black_box(libc::strlen as LenFn) }
+        Libc {
+            memcpy: black_box(libc::memcpy as CopyFn),
+            memset: black_box(libc::memset as SetFn),
+            strlen: black_box(libc::strlen as LenFn),
+        }
     }
 
     /// The entry points, for the timed loop that calls them from assembly

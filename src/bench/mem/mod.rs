@@ -11,8 +11,8 @@
 
 mod bench;
 mod buffers;
-mod calls;
 pub mod cache;
+mod calls;
 pub mod libc_fns;
 pub mod naive;
 pub mod ntrule;
@@ -24,8 +24,12 @@ pub use bench::{MemBench, Routine, PAGE_SIZES, QUICK_SIZES, SIZES};
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family = super::Family { name: "mem", benchmarks, summary: Some(summary::summary), server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "mem", benchmarks, summary: Some(summary::summary), server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
-    [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen].into_iter().map(|r| Box::new(MemBench::new(r)) as Box<dyn Benchmark>).collect()
+    [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen]
+        .into_iter()
+        .map(|r| Box::new(MemBench::new(r)) as Box<dyn Benchmark>)
+        .collect()
 }

@@ -11,7 +11,8 @@ use crate::model::record::{ResultRecord, Status};
 
 fn caches_of(r: &ResultRecord) -> Option<CacheSizes> {
     let list = r.extras.get("caches")?.as_array()?;
-    let pairs: Vec<(u32, u64)> = list.iter().filter_map(|c| Some((c.get("level")?.as_u64()? as u32, c.get("bytes")?.as_u64()?))).collect();
+    let pairs: Vec<(u32, u64)> =
+        list.iter().filter_map(|c| Some((c.get("level")?.as_u64()? as u32, c.get("bytes")?.as_u64()?))).collect();
     (!pairs.is_empty()).then(|| CacheSizes::new(pairs))
 }
 
@@ -21,11 +22,13 @@ fn ratio(v: Option<f64>) -> String {
 
 /// Lines of text, empty when there is nothing to tabulate.
 pub fn summary(results: &[ResultRecord]) -> Vec<String> {
-    let mem: Vec<&ResultRecord> = results.iter().filter(|r| r.family == "mem" && r.status == Status::Ok && r.summary.is_some()).collect();
+    let mem: Vec<&ResultRecord> =
+        results.iter().filter(|r| r.family == "mem" && r.status == Status::Ok && r.summary.is_some()).collect();
     // Groups: benchmark, configuration, and every parameter but impl and size.
     let mut groups: Vec<(String, Vec<&ResultRecord>)> = Vec::new();
     for r in &mem {
-        let rest: Vec<String> = r.params.0.iter().filter(|(k, _)| *k != "impl" && *k != "size").map(|(k, v)| format!("{k}={v}")).collect();
+        let rest: Vec<String> =
+            r.params.0.iter().filter(|(k, _)| *k != "impl" && *k != "size").map(|(k, v)| format!("{k}={v}")).collect();
         let key = format!("{} {} [{}]", r.benchmark, rest.join(" "), r.config);
         match groups.iter_mut().find(|g| g.0 == key) {
             Some(g) => g.1.push(r),
@@ -34,7 +37,8 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
     }
     let mut out = Vec::new();
     for (key, rs) in groups {
-        let impls: std::collections::BTreeSet<&str> = rs.iter().filter_map(|r| r.params.0.get("impl").map(|s| s.as_str())).collect();
+        let impls: std::collections::BTreeSet<&str> =
+            rs.iter().filter_map(|r| r.params.0.get("impl").map(|s| s.as_str())).collect();
         let Some(caches) = rs.iter().find_map(|r| caches_of(r)) else { continue };
         if impls.len() < 2 {
             continue;
@@ -47,7 +51,10 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
         let rows = regimes::speedups(&cols, &caches, regimes::buffers_of(&rs[0].benchmark));
         let verdict = wins_and_losses(&cols.tuned_over_libc);
         out.push(format!("{key}: speedups per cache regime (geometric mean over the sizes in each)"));
-        out.push(format!("  {:<8} {:>5}  {:>11}  {:>10}  {:>10}", "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"));
+        out.push(format!(
+            "  {:<8} {:>5}  {:>11}  {:>10}  {:>10}",
+            "regime", "sizes", "tuned/naive", "libc/naive", "tuned/libc"
+        ));
         for r in rows {
             out.push(format!(
                 "  {:<8} {:>5}  {:>11}  {:>10}  {:>10}",
@@ -110,12 +117,24 @@ pub fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
         b => b.to_string(),
     };
-    let sure = |n: usize, past: &str| if paired > 0 { format!("; {n} wholly {past} by the 95% interval") } else { String::new() };
+    let sure = |n: usize, past: &str| {
+        if paired > 0 {
+            format!("; {n} wholly {past} by the 95% interval")
+        } else {
+            String::new()
+        }
+    };
     let mut line = format!("  tuned/libc by size: {} of {} below {LOSS:.2}x", losses.len(), all.len());
     if let Some(w) = losses.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
         let list: Vec<String> = losses.iter().take(8).map(|r| size(r.size)).collect();
         let more = if losses.len() > 8 { ", ..." } else { "" };
-        line.push_str(&format!(" (worst {:.2}x at {}; at {}{more}{})", w.ratio, size(w.size), list.join(", "), sure(sure_losses, "below")));
+        line.push_str(&format!(
+            " (worst {:.2}x at {}; at {}{more}{})",
+            w.ratio,
+            size(w.size),
+            list.join(", "),
+            sure(sure_losses, "below")
+        ));
     }
     line.push_str(&format!(", {} above {:.2}x", wins.len(), 1.0 / LOSS));
     if let Some(b) = wins.iter().max_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
@@ -167,7 +186,15 @@ mod tests {
 
     #[test]
     fn names_wins_and_losses() {
-        let rs = [rec("libc", 64, 10.0), rec("tuned", 64, 9.0), rec("libc", 4096, 10.0), rec("tuned", 4096, 5.0), rec("libc", 1 << 24, 10.0), rec("tuned", 1 << 24, 15.0), rec("tuned", 1 << 26, 1.0)];
+        let rs = [
+            rec("libc", 64, 10.0),
+            rec("tuned", 64, 9.0),
+            rec("libc", 4096, 10.0),
+            rec("tuned", 4096, 5.0),
+            rec("libc", 1 << 24, 10.0),
+            rec("tuned", 1 << 24, 15.0),
+            rec("tuned", 1 << 26, 1.0),
+        ];
         let refs: Vec<&ResultRecord> = rs.iter().collect();
         let ratios = over(&refs, "tuned", "libc");
         assert_eq!(ratios.len(), 3, "64 MiB has no libc side");
@@ -181,9 +208,18 @@ mod tests {
     #[test]
     fn says_which_losses_and_wins_the_interval_confirms() {
         let at = |size: u64, ratio: f64, lo: f64, hi: f64| SizeRatio { size, ratio, interval: Some((lo, hi)) };
-        let all = [at(64, 0.94, 0.90, 0.97), at(128, 0.90, 0.88, 0.92), at(4096, 1.00, 0.98, 1.02), at(8192, 1.10, 1.07, 1.12), at(16384, 1.06, 1.04, 1.08)];
+        let all = [
+            at(64, 0.94, 0.90, 0.97),
+            at(128, 0.90, 0.88, 0.92),
+            at(4096, 1.00, 0.98, 1.02),
+            at(8192, 1.10, 1.07, 1.12),
+            at(16384, 1.06, 1.04, 1.08),
+        ];
         let l = wins_and_losses(&all).unwrap();
-        assert!(l.contains("2 of 5 below 0.95x (worst 0.90x at 128; at 64, 128; 1 wholly below by the 95% interval)"), "{l}");
+        assert!(
+            l.contains("2 of 5 below 0.95x (worst 0.90x at 128; at 64, 128; 1 wholly below by the 95% interval)"),
+            "{l}"
+        );
         assert!(l.contains("2 above 1.05x (best 1.10x at 8K; 1 wholly above by the 95% interval)"), "{l}");
         assert!(l.ends_with("; medians of paired samples"), "{l}");
     }
@@ -198,7 +234,11 @@ mod tests {
         let mut t = rec("tuned", 4096, 0.0);
         l.samples = vec![10.0, 20.0, 12.0, 18.0];
         t.samples = vec![9.0, 18.0, 10.8, 27.0];
-        let meta = |k: usize, first: bool| SampleMeta { job: 1, t: 2.0 * k as f64 + if first { 0.0 } else { 1.0 }, ..Default::default() };
+        let meta = |k: usize, first: bool| SampleMeta {
+            job: 1,
+            t: 2.0 * k as f64 + if first { 0.0 } else { 1.0 },
+            ..Default::default()
+        };
         l.samples_meta = (0..4).map(|k| meta(k, true)).collect();
         t.samples_meta = (0..4).map(|k| meta(k, false)).collect();
         let got = over(&[&l, &t], "tuned", "libc");
@@ -216,7 +256,13 @@ mod tests {
     #[test]
     fn tabulates_regimes_from_stored_cache_sizes() {
         // Hand-made inputs: tuned twice naive in L1 (4 KiB), libc equal to tuned.
-        let rs = vec![rec("naive", 4096, 1.0), rec("tuned", 4096, 2.0), rec("libc", 4096, 2.0), rec("naive", 64 << 20, 1.0), rec("tuned", 64 << 20, 3.0)];
+        let rs = vec![
+            rec("naive", 4096, 1.0),
+            rec("tuned", 4096, 2.0),
+            rec("libc", 4096, 2.0),
+            rec("naive", 64 << 20, 1.0),
+            rec("tuned", 64 << 20, 3.0),
+        ];
         let lines = summary(&rs);
         assert!(lines[0].starts_with("mem.memset cache=warm [up]"), "{lines:?}");
         let l1 = lines.iter().find(|l| l.trim_start().starts_with("L1")).unwrap();

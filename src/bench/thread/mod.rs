@@ -11,7 +11,8 @@ use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
 use std::time::Duration;
 
-pub const FAMILY: super::Family = super::Family { name: "thread", benchmarks, summary: None, server: None, command: None };
+pub const FAMILY: super::Family =
+    super::Family { name: "thread", benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(ThreadCreate), Box::new(ThreadCtx)]
@@ -34,14 +35,19 @@ impl CreateParams {
 
 impl Benchmark for ThreadCreate {
     fn info(&self) -> BenchInfo {
-        BenchInfo::new("thread.create", "create a thread that returns at once, and join it (lat_thread null)", "us", Better::Lower)
-            .param(ParamSpec::new(
-                "model",
-                ParamKind::choice::<CreateModel>(),
-                "direct,manager,process",
-                "direct: pthread_create/join; manager: LinuxThreads' manager thread over a pipe; process: fork/waitpid",
-            ))
-            .timeout(Duration::from_secs(120))
+        BenchInfo::new(
+            "thread.create",
+            "create a thread that returns at once, and join it (lat_thread null)",
+            "us",
+            Better::Lower,
+        )
+        .param(ParamSpec::new(
+            "model",
+            ParamKind::choice::<CreateModel>(),
+            "direct,manager,process",
+            "direct: pthread_create/join; manager: LinuxThreads' manager thread over a pipe; process: fork/waitpid",
+        ))
+        .timeout(Duration::from_secs(120))
     }
 
     fn check(&self, p: &Params) -> Result<()> {
@@ -69,7 +75,11 @@ struct CtxParams {
 
 impl CtxParams {
     fn from(p: &Params) -> Result<Self> {
-        Ok(CtxParams { model: p.choice("model").map_err(bad_param)?, threads: p.usize("threads")?, size: p.usize("size")? })
+        Ok(CtxParams {
+            model: p.choice("model").map_err(bad_param)?,
+            threads: p.usize("threads")?,
+            size: p.usize("size")?,
+        })
     }
 }
 
@@ -127,7 +137,9 @@ mod tests {
     fn ctx_figures_are_finite() {
         // The overhead is subtracted, so on a busy machine a sample may come
         // out near zero; it must still be a finite figure. Positive overall:
-        for v in run_with(&crate::bench::lat::ctx::LatCtx, &[("procs", "2"), ("size", "0,4")]).into_iter().chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "threads,process")]))
+        for v in run_with(&crate::bench::lat::ctx::LatCtx, &[("procs", "2"), ("size", "0,4")])
+            .into_iter()
+            .chain(run_with(&ThreadCtx, &[("threads", "3"), ("model", "threads,process")]))
         {
             assert!(v.is_finite(), "{v}");
         }
@@ -164,7 +176,11 @@ mod measure {
         for (k, v) in kv {
             p.set(k, *v);
         }
-        let mut s = Sampler::new(SamplerSettings { target: Duration::from_millis(10), quick: false, ..SamplerSettings::direct(10, std::env::temp_dir()) });
+        let mut s = Sampler::new(SamplerSettings {
+            target: Duration::from_millis(10),
+            quick: false,
+            ..SamplerSettings::direct(10, std::env::temp_dir())
+        });
         b.run(&p, &mut s).unwrap();
         let out = s.finish();
         let mut v = out.samples.clone();
@@ -197,13 +213,24 @@ mod measure {
             for sz in ["0", "16"] {
                 let row: Vec<String> = ["2", "4", "8", "16", "32", "64"]
                     .iter()
-                    .map(|n| format!("{n}:{:.2}", median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", "threads")]).0))
+                    .map(|n| {
+                        format!(
+                            "{n}:{:.2}",
+                            median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", "threads")]).0
+                        )
+                    })
                     .collect();
                 eprintln!("thread.ctx size={sz}K us by threads: {}", row.join(" "));
             }
             return;
         }
-        for (n, sz, model) in [("2", "0", "threads"), ("2", "0", "processes"), ("16", "0", "threads"), ("16", "16", "threads"), ("64", "16", "threads")] {
+        for (n, sz, model) in [
+            ("2", "0", "threads"),
+            ("2", "0", "processes"),
+            ("16", "0", "threads"),
+            ("16", "16", "threads"),
+            ("64", "16", "threads"),
+        ] {
             let (v, cv) = median(&ThreadCtx, &[("threads", n), ("size", sz), ("model", model)]);
             eprintln!("thread.ctx threads={n} size={sz} model={model}: {v:.2} us (cv {:.1}%)", cv * 100.0);
         }

@@ -17,9 +17,9 @@
 //! (`crate::child::fork`). Every member is joined, or killed (SIGKILL: a
 //! member holds nothing worth a clean end) and reaped on drop.
 
+use crate::child::Child;
 use anyhow::{bail, Context, Result};
 use nix::fcntl::OFlag;
-use crate::child::Child;
 use nix::sys::signal::Signal;
 use nix::unistd::pipe2;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -131,10 +131,20 @@ impl Ring {
         if members < 2 {
             bail!("a token ring needs at least 2 members, got {members}");
         }
-        let ps: Vec<(Option<OwnedFd>, Option<OwnedFd>)> = pipes(members)?.into_iter().map(|(r, w)| (Some(r), Some(w))).collect();
+        let ps: Vec<(Option<OwnedFd>, Option<OwnedFd>)> =
+            pipes(members)?.into_iter().map(|(r, w)| (Some(r), Some(w))).collect();
         let rd = ps[members - 1].0.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
         let wr = ps[0].1.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
-        let mut ring = Ring { pipes: ps, rd, wr, threads: Vec::new(), children: Vec::new(), tids: Vec::new(), master_data: member_data(size, 0), members };
+        let mut ring = Ring {
+            pipes: ps,
+            rd,
+            wr,
+            threads: Vec::new(),
+            children: Vec::new(),
+            tids: Vec::new(),
+            master_data: member_data(size, 0),
+            members,
+        };
         match model {
             Model::Threads => ring.start_threads(size)?,
             Model::Processes => {
@@ -185,7 +195,8 @@ impl Ring {
     fn start_processes(&mut self, size: usize) -> Result<()> {
         // Everything the children touch is prepared before the first fork.
         let datas: Vec<Vec<u64>> = (1..self.members).map(|i| member_data(size, i)).collect();
-        let all: Vec<RawFd> = self.pipes.iter().flat_map(|(r, w)| [r, w]).filter_map(|f| f.as_ref().map(|f| f.as_raw_fd())).collect();
+        let all: Vec<RawFd> =
+            self.pipes.iter().flat_map(|(r, w)| [r, w]).filter_map(|f| f.as_ref().map(|f| f.as_raw_fd())).collect();
         for i in 1..self.members {
             let (rd, wr) = self.ends(i);
             let data = &datas[i - 1];

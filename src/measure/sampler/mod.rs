@@ -165,7 +165,15 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
-        Sampler { settings, turn: None, clock_overhead, out: SampleSet::default(), probe: Probe::new(TaskKind::Solo), kind_set: false, started: None }
+        Sampler {
+            settings,
+            turn: None,
+            clock_overhead,
+            out: SampleSet::default(),
+            probe: Probe::new(TaskKind::Solo),
+            kind_set: false,
+            started: None,
+        }
     }
 
     /// Take turns with the other points of this worker: `member` holds the
@@ -228,7 +236,11 @@ impl Sampler {
     /// one from `make`. Taking turns, only one point runs at a time, so the
     /// value is used by one at a time; a point that does not take turns
     /// always makes its own. See [`turns`].
-    pub fn shared<T: std::any::Any + Send + Sync>(&self, key: &str, make: impl FnOnce() -> Result<T>) -> Result<std::sync::Arc<T>> {
+    pub fn shared<T: std::any::Any + Send + Sync>(
+        &self,
+        key: &str,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<std::sync::Arc<T>> {
         match &self.turn {
             Some(t) => t.shared(key, make),
             None => Ok(std::sync::Arc::new(make()?)),
@@ -292,7 +304,11 @@ impl Sampler {
             // and so cancels in the difference.
             let per_op = |d: Duration| (d.as_secs_f64() - overhead).max(0.0) / m as f64 * 1e6;
             let (g_us, b_us) = (per_op(g), per_op(b));
-            Ok(Timed { secs: (g + b).as_secs_f64(), value: g_us - b_us, parts: vec![(names[0], g_us), (names[1], b_us)] })
+            Ok(Timed {
+                secs: (g + b).as_secs_f64(),
+                value: g_us - b_us,
+                parts: vec![(names[0], g_us), (names[1], b_us)],
+            })
         })
     }
 
@@ -403,7 +419,12 @@ impl Sampler {
         let meta = match self.started.take() {
             Some(a) => self.probe.meta(&a, &b),
             // No start known: the figures are kept, the sample is not judged.
-            None => SampleMeta { t: crate::sys::clock::unix_now() - elapsed.as_secs_f64(), wall_s: elapsed.as_secs_f64(), cpus_end: crate::sys::task::current_cpu().into_iter().collect(), ..Default::default() },
+            None => SampleMeta {
+                t: crate::sys::clock::unix_now() - elapsed.as_secs_f64(),
+                wall_s: elapsed.as_secs_f64(),
+                cpus_end: crate::sys::task::current_cpu().into_iter().collect(),
+                ..Default::default()
+            },
         };
         self.started = Some(b);
         self.out.samples.push(value);

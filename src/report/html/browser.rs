@@ -43,9 +43,23 @@ __kdCheck();window.addEventListener('load',function(){setTimeout(__kdCheck,0)});
 fn run_chromium(bin: &Path, page: &Path, profile: &Path) -> (String, String) {
     use std::os::unix::process::CommandExt;
     let mut child = Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
         .arg(format!("--user-data-dir={}", profile.display()))
-        .args(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--window-size=1200,900", "--dump-dom"])
+        .args([
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=3000",
+            "--window-size=1200,900",
+            "--dump-dom",
+        ])
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -82,13 +96,19 @@ fn run_chromium(bin: &Path, page: &Path, profile: &Path) -> (String, String) {
 #[test]
 fn report_renders_in_headless_chromium_without_errors() {
     let Some(bin) = chromium() else {
-        println!("SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)");
+        println!(
+            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
+        );
         return;
     };
     let html = super::tests::full_page();
     let want = html.matches("<svg ").count();
     assert!(want >= 6, "the fixture page has every kind of chart");
-    let probed = html.replacen("<head>", &format!("<head>{HEAD_PROBE}"), 1).replacen("</body>", &format!("{TAIL_PROBE}</body>"), 1);
+    let probed = html.replacen("<head>", &format!("<head>{HEAD_PROBE}"), 1).replacen(
+        "</body>",
+        &format!("{TAIL_PROBE}</body>"),
+        1,
+    );
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, probed).unwrap();
@@ -96,7 +116,11 @@ fn report_renders_in_headless_chromium_without_errors() {
     let (dom, stderr) = run_chromium(&bin, &page, &profile);
     let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught")).collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
-    let json = dom.split("KDCHECK").nth(1).and_then(|s| s.split("KDEND").next()).unwrap_or_else(|| panic!("no probe output; stderr:\n{stderr}"));
+    let json = dom
+        .split("KDCHECK")
+        .nth(1)
+        .and_then(|s| s.split("KDEND").next())
+        .unwrap_or_else(|| panic!("no probe output; stderr:\n{stderr}"));
     let json = json.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
     let v: serde_json::Value = serde_json::from_str(&json).expect("probe JSON");
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "errors: {}", v["errors"]);

@@ -46,7 +46,13 @@ pub fn for_run(rep: &Report) -> Vec<Html> {
 /// Line charts for benchmarks swept over a numeric parameter; the results
 /// that are not are returned for the bar charts.
 fn lines(results: &[ResultRecord]) -> (Vec<Html>, Vec<&ResultRecord>) {
-    let (sweeps, rest) = sweep::split(results, |r| if r.cpus.is_empty() { r.config.clone() } else { format!("{} [cpus {}]", r.config, r.cpus) });
+    let (sweeps, rest) = sweep::split(results, |r| {
+        if r.cpus.is_empty() {
+            r.config.clone()
+        } else {
+            format!("{} [cpus {}]", r.config, r.cpus)
+        }
+    });
     (sweeps.iter().map(line_chart).collect(), rest)
 }
 
@@ -76,13 +82,30 @@ fn line_chart(sw: &sweep::Sweep) -> Html {
         for p in &l.points {
             let (px, lo, hi) = (sx.map(p.x), sy.map(p.min), sy.map(p.max));
             html_write!(body, r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}"/>"#, px, lo, px, hi, c);
-            let what = format!("{} {x}={}: median {} {}", l.name, if is_bytes { super::svg::bytes(p.x) } else { fmt_num(p.x) }, fmt_num(p.median), first.unit);
-            html_write!(body, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}</title></circle>"#, px, sy.map(p.median), c, Html::text(&what));
+            let what = format!(
+                "{} {x}={}: median {} {}",
+                l.name,
+                if is_bytes { super::svg::bytes(p.x) } else { fmt_num(p.x) },
+                fmt_num(p.median),
+                first.unit
+            );
+            html_write!(
+                body,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{}"><title>{}</title></circle>"#,
+                px,
+                sy.map(p.median),
+                c,
+                Html::text(&what)
+            );
         }
     }
-    let legend: Vec<Key> = series.iter().enumerate().map(|(i, l)| Key { color: color(i), text: l.name.clone(), line: true }).collect();
-    let x_name =
-        if is_bytes { format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" }) } else { format!("{x}{}", if sx.log { " (log scale)" } else { "" }) };
+    let legend: Vec<Key> =
+        series.iter().enumerate().map(|(i, l)| Key { color: color(i), text: l.name.clone(), line: true }).collect();
+    let x_name = if is_bytes {
+        format!("{x} (bytes{})", if sx.log { ", log scale" } else { "" })
+    } else {
+        format!("{x}{}", if sx.log { " (log scale)" } else { "" })
+    };
     let y_name = format!("median {}{}", first.unit, if sy.log { " (log)" } else { "" });
     let better = format!("{}; whiskers: min to max of the clean samples", better_text(first.better));
     f.svg("lines", &format!("{name} over {x}"), &better, &x_name, &y_name, &body, &legend)
@@ -92,7 +115,9 @@ fn line_chart(sw: &sweep::Sweep) -> Html {
 /// the caches a result recorded and its working set per unit of `x`.
 fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
     let r = rs[0];
-    let (Some(caches), Some(ws)) = (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64())) else {
+    let (Some(caches), Some(ws)) =
+        (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64()))
+    else {
         return Html::new();
     };
     let Some((xv, _)) = r.params.0.get(x).and_then(|v| sweep::numeric(v)) else { return Html::new() };
@@ -100,7 +125,8 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
         return Html::new();
     }
     let per = ws / xv;
-    let mut levels: Vec<(u64, f64)> = caches.iter().filter_map(|c| Some((c.get("level")?.as_u64()?, c.get("bytes")?.as_f64()? / per))).collect();
+    let mut levels: Vec<(u64, f64)> =
+        caches.iter().filter_map(|c| Some((c.get("level")?.as_u64()?, c.get("bytes")?.as_f64()? / per))).collect();
     levels.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut s = Html::new();
     let mut from = sx.lo;
@@ -116,7 +142,15 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
             continue;
         }
         let fill = if i % 2 == 0 { "#eef3f8" } else { "#f8f4ea" };
-        html_write!(s, r#"<rect class="band" x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{}"/>"#, xa, f.top, xb - xa, f.plot_h, Html::lit(fill));
+        html_write!(
+            s,
+            r#"<rect class="band" x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{}"/>"#,
+            xa,
+            f.top,
+            xb - xa,
+            f.plot_h,
+            Html::lit(fill)
+        );
         html_write!(
             s,
             r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##,
@@ -141,7 +175,8 @@ fn bars(rest: &[&ResultRecord]) -> Vec<Html> {
     }
     let mut out = Vec::new();
     for (fam, unit, better) in groups {
-        let rs: Vec<&ResultRecord> = rest.iter().copied().filter(|r| r.family == fam && r.unit == unit && r.better == better).collect();
+        let rs: Vec<&ResultRecord> =
+            rest.iter().copied().filter(|r| r.family == fam && r.unit == unit && r.better == better).collect();
         let mut configs: Vec<(String, String)> = Vec::new();
         let mut cats: Vec<(String, crate::model::Params, String)> = Vec::new();
         for r in &rs {
@@ -156,7 +191,11 @@ fn bars(rest: &[&ResultRecord]) -> Vec<Html> {
         }
         let parts = cats.len().div_ceil(BARS_PER_CHART);
         for (pi, chunk) in cats.chunks(BARS_PER_CHART).enumerate() {
-            let title = if parts > 1 { format!("{fam} ({unit}), part {} of {parts}", pi + 1) } else { format!("{fam} ({unit})") };
+            let title = if parts > 1 {
+                format!("{fam} ({unit}), part {} of {parts}", pi + 1)
+            } else {
+                format!("{fam} ({unit})")
+            };
             out.push(bar_chart(&title, &unit, better, &configs, chunk, &rs));
         }
     }
@@ -171,7 +210,9 @@ fn bar_chart(
     cats: &[(String, crate::model::Params, String)],
     rs: &[&ResultRecord],
 ) -> Html {
-    let find = |c: &(String, crate::model::Params, String), cfg: &str| rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg);
+    let find = |c: &(String, crate::model::Params, String), cfg: &str| {
+        rs.iter().copied().find(|r| r.benchmark == c.0 && r.params == c.1 && r.config == cfg)
+    };
     let group_h = (configs.len() as f64 * 11.0 + 10.0).max(18.0);
     let f = Frame::new(WIDTH, group_h * cats.len() as f64, 250.0, configs.len());
     let vals: Vec<f64> = cats
@@ -184,7 +225,13 @@ fn bar_chart(
     let mut body = f.x_axis(&sx);
     for (ci, c) in cats.iter().enumerate() {
         let y0 = f.top + group_h * ci as f64;
-        html_write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, Html::text(&cut(&c.2, 38)));
+        html_write!(
+            body,
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            f.left - 6.0,
+            y0 + group_h / 2.0 + 4.0,
+            Html::text(&cut(&c.2, 38))
+        );
         for (k, (cfg, _)) in configs.iter().enumerate() {
             let y = y0 + 5.0 + 11.0 * k as f64;
             match find(c, cfg) {
@@ -226,7 +273,11 @@ fn bar_chart(
     let legend: Vec<Key> = configs
         .iter()
         .enumerate()
-        .map(|(i, (n, cpus))| Key { color: color(i), text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }), line: false })
+        .map(|(i, (n, cpus))| Key {
+            color: color(i),
+            text: format!("{n} [cpus {}]", if cpus.is_empty() { "-" } else { cpus }),
+            line: false,
+        })
         .collect();
     let x_name = format!("median {unit}{}", if sx.log { " (log scale)" } else { "" });
     f.svg("bars", title, better_text(better), &x_name, "benchmark", &body, &legend)
@@ -256,12 +307,25 @@ pub fn speedups(t: &Table) -> Vec<Html> {
         let sx = Scale::fit(&vals, 20.0, false, f.left, f.right(), Ticks::Plain);
         let mut body = f.x_axis(&sx);
         let one = sx.map(1.0);
-        html_write!(body, r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#000"/>"##, one, f.top, one, f.bottom());
+        html_write!(
+            body,
+            r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#000"/>"##,
+            one,
+            f.top,
+            one,
+            f.bottom()
+        );
         for (ri, r) in chunk.iter().enumerate() {
             let y0 = f.top + group_h * ri as f64;
             let shown = pv.show(&r.benchmark, &r.params);
             let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
-            html_write!(body, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, f.left - 6.0, y0 + group_h / 2.0 + 4.0, Html::text(&cut(&label, 38)));
+            html_write!(
+                body,
+                r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+                f.left - 6.0,
+                y0 + group_h / 2.0 + 4.0,
+                Html::text(&cut(&label, 38))
+            );
             for (i, c) in r.changes.iter().enumerate() {
                 let Some(c) = c else { continue };
                 if !c.speedup.is_finite() {
@@ -285,8 +349,12 @@ pub fn speedups(t: &Table) -> Vec<Html> {
                     (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
                     _ => String::new(),
                 };
-                let what =
-                    format!("{label} [{}]: speedup {}{ci}{}", t.columns[i + 1].name, fmt_num(c.speedup), if c.significant { ", significant" } else { "" });
+                let what = format!(
+                    "{label} [{}]: speedup {}{ci}{}",
+                    t.columns[i + 1].name,
+                    fmt_num(c.speedup),
+                    if c.significant { ", significant" } else { "" }
+                );
                 html_write!(
                     body,
                     r#"<circle class="speedup" cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
@@ -303,11 +371,21 @@ pub fn speedups(t: &Table) -> Vec<Html> {
             .enumerate()
             .map(|(i, c)| Key {
                 color: color(i),
-                text: format!("{} [cpus {}] against {} [cpus {}]", c.name, or_dash(&c.cpus), base.name, or_dash(&base.cpus)),
+                text: format!(
+                    "{} [cpus {}] against {} [cpus {}]",
+                    c.name,
+                    or_dash(&c.cpus),
+                    base.name,
+                    or_dash(&base.cpus)
+                ),
                 line: true,
             })
             .collect();
-        let title = if parts > 1 { format!("speedup against {}, part {} of {parts}", base.name, pi + 1) } else { format!("speedup against {}", base.name) };
+        let title = if parts > 1 {
+            format!("speedup against {}, part {} of {parts}", base.name, pi + 1)
+        } else {
+            format!("speedup against {}", base.name)
+        };
         let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";
         let x_name = format!("speedup (ratio of medians{})", if sx.log { ", log scale" } else { "" });
         out.push(f.svg("speedup", &title, better, &x_name, "benchmark", &body, &legend));

@@ -176,7 +176,8 @@ mod tests {
 
     /// Every `&` starts one of the entities `text` writes.
     fn ampersands_start_entities(s: &str) -> bool {
-        s.match_indices('&').all(|(i, _)| ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| s[i..].starts_with(e)))
+        s.match_indices('&')
+            .all(|(i, _)| ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| s[i..].starts_with(e)))
     }
 
     #[test]

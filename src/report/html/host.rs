@@ -33,7 +33,11 @@ pub fn render(host: &Value) -> Html {
     row(&mut s, "architecture", g("arch"));
     row(&mut s, "memory", h.get("mem_total_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))));
     row(&mut s, "kernel", g("kernel_release").map(|r| format!("{r} ({})", g("kernel_version").unwrap_or_default())));
-    row(&mut s, "preemption", g("preempt_model").map(|m| format!("{m} (from {})", g("preempt_source").unwrap_or_else(|| "?".into()))));
+    row(
+        &mut s,
+        "preemption",
+        g("preempt_model").map(|m| format!("{m} (from {})", g("preempt_source").unwrap_or_else(|| "?".into()))),
+    );
     row(&mut s, "C library", g("glibc_version"));
     row(&mut s, "x86 ht flag", g("ht_flag"));
     let t = h.get("topology").and_then(|t| t.as_object());
@@ -45,7 +49,11 @@ pub fn render(host: &Value) -> Html {
     row(
         &mut s,
         "SMT",
-        Some(format!("control {}, active {}", tg("smt_control").unwrap_or_else(|| "unknown".into()), tg("smt_active").unwrap_or_else(|| "unknown".into()))),
+        Some(format!(
+            "control {}, active {}",
+            tg("smt_control").unwrap_or_else(|| "unknown".into()),
+            tg("smt_active").unwrap_or_else(|| "unknown".into())
+        )),
     );
     let list = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_array()).cloned().unwrap_or_default();
     row(
@@ -70,7 +78,11 @@ pub fn render(host: &Value) -> Html {
     let caches: Vec<String> = list("caches")
         .iter()
         .map(|c| {
-            let size = c.get("size_bytes").and_then(|v| v.as_f64()).map(|b| format!("{}iB", bytes(b))).unwrap_or_else(|| "size unknown".into());
+            let size = c
+                .get("size_bytes")
+                .and_then(|v| v.as_f64())
+                .map(|b| format!("{}iB", bytes(b)))
+                .unwrap_or_else(|| "size unknown".into());
             format!(
                 "L{} {} {size}, shared by cpus {}",
                 text(c.get("level")).unwrap_or_default(),
@@ -80,11 +92,23 @@ pub fn render(host: &Value) -> Html {
         })
         .collect();
     row(&mut s, "caches", (!caches.is_empty()).then(|| caches.join("; ")));
-    let nodes: Vec<String> =
-        list("nodes").iter().map(|n| format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())).collect();
+    let nodes: Vec<String> = list("nodes")
+        .iter()
+        .map(|n| {
+            format!("node {}: cpus {}", text(n.get("id")).unwrap_or_default(), text(n.get("cpus")).unwrap_or_default())
+        })
+        .collect();
     row(&mut s, "NUMA nodes", (!nodes.is_empty()).then(|| nodes.join("; ")));
     if let Some(r) = t.and_then(|t| t.get("restriction")).filter(|r| !r.is_null()) {
-        row(&mut s, "usable CPUs", Some(format!("{} (from {})", text(r.get("cpus")).unwrap_or_default(), text(r.get("source")).unwrap_or_default())));
+        row(
+            &mut s,
+            "usable CPUs",
+            Some(format!(
+                "{} (from {})",
+                text(r.get("cpus")).unwrap_or_default(),
+                text(r.get("source")).unwrap_or_default()
+            )),
+        );
     }
     s.push_lit("</tbody></table>");
     let mit = h.get("mitigations").and_then(|m| m.as_array()).cloned().unwrap_or_default();
@@ -93,7 +117,8 @@ pub fn render(host: &Value) -> Html {
     } else {
         s.push_lit("<details open><summary>CPU vulnerabilities and mitigations</summary><table class=\"host\"><tbody>");
         for m in &mit {
-            let (k, v) = (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
+            let (k, v) =
+                (m.get(0).and_then(|v| v.as_str()).unwrap_or("?"), m.get(1).and_then(|v| v.as_str()).unwrap_or("?"));
             html_write!(s, "<tr><th>{}</th><td>{}</td></tr>", Html::text(k), Html::text(v));
         }
         s.push_lit("</tbody></table></details>");

@@ -60,7 +60,13 @@ pub fn render(page: &Page) -> String {
         Html::text(&page.title),
         Html::lit(CSS)
     );
-    html_write!(s, "<header><h1>{}</h1><p>kdelta {}: {} run(s)", Html::text(&page.title), Html::lit(env!("CARGO_PKG_VERSION")), page.runs.len());
+    html_write!(
+        s,
+        "<header><h1>{}</h1><p>kdelta {}: {} run(s)",
+        Html::text(&page.title),
+        Html::lit(env!("CARGO_PKG_VERSION")),
+        page.runs.len()
+    );
     s.push_lit(". Every figure is a median of clean samples; nothing here was estimated.</p></header>\n");
     s.push(&nav(page));
     if !page.extra.is_empty() {
@@ -136,7 +142,8 @@ fn run_section(rep: &Report) -> Html {
     meta("finished", run.finished.as_deref().map(Html::text).unwrap_or_else(|| na("not finished")));
     meta("status", Html::text(run.status.as_str()));
     meta("kdelta", Html::text(&run.kdelta_version));
-    let cfgs: Vec<String> = if run.configs.is_empty() { configs_of(rep) } else { run.configs.iter().map(|c| c.describe()).collect() };
+    let cfgs: Vec<String> =
+        if run.configs.is_empty() { configs_of(rep) } else { run.configs.iter().map(|c| c.describe()).collect() };
     meta("configurations", if cfgs.is_empty() { na("none recorded") } else { Html::text(&cfgs.join("; ")) });
     html_write!(s, "</dl>\n<h3 id=\"run-{}-command\">Command</h3>\n", id);
     if run.command.trim().is_empty() {

@@ -74,7 +74,11 @@ impl Scale {
     }
 
     pub fn map(&self, v: f64) -> f64 {
-        let f = if self.log { (v.max(self.lo * 1e-3).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln()) } else { (v - self.lo) / (self.hi - self.lo) };
+        let f = if self.log {
+            (v.max(self.lo * 1e-3).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
         self.px0 + f * (self.px1 - self.px0)
     }
 
@@ -186,7 +190,16 @@ impl Frame {
     /// `kind` names the chart for tests and the browser check; the texts are
     /// escaped here.
     #[allow(clippy::too_many_arguments)]
-    pub fn svg(&self, kind: &'static str, title: &str, better: &str, x_name: &str, y_name: &str, body: &Html, legend: &[Key]) -> Html {
+    pub fn svg(
+        &self,
+        kind: &'static str,
+        title: &str,
+        better: &str,
+        x_name: &str,
+        y_name: &str,
+        body: &Html,
+        legend: &[Key],
+    ) -> Html {
         let mut s = Html::new();
         html_write!(
             s,
@@ -199,12 +212,31 @@ impl Frame {
             Html::text(title)
         );
         html_write!(s, r##"<rect x="0" y="0" width="{}" height="{}" fill="#fff"/>"##, self.width, self.height);
-        html_write!(s, r#"<text x="{}" y="20" font-size="15" font-weight="bold">{}</text>"#, self.left, Html::text(&cut(title, 90)));
+        html_write!(
+            s,
+            r#"<text x="{}" y="20" font-size="15" font-weight="bold">{}</text>"#,
+            self.left,
+            Html::text(&cut(title, 90))
+        );
         html_write!(s, r##"<text class="better" x="{}" y="38" fill="#444">{}</text>"##, self.left, Html::text(better));
         s.push(body);
-        html_write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, self.left + self.plot_w / 2.0, self.bottom() + 38.0, Html::text(x_name));
+        html_write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            self.left + self.plot_w / 2.0,
+            self.bottom() + 38.0,
+            Html::text(x_name)
+        );
         let (yx, yy) = (14.0, self.top + self.plot_h / 2.0);
-        html_write!(s, r#"<text x="{}" y="{}" text-anchor="middle" transform="rotate(-90 {} {})">{}</text>"#, yx, yy, yx, yy, Html::text(y_name));
+        html_write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" transform="rotate(-90 {} {})">{}</text>"#,
+            yx,
+            yy,
+            yx,
+            yy,
+            Html::text(y_name)
+        );
         let col_w = (self.width - self.left) / 2.0;
         for (i, k) in legend.iter().enumerate() {
             let x = self.left + col_w * (i % 2) as f64;
@@ -237,8 +269,21 @@ impl Frame {
         let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let x = sc.map(v);
-            html_write!(s, r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#ddd"/>"##, x, self.top, x, self.bottom());
-            html_write!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, x, self.bottom() + 16.0, Html::text(&l));
+            html_write!(
+                s,
+                r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#ddd"/>"##,
+                x,
+                self.top,
+                x,
+                self.bottom()
+            );
+            html_write!(
+                s,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                x,
+                self.bottom() + 16.0,
+                Html::text(&l)
+            );
         }
         s.push(&self.outline());
         s
@@ -249,15 +294,34 @@ impl Frame {
         let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let y = sc.map(v);
-            html_write!(s, r##"<line x1="{}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="#ddd"/>"##, self.left, y, self.right(), y);
-            html_write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, self.left - 6.0, y + 4.0, Html::text(&l));
+            html_write!(
+                s,
+                r##"<line x1="{}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="#ddd"/>"##,
+                self.left,
+                y,
+                self.right(),
+                y
+            );
+            html_write!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+                self.left - 6.0,
+                y + 4.0,
+                Html::text(&l)
+            );
         }
         s.push(&self.outline());
         s
     }
 
     fn outline(&self) -> Html {
-        html_format!(r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>"##, self.left, self.top, self.plot_w, self.plot_h)
+        html_format!(
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
+            self.left,
+            self.top,
+            self.plot_w,
+            self.plot_h
+        )
     }
 }
 

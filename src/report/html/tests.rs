@@ -48,7 +48,13 @@ pub(super) fn mem_run() -> (RunRecord, Vec<ResultRecord>) {
     run.environment = Default::default();
     let mut rs = Vec::new();
     for (cfg, cpus, f) in [("up", "0", 1.0), ("smp2", "0-1", 1.04)] {
-        for (size, bytes, gbs) in [("4k", 4096.0, 40.0), ("64k", 65536.0, 30.0), ("1m", 1048576.0, 20.0), ("16m", 16777216.0, 12.0), ("64m", 67108864.0, 9.0)] {
+        for (size, bytes, gbs) in [
+            ("4k", 4096.0, 40.0),
+            ("64k", 65536.0, 30.0),
+            ("1m", 1048576.0, 20.0),
+            ("16m", 16777216.0, 12.0),
+            ("64m", 67108864.0, 9.0),
+        ] {
             let m = gbs * f;
             let mut r = fx::ok(
                 "mem.memcpy",
@@ -72,7 +78,18 @@ pub(super) fn study_table() -> ExtraTable {
     ExtraTable {
         title: "Table 1: LMbench latencies (us), up against smp2 (substitute for noht1 against ht1)".into(),
         before: vec!["this machine has no SMT: the pair is up against smp2".into()],
-        header: ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"].map(String::from).to_vec(),
+        header: [
+            "row",
+            "published A",
+            "published B",
+            "published change",
+            "here A",
+            "here B",
+            "here change",
+            "same direction?",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows: vec![
             ["simple syscall", "0.33", "0.35", "-5.7%", "0.21", "0.18", "+16.7%", "no"].map(String::from).to_vec(),
             ["geomean (1 rows)", "", "", "-5.7%", "", "", "+16.7%", ""].map(String::from).to_vec(),
@@ -122,9 +139,15 @@ fn every_section_is_present() {
     assert!(h.contains("<tr class=\"geo\">"));
     assert!(h.contains("* significant: |change| &gt;= 1% on the log scale"), "the rule is stated");
     // Host snapshot and warnings.
-    assert!(h.contains("6.18.0 (#1 SMP PREEMPT_DYNAMIC)") && h.contains("voluntary (from /sys/kernel/debug/sched/preempt)"));
+    assert!(
+        h.contains("6.18.0 (#1 SMP PREEMPT_DYNAMIC)") && h.contains("voluntary (from /sys/kernel/debug/sched/preempt)")
+    );
     assert!(h.contains("<th>C library</th><td>2.36</td>") && h.contains("spectre_v2"));
-    assert!(h.contains("<th>memory</th><td>4GiB</td>") && h.contains("<th>packages</th><td>1 (ids 0)</td>") && h.contains("L1 Data 48KiB, shared by cpus 0"));
+    assert!(
+        h.contains("<th>memory</th><td>4GiB</td>")
+            && h.contains("<th>packages</th><td>1 (ids 0)</td>")
+            && h.contains("L1 Data 48KiB, shared by cpus 0")
+    );
     assert!(h.contains("busy"), "the busy-machine warning is listed");
     assert!(h.contains("run 13 is incomplete"));
     // The study table, drawn as the others.
@@ -132,7 +155,9 @@ fn every_section_is_present() {
     assert!(h.contains("<td class=\"num\">+16.7%</td><td>no</td>"));
     assert!(h.contains("direction agrees in 0 of 1 rows; differs in: simple syscall"));
     // Balanced structure.
-    for (o, c) in [("<section", "</section>"), ("<table", "</table>"), ("<svg", "</svg>"), ("<ul", "</ul>"), ("<tr", "</tr>")] {
+    for (o, c) in
+        [("<section", "</section>"), ("<table", "</table>"), ("<svg", "</svg>"), ("<ul", "</ul>"), ("<tr", "</tr>")]
+    {
         assert_eq!(count(&h, o), count(&h, c), "{o} unbalanced");
     }
 }
@@ -141,12 +166,17 @@ fn every_section_is_present() {
 fn every_chart_has_axes_direction_and_a_legend_with_cpu_sets() {
     let h = full_page();
     let charts: Vec<&str> = h.split("<svg ").skip(1).map(|s| s.split("</svg>").next().unwrap()).collect();
-    let kinds: Vec<&str> = charts.iter().map(|c| c.split("data-kind=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
+    let kinds: Vec<&str> =
+        charts.iter().map(|c| c.split("data-kind=\"").nth(1).unwrap().split('"').next().unwrap()).collect();
     for k in ["lines", "bars", "speedup"] {
         assert!(kinds.contains(&k), "no {k} chart in {kinds:?}");
     }
     for c in &charts {
-        assert!(c.contains("class=\"better\"") && (c.contains("higher is better") || c.contains("lower is better")), "no direction: {}", &c[..200]);
+        assert!(
+            c.contains("class=\"better\"") && (c.contains("higher is better") || c.contains("lower is better")),
+            "no direction: {}",
+            &c[..200]
+        );
         assert!(c.contains("[cpus "), "legend without CPU sets: {}", &c[..200]);
         assert!(c.contains("rotate(-90"), "no y axis name");
     }
@@ -154,11 +184,18 @@ fn every_chart_has_axes_direction_and_a_legend_with_cpu_sets() {
     let r12 = h.split("id=\"run-12\"").nth(1).unwrap().split("id=\"run-14\"").next().unwrap();
     assert!(r12.contains("Charts (3)"), "{}", &r12[r12.find("Charts").unwrap()..][..20]);
     assert!(r12.contains(">median us (log scale)</text>") && r12.contains(">median MB/s</text>"));
-    assert!(r12.contains("lat.proc.exec [noht]") || r12.contains("noht failed"), "the failed cell is said in its chart");
+    assert!(
+        r12.contains("lat.proc.exec [noht]") || r12.contains("noht failed"),
+        "the failed cell is said in its chart"
+    );
     assert!(r12.contains("noht &lt; 0.310 (below resolution)") || r12.contains("(below resolution)"));
     // The mem sweep: a line chart over size with cache bands, and speedups with intervals.
     let r14 = h.split("id=\"run-14\"").nth(1).unwrap().split("id=\"run-13\"").next().unwrap();
-    assert!(r14.contains("mem.memcpy over size") && r14.contains(">size (bytes, log scale)</text>") && r14.contains(">median GB/s</text>"));
+    assert!(
+        r14.contains("mem.memcpy over size")
+            && r14.contains(">size (bytes, log scale)</text>")
+            && r14.contains(">median GB/s</text>")
+    );
     assert!(count(r14, "class=\"band\"") == 4, "L1, L2, L3 and memory bands");
     assert!(r14.contains(">L1</text>") && r14.contains(">memory</text>"));
     assert!(r14.contains("class=\"ci\""), "speedup intervals drawn");
@@ -210,7 +247,9 @@ fn study_table_snapshot() {
 
 #[test]
 fn long_tables_split_into_several_bar_charts() {
-    let rs: Vec<ResultRecord> = (0..40).map(|i| fx::us(&format!("aim9.t{i:02}"), &[], "up", "0", &[1.0 + i as f64, 1.1 + i as f64, 1.05 + i as f64])).collect();
+    let rs: Vec<ResultRecord> = (0..40)
+        .map(|i| fx::us(&format!("aim9.t{i:02}"), &[], "up", "0", &[1.0 + i as f64, 1.1 + i as f64, 1.05 + i as f64]))
+        .collect();
     let rep = Report::for_run(fx::run_record(), rs, &fx::opt());
     let cs = super::charts::for_run(&rep);
     assert_eq!(cs.len(), 40usize.div_ceil(super::charts::BARS_PER_CHART));
@@ -238,7 +277,11 @@ fn assert_clean(h: &str) {
     assert!(!h.chars().any(crate::model::text::is_bidi_control), "a bidi control reached the page");
     for (i, _) in h.match_indices('&') {
         let r = &h[i..];
-        assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| r.starts_with(e)), "a bare & at {}", &r[..r.len().min(40)]);
+        assert!(
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| r.starts_with(e)),
+            "a bare & at {}",
+            &r[..r.len().min(40)]
+        );
     }
 }
 
@@ -270,7 +313,15 @@ fn markers_in_every_stored_field_come_out_escaped() {
         for v in [format!("a{MARK}"), format!("b{MARK}")] {
             let kv = p(&v);
             let kv: Vec<(&str, &str)> = kv.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let mut r = fx::ok(&bench, &kv, cfg, &format!("0{MARK}"), &format!("us{MARK}"), Better::Lower, &[f, f * 1.01, f * 0.99, f * 1.002]);
+            let mut r = fx::ok(
+                &bench,
+                &kv,
+                cfg,
+                &format!("0{MARK}"),
+                &format!("us{MARK}"),
+                Better::Lower,
+                &[f, f * 1.01, f * 0.99, f * 1.002],
+            );
             r.notes = vec![format!("note{MARK}")];
             rs.push(r);
         }

@@ -12,7 +12,17 @@ fn svg_chart_of_speedups_names_every_benchmark_and_configuration() {
     assert!(texts.contains(&"speedup"), "the axis is named");
     // One label per row, from the bottom up; the failed row keeps its label.
     let labels: Vec<&str> = texts.iter().copied().filter(|t| t.starts_with("lat.") || t.starts_with("bw.")).collect();
-    assert_eq!(labels, ["lat.syscall", "lat.pipe", "lat.ctx procs=2 size=16", "lat.proc.exec", "bw.mem.rd size=64m", "bw.mem.wr size=64m"]);
+    assert_eq!(
+        labels,
+        [
+            "lat.syscall",
+            "lat.pipe",
+            "lat.ctx procs=2 size=16",
+            "lat.proc.exec",
+            "bw.mem.rd size=64m",
+            "bw.mem.wr size=64m"
+        ]
+    );
     // The legend names the configuration compared; the reference is in the caption.
     assert_eq!(texts.last(), Some(&"noht"));
     assert!(!texts.contains(&"up"));

@@ -32,7 +32,8 @@ pub(super) fn run_record() -> RunRecord {
         finished: Some("2024-05-01T10:04:31Z".into()),
         status: RunStatus::Complete,
         kdelta_version: "0.1.0".into(),
-        command: "kdelta run lat.syscall lat.pipe lat.ctx lat.proc.exec bw.mem.rd bw.mem.wr -c up,noht --runs auto".into(),
+        command: "kdelta run lat.syscall lat.pipe lat.ctx lat.proc.exec bw.mem.rd bw.mem.wr -c up,noht --runs auto"
+            .into(),
         pid: None,
         configs: vec![config("up", "0"), config("noht", "0-1")],
         host: serde_json::json!({}),
@@ -55,7 +56,15 @@ pub(super) fn params(kv: &[(&str, &str)]) -> Params {
 }
 
 /// A clean result: every sample used, as many as wanted.
-pub(super) fn ok(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, unit: &str, better: Better, samples: &[f64]) -> ResultRecord {
+pub(super) fn ok(
+    bench: &str,
+    p: &[(&str, &str)],
+    cfg: &str,
+    cpus: &str,
+    unit: &str,
+    better: Better,
+    samples: &[f64],
+) -> ResultRecord {
     ResultRecord {
         benchmark: bench.into(),
         family: bench.split('.').next().unwrap().into(),
@@ -68,7 +77,12 @@ pub(super) fn ok(bench: &str, p: &[(&str, &str)], cfg: &str, cpus: &str, unit: &
         reason: None,
         samples: samples.to_vec(),
         samples_meta: vec![],
-        quality: Some(Quality { kind: TaskKind::Solo, wanted: samples.len(), clean: samples.len(), ..Default::default() }),
+        quality: Some(Quality {
+            kind: TaskKind::Solo,
+            wanted: samples.len(),
+            clean: samples.len(),
+            ..Default::default()
+        }),
         placement: vec![],
         below_resolution: None,
         summary: crate::stats::summarize(samples, better == Better::Higher),
@@ -107,9 +121,12 @@ pub(super) fn results() -> Vec<ResultRecord> {
     let pipe_values = [7.05, 19.2, 7.10, 7.12, 19.8, 7.08, 7.15, 19.5, 7.11, 20.1];
     let mut pipe_noht = us("lat.pipe", &[], "noht", "0-1", &pipe_values);
     pipe_noht.quality.as_mut().unwrap().kind = TaskKind::Waits;
-    pipe_noht.samples_meta =
-        pipe_values.iter().map(|&v| if v < 10.0 { meta(&[1, 1], &[1, 1], 0, false) } else { meta(&[0, 1], &[0, 1], 0, false) }).collect();
-    pipe_noht.placement = crate::stats::trust::placement_split(&pipe_noht.samples, &pipe_noht.samples_meta).expect("the fixture splits");
+    pipe_noht.samples_meta = pipe_values
+        .iter()
+        .map(|&v| if v < 10.0 { meta(&[1, 1], &[1, 1], 0, false) } else { meta(&[0, 1], &[0, 1], 0, false) })
+        .collect();
+    pipe_noht.placement =
+        crate::stats::trust::placement_split(&pipe_noht.samples, &pipe_noht.samples_meta).expect("the fixture splits");
     pipe_noht.warnings = vec![Warning::HighVariation { cv: pipe_noht.summary.as_ref().unwrap().cv, threshold: 0.05 }];
 
     // lat.ctx: on noht the net figure's interval reaches zero.
@@ -143,9 +160,30 @@ pub(super) fn results() -> Vec<ResultRecord> {
     let mut wr_noht = mbs("bw.mem.wr", "noht", "0-1", &wr_values);
     wr_noht.samples_meta = wr_values.iter().map(|&v| meta(&[1], &[1], 0, v < 9000.0)).collect();
     wr_noht.summary = crate::stats::summarize(&wr_noht.clean_samples(), true);
-    wr_noht.quality = Some(Quality { kind: TaskKind::Solo, wanted: 6, clean: 5, disturbed: 3, retaken: 2, noisy: true, ..Default::default() });
+    wr_noht.quality = Some(Quality {
+        kind: TaskKind::Solo,
+        wanted: 6,
+        clean: 5,
+        disturbed: 3,
+        retaken: 2,
+        noisy: true,
+        ..Default::default()
+    });
 
-    vec![syscall_up, pipe_up, ctx_up, exec_up, rd_up, wr_up, syscall_noht, pipe_noht, ctx_noht, exec_noht, rd_noht, wr_noht]
+    vec![
+        syscall_up,
+        pipe_up,
+        ctx_up,
+        exec_up,
+        rd_up,
+        wr_up,
+        syscall_noht,
+        pipe_noht,
+        ctx_noht,
+        exec_noht,
+        rd_noht,
+        wr_noht,
+    ]
 }
 
 pub(super) fn opt() -> CompareOptions {
@@ -264,7 +302,7 @@ fn write_chart(rep: &Report) -> String {
     chart::svg(rep).unwrap()
 }
 
-mod text_snapshots;
-mod markdown_csv;
-mod json_snapshot;
 mod charts;
+mod json_snapshot;
+mod markdown_csv;
+mod text_snapshots;

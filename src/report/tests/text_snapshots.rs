@@ -176,10 +176,20 @@ warning: run 13 is incomplete: it was interrupted, so its results are partial
 #[test]
 fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
     let coloured = text::render(&comparison(), true);
-    assert_eq!(strip_colour(&coloured), text::render(&comparison(), false), "colour adds escape sequences and nothing else");
+    assert_eq!(
+        strip_colour(&coloured),
+        text::render(&comparison(), false),
+        "colour adds escape sequences and nothing else"
+    );
     let lines: Vec<&str> = coloured.lines().collect();
-    assert!(lines.contains(&"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% *\x1b[0m"), "better: green");
-    assert!(lines.contains(&"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% *\x1b[0m"), "worse: red");
+    assert!(
+        lines.contains(&"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% *\x1b[0m"),
+        "better: green"
+    );
+    assert!(
+        lines.contains(&"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% *\x1b[0m"),
+        "worse: red"
+    );
     // Changes without a star stay plain, the withheld ones included.
     assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%"));
     assert!(lines.contains(&"bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%"));
@@ -208,7 +218,8 @@ warning: the machine was busy: load average 1.25 before, 1.50 after; other proce
 
 #[test]
 fn warnings_of_a_clean_run() {
-    let rs: Vec<ResultRecord> = results().into_iter().filter(|r| r.benchmark == "lat.syscall" && r.config == "noht").collect();
+    let rs: Vec<ResultRecord> =
+        results().into_iter().filter(|r| r.benchmark == "lat.syscall" && r.config == "noht").collect();
     let mut run = run_record();
     run.environment = Default::default();
     assert_eq!(text::warnings(&Report::for_run(run, rs, &opt())), "no warnings\n");

@@ -71,7 +71,10 @@ impl HtAware2002 {
     fn passive_balance(&mut self, st: &State) {
         let n = self.queues.len();
         for _ in 0..st.tasks.len().max(1) {
-            let Some(busiest) = (0..n).filter(|&c| !self.queues[c].is_empty()).max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c)) else {
+            let Some(busiest) = (0..n)
+                .filter(|&c| !self.queues[c].is_empty())
+                .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
+            else {
                 return;
             };
             let idlest = (0..n).min_by_key(|&c| (self.nr_running(st, c), c)).expect("at least one core");

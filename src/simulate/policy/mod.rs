@@ -84,7 +84,11 @@ pub fn make(name: PolicyName, ncpus: usize, ncores: usize) -> Box<dyn Policy> {
 }
 
 /// Index of a minimum of `key` over `items`, ties broken at random.
-pub(crate) fn argmin_random<T: Copy>(items: impl Iterator<Item = T>, key: impl Fn(T) -> usize, rng: &mut ChaCha8Rng) -> Option<T> {
+pub(crate) fn argmin_random<T: Copy>(
+    items: impl Iterator<Item = T>,
+    key: impl Fn(T) -> usize,
+    rng: &mut ChaCha8Rng,
+) -> Option<T> {
     let mut best: Vec<T> = Vec::new();
     let mut bk = usize::MAX;
     for it in items {
@@ -149,15 +153,21 @@ pub(crate) fn spread_running(st: &State, prefer: Option<usize>) -> Vec<Action> {
 
 #[cfg(test)]
 pub(crate) mod testutil {
-    use super::super::state::{State, Task, TaskState};
     use super::super::shape::Shape;
+    use super::super::state::{State, Task, TaskState};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
     /// A state with the given tasks running on the given CPUs (task i on cpus[i]).
     pub fn state(shape: &str, running_on: &[usize]) -> State {
         let shape = Shape::parse(shape).unwrap();
-        let mut st = State { shape, now: 0.0, running: vec![None; shape.ncpus()], core_busy: vec![0; shape.ncores()], tasks: vec![] };
+        let mut st = State {
+            shape,
+            now: 0.0,
+            running: vec![None; shape.ncpus()],
+            core_busy: vec![0; shape.ncores()],
+            tasks: vec![],
+        };
         for &cpu in running_on {
             let id = add_task(&mut st);
             st.running[cpu] = Some(id);
@@ -169,7 +179,16 @@ pub(crate) mod testutil {
     }
 
     pub fn add_task(st: &mut State) -> usize {
-        st.tasks.push(Task { phases: vec![], phase: 0, remaining: 1.0, state: TaskState::Queued, last_cpu: None, hint_cpu: None, tag: 0, created: 0.0 });
+        st.tasks.push(Task {
+            phases: vec![],
+            phase: 0,
+            remaining: 1.0,
+            state: TaskState::Queued,
+            last_cpu: None,
+            hint_cpu: None,
+            tag: 0,
+            created: 0.0,
+        });
         st.tasks.len() - 1
     }
 

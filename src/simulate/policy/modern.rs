@@ -66,7 +66,9 @@ impl Modern {
 
     /// Pull one queued task to `cpu` from the queue with the most waiting.
     fn pull(&mut self, st: &State, cpu: usize) -> bool {
-        let Some(src) = (0..self.queues.len()).filter(|&c| c != cpu && !self.queues[c].is_empty()).max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
+        let Some(src) = (0..self.queues.len())
+            .filter(|&c| c != cpu && !self.queues[c].is_empty())
+            .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
         else {
             return false;
         };

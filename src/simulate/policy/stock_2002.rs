@@ -34,8 +34,9 @@ impl Stock2002 {
     /// at least two longer (the 2002 balancer's notion of imbalance).
     fn pull(&mut self, st: &State, cpu: usize) -> bool {
         let mine = self.nr_running(st, cpu);
-        let Some(busiest) =
-            (0..self.queues.len()).filter(|&c| c != cpu && !self.queues[c].is_empty()).max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
+        let Some(busiest) = (0..self.queues.len())
+            .filter(|&c| c != cpu && !self.queues[c].is_empty())
+            .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
         else {
             return false;
         };

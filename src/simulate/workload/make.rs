@@ -91,7 +91,10 @@ impl Make {
                     ]
                 })
                 .collect();
-            let link = vec![Phase::Cpu(LINK_BASE + LINK_PER_FILE * n as f64), Phase::Block(exponential(&mut noise, 2.5 * IO_MEAN))];
+            let link = vec![
+                Phase::Cpu(LINK_BASE + LINK_PER_FILE * n as f64),
+                Phase::Block(exponential(&mut noise, 2.5 * IO_MEAN)),
+            ];
             dirs.push(Dir { files, link });
         }
         Make { cfg, dirs, dir: 0, next_file: 0, running: 0, linking: false, finished_jobs: 0 }

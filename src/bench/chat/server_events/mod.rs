@@ -159,7 +159,8 @@ impl Server {
                         self.conns.push(None);
                         self.conns.len() - 1
                     });
-                    if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err() {
+                    if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err()
+                    {
                         self.free.push(i);
                         continue;
                     }
@@ -241,7 +242,9 @@ impl Server {
             let Some(c) = self.conns[i].as_ref() else { continue };
             if c.stalled.is_some_and(|t| t.elapsed() >= write) {
                 Tally::add(&self.guard.tally.slow_dropped);
-                self.guard.log.say(format_args!("dropped a receiver that took nothing for {write:?} ({} bytes waiting)", c.out));
+                self.guard
+                    .log
+                    .say(format_args!("dropped a receiver that took nothing for {write:?} ({} bytes waiting)", c.out));
                 self.close(i);
             } else if !c.paused && c.last_in.elapsed() >= idle {
                 Tally::add(&self.guard.tally.idle_closed);
@@ -429,5 +432,4 @@ impl Server {
             self.close(t);
         }
     }
-
 }

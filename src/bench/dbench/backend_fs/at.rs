@@ -35,7 +35,15 @@ pub fn open_beneath(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: libc::m
     how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
     // SAFETY: the pointers are to a NUL-terminated name and an open_how of
     // the size given, both alive for the call.
-    let r = unsafe { libc::syscall(libc::SYS_openat2, at.as_raw_fd(), name.as_ptr(), &how as *const libc::open_how, std::mem::size_of::<libc::open_how>()) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            at.as_raw_fd(),
+            name.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
     if r >= 0 {
         // SAFETY: a new descriptor, owned by nobody else.
         return Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) });
@@ -70,10 +78,15 @@ pub(super) fn open_walk(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: lib
 /// apart from a plain file by `fstatat` and reported as `ELOOP` too.
 pub(super) fn openat_nofollow(dir: RawFd, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
     // SAFETY: a NUL-terminated name; the result is a new descriptor.
-    match cvt(unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, mode as libc::c_uint) }) {
+    match cvt(unsafe {
+        libc::openat(dir, name.as_ptr(), flags | libc::O_NOFOLLOW | libc::O_CLOEXEC, mode as libc::c_uint)
+    }) {
         // SAFETY: owned by nobody else.
         Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) && lstat_at(dir, name).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK) => {
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOTDIR)
+                && lstat_at(dir, name).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK) =>
+        {
             Err(io::Error::from_raw_os_error(libc::ELOOP))
         }
         Err(e) => Err(e),
@@ -103,10 +116,16 @@ pub(super) fn remove_tree_at(dir: RawFd, name: &CStr) -> io::Result<()> {
     }
     {
         // SAFETY: a NUL-terminated name; the result is a new descriptor.
-        let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) })?;
+        let fd = cvt(unsafe {
+            libc::openat(dir, name.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        })?;
         let mut d = nix::dir::Dir::from_fd(fd).map_err(io::Error::from)?;
-        let names: Vec<CString> =
-            d.iter().flatten().map(|e| e.file_name().to_owned()).filter(|n| n.as_bytes() != b"." && n.as_bytes() != b"..").collect();
+        let names: Vec<CString> = d
+            .iter()
+            .flatten()
+            .map(|e| e.file_name().to_owned())
+            .filter(|n| n.as_bytes() != b"." && n.as_bytes() != b"..")
+            .collect();
         let sub = d.as_raw_fd();
         for n in names {
             remove_tree_at(sub, &n)?;
@@ -186,7 +205,12 @@ pub(super) fn wild_match_bytes(p: &[u8], n: &[u8]) -> bool {
         if pi < p.len() && (p[pi] == b'*' || p[pi] == b'<') {
             star = Some((pi, ni));
             pi += 1;
-        } else if pi < p.len() && (p[pi] == b'?' || p[pi] == b'>' || p[pi].eq_ignore_ascii_case(&n[ni]) || (p[pi] == b'"' && n[ni] == b'.')) {
+        } else if pi < p.len()
+            && (p[pi] == b'?'
+                || p[pi] == b'>'
+                || p[pi].eq_ignore_ascii_case(&n[ni])
+                || (p[pi] == b'"' && n[ni] == b'.'))
+        {
             pi += 1;
             ni += 1;
         } else if let Some((sp, sn)) = star {

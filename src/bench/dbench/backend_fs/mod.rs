@@ -60,10 +60,10 @@
 
 mod at;
 
-use at::*;
 use super::loadfile::{Op, OpKind, SharePath};
 use super::runner::{Backend, Outcome};
 use anyhow::{anyhow, Context, Result};
+use at::*;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -89,7 +89,10 @@ pub struct FsClient {
 
 /// Errors that end the run instead of being an operation's outcome.
 fn is_fatal(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::ENOMEM | libc::EMFILE | libc::ENFILE))
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::ENOMEM | libc::EMFILE | libc::ENFILE)
+    )
 }
 
 /// A symbolic link (or an escape) in the way: `RESOLVE_NO_SYMLINKS` and
@@ -177,11 +180,15 @@ impl FsClient {
             // SAFETY: a NUL-terminated name.
             let r = cvt(unsafe { libc::mkdirat(at.fd(), at.name.as_ptr(), 0o700) });
             match r {
-                Err(e) if is_fatal(&e) => return Err(anyhow!("line {}: mkdir {}: {e}", op.line, path.relative(self.n))),
+                Err(e) if is_fatal(&e) => {
+                    return Err(anyhow!("line {}: mkdir {}: {e}", op.line, path.relative(self.n)))
+                }
                 _ => {}
             }
         }
-        let open = |flags: libc::c_int| -> io::Result<File> { openat_nofollow(at.fd(), &at.name, flags, 0o600).map(File::from) };
+        let open = |flags: libc::c_int| -> io::Result<File> {
+            openat_nofollow(at.fd(), &at.name, flags, 0o600).map(File::from)
+        };
         let open_dir = || open(libc::O_RDONLY | libc::O_DIRECTORY);
         let r = if dir {
             open_dir()
@@ -257,7 +264,9 @@ impl Backend for FsClient {
             };
         }
         Ok(match &op.kind {
-            OpKind::NtCreateX { path, options, disposition, handle } => return self.create(op, path, *options, *disposition, *handle),
+            OpKind::NtCreateX { path, options, disposition, handle } => {
+                return self.create(op, path, *options, *disposition, *handle)
+            }
             OpKind::Close { handle } => match self.handles.remove(handle) {
                 Some(_) => OK,
                 None => fail(format!("handle {handle} is not open")),
@@ -266,7 +275,8 @@ impl Backend for FsClient {
                 let mut a = at!(old);
                 a.resolve();
                 // One parent opened when both names share it (most renames).
-                let same = old.relative(self.n).rsplit_once('/').map(|x| x.0) == new.relative(self.n).rsplit_once('/').map(|x| x.0);
+                let same = old.relative(self.n).rsplit_once('/').map(|x| x.0)
+                    == new.relative(self.n).rsplit_once('/').map(|x| x.0);
                 let mut b = if same { None } else { Some(at!(new)) };
                 let (bfd, bname) = match &mut b {
                     Some(b) => {
@@ -317,7 +327,12 @@ impl Backend for FsClient {
                 a.resolve();
                 // SAFETY: a NUL-terminated name.
                 match cvt(unsafe { libc::mkdirat(a.fd(), a.name.as_ptr(), 0o777) }) {
-                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) && lstat_at(a.fd(), &a.name).is_ok_and(|st| is_dir(&st)) => OK,
+                    Err(e)
+                        if e.raw_os_error() == Some(libc::EEXIST)
+                            && lstat_at(a.fd(), &a.name).is_ok_and(|st| is_dir(&st)) =>
+                    {
+                        OK
+                    }
                     r => return self.finish(op, "mkdir", r),
                 }
             }
@@ -336,10 +351,12 @@ impl Backend for FsClient {
                 },
                 Err(o) => o,
             },
-            OpKind::QueryFsInfo { .. } => match outcome(op, "fstatvfs", nix::sys::statvfs::fstatvfs(&self.root).map_err(io::Error::from))? {
-                Ok(_) => OK,
-                Err(o) => o,
-            },
+            OpKind::QueryFsInfo { .. } => {
+                match outcome(op, "fstatvfs", nix::sys::statvfs::fstatvfs(&self.root).map_err(io::Error::from))? {
+                    Ok(_) => OK,
+                    Err(o) => o,
+                }
+            }
             OpKind::SetFileInfo { handle, .. } => match self.handle(*handle) {
                 Ok(h) => {
                     use std::os::unix::fs::MetadataExt;
@@ -349,7 +366,11 @@ impl Backend for FsClient {
                     };
                     let at = nix::sys::time::TimeSpec::new(m.atime() - 10, 0);
                     let mt = nix::sys::time::TimeSpec::new(m.mtime() - 12, 0);
-                    match outcome(op, "futimens", nix::sys::stat::futimens(h.file.as_raw_fd(), &at, &mt).map_err(io::Error::from))? {
+                    match outcome(
+                        op,
+                        "futimens",
+                        nix::sys::stat::futimens(h.file.as_raw_fd(), &at, &mt).map_err(io::Error::from),
+                    )? {
                         Ok(()) => OK,
                         Err(o) => o,
                     }
@@ -368,7 +389,11 @@ impl Backend for FsClient {
                 };
                 match outcome(op, "pwrite", h.file.write_at(&self.zeros[..size], *offset))? {
                     Ok(n) if n == *ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-                    Ok(n) => Outcome { ok: false, bytes: size as u64, why: Some(format!("wrote {n} bytes, the trace wrote {ret_size}")) },
+                    Ok(n) => Outcome {
+                        ok: false,
+                        bytes: size as u64,
+                        why: Some(format!("wrote {n} bytes, the trace wrote {ret_size}")),
+                    },
                     Err(o) => o,
                 }
             }
@@ -383,7 +408,11 @@ impl Backend for FsClient {
                 };
                 match outcome(op, "pread", h.file.read_at(&mut self.buf[..size], *offset))? {
                     Ok(n) if n == *ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-                    Ok(n) => Outcome { ok: false, bytes: size as u64, why: Some(format!("read {n} bytes, the trace read {ret_size}")) },
+                    Ok(n) => Outcome {
+                        ok: false,
+                        bytes: size as u64,
+                        why: Some(format!("read {n} bytes, the trace read {ret_size}")),
+                    },
                     Err(o) => o,
                 }
             }
@@ -399,7 +428,8 @@ impl Backend for FsClient {
                 fl.l_whence = libc::SEEK_SET as libc::c_short;
                 fl.l_start = *offset as libc::off_t;
                 fl.l_len = *size as libc::off_t;
-                let r = nix::fcntl::fcntl(h.file.as_raw_fd(), nix::fcntl::FcntlArg::F_SETLK(&fl)).map_err(io::Error::from);
+                let r =
+                    nix::fcntl::fcntl(h.file.as_raw_fd(), nix::fcntl::FcntlArg::F_SETLK(&fl)).map_err(io::Error::from);
                 match outcome(op, if lock { "lock" } else { "unlock" }, r)? {
                     Ok(_) => OK,
                     Err(o) => o,

@@ -271,13 +271,22 @@ pub fn load(path: &Path) -> anyhow::Result<Loadfile> {
         let kind = crate::sys::output::file_kind(t);
         return Err(bad(format!("{kind}: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20)));
     }
-    let too_big = |n: u64| bad(format!("{n} bytes is over the limit: a loadfile must be a regular file of at most {} MiB", MAX_BYTES >> 20));
+    let too_big = |n: u64| {
+        bad(format!(
+            "{n} bytes is over the limit: a loadfile must be a regular file of at most {} MiB",
+            MAX_BYTES >> 20
+        ))
+    };
     if meta.len() > MAX_BYTES {
         return Err(too_big(meta.len()));
     }
     // O_NONBLOCK: should the path be swapped for a FIFO meanwhile, the open
     // does not wait; `take` bounds a file that grew.
-    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| bad(format!("cannot read it: {e}")))?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     f.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| bad(format!("cannot read it: {e}")))?;
     if bytes.len() as u64 > MAX_BYTES {
@@ -298,13 +307,21 @@ pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loadfile, ParseError> {
     let mut ops = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = i + 1;
-        let text = std::str::from_utf8(raw).map_err(|_| ParseError { file: name.to_string(), line, msg: "the line is not valid UTF-8 text".into() })?;
+        let text = std::str::from_utf8(raw).map_err(|_| ParseError {
+            file: name.to_string(),
+            line,
+            msg: "the line is not valid UTF-8 text".into(),
+        })?;
         if let Some(op) = parse_line(text, line).map_err(|msg| ParseError { file: name.to_string(), line, msg })? {
             ops.push(op);
         }
     }
     if ops.is_empty() {
-        return Err(ParseError { file: name.to_string(), line: 0, msg: "no operations in the file (only blank or # comment lines)".into() });
+        return Err(ParseError {
+            file: name.to_string(),
+            line: 0,
+            msg: "no operations in the file (only blank or # comment lines)".into(),
+        });
     }
     Ok(Loadfile { name: name.to_string(), ops })
 }
@@ -324,7 +341,9 @@ pub fn format_op(op: &Op) -> String {
         format!("\"\\{}\"", r.replace('/', "\\"))
     }
     let body = match &op.kind {
-        OpKind::NtCreateX { path, options, disposition, handle } => format!("NTCreateX {} {:#x} {:#x} {handle}", p(path), options, disposition),
+        OpKind::NtCreateX { path, options, disposition, handle } => {
+            format!("NTCreateX {} {:#x} {:#x} {handle}", p(path), options, disposition)
+        }
         OpKind::Close { handle } => format!("Close {handle}"),
         OpKind::Rename { old, new } => format!("Rename {} {}", p(old), p(new)),
         OpKind::Unlink { path, attr } => format!("Unlink {} {:#x}", p(path), attr),
@@ -339,7 +358,9 @@ pub fn format_op(op: &Op) -> String {
         }
         OpKind::QueryFsInfo { level } => format!("QUERY_FS_INFORMATION {level}"),
         OpKind::SetFileInfo { handle, level } => format!("SET_FILE_INFORMATION {handle} {level}"),
-        OpKind::FindFirst { pattern, level, maxcnt, count } => format!("FIND_FIRST {} {level} {maxcnt} {count}", p(pattern)),
+        OpKind::FindFirst { pattern, level, maxcnt, count } => {
+            format!("FIND_FIRST {} {level} {maxcnt} {count}", p(pattern))
+        }
         OpKind::WriteX { handle, offset, size, ret_size } => format!("WriteX {handle} {offset} {size} {ret_size}"),
         OpKind::ReadX { handle, offset, size, ret_size } => format!("ReadX {handle} {offset} {size} {ret_size}"),
         OpKind::LockX { handle, offset, size } => format!("LockX {handle} {offset} {size}"),

@@ -200,8 +200,9 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
         return Err(format!("{name} expects {args_help} and then a status; found no status"));
     }
     let st_tok = toks.last().unwrap();
-    let status =
-        parse_status(st_tok).ok_or_else(|| format!("expected a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *) as the last token, found {st_tok:?}"))?;
+    let status = parse_status(st_tok).ok_or_else(|| {
+        format!("expected a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *) as the last token, found {st_tok:?}")
+    })?;
     let args = &toks[1..toks.len() - 1];
     if args.len() != arity {
         return Err(format!("{name} expects {arity} arguments ({args_help}) before the status, found {}", args.len()));
@@ -223,7 +224,9 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
         "Deltree" => OpKind::Deltree { path: path_arg(a(0), name, false)? },
         "Rmdir" => OpKind::Rmdir { path: path_arg(a(0), name, false)? },
         "Mkdir" => OpKind::Mkdir { path: path_arg(a(0), name, true)? },
-        "QUERY_PATH_INFORMATION" => OpKind::QueryPathInfo { path: path_arg(a(0), name, true)?, level: n32(a(1), "level")? },
+        "QUERY_PATH_INFORMATION" => {
+            OpKind::QueryPathInfo { path: path_arg(a(0), name, true)?, level: n32(a(1), "level")? }
+        }
         "QUERY_FILE_INFORMATION" => OpKind::QueryFileInfo { handle: n32(a(0), "handle")?, level: n32(a(1), "level")? },
         "QUERY_FS_INFORMATION" => OpKind::QueryFsInfo { level: n32(a(0), "level")? },
         "SET_FILE_INFORMATION" => OpKind::SetFileInfo { handle: n32(a(0), "handle")?, level: n32(a(1), "level")? },

@@ -69,7 +69,10 @@ fn every_operation() {
             OpKind::NtCreateX { path: f.clone(), options: 0x40, disposition: 2, handle: 9938 },
         ),
         ("Close 9938 NT_STATUS_OK", OpKind::Close { handle: 9938 }),
-        (r#"Rename "\clients\client1\a" "\clients\client1\b" NT_STATUS_OK"#, OpKind::Rename { old: cp(&["a"]), new: cp(&["b"]) }),
+        (
+            r#"Rename "\clients\client1\a" "\clients\client1\b" NT_STATUS_OK"#,
+            OpKind::Rename { old: cp(&["a"]), new: cp(&["b"]) },
+        ),
         (r#"Unlink "\clients\client1\~dmtmp\F.TXT" 0x6 NT_STATUS_OK"#, OpKind::Unlink { path: f.clone(), attr: 6 }),
         (r#"Deltree "\clients\client1" NT_STATUS_OK"#, OpKind::Deltree { path: cp(&[]) }),
         (r#"Rmdir "\clients\client1\d" NT_STATUS_OK"#, OpKind::Rmdir { path: cp(&["d"]) }),
@@ -85,7 +88,10 @@ fn every_operation() {
             r#"FIND_FIRST "\clients\client1\~dmtmp\*" 260 1366 11 NT_STATUS_OK"#,
             OpKind::FindFirst { pattern: cp(&["~dmtmp", "*"]), level: 260, maxcnt: 1366, count: 11 },
         ),
-        ("WriteX 9938 65536 65536 65536 NT_STATUS_OK", OpKind::WriteX { handle: 9938, offset: 65536, size: 65536, ret_size: 65536 }),
+        (
+            "WriteX 9938 65536 65536 65536 NT_STATUS_OK",
+            OpKind::WriteX { handle: 9938, offset: 65536, size: 65536, ret_size: 65536 },
+        ),
         ("ReadX 9938 0 4096 100 NT_STATUS_OK", OpKind::ReadX { handle: 9938, offset: 0, size: 4096, ret_size: 100 }),
         ("LockX 10430 2147483538 1 NT_STATUS_OK", OpKind::LockX { handle: 10430, offset: 2147483538, size: 1 }),
         ("UnlockX 10430 2147483538 1 NT_STATUS_OK", OpKind::UnlockX { handle: 10430, offset: 2147483538, size: 1 }),
@@ -170,10 +176,18 @@ fn path_escapes_refused() {
         r#"NTCreateX "\clients" 0x40 0x5 1 NT_STATUS_OK"#,
     ] {
         let e = err(bad);
-        assert!(e.contains("outside the client's directory") || e.contains("climbs above") || e.contains("shared by all clients"), "{bad}: {e}");
+        assert!(
+            e.contains("outside the client's directory")
+                || e.contains("climbs above")
+                || e.contains("shared by all clients"),
+            "{bad}: {e}"
+        );
     }
     // `..` that stays inside is fine; ancestors for harmless operations too.
-    assert_eq!(one(r#"Unlink "\clients\client1\a\..\b" 0 NT_STATUS_OK"#).kind, OpKind::Unlink { path: cp(&["b"]), attr: 0 });
+    assert_eq!(
+        one(r#"Unlink "\clients\client1\a\..\b" 0 NT_STATUS_OK"#).kind,
+        OpKind::Unlink { path: cp(&["b"]), attr: 0 }
+    );
     one(r#"NTCreateX "\clients" 0x1 0x2 1 NT_STATUS_OK"#);
     one(r#"QUERY_PATH_INFORMATION "\" 1004 NT_STATUS_OK"#);
 }

@@ -26,10 +26,10 @@ mod processes;
 mod shared;
 
 use super::loadfile::{Loadfile, Op, OP_NAMES};
-use processes::run_processes;
-use shared::{Shared, SharedMem, SignalGuard, INTERRUPTED};
 use anyhow::{bail, Context, Result};
+use processes::run_processes;
 use serde::{Deserialize, Serialize};
+use shared::{Shared, SharedMem, SignalGuard, INTERRUPTED};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -328,7 +328,12 @@ pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn B
 }
 
 /// [`run`] with the watched process given (tests use a vanished one).
-fn run_watching(lf: &Loadfile, spec: &Spec, parent: Option<nix::unistd::Pid>, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<Totals> {
+fn run_watching(
+    lf: &Loadfile,
+    spec: &Spec,
+    parent: Option<nix::unistd::Pid>,
+    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
+) -> Result<Totals> {
     if spec.clients == 0 {
         bail!("at least one client is needed");
     }
@@ -339,7 +344,9 @@ fn run_watching(lf: &Loadfile, spec: &Spec, parent: Option<nix::unistd::Pid>, ma
             let mut handles = Vec::new();
             for n in 1..=spec.clients {
                 let sh = mem.get();
-                let h = std::thread::Builder::new().name(format!("client{n}")).spawn_scoped(scope, move || client_main(n, lf, spec, sh, parent, make));
+                let h = std::thread::Builder::new()
+                    .name(format!("client{n}"))
+                    .spawn_scoped(scope, move || client_main(n, lf, spec, sh, parent, make));
                 match h {
                     Ok(h) => handles.push(h),
                     Err(e) => {
@@ -354,7 +361,10 @@ fn run_watching(lf: &Loadfile, spec: &Spec, parent: Option<nix::unistd::Pid>, ma
             let secs = drive(mem.get(), spec, None);
             let mut out = Vec::new();
             for h in handles {
-                out.push(h.join().unwrap_or_else(|_| ClientResult { error: Some("a client thread panicked".into()), ..Default::default() }));
+                out.push(h.join().unwrap_or_else(|_| ClientResult {
+                    error: Some("a client thread panicked".into()),
+                    ..Default::default()
+                }));
             }
             Ok((out, secs?))
         })
@@ -382,7 +392,8 @@ fn run_watching(lf: &Loadfile, spec: &Spec, parent: Option<nix::unistd::Pid>, ma
         }
     }
     if !errors.is_empty() {
-        let more = if errors.len() > 1 { format!(" (and {} more client errors)", errors.len() - 1) } else { String::new() };
+        let more =
+            if errors.len() > 1 { format!(" (and {} more client errors)", errors.len() - 1) } else { String::new() };
         bail!("{}{more}", errors[0]);
     }
     if INTERRUPTED.load(Ordering::SeqCst) {

@@ -36,7 +36,10 @@ pub(super) fn run_processes(
             crate::child::fork(|| {
                 // The child's copy of the read end (never dropped: it leaves with _exit).
                 libc::close(rx_fd);
-                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| client_main(n, lf, spec, mem.get(), parent, make))).unwrap_or_else(|_| {
+                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    client_main(n, lf, spec, mem.get(), parent, make)
+                }))
+                .unwrap_or_else(|_| {
                     mem.get().phase.store(ABORT, Ordering::SeqCst);
                     ClientResult { error: Some(format!("client {n} panicked")), ..Default::default() }
                 });
@@ -62,7 +65,8 @@ pub(super) fn run_processes(
     // A child writes to its pipe only when it ends, so any event on a pipe
     // while the others set up means that child is gone.
     let alive = || {
-        let mut fds: Vec<nix::poll::PollFd> = kids.iter().map(|k| nix::poll::PollFd::new(k.rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        let mut fds: Vec<nix::poll::PollFd> =
+            kids.iter().map(|k| nix::poll::PollFd::new(k.rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
         matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(0))
     };
     let secs = drive(mem.get(), spec, Some(&alive));
@@ -86,7 +90,8 @@ pub(super) fn run_processes(
             kill_all(&mut kids);
             bail!("{} client(s) did not stop within {} s after the time limit", pending.len(), FINISH_GRACE.as_secs());
         }
-        let mut fds: Vec<nix::poll::PollFd> = pending.iter().map(|&i| nix::poll::PollFd::new(kids[i].rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        let mut fds: Vec<nix::poll::PollFd> =
+            pending.iter().map(|&i| nix::poll::PollFd::new(kids[i].rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
         let ms = left.as_millis().min(1000) as u16;
         let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms));
         let ready: Vec<bool> = fds.iter().map(|f| f.revents().map(|r| !r.is_empty()).unwrap_or(false)).collect();
@@ -108,7 +113,10 @@ pub(super) fn run_processes(
             Ok(st) => crate::child::describe(st),
             Err(e) => format!("{e:#}"),
         };
-        let r: ClientResult = serde_json::from_slice(&k.data).unwrap_or_else(|_| ClientResult { error: Some(format!("client {} ended without a report (it {how})", i + 1)), ..Default::default() });
+        let r: ClientResult = serde_json::from_slice(&k.data).unwrap_or_else(|_| ClientResult {
+            error: Some(format!("client {} ended without a report (it {how})", i + 1)),
+            ..Default::default()
+        });
         out.push(r);
     }
     Ok((out, secs))

@@ -38,7 +38,11 @@ impl SharedMem {
             }
             p as *mut Shared
         } else {
-            Box::into_raw(Box::new(Shared { phase: AtomicU32::new(WAITING), ready: AtomicU32::new(0), moved: AtomicU32::new(0) }))
+            Box::into_raw(Box::new(Shared {
+                phase: AtomicU32::new(WAITING),
+                ready: AtomicU32::new(0),
+                moved: AtomicU32::new(0),
+            }))
         };
         Ok(SharedMem { ptr, mapped })
     }

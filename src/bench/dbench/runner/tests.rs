@@ -19,11 +19,19 @@ impl Backend for Fake {
 }
 
 fn lf() -> Loadfile {
-    parse("t", "QUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 *\n").unwrap()
+    parse("t", "QUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 NT_STATUS_OK\nQUERY_FS_INFORMATION 1 *\n")
+        .unwrap()
 }
 
 fn spec(threads: bool) -> Spec {
-    Spec { clients: 2, threads, warmup: Duration::from_millis(20), time: Duration::from_millis(100), strict: false, liveness: Liveness::PerOp }
+    Spec {
+        clients: 2,
+        threads,
+        warmup: Duration::from_millis(20),
+        time: Duration::from_millis(100),
+        strict: false,
+        liveness: Liveness::PerOp,
+    }
 }
 
 #[test]
@@ -65,7 +73,9 @@ fn tail_counts_ops_but_not_the_figure() {
 
 #[test]
 fn errors_end_the_run() {
-    let make = |n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: if n == 2 { Some(3) } else { None } })) };
+    let make = |n: usize| -> Result<Box<dyn Backend>> {
+        Ok(Box::new(Fake { fail_line: if n == 2 { Some(3) } else { None } }))
+    };
     let e = run(&lf(), &spec(true), &make).unwrap_err().to_string();
     assert!(e.contains("client 2: line 3: disk on fire"), "{e}");
     let bad = |_n: usize| -> Result<Box<dyn Backend>> { bail!("no server") };
@@ -95,7 +105,9 @@ fn processes_report_back() {
     let make = |_n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: None })) };
     let t = run(&lf(), &spec(false), &make).unwrap();
     assert!(t.ops[9].count > 0);
-    let make = |n: usize| -> Result<Box<dyn Backend>> { Ok(Box::new(Fake { fail_line: if n == 1 { Some(1) } else { None } })) };
+    let make = |n: usize| -> Result<Box<dyn Backend>> {
+        Ok(Box::new(Fake { fail_line: if n == 1 { Some(1) } else { None } }))
+    };
     let e = run(&lf(), &spec(false), &make).unwrap_err().to_string();
     assert!(e.contains("client 1: line 1: disk on fire"), "{e}");
 }

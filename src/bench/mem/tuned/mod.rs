@@ -214,16 +214,34 @@ unsafe extern "C" fn strlen_neon(p: *const u8) -> usize {
 fn routines(v: Variant) -> Routines {
     match v {
         #[cfg(target_arch = "x86_64")]
-        Variant::Avx512 => {
-            Routines { copy: avx512::kdelta_copy_avx512, set: avx512_set::kdelta_set_avx512, clear_page: x86::clear_page_avx2, strlen: avx512::kdelta_strlen_avx512 }
-        }
+        Variant::Avx512 => Routines {
+            copy: avx512::kdelta_copy_avx512,
+            set: avx512_set::kdelta_set_avx512,
+            clear_page: x86::clear_page_avx2,
+            strlen: avx512::kdelta_strlen_avx512,
+        },
         #[cfg(target_arch = "x86_64")]
-        Variant::Avx2 => Routines { copy: x86::copy_avx2, set: x86::set_avx2, clear_page: x86::clear_page_avx2, strlen: x86::strlen_avx2 },
+        Variant::Avx2 => Routines {
+            copy: x86::copy_avx2,
+            set: x86::set_avx2,
+            clear_page: x86::clear_page_avx2,
+            strlen: x86::strlen_avx2,
+        },
         #[cfg(target_arch = "x86_64")]
-        Variant::Sse2 => Routines { copy: x86::copy_sse2, set: x86::set_sse2, clear_page: x86::clear_page_sse2, strlen: x86::strlen_sse2 },
+        Variant::Sse2 => Routines {
+            copy: x86::copy_sse2,
+            set: x86::set_sse2,
+            clear_page: x86::clear_page_sse2,
+            strlen: x86::strlen_sse2,
+        },
         #[cfg(target_arch = "aarch64")]
         Variant::Neon => Routines { copy: copy_neon, set: set_neon, clear_page: clear_page_neon, strlen: strlen_neon },
-        _ => Routines { copy: copy_portable, set: set_portable, clear_page: clear_page_portable, strlen: strlen_portable },
+        _ => Routines {
+            copy: copy_portable,
+            set: set_portable,
+            clear_page: clear_page_portable,
+            strlen: strlen_portable,
+        },
     }
 }
 
@@ -300,7 +318,10 @@ impl Tuned {
     /// When `page` is not 4096 bytes long and 4096-aligned (a caller's bug).
     #[inline]
     pub fn clear_page(self, page: &mut [u8], nt: bool) {
-        assert!(page.len() == PAGE && page.as_ptr() as usize % PAGE == 0, "clear_page wants one aligned 4096-byte page");
+        assert!(
+            page.len() == PAGE && page.as_ptr() as usize % PAGE == 0,
+            "clear_page wants one aligned 4096-byte page"
+        );
         let d = page.as_mut_ptr();
         // SAFETY: `d` is 4096-aligned and valid for 4096 writes; `fns.clear_page`
         // is the routine of an available variant; the callee writes exactly

@@ -476,7 +476,11 @@ pub(super) unsafe extern "C" fn strlen_sse2(p: *const u8) -> usize {
     let mut b = start & !15;
     // An unaligned first load when it stays in `start`'s page, as in
     // `strlen_avx2`; else the shifted aligned block.
-    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 { zero_mask16(load_u16b(start)) } else { zero_mask16(load_block16(b)) >> (start - b) };
+    let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 {
+        zero_mask16(load_u16b(start))
+    } else {
+        zero_mask16(load_block16(b)) >> (start - b)
+    };
     if m != 0 {
         return m.trailing_zeros() as usize;
     }
@@ -495,7 +499,10 @@ pub(super) unsafe extern "C" fn strlen_sse2(p: *const u8) -> usize {
         let v3 = load_block16(b + 48);
         let mn = _mm_min_epu8(_mm_min_epu8(v0, v1), _mm_min_epu8(v2, v3));
         if zero_mask16(mn) != 0 {
-            let m = zero_mask16(v0) as u64 | (zero_mask16(v1) as u64) << 16 | (zero_mask16(v2) as u64) << 32 | (zero_mask16(v3) as u64) << 48;
+            let m = zero_mask16(v0) as u64
+                | (zero_mask16(v1) as u64) << 16
+                | (zero_mask16(v2) as u64) << 32
+                | (zero_mask16(v3) as u64) << 48;
             return b - start + m.trailing_zeros() as usize;
         }
         b += 64;
