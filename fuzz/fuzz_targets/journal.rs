@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(e.owner.is_some_and(|o| o.pid > 0), "entries without an owner line");
             }
             for (p, o) in &e.wrote {
-                assert!(p.is_absolute() && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))), "{p:?}");
+                assert!(
+                    p.is_absolute() && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_))),
+                    "{p:?}"
+                );
                 assert!(o.len() <= MAX_VALUE && !o.contains('\0'));
                 assert_eq!(e.wrote.iter().filter(|(q, _)| q == p).count(), 1, "one entry per file");
             }
