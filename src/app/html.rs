@@ -5,7 +5,8 @@
 
 use super::stored::{load, open_existing};
 use super::*;
-use crate::report::html::{self, Page};
+use crate::report::html::Page;
+use crate::report::Renderer;
 
 pub(super) fn cmd_report(
     db: &Option<PathBuf>,
@@ -77,7 +78,9 @@ pub(super) fn cmd_report(
         .collect();
     let runs: Vec<Report> = loaded.into_iter().map(|(r, rs)| run_report(r, rs, &opt)).collect();
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
-    let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &extra });
+    let shown = runs.len();
+    let reports: Vec<Report> = runs.into_iter().chain(comparisons).collect();
+    let page = Page { title, extra: &extra }.render(&reports)?;
     let charts = page.matches("<svg ").count();
     // Beside its final name, with the ordinary permissions (the umask's),
     // then renamed into place; removed again if anything fails.
@@ -90,6 +93,6 @@ pub(super) fn cmd_report(
         let _ = std::fs::remove_file(&tmp);
         return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
     }
-    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), runs.len());
+    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), shown);
     Ok(exit::OK)
 }

@@ -77,7 +77,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     let interrupted = output.interrupted;
     let mut rep = run_report(output.run, output.results, &opt);
     rep.verbose = a.verbose;
-    out(&report::render(&rep, a.format, color()));
+    out(&report::render(&rep, a.format, color())?);
     if interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
         return Ok(exit::INTERRUPTED);

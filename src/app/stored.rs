@@ -59,7 +59,7 @@ pub(super) fn cmd_compare(
         );
     }
     rep.verbose = verbose;
-    out(&report::render(&rep, format, color()));
+    out(&report::render(&rep, format, color())?);
     Ok(exit::OK)
 }
 
@@ -189,7 +189,7 @@ pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose:
         out(&report::text::warnings(&rep));
         return Ok(exit::OK);
     }
-    out(&report::render(&rep, format, color()));
+    out(&report::render(&rep, format, color())?);
     Ok(exit::OK)
 }
 
@@ -219,7 +219,7 @@ pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) 
     let results = results(&store, run.id)?;
     let id = run.id;
     let rep = run_report(run, results, &CompareOptions::default());
-    let svg = crate::report::chart::svg(&rep).map_err(|e| {
+    let svg = report::Renderer::render(&report::chart::Chart, std::slice::from_ref(&rep)).map_err(|e| {
         if e.is::<crate::report::chart::NothingToChart>() {
             bad_input(format!("run {id}: {e}"))
         } else {

@@ -146,7 +146,7 @@ fn run_one(
     let mut results = store.results(id)?;
     bench::canonical_results(&mut results);
     let tables = crate::study::tables::build(d, &meta, &results)?;
-    out(&report::extra_render::render(&tables, format));
+    out(&report::extra_render::render(&tables, format)?);
     eprintln!(
         "kdelta: study {} stored as run {id}{} in {:.0} s",
         d.id,

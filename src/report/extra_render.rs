@@ -3,17 +3,19 @@
 
 use super::extra::ExtraTable;
 use super::Format;
+use anyhow::{Context, Result};
 use unicode_width_lite::width;
 
-pub fn render(tables: &[ExtraTable], format: Format) -> String {
-    match format {
+pub fn render(tables: &[ExtraTable], format: Format) -> Result<String> {
+    Ok(match format {
         Format::Text => text(tables),
         Format::Markdown => markdown(tables),
         Format::Csv => csv(tables),
-        Format::Json => serde_json::to_string_pretty(tables)
-            .map(|s| crate::model::text::json_escape_bidi(&s).into_owned() + "\n")
-            .unwrap_or_default(),
-    }
+        Format::Json => {
+            let s = serde_json::to_string_pretty(tables).context("writing the tables as JSON")?;
+            crate::model::text::json_escape_bidi(&s).into_owned() + "\n"
+        }
+    })
 }
 
 /// Cells that hold a figure are right-aligned (they start with a digit, a
@@ -217,7 +219,7 @@ row  here A
 ---  ------
 a    3 s
 ";
-        assert_eq!(render(&sample(), Format::Text), expected);
+        assert_eq!(render(&sample(), Format::Text).unwrap(), expected);
     }
 
     #[test]
@@ -244,7 +246,7 @@ here: A = up (cpus 0), B = smp2 (cpus 0-1)
 
 
 ";
-        assert_eq!(render(&sample(), Format::Markdown), expected);
+        assert_eq!(render(&sample(), Format::Markdown).unwrap(), expected);
     }
 
     #[test]
@@ -255,12 +257,12 @@ Table 1: latencies,\"fork, exit\",190.8,198.8,-4.0%,101.2 us,unavailable,-,-
 Table 1: latencies,geometric mean,-,-,-,-,-,-0.4% (1 rows),-
 Table 2,a,3 s
 ";
-        assert_eq!(render(&sample(), Format::Csv), expected);
+        assert_eq!(render(&sample(), Format::Csv).unwrap(), expected);
     }
 
     #[test]
     fn json_keeps_every_field() {
-        let v: serde_json::Value = serde_json::from_str(&render(&sample(), Format::Json)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&render(&sample(), Format::Json).unwrap()).unwrap();
         assert_eq!(v[0]["title"], "Table 1: latencies");
         assert_eq!(v[0]["rows"][1][0], "fork, exit");
         assert_eq!(v[0]["after"][1], "unavailable: fork, exit: \"quoted\" | piped");

@@ -1,10 +1,23 @@
 //! JSON: one object, the stable shape documented in the README:
 //! `{ "run": {...}, "runs": [...], "results": [...], "comparisons": [...], "warnings": [...] }`.
+//! Bidirectional controls in any string are written as `\u` escapes.
 
 use super::model::Report;
+use super::Renderer;
+use anyhow::{Context, Result};
 use serde_json::json;
 
-pub fn render(rep: &Report) -> String {
+/// The report as one pretty-printed JSON object.
+pub struct Json;
+
+impl Renderer for Json {
+    fn render(&self, reports: &[Report]) -> Result<String> {
+        let out = render(super::single(reports, "JSON")?)?;
+        Ok(crate::model::text::json_escape_bidi(&out).into_owned())
+    }
+}
+
+fn render(rep: &Report) -> Result<String> {
     let run = rep.runs.first().map(|r| {
         json!({
             "id": r.id, "label": r.label, "started": r.started, "finished": r.finished,
@@ -26,5 +39,5 @@ pub fn render(rep: &Report) -> String {
         "notes": rep.notes,
         "summaries": rep.summaries,
     });
-    serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into()) + "\n"
+    Ok(serde_json::to_string_pretty(&v).context("writing the report as JSON")? + "\n")
 }

@@ -1,19 +1,27 @@
 //! Markdown tables, ready to paste into a mailing-list post or an issue.
 
 use super::grid::{self, Grid};
+use super::header::{run_line, Emphasis};
 use super::model::Report;
+use super::Renderer;
+use anyhow::Result;
 
-pub fn render(rep: &Report) -> String {
+/// Pipe tables, geometric means in bold, notes as a list.
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn render(&self, reports: &[Report]) -> Result<String> {
+        Ok(render(super::single(reports, "Markdown")?))
+    }
+}
+
+const RUN_LINE: Emphasis = Emphasis { strong: "**", separator: " —" };
+
+fn render(rep: &Report) -> String {
     let mut out = String::new();
     for run in &rep.runs {
-        out.push_str(&format!(
-            "**run {}**{} — {} ({}), kdelta {}\n\n",
-            run.id,
-            run.label.as_ref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
-            run.started,
-            run.status.as_str(),
-            run.kdelta_version
-        ));
+        out.push_str(&run_line(run, &RUN_LINE));
+        out.push_str("\n\n");
     }
     if rep.tables.is_empty() {
         draw(&mut out, &grid::results(rep, rep.verbose));

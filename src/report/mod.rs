@@ -1,9 +1,12 @@
-//! Reports: what a run or a comparison prints, in text, Markdown, CSV or JSON.
+//! Reports: what a run or a comparison prints, in text, Markdown, CSV, JSON,
+//! an SVG chart or an HTML page.
 //!
 //! [`model`] turns stored results into tables (one column per configuration
 //! or per run, rows per benchmark and parameter point, a geometric-mean row
-//! per family); one module per format renders them. Nothing here measures or
-//! stores anything.
+//! per family); one module per format renders them, each through the
+//! [`Renderer`] trait. [`grid`] turns a table into the cells the text,
+//! Markdown and HTML renderers draw; [`header`] names the runs. Nothing here
+//! measures or stores anything.
 
 pub mod chart;
 pub mod csv;
@@ -11,6 +14,7 @@ pub mod extra;
 pub mod extra_render;
 pub mod fingerprint;
 mod grid;
+pub mod header;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -22,6 +26,7 @@ pub mod text;
 
 pub use model::{Column, Report, Table};
 
+use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,12 +37,36 @@ pub enum Format {
     Csv,
 }
 
-pub fn render(report: &Report, format: Format, color: bool) -> String {
+/// One output format. Every renderer takes the same input, the reports to
+/// show, and returns the whole output or the error that prevented it.
+///
+/// A report is one run, or two runs compared ([`Report::compares_runs`]).
+/// Every format but the HTML page draws exactly one report; the page shows
+/// several: each run, then the first run against each later one.
+pub trait Renderer {
+    fn render(&self, reports: &[Report]) -> Result<String>;
+}
+
+/// The renderer of a `--format` choice; `color` applies to text only.
+pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
     match format {
-        Format::Text => text::render(report, color),
-        Format::Markdown => markdown::render(report),
-        Format::Csv => csv::render(report),
-        Format::Json => crate::model::text::json_escape_bidi(&json::render(report)).into_owned(),
+        Format::Text => Box::new(text::Text { color }),
+        Format::Markdown => Box::new(markdown::Markdown),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Json => Box::new(json::Json),
+    }
+}
+
+/// One report in `format`: what `kdelta run`, `show` and `compare` print.
+pub fn render(report: &Report, format: Format, color: bool) -> Result<String> {
+    renderer(format, color).render(std::slice::from_ref(report))
+}
+
+/// The report of a format that draws one.
+fn single<'a>(reports: &'a [Report], format: &str) -> Result<&'a Report> {
+    match reports {
+        [one] => Ok(one),
+        _ => Err(anyhow!("the {format} format draws one report, not {}", reports.len())),
     }
 }
 

@@ -231,6 +231,11 @@ impl Table {
 }
 
 impl Report {
+    /// Two runs side by side ([`Report::for_two_runs`]) rather than one run.
+    pub fn compares_runs(&self) -> bool {
+        self.runs.len() > 1
+    }
+
     /// The report of one run: its results, and a table comparing its
     /// configurations when it has more than one.
     pub fn for_run(run: RunRecord, results: Vec<ResultRecord>, opt: &CompareOptions) -> Report {
@@ -286,10 +291,7 @@ impl Report {
     ) -> Report {
         // The two runs' rounds were not taken together: not paired by number.
         let opt = &CompareOptions { rounds_paired: false, ..*opt };
-        let label = |r: &RunRecord| match &r.label {
-            Some(l) => format!("run {} ({l})", r.id),
-            None => format!("run {}", r.id),
-        };
+        let label = super::header::run_name;
         let cfgs = |rs: &[ResultRecord]| {
             let mut v: Vec<String> = Vec::new();
             for r in rs {

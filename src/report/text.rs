@@ -2,24 +2,35 @@
 //! without NO_COLOR).
 
 use super::grid::{self, Col, Grid};
+use super::header::{run_line, Emphasis};
 use super::model::Report;
+use super::Renderer;
+use anyhow::Result;
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
 
-pub fn render(rep: &Report, color: bool) -> String {
+/// Aligned tables; significant changes in green or red and the notes
+/// dimmed when `color`.
+pub struct Text {
+    pub color: bool,
+}
+
+impl Renderer for Text {
+    fn render(&self, reports: &[Report]) -> Result<String> {
+        Ok(render(super::single(reports, "text")?, self.color))
+    }
+}
+
+const RUN_LINE: Emphasis = Emphasis { strong: "", separator: ":" };
+
+fn render(rep: &Report, color: bool) -> String {
     let mut out = String::new();
     for run in &rep.runs {
-        out.push_str(&format!(
-            "run {}{}: {} ({}), kdelta {}\n",
-            run.id,
-            run.label.as_ref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
-            run.started,
-            run.status.as_str(),
-            run.kdelta_version
-        ));
+        out.push_str(&run_line(run, &RUN_LINE));
+        out.push('\n');
     }
     out.push('\n');
     if rep.tables.is_empty() {

@@ -21,18 +21,37 @@ pub mod svg;
 
 use super::extra::ExtraTable;
 use super::grid::{self, Col, Grid};
+use super::header::run_name;
 use super::model::Report;
+use super::Renderer;
+use anyhow::Result;
 use escape::{html_format, html_write, Html};
 
-/// What one page shows.
+/// The page of `kdelta report`, as a [`Renderer`]: it takes the reports of
+/// the runs shown and the reports comparing the first run with each later
+/// one ([`Report::compares_runs`]), runs first.
 pub struct Page<'a> {
     pub title: String,
-    /// One report per run, as `kdelta show` builds it.
-    pub runs: &'a [Report],
-    /// Run-against-run reports (the first run against each later one).
-    pub comparisons: &'a [Report],
     /// Tables built elsewhere (a study's), shown before the runs.
     pub extra: &'a [ExtraTable],
+}
+
+impl Renderer for Page<'_> {
+    fn render(&self, reports: &[Report]) -> Result<String> {
+        let (comparisons, runs): (Vec<&Report>, Vec<&Report>) = reports.iter().partition(|r| r.compares_runs());
+        Ok(render(&Contents { title: &self.title, runs: &runs, comparisons: &comparisons, extra: self.extra }))
+    }
+}
+
+/// What one page shows.
+struct Contents<'a> {
+    title: &'a str,
+    /// One report per run, as `kdelta show` builds it.
+    runs: &'a [&'a Report],
+    /// Run-against-run reports (the first run against each later one).
+    comparisons: &'a [&'a Report],
+    /// Tables built elsewhere (a study's), shown before the runs.
+    extra: &'a [ExtraTable],
 }
 
 const CSS: &str = "
@@ -52,18 +71,18 @@ table.host th{white-space:nowrap;width:1%}ul.warnings{font-size:13px}ul.warnings
 ";
 
 /// The whole page.
-pub fn render(page: &Page) -> String {
+fn render(page: &Contents) -> String {
     let mut s = Html::new();
     html_write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head><body>\n",
-        Html::text(&page.title),
+        Html::text(page.title),
         Html::lit(CSS)
     );
     html_write!(
         s,
         "<header><h1>{}</h1><p>kdelta {}: {} run(s)",
-        Html::text(&page.title),
+        Html::text(page.title),
         Html::lit(env!("CARGO_PKG_VERSION")),
         page.runs.len()
     );
@@ -103,14 +122,7 @@ pub fn render(page: &Page) -> String {
     s.into_string()
 }
 
-fn run_name(r: &crate::model::RunRecord) -> String {
-    match &r.label {
-        Some(l) => format!("run {} ({l})", r.id),
-        None => format!("run {}", r.id),
-    }
-}
-
-fn nav(page: &Page) -> Html {
+fn nav(page: &Contents) -> Html {
     let mut s = Html::lit("<nav><ul>");
     if !page.extra.is_empty() {
         s.push_lit("<li><a href=\"#extra\">Study tables</a></li>");

@@ -7,7 +7,8 @@
 use super::super::extra::ExtraTable;
 use super::super::model::Report;
 use super::super::tests as fx;
-use super::{render, Page};
+use super::super::Renderer;
+use super::Page;
 use crate::model::record::{ResultRecord, RunRecord};
 use crate::model::Better;
 use crate::stats::CompareOptions;
@@ -110,8 +111,8 @@ pub(super) fn full_page() -> String {
     let (pr, pres) = fx::patched_run();
     let single = Report::for_run(pr.clone(), pres.clone(), &fx::opt());
     let two = Report::for_two_runs((a.runs[0].clone(), a.results.clone()), (pr, pres), &CompareOptions::default());
-    let runs = [a, mem, single];
-    render(&Page { title: "kdelta report".into(), runs: &runs, comparisons: &[two], extra: &[study_table()] })
+    let page = Page { title: "kdelta report".into(), extra: &[study_table()] };
+    page.render(&[a, mem, single, two]).expect("the page renders")
 }
 
 fn count(s: &str, pat: &str) -> usize {
@@ -216,7 +217,7 @@ fn missing_command_host_and_results_say_not_recorded() {
     run.command = String::new();
     run.configs.clear();
     let rep = Report::for_run(run, Vec::new(), &fx::opt());
-    let h = render(&Page { title: "t".into(), runs: &[rep], comparisons: &[], extra: &[] });
+    let h = Page { title: "t".into(), extra: &[] }.render(&[rep]).unwrap();
     assert!(h.contains("the command: not recorded"));
     assert!(h.contains("host snapshot: not recorded for this run"));
     assert!(h.contains("no results stored") && h.contains("Charts (0)") && h.contains("nothing to chart"));
@@ -362,7 +363,7 @@ fn markers_in_every_stored_field_come_out_escaped() {
         rows: vec![vec![format!("r{MARK}"), format!("1.5{MARK}")], vec![format!("geomean{MARK}"), "2".into()]],
         after: vec![format!("after{MARK}")],
     };
-    let h = render(&Page { title: format!("page{MARK}"), runs: &[rep], comparisons: &[two], extra: &[extra] });
+    let h = Page { title: format!("page{MARK}"), extra: &[extra] }.render(&[rep, two]).unwrap();
     for kind in ["bars", "lines", "speedup"] {
         assert!(h.contains(&format!("data-kind=\"{kind}\"")), "no {kind} chart");
     }

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn svg_chart_of_speedups_names_every_benchmark_and_configuration() {
-    let svg = write_chart(&comparison());
+    let svg = rendered(&Chart, &[comparison()]);
     assert!(svg.starts_with("<svg width=\"900\" height=\"252\" "), "{}", &svg[..80]);
     assert!(svg.ends_with("</svg>\n"));
     let texts = svg_texts(&svg);
@@ -30,7 +30,7 @@ fn svg_chart_of_speedups_names_every_benchmark_and_configuration() {
 
 #[test]
 fn svg_chart_of_a_sweep_draws_one_line_per_configuration() {
-    let svg = write_chart(&sweep());
+    let svg = rendered(&Chart, &[sweep()]);
     assert!(svg.starts_with("<svg width=\"900\" height=\"380\" "), "{}", &svg[..80]);
     assert!(svg.ends_with("</svg>\n"));
     let texts = svg_texts(&svg);

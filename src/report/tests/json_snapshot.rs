@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn json_of_a_comparison_of_two_configurations() {
-    let out = json::render(&short_run());
+    let out = rendered(&Json, &[short_run()]);
     serde_json::from_str::<serde_json::Value>(&out).expect("the output is JSON");
     assert_snapshot(
         &out,

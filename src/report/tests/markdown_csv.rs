@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn markdown_comparison_of_two_configurations() {
     assert_snapshot(
-        &markdown::render(&comparison()),
+        &rendered(&Markdown, &[comparison()]),
         r#"
 **run 12** "baseline" — 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
@@ -53,7 +53,7 @@ fn markdown_comparison_of_two_configurations() {
 #[test]
 fn markdown_of_a_single_configuration_run() {
     assert_snapshot(
-        &markdown::render(&single_config()),
+        &rendered(&Markdown, &[single_config()]),
         r#"
 **run 12** "baseline" — 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
@@ -88,7 +88,7 @@ fn markdown_of_a_single_configuration_run() {
 #[test]
 fn csv_comparison_of_two_configurations() {
     assert_snapshot(
-        &csv::render(&comparison()),
+        &rendered(&Csv, &[comparison()]),
         r#"
 benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,a_noisy,a_below_re\
 solution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds
@@ -111,7 +111,7 @@ geomean bw,,MB/s,,up,0,8947.066558375436,,noht,0-1,9892.623514518293,,10.5683460
 #[test]
 fn csv_of_a_single_configuration_run() {
     assert_snapshot(
-        &csv::render(&single_config()),
+        &rendered(&Csv, &[single_config()]),
         r#"
 run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resol\
 ution

@@ -10,8 +10,13 @@
 //! pasting it over the old snapshot. The SVG chart is long and belongs to
 //! plotters: its tests check what it says, not every coordinate.
 
+use super::chart::{Chart, NothingToChart};
+use super::csv::Csv;
+use super::json::Json;
+use super::markdown::Markdown;
 use super::model::Report;
-use super::{chart, csv, fmt_num, fmt_pct, json, markdown, text};
+use super::text::{self, Text};
+use super::{fmt_num, fmt_pct, html, Renderer};
 use crate::cpuset::CpuSet;
 use crate::model::config::Config;
 use crate::model::record::{Quality, ResultRecord, RunRecord, RunStatus, SampleMeta, Status};
@@ -298,11 +303,31 @@ fn svg_texts(svg: &str) -> Vec<&str> {
         .collect()
 }
 
-fn write_chart(rep: &Report) -> String {
-    chart::svg(rep).unwrap()
+/// Every renderer, by name: the four `--format` choices (text with and
+/// without colour), the SVG chart and the HTML page.
+fn renderers() -> Vec<(&'static str, Box<dyn Renderer>)> {
+    vec![
+        ("text", Box::new(Text { color: false })),
+        ("text in colour", Box::new(Text { color: true })),
+        ("Markdown", Box::new(Markdown)),
+        ("CSV", Box::new(Csv)),
+        ("JSON", Box::new(Json)),
+        ("SVG chart", Box::new(Chart)),
+        ("HTML", Box::new(html::Page { title: "kdelta report".into(), extra: &[] })),
+    ]
+}
+
+/// What `renderer` makes of `reports`; every snapshot is taken through here.
+#[track_caller]
+fn rendered(renderer: &dyn Renderer, reports: &[Report]) -> String {
+    match renderer.render(reports) {
+        Ok(out) => out,
+        Err(e) => panic!("the renderer failed: {e:#}"),
+    }
 }
 
 mod charts;
 mod json_snapshot;
 mod markdown_csv;
+mod renderers;
 mod text_snapshots;

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn text_comparison_of_two_configurations() {
     assert_snapshot(
-        &text::render(&comparison(), false),
+        &rendered(&Text { color: false }, &[comparison()]),
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
@@ -53,7 +53,7 @@ warning: the machine was busy: load average 1.25 before, 1.50 after; other proce
 #[test]
 fn text_of_a_single_configuration_run() {
     assert_snapshot(
-        &text::render(&single_config(), false),
+        &rendered(&Text { color: false }, &[single_config()]),
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
@@ -89,7 +89,7 @@ fn text_verbose_lists_every_remark_and_every_withheld_star() {
     let mut rep = comparison();
     rep.verbose = true;
     assert_snapshot(
-        &text::render(&rep, false),
+        &rendered(&Text { color: false }, &[rep]),
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
@@ -138,7 +138,7 @@ warning: the machine was busy: load average 1.25 before, 1.50 after; other proce
 fn text_comparison_of_two_runs() {
     let rep = Report::for_two_runs((run_record(), results()), patched_run(), &opt());
     assert_snapshot(
-        &text::render(&rep, false),
+        &rendered(&Text { color: false }, &[rep]),
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 run 13 "patched": 2024-05-02T09:30:00Z (incomplete), kdelta 0.1.0
@@ -175,10 +175,10 @@ warning: run 13 is incomplete: it was interrupted, so its results are partial
 
 #[test]
 fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
-    let coloured = text::render(&comparison(), true);
+    let coloured = rendered(&Text { color: true }, &[comparison()]);
     assert_eq!(
         strip_colour(&coloured),
-        text::render(&comparison(), false),
+        rendered(&Text { color: false }, &[comparison()]),
         "colour adds escape sequences and nothing else"
     );
     let lines: Vec<&str> = coloured.lines().collect();

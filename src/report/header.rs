@@ -1,0 +1,34 @@
+//! How a run is named: the line above a report's tables (text and Markdown
+//! alike, each with its own emphasis) and the short name a heading or a
+//! table column uses.
+
+use crate::model::record::RunRecord;
+
+/// How a renderer sets the run line: the marks around `run N`, and what
+/// separates that name from the rest of the line.
+pub struct Emphasis {
+    pub strong: &'static str,
+    pub separator: &'static str,
+}
+
+/// `run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0`, without a newline.
+pub fn run_line(run: &RunRecord, e: &Emphasis) -> String {
+    format!(
+        "{s}run {}{s}{}{} {} ({}), kdelta {}",
+        run.id,
+        run.label.as_ref().map(|l| format!(" \"{l}\"")).unwrap_or_default(),
+        e.separator,
+        run.started,
+        run.status.as_str(),
+        run.kdelta_version,
+        s = e.strong,
+    )
+}
+
+/// `run 12 (baseline)`, or `run 12` when the run has no label.
+pub fn run_name(r: &RunRecord) -> String {
+    match &r.label {
+        Some(l) => format!("run {} ({l})", r.id),
+        None => format!("run {}", r.id),
+    }
+}
