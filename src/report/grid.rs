@@ -1,6 +1,6 @@
 //! The cells of a table as strings, shared by the text and Markdown renderers.
 
-use super::model::{Report, Table};
+use super::model::{GeoRow, Report, Row, Table};
 use super::remarks::{self, Entry};
 use super::{fmt_num, fmt_pct};
 use crate::model::record::Status;
@@ -131,10 +131,39 @@ fn figure(c: &super::model::Cell) -> String {
     }
 }
 
+/// A change not starred although its rank test passed: who, why, the
+/// change, and its rounds.
+type Held = (String, crate::stats::Withheld, f64, Option<Rounds>);
+
+/// What the rows of a comparison say beyond their cells, for the notes.
+struct Said<'a> {
+    entries: Vec<Entry<'a>>,
+    withheld: Vec<Held>,
+    by_mode: Vec<String>,
+}
+
 /// `benchmark | params | unit | A | cv | B | cv | change | ...`
 pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
-    let with_params = pv.any();
+    let (header, cols) = comparison_header(t, pv.any());
+    let mut said = Said { entries: Vec::new(), withheld: Vec::new(), by_mode: Vec::new() };
+    let (mut rows, mut marks) = (Vec::new(), Vec::new());
+    for r in &t.rows {
+        let (row, m) = comparison_row(t, r, &pv, &mut said);
+        rows.push(row);
+        marks.push(m);
+    }
+    let geo_from = rows.len();
+    for g in &t.geomeans {
+        let (row, m) = geomean_row(g, pv.any());
+        rows.push(row);
+        marks.push(m);
+    }
+    let notes = comparison_notes(t, threshold, verbose, &pv, &said);
+    Grid { header, rows, cols, geo_from, notes, marks }
+}
+
+fn comparison_header(t: &Table, with_params: bool) -> (Vec<String>, Vec<Col>) {
     let mut header = vec!["benchmark".to_string()];
     let mut cols = vec![Col::Text];
     if with_params {
@@ -152,104 +181,95 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
             cols.push(Col::Change);
         }
     }
-    let mut rows = Vec::new();
+    (header, cols)
+}
+
+/// One row's cells: name, parameters, unit, then per column its figure and
+/// cv and, after the first, the change against the first; and the marks of
+/// its changes. Its remarks go to `said`.
+fn comparison_row<'a>(t: &Table, r: &'a Row, pv: &ParamView, said: &mut Said<'a>) -> (Vec<String>, Vec<Option<bool>>) {
+    let name = label(&r.benchmark, &pv.show(&r.benchmark, &r.params));
+    let mut row = vec![r.benchmark.clone()];
+    if pv.any() {
+        row.push(pv.show(&r.benchmark, &r.params));
+    }
+    row.push(r.unit.clone());
     let mut marks = Vec::new();
-    let mut entries = Vec::new();
-    let mut withheld: Vec<(String, crate::stats::Withheld, f64, Option<Rounds>)> = Vec::new();
-    let mut by_mode: Vec<String> = Vec::new();
-    for r in &t.rows {
-        let mut row = vec![r.benchmark.clone()];
-        if with_params {
-            row.push(pv.show(&r.benchmark, &r.params));
+    for (i, c) in r.cells.iter().enumerate() {
+        row.extend(figure_cells(c.as_ref()));
+        if let Some(c) = c {
+            said.entries.push(Entry { who: format!("{name} [{}]", t.columns[i].name), unit: &r.unit, cell: c });
         }
-        row.push(r.unit.clone());
-        let mut m = Vec::new();
-        for (i, c) in r.cells.iter().enumerate() {
-            match c {
-                Some(c) if c.status == Status::Ok => {
-                    row.push(figure(c));
-                    row.push(
-                        c.cv.filter(|_| c.n > 1 && c.below_resolution.is_none())
-                            .map(|v| format!("{:.1}%", v * 100.0))
-                            .unwrap_or_else(|| "-".into()),
-                    );
-                }
-                Some(c) => {
-                    row.push(status_word(c.status).into());
-                    row.push(String::new());
-                }
-                None => {
-                    row.push("-".into());
-                    row.push(String::new());
-                }
-            }
-            if let Some(c) = c {
-                let col = &t.columns[i].name;
-                entries.push(Entry {
-                    who: format!("{} [{col}]", label(&r.benchmark, &pv.show(&r.benchmark, &r.params))),
-                    unit: &r.unit,
-                    cell: c,
-                });
-            }
-            if i > 0 {
-                match &r.changes[i - 1] {
-                    Some(cmp) => {
-                        let who = format!(
-                            "{} [{}]",
-                            label(&r.benchmark, &pv.show(&r.benchmark, &r.params)),
-                            t.columns[i].name
-                        );
-                        if !cmp.modes.is_empty() {
-                            by_mode.push(modes_line(
-                                &who,
-                                &cmp.modes,
-                                (&t.columns[0].name, &t.columns[i].name),
-                                &r.unit,
-                            ));
-                        }
-                        if let Some(w) = cmp.withheld {
-                            withheld.push((who, w, cmp.change_pct, cmp.rounds.clone()));
-                        }
-                        let star = if cmp.significant { " *" } else { "  " };
-                        row.push(format!("{}{star}", fmt_pct(cmp.change_pct)));
-                        m.push(if cmp.significant { Some(cmp.change_pct > 0.0) } else { None });
-                    }
-                    None => {
-                        row.push("-  ".into());
-                        m.push(None);
-                    }
-                }
-            }
+        if i > 0 {
+            let (cell, mark) = change_cell(t, r, i, &name, said);
+            row.push(cell);
+            marks.push(mark);
         }
-        rows.push(row);
-        marks.push(m);
     }
-    let geo_from = rows.len();
-    for g in &t.geomeans {
-        let used = if g.rows == g.of { format!("{} rows", g.rows) } else { format!("{} of {} rows", g.rows, g.of) };
-        let mut row = vec![format!("geomean {} ({used})", g.family)];
-        if with_params {
-            row.push(String::new());
-        }
-        row.push(g.unit.clone().unwrap_or_default());
-        let mut m = Vec::new();
-        for (i, v) in g.values.iter().enumerate() {
-            row.push(v.map(fmt_num).unwrap_or_else(|| "-".into()));
-            row.push(String::new());
-            if i > 0 {
-                row.push(g.change_pct[i - 1].map(|c| format!("{}  ", fmt_pct(c))).unwrap_or_else(|| "-  ".into()));
-                m.push(None);
-            }
-        }
-        rows.push(row);
-        marks.push(m);
+    (row, marks)
+}
+
+/// A column's figure and cv, or the word for a result without one.
+fn figure_cells(c: Option<&super::model::Cell>) -> [String; 2] {
+    match c {
+        Some(c) if c.status == Status::Ok => [
+            figure(c),
+            c.cv.filter(|_| c.n > 1 && c.below_resolution.is_none())
+                .map(|v| format!("{:.1}%", v * 100.0))
+                .unwrap_or_else(|| "-".into()),
+        ],
+        Some(c) => [status_word(c.status).into(), String::new()],
+        None => ["-".into(), String::new()],
     }
-    let mut head_notes: Vec<String> = t
+}
+
+/// Column `i` against column 0 in row `r`: `+4.0% *` and its mark; its split
+/// by placement and a withheld star go to `said`.
+fn change_cell(t: &Table, r: &Row, i: usize, name: &str, said: &mut Said) -> (String, Option<bool>) {
+    let Some(cmp) = &r.changes[i - 1] else {
+        return ("-  ".into(), None);
+    };
+    let who = format!("{name} [{}]", t.columns[i].name);
+    if !cmp.modes.is_empty() {
+        said.by_mode.push(modes_line(&who, &cmp.modes, (&t.columns[0].name, &t.columns[i].name), &r.unit));
+    }
+    if let Some(w) = cmp.withheld {
+        said.withheld.push((who, w, cmp.change_pct, cmp.rounds.clone()));
+    }
+    let star = if cmp.significant { " *" } else { "  " };
+    let mark = if cmp.significant { Some(cmp.change_pct > 0.0) } else { None };
+    (format!("{}{star}", fmt_pct(cmp.change_pct)), mark)
+}
+
+/// `geomean lat (2 of 4 rows)`, its unit, each column's mean and the changes.
+fn geomean_row(g: &GeoRow, with_params: bool) -> (Vec<String>, Vec<Option<bool>>) {
+    let used = if g.rows == g.of { format!("{} rows", g.rows) } else { format!("{} of {} rows", g.rows, g.of) };
+    let mut row = vec![format!("geomean {} ({used})", g.family)];
+    if with_params {
+        row.push(String::new());
+    }
+    row.push(g.unit.clone().unwrap_or_default());
+    let mut marks = Vec::new();
+    for (i, v) in g.values.iter().enumerate() {
+        row.push(v.map(fmt_num).unwrap_or_else(|| "-".into()));
+        row.push(String::new());
+        if i > 0 {
+            row.push(g.change_pct[i - 1].map(|c| format!("{}  ", fmt_pct(c))).unwrap_or_else(|| "-  ".into()));
+            marks.push(None);
+        }
+    }
+    (row, marks)
+}
+
+/// The lines under a comparison: CPU sets, the legend, constant parameters,
+/// remarks, splits by placement, withheld stars, the hint.
+fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, said: &Said) -> Vec<String> {
+    let mut notes: Vec<String> = t
         .columns
         .iter()
         .map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus }))
         .collect();
-    head_notes.push(format!(
+    notes.push(format!(
         "change: + means {} is better (speedup - 1); * significant: |change| >= {threshold}% on the log scale (a slowdown and a speedup of one factor alike), \
          Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes {threshold}% its way, p < 0.05: \
          9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; \
@@ -257,19 +277,19 @@ pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
     if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {
-        head_notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
+        notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
     }
-    head_notes.extend(pv.constant_lines());
-    head_notes.extend(remarks::lines(&entries, verbose));
-    head_notes.extend(by_mode);
-    head_notes.extend(withheld_lines(&withheld, verbose));
-    head_notes.extend(remarks::hint(&entries, verbose));
-    Grid { header, rows, cols, geo_from, notes: head_notes, marks }
+    notes.extend(pv.constant_lines());
+    notes.extend(remarks::lines(&said.entries, verbose));
+    notes.extend(said.by_mode.iter().cloned());
+    notes.extend(withheld_lines(&said.withheld, verbose));
+    notes.extend(remarks::hint(&said.entries, verbose));
+    notes
 }
 
 /// Why changes that passed the rank test are not starred: one line each
 /// (`verbose`), or one line naming them by kind.
-fn withheld_lines(withheld: &[(String, crate::stats::Withheld, f64, Option<Rounds>)], verbose: bool) -> Vec<String> {
+fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
     let held = |r: &Option<Rounds>| r.as_ref().map(|r| r.describe()).unwrap_or_default();
     if verbose {
         return withheld

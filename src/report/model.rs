@@ -142,91 +142,87 @@ impl Table {
                 }
             }
         }
-        let mut rows = Vec::new();
-        for k in keys {
-            let found: Vec<Option<&ResultRecord>> =
-                columns.iter().map(|c| c.results.iter().find(|r| r.point_key() == k)).collect();
-            let any = found.iter().flatten().next().expect("key came from some column");
-            let base = found[0].filter(|r| r.status == Status::Ok);
-            let changes = found
-                .iter()
-                .skip(1)
-                .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
-                    // A figure below resolution has no ratio worth printing.
-                    (Some(a), Some(b)) if a.below_resolution.is_none() && b.below_resolution.is_none() => {
-                        let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
-                        stats::compare_sides(&va, &sa, &vb, &sb, any.better, opt)
-                    }
-                    _ => None,
-                })
-                .collect();
-            rows.push(Row {
-                family: any.family.clone(),
-                benchmark: any.benchmark.clone(),
-                params: any.params.clone(),
-                unit: any.unit.clone(),
-                better: any.better,
-                cells: found.iter().map(|f| f.map(cell_of)).collect(),
-                changes,
-            });
-        }
+        let rows: Vec<Row> = keys.iter().map(|k| Row::build(&columns, k, opt)).collect();
         let mut families: Vec<String> = Vec::new();
         for r in &rows {
             if !families.contains(&r.family) {
                 families.push(r.family.clone());
             }
         }
-        let ncol = columns.len();
-        let mut geomeans = Vec::new();
-        for fam in families {
-            let of = rows.iter().filter(|r| r.family == fam).count();
-            let fr: Vec<&Row> = rows
-                .iter()
-                .filter(|r| {
-                    r.family == fam
-                        && r.cells
-                            .iter()
-                            .all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none()))
-                })
-                .collect();
-            if fr.len() < 2 {
-                continue;
-            }
-            let one_unit = fr.iter().all(|r| r.unit == fr[0].unit);
-            let values = (0..ncol)
-                .map(|i| {
-                    if one_unit {
-                        stats::geomean(
-                            &fr.iter().map(|r| r.cells[i].as_ref().unwrap().median.unwrap()).collect::<Vec<_>>(),
-                        )
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            let change_pct = (1..ncol)
-                .map(|i| {
-                    let sp: Vec<f64> = fr
-                        .iter()
-                        .map(|r| {
-                            let a = r.cells[0].as_ref().unwrap().median.unwrap();
-                            let b = r.cells[i].as_ref().unwrap().median.unwrap();
-                            stats::compare::speedup_of(a, b, r.better)
-                        })
-                        .collect();
-                    stats::geomean(&sp).map(|g| (g - 1.0) * 100.0)
-                })
-                .collect();
-            geomeans.push(GeoRow {
-                family: fam,
-                unit: if one_unit { Some(fr[0].unit.clone()) } else { None },
-                values,
-                change_pct,
-                rows: fr.len(),
-                of,
-            });
-        }
+        let geomeans = families.into_iter().filter_map(|fam| GeoRow::build(&rows, fam, columns.len())).collect();
         Table { columns, rows, geomeans }
+    }
+}
+
+impl Row {
+    /// The row of point `k`: each column's result there, and each column
+    /// against column 0.
+    fn build(columns: &[Column], k: &(String, Params), opt: &CompareOptions) -> Row {
+        let found: Vec<Option<&ResultRecord>> =
+            columns.iter().map(|c| c.results.iter().find(|r| &r.point_key() == k)).collect();
+        let any = found.iter().flatten().next().expect("key came from some column");
+        let base = found[0].filter(|r| r.status == Status::Ok);
+        let changes = found
+            .iter()
+            .skip(1)
+            .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
+                // A figure below resolution has no ratio worth printing.
+                (Some(a), Some(b)) if a.below_resolution.is_none() && b.below_resolution.is_none() => {
+                    let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
+                    stats::compare_sides(&va, &sa, &vb, &sb, any.better, opt)
+                }
+                _ => None,
+            })
+            .collect();
+        Row {
+            family: any.family.clone(),
+            benchmark: any.benchmark.clone(),
+            params: any.params.clone(),
+            unit: any.unit.clone(),
+            better: any.better,
+            cells: found.iter().map(|f| f.map(cell_of)).collect(),
+            changes,
+        }
+    }
+}
+
+impl GeoRow {
+    /// The geometric means of family `fam` over its rows with a figure in
+    /// every column; none with fewer than two such rows.
+    fn build(rows: &[Row], fam: String, ncol: usize) -> Option<GeoRow> {
+        let of = rows.iter().filter(|r| r.family == fam).count();
+        let fr: Vec<&Row> = rows
+            .iter()
+            .filter(|r| {
+                r.family == fam
+                    && r.cells
+                        .iter()
+                        .all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none()))
+            })
+            .collect();
+        if fr.len() < 2 {
+            return None;
+        }
+        let median = |r: &Row, i: usize| r.cells[i].as_ref().unwrap().median.unwrap();
+        let one_unit = fr.iter().all(|r| r.unit == fr[0].unit);
+        let values = (0..ncol)
+            .map(|i| if one_unit { stats::geomean(&fr.iter().map(|r| median(r, i)).collect::<Vec<_>>()) } else { None })
+            .collect();
+        let change_pct = (1..ncol)
+            .map(|i| {
+                let sp: Vec<f64> =
+                    fr.iter().map(|r| stats::compare::speedup_of(median(r, 0), median(r, i), r.better)).collect();
+                stats::geomean(&sp).map(|g| (g - 1.0) * 100.0)
+            })
+            .collect();
+        Some(GeoRow {
+            family: fam,
+            unit: if one_unit { Some(fr[0].unit.clone()) } else { None },
+            values,
+            change_pct,
+            rows: fr.len(),
+            of,
+        })
     }
 }
 

@@ -65,8 +65,20 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     if verbose {
         return entries.iter().flat_map(full).collect();
     }
-    let mut out = Vec::new();
     let ok = entries.iter().filter(|e| e.cell.status == Status::Ok).count();
+    let mut out = Vec::new();
+    reason_lines(&mut out, entries);
+    // Placement splits are the finding itself: each one in full.
+    for e in entries.iter().filter(|e| !e.cell.placement.is_empty()) {
+        out.push(format!("{}: {}", e.who, crate::stats::trust::describe_split(&e.cell.placement, e.unit, fmt_num)));
+    }
+    sample_lines(&mut out, entries, ok);
+    warning_lines(&mut out, entries, ok);
+    note_lines(&mut out, entries);
+    out
+}
+
+fn reason_lines(out: &mut Vec<String>, entries: &[Entry]) {
     // Why results failed or are unavailable, once per distinct reason.
     let mut reasons: Vec<(Status, &str, Vec<&str>)> = Vec::new();
     for e in entries {
@@ -80,10 +92,10 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     for (s, r, who) in reasons {
         out.push(format!("{}: {}: {r}", name_list(&who), status_word(s)));
     }
-    // Placement splits are the finding itself: each one in full.
-    for e in entries.iter().filter(|e| !e.cell.placement.is_empty()) {
-        out.push(format!("{}: {}", e.who, crate::stats::trust::describe_split(&e.cell.placement, e.unit, fmt_num)));
-    }
+}
+
+/// Figures below resolution, noisy results, disturbed samples: one line each.
+fn sample_lines(out: &mut Vec<String>, entries: &[Entry], ok: usize) {
     let below: Vec<String> = entries
         .iter()
         .filter_map(|e| e.cell.below_resolution.map(|b| format!("{} < {} {}", e.who, fmt_num(b), e.unit)))
@@ -117,6 +129,10 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
             w.cell.disturbed
         ));
     }
+}
+
+/// One line per kind of warning, naming the worst case.
+fn warning_lines(out: &mut Vec<String>, entries: &[Entry], ok: usize) {
     for kind in [Kind::Variation, Kind::Outliers, Kind::Clusters, Kind::Short] {
         let hits: Vec<(&Entry, &Warning)> = entries
             .iter()
@@ -136,6 +152,9 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
         let label = if kind == Kind::Short { "shortest" } else { "worst" };
         out.push(format!("{what} in {n} of {ok} results ({label}: {}, {worst})", we.who));
     }
+}
+
+fn note_lines(out: &mut Vec<String>, entries: &[Entry]) {
     // Benchmark notes: each distinct text once, with the results it concerns.
     let mut notes: Vec<(&str, Vec<&str>)> = Vec::new();
     for e in entries {
@@ -149,7 +168,6 @@ pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     for (n, who) in notes {
         out.push(format!("{}: {n}", name_list(&who)));
     }
-    out
 }
 
 /// The pointer to the full list, after the summary lines (when there is more to see).

@@ -13,10 +13,10 @@
 //! a legend naming the configurations and their CPU sets.
 
 use super::super::grid::ParamView;
-use super::super::model::{Report, Table};
+use super::super::model::{Report, Row, Table};
 use super::super::sweep;
 use super::escape::{html_write, Html};
-use super::svg::{color, cut, Frame, Key, Scale, Ticks};
+use super::svg::{color, cut, Frame, Key, Labels, Scale, Ticks};
 use crate::model::fmt::fmt_num;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
@@ -108,7 +108,9 @@ fn line_chart(sw: &sweep::Sweep) -> Html {
     };
     let y_name = format!("median {}{}", first.unit, if sy.log { " (log)" } else { "" });
     let better = format!("{}; whiskers: min to max of the clean samples", better_text(first.better));
-    f.svg("lines", &format!("{name} over {x}"), &better, &x_name, &y_name, &body, &legend)
+    let title = format!("{name} over {x}");
+    let labels = Labels { kind: "lines", title: &title, better: &better, x_name: &x_name, y_name: &y_name };
+    f.svg(&labels, &body, &legend)
 }
 
 /// Shaded cache-regime bands (L1, L2, ..., memory) along a size axis, from
@@ -239,8 +241,7 @@ fn bar_chart(
                     let m = r.summary.as_ref().unwrap().median;
                     let x0 = sx.clamp(if sx.log { sx.lo } else { 0.0 });
                     let x1 = sx.clamp(m);
-                    // The configuration name is text like any other (finding 1:
-                    // it once went into this title unescaped).
+                    // The configuration name is text like any other: escaped.
                     let what = format!("{} [{cfg}]: {} {unit}", c.2, fmt_num(m));
                     html_write!(
                         body,
@@ -280,7 +281,8 @@ fn bar_chart(
         })
         .collect();
     let x_name = format!("median {unit}{}", if sx.log { " (log scale)" } else { "" });
-    f.svg("bars", title, better_text(better), &x_name, "benchmark", &body, &legend)
+    let labels = Labels { kind: "bars", title, better: better_text(better), x_name: &x_name, y_name: "benchmark" };
+    f.svg(&labels, &body, &legend)
 }
 
 /// The speedup of each column against the first, per row, with its 95%
@@ -291,106 +293,109 @@ pub fn speedups(t: &Table) -> Vec<Html> {
     if rows.is_empty() || t.columns.len() < 2 {
         return Vec::new();
     }
-    let base = &t.columns[0];
+    let base = &t.columns[0].name;
     let parts = rows.len().div_ceil(BARS_PER_CHART);
-    let mut out = Vec::new();
-    for (pi, chunk) in rows.chunks(BARS_PER_CHART).enumerate() {
-        let k = t.columns.len() - 1;
-        let group_h = (k as f64 * 12.0 + 10.0).max(20.0);
-        let f = Frame::new(WIDTH, group_h * chunk.len() as f64, 250.0, k);
-        let mut vals = vec![1.0];
-        for r in chunk {
-            for c in r.changes.iter().flatten() {
-                vals.extend([Some(c.speedup), c.ci_low, c.ci_high].into_iter().flatten());
-            }
+    let title = |pi: usize| {
+        if parts > 1 {
+            format!("speedup against {base}, part {} of {parts}", pi + 1)
+        } else {
+            format!("speedup against {base}")
         }
-        let sx = Scale::fit(&vals, 20.0, false, f.left, f.right(), Ticks::Plain);
-        let mut body = f.x_axis(&sx);
-        let one = sx.map(1.0);
+    };
+    rows.chunks(BARS_PER_CHART).enumerate().map(|(pi, chunk)| speedup_chart(t, chunk, &pv, &title(pi))).collect()
+}
+
+/// One speedup chart of the rows `chunk`.
+fn speedup_chart(t: &Table, chunk: &[&Row], pv: &ParamView, title: &str) -> Html {
+    let base = &t.columns[0];
+    let k = t.columns.len() - 1;
+    let group_h = (k as f64 * 12.0 + 10.0).max(20.0);
+    let f = Frame::new(WIDTH, group_h * chunk.len() as f64, 250.0, k);
+    let mut vals = vec![1.0];
+    for r in chunk {
+        for c in r.changes.iter().flatten() {
+            vals.extend([Some(c.speedup), c.ci_low, c.ci_high].into_iter().flatten());
+        }
+    }
+    let sx = Scale::fit(&vals, 20.0, false, f.left, f.right(), Ticks::Plain);
+    let mut body = f.x_axis(&sx);
+    let one = sx.map(1.0);
+    html_write!(body, r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#000"/>"##, one, f.top, one, f.bottom());
+    for (ri, r) in chunk.iter().enumerate() {
+        let y0 = f.top + group_h * ri as f64;
+        let shown = pv.show(&r.benchmark, &r.params);
+        let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
         html_write!(
             body,
-            r##"<line x1="{:.1}" y1="{}" x2="{:.1}" y2="{}" stroke="#000"/>"##,
-            one,
-            f.top,
-            one,
-            f.bottom()
+            r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
+            f.left - 6.0,
+            y0 + group_h / 2.0 + 4.0,
+            Html::text(&cut(&label, 38))
         );
-        for (ri, r) in chunk.iter().enumerate() {
-            let y0 = f.top + group_h * ri as f64;
-            let shown = pv.show(&r.benchmark, &r.params);
-            let label = if shown.is_empty() { r.benchmark.clone() } else { format!("{} {shown}", r.benchmark) };
+        speedup_dots(&mut body, t, r, &label, &sx, y0);
+    }
+    let legend: Vec<Key> = t.columns[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Key {
+            color: color(i),
+            text: format!(
+                "{} [cpus {}] against {} [cpus {}]",
+                c.name,
+                or_dash(&c.cpus),
+                base.name,
+                or_dash(&base.cpus)
+            ),
+            line: true,
+        })
+        .collect();
+    let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";
+    let x_name = format!("speedup (ratio of medians{})", if sx.log { ", log scale" } else { "" });
+    f.svg(&Labels { kind: "speedup", title, better, x_name: &x_name, y_name: "benchmark" }, &body, &legend)
+}
+
+/// Row `r`'s speedups, one dot per compared column from `y0` down, each with
+/// its interval when it has one.
+fn speedup_dots(body: &mut Html, t: &Table, r: &Row, label: &str, sx: &Scale, y0: f64) {
+    for (i, c) in r.changes.iter().enumerate() {
+        let Some(c) = c else { continue };
+        if !c.speedup.is_finite() {
+            continue;
+        }
+        let y = y0 + 8.0 + 12.0 * i as f64;
+        let col = Html::lit(color(i));
+        if let (Some(lo), Some(hi)) = (c.ci_low, c.ci_high) {
             html_write!(
                 body,
-                r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#,
-                f.left - 6.0,
-                y0 + group_h / 2.0 + 4.0,
-                Html::text(&cut(&label, 38))
+                r#"<line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"/>"#,
+                sx.clamp(lo),
+                y,
+                sx.clamp(hi),
+                y,
+                col
             );
-            for (i, c) in r.changes.iter().enumerate() {
-                let Some(c) = c else { continue };
-                if !c.speedup.is_finite() {
-                    continue;
-                }
-                let y = y0 + 8.0 + 12.0 * i as f64;
-                let col = Html::lit(color(i));
-                if let (Some(lo), Some(hi)) = (c.ci_low, c.ci_high) {
-                    html_write!(
-                        body,
-                        r#"<line class="ci" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2"/>"#,
-                        sx.clamp(lo),
-                        y,
-                        sx.clamp(hi),
-                        y,
-                        col
-                    );
-                }
-                let fill = Html::lit(if c.significant { color(i) } else { "#fff" });
-                let ci = match (c.ci_low, c.ci_high) {
-                    (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
-                    _ => String::new(),
-                };
-                let what = format!(
-                    "{label} [{}]: speedup {}{ci}{}",
-                    t.columns[i + 1].name,
-                    fmt_num(c.speedup),
-                    if c.significant { ", significant" } else { "" }
-                );
-                html_write!(
-                    body,
-                    r#"<circle class="speedup" cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
-                    sx.clamp(c.speedup),
-                    y,
-                    fill,
-                    col,
-                    Html::text(&what)
-                );
-            }
         }
-        let legend: Vec<Key> = t.columns[1..]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Key {
-                color: color(i),
-                text: format!(
-                    "{} [cpus {}] against {} [cpus {}]",
-                    c.name,
-                    or_dash(&c.cpus),
-                    base.name,
-                    or_dash(&base.cpus)
-                ),
-                line: true,
-            })
-            .collect();
-        let title = if parts > 1 {
-            format!("speedup against {}, part {} of {parts}", base.name, pi + 1)
-        } else {
-            format!("speedup against {}", base.name)
+        let fill = Html::lit(if c.significant { color(i) } else { "#fff" });
+        let ci = match (c.ci_low, c.ci_high) {
+            (Some(lo), Some(hi)) => format!(", 95% interval {}..{}", fmt_num(lo), fmt_num(hi)),
+            _ => String::new(),
         };
-        let better = "higher is better: above 1 the configuration is faster than the first; filled dot: significant; bar: 95% bootstrap interval";
-        let x_name = format!("speedup (ratio of medians{})", if sx.log { ", log scale" } else { "" });
-        out.push(f.svg("speedup", &title, better, &x_name, "benchmark", &body, &legend));
+        let what = format!(
+            "{label} [{}]: speedup {}{ci}{}",
+            t.columns[i + 1].name,
+            fmt_num(c.speedup),
+            if c.significant { ", significant" } else { "" }
+        );
+        html_write!(
+            body,
+            r#"<circle class="speedup" cx="{:.1}" cy="{:.1}" r="4" fill="{}" stroke="{}" stroke-width="2"><title>{}</title></circle>"#,
+            sx.clamp(c.speedup),
+            y,
+            fill,
+            col,
+            Html::text(&what)
+        );
     }
-    out
 }
 
 fn or_dash(s: &str) -> &str {

@@ -159,7 +159,21 @@ pub struct Key {
     pub line: bool,
 }
 
-/// Geometry and labels of one chart; `plot` is where data is drawn.
+/// The words of one chart, as [`Frame::svg`] writes them.
+#[derive(Clone, Copy)]
+pub struct Labels<'a> {
+    /// Names the chart for tests and the browser check (`data-kind`).
+    pub kind: &'static str,
+    pub title: &'a str,
+    /// Which way is better, and what the marks mean.
+    pub better: &'a str,
+    /// The horizontal axis, with its unit.
+    pub x_name: &'a str,
+    /// The vertical axis, with its unit.
+    pub y_name: &'a str,
+}
+
+/// Geometry of one chart; `plot` is where data is drawn.
 pub struct Frame {
     pub width: f64,
     pub height: f64,
@@ -187,19 +201,9 @@ impl Frame {
     }
 
     /// The whole `<svg>`: title, direction, axis names, `body`, the legend.
-    /// `kind` names the chart for tests and the browser check; the texts are
-    /// escaped here.
-    #[allow(clippy::too_many_arguments)]
-    pub fn svg(
-        &self,
-        kind: &'static str,
-        title: &str,
-        better: &str,
-        x_name: &str,
-        y_name: &str,
-        body: &Html,
-        legend: &[Key],
-    ) -> Html {
+    /// The texts are escaped here.
+    pub fn svg(&self, labels: &Labels, body: &Html, legend: &[Key]) -> Html {
+        let Labels { kind, title, better, x_name, y_name } = *labels;
         let mut s = Html::new();
         html_write!(
             s,
