@@ -1,4 +1,4 @@
-//! The cells of a table as strings, shared by the text and Markdown renderers.
+//! The cells of a table as strings, shared by the text, Markdown and HTML renderers.
 
 use super::model::{GeoRow, Report, Row, Table};
 use super::remarks::{self, Entry};
@@ -79,7 +79,7 @@ impl ParamView {
         self.varying.values().any(|v| !v.is_empty())
     }
     /// One line per distinct set of constant parameters, naming the
-    /// benchmarks that share it (`parameters of aim9.add_double, ... : period=1s`).
+    /// benchmarks that share it (`parameters of bench.a, ... : period=1s`).
     pub fn constant_lines(&self) -> Vec<String> {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for (b, c) in &self.constant {
@@ -101,7 +101,7 @@ impl ParamView {
     }
 }
 
-/// `lat.ctx procs=2 size=0`, or just the name when there are no parameters.
+/// `bench.a procs=2 size=0`, or just the name when there are no parameters.
 fn label(bench: &str, shown: &str) -> String {
     if shown.is_empty() {
         bench.to_string()
@@ -337,7 +337,7 @@ fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
     )]
 }
 
-/// `lat.pipe [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
+/// `bench.a [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
 /// across CPUs only in noht, 91.5 us (38% of samples); moved: across CPUs`.
 pub fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &str) -> String {
     let parts: Vec<String> = modes

@@ -4,7 +4,7 @@
 //! [`model`] turns stored results into tables (one column per configuration
 //! or per run, rows per benchmark and parameter point, a geometric-mean row
 //! per family); one module per format renders them, each through the
-//! [`Renderer`] trait. [`grid`] turns a table into the cells the text,
+//! [`Renderer`] trait. `grid` turns a table into the cells the text,
 //! Markdown and HTML renderers draw; [`header`] names the runs. Nothing here
 //! measures or stores anything.
 

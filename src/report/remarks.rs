@@ -10,7 +10,7 @@ use crate::stats::Warning;
 
 /// One result as the remarks see it.
 pub struct Entry<'a> {
-    /// `lat.ctx procs=2 size=16 [up]`
+    /// `bench.a procs=2 size=16 [up]`
     pub who: String,
     pub unit: &'a str,
     pub cell: &'a Cell,

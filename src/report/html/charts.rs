@@ -2,7 +2,7 @@
 //! - lines over a swept numeric parameter (thread count, copy size), one per
 //!   configuration, median with min-max whiskers, and the cache regimes as
 //!   bands when the results carry their cache sizes (`caches` and
-//!   `working_set_bytes` extras, as `mem.*` does);
+//!   `working_set_bytes` extras, which a benchmark may record);
 //! - grouped bars per configuration for the rest (the 2003 article's
 //!   figures 1-3), one chart per family and unit, at most [`BARS_PER_CHART`]
 //!   rows each;
