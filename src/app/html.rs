@@ -26,9 +26,6 @@ pub(super) fn cmd_report(
     }
     // A FIFO or device is refused too: the page replaces only a regular file.
     crate::sys::output::check_output_path("--out", path)?;
-    if let Some(t) = &title {
-        crate::model::text::check_free_text("--title", t, crate::model::text::TITLE_MAX).map_err(bad_input)?;
-    }
     if !dir.is_dir() {
         return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
     }
