@@ -23,7 +23,7 @@ use std::time::Duration;
 /// Exit status: 0 ok, 1 a benchmark failed, 2 bad input (or a configuration
 /// this machine cannot give), 130 interrupted.
 #[derive(Parser, Debug)]
-#[command(name = "kdelta", version, about, long_about, max_term_width = 100)]
+#[command(name = "kdelta", version = env!("KDELTA_VERSION"), about, long_about, max_term_width = 100)]
 pub struct Cli {
     /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
     /// a store shared by many hosts (default: $KDELTA_DB, else
@@ -231,6 +231,15 @@ pub enum Command {
         #[arg(long)]
         discard: bool,
     },
+    /// Write a completion script for bash, zsh or fish to stdout (see the
+    /// README for where to put it).
+    Completions {
+        /// The shell.
+        #[arg(value_parser = ShellParser)]
+        shell: Shell,
+    },
+    /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`.
+    Man,
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
@@ -369,6 +378,57 @@ impl PoolBy {
 pub struct Setting {
     pub name: String,
     pub value: String,
+}
+
+/// `completions SHELL`: the shells kdelta writes a completion script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<Shell> for clap_complete::Shell {
+    fn from(s: Shell) -> clap_complete::Shell {
+        match s {
+            Shell::Bash => clap_complete::Shell::Bash,
+            Shell::Zsh => clap_complete::Shell::Zsh,
+            Shell::Fish => clap_complete::Shell::Fish,
+        }
+    }
+}
+
+/// Parses [`Shell`] and lists its values for `--help` and the completion
+/// scripts, like clap's own enum parser, but refuses an unknown shell on
+/// one line ([`BadInput`]) instead of clap's usage block.
+#[derive(Clone)]
+struct ShellParser;
+
+impl clap::builder::TypedValueParser for ShellParser {
+    type Value = Shell;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Shell, clap::Error> {
+        let one = |s: String| {
+            <Shell as clap::ValueEnum>::from_str(&s, false).map_err(|_| {
+                let names: Vec<String> = possible_shells().map(|v| v.get_name().to_string()).collect();
+                BadInput(format!("unknown shell {s:?}: allowed: {}", names.join(", ")))
+            })
+        };
+        clap::builder::StringValueParser::new().try_map(one).parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(possible_shells()))
+    }
+}
+
+fn possible_shells() -> impl Iterator<Item = clap::builder::PossibleValue> {
+    <Shell as clap::ValueEnum>::value_variants().iter().filter_map(clap::ValueEnum::to_possible_value)
 }
 
 // The value parsers. Each returns the value in its final type or the

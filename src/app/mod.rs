@@ -6,6 +6,7 @@ mod info;
 mod push;
 mod run;
 mod serve;
+mod shell;
 mod simulate;
 mod stored;
 mod study;
@@ -72,6 +73,12 @@ fn family_commands() -> Vec<bench::FamilyCommand> {
 
 fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
     families.iter().fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
+}
+
+/// The whole command line as `main` parses it, families' subcommands
+/// included: what the completion scripts and the manual describe.
+fn command() -> clap::Command {
+    command_of(&family_commands())
 }
 
 /// What the command line asked for: a built-in command, or a family's own.
@@ -144,12 +151,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
     // What a kdelta killed with SIGKILL left (its temporary directory, the
     // trees its workers made in `dir=`) goes with the next command; `run`
-    // sweeps in the harness, a worker never does.
-    if !matches!(cli.command, Command::Worker { .. } | Command::Run(_)) {
+    // sweeps in the harness, a worker never does. `completions` and `man`
+    // only print text (a shell may run them at every start): they neither
+    // sweep nor warn.
+    let quiet = matches!(cli.command, Command::Worker { .. } | Command::Completions { .. } | Command::Man);
+    if !quiet && !matches!(cli.command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !matches!(cli.command, Command::Worker { .. } | Command::Restore { .. }) {
+    if !quiet && !matches!(cli.command, Command::Restore { .. }) {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
@@ -184,6 +194,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
         Command::Study(a) => study::cmd_study(&cli.db, a),
         Command::Restore { discard } => info::cmd_restore(discard),
+        Command::Completions { shell } => shell::cmd_completions(shell),
+        Command::Man => shell::cmd_man(),
     }
 }
 
