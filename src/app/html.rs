@@ -76,8 +76,15 @@ pub(super) fn cmd_report(
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
     let page = html::render(&Page { title, runs: &runs, comparisons: &comparisons, extra: &extra });
     let charts = page.matches("<svg ").count();
-    // Beside its final name, with the ordinary permissions (the umask's),
-    // then renamed into place; removed again if anything fails.
+    write_into_place(&dir, path, &page)?;
+    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), runs.len());
+    Ok(exit::OK)
+}
+
+/// Write `page` beside its final name `path` (in `dir`), with the ordinary
+/// permissions (the umask's), then rename it into place; the temporary
+/// file is removed again if anything fails.
+fn write_into_place(dir: &Path, path: &Path, page: &str) -> Result<()> {
     let tmp = dir.join(format!(".kdelta-report-{}.tmp", std::process::id()));
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
         bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display()))
@@ -87,6 +94,5 @@ pub(super) fn cmd_report(
         let _ = std::fs::remove_file(&tmp);
         return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
     }
-    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), runs.len());
-    Ok(exit::OK)
+    Ok(())
 }
