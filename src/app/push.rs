@@ -14,6 +14,7 @@ fn origin(run: &RunRecord) -> String {
     format!("{host}|{}|{}|{}", run.started, run.pid.map(|p| p.to_string()).unwrap_or_default(), run.id)
 }
 
+/// `to` is a PostgreSQL URL: the command line refuses anything else.
 pub(super) fn cmd_push(db: &Option<PathBuf>, keys: &[String], to: &str) -> Result<u8> {
     let src = stored::open_existing(db)?;
     if src.is_shared() {
