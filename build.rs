@@ -18,6 +18,15 @@
 //!
 //! It also builds the preload library `libkdelta_mem.so` next to the kdelta
 //! binary (`preload/build.rs`, the same rules).
+//!
+//! And it stamps the version `kdelta --version` prints (`KDELTA_VERSION`):
+//! the package's version and the commit it was built from, `0.1.0 (1a2b3c4)`,
+//! with `-dirty` after the hash when tracked files differed from that commit
+//! as the stamp was taken, and `(commit unknown)` without git or without a
+//! `.git` beside this file.
+//! The stamp is taken again whenever HEAD or the branch it names moves (a
+//! commit, a checkout), not at every edit: a tree changed since the last
+//! commit shows `-dirty` only once one of those moves.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -36,6 +45,7 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     preload::build(&out);
     aim9_jmp();
+    version_stamp();
     for (name, source, var, users) in PROGRAMS {
         println!("cargo:rerun-if-changed={source}");
         let exe = out.join(name);
@@ -101,4 +111,40 @@ fn aim9_jmp() {
         }
     };
     println!("cargo:rustc-env=KDELTA_AIM9_JMP_ERROR={}", error.replace(['\n', '\r'], " "));
+}
+
+/// `KDELTA_VERSION`: the package's version and the commit (see the top).
+fn version_stamp() {
+    // Only this package's own repository: not one it happens to sit inside.
+    let own = std::path::Path::new(".git").exists();
+    let commit = match git(&["rev-parse", "--short", "HEAD"]).filter(|_| own) {
+        Some(hash) => {
+            // Reads only: `--no-optional-locks` keeps status from refreshing the index.
+            let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            format!("{hash}{}", if dirty { "-dirty" } else { "" })
+        }
+        None => "commit unknown".to_string(),
+    };
+    println!("cargo:rustc-env=KDELTA_VERSION={} ({commit})", env!("CARGO_PKG_VERSION"));
+    // HEAD, and the branch file it points to (or packed-refs, where git
+    // packed it), each where git keeps it (in a worktree, not under ./.git).
+    if !own {
+        return;
+    }
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    watched.extend(git(&["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r.starts_with("refs/")));
+    for name in watched {
+        // A file that does not exist would make cargo run this script at every build.
+        if let Some(path) = git(&["rev-parse", "--git-path", &name]).filter(|p| std::path::Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+}
+
+/// What `git ARGS` prints, trimmed; `None` when git is missing or fails
+/// (no repository).
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }

@@ -1,8 +1,17 @@
 //! The command line (clap derive). `main` dispatches on [`Command`].
+//!
+//! Every value arrives in its final type: durations, percentages, labels,
+//! `--param` settings and the rest go through the value parsers at the end
+//! of this file, each check written once. A value they refuse is reported
+//! as [`BadInput`]: one line naming the value and what is allowed, exit 2,
+//! before anything runs (`app::main` prints it).
 
+use crate::error::BadInput;
+use crate::harness::plan;
 use crate::report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// kdelta: what does this change do to the speed of my system?
 ///
@@ -14,7 +23,7 @@ use std::path::PathBuf;
 /// Exit status: 0 ok, 1 a benchmark failed, 2 bad input (or a configuration
 /// this machine cannot give), 130 interrupted.
 #[derive(Parser, Debug)]
-#[command(name = "kdelta", version, about, long_about, max_term_width = 100)]
+#[command(name = "kdelta", version = env!("KDELTA_VERSION"), about, long_about, max_term_width = 100)]
 pub struct Cli {
     /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
     /// a store shared by many hosts (default: $KDELTA_DB, else
@@ -72,7 +81,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
         /// Noise threshold in percent: smaller changes are never marked significant.
-        #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+        #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
         threshold: f64,
         /// List every warning of every result instead of one summary line per kind.
         #[arg(long, short = 'v')]
@@ -103,7 +112,7 @@ pub enum Command {
         /// Run ids or labels (default: every finished run).
         runs: Vec<String>,
         /// The shared store: postgresql://USER@HOST[:PORT]/DBNAME.
-        #[arg(long, value_name = "URL")]
+        #[arg(long, value_name = "URL", value_parser = shared_store)]
         to: String,
     },
     /// Show one stored run.
@@ -153,7 +162,7 @@ pub enum Command {
         #[arg(long, short = 'o', value_name = "FILE.html")]
         out: PathBuf,
         /// The page's title (default: the runs named).
-        #[arg(long)]
+        #[arg(long, value_parser = title)]
         title: Option<String>,
     },
     /// Run a benchmark's server alone, so clients on another machine can drive
@@ -187,20 +196,20 @@ pub enum Command {
         #[arg(long)]
         public: bool,
         /// Connections open at once.
-        #[arg(long, default_value_t = 4096, value_name = "N")]
+        #[arg(long, default_value_t = 4096, value_name = "N", value_parser = serve_limit)]
         max_conns: usize,
         /// Chat runs being seated or served at once.
-        #[arg(long, default_value_t = 64, value_name = "N")]
+        #[arg(long, default_value_t = 64, value_name = "N", value_parser = serve_limit)]
         max_runs: usize,
         /// Close a connection that sends nothing for this long (e.g. 300s, 5m).
-        #[arg(long, default_value = "300s", value_name = "DURATION")]
-        idle_timeout: String,
+        #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = idle_timeout)]
+        idle_timeout: Duration,
         /// Drop a receiver that takes no byte of its output for this long.
-        #[arg(long, default_value = "30s", value_name = "DURATION")]
-        write_timeout: String,
+        #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = write_timeout)]
+        write_timeout: Duration,
         /// Server parameters (e.g. server_model=events). Repeatable.
-        #[arg(long, short = 'p', value_name = "NAME=VALUE")]
-        param: Vec<String>,
+        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+        param: Vec<Setting>,
     },
     /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
     /// experiment): loops of CPU-bound jobs or a make -jN build.
@@ -222,6 +231,15 @@ pub enum Command {
         #[arg(long)]
         discard: bool,
     },
+    /// Write a completion script for bash, zsh or fish to stdout (see the
+    /// README for where to put it).
+    Completions {
+        /// The shell.
+        #[arg(value_parser = ShellParser)]
+        shell: Shell,
+    },
+    /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`.
+    Man,
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
@@ -258,20 +276,20 @@ pub struct RunArgs {
 
     /// Set a parameter; a comma-separated list is swept. Repeatable. Scope it to
     /// some benchmarks with SELECTOR:NAME=V (e.g. 'bw.mem.*:size=1M').
-    #[arg(long, short = 'p', value_name = "NAME=V1,V2")]
-    pub param: Vec<String>,
+    #[arg(long, short = 'p', value_name = "NAME=V1,V2", value_parser = param)]
+    pub param: Vec<Setting>,
 
     /// Clean samples per result: N, or auto (each benchmark's own count, usually
     /// 10, then more interleaved rounds until each median's 95% interval is
     /// within --ci-target, up to 3x). Default: auto when comparing
     /// (several configurations or a swept parameter) without --quick, else
     /// each benchmark's own count. Disturbed samples are always retaken.
-    #[arg(long, value_name = "N|auto", value_parser = parse_runs)]
-    pub runs: Option<RunsArg>,
+    #[arg(long, value_name = "N|auto", value_parser = runs)]
+    pub runs: Option<plan::Runs>,
 
     /// With --runs auto: the half-width of each median's 95% interval to
     /// reach, in percent.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = ci_target)]
     pub ci_target: f64,
 
     /// List every warning of every result instead of one summary line per kind.
@@ -283,7 +301,7 @@ pub struct RunArgs {
     pub quick: bool,
 
     /// A label to find this run by later (compare, show, export).
-    #[arg(long, short = 'l')]
+    #[arg(long, short = 'l', value_parser = label)]
     pub label: Option<String>,
 
     /// Record configurations this machine cannot give as unavailable and run the rest.
@@ -291,17 +309,17 @@ pub struct RunArgs {
     pub skip_unavailable: bool,
 
     /// Target length of one sample of a micro-benchmark.
-    #[arg(long, default_value = "10ms", value_name = "DURATION")]
-    pub sample_time: String,
+    #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = sample_time)]
+    pub sample_time: Duration,
 
     /// Minimum warm-up of a micro-benchmark in each worker before its first sample.
-    #[arg(long, default_value = "100ms", value_name = "DURATION")]
-    pub warmup: String,
+    #[arg(long, default_value = "100ms", value_name = "DURATION", value_parser = warmup)]
+    pub warmup: Duration,
 
     /// Time limit for one worker (overrides each benchmark's own); a worker
     /// whose points take turns gets it once per point.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = timeout)]
+    pub timeout: Option<Duration>,
 
     /// How the values of the parameter you compare (of those given, one
     /// naming alternatives, e.g. --param impl=libc,tuned, before one on a
@@ -313,7 +331,7 @@ pub struct RunArgs {
     pub interleave: InterleaveArg,
 
     /// Noise threshold in percent for marking a change significant.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT")]
+    #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
     pub threshold: f64,
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -327,19 +345,283 @@ pub enum InterleaveArg {
     Workers,
 }
 
-/// `--runs N` or `--runs auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunsArg {
-    Fixed(u64),
-    Auto,
+impl From<InterleaveArg> for plan::Interleave {
+    fn from(a: InterleaveArg) -> plan::Interleave {
+        match a {
+            InterleaveArg::Samples => plan::Interleave::Samples,
+            InterleaveArg::Workers => plan::Interleave::Workers,
+        }
+    }
 }
 
-fn parse_runs(s: &str) -> Result<RunsArg, String> {
-    if s == "auto" {
-        return Ok(RunsArg::Auto);
+impl PoolBy {
+    /// The field of a run's host snapshot that names its group.
+    pub fn host_key(self) -> &'static str {
+        match self {
+            PoolBy::Kernel => "kernel_release",
+            PoolBy::Host => "hostname",
+        }
     }
-    match s.parse::<u64>() {
-        Ok(n) if (1..=10000).contains(&n) => Ok(RunsArg::Fixed(n)),
+
+    /// What a group is called in the table's heading.
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolBy::Kernel => "kernel",
+            PoolBy::Host => "host",
+        }
+    }
+}
+
+/// One `--param NAME=VALUE` (the value may be a comma-separated sweep, the
+/// name a `SELECTOR:NAME` scope); which names exist is the benchmark's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+}
+
+/// `completions SHELL`: the shells kdelta writes a completion script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<Shell> for clap_complete::Shell {
+    fn from(s: Shell) -> clap_complete::Shell {
+        match s {
+            Shell::Bash => clap_complete::Shell::Bash,
+            Shell::Zsh => clap_complete::Shell::Zsh,
+            Shell::Fish => clap_complete::Shell::Fish,
+        }
+    }
+}
+
+/// Parses [`Shell`] and lists its values for `--help` and the completion
+/// scripts, like clap's own enum parser, but refuses an unknown shell on
+/// one line ([`BadInput`]) instead of clap's usage block.
+#[derive(Clone)]
+struct ShellParser;
+
+impl clap::builder::TypedValueParser for ShellParser {
+    type Value = Shell;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Shell, clap::Error> {
+        let one = |s: String| {
+            <Shell as clap::ValueEnum>::from_str(&s, false).map_err(|_| {
+                let names: Vec<String> = possible_shells().map(|v| v.get_name().to_string()).collect();
+                BadInput(format!("unknown shell {s:?}: allowed: {}", names.join(", ")))
+            })
+        };
+        clap::builder::StringValueParser::new().try_map(one).parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(possible_shells()))
+    }
+}
+
+fn possible_shells() -> impl Iterator<Item = clap::builder::PossibleValue> {
+    <Shell as clap::ValueEnum>::value_variants().iter().filter_map(clap::ValueEnum::to_possible_value)
+}
+
+// The value parsers. Each returns the value in its final type or the
+// refusal. A [`BadInput`] is the whole one-line message, flag and value
+// included; any other error (a number that does not parse) clap reports
+// in its own words, as it does for the options without a parser of ours.
+
+/// A refusal: [`BadInput`], or a parse error clap words itself.
+type Refusal = Box<dyn std::error::Error + Send + Sync>;
+
+/// `--runs`: a whole number from 1 to 10000, or `auto`.
+fn runs(s: &str) -> Result<plan::Runs, String> {
+    if s == "auto" {
+        return Ok(plan::Runs::Auto);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if (1..=10000).contains(&n) => Ok(plan::Runs::Fixed(n)),
         _ => Err(format!("{s:?} is not allowed: expected auto or a whole number from 1 to 10000")),
+    }
+}
+
+/// `--threshold` (run and compare): a percentage from 0 up to 1000.
+fn threshold(s: &str) -> Result<f64, Refusal> {
+    let pct: f64 = s.parse()?;
+    if !(0.0..1000.0).contains(&pct) {
+        return Err(BadInput(format!("--threshold {pct} is out of range: allowed 0 .. 1000 (percent)")).into());
+    }
+    Ok(pct)
+}
+
+/// `--ci-target`: a percentage above 0 up to 100.
+fn ci_target(s: &str) -> Result<f64, Refusal> {
+    let pct: f64 = s.parse()?;
+    if !(pct > 0.0 && pct <= 100.0) {
+        return Err(BadInput(format!("--ci-target {pct} is out of range: allowed above 0 up to 100 (percent)")).into());
+    }
+    Ok(pct)
+}
+
+/// A duration as benchmark parameters write it (`10ms`, `2s`, `5m`).
+fn duration(flag: &str, s: &str) -> Result<Duration, BadInput> {
+    crate::model::params::parse_duration(s).map_err(|e| BadInput(format!("{flag}: {e}")))
+}
+
+fn out_of_range(flag: &str, s: &str, allowed: &str) -> BadInput {
+    BadInput(format!("{flag} {s} is out of range: allowed {allowed}"))
+}
+
+/// `--sample-time`: 100us to 60s.
+fn sample_time(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--sample-time", s)?;
+    if d.as_secs_f64() < 1e-4 || d.as_secs_f64() > 60.0 {
+        return Err(out_of_range("--sample-time", s, "100us .. 60s"));
+    }
+    Ok(d)
+}
+
+/// `--warmup`: up to 60s.
+fn warmup(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--warmup", s)?;
+    if d.as_secs_f64() > 60.0 {
+        return Err(out_of_range("--warmup", s, "0 .. 60s"));
+    }
+    Ok(d)
+}
+
+/// `--timeout`: 1ms or more.
+fn timeout(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--timeout", s)?;
+    if d < Duration::from_millis(1) {
+        return Err(out_of_range("--timeout", s, "1ms and above"));
+    }
+    Ok(d)
+}
+
+/// What `serve` says of a limit of zero, whichever it is.
+const SERVE_ZERO: &str = "--max-conns, --max-runs and the timeouts must be above zero";
+
+/// `serve --max-conns` and `--max-runs`: above zero.
+fn serve_limit(s: &str) -> Result<usize, Refusal> {
+    match s.parse::<usize>()? {
+        0 => Err(BadInput(SERVE_ZERO.to_string()).into()),
+        n => Ok(n),
+    }
+}
+
+/// `serve --idle-timeout`: above zero.
+fn idle_timeout(s: &str) -> Result<Duration, BadInput> {
+    serve_timeout("--idle-timeout", s)
+}
+
+/// `serve --write-timeout`: above zero.
+fn write_timeout(s: &str) -> Result<Duration, BadInput> {
+    serve_timeout("--write-timeout", s)
+}
+
+fn serve_timeout(flag: &str, s: &str) -> Result<Duration, BadInput> {
+    let d = duration(flag, s)?;
+    if d.is_zero() {
+        return Err(BadInput(SERVE_ZERO.to_string()));
+    }
+    Ok(d)
+}
+
+/// `--param NAME=VALUE`: both sides non-empty. A name given twice is
+/// refused by [`crate::app`], which sees the whole list.
+fn param(s: &str) -> Result<Setting, BadInput> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.is_empty() && !value.is_empty() => {
+            Ok(Setting { name: name.to_string(), value: value.to_string() })
+        }
+        _ => Err(BadInput(format!("malformed --param {s:?}: expected NAME=VALUE or NAME=V1,V2"))),
+    }
+}
+
+/// `--label` of a run to be stored (`run`, `study`, `simulate --store`):
+/// bounded ([`crate::model::text::LABEL_MAX`] bytes) and printable.
+pub fn label(s: &str) -> Result<String, BadInput> {
+    crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;
+    Ok(s.to_string())
+}
+
+/// `report --title`: bounded ([`crate::model::text::TITLE_MAX`] bytes) and printable.
+fn title(s: &str) -> Result<String, BadInput> {
+    crate::model::text::check_free_text("--title", s, crate::model::text::TITLE_MAX).map_err(BadInput)?;
+    Ok(s.to_string())
+}
+
+/// `push --to`: a PostgreSQL URL (a file path is not a shared store).
+fn shared_store(s: &str) -> Result<String, BadInput> {
+    use crate::store::location::{locate, redact_arg, Location};
+    match locate(std::path::Path::new(s)) {
+        Ok(Location::Postgres(_)) => Ok(s.to_string()),
+        Ok(_) => Err(BadInput(format!(
+            "--to {:?} is not a shared store: give postgresql://USER@HOST[:PORT]/DBNAME",
+            redact_arg(s)
+        ))),
+        Err(e) => Err(BadInput(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_take_their_bounds_as_documented() {
+        assert_eq!(threshold("0").unwrap(), 0.0);
+        assert_eq!(threshold("999.5").unwrap(), 999.5);
+        for bad in ["1000", "-1", "NaN", "inf"] {
+            let e = threshold(bad).unwrap_err();
+            assert!(e.downcast_ref::<BadInput>().is_some(), "{bad}: {e}");
+        }
+        // Not a number at all: clap's own words, not ours.
+        assert!(threshold("abc").unwrap_err().downcast_ref::<BadInput>().is_none());
+        assert_eq!(ci_target("100").unwrap(), 100.0);
+        assert!(ci_target("0").is_err());
+        assert_eq!(sample_time("100us").unwrap(), Duration::from_micros(100));
+        assert_eq!(sample_time("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(sample_time("50us").unwrap_err().0, "--sample-time 50us is out of range: allowed 100us .. 60s");
+        assert_eq!(warmup("0s").unwrap(), Duration::ZERO);
+        assert_eq!(timeout("1ms").unwrap(), Duration::from_millis(1));
+        assert_eq!(timeout("0.5ms").unwrap_err().0, "--timeout 0.5ms is out of range: allowed 1ms and above");
+        assert_eq!(runs("auto").unwrap(), plan::Runs::Auto);
+        assert_eq!(runs("10000").unwrap(), plan::Runs::Fixed(10000));
+        assert!(runs("0").is_err() && runs("10001").is_err());
+    }
+
+    #[test]
+    fn serve_limits_are_above_zero() {
+        assert_eq!(serve_limit("1").unwrap(), 1);
+        assert_eq!(serve_limit("0").unwrap_err().to_string(), SERVE_ZERO);
+        assert_eq!(idle_timeout("0s").unwrap_err().0, SERVE_ZERO);
+        assert_eq!(write_timeout("2s").unwrap(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_setting_is_split_at_its_first_equals_sign() {
+        let s = param("bw.mem.*:size=1M,2M").unwrap();
+        assert_eq!((s.name.as_str(), s.value.as_str()), ("bw.mem.*:size", "1M,2M"));
+        assert_eq!(param("env=A=1").unwrap().value, "A=1");
+        for bad in ["size", "=1", "size="] {
+            assert!(param(bad).unwrap_err().0.starts_with("malformed --param"), "{bad}");
+        }
+    }
+
+    /// The derive and the parsers agree: every default goes through its parser.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+        let cli = Cli::try_parse_from(["kdelta", "run", "lat"]).unwrap();
+        let Command::Run(a) = cli.command else { panic!("not run") };
+        assert_eq!((a.sample_time, a.warmup, a.timeout), (Duration::from_millis(10), Duration::from_millis(100), None));
+        assert_eq!((a.threshold, a.ci_target, a.runs), (1.0, 1.0, None));
     }
 }

@@ -241,3 +241,38 @@ fn outputs_refuse_a_fifo_or_a_device() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left as it was");
 }
+
+/// Values the command line's own parsers refuse: before anything runs, on
+/// one line that names the flag, the value and what is allowed.
+#[test]
+fn values_are_refused_at_the_door() {
+    let e = Env::new();
+    let pct = "is out of range: allowed 0 .. 1000 (percent)";
+    refused(&e, &["run", "lat.syscall", "--threshold", "5000"], &format!("--threshold 5000 {pct}"));
+    refused(&e, &["compare", "--threshold", "1000"], &format!("--threshold 1000 {pct}"));
+    refused(&e, &["compare", "--by", "host", "--threshold", "NaN"], &format!("--threshold NaN {pct}"));
+    refused(
+        &e,
+        &["run", "lat.syscall", "--ci-target", "0"],
+        "--ci-target 0 is out of range: allowed above 0 up to 100",
+    );
+    refused(
+        &e,
+        &["run", "lat.syscall", "--sample-time", "1us"],
+        "--sample-time 1us is out of range: allowed 100us .. 60s",
+    );
+    refused(&e, &["run", "lat.syscall", "--warmup", "2m"], "--warmup 2m is out of range: allowed 0 .. 60s");
+    refused(&e, &["run", "lat.syscall", "--warmup", "soon"], "--warmup: bad duration \"soon\"");
+    refused(&e, &["run", "lat.syscall", "--param", "size"], "malformed --param \"size\": expected NAME=VALUE");
+    refused(&e, &["run", "lat.syscall", "-p", "a=1", "-p", "a=2"], "--param a given twice");
+    refused(&e, &["serve", "chat", "--idle-timeout", "0s"], "the timeouts must be above zero");
+    refused(&e, &["serve", "chat", "--max-conns", "0"], "--max-conns, --max-runs and the timeouts must be above zero");
+    refused(&e, &["serve", "chat", "--write-timeout", "x"], "--write-timeout: bad duration \"x\"");
+    refused(&e, &["push", "--to", "elsewhere.db"], "--to \"elsewhere.db\" is not a shared store");
+    refused(
+        &e,
+        &["report", "1", "-o", "r.html", "--title", "a\u{7}b"],
+        "--title \"a\\u{7}b\" holds the control character",
+    );
+    refused(&e, &["simulate", "--store", "--label", "a\nb"], "control character");
+}

@@ -27,9 +27,6 @@ pub(super) fn cmd_report(
     }
     // A FIFO or device is refused too: the page replaces only a regular file.
     crate::sys::output::check_output_path("--out", path)?;
-    if let Some(t) = &title {
-        crate::model::text::check_free_text("--title", t, crate::model::text::TITLE_MAX).map_err(bad_input)?;
-    }
     if !dir.is_dir() {
         return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
     }
@@ -82,8 +79,15 @@ pub(super) fn cmd_report(
     let reports: Vec<Report> = runs.into_iter().chain(comparisons).collect();
     let page = Page { title, extra: &extra }.render(&reports)?;
     let charts = page.matches("<svg ").count();
-    // Beside its final name, with the ordinary permissions (the umask's),
-    // then renamed into place; removed again if anything fails.
+    write_into_place(&dir, path, &page)?;
+    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), shown);
+    Ok(exit::OK)
+}
+
+/// Write `page` beside its final name `path` (in `dir`), with the ordinary
+/// permissions (the umask's), then rename it into place; the temporary
+/// file is removed again if anything fails.
+fn write_into_place(dir: &Path, path: &Path, page: &str) -> Result<()> {
     let tmp = dir.join(format!(".kdelta-report-{}.tmp", std::process::id()));
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| {
         bad_input(format!("cannot write --out {}: creating {} failed: {e}", path.display(), tmp.display()))
@@ -93,6 +97,5 @@ pub(super) fn cmd_report(
         let _ = std::fs::remove_file(&tmp);
         return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
     }
-    eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), shown);
-    Ok(exit::OK)
+    Ok(())
 }

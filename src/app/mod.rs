@@ -6,13 +6,14 @@ mod info;
 mod push;
 mod run;
 mod serve;
+mod shell;
 mod simulate;
 mod stored;
 mod study;
 
 use crate::bench::{self, Env};
-use crate::cli::{Cli, Command, RunArgs};
-use crate::error::{bad_input, exit, is_bad_input};
+use crate::cli::{Cli, Command, RunArgs, Setting};
+use crate::error::{bad_input, exit, is_bad_input, BadInput};
 use crate::harness::plan::{self, Request};
 use crate::report::{self, Format, Report};
 use crate::stats::CompareOptions;
@@ -27,25 +28,25 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn main() -> ExitCode {
-    // The families' own subcommands (`kdelta loadfile`) join the derived ones.
-    let commands: Vec<bench::FamilyCommand> = bench::families().into_iter().filter_map(|f| f.command).collect();
-    let parsed = commands
-        .iter()
-        .fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
-        .try_get_matches()
-        .and_then(|m| {
-            let own = m.subcommand().and_then(|(name, sub)| {
-                commands.iter().find(|c| (c.command)().get_name() == name).map(|c| (c, sub.clone()))
-            });
-            match own {
-                Some((c, sub)) => Ok(Parsed::Family(c.run, sub)),
-                None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(Parsed::Cli),
-            }
+    let commands = family_commands();
+    let parsed = command_of(&commands).try_get_matches().and_then(|m| {
+        let own = m.subcommand().and_then(|(name, sub)| {
+            commands.iter().find(|c| (c.command)().get_name() == name).map(|c| (c, sub.clone()))
         });
+        match own {
+            Some((c, sub)) => Ok(Parsed::Family(c.run, sub)),
+            None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(Parsed::Cli),
+        }
+    });
     let result = match parsed {
         Ok(Parsed::Cli(cli)) => dispatch(cli),
         Ok(Parsed::Family(run, m)) => run(&m).map(|()| exit::OK),
         Err(e) => {
+            // A value our parsers refused (`cli`): one line, like every bad input.
+            if let Some(bad) = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<BadInput>()) {
+                eprintln!("kdelta: {bad}");
+                return ExitCode::from(exit::BAD_INPUT);
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { exit::BAD_INPUT } else { exit::OK });
         }
@@ -63,6 +64,21 @@ pub fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// The families' own subcommands (`kdelta loadfile`), which join the derived ones.
+fn family_commands() -> Vec<bench::FamilyCommand> {
+    bench::families().into_iter().filter_map(|f| f.command).collect()
+}
+
+fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
+    families.iter().fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
+}
+
+/// The whole command line as `main` parses it, families' subcommands
+/// included: what the completion scripts and the manual describe.
+fn command() -> clap::Command {
+    command_of(&family_commands())
 }
 
 /// What the command line asked for: a built-in command, or a family's own.
@@ -103,15 +119,6 @@ fn out_json(json: &str) {
     out(&(crate::model::text::json_escape_bidi(json).into_owned() + "\n"));
 }
 
-/// A `--label` to be stored: bounded (`model::text::LABEL_MAX` bytes) and
-/// printable, else one line, exit 2, before anything runs or is stored.
-fn check_label(label: &Option<String>) -> Result<()> {
-    match label {
-        Some(l) => crate::model::text::check_free_text("--label", l, crate::model::text::LABEL_MAX).map_err(bad_input),
-        None => Ok(()),
-    }
-}
-
 fn color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
@@ -144,12 +151,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
     // What a kdelta killed with SIGKILL left (its temporary directory, the
     // trees its workers made in `dir=`) goes with the next command; `run`
-    // sweeps in the harness, a worker never does.
-    if !matches!(cli.command, Command::Worker { .. } | Command::Run(_)) {
+    // sweeps in the harness, a worker never does. `completions` and `man`
+    // only print text (a shell may run them at every start): they neither
+    // sweep nor warn.
+    let quiet = matches!(cli.command, Command::Worker { .. } | Command::Completions { .. } | Command::Man);
+    if !quiet && !matches!(cli.command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !matches!(cli.command, Command::Worker { .. } | Command::Restore { .. }) {
+    if !quiet && !matches!(cli.command, Command::Restore { .. }) {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
@@ -176,7 +186,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title)
         }
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
-            let limits = serve::limits(max_conns, max_runs, &idle_timeout, &write_timeout)?;
+            let limits = serve::limits(max_conns, max_runs, idle_timeout, write_timeout);
             serve::cmd_serve(&name, &listen, public, limits, &param)
         }
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
@@ -184,6 +194,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
         Command::Study(a) => study::cmd_study(&cli.db, a),
         Command::Restore { discard } => info::cmd_restore(discard),
+        Command::Completions { shell } => shell::cmd_completions(shell),
+        Command::Man => shell::cmd_man(),
     }
 }
 
@@ -197,17 +209,12 @@ fn exit_code(c: ExitCode) -> Result<u8> {
     Ok(exit::FAILED)
 }
 
-fn parse_overrides(list: &[String]) -> Result<BTreeMap<String, String>> {
+/// The `--param` settings by name; a name given twice is refused.
+fn overrides(list: &[Setting]) -> Result<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
-    for p in list {
-        let (k, v) = p
-            .split_once('=')
-            .ok_or_else(|| bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")))?;
-        if k.is_empty() || v.is_empty() {
-            return Err(bad_input(format!("malformed --param {p:?}: expected NAME=VALUE or NAME=V1,V2")));
-        }
-        if m.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(bad_input(format!("--param {k} given twice: give one list instead ({k}=A,B)")));
+    for Setting { name, value } in list {
+        if m.insert(name.clone(), value.clone()).is_some() {
+            return Err(bad_input(format!("--param {name} given twice: give one list instead ({name}=A,B)")));
         }
     }
     Ok(m)

@@ -7,7 +7,6 @@
 
 use super::*;
 use crate::model::record::{RunRecord, RunStatus};
-use crate::store::location::{locate, redact_arg, Location};
 
 /// Where a run was measured, the same however often it is pushed.
 fn origin(run: &RunRecord) -> String {
@@ -15,13 +14,8 @@ fn origin(run: &RunRecord) -> String {
     format!("{host}|{}|{}|{}", run.started, run.pid.map(|p| p.to_string()).unwrap_or_default(), run.id)
 }
 
+/// `to` is a PostgreSQL URL: the command line refuses anything else.
 pub(super) fn cmd_push(db: &Option<PathBuf>, keys: &[String], to: &str) -> Result<u8> {
-    if !matches!(locate(Path::new(to))?, Location::Postgres(_)) {
-        return Err(bad_input(format!(
-            "--to {:?} is not a shared store: give postgresql://USER@HOST[:PORT]/DBNAME",
-            redact_arg(to)
-        )));
-    }
     let src = stored::open_existing(db)?;
     if src.is_shared() {
         return Err(bad_input(format!(

@@ -4,57 +4,21 @@ use super::*;
 use crate::harness::run;
 
 pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
-    check_label(&a.label)?;
-    let sample_time =
-        bench::params::parse_duration(&a.sample_time).map_err(|e| bad_input(format!("--sample-time: {e}")))?;
-    if sample_time.as_secs_f64() < 1e-4 || sample_time.as_secs_f64() > 60.0 {
-        return Err(bad_input(format!("--sample-time {} is out of range: allowed 100us .. 60s", a.sample_time)));
-    }
-    let warmup = bench::params::parse_duration(&a.warmup).map_err(|e| bad_input(format!("--warmup: {e}")))?;
-    if warmup.as_secs_f64() > 60.0 {
-        return Err(bad_input(format!("--warmup {} is out of range: allowed 0 .. 60s", a.warmup)));
-    }
-    let timeout = match &a.timeout {
-        Some(t) => Some(bench::params::parse_duration(t).map_err(|e| bad_input(format!("--timeout: {e}")))?),
-        None => None,
-    };
-    if timeout.is_some_and(|t| t < std::time::Duration::from_millis(1)) {
-        return Err(bad_input(format!(
-            "--timeout {} is out of range: allowed 1ms and above",
-            a.timeout.as_deref().unwrap_or("")
-        )));
-    }
-    if !(a.threshold >= 0.0 && a.threshold < 1000.0) {
-        return Err(bad_input(format!("--threshold {} is out of range: allowed 0 .. 1000 (percent)", a.threshold)));
-    }
-    if !(a.ci_target > 0.0 && a.ci_target <= 100.0) {
-        return Err(bad_input(format!(
-            "--ci-target {} is out of range: allowed above 0 up to 100 (percent)",
-            a.ci_target
-        )));
-    }
     let req = Request {
         selectors: a.selectors.clone(),
         configs: a.config.iter().flat_map(|c| crate::config::split_list(c)).collect(),
-        overrides: parse_overrides(&a.param)?,
-        runs: match a.runs {
-            None => plan::Runs::Default,
-            Some(crate::cli::RunsArg::Auto) => plan::Runs::Auto,
-            Some(crate::cli::RunsArg::Fixed(n)) => plan::Runs::Fixed(n as usize),
-        },
+        overrides: overrides(&a.param)?,
+        runs: a.runs.unwrap_or_default(),
         ci_target_pct: a.ci_target,
         quick: a.quick,
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,
-        sample_time,
-        warmup,
-        timeout,
+        sample_time: a.sample_time,
+        warmup: a.warmup,
+        timeout: a.timeout,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
-        interleave: match a.interleave {
-            crate::cli::InterleaveArg::Samples => plan::Interleave::Samples,
-            crate::cli::InterleaveArg::Workers => plan::Interleave::Workers,
-        },
+        interleave: a.interleave.into(),
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

@@ -3,16 +3,12 @@
 
 use super::*;
 use crate::child::ServerLimits;
+use std::time::Duration;
 
-/// The limits from the command line's flags.
-pub(super) fn limits(conns: usize, runs: usize, idle: &str, write: &str) -> Result<ServerLimits> {
-    let dur =
-        |flag: &str, v: &str| crate::model::params::parse_duration(v).map_err(|e| bad_input(format!("--{flag}: {e}")));
-    let (idle, write) = (dur("idle-timeout", idle)?, dur("write-timeout", write)?);
-    if conns == 0 || runs == 0 || idle.is_zero() || write.is_zero() {
-        return Err(bad_input("--max-conns, --max-runs and the timeouts must be above zero"));
-    }
-    Ok(ServerLimits { conns, runs, idle, write, ..ServerLimits::SERVE })
+/// The limits from the command line's flags (each checked there to be
+/// above zero).
+pub(super) fn limits(conns: usize, runs: usize, idle: Duration, write: Duration) -> ServerLimits {
+    ServerLimits { conns, runs, idle, write, ..ServerLimits::SERVE }
 }
 
 /// Refuse an address other machines can reach unless `public`; warn when
@@ -35,13 +31,13 @@ fn check_listen(listen: &str, public: bool) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn cmd_serve(name: &str, listen: &str, public: bool, limits: ServerLimits, param: &[String]) -> Result<u8> {
+pub(super) fn cmd_serve(name: &str, listen: &str, public: bool, limits: ServerLimits, param: &[Setting]) -> Result<u8> {
     let all = bench::servers();
     let Some(server) = all.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = all.iter().map(|s| s.name).collect();
         return Err(bad_input(format!("unknown server {name:?}: allowed: {}", names.join(", "))));
     };
-    let mut overrides = parse_overrides(param)?;
+    let mut overrides = overrides(param)?;
     // A server takes one value per parameter: the first of a default sweep.
     let specs = (server.params)();
     for spec in specs.iter() {

@@ -7,7 +7,6 @@ use super::*;
 /// iteration times (loops) or makespans (make), marked simulated.
 pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli::SimulateArgs) -> Result<u8> {
     use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
-    check_label(&a.label)?;
     let (cfg, policies) = crate::simulate::cli::config(a)?;
     let results = crate::simulate::cli::simulate_all(&cfg, &policies, false)?;
     let mut store = open_store(db)?;

@@ -28,9 +28,6 @@ pub(super) fn cmd_compare(
     threshold: f64,
     verbose: bool,
 ) -> Result<u8> {
-    if !(threshold >= 0.0 && threshold < 1000.0) {
-        return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
-    }
     let store = open_existing(db)?;
     let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
     let mut rep = match (a, b) {
@@ -110,14 +107,7 @@ pub(super) fn cmd_compare_pooled(
     label: Option<&str>,
     threshold: f64,
 ) -> Result<u8> {
-    if !(0.0..1000.0).contains(&threshold) {
-        return Err(bad_input(format!("--threshold {threshold} is out of range: allowed 0 .. 1000 (percent)")));
-    }
     let store = open_existing(db)?;
-    let (key, name) = match by {
-        crate::cli::PoolBy::Kernel => ("kernel_release", "kernel"),
-        crate::cli::PoolBy::Host => ("hostname", "host"),
-    };
     let mut runs: Vec<_> = store
         .runs(i64::MAX as usize)?
         .into_iter()
@@ -137,10 +127,10 @@ pub(super) fn cmd_compare_pooled(
     }
     let mut pooled = Vec::new();
     for r in runs {
-        let group = r.host.get(key).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        let group = r.host.get(by.host_key()).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
         pooled.push(crate::report::pooled::PooledRun { group, run_id: r.id, results: results(&store, r.id)? });
     }
-    out(&crate::report::pooled::render(&pooled, name, threshold));
+    out(&crate::report::pooled::render(&pooled, by.name(), threshold));
     Ok(exit::OK)
 }
 

@@ -7,7 +7,6 @@ use crate::study::run::{self as srun, Ask};
 use crate::study::{estimate, Meta, STUDIES};
 
 pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
-    check_label(&a.label)?;
     let host = host_snapshot()?;
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;

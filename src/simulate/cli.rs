@@ -96,7 +96,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub store: bool,
     /// A label for the stored run.
-    #[arg(long, requires = "store")]
+    #[arg(long, requires = "store", value_parser = crate::cli::label)]
     pub label: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]

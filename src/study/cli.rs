@@ -45,7 +45,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub quick: bool,
     /// A label for the study's run (find it later by it; `--resume` picks the run with this label).
-    #[arg(long, short = 'l')]
+    #[arg(long, short = 'l', value_parser = crate::cli::label)]
     pub label: Option<String>,
     /// Continue the newest incomplete run of this study (same --quick, --variant and label): only its missing points run.
     #[arg(long)]
