@@ -5,7 +5,7 @@
 
 use super::{Def, Meta, Parts, Variant, META_KEY};
 use crate::harness::plan::{self, Plan, Request};
-use crate::harness::run::{execute_into, planned_jobs, ready_configs, RunOutput};
+use crate::harness::run::{execute_into, planned_jobs, ready_configs, Continuing, RunOutput};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
 use crate::model::{Params, RunEnvironment};
 use crate::store::Store;
@@ -223,7 +223,6 @@ pub struct Stage {
 /// or with `resume` the one given (only its missing points). Returns the
 /// harness's output (every part's results; the run as closed) and how many
 /// points were already stored.
-#[allow(clippy::too_many_arguments)]
 pub fn execute(
     stages: Vec<Stage>,
     meta: &Meta,
@@ -280,7 +279,8 @@ pub fn execute(
         // Continue the run as running; the study's meta stays as it was.
         run.status = RunStatus::Running;
         store.finish_run(run.id, RunStatus::Running, &run.environment)?;
-        let out = execute_into(&req, plan, topo, store, interrupted.clone(), run, stored.len(), Some(&progress))?;
+        let into = Continuing { run, first_seq: stored.len(), progress: Some(&progress) };
+        let out = execute_into(&req, plan, topo, store, interrupted.clone(), into)?;
         run = out.run;
         envs.push(run.environment.clone());
         results.extend(out.results);
