@@ -288,3 +288,66 @@ impl Executor<'_> {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::benchmark::{BenchInfo, Benchmark};
+    use crate::measure::sampler::Sampler;
+    use crate::model::Better;
+
+    struct Fake;
+    impl Benchmark for Fake {
+        fn info(&self) -> BenchInfo {
+            BenchInfo::new("fake.bench", "nothing", "us", Better::Lower)
+        }
+        fn run(&self, _: &Params, _: &mut Sampler) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn item(n: &str, unsupported: Option<&str>) -> Item {
+        Item {
+            bench: Arc::new(Fake),
+            info: Fake.info(),
+            params: Params([("n".to_string(), n.to_string())].into_iter().collect()),
+            unsupported: unsupported.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_group_stores_item_by_item_and_ties_its_points_per_configuration() {
+        let items = [item("1", None), item("2", Some("no device")), item("3", None)];
+        let unavailable = [PlannedConfig::Unavailable { name: "smt".into(), reason: "no SMT".into() }];
+        // Two ready configurations besides the unavailable one; results numbered from 10.
+        let sweep = Sweep::lay_out(&items, &unavailable, 2, 10);
+        let kinds: Vec<String> = sweep
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Measured(p) => format!("point {p}"),
+                Slot::Unavailable { item, .. } => format!("unavailable {item}"),
+                Slot::Unsupported { item, cfg, .. } => format!("unsupported {item}/{cfg}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "unavailable 0",
+                "point 0",
+                "point 1",
+                "unavailable 1",
+                "unsupported 1/0",
+                "unsupported 1/1",
+                "unavailable 2",
+                "point 2",
+                "point 3"
+            ]
+        );
+        let points: Vec<(usize, usize, usize)> = sweep.points.iter().map(|p| (p.item, p.cfg, p.seq)).collect();
+        assert_eq!(points, [(0, 0, 11), (0, 1, 12), (2, 0, 17), (2, 1, 18)]);
+        // Items 2 and 0 compared side by side: a tie per configuration.
+        let ties = sweep.ties(vec![vec![2, 0]], 2);
+        assert_eq!(ties, [Tie { points: vec![2, 0] }, Tie { points: vec![3, 1] }]);
+    }
+}

@@ -20,10 +20,11 @@ fn pick<T: Clone>(v: &[T], mask: &[bool]) -> Vec<T> {
     v.iter().zip(mask).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect()
 }
 
-/// The raw figures a derived figure was computed from (`catch_us`, `send_us`
-/// of `lat.sig.catch`), beside it: each one's median over the samples the
-/// figure uses (`NAME`), and every value, aligned with `samples`
-/// (`NAME_samples`). Parts that do not line up with the samples are left out.
+/// The raw figures a derived figure was computed from (two timings whose
+/// difference is the figure, say), beside it: each one's median over the
+/// samples the figure uses (`NAME`), and every value, aligned with
+/// `samples` (`NAME_samples`). Parts that do not line up with the samples
+/// are left out.
 fn parts_into_extras(
     parts: &std::collections::BTreeMap<String, Vec<f64>>,
     mask: &[bool],

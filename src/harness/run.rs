@@ -198,9 +198,9 @@ impl LoadWatch {
             _ => None,
         };
         let mut warnings = Vec::new();
-        // Other processes' CPU time is measured directly; the load average counts
-        // kdelta's own runnable threads too (a chat run has thousands), so it only
-        // decides when /proc/stat could not be read.
+        // Other processes' CPU time is measured directly; the load average
+        // counts kdelta's own runnable threads too (a benchmark may run
+        // thousands), so it only decides when /proc/stat could not be read.
         let busy = match others {
             Some(o) => o > 0.25,
             None => load_before > topo.online.len() as f64 / 2.0,
