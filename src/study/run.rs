@@ -238,27 +238,7 @@ pub fn execute(
             let env = run.environment.clone();
             (run, vec![env])
         }
-        None => {
-            let mut env = RunEnvironment::default();
-            env.other.insert(META_KEY.into(), serde_json::to_value(meta)?);
-            let mut configs = Vec::new();
-            for st in &stages {
-                for c in ready_configs(&st.plan) {
-                    if !configs.iter().any(|x: &crate::config::Config| x.name == c.name) {
-                        configs.push(c);
-                    }
-                }
-            }
-            let mut run = RunRecord::begin(
-                stages.first().and_then(|s| s.req.label.clone()),
-                stages.first().map(|s| s.req.command.clone()).unwrap_or_default(),
-                configs,
-                host,
-                env,
-            );
-            run.id = store.begin_run(&run)?;
-            (run, Vec::new())
-        }
+        None => (begin(&stages, meta, host, store)?, Vec::new()),
     };
     let mut results = Vec::new();
     let mut was_interrupted = false;
@@ -295,6 +275,30 @@ pub fn execute(
     run.status = if was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &run.environment)?;
     Ok((RunOutput { run, results, interrupted: was_interrupted }, skipped))
+}
+
+/// A new stored run for a study: its meta in the environment, every
+/// part's ready configurations once, the first part's label and command.
+fn begin(stages: &[Stage], meta: &Meta, host: serde_json::Value, store: &mut Store) -> Result<RunRecord> {
+    let mut env = RunEnvironment::default();
+    env.other.insert(META_KEY.into(), serde_json::to_value(meta)?);
+    let mut configs = Vec::new();
+    for st in stages {
+        for c in ready_configs(&st.plan) {
+            if !configs.iter().any(|x: &crate::config::Config| x.name == c.name) {
+                configs.push(c);
+            }
+        }
+    }
+    let mut run = RunRecord::begin(
+        stages.first().and_then(|s| s.req.label.clone()),
+        stages.first().map(|s| s.req.command.clone()).unwrap_or_default(),
+        configs,
+        host,
+        env,
+    );
+    run.id = store.begin_run(&run)?;
+    Ok(run)
 }
 
 /// The environments of a study's parts (and of the sessions a resumed run
