@@ -1,49 +1,126 @@
 //! One benchmark's group of points (parameter point x configuration) run
-//! in rounds of workers: which points share a worker, the order workers
-//! run in, the extra rounds, and each worker's outcome folded into its
-//! points.
+//! in rounds of workers: the group laid out as points ([`Sweep`]), its
+//! rounds planned ([`Schedule`]), run one by one (`round.rs`), extra rounds
+//! added while points lack clean samples or (with `--runs auto`) precision,
+//! and every point's samples turned into its stored result.
 //!
 //! A worker usually measures one point. When the user compares values of
 //! a parameter (`--param impl=libc,tuned`) of a benchmark that allows it
 //! (`BenchInfo::lockstep`), the values at each other point of the sweep
-//! form a *tie* (`order::ties`) and share one worker, taking turns sample
-//! by sample (`measure::sampler::turns`); `--interleave workers` turns that
-//! off.
+//! form a *tie* (`order::ties`, [`Tie`]) and share one worker, taking turns
+//! sample by sample (`measure::sampler::turns`); `--interleave workers`
+//! turns that off.
 
-use super::order::{compared, round_order, ties, visit_order, Axes};
-use super::plan::{param_for, split_rounds, wanted, Interleave, Item, PlannedConfig, Request};
-use super::result::{ci_met, finish, record_only};
-use super::worker::{run_job, Job, JobPoint, Outcome};
+use super::order::{compared, ties, visit_order, Axes};
+use super::plan::{param_for, wanted, Interleave, Item, PlannedConfig, Request};
+use super::result::{ci_met, finish, record_only, Aim, Gathered, Subject};
+use super::schedule::{Round, Schedule, Standing, Tie};
 use crate::config::Config;
-use crate::measure::sampler::{SampleSet, SamplerSettings};
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Params;
 use crate::topology::Topology;
 use anyhow::Result;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// One benchmark x parameter point x configuration, and what it has so far.
-struct Point {
-    item: usize,
-    cfg: usize,
-    set: SampleSet,
-    failed: Option<String>,
-    /// Samples taken in extra rounds to replace disturbed ones.
-    retaken_extra: usize,
+/// One point of a group: an item under one ready configuration, the
+/// sequence number its result is stored under, and what it has gathered.
+pub(super) struct Point {
+    pub item: usize,
+    /// Its configuration, as an index into `Executor::ready`.
+    pub cfg: usize,
+    pub seq: usize,
+    pub got: Gathered,
 }
 
-impl Point {
-    fn clean(&self) -> usize {
-        self.set.clean()
+/// Where each result of a group comes from, in storing order.
+enum Slot {
+    Measured(usize),
+    Unavailable { item: usize, config: String, reason: String },
+    Unsupported { item: usize, cfg: usize, reason: String },
+}
+
+/// A group under way: its items, its points (one per supported item and
+/// ready configuration, item by item), where each of its results comes from
+/// in storing order, and what each item's work was calibrated to.
+pub(super) struct Sweep<'g> {
+    pub items: &'g [Item],
+    pub points: Vec<Point>,
+    slots: Vec<Slot>,
+    /// Iterations per sample, per item: calibrated once, in the item's first
+    /// worker; every later worker of every configuration times the same work.
+    pub iterations: Vec<Option<u64>>,
+}
+
+impl<'g> Sweep<'g> {
+    /// The group's points and its storing order: per item, its unavailable
+    /// configurations, then its points (or, for an item the benchmark does
+    /// not support here, a record per ready configuration saying why);
+    /// results are numbered from `first_seq` in that order.
+    pub fn lay_out(items: &'g [Item], configs: &[PlannedConfig], ready: usize, first_seq: usize) -> Sweep<'g> {
+        let mut points = Vec::new();
+        let mut slots = Vec::new();
+        for (ii, item) in items.iter().enumerate() {
+            for pc in configs {
+                if let PlannedConfig::Unavailable { name, reason } = pc {
+                    let reason = format!("configuration unavailable: {reason}");
+                    slots.push(Slot::Unavailable { item: ii, config: name.clone(), reason });
+                }
+            }
+            match &item.unsupported {
+                None => {
+                    for cfg in 0..ready {
+                        slots.push(Slot::Measured(points.len()));
+                        let seq = first_seq + slots.len() - 1;
+                        points.push(Point { item: ii, cfg, seq, got: Gathered::default() });
+                    }
+                }
+                Some(why) => {
+                    slots.extend((0..ready).map(|cfg| Slot::Unsupported { item: ii, cfg, reason: why.clone() }))
+                }
+            }
+        }
+        Sweep { items, points, slots, iterations: vec![None; items.len()] }
     }
-    fn taken(&self) -> usize {
-        self.set.samples.len()
+
+    /// The group's ties in running order: each tie of items (`item_ties`)
+    /// once per configuration, configurations innermost.
+    pub fn ties(&self, item_ties: Vec<Vec<usize>>, ready: usize) -> Vec<Tie> {
+        let at = |item: usize, cfg: usize| {
+            self.points.iter().position(|p| p.item == item && p.cfg == cfg).expect("a supported item has its points")
+        };
+        item_ties
+            .iter()
+            .flat_map(|tie| (0..ready).map(move |cfg| Tie { points: tie.iter().map(|&ii| at(ii, cfg)).collect() }))
+            .collect()
+    }
+
+    /// Where each point stands before an extra round.
+    fn standings(&self, aim: Aim) -> Vec<Standing> {
+        self.points
+            .iter()
+            .map(|p| Standing {
+                item: p.item,
+                failed: p.got.failed.is_some(),
+                clean: p.got.clean(),
+                taken: p.got.taken(),
+                imprecise: aim.auto && !ci_met(&p.got.set, aim.ci_target_pct),
+            })
+            .collect()
+    }
+
+    /// An extra round's samples taken to replace disturbed ones, counted
+    /// as retakes of their points when it is planned.
+    fn count_retakes(&mut self, round: &Round) {
+        for t in round.jobs.iter().flat_map(|j| &j.takes) {
+            self.points[t.point].got.retaken_extra += t.retakes;
+        }
     }
 }
 
-/// What the run tells about its rounds, stored in the run's environment.
+/// What the run tells about its workers and rounds, stored in the run's
+/// environment.
 #[derive(Default)]
 pub(super) struct Ledger {
     /// (result seq, round) per point of each worker, in the order they ran.
@@ -52,37 +129,58 @@ pub(super) struct Ledger {
     pub auto_met: usize,
     pub auto_capped: Vec<String>,
     pub noisy: usize,
+    /// CPU time of every worker.
+    pub workers_cpu: f64,
+    pub peak_worker_rss: u64,
 }
 
-/// Where each result of a group comes from, in storing order.
-enum Slot {
-    Measured(usize),
-    Unavailable { item: usize, config: String, reason: String },
-    Unsupported { item: usize, config: Config, reason: String },
+impl Ledger {
+    /// A stored result's quality counted into the run's totals.
+    fn count(&mut self, r: &ResultRecord, auto: bool) {
+        let Some(q) = &r.quality else { return };
+        self.retaken += q.retaken;
+        self.noisy += usize::from(q.noisy);
+        if auto && r.status == Status::Ok {
+            match q.ci_target_met {
+                Some(true) => self.auto_met += 1,
+                _ => {
+                    let shown = r.params.display();
+                    let sep = if shown.is_empty() { "" } else { " " };
+                    self.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
+                }
+            }
+        }
+    }
 }
 
-/// Runs workers and keeps the run's running totals.
+/// Runs a plan's groups, worker by worker, and keeps the run's running totals.
 pub(super) struct Executor<'a> {
     pub req: &'a Request,
     pub topo: &'a Topology,
+    /// Every configuration planned: unavailable ones are stored as such.
+    pub configs: &'a [PlannedConfig],
+    /// The configurations that run; a point's `cfg` indexes these.
+    pub ready: &'a [Config],
+    /// `--runs auto` (asked, or by default for a comparison).
+    pub auto: bool,
+    /// The run's temporary directory: job and result files, workers' scratch.
     pub tmp: std::path::PathBuf,
     pub interrupted: Arc<AtomicBool>,
     pub progress: super::progress::Progress,
-    pub job_no: usize,
-    pub workers_cpu: f64,
-    pub peak_worker_rss: u64,
-    pub was_interrupted: bool,
-    pub ready: &'a [Config],
     /// Kernel settings switched between workers, when a configuration has any.
     pub knobs: Option<super::knobs::Session>,
+    /// Workers started so far: the number of the last one.
+    pub job_no: usize,
+    pub was_interrupted: bool,
+    pub ledger: Ledger,
 }
 
-/// The workers of one round of a benchmark's group, before configurations:
-/// its supported items in visit order (`order.rs`), cut into ties when the
+/// The ties of a benchmark's group before configurations, as items: its
+/// supported items in visit order (`order.rs`), cut into ties when the
 /// benchmark takes turns and the user compares a parameter's values. A tie
 /// whose buffers together exceed what the machine can give
 /// (`MemInfo::buffer_limit`) is split again.
-pub(super) fn units(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
+pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
     let Some(info) = group.first().map(|i| &i.info) else { return Vec::new() };
     let axes = Axes {
         declared: info.params.iter().map(|p| p.name).collect(),
@@ -111,345 +209,145 @@ pub(super) fn units(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
 }
 
 impl Executor<'_> {
-    /// All points of one benchmark's sweep: planned rounds, then rounds that
-    /// retake disturbed samples and (with `auto`) refine imprecise medians.
-    /// Returns the group's results in storing order; `first_seq` is the
+    /// All points of one benchmark's sweep: its planned rounds, then extra
+    /// rounds, then its results in storing order; `first_seq` is the
     /// sequence number the first of them will get.
-    pub(super) fn run_group(
-        &mut self,
-        group: &[Item],
-        configs: &[PlannedConfig],
-        auto: bool,
-        first_seq: usize,
-        ledger: &mut Ledger,
-    ) -> Result<Vec<ResultRecord>> {
-        let info = &group[0].info;
-        let want = wanted(self.req, info);
-        let plan_rounds = split_rounds(want);
-        let cap = 3 * want;
-        let mut points: Vec<Point> = Vec::new();
-        // The point of each (item, configuration).
-        let mut point_at: Vec<Vec<usize>> = vec![Vec::new(); group.len()];
-        for (ii, item) in group.iter().enumerate() {
-            if item.unsupported.is_none() {
-                for ci in 0..self.ready.len() {
-                    point_at[ii].push(points.len());
-                    points.push(Point { item: ii, cfg: ci, set: SampleSet::default(), failed: None, retaken_extra: 0 });
-                }
-            }
-        }
-        // Storing order: per item, unavailable configurations, then the others.
-        let mut order: Vec<Slot> = Vec::new();
-        let mut seq_of_point = vec![0usize; points.len()];
-        for (ii, item) in group.iter().enumerate() {
-            for pc in configs {
-                if let PlannedConfig::Unavailable { name, reason } = pc {
-                    order.push(Slot::Unavailable {
-                        item: ii,
-                        config: name.clone(),
-                        reason: format!("configuration unavailable: {reason}"),
-                    });
-                }
-            }
-            match &item.unsupported {
-                None => {
-                    for pi in (0..points.len()).filter(|&pi| points[pi].item == ii) {
-                        seq_of_point[pi] = first_seq + order.len();
-                        order.push(Slot::Measured(pi));
-                    }
-                }
-                Some(why) => {
-                    for c in self.ready {
-                        order.push(Slot::Unsupported { item: ii, config: c.clone(), reason: why.clone() });
-                    }
-                }
-            }
-        }
-
-        // The running order: each round's workers, a tie of items (or one)
-        // per configuration, configurations innermost; rounds alternate
-        // direction, and so does the order a tie's points take turns in.
-        let mut workers: Vec<Vec<usize>> = Vec::new();
-        for tie in units(self.req, group) {
-            workers.extend((0..self.ready.len()).map(|ci| tie.iter().map(|&ii| point_at[ii][ci]).collect()));
-        }
-
-        let mut iterations: Vec<Option<u64>> = vec![None; group.len()];
-        let mut round: u32 = 0;
+    pub(super) fn run_group(&mut self, items: &[Item], first_seq: usize) -> Result<Vec<ResultRecord>> {
+        let aim =
+            Aim { want: wanted(self.req, &items[0].info), auto: self.auto, ci_target_pct: self.req.ci_target_pct };
+        let mut sweep = Sweep::lay_out(items, self.configs, self.ready.len(), first_seq);
+        let schedule = Schedule::new(sweep.ties(item_ties(self.req, items), self.ready.len()), aim.want);
         let planned_start = Instant::now();
-        for &per in &plan_rounds {
-            round += 1;
-            let jobs: Vec<Vec<(usize, usize)>> = round_order(workers.len(), round as usize - 1)
-                .into_iter()
-                .map(|k| {
-                    round_order(workers[k].len(), round as usize - 1)
-                        .into_iter()
-                        .map(|m| (workers[k][m], per))
-                        .collect()
-                })
-                .collect();
-            self.run_round(
-                group,
-                &mut points,
-                &jobs,
-                round,
-                plan_rounds.len() as u32,
-                &mut iterations,
-                &seq_of_point,
-                ledger,
-            )?;
+        for number in 1..=schedule.planned.len() as u32 {
+            self.run_round(&mut sweep, &schedule.planned_round(number))?;
             if self.was_interrupted {
                 break;
             }
         }
-        // Extra rounds: as long again as the planned ones at most.
-        let budget = planned_start.elapsed().max(Duration::from_secs(1));
-        let extra_start = Instant::now();
-        while !self.was_interrupted && extra_start.elapsed() < budget {
-            let mut jobs = Vec::new();
-            // A point refined for `auto` takes its configurations along: a
-            // comparison is judged on rounds both sides took (stats::rounds).
-            let refine =
-                |p: &Point| p.failed.is_none() && p.taken() < cap && auto && !ci_met(&p.set, self.req.ci_target_pct);
-            let refined: Vec<usize> = points.iter().filter(|p| refine(p)).map(|p| p.item).collect();
-            for w in &workers {
-                let need: Vec<usize> = w
-                    .iter()
-                    .map(|&pi| {
-                        let p = &points[pi];
-                        if p.failed.is_some() || p.taken() >= cap {
-                            0
-                        } else if p.clean() < want {
-                            (want - p.clean()).min(plan_rounds[0]).min(cap - p.taken())
-                        } else if auto && refined.contains(&p.item) {
-                            plan_rounds[0].min(cap - p.taken())
-                        } else {
-                            0
-                        }
-                    })
-                    .collect();
-                let most = need.iter().copied().max().unwrap_or(0);
-                if most == 0 {
-                    continue;
-                }
-                let mut job = Vec::new();
-                for (&pi, &n) in w.iter().zip(&need) {
-                    let p = &mut points[pi];
-                    if p.failed.is_some() {
-                        continue;
-                    }
-                    // Samples asked for to replace disturbed ones count as retakes.
-                    if p.clean() < want {
-                        p.retaken_extra += n;
-                    }
-                    // A tie keeps taking turns: a point that needs nothing
-                    // more takes as many samples as the other, within its cap.
-                    let n = n.max(most.min(cap.saturating_sub(p.taken())));
-                    if n > 0 {
-                        job.push((pi, n));
-                    }
-                }
-                jobs.push(job);
-            }
-            if jobs.is_empty() {
-                break;
-            }
-            round += 1;
-            if round % 2 == 0 {
-                jobs.reverse();
-                jobs.iter_mut().for_each(|j| j.reverse());
-            }
-            self.progress.add_length(jobs.len() as u64);
-            self.run_round(group, &mut points, &jobs, round, 0, &mut iterations, &seq_of_point, ledger)?;
-        }
-
-        let mut out = Vec::new();
-        for slot in order {
-            match slot {
-                // Interrupted before its first sample: nothing to store.
-                Slot::Measured(pi)
-                    if self.was_interrupted && points[pi].set.samples.is_empty() && points[pi].failed.is_none() => {}
-                Slot::Measured(pi) => {
-                    let p = &mut points[pi];
-                    let cfg = &self.ready[p.cfg];
-                    let set = std::mem::take(&mut p.set);
-                    let mut r = finish(
-                        &group[p.item],
-                        &cfg.name,
-                        cfg.cpus.to_string(),
-                        p.failed.clone(),
-                        set,
-                        want,
-                        p.retaken_extra,
-                        auto,
-                        self.req.ci_target_pct,
-                    );
-                    if let Some(k) = &self.knobs {
-                        let read = k.read_back(&cfg.name);
-                        if !read.is_empty() {
-                            r.notes.push(format!("kernel settings read back: {}", read.join(", ")));
-                            r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
-                        }
-                    }
-                    if let Some(q) = &r.quality {
-                        ledger.retaken += q.retaken;
-                        ledger.noisy += usize::from(q.noisy);
-                        if auto && r.status == Status::Ok {
-                            match q.ci_target_met {
-                                Some(true) => ledger.auto_met += 1,
-                                _ => {
-                                    let shown = r.params.display();
-                                    let sep = if shown.is_empty() { "" } else { " " };
-                                    ledger.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
-                                }
-                            }
-                        }
-                    }
-                    out.push(r);
-                }
-                Slot::Unavailable { item, config, reason } => {
-                    out.push(record_only(&group[item], &config, String::new(), reason))
-                }
-                Slot::Unsupported { item, config, reason } => {
-                    out.push(record_only(&group[item], &config.name, config.cpus.to_string(), reason))
-                }
-            }
-        }
-        Ok(out)
+        self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
+        Ok(self.records(sweep, aim))
     }
 
-    /// One round: a worker per job, in the order given; a job is the points
-    /// it measures (one, or a tie taking turns in this order) with the
-    /// samples each takes.
-    #[allow(clippy::too_many_arguments)]
-    fn run_round(
-        &mut self,
-        group: &[Item],
-        points: &mut [Point],
-        jobs: &[Vec<(usize, usize)>],
-        round: u32,
-        planned_rounds: u32,
-        iterations: &mut [Option<u64>],
-        seq_of_point: &[usize],
-        ledger: &mut Ledger,
-    ) -> Result<()> {
-        for job in jobs {
-            let job: Vec<(usize, usize)> =
-                job.iter().copied().filter(|&(pi, n)| points[pi].failed.is_none() && n > 0).collect();
-            let Some(&(first, _)) = job.first() else { continue };
-            if self.interrupted.load(Ordering::SeqCst) {
-                self.was_interrupted = true;
-                return Ok(());
-            }
-            let item = &group[points[first].item];
-            let cfg = &self.ready[points[first].cfg];
-            // Machine-wide settings are switched here, settled before the worker starts.
-            if let Some(k) = self.knobs.as_mut() {
-                if let Err(why) = k.switch(cfg) {
-                    if let Err(e) = k.restore() {
-                        eprintln!("kdelta: restoring kernel settings: {e}");
-                    }
-                    for &(pi, _) in &job {
-                        points[pi].failed = Some(format!("applying kernel settings: {why}"));
-                    }
-                    self.progress.inc();
-                    continue;
-                }
-            }
-            // The limit is per point: a tie's worker measures each in turn.
-            let timeout = self.req.timeout.unwrap_or(item.info.timeout) * job.len() as u32;
-            self.job_no += 1;
-            let job_no = self.job_no;
-            let wdir = self.tmp.join(format!("w{job_no}"));
-            std::fs::create_dir_all(&wdir)?;
-            let spec = Job {
-                benchmark: item.info.name.to_string(),
-                points: job
-                    .iter()
-                    .map(|&(pi, n)| JobPoint {
-                        params: group[points[pi].item].params.clone(),
-                        samples: n,
-                        iterations: iterations[points[pi].item],
-                    })
-                    .collect(),
-                config: cfg.clone(),
-                settings: SamplerSettings {
-                    samples: 0,
-                    target: self.req.sample_time,
-                    warmup: self.req.warmup,
-                    quick: self.req.quick,
-                    iterations: None,
-                    tmpdir: wdir.clone(),
-                    llc_bytes: self.topo.llc_bytes(),
-                    retake: true,
-                    owner: Some(crate::measure::owned::Owner::me()),
-                },
-                result_path: self.tmp.join(format!("r{job_no}.json")),
-            };
-            let which = if planned_rounds > 0 {
-                format!("round {round}/{planned_rounds}")
-            } else {
-                format!("extra round {round}")
-            };
-            let turns = if job.len() > 1 { format!(" (+{} in turn)", job.len() - 1) } else { String::new() };
-            self.progress.set_message(format!(
-                "{} {}{turns} [{}] {which}",
-                item.info.name,
-                item.params.display(),
-                cfg.name
-            ));
-            let outcome = run_job(&spec, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted);
-            // The directories the worker made elsewhere go with it, however it ended.
-            crate::measure::owned::remove_listed(
-                &wdir.join(crate::measure::owned::LIST),
-                crate::measure::owned::Owner::me(),
-            );
-            let _ = std::fs::remove_dir_all(&wdir);
-            let outcome = outcome?;
-            self.progress.inc();
-            for &(pi, _) in &job {
-                ledger.schedule.push((seq_of_point[pi], round));
-            }
-            match outcome {
-                Outcome::Done { sets, cpu_secs, max_rss } => {
-                    self.workers_cpu += cpu_secs;
-                    self.peak_worker_rss = self.peak_worker_rss.max(max_rss);
-                    for (&(pi, _), got) in job.iter().zip(sets) {
-                        match got {
-                            Ok(mut set) => {
-                                // Calibrated once per point, in its first worker; every later
-                                // worker of every configuration times the same work.
-                                let it = &mut iterations[points[pi].item];
-                                if it.is_none() {
-                                    *it = set.iterations;
-                                }
-                                for m in set.meta.iter_mut() {
-                                    m.round = round;
-                                    m.job = job_no as u32;
-                                }
-                                points[pi].set.absorb(set);
-                            }
-                            Err(reason) => points[pi].failed = Some(reason),
-                        }
-                    }
-                }
-                Outcome::Failed { reason, cpu_secs } => {
-                    self.workers_cpu += cpu_secs;
-                    if let Some(k) = self.knobs.as_mut() {
-                        if let Err(e) = k.restore() {
-                            eprintln!("kdelta: restoring kernel settings: {e}");
-                        }
-                    }
-                    for &(pi, _) in &job {
-                        points[pi].failed = Some(reason.clone());
-                    }
-                }
-                Outcome::Interrupted => {
-                    self.was_interrupted = true;
-                    return Ok(());
-                }
-            }
+    /// Rounds after the planned ones, while a point lacks clean samples or
+    /// (with `--runs auto`) precision: for as long again as the planned ones
+    /// took at most (a second at least).
+    fn extra_rounds(&mut self, sweep: &mut Sweep, schedule: &Schedule, aim: Aim, planned: Duration) -> Result<()> {
+        let budget = planned.max(Duration::from_secs(1));
+        let start = Instant::now();
+        let mut number = schedule.planned.len() as u32;
+        while !self.was_interrupted && start.elapsed() < budget {
+            number += 1;
+            let Some(round) = schedule.extra_round(number, &sweep.standings(aim)) else { break };
+            sweep.count_retakes(&round);
+            self.progress.add_length(round.jobs.len() as u64);
+            self.run_round(sweep, &round)?;
         }
         Ok(())
+    }
+
+    /// The group's results in storing order. A point interrupted before its
+    /// first sample stores nothing.
+    fn records(&mut self, sweep: Sweep, aim: Aim) -> Vec<ResultRecord> {
+        let Sweep { items, mut points, slots, .. } = sweep;
+        let mut out = Vec::new();
+        for slot in slots {
+            let r = match slot {
+                Slot::Measured(pi) => {
+                    let p = &mut points[pi];
+                    if self.was_interrupted && p.got.set.samples.is_empty() && p.got.failed.is_none() {
+                        continue;
+                    }
+                    self.measured(&items[p.item], p.cfg, std::mem::take(&mut p.got), aim)
+                }
+                Slot::Unavailable { item, config, reason } => {
+                    record_only(Subject { item: &items[item], config: &config, cpus: String::new() }, reason)
+                }
+                Slot::Unsupported { item, cfg, reason } => {
+                    let c = &self.ready[cfg];
+                    record_only(Subject { item: &items[item], config: &c.name, cpus: c.cpus.to_string() }, reason)
+                }
+            };
+            out.push(r);
+        }
+        out
+    }
+
+    /// A measured point's result, with the kernel settings read back under
+    /// its configuration, counted into the ledger.
+    fn measured(&mut self, item: &Item, cfg: usize, got: Gathered, aim: Aim) -> ResultRecord {
+        let cfg = &self.ready[cfg];
+        let mut r = finish(Subject { item, config: &cfg.name, cpus: cfg.cpus.to_string() }, got, aim);
+        if let Some(k) = &self.knobs {
+            let read = k.read_back(&cfg.name);
+            if !read.is_empty() {
+                r.notes.push(format!("kernel settings read back: {}", read.join(", ")));
+                r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
+            }
+        }
+        self.ledger.count(&r, aim.auto);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::benchmark::{BenchInfo, Benchmark};
+    use crate::measure::sampler::Sampler;
+    use crate::model::Better;
+
+    struct Fake;
+    impl Benchmark for Fake {
+        fn info(&self) -> BenchInfo {
+            BenchInfo::new("fake.bench", "nothing", "us", Better::Lower)
+        }
+        fn run(&self, _: &Params, _: &mut Sampler) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn item(n: &str, unsupported: Option<&str>) -> Item {
+        Item {
+            bench: Arc::new(Fake),
+            info: Fake.info(),
+            params: Params([("n".to_string(), n.to_string())].into_iter().collect()),
+            unsupported: unsupported.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_group_stores_item_by_item_and_ties_its_points_per_configuration() {
+        let items = [item("1", None), item("2", Some("no device")), item("3", None)];
+        let unavailable = [PlannedConfig::Unavailable { name: "smt".into(), reason: "no SMT".into() }];
+        // Two ready configurations besides the unavailable one; results numbered from 10.
+        let sweep = Sweep::lay_out(&items, &unavailable, 2, 10);
+        let kinds: Vec<String> = sweep
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Measured(p) => format!("point {p}"),
+                Slot::Unavailable { item, .. } => format!("unavailable {item}"),
+                Slot::Unsupported { item, cfg, .. } => format!("unsupported {item}/{cfg}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "unavailable 0",
+                "point 0",
+                "point 1",
+                "unavailable 1",
+                "unsupported 1/0",
+                "unsupported 1/1",
+                "unavailable 2",
+                "point 2",
+                "point 3"
+            ]
+        );
+        let points: Vec<(usize, usize, usize)> = sweep.points.iter().map(|p| (p.item, p.cfg, p.seq)).collect();
+        assert_eq!(points, [(0, 0, 11), (0, 1, 12), (2, 0, 17), (2, 1, 18)]);
+        // Items 2 and 0 compared side by side: a tie per configuration.
+        let ties = sweep.ties(vec![vec![2, 0]], 2);
+        assert_eq!(ties, [Tie { points: vec![2, 0] }, Tie { points: vec![3, 1] }]);
     }
 }

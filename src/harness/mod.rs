@@ -9,5 +9,7 @@ mod order;
 pub mod plan;
 pub mod progress;
 mod result;
+mod round;
 pub mod run;
+mod schedule;
 pub mod worker;

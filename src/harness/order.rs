@@ -2,14 +2,12 @@
 //! user asked to compare run next to each other.
 //!
 //! A sweep expands parameters in the benchmark's declared order, the first
-//! outermost. Run in that order, `kdelta run 'mem.*' --param impl=libc,tuned`
-//! took every `impl=libc` point (94 of them for memset) before the first
-//! `impl=tuned` one, so the two sides of each comparison ran minutes apart
-//! and whatever drifted on the machine in between (another tenant's memory
-//! traffic) entered the ratio (issue 21). Running them side by side removes
-//! that drift, not faster swings: the C library against itself on buffers
-//! not in cache, side by side, still differs by up to 10% at single points
-//! here (docs/mem.md).
+//! outermost. Run in that order, comparing `--param impl=libc,tuned` would
+//! take every `impl=libc` point before the first `impl=tuned` one, so the
+//! two sides of each comparison would run minutes apart and whatever drifted
+//! on the machine in between (another tenant's memory traffic) would enter
+//! the ratio. Running them side by side removes that drift, not faster
+//! swings (docs/mem.md measures what remains).
 //!
 //! So a round nests the swept parameters differently from the expansion:
 //! outermost those swept by default (a benchmark's own size list, `cache=`),
@@ -20,7 +18,7 @@
 //! whichever has more values. Within each kind the fewest values run
 //! innermost and, on ties, the parameter declared first (a benchmark
 //! declares first what it is compared on: `impl`, `model`). Configurations
-//! stay innermost of everything, as before.
+//! stay innermost of everything.
 //! Only the running order changes: results are stored, and reports read,
 //! in expansion order.
 

@@ -127,27 +127,7 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
     }
     let benches = select(&req.selectors, all)?;
     let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
-    // Every --param must belong to at least one selected benchmark.
-    for k in req.overrides.keys() {
-        if !infos.iter().any(|i| param_for(k, i).is_some()) {
-            let mut names: Vec<&str> = Vec::new();
-            for i in &infos {
-                for p in &i.params {
-                    if !names.contains(&p.name) {
-                        names.push(p.name);
-                    }
-                }
-            }
-            let allowed = if names.is_empty() {
-                "the selected benchmarks take no parameters".to_string()
-            } else {
-                format!("allowed: {}", names.join(", "))
-            };
-            return Err(bad_input(format!(
-                "unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)"
-            )));
-        }
-    }
+    check_overrides(req, &infos)?;
     let env = Env { topology: topo };
     let memory = crate::sys::memory::meminfo();
     let mut items = Vec::new();
@@ -200,6 +180,32 @@ pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Res
         super::journal::preflight(&req.root())?;
     }
     Ok(Plan { items, configs })
+}
+
+/// Every `--param` must belong to at least one selected benchmark; else
+/// bad input listing the parameters they take.
+fn check_overrides(req: &Request, infos: &[BenchInfo]) -> Result<()> {
+    for k in req.overrides.keys() {
+        if !infos.iter().any(|i| param_for(k, i).is_some()) {
+            let mut names: Vec<&str> = Vec::new();
+            for i in infos {
+                for p in &i.params {
+                    if !names.contains(&p.name) {
+                        names.push(p.name);
+                    }
+                }
+            }
+            let allowed = if names.is_empty() {
+                "the selected benchmarks take no parameters".to_string()
+            } else {
+                format!("allowed: {}", names.join(", "))
+            };
+            return Err(bad_input(format!(
+                "unknown parameter {k:?}: {allowed} (scope one to some benchmarks with SELECTOR:NAME=V)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A configuration whose kernel settings this machine cannot apply is

@@ -20,10 +20,11 @@ fn pick<T: Clone>(v: &[T], mask: &[bool]) -> Vec<T> {
     v.iter().zip(mask).filter(|(_, k)| **k).map(|(x, _)| x.clone()).collect()
 }
 
-/// The raw figures a derived figure was computed from (`catch_us`, `send_us`
-/// of `lat.sig.catch`), beside it: each one's median over the samples the
-/// figure uses (`NAME`), and every value, aligned with `samples`
-/// (`NAME_samples`). Parts that do not line up with the samples are left out.
+/// The raw figures a derived figure was computed from (two timings whose
+/// difference is the figure, say), beside it: each one's median over the
+/// samples the figure uses (`NAME`), and every value, aligned with
+/// `samples` (`NAME_samples`). Parts that do not line up with the samples
+/// are left out.
 fn parts_into_extras(
     parts: &std::collections::BTreeMap<String, Vec<f64>>,
     mask: &[bool],
@@ -40,13 +41,51 @@ fn parts_into_extras(
     }
 }
 
-/// A result that was not measured: an unavailable configuration or benchmark.
-pub(super) fn record_only(item: &Item, config: &str, cpus: String, reason: String) -> ResultRecord {
-    blank(item, config, cpus, Status::Unavailable, Some(reason))
+/// What a stored result is about: an item under a configuration, by the
+/// configuration's name and its CPUs as stored (empty for one unavailable).
+pub(super) struct Subject<'a> {
+    pub item: &'a Item,
+    pub config: &'a str,
+    pub cpus: String,
 }
 
-/// A result of `item` under `config` with no samples yet.
-fn blank(item: &Item, config: &str, cpus: String, status: Status, reason: Option<String>) -> ResultRecord {
+/// What a point has gathered over its group's rounds: the samples of every
+/// worker that measured it, why it failed if it did, and how many samples
+/// extra rounds took to replace disturbed ones.
+#[derive(Default)]
+pub(super) struct Gathered {
+    pub set: SampleSet,
+    pub failed: Option<String>,
+    pub retaken_extra: usize,
+}
+
+impl Gathered {
+    pub fn clean(&self) -> usize {
+        self.set.clean()
+    }
+    pub fn taken(&self) -> usize {
+        self.set.samples.len()
+    }
+}
+
+/// What a group's points are sampled for: the clean samples each wants and,
+/// with `--runs auto`, the precision each median is refined to (percent
+/// half-width of its 95 % interval).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Aim {
+    pub want: usize,
+    pub auto: bool,
+    pub ci_target_pct: f64,
+}
+
+/// A result that was not measured: an unavailable configuration or benchmark.
+pub(super) fn record_only(of: Subject, reason: String) -> ResultRecord {
+    blank(of, Status::Unavailable, Some(reason))
+}
+
+/// A result of `of` with no samples yet.
+fn blank(of: Subject, status: Status, reason: Option<String>) -> ResultRecord {
+    let Subject { item, config, cpus } = of;
     ResultRecord {
         benchmark: item.info.name.to_string(),
         family: item.info.family.to_string(),
@@ -73,19 +112,9 @@ fn blank(item: &Item, config: &str, cpus: String, status: Status, reason: Option
 
 /// The stored result of one point: summary and warnings of the clean
 /// samples, quality counts, the placement split, below-resolution.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn finish(
-    item: &Item,
-    config: &str,
-    cpus: String,
-    failed: Option<String>,
-    set: SampleSet,
-    want: usize,
-    retaken_extra: usize,
-    auto: bool,
-    ci_target: f64,
-) -> ResultRecord {
-    let rate = item.info.better == Better::Higher;
+pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
+    let Gathered { set, failed, retaken_extra } = got;
+    let rate = of.item.info.better == Better::Higher;
     let status = if failed.is_some() { Status::Failed } else { Status::Ok };
     // With no clean sample at all, the disturbed ones are summarised rather
     // than nothing: the result is noisy, and says so.
@@ -108,14 +137,14 @@ pub(super) fn finish(
     let ci_pct = stats::trust::ci_half_width_pct(&clean);
     let quality = (status == Status::Ok || !set.samples.is_empty()).then(|| Quality {
         kind: set.kind,
-        wanted: want,
+        wanted: aim.want,
         clean: set.samples.len() - disturbed,
         disturbed,
         retaken: set.retaken + retaken_extra.min(disturbed),
-        noisy: set.samples.len() - disturbed < want,
+        noisy: set.samples.len() - disturbed < aim.want,
         busy: disturbed > set.samples.len() - disturbed,
-        ci_pct: if auto { ci_pct } else { None },
-        ci_target_met: auto.then(|| ci_pct.is_some_and(|h| h <= ci_target)),
+        ci_pct: if aim.auto { ci_pct } else { None },
+        ci_target_met: aim.auto.then(|| ci_pct.is_some_and(|h| h <= aim.ci_target_pct)),
     });
     let below_resolution =
         if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
@@ -132,7 +161,7 @@ pub(super) fn finish(
         extras,
         notes: set.notes,
         warnings: warns,
-        ..blank(item, config, cpus, status, failed)
+        ..blank(of, status, failed)
     }
 }
 

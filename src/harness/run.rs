@@ -6,8 +6,9 @@
 //! `--runs auto` adds rounds until each median is known to a target
 //! precision. A benchmark's results are stored as soon as its rounds end.
 
-use super::group::{units, Executor, Ledger};
+use super::group::{item_ties, Executor, Ledger};
 use super::plan::{split_rounds, wanted, Item, Plan, PlannedConfig, Request, Runs};
+use super::progress::Progress;
 use crate::config::Config;
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use crate::model::{RunEnvironment, RunsAsked};
@@ -19,6 +20,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// What executing a plan gives back: the run as closed, its results, and
+/// whether it was interrupted.
 pub struct RunOutput {
     pub run: RunRecord,
     pub results: Vec<ResultRecord>,
@@ -37,14 +40,14 @@ pub fn execute(
     let mut run =
         RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.id = store.begin_run(&run)?;
-    execute_into(req, plan, topo, store, interrupted, run, 0, None)
+    execute_into(req, plan, topo, store, interrupted, Continuing { run, first_seq: 0, progress: None })
 }
 
 /// How many workers a plan will start before any retakes: what its progress
 /// bar counts. A caller that shows several plans on one bar adds these up.
 pub fn planned_jobs(req: &Request, plan: &Plan) -> usize {
     let ready = ready_configs(plan).len();
-    groups(&plan.items).map(|g| split_rounds(wanted(req, &g[0].info)).len() * ready * units(req, g).len()).sum()
+    groups(&plan.items).map(|g| split_rounds(wanted(req, &g[0].info)).len() * ready * item_ties(req, g).len()).sum()
 }
 
 /// A plan's items cut into groups, one per benchmark: its sweep, whose
@@ -58,73 +61,55 @@ pub fn ready_configs(plan: &Plan) -> Vec<Config> {
     plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect()
 }
 
-/// Execute a plan into a run already stored (begun by the caller, or an
-/// interrupted one being continued): results get sequence numbers from
-/// `first_seq` on, and fields the caller put in the run's environment's
-/// `other` map are kept when the run is closed. With `progress`, the plan's
-/// workers are shown on the caller's bar, which already counts
-/// [`planned_jobs`] for it and which the caller finishes; else on a bar of
-/// its own.
-#[allow(clippy::too_many_arguments)]
+/// The stored run a plan's results go into (begun by the caller, or an
+/// interrupted one being continued), the sequence number its first result
+/// gets, and the caller's progress bar, if the plan's workers are shown on
+/// one that already counts [`planned_jobs`] for it (and that the caller
+/// finishes).
+pub struct Continuing<'a> {
+    pub run: RunRecord,
+    pub first_seq: usize,
+    pub progress: Option<&'a Progress>,
+}
+
+/// Execute a plan into a run already stored: results get sequence numbers
+/// from `into.first_seq` on, and fields the caller put in the run's
+/// environment's `other` map are kept when the run is closed. Without a
+/// progress bar of the caller's, the plan's workers show on one of its own.
 pub fn execute_into(
     req: &Request,
     plan: Plan,
     topo: &Topology,
     store: &mut Store,
     interrupted: Arc<AtomicBool>,
-    mut run: RunRecord,
-    first_seq: usize,
-    progress: Option<&super::progress::Progress>,
+    into: Continuing,
 ) -> Result<RunOutput> {
+    let Continuing { mut run, first_seq, progress } = into;
     let ready = ready_configs(&plan);
-    // What a kdelta killed outright left behind goes first (marked, owner dead).
-    crate::measure::owned::sweep(&std::env::temp_dir());
-    let tmp = tempfile::Builder::new()
-        .prefix(crate::measure::owned::PREFIX)
-        .tempdir()
-        .context("creating a temporary directory")?;
-    crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
-    let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
-    let busy_before = crate::sys::cpu::machine_busy_secs();
-    let t0 = Instant::now();
-
-    // Comparisons sample until the medians are known well, unless told otherwise.
-    let multi_point = {
-        let mut names: Vec<&str> = plan.items.iter().map(|i| i.info.name).collect();
-        let n = names.len();
-        names.dedup();
-        names.len() < n
-    };
-    let auto = match req.runs {
-        Runs::Auto => true,
-        Runs::Fixed(_) => false,
-        Runs::Default => !req.quick && (ready.len() > 1 || multi_point),
-    };
-
+    let tmp = scratch()?;
+    let watch = LoadWatch::start();
     let own_progress = progress.is_none();
-    let progress = progress.cloned().unwrap_or_else(|| super::progress::Progress::new(planned_jobs(req, &plan) as u64));
+    let progress = progress.cloned().unwrap_or_else(|| Progress::new(planned_jobs(req, &plan) as u64));
     let mut ex = Executor {
         req,
         topo,
+        configs: &plan.configs,
+        ready: &ready,
+        auto: auto_runs(req, &plan, ready.len()),
         tmp: tmp.path().to_path_buf(),
         interrupted: interrupted.clone(),
         progress,
-        job_no: 0,
-        workers_cpu: 0.0,
-        peak_worker_rss: 0,
-        was_interrupted: false,
-        ready: &ready,
         knobs: ready.iter().any(|c| !c.knobs.is_empty()).then(|| super::knobs::Session::new(&req.root())),
+        job_no: 0,
+        was_interrupted: false,
+        ledger: Ledger::default(),
     };
     let mut results = Vec::new();
-    let mut ledger = Ledger::default();
-
     for group in groups(&plan.items) {
         if ex.was_interrupted {
             break;
         }
-        let out = ex.run_group(group, &plan.configs, auto, first_seq + results.len(), &mut ledger)?;
-        for r in out {
+        for r in ex.run_group(group, first_seq + results.len())? {
             store.add_result(run.id, first_seq + results.len(), &r)?;
             results.push(r);
         }
@@ -138,34 +123,109 @@ pub fn execute_into(
             eprintln!("kdelta: restoring kernel settings: {e}");
         }
     }
+    let environment = environment(req, ex.auto, watch.finish(ex.ledger.workers_cpu, topo), &ex.ledger, &mut run);
+    run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
+    store.finish_run(run.id, run.status, &environment)?;
+    run.environment = environment;
+    run.finished = Some(crate::model::record::now_rfc3339());
+    let was_interrupted = ex.was_interrupted;
+    drop(ex);
+    // The temporary directory (and anything a killed worker left) goes now.
+    tmp.close().context("removing the temporary directory")?;
+    Ok(RunOutput { run, results, interrupted: was_interrupted })
+}
 
-    let elapsed = t0.elapsed().as_secs_f64();
-    let load_after = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
-    let others = match (busy_before, crate::sys::cpu::machine_busy_secs()) {
-        (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - ex.workers_cpu) / elapsed).max(0.0)),
-        _ => None,
+/// The run's temporary directory, marked as this process's; what a kdelta
+/// killed outright left behind (marked, owner dead) goes first.
+fn scratch() -> Result<tempfile::TempDir> {
+    crate::measure::owned::sweep(&std::env::temp_dir());
+    let tmp = tempfile::Builder::new()
+        .prefix(crate::measure::owned::PREFIX)
+        .tempdir()
+        .context("creating a temporary directory")?;
+    crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
+    Ok(tmp)
+}
+
+/// Whether the run refines medians (`--runs auto`): asked, or by default
+/// when it compares (two configurations or more, or a benchmark at several
+/// points) and is not `--quick`.
+fn auto_runs(req: &Request, plan: &Plan, ready: usize) -> bool {
+    let multi_point = {
+        let mut names: Vec<&str> = plan.items.iter().map(|i| i.info.name).collect();
+        let n = names.len();
+        names.dedup();
+        names.len() < n
     };
-    let mut run_warnings = Vec::new();
-    // Other processes' CPU time is measured directly; the load average counts
-    // kdelta's own runnable threads too (a chat run has thousands), so it only
-    // decides when /proc/stat could not be read.
-    let busy = match others {
-        Some(o) => o > 0.25,
-        None => load_before > topo.online.len() as f64 / 2.0,
-    };
-    if busy {
-        run_warnings.push(Warning::BusyMachine { load_before, load_after, others_cpus: others });
+    match req.runs {
+        Runs::Auto => true,
+        Runs::Fixed(_) => false,
+        Runs::Default => !req.quick && (ready > 1 || multi_point),
     }
+}
+
+/// The machine's load as a run starts, to tell when it ends what else ran
+/// beside it.
+struct LoadWatch {
+    load_before: f64,
+    busy_before: Option<f64>,
+    t0: Instant,
+}
+
+/// What else ran on the machine during a run, and how long the run took.
+struct Load {
+    load_before: f64,
+    load_after: f64,
+    /// CPUs' worth of time other processes took (workers' own time left out).
+    others: Option<f64>,
+    elapsed: f64,
+    warnings: Vec<Warning>,
+}
+
+impl LoadWatch {
+    fn start() -> LoadWatch {
+        let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
+        LoadWatch { load_before, busy_before: crate::sys::cpu::machine_busy_secs(), t0: Instant::now() }
+    }
+
+    /// The load over the run, given the CPU time its workers took.
+    fn finish(self, workers_cpu: f64, topo: &Topology) -> Load {
+        let LoadWatch { load_before, busy_before, t0 } = self;
+        let elapsed = t0.elapsed().as_secs_f64();
+        let load_after = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
+        let others = match (busy_before, crate::sys::cpu::machine_busy_secs()) {
+            (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - workers_cpu) / elapsed).max(0.0)),
+            _ => None,
+        };
+        let mut warnings = Vec::new();
+        // Other processes' CPU time is measured directly; the load average
+        // counts kdelta's own runnable threads too (a benchmark may run
+        // thousands), so it only decides when /proc/stat could not be read.
+        let busy = match others {
+            Some(o) => o > 0.25,
+            None => load_before > topo.online.len() as f64 / 2.0,
+        };
+        if busy {
+            warnings.push(Warning::BusyMachine { load_before, load_after, others_cpus: others });
+        }
+        Load { load_before, load_after, others, elapsed, warnings }
+    }
+}
+
+/// The environment a run is closed with: the load over it, its workers'
+/// totals, what was asked of `--runs`, and the ledger's counts and schedule;
+/// the `other` fields the caller put in `run`'s environment are kept.
+fn environment(req: &Request, auto: bool, load: Load, ledger: &Ledger, run: &mut RunRecord) -> RunEnvironment {
     let finite = |x: f64| x.is_finite().then_some(x);
-    let environment = RunEnvironment {
-        load_before: finite(load_before),
-        load_after: finite(load_after),
-        others_cpus: others,
-        elapsed_s: Some(elapsed),
-        workers_cpu_s: Some(ex.workers_cpu),
-        peak_worker_rss_bytes: Some(ex.peak_worker_rss),
+    RunEnvironment {
+        load_before: finite(load.load_before),
+        load_after: finite(load.load_after),
+        others_cpus: load.others,
+        elapsed_s: Some(load.elapsed),
+        workers_cpu_s: Some(ledger.workers_cpu),
+        peak_worker_rss_bytes: Some(ledger.peak_worker_rss),
         peak_parent_rss_bytes: Some(crate::sys::peak_rss_self()),
-        warnings: run_warnings,
+        warnings: load.warnings,
         runs: Some(match (req.runs, auto) {
             (Runs::Fixed(n), _) => RunsAsked::Fixed(n as u64),
             (_, true) => RunsAsked::Auto,
@@ -179,14 +239,5 @@ pub fn execute_into(
         schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
         other: std::mem::take(&mut run.environment.other),
         ..RunEnvironment::default()
-    };
-    run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
-    store.finish_run(run.id, run.status, &environment)?;
-    run.environment = environment;
-    run.finished = Some(crate::model::record::now_rfc3339());
-    let was_interrupted = ex.was_interrupted;
-    drop(ex);
-    // The temporary directory (and anything a killed worker left) goes now.
-    tmp.close().context("removing the temporary directory")?;
-    Ok(RunOutput { run, results, interrupted: was_interrupted })
+    }
 }

@@ -1,7 +1,7 @@
 //! The worker: kdelta re-executed as `kdelta __worker JOB`, one per round and
 //! configuration.
 //!
-//! The parent writes a [`Job`] as JSON, starts the worker in a process group of
+//! The parent writes a [`JobSpec`] as JSON, starts the worker in a process group of
 //! its own (so a terminal's Ctrl-C reaches only the parent, which then kills
 //! the whole group: the worker and anything it started), waits with a time
 //! limit, and reads what the worker wrote: its [`SampleSet`], or why it
@@ -30,8 +30,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// A job as its worker is told it, in the job file: the benchmark, its
+/// points, the configuration to apply, the sampler's settings and where to
+/// write the results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Job {
+pub struct JobSpec {
     pub benchmark: String,
     /// One point, or a tie: several points of one benchmark that take turns
     /// sample by sample, each on a thread of its own (`sampler::turns`), in
@@ -43,6 +46,8 @@ pub struct Job {
     pub result_path: PathBuf,
 }
 
+/// One point of a job: its parameters, the samples to take, and the
+/// iterations per sample when calibrated by an earlier worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobPoint {
     pub params: Params,
@@ -100,12 +105,12 @@ pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
     }
 }
 
-fn read_job(job_path: &Path) -> Result<Job> {
+fn read_job(job_path: &Path) -> Result<JobSpec> {
     let text = std::fs::read_to_string(job_path).with_context(|| format!("reading job {}", job_path.display()))?;
     serde_json::from_str(&text).context("parsing job")
 }
 
-fn measure(job: &Job, find: Finder) -> Result<Vec<PointResult>> {
+fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
     let settings =
@@ -192,7 +197,7 @@ pub enum Outcome {
 
 /// Run one job in a worker process, killing it after `timeout` or when
 /// `interrupted` becomes true.
-pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<Outcome> {
+pub fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<Outcome> {
     std::fs::write(job_path, serde_json::to_vec(job)?).with_context(|| format!("writing {}", job_path.display()))?;
     let _ = std::fs::remove_file(&job.result_path);
     let exe = std::env::current_exe().context("finding kdelta's own executable")?;
@@ -219,6 +224,24 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
         let _ = std::io::copy(&mut stderr, &mut std::io::sink());
         buf
     });
+    let (waited, killed) = wait(pid, timeout, interrupted);
+    // Whatever the worker started and left behind goes with it.
+    kill_group(pid);
+    drop(child);
+    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
+    let (status, cpu_secs, max_rss) = waited?;
+    let ended = Ended { status, cpu_secs, max_rss, killed, stderr_tail: stderr_tail(&stderr) };
+    Ok(ended.outcome(job, timeout))
+}
+
+/// Wait for the worker `pid`, killing its group once if `interrupted` is
+/// raised or `timeout` passes: its exit status, CPU time and peak memory,
+/// and whether (and why) it was killed.
+fn wait(
+    pid: libc::pid_t,
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> (Result<(std::process::ExitStatus, f64, u64)>, Option<Killed>) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(crate::sys::wait4(pid).map(|u| (u.status, u.user_s + u.sys_s, u.max_rss)));
@@ -240,47 +263,58 @@ pub fn run_job(job: &Job, job_path: &Path, timeout: Duration, interrupted: &Atom
             Err(mpsc::RecvTimeoutError::Disconnected) => break Err(anyhow::anyhow!("lost the worker's waiter thread")),
         }
     };
-    // Whatever the worker started and left behind goes with it.
-    kill_group(pid);
-    drop(child);
-    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
-    let (status, cpu_secs, max_rss) = waited?;
-    if killed == Some(Killed::Interrupted) {
-        return Ok(Outcome::Interrupted);
-    }
-    let tail = stderr_tail(&stderr);
-    if killed == Some(Killed::Timeout) {
-        return Ok(Outcome::Failed {
-            reason: format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64()),
-            cpu_secs,
-        });
-    }
-    if let Some(sig) = status.signal() {
-        let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
-        return Ok(Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs });
-    }
-    let written = read_result(&job.result_path);
-    if status.code() != Some(0) {
+    (waited, killed)
+}
+
+/// How a worker process ended, as the parent saw it.
+struct Ended {
+    status: std::process::ExitStatus,
+    cpu_secs: f64,
+    max_rss: u64,
+    killed: Option<Killed>,
+    /// The end of what it wrote to stderr, as appended to a reason.
+    stderr_tail: String,
+}
+
+impl Ended {
+    /// The worker's outcome: its results file when it ran to the end, else
+    /// why it did not.
+    fn outcome(self, job: &JobSpec, timeout: Duration) -> Outcome {
+        let Ended { status, cpu_secs, max_rss, killed, stderr_tail: tail } = self;
+        if killed == Some(Killed::Interrupted) {
+            return Outcome::Interrupted;
+        }
+        if killed == Some(Killed::Timeout) {
+            let reason = format!("timed out after {:.0} s and was killed{tail}", timeout.as_secs_f64());
+            return Outcome::Failed { reason, cpu_secs };
+        }
+        if let Some(sig) = status.signal() {
+            let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
+            return Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs };
+        }
+        let written = read_result(&job.result_path);
+        if status.code() != Some(0) {
+            let reason = match written {
+                Some(Ok(WorkerResult::Failed { reason })) => reason,
+                _ => format!("worker exited with status {}{tail}", status.code().unwrap_or(-1)),
+            };
+            return Outcome::Failed { reason, cpu_secs };
+        }
+        // Whatever is wrong with what it left fails its points alone, with the
+        // reason stored; the run goes on with the others.
         let reason = match written {
+            Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => {
+                return Outcome::Done { sets, cpu_secs, max_rss }
+            }
+            Some(Ok(WorkerResult::Samples(sets))) => {
+                format!("worker results file unreadable: {} results for {} points", sets.len(), job.points.len())
+            }
             Some(Ok(WorkerResult::Failed { reason })) => reason,
-            _ => format!("worker exited with status {}{tail}", status.code().unwrap_or(-1)),
+            Some(Err(reason)) => format!("{reason}{tail}"),
+            None => format!("worker exited without writing its results file{tail}"),
         };
-        return Ok(Outcome::Failed { reason, cpu_secs });
+        Outcome::Failed { reason, cpu_secs }
     }
-    // Whatever is wrong with what it left fails its points alone, with the
-    // reason stored; the run goes on with the others.
-    let reason = match written {
-        Some(Ok(WorkerResult::Samples(sets))) if sets.len() == job.points.len() => {
-            return Ok(Outcome::Done { sets, cpu_secs, max_rss })
-        }
-        Some(Ok(WorkerResult::Samples(sets))) => {
-            format!("worker results file unreadable: {} results for {} points", sets.len(), job.points.len())
-        }
-        Some(Ok(WorkerResult::Failed { reason })) => reason,
-        Some(Err(reason)) => format!("{reason}{tail}"),
-        None => format!("worker exited without writing its results file{tail}"),
-    };
-    Ok(Outcome::Failed { reason, cpu_secs })
 }
 
 /// How long after its time limit the watchdog kills a worker the harness

@@ -164,109 +164,139 @@ struct Slot {
     prev: Option<u32>,
 }
 
-/// Run the loops. Returns early (with `interrupted`) when `stop` is raised.
-pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<RunReport> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed);
-    let mut rep = RunReport::default();
-    let mut slots: Vec<Slot> = (0..cfg.loops).map(|_| Slot { started: 0, cur: None, prev: None }).collect();
+/// The loops under way: a slot per loop, the report so far, and the random
+/// source naive placement draws from (seeded: the same seed, the same CPUs).
+struct Loops<'a> {
+    topo: &'a Topology,
+    cfg: &'a RunCfg,
+    rng: rand_chacha::ChaCha8Rng,
+    slots: Vec<Slot>,
+    rep: RunReport,
+}
 
-    let pinned_busy = |slots: &[Slot]| -> Busy {
+impl Loops<'_> {
+    /// How many running processes are pinned to each CPU.
+    fn pinned_busy(&self) -> Busy {
         let mut b = Busy::new();
-        for s in slots {
+        for s in &self.slots {
             if let Some(c) = s.cur.as_ref().and_then(|r| r.pinned) {
                 *b.entry(c).or_default() += 1;
             }
         }
         b
-    };
-    let start_next = |i: usize, slots: &mut Vec<Slot>, rng: &mut rand_chacha::ChaCha8Rng| -> anyhow::Result<()> {
-        let cpu = match cfg.policy {
-            PlacePolicy::Naive => decide::naive(topo, rng),
-            PlacePolicy::SmtAware => decide::smt_aware(topo, &pinned_busy(slots), slots[i].prev),
+    }
+
+    /// Start loop `i`'s next iteration, placed by the policy.
+    fn start_next(&mut self, i: usize) -> anyhow::Result<()> {
+        let cpu = match self.cfg.policy {
+            PlacePolicy::Naive => decide::naive(self.topo, &mut self.rng),
+            PlacePolicy::SmtAware => decide::smt_aware(self.topo, &self.pinned_busy(), self.slots[i].prev),
             PlacePolicy::Kernel => None,
         };
-        let child = spawn(&cfg.job, cpu)?;
-        let s = &mut slots[i];
+        let child = spawn(&self.cfg.job, cpu)?;
+        let s = &mut self.slots[i];
         s.started += 1;
         s.cur = Some(Running { child, start: Instant::now(), pinned: cpu, seen: cpu });
         Ok(())
-    };
-
-    for i in 0..cfg.loops {
-        if cfg.iterations > 0 {
-            start_next(i, &mut slots, &mut rng)?;
-        }
     }
-    let mut next_sample = Instant::now();
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            rep.interrupted = true;
-            break;
-        }
-        // Reap.
-        for i in 0..slots.len() {
-            let Some(r) = slots[i].cur.as_mut() else {
+
+    /// Record every finished iteration and start its loop's next one.
+    fn reap(&mut self) -> anyhow::Result<()> {
+        for i in 0..self.slots.len() {
+            let Some(r) = self.slots[i].cur.as_mut() else {
                 continue;
             };
             let pid = r.child.pid();
             let Some(st) = r.child.try_wait()? else {
                 continue;
             };
-            let ok = st.success();
-            let r = slots[i].cur.take().expect("running");
-            rep.iterations.push(IterRec {
+            let r = self.slots[i].cur.take().expect("running");
+            self.rep.iterations.push(IterRec {
                 lp: i,
-                iter: slots[i].started - 1,
+                iter: self.slots[i].started - 1,
                 pinned: r.pinned,
                 seconds: r.start.elapsed().as_secs_f64(),
-                ok,
+                ok: st.success(),
                 pid: pid.as_raw(),
             });
-            slots[i].prev = r.seen.or(r.pinned);
-            if slots[i].started < cfg.iterations {
-                start_next(i, &mut slots, &mut rng)?;
+            self.slots[i].prev = r.seen.or(r.pinned);
+            if self.slots[i].started < self.cfg.iterations {
+                self.start_next(i)?;
             }
         }
-        if slots.iter().all(|s| s.cur.is_none()) {
+        Ok(())
+    }
+
+    /// Read the CPU each running loop last ran on and count a sample (shared
+    /// while idle or not); under `smt-aware`, re-pin one process off a
+    /// doubled core.
+    fn sample_and_balance(&mut self) -> anyhow::Result<()> {
+        let mut seen = Busy::new();
+        let mut n = 0;
+        for s in self.slots.iter_mut() {
+            if let Some(r) = s.cur.as_mut() {
+                r.seen = last_cpu(r.child.pid()).or(r.seen);
+                if let Some(c) = r.seen {
+                    *seen.entry(c).or_default() += 1;
+                    n += 1;
+                }
+            }
+        }
+        if n >= 2 {
+            self.rep.samples += 1;
+            if decide::shared_while_idle(self.topo, &seen) {
+                self.rep.shared_samples += 1;
+            }
+        }
+        if self.cfg.policy == PlacePolicy::SmtAware {
+            if let Some((from, to)) = decide::rebalance(self.topo, &self.pinned_busy()) {
+                let pinned = self.slots.iter_mut().filter_map(|s| s.cur.as_mut()).find(|r| r.pinned == Some(from));
+                if let Some(r) = pinned {
+                    // The process may have just exited; a failed re-pin is harmless.
+                    if sched_setaffinity(r.child.pid(), &one_cpu(to)?).is_ok() {
+                        r.pinned = Some(to);
+                        self.rep.repins += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run the loops. Returns early (with `interrupted`) when `stop` is raised.
+pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<RunReport> {
+    let mut loops = Loops {
+        topo,
+        cfg,
+        rng: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed),
+        slots: (0..cfg.loops).map(|_| Slot { started: 0, cur: None, prev: None }).collect(),
+        rep: RunReport::default(),
+    };
+    for i in 0..cfg.loops {
+        if cfg.iterations > 0 {
+            loops.start_next(i)?;
+        }
+    }
+    let mut next_sample = Instant::now();
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            loops.rep.interrupted = true;
             break;
         }
-        // Sample and balance.
+        loops.reap()?;
+        if loops.slots.iter().all(|s| s.cur.is_none()) {
+            break;
+        }
         if Instant::now() >= next_sample {
             next_sample += cfg.sample;
-            let mut seen = Busy::new();
-            let mut n = 0;
-            for s in slots.iter_mut() {
-                if let Some(r) = s.cur.as_mut() {
-                    r.seen = last_cpu(r.child.pid()).or(r.seen);
-                    if let Some(c) = r.seen {
-                        *seen.entry(c).or_default() += 1;
-                        n += 1;
-                    }
-                }
-            }
-            if n >= 2 {
-                rep.samples += 1;
-                if decide::shared_while_idle(topo, &seen) {
-                    rep.shared_samples += 1;
-                }
-            }
-            if cfg.policy == PlacePolicy::SmtAware {
-                if let Some((from, to)) = decide::rebalance(topo, &pinned_busy(&slots)) {
-                    if let Some(r) = slots.iter_mut().filter_map(|s| s.cur.as_mut()).find(|r| r.pinned == Some(from)) {
-                        // The process may have just exited; a failed re-pin is harmless.
-                        if sched_setaffinity(r.child.pid(), &one_cpu(to)?).is_ok() {
-                            r.pinned = Some(to);
-                            rep.repins += 1;
-                        }
-                    }
-                }
-            }
+            loops.sample_and_balance()?;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    let mut left: Vec<Child> = slots.into_iter().filter_map(|s| s.cur).map(|r| r.child).collect();
+    let mut left: Vec<Child> = loops.slots.into_iter().filter_map(|s| s.cur).map(|r| r.child).collect();
     crate::child::stop_all(&mut left);
-    Ok(rep)
+    Ok(loops.rep)
 }
 
 /// Run one built-in job per CPU in `cpus` at once, each pinned; wall seconds of each.

@@ -5,7 +5,7 @@
 
 use super::{Def, Meta, Parts, Variant, META_KEY};
 use crate::harness::plan::{self, Plan, Request};
-use crate::harness::run::{execute_into, planned_jobs, ready_configs, RunOutput};
+use crate::harness::run::{execute_into, planned_jobs, ready_configs, Continuing, RunOutput};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
 use crate::model::{Params, RunEnvironment};
 use crate::store::Store;
@@ -223,7 +223,6 @@ pub struct Stage {
 /// or with `resume` the one given (only its missing points). Returns the
 /// harness's output (every part's results; the run as closed) and how many
 /// points were already stored.
-#[allow(clippy::too_many_arguments)]
 pub fn execute(
     stages: Vec<Stage>,
     meta: &Meta,
@@ -239,27 +238,7 @@ pub fn execute(
             let env = run.environment.clone();
             (run, vec![env])
         }
-        None => {
-            let mut env = RunEnvironment::default();
-            env.other.insert(META_KEY.into(), serde_json::to_value(meta)?);
-            let mut configs = Vec::new();
-            for st in &stages {
-                for c in ready_configs(&st.plan) {
-                    if !configs.iter().any(|x: &crate::config::Config| x.name == c.name) {
-                        configs.push(c);
-                    }
-                }
-            }
-            let mut run = RunRecord::begin(
-                stages.first().and_then(|s| s.req.label.clone()),
-                stages.first().map(|s| s.req.command.clone()).unwrap_or_default(),
-                configs,
-                host,
-                env,
-            );
-            run.id = store.begin_run(&run)?;
-            (run, Vec::new())
-        }
+        None => (begin(&stages, meta, host, store)?, Vec::new()),
     };
     let mut results = Vec::new();
     let mut was_interrupted = false;
@@ -280,7 +259,8 @@ pub fn execute(
         // Continue the run as running; the study's meta stays as it was.
         run.status = RunStatus::Running;
         store.finish_run(run.id, RunStatus::Running, &run.environment)?;
-        let out = execute_into(&req, plan, topo, store, interrupted.clone(), run, stored.len(), Some(&progress))?;
+        let into = Continuing { run, first_seq: stored.len(), progress: Some(&progress) };
+        let out = execute_into(&req, plan, topo, store, interrupted.clone(), into)?;
         run = out.run;
         envs.push(run.environment.clone());
         results.extend(out.results);
@@ -295,6 +275,30 @@ pub fn execute(
     run.status = if was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &run.environment)?;
     Ok((RunOutput { run, results, interrupted: was_interrupted }, skipped))
+}
+
+/// A new stored run for a study: its meta in the environment, every
+/// part's ready configurations once, the first part's label and command.
+fn begin(stages: &[Stage], meta: &Meta, host: serde_json::Value, store: &mut Store) -> Result<RunRecord> {
+    let mut env = RunEnvironment::default();
+    env.other.insert(META_KEY.into(), serde_json::to_value(meta)?);
+    let mut configs = Vec::new();
+    for st in stages {
+        for c in ready_configs(&st.plan) {
+            if !configs.iter().any(|x: &crate::config::Config| x.name == c.name) {
+                configs.push(c);
+            }
+        }
+    }
+    let mut run = RunRecord::begin(
+        stages.first().and_then(|s| s.req.label.clone()),
+        stages.first().map(|s| s.req.command.clone()).unwrap_or_default(),
+        configs,
+        host,
+        env,
+    );
+    run.id = store.begin_run(&run)?;
+    Ok(run)
 }
 
 /// The environments of a study's parts (and of the sessions a resumed run

@@ -211,125 +211,19 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
     let mut total = Tally::default();
     for t in &p.tables {
         let rows: Vec<&Row> = p.rows.iter().filter(|r| r.table == t.id).collect();
+        let mut building = Building::default();
         let mut table = ExtraTable {
             title: t.title.clone(),
-            before: Vec::new(),
+            before: roles_line(&rows, meta),
             header: HEADER.iter().map(|s| s.to_string()).collect(),
-            rows: Vec::new(),
+            rows: rows.iter().map(|row| building.row(row, meta, results, &opt)).collect(),
             after: Vec::new(),
         };
-        table.before.extend(roles_line(&rows, meta));
-        let mut tally = Tally::default();
-        let mut unavailable = Vec::new();
-        // Each note once, with the rows it is about.
-        let mut notes: Vec<(String, Vec<String>)> = Vec::new();
-        let (mut ga, mut gb, mut gs, mut units) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for row in &rows {
-            let published_dir = row.direction();
-            let (pa, pb, pc) = match (row.figures(), &row.claim) {
-                (Some(f), _) => (fmt_num(f.a), fmt_num(f.b), fmt_pct(f.change_pct)),
-                (None, Some(c)) => ("-".into(), "-".into(), format!("{}: {}", c.direction.as_str(), c.magnitude)),
-                (None, None) => ("-".into(), "-".into(), "-".into()),
-            };
-            let (a, b) = (side(row, false, meta, results), side(row, true, meta, results));
-            let cells = match (&a, &b) {
-                (Ok(a), Ok(b)) if a.below.is_some() || b.below.is_some() => {
-                    [show(a), show(b), "-".into(), "unclear: below resolution".into()]
-                }
-                (Ok(a), Ok(b)) => {
-                    let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, &opt);
-                    // A row of means shows the change of the means it shows;
-                    // its significance stays the tests' on the samples.
-                    if row.figure() != Figure::Median {
-                        if let Some(c) = c.as_mut() {
-                            let s = stats::compare::speedup_of(a.median, b.median, a.better);
-                            if s.is_finite() && s > 0.0 {
-                                c.speedup = s;
-                                c.change_pct = (s - 1.0) * 100.0;
-                            }
-                        }
-                    }
-                    let (change, same) = match &c {
-                        Some(c) => {
-                            let star = if c.significant { "*" } else { "" };
-                            // Not significant with a noisy or busy side: the samples
-                            // were disturbed, more of them would not have told.
-                            let dir = match measured_direction(c, opt.threshold_pct) {
-                                Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => {
-                                    Err(crate::stats::Withheld::Noisy.describe())
-                                }
-                                Err(_) if !c.significant && (a.side.busy || b.side.busy) => {
-                                    Err(crate::stats::Withheld::Busy.describe())
-                                }
-                                d => d,
-                            };
-                            let same = match (published_dir, dir) {
-                                (Some(p), Ok(m)) => {
-                                    tally.of += 1;
-                                    if p == m {
-                                        tally.agree += 1;
-                                        "yes".to_string()
-                                    } else {
-                                        tally.differ.push(format!(
-                                            "{} (published {}, here {})",
-                                            row.row,
-                                            p.as_str(),
-                                            m.as_str()
-                                        ));
-                                        "no".to_string()
-                                    }
-                                }
-                                (None, Ok(m)) => format!("- (here {})", m.as_str()),
-                                (p, Err(why)) => {
-                                    tally.unclear += usize::from(p.is_some());
-                                    format!("unclear: {why}")
-                                }
-                            };
-                            ga.push(a.median);
-                            gb.push(b.median);
-                            gs.push(c.speedup);
-                            units.push(a.unit.clone());
-                            (format!("{}{star}", fmt_pct(c.change_pct)), same)
-                        }
-                        None => ("-".into(), "-".into()),
-                    };
-                    [show(a), show(b), change, same]
-                }
-                _ => {
-                    let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
-                    unavailable.push(format!("unavailable: {}: {why}", row.row));
-                    let cell =
-                        |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
-                    [cell(&a), cell(&b), "-".into(), "-".into()]
-                }
-            };
-            let mut label = row.row.clone();
-            // What the benchmark says of the row itself: the notes both sides
-            // carry (a side's own remarks, such as an overshoot, stay with its
-            // result: `kdelta show RUN --warnings`, the HTML report).
-            let said: Vec<&String> = match (&a, &b) {
-                (Ok(a), Ok(b)) => a.notes.iter().filter(|n| b.notes.contains(n)).collect(),
-                _ => Vec::new(),
-            };
-            if !said.is_empty() {
-                label.push_str(" (note)");
-                for n in said {
-                    match notes.iter_mut().find(|(text, _)| text == n) {
-                        Some((_, rows)) if rows.contains(&row.row) => {}
-                        Some((_, rows)) => rows.push(row.row.clone()),
-                        None => notes.push((n.clone(), vec![row.row.clone()])),
-                    }
-                }
-            }
-            let mut r = vec![label, pa, pb, pc];
-            r.extend(cells);
-            table.rows.push(r);
-        }
-        table.rows.push(geomean_row(t, &ga, &gb, &gs, &units));
-        table.after.push(tally.line());
-        table.after.extend(notes.into_iter().map(|(n, rows)| format!("note ({}): {n}", rows.join("; "))));
-        table.after.extend(unavailable);
-        total.add(&tally);
+        table.rows.push(geomean_row(t, &building.geo));
+        table.after.push(building.tally.line());
+        table.after.extend(building.notes.into_iter().map(|(n, rows)| format!("note ({}): {n}", rows.join("; "))));
+        table.after.extend(building.unavailable);
+        total.add(&building.tally);
         out.push(table);
     }
     if let Some(first) = out.first_mut() {
@@ -343,10 +237,136 @@ pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<Extra
     Ok(out)
 }
 
+/// What a table's rows gather for the lines under it and its
+/// geometric-mean row, row by row.
+#[derive(Default)]
+struct Building {
+    tally: Tally,
+    /// `unavailable: ROW: why`, per row with a side missing.
+    unavailable: Vec<String>,
+    /// Each note once, with the rows it is about.
+    notes: Vec<(String, Vec<String>)>,
+    geo: Geo,
+}
+
+/// The figures of the rows compared on both sides, for the geometric-mean
+/// row: each side's median, the speedup, the unit.
+#[derive(Default)]
+struct Geo {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    speedups: Vec<f64>,
+    units: Vec<String>,
+}
+
+impl Building {
+    /// One row's cells: its label, the published figures, and the figures,
+    /// change and agreement here.
+    fn row(&mut self, row: &Row, meta: &Meta, results: &[ResultRecord], opt: &CompareOptions) -> Vec<String> {
+        let (pa, pb, pc) = match (row.figures(), &row.claim) {
+            (Some(f), _) => (fmt_num(f.a), fmt_num(f.b), fmt_pct(f.change_pct)),
+            (None, Some(c)) => ("-".into(), "-".into(), format!("{}: {}", c.direction.as_str(), c.magnitude)),
+            (None, None) => ("-".into(), "-".into(), "-".into()),
+        };
+        let (a, b) = (side(row, false, meta, results), side(row, true, meta, results));
+        let cells = match (&a, &b) {
+            (Ok(a), Ok(b)) if a.below.is_some() || b.below.is_some() => {
+                [show(a), show(b), "-".into(), "unclear: below resolution".into()]
+            }
+            (Ok(a), Ok(b)) => self.compared(row, a, b, opt),
+            _ => {
+                let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
+                self.unavailable.push(format!("unavailable: {}: {why}", row.row));
+                let cell = |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
+                [cell(&a), cell(&b), "-".into(), "-".into()]
+            }
+        };
+        let mut label = row.row.clone();
+        // What the benchmark says of the row itself: the notes both sides
+        // carry (a side's own remarks, such as an overshoot, stay with its
+        // result: `kdelta show RUN --warnings`, the HTML report).
+        let said: Vec<&String> = match (&a, &b) {
+            (Ok(a), Ok(b)) => a.notes.iter().filter(|n| b.notes.contains(n)).collect(),
+            _ => Vec::new(),
+        };
+        if !said.is_empty() {
+            label.push_str(" (note)");
+            for n in said {
+                match self.notes.iter_mut().find(|(text, _)| text == n) {
+                    Some((_, rows)) if rows.contains(&row.row) => {}
+                    Some((_, rows)) => rows.push(row.row.clone()),
+                    None => self.notes.push((n.clone(), vec![row.row.clone()])),
+                }
+            }
+        }
+        let mut r = vec![label, pa, pb, pc];
+        r.extend(cells);
+        r
+    }
+
+    /// The cells here of a row measured on both sides: A, B, the change
+    /// (starred when significant) and whether its direction is the
+    /// published one.
+    fn compared(&mut self, row: &Row, a: &Measured, b: &Measured, opt: &CompareOptions) -> [String; 4] {
+        let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, opt);
+        // A row of means shows the change of the means it shows;
+        // its significance stays the tests' on the samples.
+        if row.figure() != Figure::Median {
+            if let Some(c) = c.as_mut() {
+                let s = stats::compare::speedup_of(a.median, b.median, a.better);
+                if s.is_finite() && s > 0.0 {
+                    c.speedup = s;
+                    c.change_pct = (s - 1.0) * 100.0;
+                }
+            }
+        }
+        let Some(c) = c else { return [show(a), show(b), "-".into(), "-".into()] };
+        let star = if c.significant { "*" } else { "" };
+        // Not significant with a noisy or busy side: the samples
+        // were disturbed, more of them would not have told.
+        let dir = match measured_direction(&c, opt.threshold_pct) {
+            Err(_) if !c.significant && (a.side.noisy || b.side.noisy) => Err(crate::stats::Withheld::Noisy.describe()),
+            Err(_) if !c.significant && (a.side.busy || b.side.busy) => Err(crate::stats::Withheld::Busy.describe()),
+            d => d,
+        };
+        let same = self.tally.judge(row, dir);
+        self.geo.a.push(a.median);
+        self.geo.b.push(b.median);
+        self.geo.speedups.push(c.speedup);
+        self.geo.units.push(a.unit.clone());
+        [show(a), show(b), format!("{}{star}", fmt_pct(c.change_pct)), same]
+    }
+}
+
+impl Tally {
+    /// Whether the direction measured for `row` is the published one, as
+    /// its cell shows it, counted.
+    fn judge(&mut self, row: &Row, measured: Result<Direction, &str>) -> String {
+        match (row.direction(), measured) {
+            (Some(p), Ok(m)) => {
+                self.of += 1;
+                if p == m {
+                    self.agree += 1;
+                    "yes".to_string()
+                } else {
+                    self.differ.push(format!("{} (published {}, here {})", row.row, p.as_str(), m.as_str()));
+                    "no".to_string()
+                }
+            }
+            (None, Ok(m)) => format!("- (here {})", m.as_str()),
+            (p, Err(why)) => {
+                self.unclear += usize::from(p.is_some());
+                format!("unclear: {why}")
+            }
+        }
+    }
+}
+
 /// The geometric-mean row: the published one when the study printed it,
 /// and here the geometric means of the medians (one unit only) and of the
 /// speedups of the rows measured on both sides.
-fn geomean_row(t: &published::TableDef, a: &[f64], b: &[f64], speedups: &[f64], units: &[String]) -> Vec<String> {
+fn geomean_row(t: &published::TableDef, geo: &Geo) -> Vec<String> {
+    let Geo { a, b, speedups, units } = geo;
     let (pa, pb, pc) = match t.geomean {
         Some(g) => (fmt_num(g.a), fmt_num(g.b), fmt_pct(g.change_pct)),
         None => ("-".into(), "-".into(), "-".into()),
