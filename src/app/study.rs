@@ -106,29 +106,9 @@ fn run_one(
     let mut store = open_store(db)?;
     let resume = if ask.resume { Some(srun::find_resumable(&mut store, d, ask, &host)?) } else { None };
     if let Some(run) = &resume {
-        let stored = store.results(run.id)?;
-        let (mut left, mut done) = (0, 0);
-        for st in &mut stages {
-            let (l, s) = srun::drop_done(&mut st.plan, &stored);
-            left += l;
-            done += s;
-        }
-        eprintln!("kdelta: resuming run {}: {done} points are stored, {left} missing ones run now", run.id);
+        say_resuming(run, &mut stages, &store)?;
     }
-    eprintln!(
-        "kdelta: study {}{}: {} points, {} (estimated)",
-        d.id,
-        if ask.quick { " --quick" } else { "" },
-        points(&stages),
-        estimate::describe(estimate::study(&stages))
-    );
-    let mut said: Vec<&str> = Vec::new();
-    for r in &meta.roles {
-        if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
-            eprintln!("kdelta: {s}");
-            said.push(s);
-        }
-    }
+    say_plan(d, ask, &meta, &stages);
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
@@ -153,16 +133,54 @@ fn run_one(
         t0.elapsed().as_secs_f64()
     );
     if output.interrupted {
-        let again = format!(
-            "kdelta study {}{}{}{} --resume",
-            d.id,
-            if ask.quick { " --quick" } else { "" },
-            if ask.tiny { " --tiny-plan-for-tests" } else { "" },
-            ask.label.as_ref().map(|l| format!(" --label {l}")).unwrap_or_default()
+        eprintln!(
+            "kdelta: interrupted; run {id} is marked incomplete: `{}` runs only the missing points",
+            resume_command(d, ask)
         );
-        eprintln!("kdelta: interrupted; run {id} is marked incomplete: `{again}` runs only the missing points");
         return Ok(exit::INTERRUPTED);
     }
     let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
     Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+/// Drop the points a resumed run has stored from `stages`, and say how many are left.
+fn say_resuming(run: &crate::model::record::RunRecord, stages: &mut [srun::Stage], store: &Store) -> Result<()> {
+    let stored = store.results(run.id)?;
+    let (mut left, mut done) = (0, 0);
+    for st in stages {
+        let (l, s) = srun::drop_done(&mut st.plan, &stored);
+        left += l;
+        done += s;
+    }
+    eprintln!("kdelta: resuming run {}: {done} points are stored, {left} missing ones run now", run.id);
+    Ok(())
+}
+
+/// What is about to run: the points, the estimated time, and each substitute role once.
+fn say_plan(d: &crate::study::Def, ask: &Ask, meta: &Meta, stages: &[srun::Stage]) {
+    eprintln!(
+        "kdelta: study {}{}: {} points, {} (estimated)",
+        d.id,
+        if ask.quick { " --quick" } else { "" },
+        points(stages),
+        estimate::describe(estimate::study(stages))
+    );
+    let mut said: Vec<&str> = Vec::new();
+    for r in &meta.roles {
+        if let Some(s) = r.substitute.as_deref().filter(|s| !said.contains(s)) {
+            eprintln!("kdelta: {s}");
+            said.push(s);
+        }
+    }
+}
+
+/// The command that resumes an interrupted study run.
+fn resume_command(d: &crate::study::Def, ask: &Ask) -> String {
+    format!(
+        "kdelta study {}{}{}{} --resume",
+        d.id,
+        if ask.quick { " --quick" } else { "" },
+        if ask.tiny { " --tiny-plan-for-tests" } else { "" },
+        ask.label.as_ref().map(|l| format!(" --label {l}")).unwrap_or_default()
+    )
 }
