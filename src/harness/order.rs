@@ -6,7 +6,7 @@
 //! took every `impl=libc` point (94 of them for memset) before the first
 //! `impl=tuned` one, so the two sides of each comparison ran minutes apart
 //! and whatever drifted on the machine in between (another tenant's memory
-//! traffic) entered the ratio (issue 21). Running them side by side removes
+//! traffic) entered the ratio (docs/mem.md). Running them side by side removes
 //! that drift, not faster swings: the C library against itself on buffers
 //! not in cache, side by side, still differs by up to 10% at single points
 //! here (docs/mem.md).

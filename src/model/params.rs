@@ -308,9 +308,10 @@ impl Params {
     }
 }
 
-/// Split a sweep list (`2,8,16`) into values. Quoted commas are not special:
-/// parameters that take commas inside one value (commands) use `;` lists... no,
-/// they simply are not swept: see [`expand`].
+/// Split a sweep list (`2,8,16`) into its values, trimmed, empty items dropped.
+/// There is no quoting: every comma separates two values. A parameter whose
+/// one value may hold commas (a command) is of kind `Text`, which [`expand`]
+/// never splits, so such a parameter cannot be swept.
 pub fn split_list(v: &str) -> Vec<String> {
     v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
