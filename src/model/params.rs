@@ -238,7 +238,7 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "h" => n * 3600.0,
         _ => bail!("bad duration {s:?}: unknown unit {unit:?} (use ns, us, ms, s, m, h)"),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 1e7 {
+    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
         bail!("bad duration {s:?}: out of range");
     }
     Ok(Duration::from_secs_f64(secs))
