@@ -74,7 +74,6 @@ impl Slots {
 /// Time `n` copies of `slots.size` bytes from `src` to `dst`, slot by slot
 /// from slot `from` (`src_off` and `slots.off` place the source and
 /// destination in a slot).
-#[allow(clippy::too_many_arguments)]
 pub fn time_copy(
     callee: Callee,
     dst: &mut [u8],
