@@ -85,9 +85,6 @@ impl CpuSet {
         Ok(CpuSet(set))
     }
 
-    pub fn from_iter<I: IntoIterator<Item = u32>>(it: I) -> Self {
-        CpuSet(it.into_iter().collect())
-    }
     pub fn insert(&mut self, cpu: u32) {
         self.0.insert(cpu);
     }
@@ -162,6 +159,12 @@ impl fmt::Display for CpuSet {
 impl fmt::Debug for CpuSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CpuSet({self})")
+    }
+}
+
+impl FromIterator<u32> for CpuSet {
+    fn from_iter<I: IntoIterator<Item = u32>>(it: I) -> Self {
+        CpuSet(it.into_iter().collect())
     }
 }
 

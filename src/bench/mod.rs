@@ -38,12 +38,15 @@ pub struct Family {
     pub benchmarks: fn() -> Vec<Box<dyn Benchmark>>,
     /// Lines the family adds under a run's tables, computed from its stored
     /// results (mem: speedups per cache regime).
-    pub summary: Option<fn(&[ResultRecord]) -> Vec<String>>,
+    pub summary: Option<FamilySummary>,
     /// A server `kdelta serve` can run alone, for clients on another machine.
     pub server: Option<Server>,
     /// A subcommand of its own (dbench: `kdelta loadfile`).
     pub command: Option<FamilyCommand>,
 }
+
+/// Lines a family adds under a run's tables, from the run's stored results.
+pub type FamilySummary = fn(&[ResultRecord]) -> Vec<String>;
 
 /// A family's own subcommand: its clap definition and what runs it.
 pub struct FamilyCommand {

@@ -93,10 +93,33 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     } else {
         first
     };
-    // One scheduling policy, one GLIBC_TUNABLES, one value per variable,
-    // checked before anything else is judged.
+    check_conflicts(spec, &mods)?;
+    let cpus = base_cpus(base, topo).map_err(|e| match e {
+        BaseError::Unknown => {
+            bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}"))
+        }
+        BaseError::Bad(m) => bad_input(m),
+        BaseError::Unavailable(r) => unavailable(spec, r),
+    })?;
+    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
+    let mut names = vec![canonical_base(base).to_string()];
+    for m in mods {
+        names.push(add_modifier(spec, m, topo, &mut cfg)?);
+    }
+    cfg.name = names.join("+");
+    Ok(cfg)
+}
+
+/// A configuration `spec` this machine or this user cannot give, and why.
+fn unavailable(spec: &str, reason: String) -> anyhow::Error {
+    anyhow::Error::new(Unavailable { name: spec.to_string(), reason })
+}
+
+/// One scheduling policy, one GLIBC_TUNABLES, one value per variable and
+/// per kernel setting: checked before anything else is judged.
+fn check_conflicts(spec: &str, mods: &[&str]) -> Result<()> {
     let mut seen: Vec<(String, &str)> = Vec::new();
-    for m in &mods {
+    for m in mods {
         let Some((k, v)) = m.split_once('=') else { continue };
         // Keys: a variable's name, or `+sched` (no name holds a `+`).
         let key = match k {
@@ -111,86 +134,83 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         }
         seen.push((key, m));
     }
-    let unavailable = |reason: String| anyhow::Error::new(Unavailable { name: spec.to_string(), reason });
-    let cpus = base_cpus(base, topo).map_err(|e| match e {
-        BaseError::Unknown => {
-            bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}"))
-        }
-        BaseError::Bad(m) => bad_input(m),
-        BaseError::Unavailable(r) => unavailable(r),
+    Ok(())
+}
+
+/// Apply modifier `m` of configuration `spec` to `cfg`; its canonical
+/// spelling for the configuration's name.
+fn add_modifier(spec: &str, m: &str, topo: &Topology, cfg: &mut Config) -> Result<String> {
+    let (k, v) = m.split_once('=').ok_or_else(|| {
+        bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}"))
     })?;
-    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
-    let mut names = vec![canonical_base(base).to_string()];
-    for m in mods {
-        let (k, v) = m.split_once('=').ok_or_else(|| {
-            bad_input(format!("malformed modifier {m:?} in configuration {spec:?}: allowed: {MODIFIERS}"))
-        })?;
-        match k {
-            "sched" => {
-                let p = Policy::parse(v).ok_or_else(|| {
-                    bad_input(format!("unknown scheduling policy {v:?}: allowed: {}", Policy::NAMES.join(", ")))
-                })?;
-                if p.is_realtime() && !sys::can_use_realtime() {
-                    return Err(unavailable(format!(
-                        "sched={v} needs CAP_SYS_NICE (root, the capability, or an RLIMIT_RTPRIO above 0)"
-                    )));
-                }
-                cfg.policy = Some(p);
-                names.push(format!("sched={}", p.name()));
+    match k {
+        "sched" => {
+            let p = Policy::parse(v).ok_or_else(|| {
+                bad_input(format!("unknown scheduling policy {v:?}: allowed: {}", Policy::NAMES.join(", ")))
+            })?;
+            if p.is_realtime() && !sys::can_use_realtime() {
+                return Err(unavailable(
+                    spec,
+                    format!("sched={v} needs CAP_SYS_NICE (root, the capability, or an RLIMIT_RTPRIO above 0)"),
+                ));
             }
-            "tunables" => {
-                if v.is_empty()
-                    || !v
-                        .split(':')
-                        .all(|t| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false))
-                {
-                    return Err(bad_input(format!(
-                        "malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000"
-                    )));
-                }
-                cfg.env.push(("GLIBC_TUNABLES".into(), v.to_string()));
-                names.push(format!("tunables={v}"));
-            }
-            "env" => {
-                let (n, val) = v
-                    .split_once('=')
-                    .ok_or_else(|| bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")))?;
-                if n.is_empty() || n.contains('\0') || val.contains('\0') {
-                    return Err(bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")));
-                }
-                cfg.env.push((n.to_string(), val.to_string()));
-                names.push(format!("env={n}={val}"));
-            }
-            "preload" => match preload::resolve(v)? {
-                preload::Resolved::Path(lib) => {
-                    cfg.env.push(("LD_PRELOAD".into(), lib));
-                    names.push(format!("preload={v}"));
-                }
-                preload::Resolved::Unavailable(why) => return Err(unavailable(format!("preload={v}: {why}"))),
-            },
-            _ if knobs::is_knob(k) => {
-                let s = knobs::parse(k, v)?;
-                if cfg.knobs.iter().any(|o| o.knob == s.knob) {
-                    return Err(bad_input(format!(
-                        "conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once",
-                        s.knob.label()
-                    )));
-                }
-                if s.knob == crate::model::knob::Knob::Smt && s.value == "off" {
-                    knobs::check_smt_off(spec, &cfg.cpus, topo)?;
-                }
-                names.push(s.name());
-                cfg.knobs.push(s);
-            }
-            _ => {
-                return Err(bad_input(format!(
-                    "unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"
-                )))
-            }
+            cfg.policy = Some(p);
+            Ok(format!("sched={}", p.name()))
         }
+        "tunables" => {
+            check_tunables(v)?;
+            cfg.env.push(("GLIBC_TUNABLES".into(), v.to_string()));
+            Ok(format!("tunables={v}"))
+        }
+        "env" => {
+            let (n, val) = v
+                .split_once('=')
+                .ok_or_else(|| bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")))?;
+            if n.is_empty() || n.contains('\0') || val.contains('\0') {
+                return Err(bad_input(format!("malformed env modifier {v:?}: expected env=NAME=VALUE")));
+            }
+            cfg.env.push((n.to_string(), val.to_string()));
+            Ok(format!("env={n}={val}"))
+        }
+        "preload" => match preload::resolve(v)? {
+            preload::Resolved::Path(lib) => {
+                cfg.env.push(("LD_PRELOAD".into(), lib));
+                Ok(format!("preload={v}"))
+            }
+            preload::Resolved::Unavailable(why) => Err(unavailable(spec, format!("preload={v}: {why}"))),
+        },
+        _ if knobs::is_knob(k) => add_knob(spec, k, v, topo, cfg),
+        _ => Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
     }
-    cfg.name = names.join("+");
-    Ok(cfg)
+}
+
+/// `tunables=NAME=VALUE[:NAME=VALUE...]`, every name and value non-empty.
+fn check_tunables(v: &str) -> Result<()> {
+    let pair_ok = |t: &str| t.split_once('=').map(|(a, b)| !a.is_empty() && !b.is_empty()).unwrap_or(false);
+    if v.is_empty() || !v.split(':').all(pair_ok) {
+        return Err(bad_input(format!(
+            "malformed tunables {v:?}: expected NAME=VALUE[:NAME=VALUE...], e.g. glibc.cpu.x86_non_temporal_threshold=0x1000000"
+        )));
+    }
+    Ok(())
+}
+
+/// A kernel setting `k=v`, once per knob; `smt=off` is checked against the
+/// configuration's CPUs ([`knobs::check_smt_off`]).
+fn add_knob(spec: &str, k: &str, v: &str, topo: &Topology, cfg: &mut Config) -> Result<String> {
+    let s = knobs::parse(k, v)?;
+    if cfg.knobs.iter().any(|o| o.knob == s.knob) {
+        return Err(bad_input(format!(
+            "conflicting modifiers for {} in configuration {spec:?}: give each kernel setting once",
+            s.knob.label()
+        )));
+    }
+    if s.knob == crate::model::knob::Knob::Smt && s.value == "off" {
+        knobs::check_smt_off(spec, &cfg.cpus, topo)?;
+    }
+    let name = s.name();
+    cfg.knobs.push(s);
+    Ok(name)
 }
 
 fn is_modifier(s: &str) -> bool {

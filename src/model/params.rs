@@ -238,7 +238,7 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "h" => n * 3600.0,
         _ => bail!("bad duration {s:?}: unknown unit {unit:?} (use ns, us, ms, s, m, h)"),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 1e7 {
+    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
         bail!("bad duration {s:?}: out of range");
     }
     Ok(Duration::from_secs_f64(secs))
@@ -308,9 +308,10 @@ impl Params {
     }
 }
 
-/// Split a sweep list (`2,8,16`) into values. Quoted commas are not special:
-/// parameters that take commas inside one value (commands) use `;` lists... no,
-/// they simply are not swept: see [`expand`].
+/// Split a sweep list (`2,8,16`) into its values, trimmed, empty items dropped.
+/// There is no quoting: every comma separates two values. A parameter whose
+/// one value may hold commas (a command) is of kind `Text`, which [`expand`]
+/// never splits, so such a parameter cannot be swept.
 pub fn split_list(v: &str) -> Vec<String> {
     v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }

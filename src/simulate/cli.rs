@@ -247,56 +247,8 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
         cfg.seed
     );
     match cfg.workload {
-        WorkloadCfg::Loops(l) => {
-            let _ = writeln!(
-                s,
-                "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n",
-                l.loops,
-                l.iterations,
-                l.work,
-                l.jitter * 100.0,
-                cfg.reps
-            );
-            let _ = writeln!(
-                s,
-                "{:<14} {:>8} {:>8} {:>8} {:>8} {:>7}   {:>10}",
-                "policy", "min s", "median", "mean", "max", "n", "doubled s"
-            );
-            for r in results {
-                if let Some(l) = &r.loops {
-                    let d = &l.iteration;
-                    let _ = writeln!(
-                        s,
-                        "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}",
-                        r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time
-                    );
-                }
-            }
-            for r in results {
-                if let Some(l) = &r.loops {
-                    let _ = writeln!(s, "\n{} iteration times:", r.policy);
-                    let most = l.histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
-                    for b in &l.histogram {
-                        let bar = "#".repeat((b.count * 40).div_ceil(most));
-                        let _ = writeln!(s, "  {:>7.3}-{:<7.3} {:>6} {}", b.lo, b.hi, b.count, bar);
-                    }
-                }
-            }
-        }
-        WorkloadCfg::Make(m) => {
-            let _ =
-                writeln!(s, "workload: make -j{} of {} compile jobs, {} seeded rep(s)\n", m.parallel, m.jobs, cfg.reps);
-            let _ = writeln!(s, "{:<14} {:>9} {:>9} {:>9}   {:>10}", "policy", "best s", "mean", "worst", "doubled s");
-            for r in results {
-                if let Some(mk) = &r.make {
-                    let _ = writeln!(
-                        s,
-                        "{:<14} {:>9.2} {:>9.2} {:>9.2}   {:>10.2}",
-                        r.policy, mk.best, mk.mean, mk.worst, r.doubled_time
-                    );
-                }
-            }
-        }
+        WorkloadCfg::Loops(l) => render_loops(&mut s, &l, cfg.reps, results),
+        WorkloadCfg::Make(m) => render_make(&mut s, &m, cfg.reps, results),
     }
     let _ = writeln!(s, "\n(doubled s: simulated time a core ran two tasks while another core was fully idle)");
     for r in results {
@@ -321,4 +273,58 @@ pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
         }
     }
     s
+}
+
+/// The loops workload: its line, the iteration times per policy and a
+/// histogram of them for each policy.
+fn render_loops(s: &mut String, l: &LoopsCfg, reps: usize, results: &[PolicyResult]) {
+    let _ = writeln!(
+        s,
+        "workload: {} loops x {} iterations of {} s work (±{}%), {} rep(s)\n",
+        l.loops,
+        l.iterations,
+        l.work,
+        l.jitter * 100.0,
+        reps
+    );
+    let _ = writeln!(
+        s,
+        "{:<14} {:>8} {:>8} {:>8} {:>8} {:>7}   {:>10}",
+        "policy", "min s", "median", "mean", "max", "n", "doubled s"
+    );
+    for r in results {
+        if let Some(l) = &r.loops {
+            let d = &l.iteration;
+            let _ = writeln!(
+                s,
+                "{:<14} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7}   {:>10.3}",
+                r.policy, d.min, d.median, d.mean, d.max, d.n, r.doubled_time
+            );
+        }
+    }
+    for r in results {
+        if let Some(l) = &r.loops {
+            let _ = writeln!(s, "\n{} iteration times:", r.policy);
+            let most = l.histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+            for b in &l.histogram {
+                let bar = "#".repeat((b.count * 40).div_ceil(most));
+                let _ = writeln!(s, "  {:>7.3}-{:<7.3} {:>6} {}", b.lo, b.hi, b.count, bar);
+            }
+        }
+    }
+}
+
+/// The make workload: its line and the build times per policy.
+fn render_make(s: &mut String, m: &MakeCfg, reps: usize, results: &[PolicyResult]) {
+    let _ = writeln!(s, "workload: make -j{} of {} compile jobs, {} seeded rep(s)\n", m.parallel, m.jobs, reps);
+    let _ = writeln!(s, "{:<14} {:>9} {:>9} {:>9}   {:>10}", "policy", "best s", "mean", "worst", "doubled s");
+    for r in results {
+        if let Some(mk) = &r.make {
+            let _ = writeln!(
+                s,
+                "{:<14} {:>9.2} {:>9.2} {:>9.2}   {:>10.2}",
+                r.policy, mk.best, mk.mean, mk.worst, r.doubled_time
+            );
+        }
+    }
 }

@@ -336,9 +336,10 @@ pub fn bootstrap_ci(a: &[f64], b: &[f64], better: Better, reps: usize) -> Option
     Some((super::summary::quantile_sorted(&out, 0.025), super::summary::quantile_sorted(&out, 0.975)))
 }
 
-/// Geometric mean of positive values (None if any is not positive).
+/// Geometric mean of positive values (None if any is not positive, NaN or
+/// infinite).
 pub fn geomean(v: &[f64]) -> Option<f64> {
-    if v.is_empty() || v.iter().any(|&x| !(x > 0.0) || !x.is_finite()) {
+    if v.is_empty() || v.iter().any(|&x| x <= 0.0 || !x.is_finite()) {
         return None;
     }
     Some((v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())

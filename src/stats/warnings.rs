@@ -42,7 +42,7 @@ pub fn for_samples(samples: &[f64], sample_secs: &[f64]) -> Vec<Warning> {
 /// three times the larger spread within a side.
 pub fn two_clusters(samples: &[f64]) -> Option<Warning> {
     let n = samples.len();
-    if n < 4 || samples.iter().any(|&v| !(v > 0.0)) {
+    if n < 4 || samples.iter().any(|&v| v <= 0.0 || v.is_nan()) {
         return None;
     }
     let mut s: Vec<f64> = samples.iter().map(|v| v.ln()).collect();

@@ -22,7 +22,7 @@ fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Pa
     let mut r = vec![single("up", "up", topo), single("smp", "noht", topo), single("smt", "ht", topo)];
     match preempt_axis(host, root) {
         // The 2004 comparison was on SMP: one CPU per core, the model switched
-        // by the harness between rounds (`+preempt=`, issue 18).
+        // by the harness between rounds (`+preempt=`).
         Ok(()) => {
             r.push(single("preempt-off", "noht+preempt=none", topo));
             r.push(single("preempt-on", "noht+preempt=full", topo));

@@ -191,26 +191,7 @@ impl Host {
         if !live {
             notes.insert(0, format!("read below {}, not the live system: uname and glibc not read", root.display()));
         }
-        let not_live = || unavailable("not the live system");
-
-        let (hostname, kernel_release, kernel_version, arch) = if live {
-            match nix::sys::utsname::uname() {
-                Ok(u) => (
-                    u.nodename().to_string_lossy().into_owned(),
-                    u.release().to_string_lossy().into_owned(),
-                    u.version().to_string_lossy().into_owned(),
-                    u.machine().to_string_lossy().into_owned(),
-                ),
-                Err(e) => {
-                    let s = unavailable(format!("uname: {e}"));
-                    (s.clone(), s.clone(), s.clone(), s)
-                }
-            }
-        } else {
-            // A capture may carry these; uname would describe this machine instead.
-            let kernel = |name: &str| read_rel(root, &format!("proc/sys/kernel/{name}")).unwrap_or_else(unavailable);
-            (kernel("hostname"), kernel("osrelease"), kernel("version"), not_live())
-        };
+        let (hostname, kernel_release, kernel_version, arch) = uname_fields(root, live);
 
         let cpuinfo = read_rel(root, "proc/cpuinfo");
         let cpu_model = match &cpuinfo {
@@ -224,55 +205,9 @@ impl Host {
         let microcode = cpuinfo.as_ref().map(|t| cpuinfo_field(t, "microcode")).unwrap_or_default();
         let cmdline = read_rel(root, "proc/cmdline").unwrap_or_else(unavailable);
         let mem_total_bytes = read_rel(root, "proc/meminfo").ok().and_then(|m| meminfo_total(&m));
-
-        // Preemption: the uname flag, refined by debugfs or the command line.
-        let uname_flag =
-            if kernel_version.starts_with("unavailable") { None } else { Some(preempt_from_uname(&kernel_version)) };
-        let debugfs = "sys/kernel/debug/sched/preempt";
-        let (preempt_model, preempt_source) = match read_rel(root, debugfs).map(|s| preempt_from_debugfs(&s)) {
-            Ok(Some(active)) => {
-                let flag = uname_flag.map(|f| format!(" ({f})")).unwrap_or_default();
-                (format!("{active}{flag}"), format!("/{debugfs}"))
-            }
-            other => {
-                let why = match other {
-                    Err(e) => e,
-                    _ => format!("/{debugfs}: no active model in parentheses"),
-                };
-                match uname_flag {
-                    Some(flag) => {
-                        let cmdline = if flag.contains("DYNAMIC") {
-                            read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c))
-                        } else {
-                            None
-                        };
-                        match cmdline {
-                            Some(m) => {
-                                (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})"))
-                            }
-                            None => (flag, format!("uname -v ({why})")),
-                        }
-                    }
-                    None => (unavailable(format!("no uname -v; {why}")), "none".into()),
-                }
-            }
-        };
-
-        let glibc_version = if live { glibc_version() } else { not_live() };
-
-        let vuln = "sys/devices/system/cpu/vulnerabilities";
-        let mut mitigations = Vec::new();
-        match fs::read_dir(root.join(vuln)) {
-            Ok(entries) => {
-                for e in entries.flatten() {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let state = read_rel(root, &format!("{vuln}/{name}")).unwrap_or_else(unavailable);
-                    mitigations.push((name, state));
-                }
-                mitigations.sort();
-            }
-            Err(e) => notes.push(format!("mitigations unavailable: /{vuln}: {}", short_io(&e))),
-        }
+        let (preempt_model, preempt_source) = preemption(root, &kernel_version);
+        let glibc_version = if live { glibc_version() } else { unavailable("not the live system") };
+        let mitigations = read_mitigations(root, &mut notes);
 
         Ok(Host {
             microcode,
@@ -292,6 +227,78 @@ impl Host {
             notes,
         })
     }
+}
+
+/// Host name, kernel release, kernel version and machine: from uname on the
+/// live system; below another root from the capture's `proc/sys/kernel`
+/// files where it has them (uname would describe this machine instead), the
+/// machine unavailable.
+fn uname_fields(root: &Path, live: bool) -> (String, String, String, String) {
+    if live {
+        match nix::sys::utsname::uname() {
+            Ok(u) => (
+                u.nodename().to_string_lossy().into_owned(),
+                u.release().to_string_lossy().into_owned(),
+                u.version().to_string_lossy().into_owned(),
+                u.machine().to_string_lossy().into_owned(),
+            ),
+            Err(e) => {
+                let s = unavailable(format!("uname: {e}"));
+                (s.clone(), s.clone(), s.clone(), s)
+            }
+        }
+    } else {
+        let kernel = |name: &str| read_rel(root, &format!("proc/sys/kernel/{name}")).unwrap_or_else(unavailable);
+        (kernel("hostname"), kernel("osrelease"), kernel("version"), unavailable("not the live system"))
+    }
+}
+
+/// The preemption model and where it was read: the active model debugfs
+/// shows, else the uname flag, refined for a dynamic kernel by `preempt=` on
+/// the command line.
+fn preemption(root: &Path, kernel_version: &str) -> (String, String) {
+    let uname_flag =
+        if kernel_version.starts_with("unavailable") { None } else { Some(preempt_from_uname(kernel_version)) };
+    let debugfs = "sys/kernel/debug/sched/preempt";
+    let why = match read_rel(root, debugfs).map(|s| preempt_from_debugfs(&s)) {
+        Ok(Some(active)) => {
+            let flag = uname_flag.map(|f| format!(" ({f})")).unwrap_or_default();
+            return (format!("{active}{flag}"), format!("/{debugfs}"));
+        }
+        Err(e) => e,
+        Ok(None) => format!("/{debugfs}: no active model in parentheses"),
+    };
+    let Some(flag) = uname_flag else {
+        return (unavailable(format!("no uname -v; {why}")), "none".into());
+    };
+    let cmdline = if flag.contains("DYNAMIC") {
+        read_rel(root, "proc/cmdline").ok().and_then(|c| preempt_from_cmdline(&c))
+    } else {
+        None
+    };
+    match cmdline {
+        Some(m) => (format!("{m} ({flag})"), format!("uname -v and preempt= in /proc/cmdline ({why})")),
+        None => (flag, format!("uname -v ({why})")),
+    }
+}
+
+/// Each file of the `vulnerabilities` directory with its text, sorted; a
+/// note when the directory cannot be read.
+fn read_mitigations(root: &Path, notes: &mut Vec<String>) -> Vec<(String, String)> {
+    let vuln = "sys/devices/system/cpu/vulnerabilities";
+    let mut mitigations = Vec::new();
+    match fs::read_dir(root.join(vuln)) {
+        Ok(entries) => {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let state = read_rel(root, &format!("{vuln}/{name}")).unwrap_or_else(unavailable);
+                mitigations.push((name, state));
+            }
+            mitigations.sort();
+        }
+        Err(e) => notes.push(format!("mitigations unavailable: /{vuln}: {}", short_io(&e))),
+    }
+    mitigations
 }
 
 #[cfg(test)]

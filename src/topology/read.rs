@@ -138,21 +138,65 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     let dir_ids = CpuSet::from_iter(dirs.iter().map(|(n, _)| *n));
     let dir_of = |n: u32| cpu_dir.join(format!("cpu{n}"));
 
-    let list_file = |name: &str| -> anyhow::Result<Option<CpuSet>> {
-        let p = cpu_dir.join(name);
-        match read_opt(&p)? {
-            None => Ok(None),
-            Some(s) => CpuSet::parse_list(&s).map(Some).with_context(|| format!("malformed {}", p.display())),
-        }
-    };
-    let present = list_file("present").unwrap_or(None);
+    let present = read_list_file(&cpu_dir, "present").unwrap_or(None);
     let known = present.clone().unwrap_or_else(|| dir_ids.clone());
+    let online = online_cpus(&cpu_dir, &known, &dir_of, &mut notes)?;
+    let offline = match read_list_file(&cpu_dir, "offline").unwrap_or(None) {
+        Some(set) => set.intersection(&known),
+        None => known.clone(),
+    }
+    .difference(&online);
 
-    let online = match list_file("online")? {
+    let ids: Vec<u32> = online.to_vec();
+    let raw = RawCpus::read(&ids, &dir_of, &mut notes);
+    let core_sets = core_partition(&ids, &online, &raw, &mut notes);
+    let pkg_sets = package_sets(&ids, &online, &raw);
+    let pkg_id = package_numbers(&pkg_sets, &raw, &mut notes);
+    let pkg_of_cpu: BTreeMap<u32, i64> =
+        pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
+    let nodes = read_nodes(root, &online);
+    let cores = build_cores(core_sets, &pkg_of_cpu, &raw);
+    let cpus = build_cpus(&raw, &cores, &pkg_of_cpu, &nodes);
+    let mut packages: Vec<i64> = pkg_id.clone();
+    packages.sort();
+    packages.dedup();
+
+    let core_cpus: BTreeMap<u32, &CpuSet> =
+        cores.iter().flat_map(|c| c.cpus.iter().map(move |cpu| (cpu, &c.cpus))).collect();
+    let caches = read_caches(&ids, &online, &dir_of, &core_cpus, &mut notes);
+    if caches.is_empty() {
+        notes.push("no cache information in sysfs".into());
+    }
+    let (smt_control, smt_active) = read_smt(&cpu_dir);
+    let restriction = super::allowed::read(root, &online);
+    Ok((
+        Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active, restriction },
+        notes,
+    ))
+}
+
+/// A CPU list file of the `cpu` directory (`present`, `online`, `offline`):
+/// `Ok(None)` when it does not exist, an error when it cannot be read or parsed.
+fn read_list_file(cpu_dir: &Path, name: &str) -> anyhow::Result<Option<CpuSet>> {
+    let p = cpu_dir.join(name);
+    match read_opt(&p)? {
+        None => Ok(None),
+        Some(s) => CpuSet::parse_list(&s).map(Some).with_context(|| format!("malformed {}", p.display())),
+    }
+}
+
+/// The online CPUs: the `online` list, or on very old kernels without one
+/// every known CPU whose own `online` file does not say 0 (CPU0 often has
+/// none). An error when none is online.
+fn online_cpus(
+    cpu_dir: &Path,
+    known: &CpuSet,
+    dir_of: &dyn Fn(u32) -> PathBuf,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<CpuSet> {
+    let online = match read_list_file(cpu_dir, "online")? {
         Some(set) => set,
         None => {
-            // Very old kernels: no `online` list. A CPU is online unless its
-            // own `online` file says 0 (CPU0 often has none).
             notes.push(
                 "no /sys/devices/system/cpu/online (old kernel): online CPUs taken from the cpuN directories".into(),
             );
@@ -168,45 +212,64 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     if online.is_empty() {
         bail!("{}: no online CPU found", cpu_dir.display());
     }
-    let offline = match list_file("offline").unwrap_or(None) {
-        Some(set) => set.intersection(&known),
-        None => known.clone(),
-    }
-    .difference(&online);
+    Ok(online)
+}
 
-    // Per-CPU facts.
-    let ids: Vec<u32> = online.to_vec();
-    let mut raw = Vec::with_capacity(ids.len());
-    let mut no_topo = CpuSet::new();
-    for &id in &ids {
-        let t = dir_of(id).join("topology");
-        if !t.is_dir() {
-            no_topo.insert(id);
-            raw.push(RawCpu { id, siblings: None, package_set: None, package_id: None, die: None, core_id: None });
-            continue;
+/// What sysfs says about each online CPU, in the order of the online list,
+/// and where each CPU is in that list.
+struct RawCpus {
+    list: Vec<RawCpu>,
+    index: BTreeMap<u32, usize>,
+}
+
+impl RawCpus {
+    /// Read the `topology` directory of each CPU of `ids`; a CPU without one
+    /// is noted and knows nothing.
+    fn read(ids: &[u32], dir_of: &dyn Fn(u32) -> PathBuf, notes: &mut Vec<String>) -> RawCpus {
+        let mut list = Vec::with_capacity(ids.len());
+        let mut no_topo = CpuSet::new();
+        for &id in ids {
+            let t = dir_of(id).join("topology");
+            if !t.is_dir() {
+                no_topo.insert(id);
+                list.push(RawCpu { id, siblings: None, package_set: None, package_id: None, die: None, core_id: None });
+                continue;
+            }
+            list.push(RawCpu {
+                id,
+                siblings: read_set(&t, &["core_cpus_list", "thread_siblings_list"], &["core_cpus", "thread_siblings"]),
+                package_set: read_set(
+                    &t,
+                    &["package_cpus_list", "core_siblings_list"],
+                    &["package_cpus", "core_siblings"],
+                ),
+                package_id: read_int(&t.join("physical_package_id")),
+                die: read_int(&t.join("die_id")).filter(|d| *d >= 0),
+                core_id: read_int(&t.join("core_id")),
+            });
         }
-        raw.push(RawCpu {
-            id,
-            siblings: read_set(&t, &["core_cpus_list", "thread_siblings_list"], &["core_cpus", "thread_siblings"]),
-            package_set: read_set(&t, &["package_cpus_list", "core_siblings_list"], &["package_cpus", "core_siblings"]),
-            package_id: read_int(&t.join("physical_package_id")),
-            die: read_int(&t.join("die_id")).filter(|d| *d >= 0),
-            core_id: read_int(&t.join("core_id")),
-        });
-    }
-    if !no_topo.is_empty() {
-        notes.push(format!("no topology directory for CPU {no_topo}: each taken as its own core"));
+        if !no_topo.is_empty() {
+            notes.push(format!("no topology directory for CPU {no_topo}: each taken as its own core"));
+        }
+        let index = list.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        RawCpus { list, index }
     }
 
-    // Cores: a partition keyed on the sibling sets. Where the siblings of a set
-    // report different core_ids (AMD Bulldozer compute units, which kernels
-    // since 4.6 list as thread siblings), each core_id is its own core, as
-    // hwloc reads it.
-    let raw_index: BTreeMap<u32, usize> = raw.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    /// The facts of online CPU `cpu`.
+    fn of(&self, cpu: u32) -> &RawCpu {
+        &self.list[self.index[&cpu]]
+    }
+}
+
+/// Cores: a partition keyed on the sibling sets. Where the siblings of a set
+/// report different core_ids (AMD Bulldozer compute units, which kernels
+/// since 4.6 list as thread siblings), each core_id is its own core, as
+/// hwloc reads it.
+fn core_partition(ids: &[u32], online: &CpuSet, raw: &RawCpus, notes: &mut Vec<String>) -> Vec<CpuSet> {
     let mut core_sets = Vec::new();
     let mut split = CpuSet::new();
-    for g in partition(&ids, &online, |i| raw[i].siblings.clone()) {
-        let core_ids: Option<Vec<i64>> = g.iter().map(|c| raw[raw_index[&c]].core_id).collect();
+    for g in partition(ids, online, |i| raw.list[i].siblings.clone()) {
+        let core_ids: Option<Vec<i64>> = g.iter().map(|c| raw.of(c).core_id).collect();
         match core_ids {
             Some(cids) if cids.iter().any(|&x| x != cids[0]) => {
                 let mut by_id: BTreeMap<i64, CpuSet> = BTreeMap::new();
@@ -222,14 +285,17 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     if !split.is_empty() {
         notes.push(format!("CPUs {split} are listed as thread siblings but report different core_ids (compute units): one core per core_id"));
     }
+    core_sets
+}
 
-    // Packages: keyed on the package sibling sets where sysfs has them,
-    // otherwise on physical_package_id.
-    let have_pkg_sets = raw.iter().any(|r| r.package_set.is_some());
-    let pkg_sets: Vec<CpuSet> = if have_pkg_sets {
+/// Packages: keyed on the package sibling sets where sysfs has them,
+/// otherwise on physical_package_id.
+fn package_sets(ids: &[u32], online: &CpuSet, raw: &RawCpus) -> Vec<CpuSet> {
+    let raw = &raw.list;
+    if raw.iter().any(|r| r.package_set.is_some()) {
         // A CPU without a package set (no topology directory) joins the others
         // without one that share its physical_package_id (or lack one too).
-        partition(&ids, &online, |i| {
+        partition(ids, online, |i| {
             raw[i].package_set.clone().or_else(|| {
                 let id = raw[i].package_id.unwrap_or(-1);
                 Some(CpuSet::from_iter(
@@ -239,20 +305,24 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         })
     } else {
         let mut by_id: BTreeMap<i64, CpuSet> = BTreeMap::new();
-        for r in &raw {
+        for r in raw {
             by_id.entry(r.package_id.unwrap_or(-1)).or_default().insert(r.id);
         }
         let mut v: Vec<CpuSet> = by_id.into_values().collect();
         v.sort_by_key(|s| s.first());
         v
-    };
-    // A package keeps its physical_package_id when that id is the same for all
-    // its CPUs and differs from every other package's; otherwise (POWER
-    // partitions write -1 everywhere) packages are numbered 0.. in CPU order.
+    }
+}
+
+/// The number of each package of `pkg_sets`. A package keeps its
+/// physical_package_id when that id is the same for all its CPUs and differs
+/// from every other package's; otherwise (POWER partitions write -1
+/// everywhere) packages are numbered 0.. in CPU order.
+fn package_numbers(pkg_sets: &[CpuSet], raw: &RawCpus, notes: &mut Vec<String>) -> Vec<i64> {
     let ids_of_pkg: Vec<Option<i64>> = pkg_sets
         .iter()
         .map(|s| {
-            let mut it = s.iter().map(|c| raw[raw_index[&c]].package_id.unwrap_or(-1));
+            let mut it = s.iter().map(|c| raw.of(c).package_id.unwrap_or(-1));
             let first = it.next()?;
             it.all(|x| x == first).then_some(first)
         })
@@ -261,30 +331,34 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     distinct.sort();
     distinct.dedup();
     let physical_ok = ids_of_pkg.iter().all(|x| x.is_some()) && distinct.len() == pkg_sets.len();
-    let pkg_id: Vec<i64> = if physical_ok {
+    if physical_ok {
         ids_of_pkg.iter().map(|x| x.unwrap_or(-1)).collect()
     } else {
         notes.push(
             "physical_package_id does not tell the packages apart: packages numbered by their sibling sets".into(),
         );
         (0..pkg_sets.len() as i64).collect()
-    };
-    let pkg_of_cpu: BTreeMap<u32, i64> =
-        pkg_sets.iter().zip(&pkg_id).flat_map(|(s, &p)| s.iter().map(move |c| (c, p))).collect();
+    }
+}
 
-    // NUMA nodes (online CPUs only; memory from meminfo).
+/// NUMA nodes (online CPUs only; memory from meminfo).
+fn read_nodes(root: &Path, online: &CpuSet) -> Vec<NumaNode> {
     let mut nodes = Vec::new();
     let node_dir = root.join("sys/devices/system/node");
     if let Ok(entries) = numbered_entries(&node_dir, "node") {
         for (n, p) in entries {
-            let cpus = read_set(&p, &["cpulist"], &["cpumap"]).unwrap_or_default().intersection(&online);
+            let cpus = read_set(&p, &["cpulist"], &["cpumap"]).unwrap_or_default().intersection(online);
             let mem_bytes = read_soft(&p.join("meminfo")).and_then(|m| parse_node_memtotal(&m));
             nodes.push(NumaNode { id: n, cpus, mem_bytes });
         }
     }
-    let node_of_cpu: BTreeMap<u32, u32> = nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
+    nodes
+}
 
-    // A core never spans packages (only inconsistent sysfs would say so).
+/// The cores, in order of their first CPU, each within one package: a core
+/// never spans packages (only inconsistent sysfs would say so), so a set
+/// that does is split by package.
+fn build_cores(core_sets: Vec<CpuSet>, pkg_of_cpu: &BTreeMap<u32, i64>, raw: &RawCpus) -> Vec<Core> {
     let core_sets: Vec<CpuSet> = core_sets
         .into_iter()
         .flat_map(|g| {
@@ -298,7 +372,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
     let mut cores: Vec<Core> = core_sets
         .iter()
         .map(|s| {
-            let first = raw[raw_index[&s.first().unwrap_or(0)]].core_id;
+            let first = raw.of(s.first().unwrap_or(0)).core_id;
             Core {
                 package: pkg_of_cpu.get(&s.first().unwrap_or(0)).copied().unwrap_or(-1),
                 core_id: first,
@@ -307,10 +381,15 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         })
         .collect();
     cores.sort_by_key(|c| c.cpus.first());
+    cores
+}
+
+/// Each online CPU with its core, package and node.
+fn build_cpus(raw: &RawCpus, cores: &[Core], pkg_of_cpu: &BTreeMap<u32, i64>, nodes: &[NumaNode]) -> Vec<Cpu> {
+    let node_of_cpu: BTreeMap<u32, u32> = nodes.iter().flat_map(|nd| nd.cpus.iter().map(move |c| (c, nd.id))).collect();
     let core_of_cpu: BTreeMap<u32, usize> =
         cores.iter().enumerate().flat_map(|(i, c)| c.cpus.iter().map(move |cpu| (cpu, i))).collect();
-
-    let cpus: Vec<Cpu> = raw
+    raw.list
         .iter()
         .map(|r| {
             let core = core_of_cpu[&r.id];
@@ -324,18 +403,12 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
                 node: node_of_cpu.get(&r.id).copied(),
             }
         })
-        .collect();
-    let mut packages: Vec<i64> = pkg_id.clone();
-    packages.sort();
-    packages.dedup();
+        .collect()
+}
 
-    let core_cpus: BTreeMap<u32, &CpuSet> =
-        cores.iter().flat_map(|c| c.cpus.iter().map(move |cpu| (cpu, &c.cpus))).collect();
-    let caches = read_caches(&ids, &online, &dir_of, &core_cpus, &mut notes);
-    if caches.is_empty() {
-        notes.push("no cache information in sysfs".into());
-    }
-
+/// The SMT switch: `smt/control` (`on`, `off`, `forceoff`, `notsupported`...)
+/// and whether SMT is active (`smt/active`), each unknown when absent.
+fn read_smt(cpu_dir: &Path) -> (Option<String>, Option<bool>) {
     let smt_dir = cpu_dir.join("smt");
     let smt_control = read_soft(&smt_dir.join("control")).filter(|s| !s.is_empty());
     let smt_active = read_soft(&smt_dir.join("active")).and_then(|s| match s.as_str() {
@@ -343,12 +416,7 @@ pub(crate) fn read_topology(root: &Path) -> anyhow::Result<(Topology, Vec<String
         "0" => Some(false),
         _ => None,
     });
-
-    let restriction = super::allowed::read(root, &online);
-    Ok((
-        Topology { online, offline, cpus, cores, packages, caches, nodes, smt_control, smt_active, restriction },
-        notes,
-    ))
+    (smt_control, smt_active)
 }
 
 /// `Node 0 MemTotal:       32489480 kB` -> bytes.

@@ -63,29 +63,56 @@ fn pkg_label(p: i64) -> String {
 pub fn render(host: &Host) -> String {
     let t = &host.topology;
     let mut o = String::new();
-    let kv = |o: &mut String, k: &str, v: &str| {
-        let _ = writeln!(o, "{k:<12}{v}");
-    };
-    kv(&mut o, "host", &host.hostname);
-    kv(&mut o, "CPU model", &host.cpu_model);
-    kv(&mut o, "arch", &host.arch);
-    if host.kernel_release == host.kernel_version || host.kernel_version.starts_with("unavailable") {
-        kv(&mut o, "kernel", &host.kernel_release);
-    } else {
-        kv(&mut o, "kernel", &format!("{} {}", host.kernel_release, host.kernel_version));
-    }
-    if host.preempt_model.starts_with("unavailable") {
-        kv(&mut o, "preemption", &host.preempt_model);
-    } else {
-        kv(&mut o, "preemption", &format!("{}  [from {}]", host.preempt_model, host.preempt_source));
-    }
-    kv(&mut o, "glibc", &host.glibc_version);
-    if let Some(m) = host.mem_total_bytes {
-        kv(&mut o, "memory", &gib(m));
-    }
-
+    render_system(&mut o, host);
     o.push('\n');
     render_cpus(&mut o, t);
+    render_smt(&mut o, host);
+    o.push('\n');
+    render_caches(&mut o, t);
+    o.push('\n');
+    render_nodes(&mut o, t);
+    o.push('\n');
+    render_mitigations(&mut o, host);
+    if !host.notes.is_empty() {
+        o.push('\n');
+        let _ = writeln!(o, "notes:");
+        for n in &host.notes {
+            let _ = writeln!(o, "  {n}");
+        }
+    }
+    o
+}
+
+/// One `key        value` line.
+fn kv(o: &mut String, k: &str, v: &str) {
+    let _ = writeln!(o, "{k:<12}{v}");
+}
+
+/// Host, CPU model, architecture, kernel, preemption, glibc and memory.
+fn render_system(o: &mut String, host: &Host) {
+    kv(o, "host", &host.hostname);
+    kv(o, "CPU model", &host.cpu_model);
+    kv(o, "arch", &host.arch);
+    if host.kernel_release == host.kernel_version || host.kernel_version.starts_with("unavailable") {
+        kv(o, "kernel", &host.kernel_release);
+    } else {
+        kv(o, "kernel", &format!("{} {}", host.kernel_release, host.kernel_version));
+    }
+    if host.preempt_model.starts_with("unavailable") {
+        kv(o, "preemption", &host.preempt_model);
+    } else {
+        kv(o, "preemption", &format!("{}  [from {}]", host.preempt_model, host.preempt_source));
+    }
+    kv(o, "glibc", &host.glibc_version);
+    if let Some(m) = host.mem_total_bytes {
+        kv(o, "memory", &gib(m));
+    }
+}
+
+/// The SMT switch and how many cores have siblings online; the cpuinfo
+/// `ht` flag when known.
+fn render_smt(o: &mut String, host: &Host) {
+    let t = &host.topology;
     let smt = format!(
         "control {}, active {}; {}",
         t.smt_control.as_deref().unwrap_or("unknown (no smt/control)"),
@@ -99,48 +126,35 @@ pub fn render(host: &Host) -> String {
             n => format!("{} with SMT siblings online", plural(n, "core", "cores")),
         }
     );
-    kv(&mut o, "SMT", &smt);
+    kv(o, "SMT", &smt);
     if let Some(ht) = host.ht_flag {
-        kv(
-            &mut o,
-            "ht flag",
-            if ht { "yes in /proc/cpuinfo (the CPU can do SMT; says nothing of siblings)" } else { "no" },
-        );
+        kv(o, "ht flag", if ht { "yes in /proc/cpuinfo (the CPU can do SMT; says nothing of siblings)" } else { "no" });
     }
+}
 
-    o.push('\n');
-    render_caches(&mut o, t);
-
-    o.push('\n');
+fn render_nodes(o: &mut String, t: &Topology) {
     if t.nodes.is_empty() {
         let _ = writeln!(o, "NUMA nodes: none listed in sysfs");
-    } else {
-        let _ = writeln!(o, "NUMA nodes: {}", t.nodes.len());
-        for n in &t.nodes {
-            let cpus = if n.cpus.is_empty() { "no online CPU".to_string() } else { format!("cpus {}", n.cpus) };
-            let mem = n.mem_bytes.map(gib).unwrap_or_else(|| "memory unknown".into());
-            let _ = writeln!(o, "  node {}: {cpus}, {mem}", n.id);
-        }
+        return;
     }
+    let _ = writeln!(o, "NUMA nodes: {}", t.nodes.len());
+    for n in &t.nodes {
+        let cpus = if n.cpus.is_empty() { "no online CPU".to_string() } else { format!("cpus {}", n.cpus) };
+        let mem = n.mem_bytes.map(gib).unwrap_or_else(|| "memory unknown".into());
+        let _ = writeln!(o, "  node {}: {cpus}, {mem}", n.id);
+    }
+}
 
-    o.push('\n');
+fn render_mitigations(o: &mut String, host: &Host) {
     if host.mitigations.is_empty() {
         let _ = writeln!(o, "mitigations: none listed");
-    } else {
-        let _ = writeln!(o, "mitigations:");
-        let w = host.mitigations.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        for (k, v) in &host.mitigations {
-            let _ = writeln!(o, "  {k:<w$}  {v}");
-        }
+        return;
     }
-    if !host.notes.is_empty() {
-        o.push('\n');
-        let _ = writeln!(o, "notes:");
-        for n in &host.notes {
-            let _ = writeln!(o, "  {n}");
-        }
+    let _ = writeln!(o, "mitigations:");
+    let w = host.mitigations.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in &host.mitigations {
+        let _ = writeln!(o, "  {k:<w$}  {v}");
     }
-    o
 }
 
 fn render_cpus(o: &mut String, t: &Topology) {

@@ -194,89 +194,108 @@ impl Data {
     }
 }
 
+/// One call of each test, in AIM9's system calls; each returns the blocks
+/// it transferred (AIM9's count for the call).
+impl Data {
+    /// creat, fill, close, reopen, unlink, n x (lseek, 1 KB read or write
+    /// at a random block), close.
+    #[inline]
+    fn rand_rw(&mut self, tmp: &CString, n: u64, write: bool) -> Result<u64> {
+        let fd = Fds(vec![sys::creat(tmp)?]);
+        self.fill(fd.0[0], n)?;
+        self.datasync(fd.0[0])?;
+        drop(fd);
+        let fd = Fds(vec![sys::open(tmp, if write { libc::O_WRONLY } else { libc::O_RDONLY })?]);
+        sys::unlink(tmp)?;
+        self.drop_cache(fd.0[0]);
+        self.random(fd.0[0], n, n, write)?;
+        if write {
+            self.datasync(fd.0[0])?;
+        }
+        Ok(n)
+    }
+    /// open the common file, lseek 0, n reads, close.
+    #[inline]
+    fn seq_read(&mut self, n: u64) -> Result<u64> {
+        let fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
+        self.drop_cache(fd.0[0]);
+        sys::seek(fd.0[0], 0)?;
+        for _ in 0..n {
+            sys::read(fd.0[0], &mut self.buf)?;
+        }
+        Ok(n)
+    }
+    /// creat, unlink, n writes, close.
+    #[inline]
+    fn seq_write(&mut self, tmp: &CString, n: u64) -> Result<u64> {
+        let fd = Fds(vec![sys::creat(tmp)?]);
+        sys::unlink(tmp)?;
+        self.fill(fd.0[0], n)?;
+        self.datasync(fd.0[0])?;
+        Ok(n)
+    }
+    /// open the common file, creat the copy, unlink it, lseek 0,
+    /// n x (read, write), close both.
+    #[inline]
+    fn copy_file(&mut self, tmp: &CString, n: u64) -> Result<u64> {
+        let mut fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
+        fd.0.push(sys::creat(tmp)?);
+        sys::unlink(tmp)?;
+        self.drop_cache(fd.0[0]);
+        sys::seek(fd.0[0], 0)?;
+        self.copy(fd.0[0], fd.0[1], n)?;
+        self.datasync(fd.0[1])?;
+        Ok(n)
+    }
+    /// create, fill half the file, close, reopen O_SYNC, n/2 x
+    /// (lseek, write) at random blocks of that half, unlink, close.
+    #[inline]
+    fn sync_rand_write(&mut self, tmp: &CString, half: u64) -> Result<u64> {
+        let fd = Fds(vec![sys::creat(tmp)?]);
+        self.fill(fd.0[0], half)?;
+        drop(fd);
+        let fd = Fds(vec![sys::open(tmp, libc::O_WRONLY | libc::O_SYNC)?]);
+        let r = self.random(fd.0[0], half, half, true);
+        sys::unlink(tmp)?;
+        r?;
+        Ok(half)
+    }
+    /// create O_SYNC, n/2 writes, unlink, close.
+    #[inline]
+    fn sync_seq_write(&mut self, tmp: &CString, half: u64) -> Result<u64> {
+        let fd = Fds(vec![sys::open(tmp, libc::O_SYNC | libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)?]);
+        let r = self.fill(fd.0[0], half);
+        sys::unlink(tmp)?;
+        r?;
+        Ok(half)
+    }
+    /// open the common file, create the copy O_SYNC, lseek 0,
+    /// n/2 x (read, write), unlink, close both.
+    #[inline]
+    fn sync_copy(&mut self, tmp: &CString, half: u64) -> Result<u64> {
+        let mut fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
+        fd.0.push(sys::open(tmp, libc::O_SYNC | libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)?);
+        sys::seek(fd.0[0], 0)?;
+        let r = self.copy(fd.0[0], fd.0[1], half);
+        sys::unlink(tmp)?;
+        r?;
+        Ok(half)
+    }
+}
+
 impl Work for Data {
     fn call(&mut self) -> Result<()> {
         let (n, half) = (self.blocks, self.blocks / 2);
         let tmp = self.tmp.clone();
         let done = match self.kind {
-            // creat, fill, close, reopen, unlink, n x (lseek, 1 KB read or
-            // write at a random block), close.
-            Kind::RandRead | Kind::RandWrite => {
-                let write = self.kind == Kind::RandWrite;
-                let fd = Fds(vec![sys::creat(&tmp)?]);
-                self.fill(fd.0[0], n)?;
-                self.datasync(fd.0[0])?;
-                drop(fd);
-                let fd = Fds(vec![sys::open(&tmp, if write { libc::O_WRONLY } else { libc::O_RDONLY })?]);
-                sys::unlink(&tmp)?;
-                self.drop_cache(fd.0[0]);
-                self.random(fd.0[0], n, n, write)?;
-                if write {
-                    self.datasync(fd.0[0])?;
-                }
-                n
-            }
-            // open the common file, lseek 0, n reads, close.
-            Kind::SeqRead => {
-                let fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
-                self.drop_cache(fd.0[0]);
-                sys::seek(fd.0[0], 0)?;
-                for _ in 0..n {
-                    sys::read(fd.0[0], &mut self.buf)?;
-                }
-                n
-            }
-            // creat, unlink, n writes, close.
-            Kind::SeqWrite => {
-                let fd = Fds(vec![sys::creat(&tmp)?]);
-                sys::unlink(&tmp)?;
-                self.fill(fd.0[0], n)?;
-                self.datasync(fd.0[0])?;
-                n
-            }
-            // open the common file, creat the copy, unlink it, lseek 0,
-            // n x (read, write), close both.
-            Kind::Copy => {
-                let mut fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
-                fd.0.push(sys::creat(&tmp)?);
-                sys::unlink(&tmp)?;
-                self.drop_cache(fd.0[0]);
-                sys::seek(fd.0[0], 0)?;
-                self.copy(fd.0[0], fd.0[1], n)?;
-                self.datasync(fd.0[1])?;
-                n
-            }
-            // create, fill half the file, close, reopen O_SYNC, n/2 x
-            // (lseek, write) at random blocks of that half, unlink, close.
-            Kind::SyncRandWrite => {
-                let fd = Fds(vec![sys::creat(&tmp)?]);
-                self.fill(fd.0[0], half)?;
-                drop(fd);
-                let fd = Fds(vec![sys::open(&tmp, libc::O_WRONLY | libc::O_SYNC)?]);
-                let r = self.random(fd.0[0], half, half, true);
-                sys::unlink(&tmp)?;
-                r?;
-                half
-            }
-            // create O_SYNC, n/2 writes, unlink, close.
-            Kind::SyncSeqWrite => {
-                let fd = Fds(vec![sys::open(&tmp, libc::O_SYNC | libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)?]);
-                let r = self.fill(fd.0[0], half);
-                sys::unlink(&tmp)?;
-                r?;
-                half
-            }
-            // open the common file, create the copy O_SYNC, lseek 0,
-            // n/2 x (read, write), unlink, close both.
-            Kind::SyncCopy => {
-                let mut fd = Fds(vec![sys::open(&self.common, libc::O_RDONLY)?]);
-                fd.0.push(sys::open(&tmp, libc::O_SYNC | libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC)?);
-                sys::seek(fd.0[0], 0)?;
-                let r = self.copy(fd.0[0], fd.0[1], half);
-                sys::unlink(&tmp)?;
-                r?;
-                half
-            }
+            Kind::RandRead => self.rand_rw(&tmp, n, false)?,
+            Kind::RandWrite => self.rand_rw(&tmp, n, true)?,
+            Kind::SeqRead => self.seq_read(n)?,
+            Kind::SeqWrite => self.seq_write(&tmp, n)?,
+            Kind::Copy => self.copy_file(&tmp, n)?,
+            Kind::SyncRandWrite => self.sync_rand_write(&tmp, half)?,
+            Kind::SyncSeqWrite => self.sync_seq_write(&tmp, half)?,
+            Kind::SyncCopy => self.sync_copy(&tmp, half)?,
         };
         self.count = done;
         Ok(())

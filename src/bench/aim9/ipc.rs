@@ -110,47 +110,7 @@ impl Ipc {
         // every descriptor goes into `fds` as soon as it exists.
         unsafe {
             let (rd, wr) = match self.kind {
-                Kind::Tcp => {
-                    let (l, a) = bound(&mut fds, libc::SOCK_STREAM)?;
-                    let one: libc::c_int = 1;
-                    let isz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                    check(
-                        libc::setsockopt(
-                            l,
-                            libc::IPPROTO_TCP,
-                            libc::TCP_NODELAY,
-                            (&one as *const libc::c_int).cast(),
-                            isz,
-                        ),
-                        "setsockopt TCP_NODELAY",
-                    )?;
-                    let (mut got, mut len) = (0 as libc::c_int, isz);
-                    check(
-                        libc::getsockopt(
-                            l,
-                            libc::IPPROTO_TCP,
-                            libc::TCP_NODELAY,
-                            (&mut got as *mut libc::c_int).cast(),
-                            &mut len,
-                        ),
-                        "getsockopt TCP_NODELAY",
-                    )?;
-                    check(libc::listen(l, 5), "listen")?;
-                    let rd = check(libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0), "socket")?;
-                    fds.0.push(rd);
-                    check(libc::connect(rd, (&a as *const libc::sockaddr_in).cast(), SIN_LEN), "connect")?;
-                    let new = loop {
-                        let r = libc::accept(l, std::ptr::null_mut(), std::ptr::null_mut());
-                        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                            break check(r, "accept")?;
-                        }
-                    };
-                    fds.0.push(new);
-                    let mut ra = loopback(0);
-                    let mut len = SIN_LEN;
-                    check(libc::getsockname(rd, (&mut ra as *mut libc::sockaddr_in).cast(), &mut len), "getsockname")?;
-                    (rd, new)
-                }
+                Kind::Tcp => tcp_pair(&mut fds)?,
                 Kind::Udp => {
                     let (wr, _) = bound(&mut fds, libc::SOCK_DGRAM)?;
                     let (rd, ra) = bound(&mut fds, libc::SOCK_DGRAM)?;
@@ -170,21 +130,7 @@ impl Ipc {
                     fds.0.extend(p);
                     (p[0], p[1])
                 }
-                Kind::Fifo => {
-                    let rd = check(
-                        libc::open(self.fifo.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC),
-                        "open fifo for reading",
-                    )?;
-                    fds.0.push(rd);
-                    let wr = check(
-                        libc::open(self.fifo.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC),
-                        "open fifo for writing",
-                    )?;
-                    fds.0.push(wr);
-                    let fl = libc::fcntl(rd, libc::F_GETFL);
-                    check(libc::fcntl(rd, libc::F_SETFL, fl & !libc::O_NONBLOCK), "fcntl")?;
-                    (rd, wr)
-                }
+                Kind::Fifo => fifo_pair(&self.fifo, &mut fds)?,
             };
             Ok((fds, rd, wr))
         }
@@ -272,4 +218,58 @@ pub fn fifo_test(c: &Ctx) -> Result<Box<dyn Work>> {
         bail!("mkfifo {}: {}", p.display(), std::io::Error::last_os_error());
     }
     ipc(Kind::Fifo, cp)
+}
+
+/// A TCP connection over loopback: a listener bound to a free port with
+/// TCP_NODELAY set and read back, a client socket connected to it and the
+/// accepted end; the client's name read back. Returns (client, accepted).
+///
+/// # Safety
+/// Plain socket calls; every descriptor goes into `fds` as soon as it exists.
+#[inline]
+unsafe fn tcp_pair(fds: &mut Fds) -> Result<(i32, i32)> {
+    let (l, a) = bound(fds, libc::SOCK_STREAM)?;
+    let one: libc::c_int = 1;
+    let isz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    check(
+        libc::setsockopt(l, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&one as *const libc::c_int).cast(), isz),
+        "setsockopt TCP_NODELAY",
+    )?;
+    let (mut got, mut len) = (0 as libc::c_int, isz);
+    check(
+        libc::getsockopt(l, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&mut got as *mut libc::c_int).cast(), &mut len),
+        "getsockopt TCP_NODELAY",
+    )?;
+    check(libc::listen(l, 5), "listen")?;
+    let rd = check(libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0), "socket")?;
+    fds.0.push(rd);
+    check(libc::connect(rd, (&a as *const libc::sockaddr_in).cast(), SIN_LEN), "connect")?;
+    let new = loop {
+        let r = libc::accept(l, std::ptr::null_mut(), std::ptr::null_mut());
+        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break check(r, "accept")?;
+        }
+    };
+    fds.0.push(new);
+    let mut ra = loopback(0);
+    let mut len = SIN_LEN;
+    check(libc::getsockname(rd, (&mut ra as *mut libc::sockaddr_in).cast(), &mut len), "getsockname")?;
+    Ok((rd, new))
+}
+
+/// The FIFO opened for reading (non-blocking, so that the open does not wait
+/// for a writer, then made blocking) and for writing. Returns (read, write).
+///
+/// # Safety
+/// `fifo` names an existing FIFO; both descriptors go into `fds`.
+#[inline]
+unsafe fn fifo_pair(fifo: &std::ffi::CStr, fds: &mut Fds) -> Result<(i32, i32)> {
+    let rd =
+        check(libc::open(fifo.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC), "open fifo for reading")?;
+    fds.0.push(rd);
+    let wr = check(libc::open(fifo.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC), "open fifo for writing")?;
+    fds.0.push(wr);
+    let fl = libc::fcntl(rd, libc::F_GETFL);
+    check(libc::fcntl(rd, libc::F_SETFL, fl & !libc::O_NONBLOCK), "fcntl")?;
+    Ok((rd, wr))
 }

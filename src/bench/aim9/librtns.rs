@@ -83,6 +83,60 @@ fn ctype_scan(buf: &mut [u8; BUF], mut itemp1: i64) -> i64 {
     itemp1
 }
 
+/// One round's number conversions, as AIM9's: `itemp1 / 1000` printed with
+/// `%g` and read back (atof, strtod), times 1000 printed with `%ld` and read
+/// back (atol, atoi, strtol); then the character classes written into the
+/// buffer for [`ctype_scan`]. Returns the new `itemp1` (the atoi).
+///
+/// # Safety
+/// `b` is the 1024-byte buffer.
+#[inline(always)]
+unsafe fn conversions(b: *mut c_char, p: &mut *mut c_char, itemp1: i64) -> i64 {
+    let dtemp1 = itemp1 as i32 as f64 / 1000.0;
+    sprintf(b, c"%g".as_ptr(), dtemp1);
+    let dtemp2 = atof(b);
+    let dtemp3 = strtod(b, p);
+    let ltemp1 = (1000.0 * dtemp2) as c_long;
+    sprintf(b, c"%ld".as_ptr(), ltemp1);
+    let ltemp2 = atol(b);
+    let itemp1 = i64::from(atoi(b));
+    let ltemp3 = strtol(b, p, 10);
+    black_box((dtemp3, ltemp2, ltemp3));
+    sprintf(b, CLASSES.as_ptr().cast());
+    itemp1
+}
+
+/// One round's copies and comparisons, as AIM9's: a question written into
+/// `cat`, copied into the buffer, then appended (strcat, then strncat of 10
+/// bytes) until the buffer would overflow, comparing after each. Returns
+/// AIM9's `itemp2`: the question's length plus the comparisons that matched.
+///
+/// # Safety
+/// `b` is the 1024-byte buffer, `cat` the 32-byte one.
+#[inline(always)]
+unsafe fn copies(b: *mut c_char, cat: *mut c_char) -> i64 {
+    sprintf(cat, c"What is your name?".as_ptr());
+    let mut itemp2 = libc::strlen(cat) as i64;
+    sprintf(b, c"%s".as_ptr(), cat);
+    if libc::strcmp(b, cat) == 0 {
+        itemp2 += 1;
+    }
+    while BUF - libc::strlen(b) > libc::strlen(cat) {
+        libc::strcat(b, cat);
+        if libc::strcmp(b, cat) == 0 {
+            itemp2 += 1;
+        }
+    }
+    libc::strcpy(b, cat);
+    while BUF - libc::strlen(b) > libc::strlen(cat) {
+        libc::strncat(b, cat, 10);
+        if libc::strncmp(b, cat, 10) == 0 {
+            itemp2 += 1;
+        }
+    }
+    itemp2
+}
+
 impl Work for Strings {
     fn call(&mut self) -> Result<()> {
         let b = self.buffer.as_mut_ptr() as *mut c_char;
@@ -100,41 +154,11 @@ impl Work for Strings {
             // the 32-byte catbuf, NUL-terminated where AIM9's are; the lengths
             // are AIM9's, which keep every write inside (its while loops stop
             // before a string could outgrow the buffer); `p` is a local.
-            unsafe {
-                let dtemp1 = itemp1 as i32 as f64 / 1000.0;
-                sprintf(b, c"%g".as_ptr(), dtemp1);
-                let dtemp2 = atof(b);
-                let dtemp3 = strtod(b, &mut p);
-                let ltemp1 = (1000.0 * dtemp2) as c_long;
-                sprintf(b, c"%ld".as_ptr(), ltemp1);
-                let ltemp2 = atol(b);
-                itemp1 = i64::from(atoi(b));
-                let ltemp3 = strtol(b, &mut p, 10);
-                black_box((dtemp3, ltemp2, ltemp3));
-                sprintf(b, CLASSES.as_ptr().cast());
-            }
+            itemp1 = unsafe { conversions(b, &mut p, itemp1) };
             itemp1 = ctype_scan(&mut self.buffer, itemp1);
             // SAFETY: as above; ctime's result is checked before use.
             unsafe {
-                sprintf(cat, c"What is your name?".as_ptr());
-                itemp2 = libc::strlen(cat) as i64;
-                sprintf(b, c"%s".as_ptr(), cat);
-                if libc::strcmp(b, cat) == 0 {
-                    itemp2 += 1;
-                }
-                while BUF - libc::strlen(b) > libc::strlen(cat) {
-                    libc::strcat(b, cat);
-                    if libc::strcmp(b, cat) == 0 {
-                        itemp2 += 1;
-                    }
-                }
-                libc::strcpy(b, cat);
-                while BUF - libc::strlen(b) > libc::strlen(cat) {
-                    libc::strncat(b, cat, 10);
-                    if libc::strncmp(b, cat, 10) == 0 {
-                        itemp2 += 1;
-                    }
-                }
+                itemp2 = copies(b, cat);
                 let t = ctime(&ttemp1);
                 if t.is_null() {
                     bail!("string_rtns: ctime failed");

@@ -12,7 +12,7 @@
 //! Period and samples: `--param period=1s` by default and 3 samples, so a
 //! test costs about 3 s plus set-up; `--quick` uses 200 ms, 2 samples and a
 //! 1 MB file. Measured before the tests were made to do AIM9's exact calls
-//! (issue 19; see docs/fidelity.md), release, `tests/aim9_measure.rs`, calling
+//! (see docs/fidelity.md), release, `tests/aim9_measure.rs`, calling
 //! `run` directly, on this 2-vCPU VM shared with other builds: the whole suite
 //! took 296 s and 309 s, the three O_SYNC tests most of the excess (a 5 MB file
 //! means 2560 O_SYNC writes per call, which on a busy virtual disk ran 3 to

@@ -181,57 +181,104 @@ fn drive(
     let conns = (spec.rooms * spec.users) as usize;
     for room in 0..spec.rooms {
         for user in 0..spec.users {
-            let s = TcpStream::connect_timeout(&addr, spec.timeout).with_context(|| {
-                format!("connecting to the chat server at {addr} (connection {} of {conns})", socks.len() + 1)
-            })?;
-            s.set_nodelay(spec.nodelay)?;
-            s.set_read_timeout(Some(spec.timeout))?;
-            s.set_write_timeout(Some(spec.timeout))?;
-            let hello = proto::encoded(&Frame::Hello {
-                run: run_id,
-                rooms: spec.rooms,
-                users: spec.users,
-                room,
-                user,
-                size: spec.size.max(proto::MIN_MSG as u32),
-                relay: proto::relay_field(spec.relay, spec.nodelay),
-            });
-            (&s).write_all_ctx(&hello)?;
-            let s = Arc::new(s);
+            let s = Arc::new(connect_user(addr, spec, run_id, room, user, socks.len())?);
             socks.push(s.clone());
-            let (sh, sp, s2) = (shared.clone(), spec.clone(), s.clone());
-            threads.push(
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn(move || {
-                        if let Err(e) = receiver(&s2, &sh, &sp, room, user) {
-                            // After an abort, errors are only the echo of the shutdown.
-                            if !sh.aborted() {
-                                sh.fail(e.context(format!("receiver of room {room} user {user}")));
-                            }
-                        }
-                    })
-                    .context("starting a receiving thread (thread limits?)")?,
-            );
-            let (sh, sp) = (shared.clone(), spec.clone());
-            threads.push(
-                std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn(move || {
-                        if let Err(e) = sender(&s, &sh, &sp, room, user) {
-                            if !sh.aborted() {
-                                sh.fail(e.context(format!("sender of room {room} user {user}")));
-                            }
-                        }
-                    })
-                    .context("starting a sending thread (thread limits?)")?,
-            );
+            spawn_user(s, shared, spec, room, user, threads)?;
             if shared.aborted() {
                 bail!("the chat run failed while connecting");
             }
         }
     }
-    // Every connection set up: wait for every START.
+    wait_started(shared, spec, conns)?;
+    let start = Instant::now();
+    *shared.go.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    shared.go_cv.notify_all();
+    let end = wait_finished(shared, spec, conns)?;
+    // Every message has arrived, so the server has made (and counted) every
+    // call for the run; ask before the room connections close.
+    let server = server_counts(addr, run_id, spec.timeout);
+    let sent = conns as u64 * spec.messages as u64;
+    Ok(ChatOutcome {
+        sent,
+        received: sent * (spec.users as u64 - 1),
+        elapsed: end.saturating_duration_since(start),
+        client_sends: 0,
+        client_recvs: 0,
+        server,
+    })
+}
+
+/// Connect user `user` of room `room` (after `made` connections) and send
+/// its HELLO.
+fn connect_user(
+    addr: SocketAddr,
+    spec: &ChatSpec,
+    run_id: u64,
+    room: u32,
+    user: u32,
+    made: usize,
+) -> Result<TcpStream> {
+    let conns = (spec.rooms * spec.users) as usize;
+    let s = TcpStream::connect_timeout(&addr, spec.timeout)
+        .with_context(|| format!("connecting to the chat server at {addr} (connection {} of {conns})", made + 1))?;
+    s.set_nodelay(spec.nodelay)?;
+    s.set_read_timeout(Some(spec.timeout))?;
+    s.set_write_timeout(Some(spec.timeout))?;
+    let hello = proto::encoded(&Frame::Hello {
+        run: run_id,
+        rooms: spec.rooms,
+        users: spec.users,
+        room,
+        user,
+        size: spec.size.max(proto::MIN_MSG as u32),
+        relay: proto::relay_field(spec.relay, spec.nodelay),
+    });
+    (&s).write_all_ctx(&hello)?;
+    Ok(s)
+}
+
+/// Start a user's receiving thread, then its sending thread, on socket `s`.
+/// A thread's error fails the run unless the run was already aborted (then
+/// it is only the echo of the shutdown).
+fn spawn_user(
+    s: Arc<TcpStream>,
+    shared: &Arc<Shared>,
+    spec: &ChatSpec,
+    room: u32,
+    user: u32,
+    threads: &mut Vec<JoinHandle<()>>,
+) -> Result<()> {
+    let (sh, sp, s2) = (shared.clone(), spec.clone(), s.clone());
+    threads.push(
+        std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn(move || {
+                if let Err(e) = receiver(&s2, &sh, &sp, room, user) {
+                    if !sh.aborted() {
+                        sh.fail(e.context(format!("receiver of room {room} user {user}")));
+                    }
+                }
+            })
+            .context("starting a receiving thread (thread limits?)")?,
+    );
+    let (sh, sp) = (shared.clone(), spec.clone());
+    threads.push(
+        std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn(move || {
+                if let Err(e) = sender(&s, &sh, &sp, room, user) {
+                    if !sh.aborted() {
+                        sh.fail(e.context(format!("sender of room {room} user {user}")));
+                    }
+                }
+            })
+            .context("starting a sending thread (thread limits?)")?,
+    );
+    Ok(())
+}
+
+/// Every connection set up: wait for every START, at most the run's timeout.
+fn wait_started(shared: &Shared, spec: &ChatSpec, conns: usize) -> Result<()> {
     let deadline = Instant::now() + spec.timeout;
     {
         let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -246,11 +293,14 @@ fn drive(
     if shared.aborted() {
         bail!("the chat run failed before the start");
     }
-    let start = Instant::now();
-    *shared.go.lock().unwrap_or_else(|e| e.into_inner()) = true;
-    shared.go_cv.notify_all();
-    // Wait for every receiver; the silence timeout applies to the whole run's
-    // progress, each receiver also has its socket timeout.
+    Ok(())
+}
+
+/// Wait for every receiver and return when the last message arrived. The
+/// silence timeout applies to the whole run's progress (twice the socket
+/// timeout without a receiver finishing); each receiver also has its socket
+/// timeout.
+fn wait_finished(shared: &Shared, spec: &ChatSpec, conns: usize) -> Result<Instant> {
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     let mut last_done = st.1;
     let mut progress = Instant::now();
@@ -266,20 +316,7 @@ fn drive(
     if shared.aborted() {
         bail!("the chat run failed after {} of {conns} receivers had finished", st.1);
     }
-    let end = st.2.unwrap_or_else(Instant::now);
-    drop(st);
-    // Every message has arrived, so the server has made (and counted) every
-    // call for the run; ask before the room connections close.
-    let server = server_counts(addr, run_id, spec.timeout);
-    let sent = conns as u64 * spec.messages as u64;
-    Ok(ChatOutcome {
-        sent,
-        received: sent * (spec.users as u64 - 1),
-        elapsed: end.saturating_duration_since(start),
-        client_sends: 0,
-        client_recvs: 0,
-        server,
-    })
+    Ok(st.2.unwrap_or_else(Instant::now))
 }
 
 /// Ask the server for its counts of run `run` (STATS?) on a connection of
@@ -359,25 +396,9 @@ fn sender(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> 
 
 fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -> Result<()> {
     let mut buf = Vec::with_capacity(spec.size as usize + 8);
-    let mut r = s;
-    let closed = |got: u64, want: u64| {
-        anyhow!("the server closed the connection after {got} of {want} messages (did the server die?)")
-    };
-    let io = |e: std::io::Error, got: u64| {
-        if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
-            anyhow!("no message from the server for {:?} after {got} messages", spec.timeout)
-        } else {
-            anyhow!("reading from the chat server after {got} messages: {e} (did the server die?)")
-        }
-    };
-    match proto::read_frame(&mut r, &mut buf) {
-        Ok(true) => match proto::parse_body(&buf[4..]) {
-            Ok(Frame::Start) => {}
-            other => bail!("expected START from the server, got {other:?}"),
-        },
-        Ok(false) => return Err(closed(0, 0).context("the server refused or dropped the connection before START")),
-        Err(e) => return Err(io(e, 0)),
-    }
+    let closed = closed_after;
+    let io = |e: std::io::Error, got: u64| read_failed(e, got, spec.timeout);
+    read_start(s, &mut buf, spec.timeout)?;
     {
         let mut st = sh.state.lock().unwrap_or_else(|e| e.into_inner());
         st.0 += 1;
@@ -417,13 +438,7 @@ fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -
         }
         next[from as usize] += 1;
         if spec.pacing == Pacing::Room {
-            let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
-            t.receipts += 1;
-            if t.receipts == spec.users - 1 {
-                t.receipts = 0;
-                t.turn += 1;
-                cv.notify_all();
-            }
+            room_receipt(lock, cv, spec.users);
         }
     }
     for (u, &n) in next.iter().enumerate() {
@@ -437,4 +452,45 @@ fn receiver(s: &TcpStream, sh: &Shared, spec: &ChatSpec, room: u32, user: u32) -
     st.2 = Some(st.2.map_or(now, |t| t.max(now)));
     sh.state_cv.notify_all();
     Ok(())
+}
+
+/// The server closed a room connection after `got` of `want` messages.
+fn closed_after(got: u64, want: u64) -> anyhow::Error {
+    anyhow!("the server closed the connection after {got} of {want} messages (did the server die?)")
+}
+
+/// A read from the server failed after `got` messages: the socket timeout
+/// (`timeout`) or another error.
+fn read_failed(e: std::io::Error, got: u64, timeout: Duration) -> anyhow::Error {
+    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+        anyhow!("no message from the server for {timeout:?} after {got} messages")
+    } else {
+        anyhow!("reading from the chat server after {got} messages: {e} (did the server die?)")
+    }
+}
+
+/// Read the server's START, the first frame on a room connection.
+fn read_start(s: &TcpStream, buf: &mut Vec<u8>, timeout: Duration) -> Result<()> {
+    let mut r = s;
+    match proto::read_frame(&mut r, buf) {
+        Ok(true) => match proto::parse_body(&buf[4..]) {
+            Ok(Frame::Start) => Ok(()),
+            other => bail!("expected START from the server, got {other:?}"),
+        },
+        Ok(false) => Err(closed_after(0, 0).context("the server refused or dropped the connection before START")),
+        Err(e) => Err(read_failed(e, 0, timeout)),
+    }
+}
+
+/// With room pacing, count one receipt of the room's current turn; the last
+/// of its `users - 1` receivers starts the next turn.
+#[inline]
+fn room_receipt(lock: &Mutex<Turn>, cv: &Condvar, users: u32) {
+    let mut t = lock.lock().unwrap_or_else(|e| e.into_inner());
+    t.receipts += 1;
+    if t.receipts == users - 1 {
+        t.receipts = 0;
+        t.turn += 1;
+        cv.notify_all();
+    }
 }

@@ -276,46 +276,17 @@ fn idle(e: &std::io::Error, guard: &ServerGuard) {
 /// seat it held, if any.
 fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
     let mut buf = Vec::with_capacity(256);
-    let mut r = &c.sock;
     let mut seat: Option<(Seat, Shape)> = None;
     let mut peers: Option<Arc<[Arc<Conn>]>> = None;
-    let runs = || shared.runs.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let frame = match seat {
             // Seated: every frame is a message of the run's size, read whole
             // with one call.
-            Some((_, shape)) => {
-                buf.resize(proto::msg_frame_len(shape.size), 0);
-                let mut calls = 0;
-                let got = proto::recv_whole(&c.sock, &mut buf, &mut calls);
-                add(&c.recvs, calls);
-                match got {
-                    Ok(true) => {}
-                    Err(e) => {
-                        idle(&e, &shared.guard);
-                        return seat.map(|s| s.0);
-                    }
-                    Ok(false) => return seat.map(|s| s.0),
-                }
-                match proto::parse_msg(&buf, shape.size) {
-                    Ok(f) => f,
-                    Err(_) => return seat.map(|s| s.0),
-                }
-            }
-            None => {
-                match proto::read_frame(&mut r, &mut buf) {
-                    Ok(true) => {}
-                    Err(e) => {
-                        idle(&e, &shared.guard);
-                        return None;
-                    }
-                    Ok(false) => return None,
-                }
-                match proto::parse_body(&buf[4..]) {
-                    Ok(f) => f,
-                    Err(_) => return None,
-                }
-            }
+            Some((st, shape)) => match read_msg(c, shared, &mut buf, shape.size) {
+                Some(f) => f,
+                None => return Some(st),
+            },
+            None => read_unseated(c, shared, &mut buf)?,
         };
         match (frame, seat) {
             (Frame::Hello { run, rooms, users, room, user, size, relay }, None) => {
@@ -323,52 +294,110 @@ fn serve_receiver(c: &Arc<Conn>, shared: &Shared) -> Option<Seat> {
                 // Nagle's algorithm stays on unless the run asked (as the original's server).
                 c.sock.set_nodelay(nodelay).ok()?;
                 let shape = Shape { rooms, users, size, relay, nodelay };
-                let got = runs().hello(run, shape, room, user, c.clone());
-                match got {
-                    Ok(all) => {
-                        seat = Some((Seat { run, room, user }, shape));
-                        for t in all.into_iter().flatten() {
-                            let _ = t.tx.send(Out::Start);
-                        }
-                    }
-                    Err(why) => {
-                        Tally::add(&shared.guard.tally.hellos_refused);
-                        shared.guard.log.say(format_args!("refused a HELLO: {why}"));
-                        return None;
-                    }
-                }
+                seat = Some((take_seat(c, shared, run, shape, room, user)?, shape));
             }
             (Frame::StatsRequest { run }, None) => {
-                let (mut sends, mut recvs) = (0, 0);
-                let seats = runs().for_run(run, |t| {
-                    sends += t.sends.load(Ordering::Relaxed);
-                    recvs += t.recvs.load(Ordering::Relaxed);
-                });
-                let reply = proto::encoded(&Frame::Stats { seats, sends, recvs });
-                if (&c.sock).write_all(&reply).is_err() {
+                if !send_stats(c, shared, run) {
                     return None;
                 }
             }
             (Frame::Msg { from, .. }, Some((st, shape))) if from == st.user => {
                 if peers.is_none() {
-                    peers = runs().peers(st).map(Arc::from);
+                    peers = lock_runs(shared).peers(st).map(Arc::from);
                 }
                 let Some(ps) = &peers else { return Some(st) }; // MSG before START
-                let f: Arc<[u8]> = buf.as_slice().into();
-                let sent = match shape.relay {
-                    Relay::Each => c.tx.send(Out::Relay(f, ps.clone())).is_ok(),
-                    Relay::Batched => {
-                        for p in ps.iter() {
-                            let _ = p.tx.send(Out::Frame(f.clone()));
-                        }
-                        true
-                    }
-                };
-                if !sent {
+                if !hand_to_writers(c, ps, shape.relay, &buf) {
                     return Some(st);
                 }
             }
             _ => return seat.map(|s| s.0),
+        }
+    }
+}
+
+fn lock_runs(shared: &Shared) -> std::sync::MutexGuard<'_, Runs<Arc<Conn>>> {
+    shared.runs.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Read a seated connection's next message of `size` bytes whole into
+/// `buf`, counting the receive calls; `None` when the connection ends, is
+/// idle too long or sends anything else.
+#[inline]
+fn read_msg(c: &Conn, shared: &Shared, buf: &mut Vec<u8>, size: u32) -> Option<Frame> {
+    buf.resize(proto::msg_frame_len(size), 0);
+    let mut calls = 0;
+    let got = proto::recv_whole(&c.sock, buf, &mut calls);
+    add(&c.recvs, calls);
+    match got {
+        Ok(true) => {}
+        Err(e) => {
+            idle(&e, &shared.guard);
+            return None;
+        }
+        Ok(false) => return None,
+    }
+    proto::parse_msg(buf, size).ok()
+}
+
+/// Read the next frame of a connection not seated yet (HELLO or STATS?);
+/// `None` when the connection ends, is idle too long or sends garbage.
+fn read_unseated(c: &Conn, shared: &Shared, buf: &mut Vec<u8>) -> Option<Frame> {
+    let mut r = &c.sock;
+    match proto::read_frame(&mut r, buf) {
+        Ok(true) => {}
+        Err(e) => {
+            idle(&e, &shared.guard);
+            return None;
+        }
+        Ok(false) => return None,
+    }
+    proto::parse_body(&buf[4..]).ok()
+}
+
+/// Seat a connection's HELLO in its run; when the room is complete, send
+/// START to every member. A refused HELLO is counted and logged (`None`).
+fn take_seat(c: &Arc<Conn>, shared: &Shared, run: u64, shape: Shape, room: u32, user: u32) -> Option<Seat> {
+    let got = lock_runs(shared).hello(run, shape, room, user, c.clone());
+    match got {
+        Ok(all) => {
+            for t in all.into_iter().flatten() {
+                let _ = t.tx.send(Out::Start);
+            }
+            Some(Seat { run, room, user })
+        }
+        Err(why) => {
+            Tally::add(&shared.guard.tally.hellos_refused);
+            shared.guard.log.say(format_args!("refused a HELLO: {why}"));
+            None
+        }
+    }
+}
+
+/// Answer STATS? with the run's seats and call counts; false when the reply
+/// cannot be written.
+fn send_stats(c: &Conn, shared: &Shared, run: u64) -> bool {
+    let (mut sends, mut recvs) = (0, 0);
+    let seats = lock_runs(shared).for_run(run, |t| {
+        sends += t.sends.load(Ordering::Relaxed);
+        recvs += t.recvs.load(Ordering::Relaxed);
+    });
+    let reply = proto::encoded(&Frame::Stats { seats, sends, recvs });
+    (&c.sock).write_all(&reply).is_ok()
+}
+
+/// Hand a message frame to the writers: with `Relay::Each` to the sender's
+/// own writer, which writes it to each peer; batched, to each peer's writer.
+/// False when the sender's writer is gone.
+#[inline]
+fn hand_to_writers(c: &Conn, peers: &Arc<[Arc<Conn>]>, how: Relay, frame: &[u8]) -> bool {
+    let f: Arc<[u8]> = frame.into();
+    match how {
+        Relay::Each => c.tx.send(Out::Relay(f, peers.clone())).is_ok(),
+        Relay::Batched => {
+            for p in peers.iter() {
+                let _ = p.tx.send(Out::Frame(f.clone()));
+            }
+            true
         }
     }
 }

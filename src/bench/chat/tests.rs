@@ -262,7 +262,7 @@ fn the_benchmark_runs_and_records_its_counts() {
         let out = s.finish();
         assert_eq!(out.samples.len(), 2);
         assert!(out.samples.iter().all(|v| *v > 0.0 && v.is_finite()));
-        // Two rooms of three users, five messages each (the small room).
+        // Two rooms of three users, five messages each (a small room).
         assert_eq!(out.extras["sent"], 30);
         assert_eq!(out.extras["received"], 60);
         // users - 1 relays and one send per message, stored with the result.

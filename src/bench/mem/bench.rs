@@ -275,13 +275,28 @@ impl Benchmark for MemBench {
 
         let size = usize::try_from(size)?;
         let nt_threshold = usize::try_from(nt_threshold).unwrap_or(usize::MAX);
+        let pt = Point { imp, size, cold, llc, nt_threshold };
         match self.routine {
-            Routine::Memcpy => run_copy(s, imp, size, off, dst_off, cold, llc, nt_threshold),
-            Routine::Memset => run_set(s, imp, size, dst_off, cold, llc, nt_threshold),
-            Routine::ClearPage => run_clear(s, imp, size, cold, llc, nt_threshold),
-            Routine::Strlen => run_strlen(s, imp, size, off, cold, llc),
+            Routine::Memcpy => run_copy(s, pt, off, dst_off),
+            Routine::Memset => run_set(s, pt, dst_off),
+            Routine::ClearPage => run_clear(s, pt),
+            Routine::Strlen => run_strlen(s, pt, off),
         }
     }
+}
+
+/// What one point times, resolved from its parameters and the host: the
+/// implementation, the bytes per call, whether the calls rotate through
+/// buffers larger than the last-level cache of `llc` bytes (`cold`), and the
+/// size from which copies and fills stream. Offsets, which only some
+/// routines take, are passed beside it.
+#[derive(Clone, Copy)]
+struct Point {
+    imp: Impl,
+    size: usize,
+    cold: bool,
+    llc: u64,
+    nt_threshold: usize,
 }
 
 /// Bytes per slot: the size plus its offset, rounded to a cache line.
@@ -306,17 +321,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_copy(
-    s: &mut Sampler,
-    imp: Impl,
-    size: usize,
-    off: usize,
-    dst_off: usize,
-    cold: bool,
-    llc: u64,
-    thr: usize,
-) -> Result<()> {
+fn run_copy(s: &mut Sampler, pt: Point, off: usize, dst_off: usize) -> Result<()> {
+    let Point { imp, size, cold, llc, nt_threshold: thr } = pt;
     let st = stride(size, off.max(dst_off));
     let rot = Rotation::new(cold, 2 * st as u64, llc);
     s.extra("buffers", rot.slots);
@@ -349,7 +355,8 @@ fn run_copy(
     )
 }
 
-fn run_set(s: &mut Sampler, imp: Impl, size: usize, dst_off: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+fn run_set(s: &mut Sampler, pt: Point, dst_off: usize) -> Result<()> {
+    let Point { imp, size, cold, llc, nt_threshold: thr } = pt;
     let st = stride(size, dst_off);
     let rot = Rotation::new(cold, st as u64, llc);
     s.extra("buffers", rot.slots);
@@ -373,7 +380,8 @@ fn run_set(s: &mut Sampler, imp: Impl, size: usize, dst_off: usize, cold: bool, 
     )
 }
 
-fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr: usize) -> Result<()> {
+fn run_clear(s: &mut Sampler, pt: Point) -> Result<()> {
+    let Point { imp, size, cold, llc, nt_threshold: thr } = pt;
     let pages = size / PAGE;
     let st = pages * PAGE;
     if pages * PAGE != size {
@@ -414,7 +422,9 @@ fn run_clear(s: &mut Sampler, imp: Impl, size: usize, cold: bool, llc: u64, thr:
     )
 }
 
-fn run_strlen(s: &mut Sampler, imp: Impl, size: usize, off: usize, cold: bool, llc: u64) -> Result<()> {
+fn run_strlen(s: &mut Sampler, pt: Point, off: usize) -> Result<()> {
+    // strlen never streams: the threshold is not used.
+    let Point { imp, size, cold, llc, .. } = pt;
     let st = stride(size, off);
     let rot = Rotation::new(cold, st as u64, llc);
     s.extra("buffers", rot.slots);

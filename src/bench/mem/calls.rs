@@ -7,7 +7,7 @@
 //! values it keeps in registers, which it reloads from the stack after the
 //! call, where the loop's branches fall) moved tuned/libc at 64-128 bytes
 //! warm from 0.87x to 1.4x between two builds of the *same* routines, whose
-//! first instructions are glibc's (issue 21). On x86-64 the loop is
+//! first instructions are glibc's (docs/mem.md). On x86-64 the loop is
 //! therefore one piece of assembly, [`kdelta_time_calls`], entered with a
 //! function pointer: both implementations run the same instructions at the
 //! same addresses around their call. Elsewhere it is a Rust loop per
@@ -74,7 +74,6 @@ impl Slots {
 /// Time `n` copies of `slots.size` bytes from `src` to `dst`, slot by slot
 /// from slot `from` (`src_off` and `slots.off` place the source and
 /// destination in a slot).
-#[allow(clippy::too_many_arguments)]
 pub fn time_copy(
     callee: Callee,
     dst: &mut [u8],

@@ -22,7 +22,7 @@
 //!   streaming loop from 91 to 512 MiB of pages, warm and not in cache (the
 //!   kernel's `clear_page_erms` is the same `rep stosb`).
 //!
-//! Why the two differ is measured, not assumed (issue 21, docs/mem.md): a
+//! Why the two differ is measured, not assumed (docs/mem.md): a
 //! warm fill of 23 MiB that streamed ran 0.57-0.66x the C library, whose
 //! temporal stores leave it in the 32 MiB cache the other CPU was not using
 //! (a fill only writes, so it evicts nothing of its own until it outgrows
@@ -46,7 +46,7 @@
 //! (`handle_amd`) is the L3 size divided by the threads cpuid says share the
 //! package, multiplied back by the threads of a CCX (cpuid 0x8000001D); in a
 //! VM those cpuid counts are what the hypervisor presents and need not match
-//! the sysfs view (on this VM issue 21 found glibc's copies temporal up to
+//! the sysfs view (on this VM glibc's copies were measured temporal up to
 //! 240 MiB, over seven times the whole L3). kdelta's rule differs in three
 //! ways: it counts the bytes the call touches (a copy touches twice its
 //! size), it takes the cache and its sharing from sysfs, as the kernel
@@ -195,7 +195,7 @@ mod tests {
         // 32 MiB shared by two CPUs: a 16 MiB share.
         let llc = Llc { bytes: 32 << 20, sharing: 2 };
         assert_eq!(llc.share(), 16 << 20);
-        // A fill streams only above twice the whole cache (the issue's 0.36x
+        // A fill streams only above twice the whole cache (a measured 0.36x
         // point was a 16 MiB fill; 23 MiB warm was 0.57-0.66x streamed, a
         // 46 MiB page clear 0.79-0.84x).
         assert!(!streams(Touch::Set, 16 << 20, llc));

@@ -59,6 +59,7 @@
 //! out of file descriptors are not outcomes but errors that end the run.
 
 mod at;
+mod ops;
 
 use super::loadfile::{Op, OpKind, SharePath};
 use super::runner::{Backend, Outcome};
@@ -255,194 +256,27 @@ impl Backend for FsClient {
     }
 
     fn exec(&mut self, op: &Op) -> Result<Outcome> {
-        macro_rules! at {
-            ($p:expr) => {
-                match self.at_or(op, $p)? {
-                    Ok(a) => a,
-                    Err(o) => return Ok(o),
-                }
-            };
-        }
-        Ok(match &op.kind {
+        match &op.kind {
             OpKind::NtCreateX { path, options, disposition, handle } => {
-                return self.create(op, path, *options, *disposition, *handle)
+                self.create(op, path, *options, *disposition, *handle)
             }
-            OpKind::Close { handle } => match self.handles.remove(handle) {
-                Some(_) => OK,
-                None => fail(format!("handle {handle} is not open")),
-            },
-            OpKind::Rename { old, new } => {
-                let mut a = at!(old);
-                a.resolve();
-                // One parent opened when both names share it (most renames).
-                let same = old.relative(self.n).rsplit_once('/').map(|x| x.0)
-                    == new.relative(self.n).rsplit_once('/').map(|x| x.0);
-                let mut b = if same { None } else { Some(at!(new)) };
-                let (bfd, bname) = match &mut b {
-                    Some(b) => {
-                        b.resolve();
-                        (b.fd(), b.name.clone())
-                    }
-                    None => {
-                        let name = cstr(new.relative(self.n).rsplit('/').next().unwrap_or("."))?;
-                        resolve_in(a.fd(), &name);
-                        (a.fd(), name)
-                    }
-                };
-                // SAFETY: NUL-terminated names.
-                let r = cvt(unsafe { libc::renameat(a.fd(), a.name.as_ptr(), bfd, bname.as_ptr()) });
-                return self.finish(op, "rename", r);
-            }
-            OpKind::Unlink { path, .. } => {
-                let mut a = at!(path);
-                a.resolve();
-                // SAFETY: a NUL-terminated name.
-                let r = cvt(unsafe { libc::unlinkat(a.fd(), a.name.as_ptr(), 0) });
-                return self.finish(op, "unlink", r);
-            }
-            OpKind::Deltree { path } => {
-                // Like dbench, Deltree always succeeds unless the disk fails.
-                let a = match self.at(path) {
-                    Ok(a) => a,
-                    Err(e) if is_link(&e) => return Ok(self.refuse()),
-                    Err(_) => return Ok(OK),
-                };
-                let r = match remove_tree_at(a.fd(), &a.name) {
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
-                    r => r,
-                };
-                match outcome(op, "remove tree", r)? {
-                    Ok(()) | Err(_) => OK,
-                }
-            }
-            OpKind::Rmdir { path } => {
-                let mut a = at!(path);
-                a.resolve();
-                // SAFETY: a NUL-terminated name.
-                let r = cvt(unsafe { libc::unlinkat(a.fd(), a.name.as_ptr(), libc::AT_REMOVEDIR) });
-                return self.finish(op, "rmdir", r);
-            }
-            OpKind::Mkdir { path } => {
-                let mut a = at!(path);
-                a.resolve();
-                // SAFETY: a NUL-terminated name.
-                match cvt(unsafe { libc::mkdirat(a.fd(), a.name.as_ptr(), 0o777) }) {
-                    Err(e)
-                        if e.raw_os_error() == Some(libc::EEXIST)
-                            && lstat_at(a.fd(), &a.name).is_ok_and(|st| is_dir(&st)) =>
-                    {
-                        OK
-                    }
-                    r => return self.finish(op, "mkdir", r),
-                }
-            }
-            OpKind::QueryPathInfo { path, .. } => {
-                let mut a = at!(path);
-                if a.resolve() {
-                    OK
-                } else {
-                    fail("not found")
-                }
-            }
-            OpKind::QueryFileInfo { handle, .. } => match self.handle(*handle) {
-                Ok(h) => match outcome(op, "fstat", h.file.metadata())? {
-                    Ok(_) => OK,
-                    Err(o) => o,
-                },
-                Err(o) => o,
-            },
-            OpKind::QueryFsInfo { .. } => {
-                match outcome(op, "fstatvfs", nix::sys::statvfs::fstatvfs(&self.root).map_err(io::Error::from))? {
-                    Ok(_) => OK,
-                    Err(o) => o,
-                }
-            }
-            OpKind::SetFileInfo { handle, .. } => match self.handle(*handle) {
-                Ok(h) => {
-                    use std::os::unix::fs::MetadataExt;
-                    let m = match outcome(op, "fstat", h.file.metadata())? {
-                        Ok(m) => m,
-                        Err(o) => return Ok(o),
-                    };
-                    let at = nix::sys::time::TimeSpec::new(m.atime() - 10, 0);
-                    let mt = nix::sys::time::TimeSpec::new(m.mtime() - 12, 0);
-                    match outcome(
-                        op,
-                        "futimens",
-                        nix::sys::stat::futimens(h.file.as_raw_fd(), &at, &mt).map_err(io::Error::from),
-                    )? {
-                        Ok(()) => OK,
-                        Err(o) => o,
-                    }
-                }
-                Err(o) => o,
-            },
-            OpKind::FindFirst { pattern, maxcnt, .. } => return self.find(op, pattern, *maxcnt),
-            OpKind::WriteX { handle, offset, size, ret_size } => {
-                let size = *size as usize;
-                if self.zeros.len() < size {
-                    self.zeros.resize(size, 0);
-                }
-                let h = match self.handles.get(handle) {
-                    Some(h) => h,
-                    None => return Ok(fail(format!("handle {handle} is not open"))),
-                };
-                match outcome(op, "pwrite", h.file.write_at(&self.zeros[..size], *offset))? {
-                    Ok(n) if n == *ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-                    Ok(n) => Outcome {
-                        ok: false,
-                        bytes: size as u64,
-                        why: Some(format!("wrote {n} bytes, the trace wrote {ret_size}")),
-                    },
-                    Err(o) => o,
-                }
-            }
-            OpKind::ReadX { handle, offset, size, ret_size } => {
-                let size = *size as usize;
-                if self.buf.len() < size {
-                    self.buf.resize(size, 0);
-                }
-                let h = match self.handles.get(handle) {
-                    Some(h) => h,
-                    None => return Ok(fail(format!("handle {handle} is not open"))),
-                };
-                match outcome(op, "pread", h.file.read_at(&mut self.buf[..size], *offset))? {
-                    Ok(n) if n == *ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-                    Ok(n) => Outcome {
-                        ok: false,
-                        bytes: size as u64,
-                        why: Some(format!("read {n} bytes, the trace read {ret_size}")),
-                    },
-                    Err(o) => o,
-                }
-            }
-            OpKind::LockX { handle, offset, size } | OpKind::UnlockX { handle, offset, size } => {
-                let h = match self.handle(*handle) {
-                    Ok(h) => h,
-                    Err(o) => return Ok(o),
-                };
-                let lock = matches!(op.kind, OpKind::LockX { .. });
-                // SAFETY: flock is a plain C struct; all-zero is a valid value.
-                let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-                fl.l_type = if lock { libc::F_WRLCK } else { libc::F_UNLCK } as libc::c_short;
-                fl.l_whence = libc::SEEK_SET as libc::c_short;
-                fl.l_start = *offset as libc::off_t;
-                fl.l_len = *size as libc::off_t;
-                let r =
-                    nix::fcntl::fcntl(h.file.as_raw_fd(), nix::fcntl::FcntlArg::F_SETLK(&fl)).map_err(io::Error::from);
-                match outcome(op, if lock { "lock" } else { "unlock" }, r)? {
-                    Ok(_) => OK,
-                    Err(o) => o,
-                }
-            }
-            OpKind::Flush { handle } => match self.handle(*handle) {
-                Ok(h) => match outcome(op, "fsync", h.file.sync_all())? {
-                    Ok(()) => OK,
-                    Err(o) => o,
-                },
-                Err(o) => o,
-            },
-        })
+            OpKind::Close { handle } => Ok(self.close(*handle)),
+            OpKind::Rename { old, new } => self.rename(op, old, new),
+            OpKind::Unlink { path, .. } => self.unlink(op, path),
+            OpKind::Deltree { path } => self.deltree(op, path),
+            OpKind::Rmdir { path } => self.rmdir(op, path),
+            OpKind::Mkdir { path } => self.mkdir(op, path),
+            OpKind::QueryPathInfo { path, .. } => self.query_path_info(op, path),
+            OpKind::QueryFileInfo { handle, .. } => self.query_file_info(op, *handle),
+            OpKind::QueryFsInfo { .. } => self.query_fs_info(op),
+            OpKind::SetFileInfo { handle, .. } => self.set_file_info(op, *handle),
+            OpKind::FindFirst { pattern, maxcnt, .. } => self.find(op, pattern, *maxcnt),
+            OpKind::WriteX { handle, offset, size, ret_size } => self.write_x(op, *handle, *offset, *size, *ret_size),
+            OpKind::ReadX { handle, offset, size, ret_size } => self.read_x(op, *handle, *offset, *size, *ret_size),
+            OpKind::LockX { handle, offset, size } => self.lock_x(op, *handle, *offset, *size, true),
+            OpKind::UnlockX { handle, offset, size } => self.lock_x(op, *handle, *offset, *size, false),
+            OpKind::Flush { handle } => self.flush(op, *handle),
+        }
     }
 }
 

@@ -182,11 +182,7 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
     }
     let mut time = None;
     if toks[0].starts_with(|c: char| c.is_ascii_digit()) {
-        let t: f64 = toks[0].parse().map_err(|_| format!("expected a timestamp in seconds, found {:?}", toks[0]))?;
-        if !t.is_finite() || !(0.0..=1e7).contains(&t) {
-            return Err(format!("timestamp {t} out of range (0 to 1e7 seconds)"));
-        }
-        time = Some(t);
+        time = Some(parse_time(&toks[0])?);
         toks.remove(0);
     }
     if toks.is_empty() {
@@ -207,8 +203,24 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
     if args.len() != arity {
         return Err(format!("{name} expects {arity} arguments ({args_help}) before the status, found {}", args.len()));
     }
+    let kind = parse_kind(name, args)?;
+    Ok(Some(Op { line, time, kind, status }))
+}
+
+/// A line's leading timestamp: seconds from the start of the pass, 0 to 1e7.
+fn parse_time(tok: &str) -> Result<f64, String> {
+    let t: f64 = tok.parse().map_err(|_| format!("expected a timestamp in seconds, found {tok:?}"))?;
+    if !t.is_finite() || !(0.0..=1e7).contains(&t) {
+        return Err(format!("timestamp {t} out of range (0 to 1e7 seconds)"));
+    }
+    Ok(t)
+}
+
+/// The operation `name` (one [`usage`] knows) with its arguments, as many as
+/// [`usage`] says, each checked.
+fn parse_kind(name: &str, args: &[String]) -> Result<OpKind, String> {
     let a = |i: usize| args[i].as_str();
-    let kind = match name {
+    Ok(match name {
         "NTCreateX" => {
             let options = n32(a(1), "create options")?;
             let disposition = n32(a(2), "disposition")?;
@@ -259,6 +271,5 @@ pub fn parse_line(text: &str, line: usize) -> Result<Option<Op>, String> {
         }
         "Flush" => OpKind::Flush { handle: n32(a(0), "handle")? },
         _ => unreachable!("usage() covers every name"),
-    };
-    Ok(Some(Op { line, time, kind, status }))
+    })
 }

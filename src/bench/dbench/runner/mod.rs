@@ -221,14 +221,10 @@ fn client_main(
     make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
 ) -> ClientResult {
     let mut res = ClientResult { ops: vec![OpStat::default(); OP_NAMES.len()], ..Default::default() };
-    let abort = |res: &mut ClientResult, msg: String| {
-        res.error = Some(msg);
-        sh.phase.store(ABORT, Ordering::SeqCst);
-    };
     let mut backend = match make(n) {
         Ok(b) => b,
         Err(e) => {
-            abort(&mut res, format!("client {n}: {e:#}"));
+            abort(sh, &mut res, format!("client {n}: {e:#}"));
             sh.ready.fetch_add(1, Ordering::SeqCst);
             return res;
         }
@@ -237,21 +233,54 @@ fn client_main(
     while sh.phase.load(Ordering::SeqCst) == WAITING {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let checks = backend.checks_status();
-    let mut moved = false;
-    'outer: loop {
+    let mut replay = Replay { n, lf, spec, sh, parent, checks: backend.checks_status(), moved: false };
+    while replay.pass(&mut *backend, &mut res) {
+        res.passes += 1;
+    }
+    res.refused = backend.refused();
+    drop(backend);
+    res
+}
+
+/// Record a client's error and abort the phase for every client.
+fn abort(sh: &Shared, res: &mut ClientResult, msg: String) {
+    res.error = Some(msg);
+    sh.phase.store(ABORT, Ordering::SeqCst);
+}
+
+/// One client's replay of the loadfile, pass after pass.
+struct Replay<'a> {
+    n: usize,
+    lf: &'a Loadfile,
+    spec: &'a Spec,
+    sh: &'a Shared,
+    /// Checked before every operation when set.
+    parent: Option<nix::unistd::Pid>,
+    /// Whether the backend's outcomes are compared with the expected status.
+    checks: bool,
+    /// Whether this client has counted itself in `moved` (its first bytes).
+    moved: bool,
+}
+
+impl Replay<'_> {
+    /// One pass over the operations; false when the replay ends in it (the
+    /// phase reached `STOP`, the parent is gone, an error or a strict
+    /// mismatch), true when the pass is complete.
+    #[inline]
+    fn pass(&mut self, backend: &mut dyn Backend, res: &mut ClientResult) -> bool {
+        let (n, sh) = (self.n, self.sh);
         backend.reset();
         let start = Instant::now();
-        for op in &lf.ops {
+        for op in &self.lf.ops {
             if sh.phase.load(Ordering::Relaxed) >= STOP {
-                break 'outer;
+                return false;
             }
-            if let Some(p) = parent {
+            if let Some(p) = self.parent {
                 // Signal 0 delivers nothing; ESRCH says the process is gone
                 // (EPERM would say it exists).
                 if nix::sys::signal::kill(p, None) == Err(nix::errno::Errno::ESRCH) {
-                    abort(&mut res, format!("client {n}: the parent process {p} is gone"));
-                    break 'outer;
+                    abort(sh, res, format!("client {n}: the parent process {p} is gone"));
+                    return false;
                 }
             }
             if let Some(t) = op.time {
@@ -264,54 +293,67 @@ fn client_main(
                 Ok(o) => o,
                 Err(e) => {
                     if sh.phase.load(Ordering::SeqCst) < STOP {
-                        abort(&mut res, format!("client {n}: {e:#}"));
+                        abort(sh, res, format!("client {n}: {e:#}"));
                     }
-                    break 'outer;
+                    return false;
                 }
             };
             let phase = sh.phase.load(Ordering::Relaxed);
-            if !moved && out.bytes > 0 {
-                moved = true;
+            if !self.moved && out.bytes > 0 {
+                self.moved = true;
                 sh.moved.fetch_add(1, Ordering::SeqCst);
             }
-            let st = &mut res.ops[op.kind.index()];
-            if checks && !op.status.matches(out.ok) {
-                st.mismatches += 1;
-                let msg = format!(
-                    "line {}: {} expected {}, got {}",
-                    op.line,
-                    op.kind.name(),
-                    op.status.text(),
-                    match &out.why {
-                        Some(w) if !out.ok => format!("a failure ({w})"),
-                        Some(w) => format!("success ({w})"),
-                        None => "success".to_string(),
-                    }
-                );
-                if spec.strict {
-                    abort(&mut res, format!("client {n}: {} {msg} (strict=true stops at the first mismatch)", lf.name));
-                    break 'outer;
-                }
-                if res.examples.len() < MAX_EXAMPLES {
-                    res.examples.push(msg);
-                }
+            if self.checks && !op.status.matches(out.ok) && !self.mismatch(op, &out, res) {
+                return false;
             }
             if phase == TIMED || phase == TAIL {
-                st.count += 1;
-                st.total_ns += dt;
-                st.max_ns = st.max_ns.max(dt);
-                if phase == TIMED {
-                    res.bytes += out.bytes;
-                } else {
-                    res.tail_bytes += out.bytes;
-                }
+                account(res, op, &out, phase, dt);
             }
         }
-        res.passes += 1;
+        true
     }
-    res.refused = backend.refused();
-    drop(backend);
-    res
+
+    /// Count an outcome that is not the expected one and keep the first few
+    /// as examples; false when `strict=true` makes it end the run.
+    #[inline]
+    fn mismatch(&self, op: &Op, out: &Outcome, res: &mut ClientResult) -> bool {
+        res.ops[op.kind.index()].mismatches += 1;
+        let msg = format!(
+            "line {}: {} expected {}, got {}",
+            op.line,
+            op.kind.name(),
+            op.status.text(),
+            match &out.why {
+                Some(w) if !out.ok => format!("a failure ({w})"),
+                Some(w) => format!("success ({w})"),
+                None => "success".to_string(),
+            }
+        );
+        if self.spec.strict {
+            let text = format!("client {}: {} {msg} (strict=true stops at the first mismatch)", self.n, self.lf.name);
+            abort(self.sh, res, text);
+            return false;
+        }
+        if res.examples.len() < MAX_EXAMPLES {
+            res.examples.push(msg);
+        }
+        true
+    }
+}
+
+/// Add an operation's time and bytes to the phase it ran in (`TIMED` or the
+/// `TAIL` after it).
+#[inline]
+fn account(res: &mut ClientResult, op: &Op, out: &Outcome, phase: u32, dt: u64) {
+    let st = &mut res.ops[op.kind.index()];
+    st.count += 1;
+    st.total_ns += dt;
+    st.max_ns = st.max_ns.max(dt);
+    if phase == TIMED {
+        res.bytes += out.bytes;
+    } else {
+        res.tail_bytes += out.bytes;
+    }
 }
 
 /// Run `spec.clients` clients over `lf`; `make(n)` builds client n's backend

@@ -2,29 +2,64 @@
 //! result through a pipe; the parent drives the phases and reaps them all.
 
 use super::*;
+use nix::sys::signal::Signal;
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+
+/// The function that makes a client's backend, callable from any client.
+type MakeBackend<'a> = dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync + 'a;
+
+/// One forked client: the read end of its result pipe and what it has sent.
+struct Client {
+    child: crate::child::Child,
+    rx: std::fs::File,
+    data: Vec<u8>,
+    done: bool,
+}
+
+/// Killed with SIGKILL: a client holds nothing worth a clean end.
+fn kill_all(kids: &mut Vec<Client>) {
+    let mut cs: Vec<crate::child::Child> = kids.drain(..).map(|k| k.child).collect();
+    crate::child::stop_all(&mut cs);
+}
 
 pub(super) fn run_processes(
     lf: &Loadfile,
     spec: &Spec,
     mem: &SharedMem,
     parent: Option<nix::unistd::Pid>,
-    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
+    make: &MakeBackend<'_>,
 ) -> Result<(Vec<ClientResult>, (f64, f64))> {
-    use nix::sys::signal::Signal;
-    use std::io::Read;
-    use std::os::fd::{AsFd, OwnedFd};
-
-    struct Client {
-        child: crate::child::Child,
-        rx: std::fs::File,
-        data: Vec<u8>,
-        done: bool,
-    }
-    // Killed with SIGKILL: a client holds nothing worth a clean end.
-    let kill_all = |kids: &mut Vec<Client>| {
-        let mut cs: Vec<crate::child::Child> = kids.drain(..).map(|k| k.child).collect();
-        crate::child::stop_all(&mut cs);
+    let mut kids = fork_clients(lf, spec, mem, parent, make)?;
+    // A child writes to its pipe only when it ends, so any event on a pipe
+    // while the others set up means that child is gone.
+    let alive = || {
+        let mut fds: Vec<nix::poll::PollFd> =
+            kids.iter().map(|k| nix::poll::PollFd::new(k.rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
+        matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(0))
     };
+    let secs = drive(mem.get(), spec, Some(&alive));
+    let secs = match secs {
+        Ok(s) => s,
+        Err(e) => {
+            kill_all(&mut kids);
+            return Err(e);
+        }
+    };
+    collect_reports(&mut kids, mem)?;
+    Ok((reap(&mut kids), secs))
+}
+
+/// Fork one child per client, each running [`client_main`] and writing its
+/// result as JSON to its pipe when it ends. A failed fork aborts the phase
+/// and kills the clients already forked.
+fn fork_clients(
+    lf: &Loadfile,
+    spec: &Spec,
+    mem: &SharedMem,
+    parent: Option<nix::unistd::Pid>,
+    make: &MakeBackend<'_>,
+) -> Result<Vec<Client>> {
     let mut kids: Vec<Client> = Vec::new();
     for n in 1..=spec.clients {
         let (rx, tx): (OwnedFd, OwnedFd) = nix::unistd::pipe().context("pipe for a client's result")?;
@@ -62,32 +97,22 @@ pub(super) fn run_processes(
             }
         }
     }
-    // A child writes to its pipe only when it ends, so any event on a pipe
-    // while the others set up means that child is gone.
-    let alive = || {
-        let mut fds: Vec<nix::poll::PollFd> =
-            kids.iter().map(|k| nix::poll::PollFd::new(k.rx.as_fd(), nix::poll::PollFlags::POLLIN)).collect();
-        matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(0))
-    };
-    let secs = drive(mem.get(), spec, Some(&alive));
-    let secs = match secs {
-        Ok(s) => s,
-        Err(e) => {
-            kill_all(&mut kids);
-            return Err(e);
-        }
-    };
-    // Collect every child's report, with a bound on how long we wait.
+    Ok(kids)
+}
+
+/// Read every child's report until its pipe closes, waiting at most
+/// [`FINISH_GRACE`] in all; past that the clients are aborted and killed.
+fn collect_reports(kids: &mut Vec<Client>, mem: &SharedMem) -> Result<()> {
     let deadline = Instant::now() + FINISH_GRACE;
     loop {
         let pending: Vec<usize> = (0..kids.len()).filter(|&i| !kids[i].done).collect();
         if pending.is_empty() {
-            break;
+            return Ok(());
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             mem.get().phase.store(ABORT, Ordering::SeqCst);
-            kill_all(&mut kids);
+            kill_all(kids);
             bail!("{} client(s) did not stop within {} s after the time limit", pending.len(), FINISH_GRACE.as_secs());
         }
         let mut fds: Vec<nix::poll::PollFd> =
@@ -107,6 +132,11 @@ pub(super) fn run_processes(
             }
         }
     }
+}
+
+/// Wait for every child and decode its report; a child that sent none gets
+/// an error result saying how it ended.
+fn reap(kids: &mut [Client]) -> Vec<ClientResult> {
     let mut out = Vec::new();
     for (i, k) in kids.iter_mut().enumerate() {
         let how = match k.child.wait() {
@@ -119,5 +149,5 @@ pub(super) fn run_processes(
         });
         out.push(r);
     }
-    Ok((out, secs))
+    out
 }

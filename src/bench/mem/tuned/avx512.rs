@@ -46,7 +46,7 @@ pub const REP_MOVSB_MIN: usize = 16384;
 //   from 2112 bytes here (`__x86_rep_movsb_threshold`): the string move
 //   writes whole destination lines without reading them first, and vector
 //   loops ran 0.84-0.94x libc on copies not in cache from 23 KiB to 512 KiB
-//   (issue 21's quiet sweep), while from 2 KiB to 16 KiB warm the loop is
+//   (docs/mem.md, the quiet sweep), while from 2 KiB to 16 KiB warm the loop is
 //   1.1-1.4x (the string move's start-up);
 // - 2 KiB up to that, or streaming: a tail call to the AVX2 routine (aligned 32-byte
 //   stores, 128 bytes a step, streaming stores with prefetch above the
@@ -292,7 +292,7 @@ global_asm!(
 // This is glibc 2.36's `strlen-evex.S` shape (32-byte vectors in the loop,
 // 128 bytes a step) with a 64-byte first window. Measured pinned on this
 // Zen 4 against the C library in alternating blocks (thread CPU time, 81
-// rounds, median per-round ratio; issue 21): the 64-byte-vector loop of the
+// rounds, median per-round ratio; docs/mem.md): the 64-byte-vector loop of the
 // previous version (two 64-byte loads a step, and a second load of the
 // block on a hit) ran 1.06-1.10x libc on warm strings of 512 B-2 KiB but
 // 0.91-0.95x on strings not in cache (4 KiB-16 MiB), at every try; a loop of

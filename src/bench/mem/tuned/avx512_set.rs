@@ -5,7 +5,7 @@
 //! from 2 KiB up. kdelta's fill used the AVX2 routine (32-byte stores, no
 //! string store) and ran 0.77-0.88x libc at 128-512 bytes warm and
 //! 0.88-0.96x on buffers not in cache from 1448 B to 16 MiB (docs/mem.md,
-//! issue 21's quiet sweep). This routine takes the C library's shape:
+//! the quiet sweep). This routine takes the C library's shape:
 //!
 //! - 0-63 bytes: two overlapping stores of the widest fitting width (1 byte
 //!   alone for n = 1), from a byte replicated into a general register or
