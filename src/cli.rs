@@ -24,32 +24,32 @@ use std::time::Duration;
 /// this machine cannot give), 130 interrupted.
 #[derive(Parser, Debug)]
 #[command(name = "kdelta", version = env!("KDELTA_VERSION"), about, long_about, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
     /// a store shared by many hosts (default: $KDELTA_DB, else
     /// ~/.local/share/kdelta/results.db).
     #[arg(long, global = true, value_name = "PATH|URL")]
-    pub db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
 
     /// Let kdelta make its own schema (`kdelta`) in a PostgreSQL database
     /// that holds other tables; without it such a database is refused
     /// untouched.
     #[arg(long, global = true)]
-    pub init_schema: bool,
+    pub(crate) init_schema: bool,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// `compare --by`: what pooled runs are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PoolBy {
+pub(crate) enum PoolBy {
     Kernel,
     Host,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
     /// NUMA nodes, kernel, preemption model, C library, mitigations, the
     /// CPU set of every named configuration, and every kernel setting kdelta
@@ -249,35 +249,35 @@ pub enum Command {
 /// kernel or with a label (every one given must match). One definition for
 /// both commands, so they select alike.
 #[derive(Args, Debug, Clone, Default)]
-pub struct RunSelect {
+pub(crate) struct RunSelect {
     /// Runs from this host (its hostname).
     #[arg(long, value_name = "HOST")]
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
     /// Runs under this kernel release (`uname -r`).
     #[arg(long, value_name = "RELEASE")]
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
     /// Runs with this label.
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
 }
 
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Benchmarks: a family (lat), a name (lat.syscall) or a glob ('lat.sel*').
     #[arg(required = true)]
-    pub selectors: Vec<String>,
+    pub(crate) selectors: Vec<String>,
 
     /// Configurations to compare, comma-separated: all, up, noht (smp), ht (smt),
     /// noht1, ht1, smpN, cpus=LIST, each optionally +sched=POLICY,
     /// +tunables=NAME=V:NAME=V, +env=NAME=VALUE. A piece starting with a
     /// digit continues a cpus= list: 'up,cpus=0,2-3,noht' is three. Default: all.
     #[arg(long, short = 'c', value_name = "A,B,...")]
-    pub config: Vec<String>,
+    pub(crate) config: Vec<String>,
 
     /// Set a parameter; a comma-separated list is swept. Repeatable. Scope it to
     /// some benchmarks with SELECTOR:NAME=V (e.g. 'bw.mem.*:size=1M').
     #[arg(long, short = 'p', value_name = "NAME=V1,V2", value_parser = param)]
-    pub param: Vec<Setting>,
+    pub(crate) param: Vec<Setting>,
 
     /// Clean samples per result: N, or auto (each benchmark's own count, usually
     /// 10, then more interleaved rounds until each median's 95% interval is
@@ -285,41 +285,41 @@ pub struct RunArgs {
     /// (several configurations or a swept parameter) without --quick, else
     /// each benchmark's own count. Disturbed samples are always retaken.
     #[arg(long, value_name = "N|auto", value_parser = runs)]
-    pub runs: Option<plan::Runs>,
+    pub(crate) runs: Option<plan::Runs>,
 
     /// With --runs auto: the half-width of each median's 95% interval to
     /// reach, in percent.
     #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = ci_target)]
-    pub ci_target: f64,
+    pub(crate) ci_target: f64,
 
     /// List every warning of every result instead of one summary line per kind.
     #[arg(long, short = 'v')]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 
     /// Fewer samples and smaller sweeps: a first look in seconds.
     #[arg(long)]
-    pub quick: bool,
+    pub(crate) quick: bool,
 
     /// A label to find this run by later (compare, show, export).
     #[arg(long, short = 'l', value_parser = label)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
 
     /// Record configurations this machine cannot give as unavailable and run the rest.
     #[arg(long)]
-    pub skip_unavailable: bool,
+    pub(crate) skip_unavailable: bool,
 
     /// Target length of one sample of a micro-benchmark.
     #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = sample_time)]
-    pub sample_time: Duration,
+    pub(crate) sample_time: Duration,
 
     /// Minimum warm-up of a micro-benchmark in each worker before its first sample.
     #[arg(long, default_value = "100ms", value_name = "DURATION", value_parser = warmup)]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
 
     /// Time limit for one worker (overrides each benchmark's own); a worker
     /// whose points take turns gets it once per point.
     #[arg(long, value_name = "DURATION", value_parser = timeout)]
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
 
     /// How the values of the parameter you compare (of those given, one
     /// naming alternatives, e.g. --param impl=libc,tuned, before one on a
@@ -328,19 +328,19 @@ pub struct RunArgs {
     /// see the same moments of the machine) or workers (a worker per value,
     /// side by side).
     #[arg(long, value_enum, default_value_t = InterleaveArg::Samples)]
-    pub interleave: InterleaveArg,
+    pub(crate) interleave: InterleaveArg,
 
     /// Noise threshold in percent for marking a change significant.
     #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
-    pub threshold: f64,
+    pub(crate) threshold: f64,
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// `--interleave`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InterleaveArg {
+pub(crate) enum InterleaveArg {
     Samples,
     Workers,
 }
@@ -356,7 +356,7 @@ impl From<InterleaveArg> for plan::Interleave {
 
 impl PoolBy {
     /// The field of a run's host snapshot that names its group.
-    pub fn host_key(self) -> &'static str {
+    pub(crate) fn host_key(self) -> &'static str {
         match self {
             PoolBy::Kernel => "kernel_release",
             PoolBy::Host => "hostname",
@@ -364,7 +364,7 @@ impl PoolBy {
     }
 
     /// What a group is called in the table's heading.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PoolBy::Kernel => "kernel",
             PoolBy::Host => "host",
@@ -375,9 +375,9 @@ impl PoolBy {
 /// One `--param NAME=VALUE` (the value may be a comma-separated sweep, the
 /// name a `SELECTOR:NAME` scope); which names exist is the benchmark's to say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Setting {
-    pub name: String,
-    pub value: String,
+pub(crate) struct Setting {
+    pub(crate) name: String,
+    pub(crate) value: String,
 }
 
 /// `completions SHELL`: the shells kdelta writes a completion script for.
@@ -546,7 +546,7 @@ fn param(s: &str) -> Result<Setting, BadInput> {
 
 /// `--label` of a run to be stored (`run`, `study`, `simulate --store`):
 /// bounded ([`crate::model::text::LABEL_MAX`] bytes) and printable.
-pub fn label(s: &str) -> Result<String, BadInput> {
+pub(crate) fn label(s: &str) -> Result<String, BadInput> {
     crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;
     Ok(s.to_string())
 }

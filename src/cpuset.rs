@@ -15,13 +15,13 @@ use std::str::FromStr;
 pub struct CpuSet(BTreeSet<u32>);
 
 /// Largest CPU number accepted in a list; guards against `0-4294967295`.
-pub const MAX_CPU: u32 = 65_535;
+pub(crate) const MAX_CPU: u32 = 65_535;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid CPU list {input:?}: {why} (expected e.g. 0-3,8,10-11)")]
 pub struct CpuListError {
-    pub input: String,
-    pub why: String,
+    pub(crate) input: String,
+    pub(crate) why: String,
 }
 
 impl CpuSet {

@@ -8,22 +8,22 @@
 /// is allowed, on one line.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct BadInput(pub String);
+pub(crate) struct BadInput(pub String);
 
 /// Build a [`BadInput`] error.
-pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn bad_input(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
 }
 
 /// True when the error (or anything in its chain) is bad input.
-pub fn is_bad_input(e: &anyhow::Error) -> bool {
+pub(crate) fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<BadInput>().is_some())
 }
 
 /// Exit statuses, as documented in the README.
-pub mod exit {
-    pub const OK: u8 = 0;
-    pub const FAILED: u8 = 1;
-    pub const BAD_INPUT: u8 = 2;
-    pub const INTERRUPTED: u8 = 130;
+pub(crate) mod exit {
+    pub(crate) const OK: u8 = 0;
+    pub(crate) const FAILED: u8 = 1;
+    pub(crate) const BAD_INPUT: u8 = 2;
+    pub(crate) const INTERRUPTED: u8 = 130;
 }

@@ -17,9 +17,9 @@
 //! - `cv_of_arithmetic_and_calls`: 5 periods of 1 s for each arithmetic and
 //!   function-call test; prints the coefficient of variation.
 
-use kdelta::bench::Benchmark;
-use kdelta::measure::sampler::{Sampler, SamplerSettings};
-use kdelta::model::params::expand;
+use kdelta::testing::expand;
+use kdelta::testing::Benchmark;
+use kdelta::testing::{Sampler, SamplerSettings};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,7 @@ fn mean_cv(v: &[f64]) -> (f64, f64) {
 fn suite_at_default_period() {
     let t0 = Instant::now();
     let mut failed = 0;
-    for b in kdelta::bench::aim9::benchmarks() {
+    for b in kdelta::testing::aim9::benchmarks() {
         let info = b.info();
         let t = Instant::now();
         match run(&*b, info.samples) {
@@ -83,7 +83,7 @@ fn suite_at_default_period() {
 #[test]
 #[ignore]
 fn cv_of_arithmetic_and_calls() {
-    for b in kdelta::bench::aim9::benchmarks() {
+    for b in kdelta::testing::aim9::benchmarks() {
         let info = b.info();
         let n = info.name;
         if !(n.contains(".add_") || n.contains(".mul_") || n.contains(".div_") || n.contains(".fun_cal")) {
@@ -108,9 +108,9 @@ fn calls_for_strace() {
     };
     let n: u64 = n.parse().expect("AIM9_CALLS: a number");
     let filesize = std::env::var("AIM9_FILESIZE").ok().and_then(|v| v.parse().ok()).unwrap_or(256 << 10);
-    let d = kdelta::bench::aim9::TESTS.iter().find(|d| d.name == format!("aim9.{name}")).expect("no such aim9 test");
+    let d = kdelta::testing::aim9::TESTS.iter().find(|d| d.name == format!("aim9.{name}")).expect("no such aim9 test");
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = kdelta::bench::aim9::runner::Ctx {
+    let ctx = kdelta::testing::aim9::Ctx {
         dir: tmp.path().to_path_buf(),
         filesize: if d.disk { filesize } else { 0 },
         sync: false,

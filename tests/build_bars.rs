@@ -8,9 +8,9 @@
 //! `KDELTA_BUILD_JOBS` (default `1,2,4`), `KDELTA_BUILD_FILES` (default 300)
 //! and `KDELTA_BUILD_SAMPLES` (default 3) change the run.
 
-use kdelta::bench::build::BuildMake;
-use kdelta::bench::{Benchmark, Params};
-use kdelta::measure::sampler::{Sampler, SamplerSettings};
+use kdelta::testing::BuildMake;
+use kdelta::testing::{Benchmark, Params};
+use kdelta::testing::{Sampler, SamplerSettings};
 use std::time::Duration;
 
 fn env(k: &str, d: &str) -> String {

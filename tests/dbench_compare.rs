@@ -8,7 +8,7 @@
 //! cargo test --release --test dbench_compare -- --ignored --nocapture
 //! ```
 
-use kdelta::measure::sampler::{Sampler, SamplerSettings};
+use kdelta::testing::{Sampler, SamplerSettings};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -21,8 +21,8 @@ fn compare_run() {
         let (k, v) = kv.split_once('=').expect("KEY=VALUE");
         o.insert(k.to_string(), v.to_string());
     }
-    let b = kdelta::bench::find(&name).expect("benchmark");
-    let pts = kdelta::model::params::expand(&b.info().params, &o, true, &name).unwrap();
+    let b = kdelta::testing::find(&name).expect("benchmark");
+    let pts = kdelta::testing::expand(&b.info().params, &o, true, &name).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for p in pts {
         b.check(&p).unwrap();

@@ -8,7 +8,7 @@
 //! clients work, VmHWM at the end). Limits are generous: the checks are of
 //! bounds, not of speed.
 
-use kdelta::bench::chat::proto::{self, Frame, Relay};
+use kdelta::testing::chat::proto::{self, Frame, Relay};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -114,7 +114,7 @@ fn read_frame(s: &mut TcpStream) -> Frame {
 }
 
 fn raise_nofile() {
-    let _ = kdelta::bench::chat::limits::raise_nofile();
+    let _ = kdelta::testing::chat::raise_nofile();
 }
 
 /// A member that never reads while another sends `total` bytes (more than

@@ -17,12 +17,12 @@
 //! list, e.g. `64,90,128,181,256`); `KDELTA_BARS_CPU=N` pins the test to CPU
 //! N, as the `cpus=N` configuration does for a run.
 
-use kdelta::bench::mem::libc_fns::Libc;
-use kdelta::bench::mem::tuned::Tuned;
-use kdelta::bench::mem::{cache, MemBench, Routine, SIZES};
-use kdelta::bench::{Benchmark, Params};
-use kdelta::measure::sampler::{Sampler, SamplerSettings};
-use kdelta::model::params::parse_size;
+use kdelta::testing::mem::Libc;
+use kdelta::testing::mem::Tuned;
+use kdelta::testing::mem::{cache, MemBench, Routine, SIZES};
+use kdelta::testing::parse_size;
+use kdelta::testing::{Benchmark, Params};
+use kdelta::testing::{Sampler, SamplerSettings};
 use std::ffi::CStr;
 use std::time::Duration;
 use std::time::Instant;
@@ -96,7 +96,7 @@ fn aligned(len: usize, fill: u8) -> (Vec<u8>, usize) {
 fn paired(r: Routine, size: usize) -> (f64, f64, f64, f64, f64) {
     // `KDELTA_BARS_VARIANT` forces one tuned variant (avx512, avx2, sse2, ...).
     let t = match std::env::var("KDELTA_BARS_VARIANT") {
-        Ok(v) => Tuned::with_variant(kdelta::bench::mem::tuned::Variant::from_name(&v).expect("a variant name"))
+        Ok(v) => Tuned::with_variant(kdelta::testing::mem::Variant::from_name(&v).expect("a variant name"))
             .expect("available here"),
         Err(_) => Tuned::detect(),
     };
@@ -162,8 +162,8 @@ fn paired_table(r: Routine, sizes: &[&str]) {
 #[ignore]
 fn bars() {
     if let Ok(cpu) = std::env::var("KDELTA_BARS_CPU") {
-        let set: kdelta::cpuset::CpuSet = cpu.parse().expect("KDELTA_BARS_CPU: a CPU list");
-        kdelta::sys::set_affinity(&set).unwrap();
+        let set: kdelta::testing::CpuSet = cpu.parse().expect("KDELTA_BARS_CPU: a CPU list");
+        kdelta::testing::set_affinity(&set).unwrap();
         println!("pinned to CPU {set}");
     }
     let sizes_env = std::env::var("KDELTA_BARS_SIZES").ok();

@@ -9,7 +9,7 @@
 //! One set of buffers is reused and only the changed bytes are restored, so
 //! the 2.1 million copy cases per variant stay fast in a debug build.
 
-use kdelta::bench::mem::tuned::{Tuned, Variant};
+use kdelta::testing::mem::{Tuned, Variant};
 use std::ffi::CStr;
 
 const MAX: usize = 512;

@@ -4,9 +4,9 @@
 //! aligned block would kill the test with SIGSEGV. Copies and fills that end
 //! at such a page check that they neither read nor write past their buffers.
 
-use kdelta::bench::mem::libc_fns::Libc;
-use kdelta::bench::mem::naive;
-use kdelta::bench::mem::tuned::Tuned;
+use kdelta::testing::mem::naive;
+use kdelta::testing::mem::Libc;
+use kdelta::testing::mem::Tuned;
 use std::ffi::CStr;
 
 /// Two anonymous pages, one of them inaccessible; unmapped on drop.

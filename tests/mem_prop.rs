@@ -2,7 +2,7 @@
 //! random offsets and random non-temporal thresholds, against the standard
 //! library, with the bytes just outside the destination checked untouched.
 
-use kdelta::bench::mem::tuned::Tuned;
+use kdelta::testing::mem::Tuned;
 use proptest::prelude::*;
 
 const SIDE: usize = 64;

@@ -2,7 +2,7 @@
 //! rejected, never panic; what decodes must re-encode to the same frame.
 #![no_main]
 
-use kdelta::bench::chat::proto::{decode, encoded, read_frame};
+use kdelta::fuzzing::{decode, encoded, read_frame};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! CPU lists and masks: never panic; whatever parses prints back to itself.
 #![no_main]
-use kdelta::cpuset::CpuSet;
+use kdelta::fuzzing::CpuSet;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

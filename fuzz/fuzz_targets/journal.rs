@@ -4,7 +4,7 @@
 //! line of this format, names only absolute paths without `.` or `..`, one
 //! entry per file, originals of bounded length; a refusal is one line.
 #![no_main]
-use kdelta::harness::journal::{Entries, MAX_BYTES, MAX_VALUE};
+use kdelta::fuzzing::{Entries, MAX_BYTES, MAX_VALUE};
 use libfuzzer_sys::fuzz_target;
 use std::path::Component;
 

@@ -6,7 +6,7 @@
 //! cargo-fuzz and a nightly toolchain).
 #![no_main]
 
-use kdelta::bench::dbench::loadfile::{format_op, parse_bytes, parse_line};
+use kdelta::fuzzing::{format_op, parse_bytes, parse_line};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! Parameter values (sizes, durations, booleans): never panic.
 #![no_main]
-use kdelta::bench::params::{parse_bool, parse_duration, parse_size};
+use kdelta::fuzzing::{parse_bool, parse_duration, parse_size};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

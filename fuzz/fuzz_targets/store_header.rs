@@ -2,7 +2,7 @@
 //! opens it: never panics, whatever the bytes and the claimed file length;
 //! whatever it accepts has a whole SQLite header and a sound page size.
 #![no_main]
-use kdelta::store::{check_header, SCHEMA_VERSION};
+use kdelta::fuzzing::{check_header, SCHEMA_VERSION};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(bytes.len() >= 100 && len >= 100);
             assert!(h.page_size.is_power_of_two() && (512..=65536).contains(&h.page_size));
             assert!(len % h.page_size as u64 == 0);
-            assert!(h.user_version <= SCHEMA_VERSION || h.application_id != kdelta::store::APPLICATION_ID);
+            assert!(h.user_version <= SCHEMA_VERSION || h.application_id != kdelta::fuzzing::APPLICATION_ID);
         }
     }
 });

@@ -36,7 +36,7 @@ pub(super) fn cmd_restore(discard: bool) -> Result<u8> {
 }
 
 /// Every named configuration and what it resolves to here.
-pub fn configs_text(topo: &Topology) -> String {
+pub(super) fn configs_text(topo: &Topology) -> String {
     let mut s = String::from("\nconfigurations:\n");
     for name in ["all", "up", "noht", "ht", "noht1", "ht1"] {
         match crate::config::resolve(name, topo) {

@@ -124,7 +124,7 @@ fn color() -> bool {
 }
 
 /// The sysfs root: `/`, or `$KDELTA_SYSFS_ROOT` (tests point it at fake trees).
-pub fn sysfs_root() -> PathBuf {
+pub(crate) fn sysfs_root() -> PathBuf {
     std::env::var_os("KDELTA_SYSFS_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
 }
 

@@ -63,9 +63,9 @@ pub(super) fn cmd_compare(
 /// `kdelta runs --host H --kernel K --label L`: each given one must match.
 #[derive(Default)]
 pub(super) struct RunFilter {
-    pub host: Option<String>,
-    pub kernel: Option<String>,
-    pub label: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) kernel: Option<String>,
+    pub(crate) label: Option<String>,
 }
 
 impl From<crate::cli::RunSelect> for RunFilter {
@@ -128,7 +128,7 @@ pub(super) fn cmd_compare_pooled(
     let mut pooled = Vec::new();
     for r in runs {
         let group = r.host.get(by.host_key()).and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
-        pooled.push(crate::report::pooled::PooledRun { group, run_id: r.id, results: results(&store, r.id)? });
+        pooled.push(crate::report::pooled::PooledRun { group, results: results(&store, r.id)? });
     }
     out(&crate::report::pooled::render(&pooled, by.name(), threshold));
     Ok(exit::OK)

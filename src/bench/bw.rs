@@ -121,9 +121,9 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
-pub const FAMILY: super::Family = super::Family { name: "bw", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![
         Simple::boxed_sized(|| info("bw.mem.cp", "copy a buffer well beyond the last-level cache"), cp, two_buffers),
         Simple::boxed_sized(

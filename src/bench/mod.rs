@@ -10,21 +10,23 @@
 //! benchmarks are (`lat/` for `lat.*`), and describes everything it adds in
 //! one [`Family`] value, listed once in [`families`].
 
-pub mod aim9;
-pub mod build;
-pub mod bw;
-pub mod chat;
-pub mod dbench;
-pub mod lat;
-pub mod mem;
-pub mod place;
-pub mod testing;
-pub mod thread;
+pub(crate) mod aim9;
+pub(crate) mod build;
+pub(crate) mod bw;
+pub(crate) mod chat;
+pub(crate) mod dbench;
+pub(crate) mod lat;
+pub(crate) mod mem;
+pub(crate) mod place;
+pub(crate) mod testing;
+pub(crate) mod thread;
 
-pub use crate::measure::benchmark::{BenchInfo, Benchmark, Env, Simple};
-pub use crate::measure::sampler::Sampler;
-pub use crate::model::params;
-pub use crate::model::{Better, ParamKind, ParamSpec, Params};
+pub use crate::measure::benchmark::Benchmark;
+pub(crate) use crate::measure::benchmark::{BenchInfo, Env, Simple};
+pub(crate) use crate::measure::sampler::Sampler;
+pub(crate) use crate::model::params;
+pub use crate::model::Params;
+pub(crate) use crate::model::{Better, ParamKind, ParamSpec};
 
 use crate::model::record::ResultRecord;
 use std::sync::atomic::AtomicBool;
@@ -32,71 +34,69 @@ use std::sync::Arc;
 
 /// Everything a family adds to kdelta, in one place (as stress-ng's
 /// `stressor_info_t` does for a stressor).
-pub struct Family {
-    /// The part of its benchmarks' names before the first dot.
-    pub name: &'static str,
-    pub benchmarks: fn() -> Vec<Box<dyn Benchmark>>,
+pub(crate) struct Family {
+    pub(crate) benchmarks: fn() -> Vec<Box<dyn Benchmark>>,
     /// Lines the family adds under a run's tables, computed from its stored
     /// results (mem: speedups per cache regime).
-    pub summary: Option<FamilySummary>,
+    pub(crate) summary: Option<FamilySummary>,
     /// A server `kdelta serve` can run alone, for clients on another machine.
-    pub server: Option<Server>,
+    pub(crate) server: Option<Server>,
     /// A subcommand of its own (dbench: `kdelta loadfile`).
-    pub command: Option<FamilyCommand>,
+    pub(crate) command: Option<FamilyCommand>,
 }
 
 /// Lines a family adds under a run's tables, from the run's stored results.
-pub type FamilySummary = fn(&[ResultRecord]) -> Vec<String>;
+pub(crate) type FamilySummary = fn(&[ResultRecord]) -> Vec<String>;
 
 /// A family's own subcommand: its clap definition and what runs it.
-pub struct FamilyCommand {
+pub(crate) struct FamilyCommand {
     /// The subcommand (name, help, arguments), as clap builds it.
-    pub command: fn() -> clap::Command,
+    pub(crate) command: fn() -> clap::Command,
     /// Run it on what clap parsed for it; errors map to exit statuses as any
     /// command's do (bad input: 2).
-    pub run: fn(&clap::ArgMatches) -> anyhow::Result<()>,
+    pub(crate) run: fn(&clap::ArgMatches) -> anyhow::Result<()>,
 }
 
 /// A benchmark's server, run alone by `kdelta serve NAME --listen ADDR`.
-pub struct Server {
-    pub name: &'static str,
+pub(crate) struct Server {
+    pub(crate) name: &'static str,
     /// The parameters it takes (one value each).
-    pub params: fn() -> Vec<ParamSpec>,
+    pub(crate) params: fn() -> Vec<ParamSpec>,
     /// Serve on `listen` within the limits until `stop` becomes true; say
     /// on stderr what the limits counted when it stops.
-    pub serve: fn(&str, &Params, crate::child::ServerLimits, Arc<AtomicBool>) -> anyhow::Result<()>,
+    pub(crate) serve: fn(&str, &Params, crate::child::ServerLimits, Arc<AtomicBool>) -> anyhow::Result<()>,
 }
 
 crate::choice! {
     /// `model=`: a benchmark's tasks as threads of one process or as
     /// processes, one spelling in every family (`thread.ctx` said
     /// `thread|process`, kept as aliases).
-    pub enum Tasks { Threads = "threads" | "thread", Processes = "processes" | "process" }
+    pub(crate) enum Tasks { Threads = "threads" | "thread", Processes = "processes" | "process" }
 }
 
 /// The value of `server` (chat, tbench) that means "start one on loopback
 /// for the run"; `auto`, tbench's old spelling, is an alias.
-pub const LOCAL: &str = "local";
+pub(crate) const LOCAL: &str = "local";
 
 /// The `server` parameter of the client/server families, one spelling for both.
-pub fn server_param(help: &'static str) -> ParamSpec {
+pub(crate) fn server_param(help: &'static str) -> ParamSpec {
     ParamSpec::new("server", ParamKind::Text, LOCAL, help).aliases(&[("auto", LOCAL)])
 }
 
 /// The `server` a parameter point names: `None` for [`LOCAL`] (or its
 /// alias), else the address as given.
-pub fn remote_server(p: &Params) -> anyhow::Result<Option<&str>> {
+pub(crate) fn remote_server(p: &Params) -> anyhow::Result<Option<&str>> {
     let v = p.str("server")?;
     Ok(if server_param("").canonical(v) == LOCAL { None } else { Some(v) })
 }
 
 /// A parameter value a benchmark cannot take, as the user's mistake (exit 2).
-pub fn bad_param(e: anyhow::Error) -> anyhow::Error {
+pub(crate) fn bad_param(e: anyhow::Error) -> anyhow::Error {
     crate::error::bad_input(e.to_string())
 }
 
 /// Every family, in listing order. Adding a family adds one line here.
-pub fn families() -> Vec<Family> {
+pub(crate) fn families() -> Vec<Family> {
     vec![
         lat::FAMILY,
         bw::FAMILY,
@@ -113,17 +113,17 @@ pub fn families() -> Vec<Family> {
 }
 
 /// Every benchmark kdelta has, family by family, in listing order.
-pub fn registry() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn registry() -> Vec<Box<dyn Benchmark>> {
     families().iter().flat_map(|f| (f.benchmarks)()).collect()
 }
 
 /// The lines the families of these results add under a run's tables.
-pub fn family_summaries(results: &[ResultRecord]) -> Vec<String> {
+pub(crate) fn family_summaries(results: &[ResultRecord]) -> Vec<String> {
     families().iter().filter_map(|f| f.summary).flat_map(|s| s(results)).collect()
 }
 
 /// The servers `kdelta serve` can run.
-pub fn servers() -> Vec<Server> {
+pub(crate) fn servers() -> Vec<Server> {
     families().into_iter().filter_map(|f| f.server).collect()
 }
 
@@ -136,7 +136,7 @@ pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
 /// becomes the current one and parameter values take their canonical
 /// spelling (`model=thread` is `model=threads`), so old runs compare with
 /// new ones. Results of benchmarks kdelta no longer has are left as they are.
-pub fn canonical_results(results: &mut [ResultRecord]) {
+pub(crate) fn canonical_results(results: &mut [ResultRecord]) {
     let infos: Vec<BenchInfo> = registry().iter().map(|b| b.info()).collect();
     for r in results {
         if let Some(info) = infos.iter().find(|i| i.is_named(&r.benchmark)) {
@@ -153,11 +153,17 @@ mod tests {
 
     #[test]
     fn every_benchmark_is_listed_by_the_family_it_is_named_after() {
-        let mut names = Vec::new();
+        let (mut names, mut seen) = (Vec::new(), Vec::new());
         for f in families() {
-            for b in (f.benchmarks)() {
+            let benches = (f.benchmarks)();
+            let family = benches[0].info().family;
+            assert!(!seen.contains(&family), "two families list {family}");
+            seen.push(family);
+            for b in benches {
                 let info = b.info();
-                assert_eq!(info.family, f.name, "{} is listed by family {}", info.name, f.name);
+                assert_eq!(info.family, family, "{} is listed with the {family} family", info.name);
+                let before_dot = info.name.split('.').next();
+                assert_eq!(before_dot, Some(family), "{} is named after another family", info.name);
                 assert!(!names.contains(&info.name), "{} listed twice", info.name);
                 names.push(info.name);
             }

@@ -20,16 +20,15 @@ use anyhow::{Context, Result};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-pub const FAMILY: super::Family =
-    super::Family { name: "place", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(PlaceLoops)]
 }
 
 crate::choice! {
     /// `policy=`: where each new process of a loop goes (`kdelta place --policy`).
-    pub enum Policy { Naive = "naive", SmtAware = "smt-aware", Kernel = "kernel" }
+    pub(crate) enum Policy { Naive = "naive", SmtAware = "smt-aware", Kernel = "kernel" }
 }
 
 impl Policy {
@@ -43,7 +42,7 @@ impl Policy {
 }
 
 /// What placement means without SMT siblings, said on every such result.
-pub const NO_SMT_NOTE: &str = "no SMT here (no core has two logical CPUs): smt-aware's \"an idle core first\" is \"an idle CPU first\" and it has no siblings to avoid, so naive against smt-aware measures loops doubled up on one CPU against spread over the CPUs, not a shared core's siblings";
+pub(crate) const NO_SMT_NOTE: &str = "no SMT here (no core has two logical CPUs): smt-aware's \"an idle core first\" is \"an idle CPU first\" and it has no siblings to avoid, so naive against smt-aware measures loops doubled up on one CPU against spread over the CPUs, not a shared core's siblings";
 
 struct PlaceParams {
     policy: Policy,
@@ -64,7 +63,7 @@ impl PlaceParams {
     }
 }
 
-pub struct PlaceLoops;
+pub(crate) struct PlaceLoops;
 
 impl Benchmark for PlaceLoops {
     fn info(&self) -> BenchInfo {

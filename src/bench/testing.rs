@@ -11,14 +11,13 @@
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Simple};
 use std::time::{Duration, Instant};
 
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
 }
 
-pub const FAMILY: super::Family =
-    super::Family { name: "test", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     if !enabled() {
         return Vec::new();
     }

@@ -28,11 +28,11 @@
 //!
 //! Like stress-ng's `core-killpid.c` (one kill-and-wait for every stressor).
 
-pub mod server;
-pub mod server_limits;
+pub(crate) mod server;
+pub(crate) mod server_limits;
 
-pub use server::LocalServer;
-pub use server_limits::{Guard as ServerGuard, Limits as ServerLimits, Tally};
+pub(crate) use server::LocalServer;
+pub(crate) use server_limits::{Guard as ServerGuard, Limits as ServerLimits, Tally};
 
 use anyhow::{Context, Result};
 use nix::sys::signal::{kill, killpg, Signal};
@@ -42,12 +42,12 @@ use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 /// How long the stop rule waits after the stop signal before SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 /// Exit status of a forked child whose parent was gone before it could set
 /// the parent-death signal.
-pub const ORPHANED: i32 = 125;
+pub(crate) const ORPHANED: i32 = 125;
 /// Exit status of a forked child whose closure panicked (Rust's own).
-pub const PANICKED: i32 = 101;
+pub(crate) const PANICKED: i32 = 101;
 
 /// fork(2) a child that dies with SIGKILL when its parent does
 /// (prctl(2) `PR_SET_PDEATHSIG`; if the parent died before that was set,
@@ -70,7 +70,7 @@ pub const PANICKED: i32 = 101;
 /// (signal-safety(7)): no allocation, no locks, no stdio, no `println!`;
 /// reading memory prepared before the fork and plain system calls are fine.
 /// In a single-threaded process `body` may do anything.
-pub unsafe fn fork(body: impl FnOnce() -> i32) -> Result<Child> {
+pub(crate) unsafe fn fork(body: impl FnOnce() -> i32) -> Result<Child> {
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: the caller upholds the contract above for the child's side;
@@ -102,7 +102,7 @@ pub unsafe fn fork(body: impl FnOnce() -> i32) -> Result<Child> {
 /// `PR_SET_PDEATHSIG`), set between fork and exec; if the parent is already
 /// gone by then, the spawn fails instead. As with [`fork`], the signal comes
 /// when the thread that spawned ends.
-pub fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
+pub(crate) fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
@@ -124,7 +124,7 @@ pub fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Co
 
 /// Spawn `cmd` with [`die_with_parent`] as a [`Child`] (std's own handle is
 /// dropped: it neither waits nor kills).
-pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<Child> {
+pub(crate) fn spawn(cmd: &mut std::process::Command) -> std::io::Result<Child> {
     let c = die_with_parent(cmd).spawn()?;
     Ok(Child::adopt(Pid::from_raw(c.id() as i32)))
 }
@@ -132,7 +132,7 @@ pub fn spawn(cmd: &mut std::process::Command) -> std::io::Result<Child> {
 /// A child process of this one, reaped by whoever holds this (and by nobody
 /// else). Dropping it applies the stop rule (see the module's doc).
 #[derive(Debug)]
-pub struct Child {
+pub(crate) struct Child {
     pid: Pid,
     group: bool,
     signal: Signal,
@@ -142,54 +142,49 @@ pub struct Child {
 
 /// How [`Child::stop`] ended a child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stopped {
-    pub status: ExitStatus,
+pub(crate) struct Stopped {
+    pub(crate) status: ExitStatus,
     /// It outlived the grace period and was killed with SIGKILL.
-    pub killed: bool,
+    pub(crate) killed: bool,
 }
 
 impl Child {
     /// Take charge of child `pid`, started some other way and not yet reaped.
-    pub fn adopt(pid: Pid) -> Child {
+    pub(crate) fn adopt(pid: Pid) -> Child {
         Child { pid, group: false, signal: Signal::SIGTERM, grace: GRACE, status: None }
-    }
-
-    /// The child leads its own process group: the stop rule signals the whole group.
-    pub fn leads_group(mut self) -> Child {
-        self.group = true;
-        self
     }
 
     /// The stop rule's first signal and grace period (SIGTERM and [`GRACE`]
     /// unless set). A child that holds nothing worth a clean end (a ring
     /// member, a spinning job) is stopped with SIGKILL at once.
-    pub fn stop_signal(mut self, signal: Signal, grace: Duration) -> Child {
+    pub(crate) fn stop_signal(mut self, signal: Signal, grace: Duration) -> Child {
         self.signal = signal;
         self.grace = grace;
         self
     }
 
-    pub fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         self.pid
     }
 
     /// How it ended, once reaped.
-    pub fn status(&self) -> Option<ExitStatus> {
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> Option<ExitStatus> {
         self.status
     }
 
     /// waitpid(2) with `WNOHANG`: how it ended, or `None` while it runs.
-    pub fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
+    pub(crate) fn try_wait(&mut self) -> Result<Option<ExitStatus>> {
         self.reap(false)
     }
 
     /// waitpid(2): wait for it to end.
-    pub fn wait(&mut self) -> Result<ExitStatus> {
+    pub(crate) fn wait(&mut self) -> Result<ExitStatus> {
         Ok(self.reap(true)?.expect("a blocking wait returns a status"))
     }
 
     /// Wait at most `limit` for it to end: how it ended, or `None` if it still runs.
-    pub fn wait_timeout(&mut self, limit: Duration) -> Result<Option<ExitStatus>> {
+    pub(crate) fn wait_timeout(&mut self, limit: Duration) -> Result<Option<ExitStatus>> {
         let deadline = Instant::now() + limit;
         let mut nap = Duration::from_micros(500);
         loop {
@@ -206,7 +201,7 @@ impl Child {
     }
 
     /// Apply the stop rule (see the module's doc) and say how it ended.
-    pub fn stop(&mut self) -> Result<Stopped> {
+    pub(crate) fn stop(&mut self) -> Result<Stopped> {
         stop_all(std::slice::from_mut(self)).pop().expect("one child, one answer")
     }
 
@@ -248,7 +243,7 @@ impl Drop for Child {
 /// The stop rule (see the module's doc) for many children at once: the stop
 /// signal to each, one grace period (the longest asked) for all, SIGKILL to
 /// those left, and every one reaped. One answer per child, in order.
-pub fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
+pub(crate) fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
     let mut out: Vec<Option<Result<Stopped>>> = children.iter().map(|_| None).collect();
     for (c, o) in children.iter_mut().zip(out.iter_mut()) {
         match c.try_wait() {
@@ -284,7 +279,7 @@ pub fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
 }
 
 /// How a child ended, for messages: `exited with status 3`, `was killed by SIGKILL`.
-pub fn describe(status: ExitStatus) -> String {
+pub(crate) fn describe(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
         (Some(c), _) => format!("exited with status {c}"),
         (None, Some(s)) => match Signal::try_from(s) {

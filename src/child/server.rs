@@ -25,9 +25,9 @@ enum Run {
 }
 
 /// A running local server.
-pub struct LocalServer {
+pub(crate) struct LocalServer {
     /// Where it listens (always a loopback address).
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// For messages: "chat server", "tbench server".
     name: &'static str,
     run: Run,
@@ -37,7 +37,7 @@ pub struct LocalServer {
 
 /// What serves: given the bound listener and a stop flag, serve until the
 /// flag is set, then return.
-pub trait Serve: FnOnce(TcpListener, Arc<AtomicBool>) -> Result<()> + Send + 'static {}
+pub(crate) trait Serve: FnOnce(TcpListener, Arc<AtomicBool>) -> Result<()> + Send + 'static {}
 impl<F: FnOnce(TcpListener, Arc<AtomicBool>) -> Result<()> + Send + 'static> Serve for F {}
 
 fn bind(name: &str) -> Result<(TcpListener, SocketAddr)> {
@@ -51,7 +51,7 @@ impl LocalServer {
     /// process is single-threaded, else in a thread (see the module's doc).
     /// The child stops on SIGTERM or SIGINT (its stop flag), reports an error
     /// on stderr and exits 1, or exits 0.
-    pub fn start(name: &'static str, serve: impl Serve) -> Result<LocalServer> {
+    pub(crate) fn start(name: &'static str, serve: impl Serve) -> Result<LocalServer> {
         if crate::sys::task::own_thread_count() != 1 {
             return Self::start_in_thread(name, serve);
         }
@@ -83,7 +83,7 @@ impl LocalServer {
     }
 
     /// Start `serve` on 127.0.0.1 on a free port in a thread of this process.
-    pub fn start_in_thread(name: &'static str, serve: impl Serve) -> Result<LocalServer> {
+    pub(crate) fn start_in_thread(name: &'static str, serve: impl Serve) -> Result<LocalServer> {
         let (listener, addr) = bind(name)?;
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
@@ -95,12 +95,12 @@ impl LocalServer {
     }
 
     /// It runs in a thread of this process, not a child.
-    pub fn in_process(&self) -> bool {
+    pub(crate) fn in_process(&self) -> bool {
         matches!(self.run, Run::Thread { .. })
     }
 
     /// The child's pid when it runs apart.
-    pub fn pid(&self) -> Option<Pid> {
+    pub(crate) fn pid(&self) -> Option<Pid> {
         match &self.run {
             Run::Process(c) => Some(c.pid()),
             Run::Thread { .. } => None,
@@ -108,12 +108,12 @@ impl LocalServer {
     }
 
     /// Peak resident memory of the server process (KB), when it runs apart.
-    pub fn peak_kb(&self) -> Option<u64> {
+    pub(crate) fn peak_kb(&self) -> Option<u64> {
         self.pid().and_then(|p| crate::sys::task::peak_rss_kb(&p.to_string()))
     }
 
     /// `Some(how it ended)` if the server is no longer running.
-    pub fn died(&mut self) -> Option<String> {
+    pub(crate) fn died(&mut self) -> Option<String> {
         if self.ended.is_some() {
             return self.ended.clone();
         }
@@ -138,7 +138,7 @@ impl LocalServer {
 
     /// Stop the server by the stop rule (a thread: raise its flag and join
     /// it). An error if it had to be killed or did not end cleanly.
-    pub fn stop(mut self) -> Result<()> {
+    pub(crate) fn stop(mut self) -> Result<()> {
         self.shutdown()
     }
 

@@ -14,26 +14,26 @@ use std::time::{Duration, Instant};
 
 /// The limits a server keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Connections open at once; one more is closed as soon as accepted.
-    pub conns: usize,
+    pub(crate) conns: usize,
     /// Runs (chat) being seated or served at once; a HELLO for one more is refused.
-    pub runs: usize,
+    pub(crate) runs: usize,
     /// A connection that sends nothing for this long is closed.
-    pub idle: Duration,
+    pub(crate) idle: Duration,
     /// A receiver that takes no bytes of its pending output for this long is
     /// dropped (its socket shut down), so that its room goes on.
-    pub write: Duration,
+    pub(crate) write: Duration,
     /// Bytes of output a connection may have waiting in the server (beyond
     /// the kernel's socket buffer) before the server stops reading from the
     /// senders of its room (chat `events`; `threads` holds at most its
     /// bounded queue).
-    pub out_bytes: usize,
+    pub(crate) out_bytes: usize,
 }
 
 impl Limits {
     /// Defaults of `kdelta serve` (stated in its `--help`).
-    pub const SERVE: Limits = Limits {
+    pub(crate) const SERVE: Limits = Limits {
         conns: 4096,
         runs: 64,
         idle: Duration::from_secs(300),
@@ -43,10 +43,10 @@ impl Limits {
 
     /// A server started by one run on loopback: room for the largest run
     /// (chat's `MAX_RUN_CONNS` and some), the same timeouts.
-    pub const LOCAL: Limits = Limits { conns: (1 << 16) + 64, runs: 4, ..Limits::SERVE };
+    pub(crate) const LOCAL: Limits = Limits { conns: (1 << 16) + 64, runs: 4, ..Limits::SERVE };
 
     /// One line for a server's start-up message.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "at most {} connections, {} runs, idle timeout {:?}, write timeout {:?}, {} KiB of pending output per connection",
             self.conns,
@@ -60,25 +60,25 @@ impl Limits {
 
 /// What a server counted when its limits bit, reported when it stops.
 #[derive(Debug, Default)]
-pub struct Tally {
-    pub accepted: AtomicU64,
+pub(crate) struct Tally {
+    pub(crate) accepted: AtomicU64,
     /// Connections closed at once: the cap was reached.
-    pub refused: AtomicU64,
+    pub(crate) refused: AtomicU64,
     /// HELLOs refused (runs cap, or a bad shape).
-    pub hellos_refused: AtomicU64,
+    pub(crate) hellos_refused: AtomicU64,
     /// Connections closed after `idle` without a byte.
-    pub idle_closed: AtomicU64,
+    pub(crate) idle_closed: AtomicU64,
     /// Receivers dropped for taking nothing for `write`.
-    pub slow_dropped: AtomicU64,
+    pub(crate) slow_dropped: AtomicU64,
 }
 
 impl Tally {
-    pub fn add(c: &AtomicU64) {
+    pub(crate) fn add(c: &AtomicU64) {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
     /// One line: `accepted 10, refused 2 (connection cap), ...`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
         format!(
             "accepted {} connections, refused {} (connection cap), refused {} HELLOs, closed {} idle, dropped {} slow receivers",
@@ -94,21 +94,21 @@ impl Tally {
 /// A log that prints at most [`RateLog::LINES`] lines per
 /// [`RateLog::WINDOW`], and then, once the window is over, one line with the
 /// count of those left out: a flood of refusals costs a few lines.
-pub struct RateLog {
+pub(crate) struct RateLog {
     name: &'static str,
     state: Mutex<(Instant, u32, u64)>,
 }
 
 impl RateLog {
-    pub const LINES: u32 = 10;
-    pub const WINDOW: Duration = Duration::from_secs(10);
+    pub(crate) const LINES: u32 = 10;
+    pub(crate) const WINDOW: Duration = Duration::from_secs(10);
 
-    pub fn new(name: &'static str) -> RateLog {
+    pub(crate) fn new(name: &'static str) -> RateLog {
         RateLog { name, state: Mutex::new((Instant::now(), 0, 0)) }
     }
 
     /// Say `msg` on stderr unless this window's lines are spent; true if said.
-    pub fn say(&self, msg: impl std::fmt::Display) -> bool {
+    pub(crate) fn say(&self, msg: impl std::fmt::Display) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (start, lines, left_out) = &mut *st;
         if start.elapsed() >= Self::WINDOW {
@@ -132,14 +132,14 @@ impl RateLog {
 
 /// A server's limits, tally and log together, shared by its threads; the
 /// caller keeps a handle to report the tally when the server stops.
-pub struct Guard {
-    pub limits: Limits,
-    pub tally: Tally,
-    pub log: RateLog,
+pub(crate) struct Guard {
+    pub(crate) limits: Limits,
+    pub(crate) tally: Tally,
+    pub(crate) log: RateLog,
 }
 
 impl Guard {
-    pub fn new(name: &'static str, limits: Limits) -> std::sync::Arc<Guard> {
+    pub(crate) fn new(name: &'static str, limits: Limits) -> std::sync::Arc<Guard> {
         std::sync::Arc::new(Guard { limits, tally: Tally::default(), log: RateLog::new(name) })
     }
 }

@@ -16,13 +16,13 @@ use crate::topology::Topology;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-pub const MODIFIERS: &str =
+pub(crate) const MODIFIERS: &str =
     "preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE (PATH below /sys or /proc/sys)";
 
 const KEYS: &[&str] = &["preempt", "smt", "governor", "boost", "thp", "sysctl", "sysfs"];
 
 /// Is `key` (before the `=`) a kernel-setting modifier?
-pub fn is_knob(key: &str) -> bool {
+pub(crate) fn is_knob(key: &str) -> bool {
     KEYS.contains(&key)
 }
 
@@ -44,7 +44,7 @@ fn plain_value(what: &str, v: &str) -> Result<String> {
 
 /// Parse `key=value` (key one of [`is_knob`]'s). Syntax only: whether the
 /// machine offers it is [`check`]'s question.
-pub fn parse(key: &str, v: &str) -> Result<KnobSetting> {
+pub(crate) fn parse(key: &str, v: &str) -> Result<KnobSetting> {
     let (knob, value) = match key {
         "preempt" => (Knob::Preempt, one_of(key, v, &["none", "voluntary", "full", "lazy"])?),
         "smt" => (Knob::Smt, one_of(key, v, &["off", "on"])?),
@@ -146,7 +146,7 @@ fn with_debugfs<T: Send>(root: &Path, f: impl FnOnce(Option<String>) -> T + Send
 
 /// The files a knob writes, for reading and checking (several for the
 /// governor, one per cpufreq policy). `Err`: why the machine has none.
-pub fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, String> {
+pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, String> {
     let one = |rel: &str, what: &str| {
         let p = root.join(rel);
         if p.exists() {
@@ -206,7 +206,7 @@ pub fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, Stri
 /// empty component), and, its links resolved, still lie below `root`'s
 /// `sys` or `proc/sys`. Returns the resolved file, to be written with
 /// `O_NOFOLLOW`; `Err` says why not, on one line.
-pub fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String> {
+pub(crate) fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String> {
     let rel = file
         .strip_prefix(root)
         .map_err(|_| format!("{} is not below the sysfs root {}", file.display(), root.display()))?;
@@ -225,7 +225,7 @@ pub fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String
 /// resolved: `sysctl=vm.swappiness` and `sysfs=/proc/sys/vm/swappiness`,
 /// `thp=` and `sysfs=` of its file) conflict, as two `thp=` do: bad input
 /// naming both.
-pub fn check_distinct(knobs: &[KnobSetting], root: &Path, spec: &str) -> Result<()> {
+pub(crate) fn check_distinct(knobs: &[KnobSetting], root: &Path, spec: &str) -> Result<()> {
     let mut seen: Vec<(PathBuf, String)> = Vec::new();
     for s in knobs {
         for f in files(&s.knob, root).unwrap_or_default() {
@@ -254,7 +254,7 @@ fn spelled(knob: &Knob, path: &Path, raw: &str) -> String {
 }
 
 /// The files to write for a setting and the value each takes.
-pub fn targets(s: &KnobSetting, root: &Path) -> std::result::Result<Vec<(PathBuf, String)>, String> {
+pub(crate) fn targets(s: &KnobSetting, root: &Path) -> std::result::Result<Vec<(PathBuf, String)>, String> {
     let fs = files(&s.knob, root)?;
     Ok(fs
         .into_iter()
@@ -271,7 +271,7 @@ pub fn targets(s: &KnobSetting, root: &Path) -> std::result::Result<Vec<(PathBuf
 
 /// The value in force, in the knob's spelling (`mixed: a, b` when the
 /// governor differs between policies); `None` when it cannot be read.
-pub fn read_back(knob: &Knob, root: &Path) -> Option<String> {
+pub(crate) fn read_back(knob: &Knob, root: &Path) -> Option<String> {
     let mut seen: Vec<String> = Vec::new();
     for p in files(knob, root).ok()? {
         let v = spelled(knob, &p, &k::current_value(&p).ok()?);
@@ -311,7 +311,7 @@ fn offered(knob: &Knob, files: &[PathBuf]) -> Option<Vec<String>> {
 
 /// Why this machine cannot apply `s` (`Ok`: it can). Needs root on the live
 /// machine; in a fake tree only the files' permissions count.
-pub fn check(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
+pub(crate) fn check(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
     if s.knob == Knob::Preempt {
         return with_debugfs(root, |missing| match missing {
             Some(why) => Err(format!("{}: {why}", s.name())),
@@ -362,7 +362,7 @@ fn check_files(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> 
 
 /// A configuration with `smt=off` may use only CPUs that stay online: the
 /// first sibling of each core. Bad input naming the others.
-pub fn check_smt_off(spec: &str, cpus: &CpuSet, topo: &Topology) -> Result<()> {
+pub(crate) fn check_smt_off(spec: &str, cpus: &CpuSet, topo: &Topology) -> Result<()> {
     let first: CpuSet = CpuSet::from_iter(topo.cores.iter().filter_map(|c| c.cpus.first()));
     let gone = cpus.difference(&first);
     if gone.is_empty() {
@@ -375,19 +375,19 @@ pub fn check_smt_off(spec: &str, cpus: &CpuSet, topo: &Topology) -> Result<()> {
 }
 
 /// One knob as `kdelta topo` shows it.
-pub struct State {
-    pub key: &'static str,
-    pub file: String,
+pub(crate) struct State {
+    pub(crate) key: &'static str,
+    pub(crate) file: String,
     /// The value in force, or why it cannot be read.
-    pub current: std::result::Result<String, String>,
-    pub offered: Option<Vec<String>>,
+    pub(crate) current: std::result::Result<String, String>,
+    pub(crate) offered: Option<Vec<String>>,
     /// Whether kdelta could change it here, or why not.
-    pub change: std::result::Result<(), String>,
+    pub(crate) change: std::result::Result<(), String>,
 }
 
 /// Every knob's state below `root`. `sysctl=` and `sysfs=` are judged on
 /// `/proc/sys` and `/sys` as a whole: their files are named by the user.
-pub fn states(root: &Path) -> Vec<State> {
+pub(crate) fn states(root: &Path) -> Vec<State> {
     let mut out = vec![with_debugfs(root, |missing| state("preempt", Knob::Preempt, root, missing))];
     for (key, knob) in [("smt", Knob::Smt), ("governor", Knob::Governor), ("boost", Knob::Boost), ("thp", Knob::Thp)] {
         out.push(state(key, knob, root, None));
@@ -434,7 +434,7 @@ fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) ->
 }
 
 /// The `kernel settings` section of `kdelta topo`.
-pub fn states_text(root: &Path) -> String {
+pub(crate) fn states_text(root: &Path) -> String {
     let mut s = String::from(
         "\nkernel settings (configuration modifiers; switched by the parent between rounds and restored):\n",
     );

@@ -39,23 +39,23 @@ use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
 
-pub mod knobs;
+pub(crate) mod knobs;
 
-pub use crate::model::config::Config;
+pub(crate) use crate::model::config::Config;
 
-pub mod preload;
+pub(crate) mod preload;
 
 /// The machine cannot give this configuration (as opposed to a typo).
 #[derive(Debug, thiserror::Error)]
 #[error("configuration {name:?} is unavailable here: {reason}")]
-pub struct Unavailable {
-    pub name: String,
-    pub reason: String,
+pub(crate) struct Unavailable {
+    pub(crate) name: String,
+    pub(crate) reason: String,
 }
 
 /// Names a user can write, for error messages and `--help`.
-pub const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
+pub(crate) const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
+pub(crate) const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -315,7 +315,7 @@ fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseErr
 /// Apply a configuration to the calling process (the worker): policy first,
 /// then affinity, then environment. Every thread and child started afterwards
 /// inherits it.
-pub fn apply(cfg: &Config) -> Result<()> {
+pub(crate) fn apply(cfg: &Config) -> Result<()> {
     if let Some(p) = cfg.policy {
         sys::set_policy(p)?;
     }
@@ -333,7 +333,7 @@ pub(crate) mod tests {
     use crate::topology::{Core, Cpu};
 
     /// A topology from a list of cores (each a list of CPU ids), one package.
-    pub fn topo(cores: &[&[u32]]) -> Topology {
+    pub(crate) fn topo(cores: &[&[u32]]) -> Topology {
         let mut cpus = Vec::new();
         let mut cs = Vec::new();
         for (i, c) in cores.iter().enumerate() {

@@ -14,10 +14,10 @@ use crate::error::bad_input;
 use std::path::{Path, PathBuf};
 
 /// The preload library's file name.
-pub const LIB_NAME: &str = "libkdelta_mem.so";
+pub(crate) const LIB_NAME: &str = "libkdelta_mem.so";
 
 /// What `preload=` resolved to, or why it cannot be used.
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// The absolute path to put in `LD_PRELOAD`.
     Path(String),
     /// The configuration is unavailable here, for this reason.
@@ -25,7 +25,7 @@ pub enum Resolved {
 }
 
 /// Resolve `preload=V`. `Err` is bad input.
-pub fn resolve(v: &str) -> anyhow::Result<Resolved> {
+pub(crate) fn resolve(v: &str) -> anyhow::Result<Resolved> {
     let lib = match v {
         "" => {
             return Err(bad_input("empty preload modifier: expected preload=tuned or preload=PATH (a shared library)"))
@@ -90,17 +90,17 @@ fn tuned_path() -> Result<PathBuf, String> {
 
 /// The ELF facts that matter here.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Elf {
+pub(crate) struct Elf {
     /// `e_type`: 2 executable, 3 shared object (or position-independent executable).
-    pub kind: u16,
+    pub(crate) kind: u16,
     /// `e_machine`.
-    pub machine: u16,
+    pub(crate) machine: u16,
     /// Whether it names a dynamic loader (`PT_INTERP`).
-    pub interp: bool,
+    pub(crate) interp: bool,
 }
 
 /// The `e_machine` of the machine kdelta was built for, with a name.
-pub fn host_machine() -> Option<(u16, &'static str)> {
+pub(crate) fn host_machine() -> Option<(u16, &'static str)> {
     if cfg!(target_arch = "x86_64") {
         Some((62, "x86-64"))
     } else if cfg!(target_arch = "aarch64") {
@@ -111,7 +111,7 @@ pub fn host_machine() -> Option<(u16, &'static str)> {
 }
 
 /// Why `lib` cannot be preloaded here, if it cannot.
-pub fn usable(lib: &Path) -> Result<(), String> {
+pub(crate) fn usable(lib: &Path) -> Result<(), String> {
     let Some((machine, name)) = host_machine() else {
         return Err(format!("the preload library is written for x86-64 and aarch64, not {}", std::env::consts::ARCH));
     };
@@ -126,7 +126,7 @@ pub fn usable(lib: &Path) -> Result<(), String> {
 }
 
 /// Read a 64-bit little-endian ELF header and its program headers.
-pub fn read_elf(path: &Path) -> Result<Elf, String> {
+pub(crate) fn read_elf(path: &Path) -> Result<Elf, String> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut head = Vec::new();
@@ -136,7 +136,7 @@ pub fn read_elf(path: &Path) -> Result<Elf, String> {
 
 /// [`read_elf`] on bytes (the first 64 KiB suffice for the program headers
 /// of any ordinary file).
-pub fn parse_elf(b: &[u8]) -> Result<Elf, String> {
+pub(crate) fn parse_elf(b: &[u8]) -> Result<Elf, String> {
     if b.len() < 64 || &b[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }

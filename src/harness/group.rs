@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 /// One point of a group: an item under one ready configuration, the
 /// sequence number its result is stored under, and what it has gathered.
 pub(super) struct Point {
-    pub item: usize,
+    pub(crate) item: usize,
     /// Its configuration, as an index into `Executor::ready`.
-    pub cfg: usize,
-    pub seq: usize,
-    pub got: Gathered,
+    pub(crate) cfg: usize,
+    pub(crate) seq: usize,
+    pub(crate) got: Gathered,
 }
 
 /// Where each result of a group comes from, in storing order.
@@ -45,12 +45,12 @@ enum Slot {
 /// ready configuration, item by item), where each of its results comes from
 /// in storing order, and what each item's work was calibrated to.
 pub(super) struct Sweep<'g> {
-    pub items: &'g [Item],
-    pub points: Vec<Point>,
+    pub(crate) items: &'g [Item],
+    pub(crate) points: Vec<Point>,
     slots: Vec<Slot>,
     /// Iterations per sample, per item: calibrated once, in the item's first
     /// worker; every later worker of every configuration times the same work.
-    pub iterations: Vec<Option<u64>>,
+    pub(crate) iterations: Vec<Option<u64>>,
 }
 
 impl<'g> Sweep<'g> {
@@ -58,7 +58,7 @@ impl<'g> Sweep<'g> {
     /// configurations, then its points (or, for an item the benchmark does
     /// not support here, a record per ready configuration saying why);
     /// results are numbered from `first_seq` in that order.
-    pub fn lay_out(items: &'g [Item], configs: &[PlannedConfig], ready: usize, first_seq: usize) -> Sweep<'g> {
+    pub(super) fn lay_out(items: &'g [Item], configs: &[PlannedConfig], ready: usize, first_seq: usize) -> Sweep<'g> {
         let mut points = Vec::new();
         let mut slots = Vec::new();
         for (ii, item) in items.iter().enumerate() {
@@ -86,7 +86,7 @@ impl<'g> Sweep<'g> {
 
     /// The group's ties in running order: each tie of items (`item_ties`)
     /// once per configuration, configurations innermost.
-    pub fn ties(&self, item_ties: Vec<Vec<usize>>, ready: usize) -> Vec<Tie> {
+    pub(super) fn ties(&self, item_ties: Vec<Vec<usize>>, ready: usize) -> Vec<Tie> {
         let at = |item: usize, cfg: usize| {
             self.points.iter().position(|p| p.item == item && p.cfg == cfg).expect("a supported item has its points")
         };
@@ -124,14 +124,14 @@ impl<'g> Sweep<'g> {
 #[derive(Default)]
 pub(super) struct Ledger {
     /// (result seq, round) per point of each worker, in the order they ran.
-    pub schedule: Vec<(usize, u32)>,
-    pub retaken: usize,
-    pub auto_met: usize,
-    pub auto_capped: Vec<String>,
-    pub noisy: usize,
+    pub(crate) schedule: Vec<(usize, u32)>,
+    pub(crate) retaken: usize,
+    pub(crate) auto_met: usize,
+    pub(crate) auto_capped: Vec<String>,
+    pub(crate) noisy: usize,
     /// CPU time of every worker.
-    pub workers_cpu: f64,
-    pub peak_worker_rss: u64,
+    pub(crate) workers_cpu: f64,
+    pub(crate) peak_worker_rss: u64,
 }
 
 impl Ledger {
@@ -155,24 +155,24 @@ impl Ledger {
 
 /// Runs a plan's groups, worker by worker, and keeps the run's running totals.
 pub(super) struct Executor<'a> {
-    pub req: &'a Request,
-    pub topo: &'a Topology,
+    pub(crate) req: &'a Request,
+    pub(crate) topo: &'a Topology,
     /// Every configuration planned: unavailable ones are stored as such.
-    pub configs: &'a [PlannedConfig],
+    pub(crate) configs: &'a [PlannedConfig],
     /// The configurations that run; a point's `cfg` indexes these.
-    pub ready: &'a [Config],
+    pub(crate) ready: &'a [Config],
     /// `--runs auto` (asked, or by default for a comparison).
-    pub auto: bool,
+    pub(crate) auto: bool,
     /// The run's temporary directory: job and result files, workers' scratch.
-    pub tmp: std::path::PathBuf,
-    pub interrupted: Arc<AtomicBool>,
-    pub progress: super::progress::Progress,
+    pub(crate) tmp: std::path::PathBuf,
+    pub(crate) interrupted: Arc<AtomicBool>,
+    pub(crate) progress: super::progress::Progress,
     /// Kernel settings switched between workers, when a configuration has any.
-    pub knobs: Option<super::knobs::Session>,
+    pub(crate) knobs: Option<super::knobs::Session>,
     /// Workers started so far: the number of the last one.
-    pub job_no: usize,
-    pub was_interrupted: bool,
-    pub ledger: Ledger,
+    pub(crate) job_no: usize,
+    pub(crate) was_interrupted: bool,
+    pub(crate) ledger: Ledger,
 }
 
 /// The ties of a benchmark's group before configurations, as items: its

@@ -42,7 +42,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// The format version of the owner line; a journal of another is refused.
 /// (1: the unversioned journals of kdelta before the third hardening pass.)
-pub const FORMAT: u32 = 2;
+pub(crate) const FORMAT: u32 = 2;
 
 /// The most of a journal that is read: a real one holds one line (under
 /// 5 KiB) per file changed.
@@ -55,7 +55,7 @@ pub const MAX_VALUE: usize = 4096;
 const MAX_PATH: usize = 4096;
 
 /// Where the journal of kernel settings below `root` lives.
-pub fn path(root: &Path) -> PathBuf {
+pub(crate) fn path(root: &Path) -> PathBuf {
     match std::env::var_os("KDELTA_JOURNAL") {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => root.join("run/kdelta/knobs.journal"),
@@ -291,7 +291,7 @@ fn load(path: &Path) -> std::result::Result<Option<Vec<u8>>, String> {
 
 /// Read the journal at `path`; `None` when there is none. A file that is
 /// not a journal kdelta wrote is bad input, one line.
-pub fn read(path: &Path) -> Result<Option<Entries>> {
+pub(crate) fn read(path: &Path) -> Result<Option<Entries>> {
     let refused = |why: String| bad_input(format!("the kernel-settings journal {} is unusable: {why}", path.display()));
     match load(path).map_err(refused)? {
         None => Ok(None),
@@ -362,7 +362,7 @@ fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>, Vec<String
 /// the journal kept, nothing written) one that is not kdelta's or names
 /// anything but kernel settings below `root`, and one whose owner still
 /// runs, unless it is us.
-pub fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
+pub(crate) fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
     let e = match read(path) {
         Ok(Some(e)) => e,
         Ok(None) => return Ok(None),
@@ -399,7 +399,7 @@ pub fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
 /// restoring anything, whatever it holds (garbage included), unless it is
 /// the journal of a kdelta still running. Never follows a link (the link is
 /// removed) and never removes a directory or a device. Says what it did.
-pub fn discard(path: &Path) -> Result<String> {
+pub(crate) fn discard(path: &Path) -> Result<String> {
     let md = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -446,7 +446,7 @@ fn remove(path: &Path) -> Result<()> {
 /// killed kdelta exists or the journal's path holds something unusable;
 /// `None` when there is none or its owner still runs. Never blocks, never
 /// reads more than [`MAX_BYTES`].
-pub fn warning(root: &Path) -> Option<String> {
+pub(crate) fn warning(root: &Path) -> Option<String> {
     let p = path(root);
     let e = match read(&p) {
         Ok(e) => e?,
@@ -469,7 +469,7 @@ pub fn warning(root: &Path) -> Option<String> {
 
 /// Refuse to change kernel settings while another journal exists (its
 /// originals would be lost) or the journal's path holds something unusable.
-pub fn preflight(root: &Path) -> Result<()> {
+pub(crate) fn preflight(root: &Path) -> Result<()> {
     let p = path(root);
     let e = read(&p).map_err(|err| bad_input(format!("{err}: `kdelta restore --discard` removes it")))?;
     if let Some(e) = e {
@@ -483,11 +483,11 @@ pub fn preflight(root: &Path) -> Result<()> {
 }
 
 /// The journal this process writes, made when its first change is due.
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     root: PathBuf,
     file: std::fs::File,
-    pub entries: Entries,
+    pub(crate) entries: Entries,
 }
 
 impl Journal {
@@ -495,7 +495,7 @@ impl Journal {
     /// with its owner line, fsynced with its directory: the directory made
     /// 0700 if missing and refused if group or others can write it, the file
     /// made 0600 with `O_EXCL` (no link followed), as [`read`] wants them.
-    pub fn create(path: &Path, root: &Path) -> Result<Journal> {
+    pub(crate) fn create(path: &Path, root: &Path) -> Result<Journal> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -540,7 +540,7 @@ impl Journal {
 
     /// Record `path`'s original value before its first change (later
     /// changes of the same file keep the first original).
-    pub fn will_write(&mut self, path: &Path, original: &str) -> Result<()> {
+    pub(crate) fn will_write(&mut self, path: &Path, original: &str) -> Result<()> {
         if self.entries.wrote.iter().any(|(p, _)| p == path) {
             return Ok(());
         }
@@ -550,20 +550,21 @@ impl Journal {
     }
 
     /// Record a mount before making it.
-    pub fn will_mount(&mut self, at: &Path) -> Result<()> {
+    pub(crate) fn will_mount(&mut self, at: &Path) -> Result<()> {
         self.append(&Line::Mounted { path: at.to_path_buf() })?;
         self.entries.mounted.push(at.to_path_buf());
         Ok(())
     }
 
     /// The original of a file this journal changed.
-    pub fn original(&self, path: &Path) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn original(&self, path: &Path) -> Option<&str> {
         self.entries.wrote.iter().find(|(p, _)| p == path).map(|(_, o)| o.as_str())
     }
 
     /// Put everything back and remove the file; on failure the file stays
     /// for `kdelta restore`.
-    pub fn replay(self) -> Result<Vec<String>> {
+    pub(crate) fn replay(self) -> Result<Vec<String>> {
         match undo(&self.entries, &self.root) {
             Ok(done) => {
                 remove(&self.path)?;

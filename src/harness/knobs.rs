@@ -13,7 +13,7 @@ use crate::model::knob::Knob;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub struct Session {
+pub(crate) struct Session {
     root: PathBuf,
     journal: Option<Journal>,
     /// Per configuration name: every distinct read-back, `thp=never`.
@@ -21,7 +21,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(root: &Path) -> Session {
+    pub(crate) fn new(root: &Path) -> Session {
         Session { root: root.to_path_buf(), journal: None, read: BTreeMap::new() }
     }
 
@@ -35,7 +35,7 @@ impl Session {
     /// Make the machine's settings those of `cfg`: its own set, every other
     /// one kdelta changed back to its original. `Err`: why not (the caller
     /// fails the point and restores).
-    pub fn switch(&mut self, cfg: &Config) -> Result<(), String> {
+    pub(crate) fn switch(&mut self, cfg: &Config) -> Result<(), String> {
         if cfg.knobs.is_empty() {
             return self.restore();
         }
@@ -80,7 +80,7 @@ impl Session {
     }
 
     /// Put everything back and remove the journal (nothing to do without one).
-    pub fn restore(&mut self) -> Result<(), String> {
+    pub(crate) fn restore(&mut self) -> Result<(), String> {
         match self.journal.take() {
             Some(j) => j.replay().map(|_| ()).map_err(|e| format!("{e:#}")),
             None => Ok(()),
@@ -88,7 +88,7 @@ impl Session {
     }
 
     /// What a configuration read back, `thp=never`, in the order first seen.
-    pub fn read_back(&self, config: &str) -> &[String] {
+    pub(crate) fn read_back(&self, config: &str) -> &[String] {
         self.read.get(config).map(Vec::as_slice).unwrap_or(&[])
     }
 }

@@ -3,13 +3,13 @@
 //! (inside the worker) calibrates and samples.
 
 mod group;
-pub mod journal;
-pub mod knobs;
+pub(crate) mod journal;
+pub(crate) mod knobs;
 mod order;
-pub mod plan;
-pub mod progress;
+pub(crate) mod plan;
+pub(crate) mod progress;
 mod result;
 mod round;
-pub mod run;
+pub(crate) mod run;
 mod schedule;
-pub mod worker;
+pub(crate) mod worker;

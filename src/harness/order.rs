@@ -26,19 +26,19 @@ use crate::model::params::Params;
 use std::collections::BTreeMap;
 
 /// A benchmark's parameters as a round nests them.
-pub struct Axes<'a> {
+pub(super) struct Axes<'a> {
     /// Every parameter's name, in declared order.
-    pub declared: Vec<&'a str>,
+    pub(crate) declared: Vec<&'a str>,
     /// Those the user set on the command line.
-    pub given: Vec<&'a str>,
+    pub(crate) given: Vec<&'a str>,
     /// Those whose values name alternatives rather than points on a scale
     /// (`ParamKind::names_alternatives`).
-    pub alternatives: Vec<&'a str>,
+    pub(crate) alternatives: Vec<&'a str>,
 }
 
 /// The order of round `r` (0-based) over `n` points: forward on even
 /// rounds, backward on odd ones (A B C, C B A, A B C, ...).
-pub fn round_order(n: usize, r: usize) -> Vec<usize> {
+pub(super) fn round_order(n: usize, r: usize) -> Vec<usize> {
     if r % 2 == 0 {
         (0..n).collect()
     } else {
@@ -48,7 +48,7 @@ pub fn round_order(n: usize, r: usize) -> Vec<usize> {
 
 /// The items of one benchmark's group (their parameter points, in
 /// expansion order) as a permutation: the order a round visits them in.
-pub fn visit_order(items: &[&Params], axes: &Axes) -> Vec<usize> {
+pub(super) fn visit_order(items: &[&Params], axes: &Axes) -> Vec<usize> {
     let (nest, values) = nesting(items, axes);
     let key = |p: &Params| -> Vec<usize> {
         nest.iter().map(|n| p.0.get(*n).and_then(|v| values[n].iter().position(|x| x == v)).unwrap_or(0)).collect()
@@ -60,7 +60,7 @@ pub fn visit_order(items: &[&Params], axes: &Axes) -> Vec<usize> {
 
 /// The compared parameter: the innermost of the nesting when the user gave
 /// it (`impl` in `--param impl=libc,tuned --param size=1K,1M`), else none.
-pub fn compared<'a>(items: &[&Params], axes: &Axes<'a>) -> Option<&'a str> {
+pub(super) fn compared<'a>(items: &[&Params], axes: &Axes<'a>) -> Option<&'a str> {
     let (nest, _) = nesting(items, axes);
     nest.last().copied().filter(|n| axes.given.contains(n))
 }
@@ -69,7 +69,7 @@ pub fn compared<'a>(items: &[&Params], axes: &Axes<'a>) -> Option<&'a str> {
 /// differ only in `param`, so the sides of one comparison can share a
 /// worker and take turns sample by sample (`measure::sampler::turns`).
 /// Items that lack `param` stand alone.
-pub fn ties(items: &[&Params], order: &[usize], param: &str) -> Vec<Vec<usize>> {
+pub(super) fn ties(items: &[&Params], order: &[usize], param: &str) -> Vec<Vec<usize>> {
     let rest = |i: usize| -> Option<Vec<(&String, &String)>> {
         items[i].0.contains_key(param).then(|| items[i].0.iter().filter(|(k, _)| k.as_str() != param).collect())
     };

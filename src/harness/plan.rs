@@ -14,32 +14,32 @@ use std::time::Duration;
 
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
-pub struct Request {
-    pub selectors: Vec<String>,
-    pub configs: Vec<String>,
-    pub overrides: BTreeMap<String, String>,
-    pub runs: Runs,
+pub(crate) struct Request {
+    pub(crate) selectors: Vec<String>,
+    pub(crate) configs: Vec<String>,
+    pub(crate) overrides: BTreeMap<String, String>,
+    pub(crate) runs: Runs,
     /// `--runs auto`: the target half-width of each median's 95 % interval, percent.
-    pub ci_target_pct: f64,
-    pub quick: bool,
-    pub label: Option<String>,
-    pub skip_unavailable: bool,
+    pub(crate) ci_target_pct: f64,
+    pub(crate) quick: bool,
+    pub(crate) label: Option<String>,
+    pub(crate) skip_unavailable: bool,
     /// Target length of one sample.
-    pub sample_time: Duration,
+    pub(crate) sample_time: Duration,
     /// Minimum warm-up in each worker before its first sample.
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// Overrides every benchmark's worker time limit.
-    pub timeout: Option<Duration>,
-    pub command: String,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) command: String,
     /// Where kernel settings are judged and switched (`None`: `/`).
-    pub sysfs_root: Option<std::path::PathBuf>,
+    pub(crate) sysfs_root: Option<std::path::PathBuf>,
     /// How the values of a compared parameter alternate.
-    pub interleave: Interleave,
+    pub(crate) interleave: Interleave,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Interleave {
+pub(crate) enum Interleave {
     /// In one worker, sample by sample, for benchmarks that allow it
     /// (`BenchInfo::lockstep`); a worker per value otherwise.
     #[default]
@@ -50,7 +50,7 @@ pub enum Interleave {
 
 /// How many samples each result takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Runs {
+pub(crate) enum Runs {
     /// Each benchmark's own count; `auto` when the run compares (two or
     /// more configurations, or a swept parameter) and is not `--quick`.
     #[default]
@@ -63,22 +63,22 @@ pub enum Runs {
 }
 
 /// One benchmark at one parameter point.
-pub struct Item {
-    pub bench: Arc<dyn Benchmark>,
-    pub info: BenchInfo,
-    pub params: Params,
-    pub unsupported: Option<String>,
+pub(crate) struct Item {
+    pub(crate) bench: Arc<dyn Benchmark>,
+    pub(crate) info: BenchInfo,
+    pub(crate) params: Params,
+    pub(crate) unsupported: Option<String>,
 }
 
 /// A configuration this run uses, or one recorded as unavailable.
 #[derive(Debug, Clone)]
-pub enum PlannedConfig {
+pub(crate) enum PlannedConfig {
     Ready(Config),
     Unavailable { name: String, reason: String },
 }
 
 impl PlannedConfig {
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             PlannedConfig::Ready(c) => &c.name,
             PlannedConfig::Unavailable { name, .. } => name,
@@ -86,14 +86,14 @@ impl PlannedConfig {
     }
 }
 
-pub struct Plan {
-    pub items: Vec<Item>,
-    pub configs: Vec<PlannedConfig>,
+pub(crate) struct Plan {
+    pub(crate) items: Vec<Item>,
+    pub(crate) configs: Vec<PlannedConfig>,
 }
 
 /// Select benchmarks: a family (`lat`), a name (`lat.syscall`) or a glob
 /// (`lat.sel*`). Unknown selectors are bad input listing what exists.
-pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<Box<dyn Benchmark>>> {
+pub(crate) fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<Box<dyn Benchmark>>> {
     let infos: Vec<BenchInfo> = all.iter().map(|b| b.info()).collect();
     let mut chosen = vec![false; all.len()];
     for sel in selectors {
@@ -119,7 +119,7 @@ pub fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Result<Vec<
 
 /// Build the plan from the benchmarks kdelta has (`all`); every mistake in
 /// the request is reported here, before anything runs or is stored.
-pub fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Result<Plan> {
+pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>) -> Result<Plan> {
     if req.selectors.is_empty() {
         return Err(bad_input(
             "no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`",
@@ -222,7 +222,7 @@ fn check_knobs(c: Config, req: &Request) -> Result<Config> {
 
 impl Request {
     /// The root kernel settings are judged and switched below.
-    pub fn root(&self) -> std::path::PathBuf {
+    pub(crate) fn root(&self) -> std::path::PathBuf {
         self.sysfs_root.clone().unwrap_or_else(|| "/".into())
     }
 }
@@ -282,7 +282,7 @@ pub(super) fn wanted(req: &Request, info: &BenchInfo) -> usize {
 
 /// Samples per result split into rounds of workers: at most 5 rounds, the
 /// samples spread as evenly as possible. Returns the samples of each round.
-pub fn split_rounds(total: usize) -> Vec<usize> {
+pub(crate) fn split_rounds(total: usize) -> Vec<usize> {
     let total = total.max(1);
     let r = total.min(5);
     (0..r).map(|i| total / r + usize::from(i < total % r)).collect()

@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 #[derive(Clone)]
-pub struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
     start: Instant,
     tty: bool,
@@ -16,7 +16,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(total: u64) -> Self {
+    pub(crate) fn new(total: u64) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -38,19 +38,19 @@ impl Progress {
             self.shown.set(true);
         }
     }
-    pub fn set_message(&self, m: String) {
+    pub(crate) fn set_message(&self, m: String) {
         self.maybe_show();
         self.bar.set_message(m);
     }
-    pub fn inc(&self) {
+    pub(crate) fn inc(&self) {
         self.maybe_show();
         self.bar.inc(1);
     }
     /// More jobs than planned (retakes, `--runs auto`).
-    pub fn add_length(&self, n: u64) {
+    pub(crate) fn add_length(&self, n: u64) {
         self.bar.inc_length(n);
     }
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }

@@ -44,9 +44,9 @@ fn parts_into_extras(
 /// What a stored result is about: an item under a configuration, by the
 /// configuration's name and its CPUs as stored (empty for one unavailable).
 pub(super) struct Subject<'a> {
-    pub item: &'a Item,
-    pub config: &'a str,
-    pub cpus: String,
+    pub(crate) item: &'a Item,
+    pub(crate) config: &'a str,
+    pub(crate) cpus: String,
 }
 
 /// What a point has gathered over its group's rounds: the samples of every
@@ -54,16 +54,16 @@ pub(super) struct Subject<'a> {
 /// extra rounds took to replace disturbed ones.
 #[derive(Default)]
 pub(super) struct Gathered {
-    pub set: SampleSet,
-    pub failed: Option<String>,
-    pub retaken_extra: usize,
+    pub(crate) set: SampleSet,
+    pub(crate) failed: Option<String>,
+    pub(crate) retaken_extra: usize,
 }
 
 impl Gathered {
-    pub fn clean(&self) -> usize {
+    pub(super) fn clean(&self) -> usize {
         self.set.clean()
     }
-    pub fn taken(&self) -> usize {
+    pub(super) fn taken(&self) -> usize {
         self.set.samples.len()
     }
 }
@@ -73,9 +73,9 @@ impl Gathered {
 /// half-width of its 95 % interval).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Aim {
-    pub want: usize,
-    pub auto: bool,
-    pub ci_target_pct: f64,
+    pub(crate) want: usize,
+    pub(crate) auto: bool,
+    pub(crate) ci_target_pct: f64,
 }
 
 /// A result that was not measured: an unavailable configuration or benchmark.

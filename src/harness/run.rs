@@ -22,14 +22,14 @@ use std::time::Instant;
 
 /// What executing a plan gives back: the run as closed, its results, and
 /// whether it was interrupted.
-pub struct RunOutput {
-    pub run: RunRecord,
-    pub results: Vec<ResultRecord>,
-    pub interrupted: bool,
+pub(crate) struct RunOutput {
+    pub(crate) run: RunRecord,
+    pub(crate) results: Vec<ResultRecord>,
+    pub(crate) interrupted: bool,
 }
 
 /// Execute a plan. Results are written to `store` as they complete.
-pub fn execute(
+pub(crate) fn execute(
     req: &Request,
     plan: Plan,
     topo: &Topology,
@@ -45,7 +45,7 @@ pub fn execute(
 
 /// How many workers a plan will start before any retakes: what its progress
 /// bar counts. A caller that shows several plans on one bar adds these up.
-pub fn planned_jobs(req: &Request, plan: &Plan) -> usize {
+pub(crate) fn planned_jobs(req: &Request, plan: &Plan) -> usize {
     let ready = ready_configs(plan).len();
     groups(&plan.items).map(|g| split_rounds(wanted(req, &g[0].info)).len() * ready * item_ties(req, g).len()).sum()
 }
@@ -57,7 +57,7 @@ fn groups(items: &[Item]) -> impl Iterator<Item = &[Item]> {
 }
 
 /// The configurations of a plan that will run.
-pub fn ready_configs(plan: &Plan) -> Vec<Config> {
+pub(crate) fn ready_configs(plan: &Plan) -> Vec<Config> {
     plan.configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect()
 }
 
@@ -66,17 +66,17 @@ pub fn ready_configs(plan: &Plan) -> Vec<Config> {
 /// gets, and the caller's progress bar, if the plan's workers are shown on
 /// one that already counts [`planned_jobs`] for it (and that the caller
 /// finishes).
-pub struct Continuing<'a> {
-    pub run: RunRecord,
-    pub first_seq: usize,
-    pub progress: Option<&'a Progress>,
+pub(crate) struct Continuing<'a> {
+    pub(crate) run: RunRecord,
+    pub(crate) first_seq: usize,
+    pub(crate) progress: Option<&'a Progress>,
 }
 
 /// Execute a plan into a run already stored: results get sequence numbers
 /// from `into.first_seq` on, and fields the caller put in the run's
 /// environment's `other` map are kept when the run is closed. Without a
 /// progress bar of the caller's, the plan's workers show on one of its own.
-pub fn execute_into(
+pub(crate) fn execute_into(
     req: &Request,
     plan: Plan,
     topo: &Topology,

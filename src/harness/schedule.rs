@@ -15,16 +15,16 @@ use super::plan::split_rounds;
 /// those values at one other point of the sweep. Otherwise it holds one point.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Tie {
-    pub points: Vec<usize>,
+    pub(crate) points: Vec<usize>,
 }
 
 /// One point's share of a job: the samples its worker takes of it, and how
 /// many of those replace disturbed samples (counted as retaken).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Take {
-    pub point: usize,
-    pub samples: usize,
-    pub retakes: usize,
+    pub(crate) point: usize,
+    pub(crate) samples: usize,
+    pub(crate) retakes: usize,
 }
 
 /// A job: what one worker measures. The points of one tie (all, or those an
@@ -32,23 +32,23 @@ pub(super) struct Take {
 /// samples it takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Job {
-    pub takes: Vec<Take>,
+    pub(crate) takes: Vec<Take>,
 }
 
 /// A round: a worker per job, one after the other in this order. Rounds are
 /// numbered from 1 over a group; even-numbered ones run backward.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Round {
-    pub number: u32,
+    pub(crate) number: u32,
     /// How many rounds were planned, for a planned round; `None` for an
     /// extra one (retakes, `--runs auto`).
-    pub planned_of: Option<u32>,
-    pub jobs: Vec<Job>,
+    pub(crate) planned_of: Option<u32>,
+    pub(crate) jobs: Vec<Job>,
 }
 
 impl Round {
     /// How the progress bar names the round: `round 2/5`, `extra round 6`.
-    pub fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match self.planned_of {
             Some(of) => format!("round {}/{of}", self.number),
             None => format!("extra round {}", self.number),
@@ -61,36 +61,36 @@ impl Round {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Standing {
     /// The item (parameter point) it measures, in every configuration.
-    pub item: usize,
+    pub(crate) item: usize,
     /// A failed point takes nothing more.
-    pub failed: bool,
-    pub clean: usize,
-    pub taken: usize,
+    pub(crate) failed: bool,
+    pub(crate) clean: usize,
+    pub(crate) taken: usize,
     /// With `--runs auto`: its median is not yet known to the target precision.
-    pub imprecise: bool,
+    pub(crate) imprecise: bool,
 }
 
 /// The rounds of one group: its ties in running order, each point's
 /// samples in each planned round, and the counts extra rounds work to.
 #[derive(Debug, Clone)]
 pub(super) struct Schedule {
-    pub ties: Vec<Tie>,
+    pub(crate) ties: Vec<Tie>,
     /// Samples each point takes in each planned round (`split_rounds`).
-    pub planned: Vec<usize>,
+    pub(crate) planned: Vec<usize>,
     /// Clean samples each point wants.
-    pub want: usize,
+    pub(crate) want: usize,
     /// Samples a point may take in all, disturbed ones included: 3x `want`.
-    pub cap: usize,
+    pub(crate) cap: usize,
 }
 
 impl Schedule {
-    pub fn new(ties: Vec<Tie>, want: usize) -> Schedule {
+    pub(super) fn new(ties: Vec<Tie>, want: usize) -> Schedule {
         Schedule { ties, planned: split_rounds(want), want, cap: 3 * want }
     }
 
     /// Planned round `number` (from 1): every tie once, each point taking
     /// that round's samples.
-    pub fn planned_round(&self, number: u32) -> Round {
+    pub(super) fn planned_round(&self, number: u32) -> Round {
         let per = self.planned[number as usize - 1];
         let jobs = self
             .ties
@@ -109,7 +109,7 @@ impl Schedule {
     /// comparison is judged on rounds both sides took: `stats::rounds`),
     /// all within the cap. A tie keeps taking turns: its other points take
     /// as many samples as the one that needs most, within their caps.
-    pub fn extra_round(&self, number: u32, standing: &[Standing]) -> Option<Round> {
+    pub(super) fn extra_round(&self, number: u32, standing: &[Standing]) -> Option<Round> {
         let (want, cap, step) = (self.want, self.cap, self.planned[0]);
         let refined: Vec<usize> =
             standing.iter().filter(|s| !s.failed && s.taken < cap && s.imprecise).map(|s| s.item).collect();

@@ -34,32 +34,32 @@ use std::time::{Duration, Instant};
 /// points, the configuration to apply, the sampler's settings and where to
 /// write the results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobSpec {
-    pub benchmark: String,
+pub(crate) struct JobSpec {
+    pub(crate) benchmark: String,
     /// One point, or a tie: several points of one benchmark that take turns
     /// sample by sample, each on a thread of its own (`sampler::turns`), in
     /// this order.
-    pub points: Vec<JobPoint>,
-    pub config: Config,
+    pub(crate) points: Vec<JobPoint>,
+    pub(crate) config: Config,
     /// Shared by the points; `samples` and `iterations` come from each point.
-    pub settings: SamplerSettings,
-    pub result_path: PathBuf,
+    pub(crate) settings: SamplerSettings,
+    pub(crate) result_path: PathBuf,
 }
 
 /// One point of a job: its parameters, the samples to take, and the
 /// iterations per sample when calibrated by an earlier worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobPoint {
-    pub params: Params,
-    pub samples: usize,
-    pub iterations: Option<u64>,
+pub(crate) struct JobPoint {
+    pub(crate) params: Params,
+    pub(crate) samples: usize,
+    pub(crate) iterations: Option<u64>,
 }
 
 /// One point's samples, or why it failed.
-pub type PointResult = std::result::Result<SampleSet, String>;
+pub(crate) type PointResult = std::result::Result<SampleSet, String>;
 
 /// Looks a benchmark up by its exact name.
-pub type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmark>>;
+pub(crate) type Finder = fn(&str) -> Option<Box<dyn crate::measure::benchmark::Benchmark>>;
 
 /// What a worker leaves in its result file: its samples, or why it failed.
 #[derive(Debug, Serialize, Deserialize)]
@@ -73,7 +73,7 @@ enum WorkerResult {
 
 /// Entry point of `kdelta __worker JOB`. Returns the exit status. A failure
 /// is written to the result file for the parent (and to stderr for people).
-pub fn worker_main(job_path: &Path, find: Finder) -> i32 {
+pub(crate) fn worker_main(job_path: &Path, find: Finder) -> i32 {
     let job = match read_job(job_path) {
         Ok(j) => j,
         Err(e) => {
@@ -181,7 +181,7 @@ enum Killed {
 }
 
 /// How a worker ended.
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The worker ran: one result per point of the job, in its order.
     Done {
         sets: Vec<PointResult>,
@@ -197,7 +197,7 @@ pub enum Outcome {
 
 /// Run one job in a worker process, killing it after `timeout` or when
 /// `interrupted` becomes true.
-pub fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<Outcome> {
+pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interrupted: &AtomicBool) -> Result<Outcome> {
     std::fs::write(job_path, serde_json::to_vec(job)?).with_context(|| format!("writing {}", job_path.display()))?;
     let _ = std::fs::remove_file(&job.result_path);
     let exe = std::env::current_exe().context("finding kdelta's own executable")?;
@@ -319,7 +319,7 @@ impl Ended {
 
 /// How long after its time limit the watchdog kills a worker the harness
 /// has not (a harness stuck or stopped).
-pub const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
 
 /// Fork a watchdog for the worker's process group `pgid`: a child of the
 /// harness (not of the worker, whose benchmarks may count or wait for their
@@ -382,6 +382,6 @@ fn stderr_tail(s: &str) -> String {
 }
 
 /// Send SIGKILL to a whole process group (killpg(3)); a group that is gone is fine.
-pub fn kill_group(pgid: libc::pid_t) {
+pub(crate) fn kill_group(pgid: libc::pid_t) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
 }

@@ -13,28 +13,28 @@ pub struct BenchInfo {
     /// Full name, `family.rest` (`lat.syscall`).
     pub name: &'static str,
     /// Family, the part before the first dot (`lat`).
-    pub family: &'static str,
+    pub(crate) family: &'static str,
     /// One line: what one operation is.
-    pub summary: &'static str,
+    pub(crate) summary: &'static str,
     /// Unit of the figure (`us`, `MB/s`, `ops/s`, `msg/s`).
     pub unit: &'static str,
-    pub better: Better,
+    pub(crate) better: Better,
     pub params: Vec<ParamSpec>,
     /// Wall-clock limit for one worker invocation (calibration, warm-up and the
     /// samples it takes); past it the worker is killed and the result fails.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Samples per result by default and under `--quick` (`--runs` overrides).
     pub samples: usize,
-    pub quick_samples: usize,
+    pub(crate) quick_samples: usize,
     /// Former names (stored runs under them compare with this one, and
     /// `find` and selectors take them).
-    pub aliases: Vec<&'static str>,
+    pub(crate) aliases: Vec<&'static str>,
     /// Its points may share a worker, each on a thread of its own, taking
     /// turns sample by sample (`sampler::turns`): the values a user compares
     /// then see the same moments of a machine whose speed moves. Only for a
     /// `run` that is self-contained: no fork, signal handler, process-wide
     /// setting or other thread of its own.
-    pub lockstep: bool,
+    pub(crate) lockstep: bool,
 }
 
 impl BenchInfo {
@@ -139,7 +139,7 @@ pub trait Benchmark: Send + Sync {
 
 /// A benchmark made of two plain functions, for the many primitives that need
 /// no state of their own.
-pub struct Simple {
+pub(crate) struct Simple {
     info: fn() -> BenchInfo,
     run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
     supported: fn() -> Result<(), String>,
@@ -147,23 +147,19 @@ pub struct Simple {
 }
 
 impl Simple {
-    pub fn boxed(info: fn() -> BenchInfo, run: fn(&Params, &mut Sampler) -> anyhow::Result<()>) -> Box<dyn Benchmark> {
+    pub(crate) fn boxed(
+        info: fn() -> BenchInfo,
+        run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
+    ) -> Box<dyn Benchmark> {
         Box::new(Simple { info, run, supported: || Ok(()), memory: |_| None })
     }
     /// A benchmark whose buffers' size its parameters tell ([`Benchmark::memory`]).
-    pub fn boxed_sized(
+    pub(crate) fn boxed_sized(
         info: fn() -> BenchInfo,
         run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
         memory: fn(&Params) -> Option<u64>,
     ) -> Box<dyn Benchmark> {
         Box::new(Simple { info, run, supported: || Ok(()), memory })
-    }
-    pub fn boxed_if(
-        info: fn() -> BenchInfo,
-        run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
-        supported: fn() -> Result<(), String>,
-    ) -> Box<dyn Benchmark> {
-        Box::new(Simple { info, run, supported, memory: |_| None })
     }
 }
 

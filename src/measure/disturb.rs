@@ -23,11 +23,11 @@ use std::time::Instant;
 
 /// Share of a sample's wall time that other work may take before the sample
 /// counts as disturbed (`solo`, `waits`).
-pub const MAX_LOST: f64 = 0.02;
+pub(crate) const MAX_LOST: f64 = 0.02;
 /// The same for `whole-run` samples, whose CPU accounting is coarser (clock ticks).
-pub const MAX_LOST_WHOLE_RUN: f64 = 0.10;
+pub(crate) const MAX_LOST_WHOLE_RUN: f64 = 0.10;
 /// Absolute slack for the clock and accounting reads around a sample.
-pub const SLACK_S: f64 = 20e-6;
+pub(crate) const SLACK_S: f64 = 20e-6;
 /// `/proc/stat` counts steal in clock ticks: one tick of steal is below its resolution.
 fn steal_floor() -> f64 {
     1.0 / clock::clk_tck()
@@ -39,7 +39,7 @@ fn stolen(wall: f64, steal: Option<f64>) -> bool {
 
 /// Figures read at one instant.
 #[derive(Debug, Clone)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     at: Instant,
     unix: f64,
     thread_cpu: f64,
@@ -68,7 +68,7 @@ struct Peer {
 }
 
 /// Takes snapshots for one worker and judges samples.
-pub struct Probe {
+pub(crate) struct Probe {
     kind: TaskKind,
     peers: Vec<Peer>,
     /// CPUs whose idle time is read: the affinity set (up to 64 CPUs).
@@ -80,7 +80,7 @@ pub struct Probe {
 }
 
 impl Probe {
-    pub fn new(kind: TaskKind) -> Probe {
+    pub(crate) fn new(kind: TaskKind) -> Probe {
         let watch = crate::sys::get_affinity().map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
         let watch = if watch.len() <= 64 { watch } else { Vec::new() };
         Probe {
@@ -94,16 +94,16 @@ impl Probe {
         }
     }
 
-    pub fn kind(&self) -> TaskKind {
+    pub(crate) fn kind(&self) -> TaskKind {
         self.kind
     }
 
-    pub fn set_kind(&mut self, kind: TaskKind) {
+    pub(crate) fn set_kind(&mut self, kind: TaskKind) {
         self.kind = kind;
     }
 
     /// Tasks (thread or process ids) that take part in each sample.
-    pub fn add_peers(&mut self, tids: &[i32]) {
+    pub(crate) fn add_peers(&mut self, tids: &[i32]) {
         for &tid in tids {
             let process = !task::is_own_thread(tid);
             self.peers.push(Peer { tid, process });
@@ -114,7 +114,7 @@ impl Probe {
     }
 
     /// A snapshot before a sample: the clocks read last, next to the sample.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();
         s.thread_cpu = clock::thread_cpu_secs();
         s.at = Instant::now();
@@ -123,7 +123,7 @@ impl Probe {
 
     /// A snapshot after a sample: the clocks read first, so the interval
     /// between the two covers the sample tightly.
-    pub fn snapshot_end(&self) -> Snapshot {
+    pub(crate) fn snapshot_end(&self) -> Snapshot {
         let at = Instant::now();
         let thread_cpu = clock::thread_cpu_secs();
         Snapshot { at, thread_cpu, ..self.read_kernel() }
@@ -179,7 +179,7 @@ impl Probe {
     }
 
     /// The sample between two snapshots, judged.
-    pub fn meta(&self, a: &Snapshot, b: &Snapshot) -> SampleMeta {
+    pub(crate) fn meta(&self, a: &Snapshot, b: &Snapshot) -> SampleMeta {
         let wall = b.at.duration_since(a.at).as_secs_f64();
         let used: Vec<u32> = {
             let mut v: Vec<u32> = a.cpus.iter().chain(b.cpus.iter()).copied().filter(|&c| c != u32::MAX).collect();
@@ -262,17 +262,17 @@ fn others(watch: &[u32], used: &[u32], wall: f64, ours: f64, ia: &[Option<f64>],
 }
 
 /// The `solo` rule: wall time the thread did not run, or steal.
-pub fn judge_solo(wall: f64, cpu: f64, steal: Option<f64>) -> bool {
+pub(crate) fn judge_solo(wall: f64, cpu: f64, steal: Option<f64>) -> bool {
     wall - cpu > MAX_LOST * wall + SLACK_S || stolen(wall, steal)
 }
 
 /// Run-queue wait that tasks on CPUs of their own may show before a sample
 /// counts as disturbed (`waits`).
-pub const MAX_WAIT_ACROSS: f64 = 0.05;
+pub(crate) const MAX_WAIT_ACROSS: f64 = 0.05;
 
 /// The `waits` rule (see the table above). `placement` is `Across` only
 /// when every task had a CPU of its own.
-pub fn judge_waits(
+pub(crate) fn judge_waits(
     wall: f64,
     placement: Option<Placement>,
     others: Option<f64>,
@@ -289,7 +289,7 @@ pub fn judge_waits(
 }
 
 /// The `whole-run` rule: other work on the tasks' CPUs, or steal.
-pub fn judge_shared(wall: f64, others: Option<f64>, steal: Option<f64>, max_lost: f64) -> bool {
+pub(crate) fn judge_shared(wall: f64, others: Option<f64>, steal: Option<f64>, max_lost: f64) -> bool {
     others.is_some_and(|o| o > max_lost * wall + SLACK_S) || stolen(wall, steal)
 }
 

@@ -3,7 +3,7 @@
 //! ([`disturb`]). It knows nothing of configurations, statistics, storage or
 //! any particular benchmark.
 
-pub mod benchmark;
-pub mod disturb;
-pub mod owned;
-pub mod sampler;
+pub(crate) mod benchmark;
+pub(crate) mod disturb;
+pub(crate) mod owned;
+pub(crate) mod sampler;

@@ -22,30 +22,30 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The marker file in every directory kdelta owns.
-pub const MARKER: &str = ".kdelta-owner";
+pub(crate) const MARKER: &str = ".kdelta-owner";
 /// The list of directories made elsewhere, one path a line, in a worker's directory.
-pub const LIST: &str = ".kdelta-owned";
+pub(crate) const LIST: &str = ".kdelta-owned";
 /// The prefix of kdelta's temporary directories, the only names [`sweep`] looks at.
-pub const PREFIX: &str = "kdelta-";
+pub(crate) const PREFIX: &str = "kdelta-";
 
 /// A process, named for good: its pid and its start time (pids are reused,
 /// never with the same start time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: i32,
-    pub start: u64,
+    pub(crate) start: u64,
 }
 
 impl Owner {
     /// This process.
-    pub fn me() -> Owner {
+    pub(crate) fn me() -> Owner {
         let pid = std::process::id() as i32;
         Owner { pid, start: crate::sys::task::start_time(pid).unwrap_or(0) }
     }
     /// Does the process still run (or wait to be reaped)? When its start
     /// time cannot be read (`/proc` mounted with `hidepid`), a process that
     /// answers kill(2) with signal 0 (or EPERM) counts as alive: doubt keeps.
-    pub fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         match crate::sys::task::start_time(self.pid) {
             Some(t) => t == self.start,
             None => nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), None) != Err(nix::errno::Errno::ESRCH),
@@ -63,7 +63,7 @@ impl Owner {
     }
     /// The owner named by `dir`'s marker; `None` when `dir` is not a
     /// directory (a link is not), or has no readable marker.
-    pub fn of_dir(dir: &Path) -> Option<Owner> {
+    pub(crate) fn of_dir(dir: &Path) -> Option<Owner> {
         if !std::fs::symlink_metadata(dir).ok()?.is_dir() {
             return None;
         }
@@ -75,7 +75,7 @@ impl Owner {
 }
 
 /// Put `owner`'s marker in `dir` (a new file: never through a link).
-pub fn mark(dir: &Path, owner: Owner) -> Result<()> {
+pub(crate) fn mark(dir: &Path, owner: Owner) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -88,7 +88,7 @@ pub fn mark(dir: &Path, owner: Owner) -> Result<()> {
 
 /// Make a directory in `parent` named `prefix` and random characters
 /// (mkdtemp(3): created, not found, mode 0700) and mark it as `owner`'s.
-pub fn make_dir(parent: &Path, prefix: &str, owner: Owner) -> Result<PathBuf> {
+pub(crate) fn make_dir(parent: &Path, prefix: &str, owner: Owner) -> Result<PathBuf> {
     let dir = tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(parent)
@@ -102,7 +102,7 @@ pub fn make_dir(parent: &Path, prefix: &str, owner: Owner) -> Result<PathBuf> {
 }
 
 /// Add `dir` to the list at `list`.
-pub fn record(list: &Path, dir: &Path) -> Result<()> {
+pub(crate) fn record(list: &Path, dir: &Path) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -117,14 +117,14 @@ pub fn record(list: &Path, dir: &Path) -> Result<()> {
 }
 
 /// Remove `dir` if its marker names `owner`. True if removed.
-pub fn remove_if_owned(dir: &Path, owner: Owner) -> bool {
+pub(crate) fn remove_if_owned(dir: &Path, owner: Owner) -> bool {
     // remove_dir_all follows no link, not even `dir` itself.
     Owner::of_dir(dir) == Some(owner) && std::fs::remove_dir_all(dir).is_ok()
 }
 
 /// Remove every directory the list at `list` names whose marker names
 /// `owner`. Returns how many were removed.
-pub fn remove_listed(list: &Path, owner: Owner) -> usize {
+pub(crate) fn remove_listed(list: &Path, owner: Owner) -> usize {
     use std::os::unix::ffi::OsStrExt;
     let Ok(data) = std::fs::read(list) else { return 0 };
     data.split(|&b| b == b'\n')
@@ -138,7 +138,7 @@ pub fn remove_listed(list: &Path, owner: Owner) -> usize {
 /// directories listed in them and in their subdirectories. Directories
 /// without a marker, and those of a live kdelta, are left alone. Returns how
 /// many directories were removed.
-pub fn sweep(root: &Path) -> usize {
+pub(crate) fn sweep(root: &Path) -> usize {
     let Ok(rd) = std::fs::read_dir(root) else { return 0 };
     let mut n = 0;
     for e in rd.flatten() {

@@ -17,7 +17,7 @@ pub struct Config {
     /// Kernel settings the parent switches before this configuration's
     /// workers (`+thp=never`); machine-wide, never applied by the worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub knobs: Vec<super::knob::KnobSetting>,
+    pub(crate) knobs: Vec<super::knob::KnobSetting>,
 }
 
 impl Config {
@@ -50,8 +50,8 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub const NAMES: &'static [&'static str] = &["other", "batch", "idle", "fifo", "rr"];
-    pub fn parse(s: &str) -> Option<Policy> {
+    pub(crate) const NAMES: &'static [&'static str] = &["other", "batch", "idle", "fifo", "rr"];
+    pub(crate) fn parse(s: &str) -> Option<Policy> {
         Some(match s {
             "other" | "normal" => Policy::Other,
             "batch" => Policy::Batch,
@@ -61,7 +61,7 @@ impl Policy {
             _ => return None,
         })
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Policy::Other => "other",
             Policy::Batch => "batch",
@@ -70,7 +70,7 @@ impl Policy {
             Policy::Rr => "rr",
         }
     }
-    pub fn is_realtime(self) -> bool {
+    pub(crate) fn is_realtime(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 }

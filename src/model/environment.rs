@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How many samples the run was asked for (`--runs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunsAsked {
+pub(crate) enum RunsAsked {
     /// Each benchmark's own count.
     Default,
     /// `--runs auto`: refined until the median's interval met the target.
@@ -49,53 +49,53 @@ impl<'de> Deserialize<'de> for RunsAsked {
 /// A run's environment. Every field is optional: runs from older versions,
 /// interrupted runs and simulated runs carry fewer of them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunEnvironment {
+pub(crate) struct RunEnvironment {
     /// Load average (1 min) before and after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_before: Option<f64>,
+    pub(crate) load_before: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load_after: Option<f64>,
+    pub(crate) load_after: Option<f64>,
     /// CPUs' worth of time other processes used during the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_cpus: Option<f64>,
+    pub(crate) others_cpus: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elapsed_s: Option<f64>,
+    pub(crate) elapsed_s: Option<f64>,
     /// CPU time of all workers together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workers_cpu_s: Option<f64>,
+    pub(crate) workers_cpu_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_worker_rss_bytes: Option<u64>,
+    pub(crate) peak_worker_rss_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_parent_rss_bytes: Option<u64>,
+    pub(crate) peak_parent_rss_bytes: Option<u64>,
     /// Warnings about the run as a whole (a busy machine). Entries of kinds
     /// this version does not know are dropped when read.
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "known_warnings")]
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runs: Option<RunsAsked>,
+    pub(crate) runs: Option<RunsAsked>,
     /// `--ci-target` (percent), with `--runs auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_target_pct: Option<f64>,
+    pub(crate) ci_target_pct: Option<f64>,
     /// With `--runs auto`: results whose median met the target, and those
     /// that stopped at the cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_met: Option<u64>,
+    pub(crate) auto_met: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_capped: Option<Vec<String>>,
+    pub(crate) auto_capped: Option<Vec<String>>,
     /// Samples retaken because they were disturbed; results left noisy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retaken: Option<u64>,
+    pub(crate) retaken: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noisy: Option<u64>,
+    pub(crate) noisy: Option<u64>,
     /// `[result index, round]` of each worker, in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schedule: Vec<[u64; 2]>,
+    pub(crate) schedule: Vec<[u64; 2]>,
     /// The run came from `kdelta simulate --store`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub simulated: bool,
+    pub(crate) simulated: bool,
     /// Fields written by another version, kept untouched.
     #[serde(flatten)]
-    pub other: serde_json::Map<String, serde_json::Value>,
+    pub(crate) other: serde_json::Map<String, serde_json::Value>,
 }
 
 fn known_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warning>, D::Error> {
@@ -106,7 +106,7 @@ fn known_warnings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Warning>, D::Er
 impl RunEnvironment {
     /// Read a stored environment; anything unreadable (NULL, not an object,
     /// a field of the wrong type) reads as empty rather than failing the run.
-    pub fn from_json(v: serde_json::Value) -> RunEnvironment {
+    pub(crate) fn from_json(v: serde_json::Value) -> RunEnvironment {
         serde_json::from_value(v).unwrap_or_default()
     }
 }

@@ -2,7 +2,7 @@
 //! signed percentages.
 
 /// A figure for people: about four significant digits, thousands grouped.
-pub fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
@@ -42,7 +42,7 @@ fn group_thousands(v: i64) -> String {
     }
 }
 
-pub fn fmt_pct(v: f64) -> String {
+pub(crate) fn fmt_pct(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v.abs() >= 100.0 {
@@ -54,7 +54,7 @@ pub fn fmt_pct(v: f64) -> String {
 
 /// Output of the commands that print only text or JSON (`simulate`, `place`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TextOrJson {
+pub(crate) enum TextOrJson {
     Text,
     Json,
 }

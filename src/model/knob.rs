@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// A machine-wide kernel setting kdelta can switch between rounds.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Knob {
+pub(crate) enum Knob {
     /// The preemption model of a `PREEMPT_DYNAMIC` kernel.
     Preempt,
     /// SMT control: `off` takes the siblings offline.
@@ -27,7 +27,7 @@ pub enum Knob {
 impl Knob {
     /// `thp`, `sysctl=kernel.x`, `sysfs=/sys/...`: one name per knob, so two
     /// settings of one knob in one configuration conflict.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Knob::Preempt => "preempt".into(),
             Knob::Smt => "smt".into(),
@@ -42,14 +42,14 @@ impl Knob {
 
 /// One knob set to one value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KnobSetting {
-    pub knob: Knob,
-    pub value: String,
+pub(crate) struct KnobSetting {
+    pub(crate) knob: Knob,
+    pub(crate) value: String,
 }
 
 impl KnobSetting {
     /// The modifier as written canonically: `thp=never`, `sysctl=kernel.x=1`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{}={}", self.knob.label(), self.value)
     }
 }

@@ -4,19 +4,19 @@
 //! It imports nothing of kdelta but CPU sets and errors; everything else
 //! imports it.
 
-pub mod config;
-pub mod environment;
-pub mod fmt;
-pub mod knob;
-pub mod params;
-pub mod record;
-pub mod sample;
-pub mod text;
+pub(crate) mod config;
+pub(crate) mod environment;
+pub(crate) mod fmt;
+pub(crate) mod knob;
+pub(crate) mod params;
+pub(crate) mod record;
+pub(crate) mod sample;
+pub(crate) mod text;
 
-pub use environment::{RunEnvironment, RunsAsked};
-pub use params::{ParamKind, ParamSpec, Params};
-pub use record::{ResultRecord, RunRecord, RunStatus, Status};
-pub use sample::{Placement, PlacementGroup, Quality, SampleMeta, TaskKind};
+pub(crate) use environment::{RunEnvironment, RunsAsked};
+pub use params::Params;
+pub(crate) use params::{ParamKind, ParamSpec};
+pub(crate) use record::{ResultRecord, RunRecord};
 
 use serde::{Deserialize, Serialize};
 use std::fmt as sfmt;
@@ -49,26 +49,26 @@ impl Better {
 /// (higher-is-better figures), as LMbench and SPEC do: the harmonic mean of
 /// rates is the rate over the total work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub n: usize,
-    pub median: f64,
-    pub mean: f64,
+pub(crate) struct Summary {
+    pub(crate) n: usize,
+    pub(crate) median: f64,
+    pub(crate) mean: f64,
     /// `arithmetic` or `harmonic`.
-    pub mean_kind: String,
-    pub min: f64,
-    pub max: f64,
+    pub(crate) mean_kind: String,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
     /// Sample standard deviation (n - 1).
-    pub stddev: f64,
+    pub(crate) stddev: f64,
     /// Coefficient of variation: stddev / arithmetic mean, as a fraction.
-    pub cv: f64,
-    pub p5: f64,
-    pub p95: f64,
-    pub p99: f64,
+    pub(crate) cv: f64,
+    pub(crate) p5: f64,
+    pub(crate) p95: f64,
+    pub(crate) p99: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Warning {
+pub(crate) enum Warning {
     /// Coefficient of variation above the threshold.
     HighVariation { cv: f64, threshold: f64 },
     /// Samples beyond Tukey's fences (1.5 IQR outside the quartiles).

@@ -64,7 +64,7 @@ pub trait Choice: Copy + PartialEq + 'static {
 
 /// The canonical spelling of `v` among `names` (itself or through an alias).
 /// The one place a choice or a boolean is looked up.
-pub fn canonical_choice(
+pub(crate) fn canonical_choice(
     names: &'static [&'static str],
     aliases: &'static [(&'static str, &'static str)],
     v: &str,
@@ -74,7 +74,7 @@ pub fn canonical_choice(
 
 /// Parse a value of `T` (canonical or alias); the one-line error names the
 /// parameter, the value and the allowed spellings.
-pub fn parse_choice<T: Choice>(param: &str, v: &str) -> Result<T> {
+pub(crate) fn parse_choice<T: Choice>(param: &str, v: &str) -> Result<T> {
     match canonical_choice(T::NAMES, T::ALIASES, v).and_then(|n| T::NAMES.iter().position(|x| *x == n)) {
         Some(i) => Ok(T::VALUES[i]),
         None => bail!("value {v:?} is not allowed for parameter {param}: expected {}", T::NAMES.join("|")),
@@ -118,16 +118,16 @@ macro_rules! choice {
 #[derive(Debug, Clone)]
 pub struct ParamSpec {
     pub name: &'static str,
-    pub help: &'static str,
-    pub kind: ParamKind,
+    pub(crate) help: &'static str,
+    pub(crate) kind: ParamKind,
     /// Default value; a comma-separated list is swept. `auto` means the
     /// benchmark derives it at run time (for example from the cache sizes).
     pub default: &'static str,
     /// Default under `--quick`, when it differs.
-    pub quick: Option<&'static str>,
+    pub(crate) quick: Option<&'static str>,
     /// Other spellings of a value, as (alias, canonical), for kinds that are
     /// not a [`Choice`] (a text parameter's special value, `server=auto`).
-    pub aliases: &'static [(&'static str, &'static str)],
+    pub(crate) aliases: &'static [(&'static str, &'static str)],
 }
 
 impl ParamSpec {
@@ -312,7 +312,7 @@ impl Params {
 /// There is no quoting: every comma separates two values. A parameter whose
 /// one value may hold commas (a command) is of kind `Text`, which [`expand`]
 /// never splits, so such a parameter cannot be swept.
-pub fn split_list(v: &str) -> Vec<String> {
+pub(crate) fn split_list(v: &str) -> Vec<String> {
     v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
@@ -366,7 +366,7 @@ pub fn expand(
 /// Rewrite stored values in their canonical spelling (a run stored with
 /// `model=thread` then matches one with `model=threads`). Parameters without
 /// a spec are left as they are.
-pub fn canonicalise(specs: &[ParamSpec], p: &mut Params) {
+pub(crate) fn canonicalise(specs: &[ParamSpec], p: &mut Params) {
     for (k, v) in p.0.iter_mut() {
         if let Some(spec) = specs.iter().find(|s| s.name == k) {
             let c = spec.canonical(v);

@@ -3,27 +3,27 @@
 //! the README; add fields, never rename or remove them.
 
 use super::sample::PlacementGroup;
-pub use super::sample::{Quality, SampleMeta};
+pub(crate) use super::sample::{Quality, SampleMeta};
 use super::{Better, Params, Summary, Warning};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     Ok,
     Failed,
     Unavailable,
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Failed => "failed",
             Status::Unavailable => "unavailable",
         }
     }
-    pub fn parse(s: &str) -> Option<Status> {
+    pub(crate) fn parse(s: &str) -> Option<Status> {
         Some(match s {
             "ok" => Status::Ok,
             "failed" => Status::Failed,
@@ -35,21 +35,21 @@ impl Status {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     Running,
     Complete,
     Incomplete,
 }
 
 impl RunStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
             RunStatus::Complete => "complete",
             RunStatus::Incomplete => "incomplete",
         }
     }
-    pub fn parse(s: &str) -> Option<RunStatus> {
+    pub(crate) fn parse(s: &str) -> Option<RunStatus> {
         Some(match s {
             "running" => RunStatus::Running,
             "complete" => RunStatus::Complete,
@@ -61,99 +61,99 @@ impl RunStatus {
 
 /// One benchmark at one parameter point under one configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRecord {
-    pub benchmark: String,
-    pub family: String,
-    pub params: Params,
-    pub config: String,
-    pub cpus: String,
-    pub unit: String,
-    pub better: Better,
-    pub status: Status,
+pub(crate) struct ResultRecord {
+    pub(crate) benchmark: String,
+    pub(crate) family: String,
+    pub(crate) params: Params,
+    pub(crate) config: String,
+    pub(crate) cpus: String,
+    pub(crate) unit: String,
+    pub(crate) better: Better,
+    pub(crate) status: Status,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Every raw sample, in the order taken, disturbed ones included.
-    pub samples: Vec<f64>,
+    pub(crate) samples: Vec<f64>,
     /// One entry per sample: start time, wall and CPU time, other work on its
     /// CPUs, steal, the CPUs its tasks ran on, its round, and whether it was
     /// disturbed (empty for results stored before kdelta recorded it).
     #[serde(default)]
-    pub samples_meta: Vec<SampleMeta>,
+    pub(crate) samples_meta: Vec<SampleMeta>,
     /// Clean, disturbed and retaken counts, and whether the result is noisy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quality: Option<Quality>,
+    pub(crate) quality: Option<Quality>,
     /// The result split by where its tasks ran, when that explains its spread.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub placement: Vec<PlacementGroup>,
+    pub(crate) placement: Vec<PlacementGroup>,
     /// For a figure net of a subtracted overhead whose interval reaches zero:
     /// the bound it is below (`< X`). The samples and summary are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub below_resolution: Option<f64>,
+    pub(crate) below_resolution: Option<f64>,
     /// median, mean, mean_kind, min, max, stddev, cv, n, p5, p95, p99 of the
     /// clean samples (absent when there are none).
     #[serde(flatten)]
-    pub summary: Option<Summary>,
+    pub(crate) summary: Option<Summary>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub iterations: Option<u64>,
+    pub(crate) iterations: Option<u64>,
     #[serde(default)]
-    pub extras: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extras: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     #[serde(default)]
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     #[serde(default)]
-    pub simulated: bool,
+    pub(crate) simulated: bool,
 }
 
 impl ResultRecord {
     /// Key that matches the same measurement across configurations or runs.
-    pub fn point_key(&self) -> (String, Params) {
+    pub(crate) fn point_key(&self) -> (String, Params) {
         (self.benchmark.clone(), self.params.clone())
     }
 
     /// The samples the summary and comparisons use: the ones not judged
     /// disturbed (all of them for results without per-sample records).
-    pub fn clean_samples(&self) -> Vec<f64> {
+    pub(crate) fn clean_samples(&self) -> Vec<f64> {
         self.clean_with_meta().into_iter().map(|(v, _)| v).collect()
     }
 
     /// Clean samples with their records (`None` where there are none). When
     /// every sample was disturbed, all of them: the result is then noisy.
-    pub fn clean_with_meta(&self) -> Vec<(f64, Option<&SampleMeta>)> {
+    pub(crate) fn clean_with_meta(&self) -> Vec<(f64, Option<&SampleMeta>)> {
         let used = super::sample::used(&self.samples_meta, self.samples.len());
         let meta = |i: usize| self.samples_meta.get(i).filter(|_| self.samples_meta.len() == self.samples.len());
         self.samples.iter().enumerate().filter(|(i, _)| used[*i]).map(|(i, &v)| (v, meta(i))).collect()
     }
 
-    pub fn is_noisy(&self) -> bool {
+    pub(crate) fn is_noisy(&self) -> bool {
         self.quality.as_ref().is_some_and(|q| q.noisy)
     }
 
-    pub fn is_busy(&self) -> bool {
+    pub(crate) fn is_busy(&self) -> bool {
         self.quality.as_ref().is_some_and(|q| q.busy)
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
-    pub id: i64,
-    pub label: Option<String>,
-    pub started: String,
-    pub finished: Option<String>,
-    pub status: RunStatus,
-    pub kdelta_version: String,
-    pub command: String,
+pub(crate) struct RunRecord {
+    pub(crate) id: i64,
+    pub(crate) label: Option<String>,
+    pub(crate) started: String,
+    pub(crate) finished: Option<String>,
+    pub(crate) status: RunStatus,
+    pub(crate) kdelta_version: String,
+    pub(crate) command: String,
     #[serde(skip)]
-    pub pid: Option<u32>,
-    pub configs: Vec<super::config::Config>,
+    pub(crate) pid: Option<u32>,
+    pub(crate) configs: Vec<super::config::Config>,
     /// The host snapshot: topology, CPU model, kernel, preemption, libc.
-    pub host: serde_json::Value,
-    pub environment: super::environment::RunEnvironment,
+    pub(crate) host: serde_json::Value,
+    pub(crate) environment: super::environment::RunEnvironment,
 }
 
 impl RunRecord {
     /// A run starting now in this process, not yet stored (`id` 0).
-    pub fn begin(
+    pub(crate) fn begin(
         label: Option<String>,
         command: String,
         configs: Vec<super::config::Config>,
@@ -176,6 +176,6 @@ impl RunRecord {
     }
 }
 
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }

@@ -37,47 +37,47 @@ impl TaskKind {
 
 /// One sample's circumstances.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct SampleMeta {
+pub(crate) struct SampleMeta {
     /// Start, in seconds since the Unix epoch (microsecond precision).
-    pub t: f64,
+    pub(crate) t: f64,
     /// Wall-clock seconds from just before to just after the sample.
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
     /// CPU seconds the measured tasks used in that time (the measuring thread
     /// alone for `solo`; with its peers, threads and reaped children otherwise).
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Involuntary context switches of the measuring thread (`solo`) or process.
-    pub nivcsw: u64,
+    pub(crate) nivcsw: u64,
     /// Seconds the measured tasks (the measuring thread, and its peers for
     /// `waits`) waited runnable on a run queue (`/proc/TID/schedstat`), when
     /// the kernel reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_delay_s: Option<f64>,
+    pub(crate) run_delay_s: Option<f64>,
     /// Seconds other work ran on the CPUs the measured tasks used (`waits`,
     /// `whole-run`): their busy time less the measured tasks' CPU time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub others_s: Option<f64>,
+    pub(crate) others_s: Option<f64>,
     /// Hypervisor steal time on those CPUs, seconds (`/proc/stat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal_s: Option<f64>,
+    pub(crate) steal_s: Option<f64>,
     /// CPUs of the measuring thread and then each peer task, at the start and
     /// at the end of the sample.
     #[serde(default)]
-    pub cpus_start: Vec<u32>,
+    pub(crate) cpus_start: Vec<u32>,
     #[serde(default)]
-    pub cpus_end: Vec<u32>,
+    pub(crate) cpus_end: Vec<u32>,
     /// Operations timed in this sample, when the harness shortened samples on
     /// a disturbed CPU (otherwise the result's `iterations`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iterations: Option<u64>,
+    pub(crate) iterations: Option<u64>,
     /// Which round of the run's interleaved schedule took it (1-based; 0 when unknown).
     #[serde(default)]
-    pub round: u32,
+    pub(crate) round: u32,
     /// Position of its worker in the run's schedule (1-based; 0 when unknown).
     #[serde(default)]
-    pub job: u32,
+    pub(crate) job: u32,
     /// Judged disturbed: kept, but left out of the summary.
     #[serde(default)]
-    pub disturbed: bool,
+    pub(crate) disturbed: bool,
 }
 
 /// Which of `n` samples a result's figure uses: the ones not judged
@@ -85,7 +85,7 @@ pub struct SampleMeta {
 /// stored before kdelta kept them) or when every sample was disturbed (the
 /// result is then noisy and says so). The one rule for summaries,
 /// comparisons and `--runs auto`.
-pub fn used(meta: &[SampleMeta], n: usize) -> Vec<bool> {
+pub(crate) fn used(meta: &[SampleMeta], n: usize) -> Vec<bool> {
     if meta.len() != n || meta.iter().all(|m| m.disturbed) {
         return vec![true; n];
     }
@@ -95,7 +95,7 @@ pub fn used(meta: &[SampleMeta], n: usize) -> Vec<bool> {
 /// Where the measured tasks ran during a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Every task on one CPU, at the start and at the end.
     OneCpu,
     /// The tasks on more than one CPU, at the start and at the end.
@@ -105,7 +105,7 @@ pub enum Placement {
 }
 
 impl Placement {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Placement::OneCpu => "on one CPU",
             Placement::Across => "across CPUs",
@@ -116,7 +116,7 @@ impl Placement {
 
 impl SampleMeta {
     /// Every task on a CPU of its own, at the start and at the end.
-    pub fn tasks_on_distinct_cpus(&self) -> bool {
+    pub(crate) fn tasks_on_distinct_cpus(&self) -> bool {
         let distinct = |v: &[u32]| {
             let mut s = v.to_vec();
             s.sort_unstable();
@@ -127,7 +127,7 @@ impl SampleMeta {
     }
 
     /// The placement of a sample of two or more tasks; `None` for one task.
-    pub fn placement(&self) -> Option<Placement> {
+    pub(crate) fn placement(&self) -> Option<Placement> {
         if self.cpus_start.len() < 2 || self.cpus_end.len() != self.cpus_start.len() {
             return None;
         }
@@ -142,40 +142,40 @@ impl SampleMeta {
 
 /// One part of a result split by placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlacementGroup {
-    pub placement: Placement,
-    pub median: f64,
-    pub n: usize,
+pub(crate) struct PlacementGroup {
+    pub(crate) placement: Placement,
+    pub(crate) median: f64,
+    pub(crate) n: usize,
     /// Share of the result's samples, 0..1.
-    pub share: f64,
+    pub(crate) share: f64,
 }
 
 /// How a result's samples were obtained: how many were wanted, how many
 /// were clean, how many were disturbed and retaken.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct Quality {
-    pub kind: TaskKind,
+pub(crate) struct Quality {
+    pub(crate) kind: TaskKind,
     /// Clean samples asked for (the benchmark's count, `--runs N`, or the
     /// minimum of `--runs auto`).
-    pub wanted: usize,
+    pub(crate) wanted: usize,
     /// Clean samples obtained (the ones the summary uses).
-    pub clean: usize,
+    pub(crate) clean: usize,
     /// Samples judged disturbed (kept, not used).
-    pub disturbed: usize,
+    pub(crate) disturbed: usize,
     /// Samples taken again because one was disturbed.
-    pub retaken: usize,
+    pub(crate) retaken: usize,
     /// Fewer clean samples than wanted, even after retakes: the figure is not
     /// to be trusted and is never marked significant.
-    pub noisy: bool,
+    pub(crate) noisy: bool,
     /// More samples were disturbed than came out clean: the machine was busy
     /// on these CPUs while this result was measured.
-    pub busy: bool,
+    pub(crate) busy: bool,
     /// With `--runs auto`: the relative half-width of the median's 95 %
     /// confidence interval reached, in percent, and whether it met the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_pct: Option<f64>,
+    pub(crate) ci_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_target_met: Option<bool>,
+    pub(crate) ci_target_met: Option<bool>,
 }
 
 #[cfg(test)]

@@ -8,20 +8,20 @@ use std::borrow::Cow;
 /// The Unicode bidirectional formatting characters: embeddings and
 /// overrides (U+202A-U+202E), isolates (U+2066-U+2069) and the marks
 /// (U+200E, U+200F, U+061C).
-pub fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 
 /// `s` with every bidirectional control shown as a visible placeholder
 /// (`[U+202E]`); borrowed when there is none.
-pub fn neutral(s: &str) -> Cow<'_, str> {
+pub(crate) fn neutral(s: &str) -> Cow<'_, str> {
     replace_bidi(s, |c| format!("[U+{:04X}]", c as u32))
 }
 
 /// JSON text with every bidirectional control written as its `\uXXXX`
 /// escape: the same JSON value, without the raw character. serde_json
 /// writes bidi controls raw, and it can only be inside a string there.
-pub fn json_escape_bidi(json: &str) -> Cow<'_, str> {
+pub(crate) fn json_escape_bidi(json: &str) -> Cow<'_, str> {
     replace_bidi(json, |c| format!("\\u{:04x}", c as u32))
 }
 
@@ -42,14 +42,14 @@ fn replace_bidi(s: &str, with: impl Fn(char) -> String) -> Cow<'_, str> {
 }
 
 /// Longest `--label`, in bytes.
-pub const LABEL_MAX: usize = 256;
+pub(crate) const LABEL_MAX: usize = 256;
 /// Longest `--title` of a report, in bytes.
-pub const TITLE_MAX: usize = 1024;
+pub(crate) const TITLE_MAX: usize = 1024;
 
 /// A free-text option (`--label`, `--title`): at most `max` bytes and no
 /// control characters (a newline would split the one-line messages that
 /// quote it). The error is one line naming the option and the limit.
-pub fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), String> {
+pub(crate) fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), String> {
     if s.len() > max {
         let head: String = s.chars().take(24).filter(|c| !c.is_control() && !is_bidi_control(*c)).collect();
         return Err(format!("{option} \"{head}...\" is {} bytes: at most {max} bytes are allowed", s.len()));

@@ -18,39 +18,39 @@ use std::time::Duration;
 /// Run N concurrent loops of a command (or a built-in CPU-bound job), each
 /// iteration a new process placed by a policy; report wall times and core sharing.
 #[derive(clap::Args, Debug, Clone)]
-pub struct PlaceArgs {
+pub(crate) struct PlaceArgs {
     /// Placement policy: naive (random logical CPU), smt-aware (idle core first), kernel (no pinning).
     #[arg(long, value_enum, default_value_t = PlacePolicy::SmtAware)]
-    pub policy: PlacePolicy,
+    pub(crate) policy: PlacePolicy,
     /// Number of concurrent loops.
     #[arg(short = 'n', long = "loops", default_value_t = 2)]
-    pub loops: usize,
+    pub(crate) loops: usize,
     /// Iterations per loop.
     #[arg(long, default_value_t = 5)]
-    pub iterations: usize,
+    pub(crate) iterations: usize,
     /// Measure the SMT rate s (one job alone against two on the siblings of one core) instead.
     #[arg(long)]
-    pub measure_smt_rate: bool,
+    pub(crate) measure_smt_rate: bool,
     /// Seed for the naive policy's random choices.
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
-    pub format: TextOrJson,
+    pub(crate) format: TextOrJson,
     /// Length of the built-in job, milliseconds (for tests).
     #[arg(long, default_value_t = 1000, hide = true)]
-    pub job_ms: u64,
+    pub(crate) job_ms: u64,
     /// Sampling period of /proc/PID/stat, milliseconds.
     #[arg(long, default_value_t = 10, hide = true)]
-    pub sample_ms: u64,
+    pub(crate) sample_ms: u64,
     /// The command to loop (after `--`); without it, the built-in job.
     #[arg(last = true)]
-    pub cmd: Vec<String>,
+    pub(crate) cmd: Vec<String>,
 }
 
 /// The live topology restricted to the CPUs this process may use, and a note
 /// when it had to be guessed.
-pub fn live_topology() -> (Topology, Option<String>) {
+pub(crate) fn live_topology() -> (Topology, Option<String>) {
     let allowed: Option<CpuSet> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok().map(|m| {
         CpuSet::from_iter((0..nix::sched::CpuSet::count() as u32).filter(|&c| m.is_set(c as usize).unwrap_or(false)))
     });
@@ -83,7 +83,7 @@ pub fn live_topology() -> (Topology, Option<String>) {
 }
 
 /// Whether SMT is known to be absent, known present, or unknown (None).
-pub fn smt_known(t: &Topology, guessed: bool) -> Option<bool> {
+pub(crate) fn smt_known(t: &Topology, guessed: bool) -> Option<bool> {
     if t.has_smt() {
         Some(true)
     } else if !guessed || t.smt_active == Some(false) {
@@ -123,47 +123,47 @@ pub fn flat(cpus: &CpuSet) -> Topology {
 }
 
 /// Keep only `allowed` CPUs (and cores that still have one).
-pub fn restrict(t: &Topology, allowed: &CpuSet) -> Topology {
+pub(crate) fn restrict(t: &Topology, allowed: &CpuSet) -> Topology {
     t.restricted(allowed)
 }
 
 #[derive(Debug, Serialize)]
-pub struct PlaceResult {
-    pub policy: PlacePolicy,
-    pub loops: usize,
-    pub iterations_per_loop: usize,
-    pub job: String,
+pub(crate) struct PlaceResult {
+    pub(crate) policy: PlacePolicy,
+    pub(crate) loops: usize,
+    pub(crate) iterations_per_loop: usize,
+    pub(crate) job: String,
     /// Whether the machine has SMT siblings; None when it cannot be told.
-    pub smt_present: Option<bool>,
+    pub(crate) smt_present: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub topology_note: Option<String>,
+    pub(crate) topology_note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub iteration: Option<Dist>,
-    pub histogram: Vec<Bin>,
-    pub failed_iterations: usize,
-    pub samples: u64,
-    pub shared_samples: u64,
+    pub(crate) iteration: Option<Dist>,
+    pub(crate) histogram: Vec<Bin>,
+    pub(crate) failed_iterations: usize,
+    pub(crate) samples: u64,
+    pub(crate) shared_samples: u64,
     /// shared_samples / samples, or None when no sample had two loops running.
-    pub shared_fraction: Option<f64>,
-    pub repins: u64,
-    pub interrupted: bool,
-    pub runs: Vec<runner::IterRec>,
+    pub(crate) shared_fraction: Option<f64>,
+    pub(crate) repins: u64,
+    pub(crate) interrupted: bool,
+    pub(crate) runs: Vec<runner::IterRec>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct SmtRateResult {
+pub(crate) struct SmtRateResult {
     /// s = time alone / time with the sibling busy; None with a reason when it cannot be measured.
-    pub smt_rate: Option<f64>,
+    pub(crate) smt_rate: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<(u32, u32)>,
+    pub(crate) cpus: Option<(u32, u32)>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub alone_seconds: Option<f64>,
+    pub(crate) alone_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pair_seconds: Option<f64>,
+    pub(crate) pair_seconds: Option<f64>,
 }
 
 fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
@@ -184,7 +184,7 @@ fn check(args: &PlaceArgs) -> anyhow::Result<PlacePolicy> {
 }
 
 /// Run `place` on a given topology with a given stop flag (the testable core).
-pub fn place(
+pub(crate) fn place(
     args: &PlaceArgs,
     topo: &Topology,
     topo_note: Option<String>,
@@ -238,7 +238,7 @@ pub fn place(
 }
 
 /// `--measure-smt-rate` on a given topology.
-pub fn measure_smt_rate(
+pub(crate) fn measure_smt_rate(
     args: &PlaceArgs,
     topo: &Topology,
     topo_note: Option<&str>,
@@ -299,7 +299,7 @@ fn interrupted() -> SmtRateResult {
     }
 }
 
-pub fn main(args: &PlaceArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn main(args: &PlaceArgs) -> anyhow::Result<ExitCode> {
     check(args)?;
     let stop = Arc::new(AtomicBool::new(false));
     let id = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))

@@ -17,14 +17,14 @@ use rand::Rng;
 use std::collections::BTreeMap;
 
 /// Loops running per logical CPU (CPUs not in the map run none).
-pub type Busy = BTreeMap<u32, usize>;
+pub(crate) type Busy = BTreeMap<u32, usize>;
 
 fn load(busy: &Busy, cpu: u32) -> usize {
     busy.get(&cpu).copied().unwrap_or(0)
 }
 
 /// Index of the core holding `cpu`.
-pub fn core_of(topo: &Topology, cpu: u32) -> Option<usize> {
+pub(crate) fn core_of(topo: &Topology, cpu: u32) -> Option<usize> {
     topo.cpus
         .iter()
         .find(|c| c.id == cpu)
@@ -37,7 +37,7 @@ fn core_load(topo: &Topology, busy: &Busy, core: usize) -> usize {
 }
 
 /// A random online logical CPU.
-pub fn naive(topo: &Topology, rng: &mut impl Rng) -> Option<u32> {
+pub(crate) fn naive(topo: &Topology, rng: &mut impl Rng) -> Option<u32> {
     let cpus: Vec<u32> = topo.cpus.iter().map(|c| c.id).collect();
     if cpus.is_empty() {
         return None;
@@ -47,7 +47,7 @@ pub fn naive(topo: &Topology, rng: &mut impl Rng) -> Option<u32> {
 
 /// Where a new process of a loop goes under `smt-aware`; `prev` is the CPU
 /// the loop's previous process ran on.
-pub fn smt_aware(topo: &Topology, busy: &Busy, prev: Option<u32>) -> Option<u32> {
+pub(crate) fn smt_aware(topo: &Topology, busy: &Busy, prev: Option<u32>) -> Option<u32> {
     if topo.cores.is_empty() {
         return None;
     }
@@ -82,14 +82,14 @@ pub fn smt_aware(topo: &Topology, busy: &Busy, prev: Option<u32>) -> Option<u32>
 }
 
 /// True when some core runs two or more loops while another core runs none.
-pub fn shared_while_idle(topo: &Topology, busy: &Busy) -> bool {
+pub(crate) fn shared_while_idle(topo: &Topology, busy: &Busy) -> bool {
     let loads: Vec<usize> = (0..topo.cores.len()).map(|c| core_load(topo, busy, c)).collect();
     loads.iter().any(|&l| l >= 2) && loads.contains(&0)
 }
 
 /// The monitor's move, if one is due: `(from_cpu, to_cpu)` taking one loop
 /// off the most loaded doubled core onto the first CPU of a fully idle core.
-pub fn rebalance(topo: &Topology, busy: &Busy) -> Option<(u32, u32)> {
+pub(crate) fn rebalance(topo: &Topology, busy: &Busy) -> Option<(u32, u32)> {
     let n = topo.cores.len();
     let idle = (0..n).find(|&c| core_load(topo, busy, c) == 0)?;
     let src = (0..n)
@@ -108,7 +108,7 @@ pub(crate) mod tests {
     use rand::SeedableRng;
 
     /// A topology from a list of cores, each a list of CPU ids; package = index / per_package.
-    pub fn topo(cores: &[&[u32]], per_package: usize) -> Topology {
+    pub(crate) fn topo(cores: &[&[u32]], per_package: usize) -> Topology {
         let mut cpus = Vec::new();
         let mut cs = Vec::new();
         for (i, ids) in cores.iter().enumerate() {
@@ -144,15 +144,15 @@ pub(crate) mod tests {
     }
 
     /// 2 cores x 2 threads with the siblings numbered (0,2) and (1,3): "siblings (0,2)".
-    pub fn two_by_two_interleaved() -> Topology {
+    pub(crate) fn two_by_two_interleaved() -> Topology {
         topo(&[&[0, 2], &[1, 3]], 1)
     }
     /// 2 cores x 2 threads, siblings (0,1) and (2,3).
-    pub fn two_by_two_adjacent() -> Topology {
+    pub(crate) fn two_by_two_adjacent() -> Topology {
         topo(&[&[0, 1], &[2, 3]], 1)
     }
     /// 2 packages x 4 cores x 2 threads, siblings (n, n+8).
-    pub fn two_by_four_by_two() -> Topology {
+    pub(crate) fn two_by_four_by_two() -> Topology {
         let v: Vec<Vec<u32>> = (0..8).map(|c| vec![c, c + 8]).collect();
         let r: Vec<&[u32]> = v.iter().map(|x| x.as_slice()).collect();
         topo(&r, 4)

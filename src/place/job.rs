@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Do `rounds` rounds of work; returns a value so the work cannot be elided.
 #[inline(never)]
-pub fn spin(rounds: u64) -> u64 {
+pub(crate) fn spin(rounds: u64) -> u64 {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     for i in 0..rounds {
         // xorshift64* step mixed with the counter.
@@ -25,7 +25,7 @@ pub fn spin(rounds: u64) -> u64 {
 }
 
 /// Rounds that take about `target` on this machine now (at least 1).
-pub fn calibrate(target: Duration) -> u64 {
+pub(crate) fn calibrate(target: Duration) -> u64 {
     let mut n: u64 = 1 << 12;
     loop {
         let t0 = Instant::now();

@@ -10,7 +10,7 @@
 //! - [`runner`]: the loops, sampling and the monitor; children are always reaped.
 //! - [`cli`]: the command.
 
-pub mod cli;
-pub mod decide;
-pub mod job;
-pub mod runner;
+pub(crate) mod cli;
+pub(crate) mod decide;
+pub(crate) mod job;
+pub(crate) mod runner;

@@ -29,14 +29,14 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum PlacePolicy {
+pub(crate) enum PlacePolicy {
     Naive,
     SmtAware,
     Kernel,
 }
 
 impl PlacePolicy {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PlacePolicy::Naive => "naive",
             PlacePolicy::SmtAware => "smt-aware",
@@ -46,7 +46,7 @@ impl PlacePolicy {
 }
 
 #[derive(Debug, Clone)]
-pub enum Job {
+pub(crate) enum Job {
     /// The built-in job: this many rounds of [`job::spin`] in a forked child.
     Builtin { rounds: u64 },
     /// A command and its arguments, run with stdout discarded.
@@ -54,39 +54,39 @@ pub enum Job {
 }
 
 #[derive(Debug, Clone)]
-pub struct RunCfg {
-    pub policy: PlacePolicy,
-    pub loops: usize,
-    pub iterations: usize,
-    pub job: Job,
-    pub seed: u64,
-    pub sample: Duration,
+pub(crate) struct RunCfg {
+    pub(crate) policy: PlacePolicy,
+    pub(crate) loops: usize,
+    pub(crate) iterations: usize,
+    pub(crate) job: Job,
+    pub(crate) seed: u64,
+    pub(crate) sample: Duration,
 }
 
 /// One finished iteration.
 #[derive(Debug, Clone, Serialize)]
-pub struct IterRec {
-    pub lp: usize,
-    pub iter: usize,
+pub(crate) struct IterRec {
+    pub(crate) lp: usize,
+    pub(crate) iter: usize,
     /// CPU it was pinned to at start (None under `kernel`).
-    pub pinned: Option<u32>,
-    pub seconds: f64,
+    pub(crate) pinned: Option<u32>,
+    pub(crate) seconds: f64,
     /// Exited with status 0.
-    pub ok: bool,
+    pub(crate) ok: bool,
     /// The process that ran it (reaped by the time it is recorded).
-    pub pid: i32,
+    pub(crate) pid: i32,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct RunReport {
-    pub iterations: Vec<IterRec>,
+pub(crate) struct RunReport {
+    pub(crate) iterations: Vec<IterRec>,
     /// Samples taken while at least two loops ran.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Of those, samples where two loops shared a core while another core ran none.
-    pub shared_samples: u64,
+    pub(crate) shared_samples: u64,
     /// Re-pins done by the smt-aware monitor.
-    pub repins: u64,
-    pub interrupted: bool,
+    pub(crate) repins: u64,
+    pub(crate) interrupted: bool,
 }
 
 fn one_cpu(cpu: u32) -> anyhow::Result<NixCpuSet> {
@@ -96,7 +96,7 @@ fn one_cpu(cpu: u32) -> anyhow::Result<NixCpuSet> {
 }
 
 /// Start one iteration, pinned to `cpu` if given.
-pub fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Child> {
+pub(crate) fn spawn(job: &Job, cpu: Option<u32>) -> anyhow::Result<Child> {
     let mask = cpu.map(one_cpu).transpose()?;
     let child = match job {
         Job::Builtin { rounds } => {
@@ -265,7 +265,7 @@ impl Loops<'_> {
 }
 
 /// Run the loops. Returns early (with `interrupted`) when `stop` is raised.
-pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<RunReport> {
+pub(crate) fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<RunReport> {
     let mut loops = Loops {
         topo,
         cfg,
@@ -300,7 +300,7 @@ pub fn run(topo: &Topology, cfg: &RunCfg, stop: &AtomicBool) -> anyhow::Result<R
 }
 
 /// Run one built-in job per CPU in `cpus` at once, each pinned; wall seconds of each.
-pub fn run_pinned_together(cpus: &[u32], rounds: u64, stop: &AtomicBool) -> anyhow::Result<Option<Vec<f64>>> {
+pub(crate) fn run_pinned_together(cpus: &[u32], rounds: u64, stop: &AtomicBool) -> anyhow::Result<Option<Vec<f64>>> {
     let mut left: Vec<(usize, Child)> = Vec::new();
     let t0 = Instant::now();
     for (i, &c) in cpus.iter().enumerate() {

@@ -13,7 +13,7 @@ use plotters::prelude::*;
 /// The run has nothing a chart can show (the caller's mistake, not a failure).
 #[derive(Debug, thiserror::Error)]
 #[error("nothing to chart: the run has no swept numeric parameter and a single configuration")]
-pub struct NothingToChart;
+pub(crate) struct NothingToChart;
 
 struct Panel {
     title: String,
@@ -45,7 +45,7 @@ fn sweeps(results: &[ResultRecord]) -> (Vec<Panel>, Vec<&ResultRecord>) {
 
 /// The charts of a run as one SVG document: line panels for its sweeps, a bar
 /// panel for the rest. A run with nothing to chart is a [`NothingToChart`] error.
-pub struct Chart;
+pub(crate) struct Chart;
 
 impl Renderer for Chart {
     fn render(&self, reports: &[Report]) -> Result<String> {

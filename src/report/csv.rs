@@ -20,7 +20,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 /// One line per result, or per row and column pair of the comparison tables.
-pub struct Csv;
+pub(crate) struct Csv;
 
 impl Renderer for Csv {
     fn render(&self, reports: &[Report]) -> Result<String> {

@@ -6,15 +6,15 @@ use serde::Serialize;
 
 /// One table of text cells, with lines before and after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExtraTable {
+pub(crate) struct ExtraTable {
     /// The table's title ("Table 1: LMbench latencies (us)").
-    pub title: String,
+    pub(crate) title: String,
     /// Lines printed above the table (the substitute configuration, units).
-    pub before: Vec<String>,
+    pub(crate) before: Vec<String>,
     /// Column headings.
-    pub header: Vec<String>,
+    pub(crate) header: Vec<String>,
     /// Rows of cells, each as long as `header`.
-    pub rows: Vec<Vec<String>>,
+    pub(crate) rows: Vec<Vec<String>>,
     /// Lines printed below the table (the direction summary, unavailable rows).
-    pub after: Vec<String>,
+    pub(crate) after: Vec<String>,
 }

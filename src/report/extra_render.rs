@@ -6,7 +6,7 @@ use super::Format;
 use anyhow::{Context, Result};
 use unicode_width_lite::width;
 
-pub fn render(tables: &[ExtraTable], format: Format) -> Result<String> {
+pub(crate) fn render(tables: &[ExtraTable], format: Format) -> Result<String> {
     Ok(match format {
         Format::Text => text(tables),
         Format::Markdown => markdown(tables),
@@ -148,7 +148,7 @@ fn csv(tables: &[ExtraTable]) -> String {
 /// Display width without a dependency: every char one column, except
 /// combining marks (none in our tables) and East Asian wide ranges, two.
 mod unicode_width_lite {
-    pub fn width(s: &str) -> usize {
+    pub(super) fn width(s: &str) -> usize {
         s.chars().map(|c| if is_wide(c) { 2 } else { 1 }).sum()
     }
     fn is_wide(c: char) -> bool {

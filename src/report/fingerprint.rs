@@ -6,9 +6,9 @@ use serde_json::Value;
 
 /// What identifies the machine (everything but the kernel) and the kernel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fingerprint {
-    pub machine: Vec<(&'static str, Option<String>)>,
-    pub kernel: Vec<(&'static str, Option<String>)>,
+pub(crate) struct Fingerprint {
+    pub(crate) machine: Vec<(&'static str, Option<String>)>,
+    pub(crate) kernel: Vec<(&'static str, Option<String>)>,
 }
 
 fn text(host: &Value, key: &str) -> Option<String> {
@@ -40,7 +40,7 @@ fn mitigations(host: &Value) -> Option<String> {
 }
 
 impl Fingerprint {
-    pub fn of(host: &Value) -> Fingerprint {
+    pub(crate) fn of(host: &Value) -> Fingerprint {
         Fingerprint {
             machine: vec![
                 ("CPU model", text(host, "cpu_model")),
@@ -89,7 +89,7 @@ fn diff(a: &[(&'static str, Option<String>)], b: &[(&'static str, Option<String>
 }
 
 /// What differs between two fingerprints: (the machine, the kernel).
-pub fn differences(a: &Fingerprint, b: &Fingerprint) -> (Vec<String>, Vec<String>) {
+pub(crate) fn differences(a: &Fingerprint, b: &Fingerprint) -> (Vec<String>, Vec<String>) {
     (diff(&a.machine, &b.machine), diff(&a.kernel, &b.kernel))
 }
 

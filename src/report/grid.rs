@@ -7,22 +7,22 @@ use crate::model::record::Status;
 use crate::stats::modes::ModeChange;
 use crate::stats::rounds::Rounds;
 
-pub struct Grid {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+pub(super) struct Grid {
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
     /// What each column holds.
-    pub cols: Vec<Col>,
+    pub(crate) cols: Vec<Col>,
     /// Rows that are geometric-mean rows (drawn after a rule).
-    pub geo_from: usize,
+    pub(crate) geo_from: usize,
     /// Lines printed under the table: CPU sets, legend, remarks.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Per row, per change column: Some(true) significant and better, Some(false) significant and worse.
-    pub marks: Vec<Vec<Option<bool>>>,
+    pub(crate) marks: Vec<Vec<Option<bool>>>,
 }
 
 /// What a column holds, which decides its alignment and colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Col {
+pub(super) enum Col {
     /// Names and words, left-aligned.
     Text,
     /// Figures, right-aligned.
@@ -32,21 +32,21 @@ pub enum Col {
 }
 
 impl Col {
-    pub fn right(self) -> bool {
+    pub(super) fn right(self) -> bool {
         self != Col::Text
     }
 }
 
 /// Per benchmark, the parameters whose value differs between its rows (shown
 /// in the table) and the ones that do not (said once, under the table).
-pub struct ParamView {
+pub(super) struct ParamView {
     varying: std::collections::BTreeMap<String, Vec<String>>,
     /// (benchmark, its constant parameters as `k=v k=v`).
     constant: Vec<(String, String)>,
 }
 
 impl ParamView {
-    pub fn new<'a>(rows: impl Iterator<Item = (&'a str, &'a crate::model::Params)> + Clone) -> ParamView {
+    pub(super) fn new<'a>(rows: impl Iterator<Item = (&'a str, &'a crate::model::Params)> + Clone) -> ParamView {
         let mut varying = std::collections::BTreeMap::new();
         let mut constant = Vec::new();
         let mut names: Vec<&str> = Vec::new();
@@ -71,16 +71,16 @@ impl ParamView {
         ParamView { varying, constant }
     }
     /// The varying parameters of one row, `procs=2 size=0`.
-    pub fn show(&self, bench: &str, p: &crate::model::Params) -> String {
+    pub(super) fn show(&self, bench: &str, p: &crate::model::Params) -> String {
         let keys = self.varying.get(bench).cloned().unwrap_or_default();
         keys.iter().filter_map(|k| p.0.get(k).map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
     }
-    pub fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         self.varying.values().any(|v| !v.is_empty())
     }
     /// One line per distinct set of constant parameters, naming the
     /// benchmarks that share it (`parameters of bench.a, ... : period=1s`).
-    pub fn constant_lines(&self) -> Vec<String> {
+    pub(super) fn constant_lines(&self) -> Vec<String> {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for (b, c) in &self.constant {
             match groups.iter_mut().find(|g| &g.0 == c) {
@@ -143,7 +143,7 @@ struct Said<'a> {
 }
 
 /// `benchmark | params | unit | A | cv | B | cv | change | ...`
-pub fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
+pub(super) fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let (header, cols) = comparison_header(t, pv.any());
     let mut said = Said { entries: Vec::new(), withheld: Vec::new(), by_mode: Vec::new() };
@@ -339,7 +339,7 @@ fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
 
 /// `bench.a [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
 /// across CPUs only in noht, 91.5 us (38% of samples); moved: across CPUs`.
-pub fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &str) -> String {
+pub(super) fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &str) -> String {
     let parts: Vec<String> = modes
         .iter()
         .map(|m| {
@@ -372,7 +372,7 @@ pub fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &s
 }
 
 /// One row per result, for a run with a single configuration.
-pub fn results(rep: &Report, verbose: bool) -> Grid {
+pub(super) fn results(rep: &Report, verbose: bool) -> Grid {
     let pv = ParamView::new(rep.results.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let with_params = pv.any();
     let mut header: Vec<String> = vec!["benchmark".into()];

@@ -6,13 +6,13 @@ use crate::model::record::RunRecord;
 
 /// How a renderer sets the run line: the marks around `run N`, and what
 /// separates that name from the rest of the line.
-pub struct Emphasis {
-    pub strong: &'static str,
-    pub separator: &'static str,
+pub(crate) struct Emphasis {
+    pub(crate) strong: &'static str,
+    pub(crate) separator: &'static str,
 }
 
 /// `run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0`, without a newline.
-pub fn run_line(run: &RunRecord, e: &Emphasis) -> String {
+pub(crate) fn run_line(run: &RunRecord, e: &Emphasis) -> String {
     format!(
         "{s}run {}{s}{}{} {} ({}), kdelta {}",
         run.id,
@@ -26,7 +26,7 @@ pub fn run_line(run: &RunRecord, e: &Emphasis) -> String {
 }
 
 /// `run 12 (baseline)`, or `run 12` when the run has no label.
-pub fn run_name(r: &RunRecord) -> String {
+pub(crate) fn run_name(r: &RunRecord) -> String {
     match &r.label {
         Some(l) => format!("run {} ({l})", r.id),
         None => format!("run {}", r.id),

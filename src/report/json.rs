@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 /// The report as one pretty-printed JSON object.
-pub struct Json;
+pub(crate) struct Json;
 
 impl Renderer for Json {
     fn render(&self, reports: &[Report]) -> Result<String> {

@@ -7,7 +7,7 @@ use super::Renderer;
 use anyhow::Result;
 
 /// Pipe tables, geometric means in bold, notes as a list.
-pub struct Markdown;
+pub(crate) struct Markdown;
 
 impl Renderer for Markdown {
     fn render(&self, reports: &[Report]) -> Result<String> {

@@ -8,29 +8,29 @@
 //! Markdown and HTML renderers draw; [`header`] names the runs. Nothing here
 //! measures or stores anything.
 
-pub mod chart;
-pub mod csv;
-pub mod extra;
-pub mod extra_render;
-pub mod fingerprint;
+pub(crate) mod chart;
+pub(crate) mod csv;
+pub(crate) mod extra;
+pub(crate) mod extra_render;
+pub(crate) mod fingerprint;
 mod grid;
-pub mod header;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod model;
-pub mod pooled;
-pub mod remarks;
+pub(crate) mod header;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod model;
+pub(crate) mod pooled;
+pub(crate) mod remarks;
 mod sweep;
-pub mod text;
+pub(crate) mod text;
 
-pub use model::{Column, Report, Table};
+pub(crate) use model::Report;
 
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
     Markdown,
@@ -43,12 +43,12 @@ pub enum Format {
 /// A report is one run, or two runs compared ([`Report::compares_runs`]).
 /// Every format but the HTML page draws exactly one report; the page shows
 /// several: each run, then the first run against each later one.
-pub trait Renderer {
+pub(crate) trait Renderer {
     fn render(&self, reports: &[Report]) -> Result<String>;
 }
 
 /// The renderer of a `--format` choice; `color` applies to text only.
-pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
+pub(crate) fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
     match format {
         Format::Text => Box::new(text::Text { color }),
         Format::Markdown => Box::new(markdown::Markdown),
@@ -58,7 +58,7 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
 }
 
 /// One report in `format`: what `kdelta run`, `show` and `compare` print.
-pub fn render(report: &Report, format: Format, color: bool) -> Result<String> {
+pub(crate) fn render(report: &Report, format: Format, color: bool) -> Result<String> {
     renderer(format, color).render(std::slice::from_ref(report))
 }
 
@@ -70,7 +70,7 @@ fn single<'a>(reports: &'a [Report], format: &str) -> Result<&'a Report> {
     }
 }
 
-pub use crate::model::fmt::{fmt_num, fmt_pct};
+pub(crate) use crate::model::fmt::{fmt_num, fmt_pct};
 
 #[cfg(test)]
 mod tests;

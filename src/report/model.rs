@@ -8,106 +8,104 @@ use serde::Serialize;
 
 /// One column of a table: a configuration of a run, or a whole run.
 #[derive(Debug, Clone, Serialize)]
-pub struct Column {
+pub(crate) struct Column {
     /// `up`, or `run 12 (baseline)`.
-    pub name: String,
+    pub(crate) name: String,
     /// The CPU set the configuration resolved to.
-    pub cpus: String,
+    pub(crate) cpus: String,
     #[serde(skip)]
-    pub results: Vec<ResultRecord>,
+    pub(crate) results: Vec<ResultRecord>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    pub status: Status,
-    pub median: Option<f64>,
-    pub cv: Option<f64>,
-    pub n: usize,
+pub(crate) struct Cell {
+    pub(crate) status: Status,
+    pub(crate) median: Option<f64>,
+    pub(crate) cv: Option<f64>,
+    pub(crate) n: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Warnings and notes, as text.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub remarks: Vec<String>,
+    pub(crate) remarks: Vec<String>,
     /// A net figure below resolution: shown as `< X`, never as its median.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub below_resolution: Option<f64>,
+    pub(crate) below_resolution: Option<f64>,
     /// Fewer clean samples than wanted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub noisy: bool,
-    #[serde(skip)]
-    pub busy: bool,
+    pub(crate) noisy: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub placement: Vec<PlacementGroup>,
+    pub(crate) placement: Vec<PlacementGroup>,
     #[serde(skip)]
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     #[serde(skip)]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     #[serde(skip)]
-    pub disturbed: usize,
+    pub(crate) disturbed: usize,
     #[serde(skip)]
-    pub retaken: usize,
+    pub(crate) retaken: usize,
     #[serde(skip)]
-    pub wanted: usize,
+    pub(crate) wanted: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub family: String,
-    pub benchmark: String,
-    pub params: Params,
-    pub unit: String,
-    pub better: Better,
+pub(crate) struct Row {
+    pub(crate) family: String,
+    pub(crate) benchmark: String,
+    pub(crate) params: Params,
+    pub(crate) unit: String,
+    pub(crate) better: Better,
     /// One per column.
-    pub cells: Vec<Option<Cell>>,
+    pub(crate) cells: Vec<Option<Cell>>,
     /// Column i (i >= 1) against column 0; `None` where either failed.
-    pub changes: Vec<Option<Comparison>>,
+    pub(crate) changes: Vec<Option<Comparison>>,
 }
 
 /// Geometric means of one family: of each column's medians (when the family
 /// has one unit) and of the speedups against column 0, lower-is-better ratios
 /// inverted first.
 #[derive(Debug, Clone, Serialize)]
-pub struct GeoRow {
-    pub family: String,
-    pub unit: Option<String>,
-    pub values: Vec<Option<f64>>,
+pub(crate) struct GeoRow {
+    pub(crate) family: String,
+    pub(crate) unit: Option<String>,
+    pub(crate) values: Vec<Option<f64>>,
     /// (speedup - 1) x 100 per column i >= 1.
-    pub change_pct: Vec<Option<f64>>,
+    pub(crate) change_pct: Vec<Option<f64>>,
     /// Rows used: those with a figure in every column, none below resolution.
-    pub rows: usize,
+    pub(crate) rows: usize,
     /// Rows of the family in the table.
-    pub of: usize,
+    pub(crate) of: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Table {
-    pub columns: Vec<Column>,
-    pub rows: Vec<Row>,
-    pub geomeans: Vec<GeoRow>,
+pub(crate) struct Table {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) geomeans: Vec<GeoRow>,
 }
 
 /// Everything a command prints.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub runs: Vec<RunRecord>,
+pub(crate) struct Report {
+    pub(crate) runs: Vec<RunRecord>,
     /// All results of the runs shown, as stored.
-    pub results: Vec<ResultRecord>,
+    pub(crate) results: Vec<ResultRecord>,
     /// Comparison tables (empty when there is a single column).
-    pub tables: Vec<Table>,
+    pub(crate) tables: Vec<Table>,
     /// Run-level remarks (busy machine, incomplete run, unavailable configs).
-    pub remarks: Vec<String>,
+    pub(crate) remarks: Vec<String>,
     /// Family summaries (e.g. mem's speedups per cache regime).
-    pub summaries: Vec<String>,
+    pub(crate) summaries: Vec<String>,
     /// What the runs say of their own sampling (`--runs auto`).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     #[serde(skip)]
-    pub threshold_pct: f64,
+    pub(crate) threshold_pct: f64,
     /// List every warning instead of one line per kind.
     #[serde(skip)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
-pub fn cell_of(r: &ResultRecord) -> Cell {
+pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
     let mut remarks: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
     remarks.extend(r.notes.iter().cloned());
     let q = r.quality.clone().unwrap_or_default();
@@ -120,7 +118,6 @@ pub fn cell_of(r: &ResultRecord) -> Cell {
         remarks,
         below_resolution: r.below_resolution,
         noisy: q.noisy && r.status == Status::Ok,
-        busy: q.busy,
         placement: r.placement.clone(),
         warnings: r.warnings.clone(),
         notes: r.notes.clone(),
@@ -132,7 +129,7 @@ pub fn cell_of(r: &ResultRecord) -> Cell {
 
 impl Table {
     /// Rows keyed on (benchmark, parameters), in first-seen order.
-    pub fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
+    pub(crate) fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
         let mut keys: Vec<(String, Params)> = Vec::new();
         for c in &columns {
             for r in &c.results {
@@ -228,13 +225,13 @@ impl GeoRow {
 
 impl Report {
     /// Two runs side by side ([`Report::for_two_runs`]) rather than one run.
-    pub fn compares_runs(&self) -> bool {
+    pub(crate) fn compares_runs(&self) -> bool {
         self.runs.len() > 1
     }
 
     /// The report of one run: its results, and a table comparing its
     /// configurations when it has more than one.
-    pub fn for_run(run: RunRecord, results: Vec<ResultRecord>, opt: &CompareOptions) -> Report {
+    pub(crate) fn for_run(run: RunRecord, results: Vec<ResultRecord>, opt: &CompareOptions) -> Report {
         let mut configs: Vec<(String, String)> = Vec::new();
         for r in &results {
             if !configs.iter().any(|(n, _)| n == &r.config) {
@@ -280,7 +277,7 @@ impl Report {
 
     /// Two runs side by side: for each configuration they share (or their
     /// single configurations when each has one), a table of run A against run B.
-    pub fn for_two_runs(
+    pub(crate) fn for_two_runs(
         a: (RunRecord, Vec<ResultRecord>),
         b: (RunRecord, Vec<ResultRecord>),
         opt: &CompareOptions,

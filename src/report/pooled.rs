@@ -12,11 +12,10 @@ use crate::stats::compare::{speedup_of, welch_p};
 use crate::stats::summary::median;
 use std::collections::BTreeMap;
 
-/// One run of a group: its id and its results.
-pub struct PooledRun {
-    pub group: String,
-    pub run_id: i64,
-    pub results: Vec<ResultRecord>,
+/// One run of a group: its results.
+pub(crate) struct PooledRun {
+    pub(crate) group: String,
+    pub(crate) results: Vec<ResultRecord>,
 }
 
 /// One row: per group, the per-run medians and the pooled clean samples.
@@ -27,7 +26,7 @@ struct Row {
 }
 
 /// The pooled table as text; `by` names the grouping (`kernel`, `host`).
-pub fn render(runs: &[PooledRun], by: &str, threshold_pct: f64) -> String {
+pub(crate) fn render(runs: &[PooledRun], by: &str, threshold_pct: f64) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for r in runs {
         if !groups.contains(&r.group.as_str()) {
@@ -137,10 +136,9 @@ mod tests {
         }
     }
 
-    fn run(group: &str, id: i64, level: f64) -> PooledRun {
+    fn run(group: &str, level: f64) -> PooledRun {
         PooledRun {
             group: group.into(),
-            run_id: id,
             results: vec![res(&[level, level * 1.001, level * 0.999, level, level * 1.002])],
         }
     }
@@ -149,16 +147,16 @@ mod tests {
     /// thousands of samples would call it significant, the runs do not.
     #[test]
     fn runs_not_samples_decide() {
-        let runs = [run("6.1", 1, 10.0), run("6.1", 2, 11.0), run("6.18", 3, 10.4), run("6.18", 4, 10.6)];
+        let runs = [run("6.1", 10.0), run("6.1", 11.0), run("6.18", 10.4), run("6.18", 10.6)];
         let t = render(&runs, "kernel", 1.0);
         let row = t.lines().nth(1).unwrap();
         assert!(row.contains("(2 runs, 10 samples)") && !row.contains('*'), "{t}");
         // Consistent runs that differ are marked.
-        let runs = [run("6.1", 1, 10.0), run("6.1", 2, 10.01), run("6.18", 3, 12.0), run("6.18", 4, 12.01)];
+        let runs = [run("6.1", 10.0), run("6.1", 10.01), run("6.18", 12.0), run("6.18", 12.01)];
         let t = render(&runs, "kernel", 1.0);
         assert!(t.lines().nth(1).unwrap().contains('*'), "{t}");
         // One run a side: never marked.
-        let t = render(&[run("a", 1, 10.0), run("b", 2, 20.0)], "host", 1.0);
+        let t = render(&[run("a", 10.0), run("b", 20.0)], "host", 1.0);
         assert!(!t.lines().nth(1).unwrap().contains('*'), "{t}");
         assert!(t.starts_with("benchmark") && t.contains("host a") && t.contains("host b"), "{t}");
     }

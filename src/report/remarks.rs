@@ -9,11 +9,11 @@ use crate::model::record::Status;
 use crate::stats::Warning;
 
 /// One result as the remarks see it.
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// `bench.a procs=2 size=16 [up]`
-    pub who: String,
-    pub unit: &'a str,
-    pub cell: &'a Cell,
+    pub(crate) who: String,
+    pub(crate) unit: &'a str,
+    pub(crate) cell: &'a Cell,
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -25,7 +25,7 @@ fn status_word(s: Status) -> &'static str {
 }
 
 /// Every remark of one result, one line each.
-pub fn full(e: &Entry) -> Vec<String> {
+pub(crate) fn full(e: &Entry) -> Vec<String> {
     let c = e.cell;
     let mut v = Vec::new();
     if let Some(r) = &c.reason {
@@ -61,7 +61,7 @@ pub fn full(e: &Entry) -> Vec<String> {
 }
 
 /// The remarks of many results: in full with `verbose`, else summarised.
-pub fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
+pub(crate) fn lines(entries: &[Entry], verbose: bool) -> Vec<String> {
     if verbose {
         return entries.iter().flat_map(full).collect();
     }
@@ -171,7 +171,7 @@ fn note_lines(out: &mut Vec<String>, entries: &[Entry]) {
 }
 
 /// The pointer to the full list, after the summary lines (when there is more to see).
-pub fn hint(entries: &[Entry], verbose: bool) -> Option<String> {
+pub(crate) fn hint(entries: &[Entry], verbose: bool) -> Option<String> {
     (!verbose && entries.iter().any(|e| !full(e).is_empty()))
         .then(|| "(every remark of every result: --verbose, or kdelta show RUN --warnings)".to_string())
 }
@@ -255,7 +255,6 @@ mod tests {
             remarks: vec![],
             below_resolution: None,
             noisy: false,
-            busy: false,
             placement: vec![],
             warnings: if cv > 0.05 { vec![Warning::HighVariation { cv, threshold: 0.05 }] } else { vec![] },
             notes: vec![],

@@ -32,26 +32,26 @@ pub(super) fn swept<'a>(rs: &[&'a ResultRecord]) -> (Vec<&'a String>, Option<&'a
 
 /// One point: the swept value and the result's median, min and max.
 pub(super) struct Point {
-    pub x: f64,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
+    pub(crate) x: f64,
+    pub(crate) median: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
 }
 
 pub(super) struct Series {
-    pub name: String,
-    pub points: Vec<Point>,
+    pub(crate) name: String,
+    pub(crate) points: Vec<Point>,
 }
 
 /// One benchmark swept over `x`.
 pub(super) struct Sweep<'a> {
-    pub benchmark: &'a str,
-    pub x: &'a str,
+    pub(crate) benchmark: &'a str,
+    pub(crate) x: &'a str,
     /// The swept values were written as sizes.
-    pub x_is_bytes: bool,
+    pub(crate) x_is_bytes: bool,
     /// The drawable results, in the order given.
-    pub results: Vec<&'a ResultRecord>,
-    pub series: Vec<Series>,
+    pub(crate) results: Vec<&'a ResultRecord>,
+    pub(crate) series: Vec<Series>,
 }
 
 /// Split results into sweeps and the rest. A series is named by `head(r)`

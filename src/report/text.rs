@@ -14,8 +14,8 @@ const RESET: &str = "\x1b[0m";
 
 /// Aligned tables; significant changes in green or red and the notes
 /// dimmed when `color`.
-pub struct Text {
-    pub color: bool,
+pub(crate) struct Text {
+    pub(crate) color: bool,
 }
 
 impl Renderer for Text {
@@ -118,7 +118,7 @@ fn draw(out: &mut String, g: &Grid, color: bool) {
 
 /// Every remark of every result, one line each, then the run's own
 /// (`kdelta show RUN --warnings`).
-pub fn warnings(rep: &Report) -> String {
+pub(crate) fn warnings(rep: &Report) -> String {
     let mut out = String::new();
     for r in &rep.results {
         let shown =

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// One value of `--policy`: a policy, or `all` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicyArg {
+pub(crate) enum PolicyArg {
     All,
     One(PolicyName),
 }
@@ -40,72 +40,72 @@ impl clap::ValueEnum for PolicyArg {
 
 /// Simulate SMT scheduling policies on a model machine (results are simulated, not measured).
 #[derive(clap::Args, Debug, Clone)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// Workload: `loops` (K loops of a CPU-bound job) or `make` (a -jN build).
     #[arg(long, value_enum, default_value_t = WorkloadKind::Loops)]
-    pub workload: WorkloadKind,
+    pub(crate) workload: WorkloadKind,
     /// Machine shape PACKAGESxCORESxTHREADS (Molnar's P4 HT box: 2x1x2).
     #[arg(long, default_value = "2x1x2")]
-    pub topology: String,
+    pub(crate) topology: String,
     /// Policies, comma separated, or `all`.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
-    pub policy: Vec<PolicyArg>,
+    pub(crate) policy: Vec<PolicyArg>,
     /// Rate of a task while its SMT sibling is busy (0.55: Molnar's P4; 0.68 and 0.79 are typical of later cores).
     #[arg(long, default_value_t = DEFAULT_SMT_RATE)]
-    pub smt_rate: f64,
+    pub(crate) smt_rate: f64,
     /// Rate factor while another core is busy too (shared bus/cache; 1 disables).
     #[arg(long, default_value_t = DEFAULT_CROSS_CORE_RATE)]
-    pub cross_core_rate: f64,
+    pub(crate) cross_core_rate: f64,
     /// loops: number of concurrent loops K.
     #[arg(short = 'k', long, default_value_t = 2)]
-    pub loops: usize,
+    pub(crate) loops: usize,
     /// loops: seconds of work per iteration at full rate.
     #[arg(long, default_value_t = 2.55)]
-    pub work: f64,
+    pub(crate) work: f64,
     /// loops: iterations per loop.
     #[arg(long, default_value_t = 100)]
-    pub iterations: usize,
+    pub(crate) iterations: usize,
     /// loops: relative spread of the work per iteration (0.01 = ±1%).
     #[arg(long, default_value_t = 0.01)]
-    pub jitter: f64,
+    pub(crate) jitter: f64,
     /// make: jobs in parallel (-jN).
     #[arg(short = 'j', long = "parallel", default_value_t = 2)]
-    pub parallel: usize,
+    pub(crate) parallel: usize,
     /// make: number of compile jobs in the build.
     #[arg(long, default_value_t = DEFAULT_JOBS)]
-    pub jobs: usize,
+    pub(crate) jobs: usize,
     /// Seeded repetitions (default: 1 for loops, 10 for make).
     #[arg(long)]
-    pub reps: Option<usize>,
+    pub(crate) reps: Option<usize>,
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Balance interval, milliseconds.
     #[arg(long, default_value_t = 4.0)]
-    pub balance_ms: f64,
+    pub(crate) balance_ms: f64,
     /// Time slice, milliseconds.
     #[arg(long, default_value_t = 100.0)]
-    pub timeslice_ms: f64,
+    pub(crate) timeslice_ms: f64,
     /// Print the timeline of which task ran where (first repetition).
     #[arg(long)]
-    pub trace: bool,
+    pub(crate) trace: bool,
     /// Repeat the simulation for at least a second per policy and report simulated events per second.
     #[arg(long)]
-    pub bench_speed: bool,
+    pub(crate) bench_speed: bool,
     /// Store the result in the results database as a run (each policy a
     /// configuration, marked simulated), to compare, show or chart later.
     #[arg(long)]
-    pub store: bool,
+    pub(crate) store: bool,
     /// A label for the stored run.
     #[arg(long, requires = "store", value_parser = crate::cli::label)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
-    pub format: TextOrJson,
+    pub(crate) format: TextOrJson,
 }
 
 /// The workloads the simulator models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum WorkloadKind {
+pub(crate) enum WorkloadKind {
     Loops,
     Make,
 }
@@ -129,7 +129,7 @@ fn check_count(name: &str, v: usize, lo: usize, hi: usize) -> anyhow::Result<()>
 }
 
 /// Validate the arguments into a configuration (without the policy) and the policy list.
-pub fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<PolicyName>)> {
+pub(crate) fn config(a: &SimulateArgs) -> anyhow::Result<(SimConfig, Vec<PolicyName>)> {
     let shape = Shape::parse(&a.topology)?;
     check_range("smt-rate", a.smt_rate, 0.0, 1.0, true)?;
     check_range("cross-core-rate", a.cross_core_rate, 0.0, 1.0, true)?;
@@ -191,7 +191,11 @@ struct Doc<'a> {
 }
 
 /// Run every requested policy.
-pub fn simulate_all(cfg: &SimConfig, policies: &[PolicyName], bench_speed: bool) -> anyhow::Result<Vec<PolicyResult>> {
+pub(crate) fn simulate_all(
+    cfg: &SimConfig,
+    policies: &[PolicyName],
+    bench_speed: bool,
+) -> anyhow::Result<Vec<PolicyResult>> {
     let mut out = Vec::new();
     for p in policies {
         let mut c = cfg.clone();
@@ -215,7 +219,7 @@ pub fn simulate_all(cfg: &SimConfig, policies: &[PolicyName], bench_speed: bool)
     Ok(out)
 }
 
-pub fn main(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn main(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     let (cfg, policies) = config(args)?;
     let results = simulate_all(&cfg, &policies, args.bench_speed)?;
     if args.format == TextOrJson::Json {
@@ -227,12 +231,12 @@ pub fn main(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The JSON document: `{"simulated": true, "config": .., "results": [..]}`.
-pub fn render_json(cfg: &SimConfig, results: &[PolicyResult]) -> anyhow::Result<String> {
+pub(crate) fn render_json(cfg: &SimConfig, results: &[PolicyResult]) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&Doc { simulated: true, config: cfg, results })?)
 }
 
 /// The text report.
-pub fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
+pub(crate) fn render_text(cfg: &SimConfig, results: &[PolicyResult]) -> String {
     let mut s = String::new();
     let e = &cfg.engine;
     let _ = writeln!(

@@ -21,7 +21,7 @@
 
 use super::policy::{Action, Policy};
 use super::shape::Shape;
-pub use super::state::{Phase, State, Task, TaskId, TaskState};
+pub(crate) use super::state::{Phase, State, Task, TaskId, TaskState};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -32,13 +32,13 @@ const EPS: f64 = 1e-9;
 
 /// Rate-model and timing parameters.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct EngineCfg {
-    pub smt_rate: f64,
-    pub cross_core_rate: f64,
+pub(crate) struct EngineCfg {
+    pub(crate) smt_rate: f64,
+    pub(crate) cross_core_rate: f64,
     /// Time slice, seconds.
-    pub timeslice: f64,
+    pub(crate) timeslice: f64,
     /// Balance interval, seconds.
-    pub balance: f64,
+    pub(crate) balance: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,42 +75,42 @@ impl Ord for Ev {
 
 /// One stretch of a task on a CPU, for `--trace`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Segment {
-    pub task: TaskId,
-    pub tag: u64,
-    pub cpu: usize,
-    pub start: f64,
-    pub end: f64,
+pub(crate) struct Segment {
+    pub(crate) task: TaskId,
+    pub(crate) tag: u64,
+    pub(crate) cpu: usize,
+    pub(crate) start: f64,
+    pub(crate) end: f64,
     /// Why the stretch ended: `phase-done`, `preempted`, `migrated`.
-    pub end_reason: &'static str,
+    pub(crate) end_reason: &'static str,
 }
 
 /// A workload: creates tasks and is told when they exit.
-pub trait Workload {
+pub(crate) trait Workload {
     fn start(&mut self, sim: &mut Engine);
     fn exited(&mut self, sim: &mut Engine, task: TaskId);
 }
 
 /// Counters of one run.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Events processed (stale completion predictions not counted).
-    pub events: u64,
-    pub migrations_running: u64,
-    pub preemptions: u64,
+    pub(crate) events: u64,
+    pub(crate) migrations_running: u64,
+    pub(crate) preemptions: u64,
     /// Total simulated time during which a core ran two or more tasks while another core was fully idle.
-    pub doubled_time: f64,
+    pub(crate) doubled_time: f64,
     /// Longest such stretch.
-    pub doubled_longest: f64,
-    pub work_submitted: f64,
-    pub work_done: f64,
+    pub(crate) doubled_longest: f64,
+    pub(crate) work_submitted: f64,
+    pub(crate) work_done: f64,
 }
 
-pub struct Engine {
-    pub st: State,
+pub(crate) struct Engine {
+    pub(crate) st: State,
     cfg: EngineCfg,
     policy: Box<dyn Policy>,
-    pub rng: ChaCha8Rng,
+    pub(crate) rng: ChaCha8Rng,
     heap: BinaryHeap<Ev>,
     seq: u64,
     /// Per CPU: generation of the completion prediction, rate, time of last settle, start of current stretch.
@@ -129,12 +129,12 @@ pub struct Engine {
     dirty_dispatch: bool,
     /// The set of busy CPUs changed: rates and the doubled-core watch need a look.
     dirty_busy: bool,
-    pub counters: Counters,
-    pub trace: Option<Vec<Segment>>,
+    pub(crate) counters: Counters,
+    pub(crate) trace: Option<Vec<Segment>>,
 }
 
 impl Engine {
-    pub fn new(shape: Shape, cfg: EngineCfg, policy: Box<dyn Policy>, rng: ChaCha8Rng, trace: bool) -> Engine {
+    pub(crate) fn new(shape: Shape, cfg: EngineCfg, policy: Box<dyn Policy>, rng: ChaCha8Rng, trace: bool) -> Engine {
         let n = shape.ncpus();
         Engine {
             st: State {
@@ -166,12 +166,8 @@ impl Engine {
         }
     }
 
-    pub fn now(&self) -> f64 {
+    pub(crate) fn now(&self) -> f64 {
         self.st.now
-    }
-
-    pub fn policy_name(&self) -> &'static str {
-        self.policy.name()
     }
 
     fn push(&mut self, t: f64, kind: Kind) {
@@ -180,7 +176,7 @@ impl Engine {
     }
 
     /// Create a task now. `hint_cpu`: where its predecessor ran (loops), for affinity.
-    pub fn spawn(&mut self, phases: Vec<Phase>, tag: u64, hint_cpu: Option<usize>) -> TaskId {
+    pub(crate) fn spawn(&mut self, phases: Vec<Phase>, tag: u64, hint_cpu: Option<usize>) -> TaskId {
         let id = self.st.tasks.len();
         self.counters.work_submitted +=
             phases.iter().map(|p| if let Phase::Cpu(w) = p { *w } else { 0.0 }).sum::<f64>();
@@ -383,7 +379,7 @@ impl Engine {
     }
 
     /// Run until every task has exited. Returns the end time.
-    pub fn run(&mut self, wl: &mut dyn Workload) -> f64 {
+    pub(crate) fn run(&mut self, wl: &mut dyn Workload) -> f64 {
         wl.start(self);
         self.after_event(wl, &[]);
         while let Some(ev) = self.heap.pop() {

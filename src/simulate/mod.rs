@@ -11,13 +11,13 @@
 //! - [`workload`]: `loops` and `make`.
 //! - [`summary`]: distributions and the result document; [`cli`]: the command.
 
-pub mod cli;
-pub mod engine;
-pub mod policy;
-pub mod shape;
-pub mod state;
-pub mod summary;
-pub mod workload;
+pub(crate) mod cli;
+pub(crate) mod engine;
+pub(crate) mod policy;
+pub(crate) mod shape;
+pub(crate) mod state;
+pub(crate) mod summary;
+pub(crate) mod workload;
 
 #[cfg(test)]
 mod tests;
@@ -33,52 +33,52 @@ use workload::make::{Make, MakeCfg};
 /// `--smt-rate` default: Molnar's 2.55 s alone against 4.6 s on two siblings.
 /// Later cores are typically nearer 0.68 (Nehalem-era) to 0.79 (recent cores
 /// on integer code): two siblings together do 1.36x to 1.58x one alone.
-pub const DEFAULT_SMT_RATE: f64 = 0.55;
+pub(crate) const DEFAULT_SMT_RATE: f64 = 0.55;
 /// `--cross-core-rate` default: 2.55 s alone against 2.60 s with the other
 /// physical CPU busy (2.55 / 2.60, rounded).
-pub const DEFAULT_CROSS_CORE_RATE: f64 = 0.98;
+pub(crate) const DEFAULT_CROSS_CORE_RATE: f64 = 0.98;
 
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
-pub enum WorkloadCfg {
+pub(crate) enum WorkloadCfg {
     Loops(LoopsCfg),
     Make(MakeCfg),
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SimConfig {
-    pub shape: Shape,
-    pub engine: EngineCfg,
-    pub policy: policy::PolicyName,
-    pub workload: WorkloadCfg,
-    pub seed: u64,
-    pub reps: usize,
-    pub trace: bool,
+pub(crate) struct SimConfig {
+    pub(crate) shape: Shape,
+    pub(crate) engine: EngineCfg,
+    pub(crate) policy: policy::PolicyName,
+    pub(crate) workload: WorkloadCfg,
+    pub(crate) seed: u64,
+    pub(crate) reps: usize,
+    pub(crate) trace: bool,
 }
 
 /// One repetition's outcome.
 #[derive(Debug, Clone, Serialize)]
-pub struct RepResult {
-    pub rep: usize,
+pub(crate) struct RepResult {
+    pub(crate) rep: usize,
     /// Simulated time when the last task exited, seconds.
-    pub makespan: f64,
-    pub counters: Counters,
+    pub(crate) makespan: f64,
+    pub(crate) counters: Counters,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub iterations: Vec<Iteration>,
+    pub(crate) iterations: Vec<Iteration>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<Vec<Segment>>,
+    pub(crate) trace: Option<Vec<Segment>>,
 }
 
 /// A seeded generator for one purpose of one repetition. The workload stream
 /// does not depend on the policy, so policies are compared on the same work.
-pub fn rng_for(seed: u64, rep: usize, stream: u64) -> ChaCha8Rng {
+pub(crate) fn rng_for(seed: u64, rep: usize, stream: u64) -> ChaCha8Rng {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
     r.set_stream(rep as u64 * 4 + stream);
     r
 }
 
 /// Run one repetition.
-pub fn run_rep(cfg: &SimConfig, rep: usize) -> anyhow::Result<RepResult> {
+pub(crate) fn run_rep(cfg: &SimConfig, rep: usize) -> anyhow::Result<RepResult> {
     let policy = policy::make(cfg.policy, cfg.shape.ncpus(), cfg.shape.ncores());
     let trace = cfg.trace && rep == 0;
     let mut eng = Engine::new(cfg.shape, cfg.engine, policy, rng_for(cfg.seed, rep, 1), trace);
@@ -100,6 +100,6 @@ pub fn run_rep(cfg: &SimConfig, rep: usize) -> anyhow::Result<RepResult> {
 }
 
 /// Run all repetitions of one configuration.
-pub fn run(cfg: &SimConfig) -> anyhow::Result<Vec<RepResult>> {
+pub(crate) fn run(cfg: &SimConfig) -> anyhow::Result<Vec<RepResult>> {
     (0..cfg.reps.max(1)).map(|r| run_rep(cfg, r)).collect()
 }

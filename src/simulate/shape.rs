@@ -10,17 +10,17 @@ use serde::Serialize;
 use std::ops::Range;
 
 /// Largest number of logical CPUs a simulated machine may have.
-pub const MAX_CPUS: usize = 4096;
+pub(crate) const MAX_CPUS: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Shape {
-    pub packages: usize,
-    pub cores_per_package: usize,
-    pub threads: usize,
+pub(crate) struct Shape {
+    pub(crate) packages: usize,
+    pub(crate) cores_per_package: usize,
+    pub(crate) threads: usize,
 }
 
 impl Shape {
-    pub fn new(packages: usize, cores_per_package: usize, threads: usize) -> anyhow::Result<Shape> {
+    pub(crate) fn new(packages: usize, cores_per_package: usize, threads: usize) -> anyhow::Result<Shape> {
         let s = Shape { packages, cores_per_package, threads };
         let n = packages.checked_mul(cores_per_package).and_then(|c| c.checked_mul(threads));
         match n {
@@ -32,7 +32,7 @@ impl Shape {
     }
 
     /// Parse `PxCxT` (`2x1x2`).
-    pub fn parse(s: &str) -> anyhow::Result<Shape> {
+    pub(crate) fn parse(s: &str) -> anyhow::Result<Shape> {
         let parts: Vec<&str> = s.trim().split(['x', 'X']).collect();
         let bad = || {
             bad_input(format!("topology {s:?}: expected PACKAGESxCORESxTHREADS with positive integers, e.g. 2x1x2 (2 packages of 1 core with 2 threads)"))
@@ -47,20 +47,21 @@ impl Shape {
         Shape::new(v[0], v[1], v[2])
     }
 
-    pub fn ncpus(&self) -> usize {
+    pub(crate) fn ncpus(&self) -> usize {
         self.packages * self.cores_per_package * self.threads
     }
-    pub fn ncores(&self) -> usize {
+    pub(crate) fn ncores(&self) -> usize {
         self.packages * self.cores_per_package
     }
-    pub fn core_of(&self, cpu: usize) -> usize {
+    pub(crate) fn core_of(&self, cpu: usize) -> usize {
         cpu / self.threads
     }
     /// Logical CPUs of one core.
-    pub fn cpus_of(&self, core: usize) -> Range<usize> {
+    pub(crate) fn cpus_of(&self, core: usize) -> Range<usize> {
         core * self.threads..(core + 1) * self.threads
     }
-    pub fn package_of_core(&self, core: usize) -> usize {
+    #[cfg(test)]
+    pub(crate) fn package_of_core(&self, core: usize) -> usize {
         core / self.cores_per_package
     }
 }

@@ -5,10 +5,10 @@
 use super::shape::Shape;
 use serde::Serialize;
 
-pub type TaskId = usize;
+pub(crate) type TaskId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// CPU work, in seconds at rate 1.
     Cpu(f64),
     /// Blocked (I/O) for this many seconds.
@@ -16,7 +16,7 @@ pub enum Phase {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum TaskState {
+pub(crate) enum TaskState {
     Queued,
     Running(usize),
     Blocked,
@@ -24,43 +24,43 @@ pub enum TaskState {
 }
 
 #[derive(Debug, Clone)]
-pub struct Task {
-    pub phases: Vec<Phase>,
+pub(crate) struct Task {
+    pub(crate) phases: Vec<Phase>,
     /// Index of the current phase.
-    pub phase: usize,
+    pub(crate) phase: usize,
     /// Work left in the current CPU phase, as of the running CPU's last settle.
-    pub remaining: f64,
-    pub state: TaskState,
+    pub(crate) remaining: f64,
+    pub(crate) state: TaskState,
     /// Logical CPU this task last ran on.
-    pub last_cpu: Option<usize>,
+    pub(crate) last_cpu: Option<usize>,
     /// For a new task: the CPU its predecessor (the previous iteration of its loop) ran on.
-    pub hint_cpu: Option<usize>,
+    pub(crate) hint_cpu: Option<usize>,
     /// The workload's label.
-    pub tag: u64,
-    pub created: f64,
+    pub(crate) tag: u64,
+    pub(crate) created: f64,
 }
 
 /// What a policy may look at: the machine and every task.
 #[derive(Debug, Clone)]
-pub struct State {
-    pub shape: Shape,
-    pub now: f64,
+pub(crate) struct State {
+    pub(crate) shape: Shape,
+    pub(crate) now: f64,
     /// Task running on each logical CPU.
-    pub running: Vec<Option<TaskId>>,
+    pub(crate) running: Vec<Option<TaskId>>,
     /// Busy logical CPUs per core.
-    pub core_busy: Vec<usize>,
-    pub tasks: Vec<Task>,
+    pub(crate) core_busy: Vec<usize>,
+    pub(crate) tasks: Vec<Task>,
 }
 
 impl State {
-    pub fn busy(&self, cpu: usize) -> bool {
+    pub(crate) fn busy(&self, cpu: usize) -> bool {
         self.running[cpu].is_some()
     }
-    pub fn core_idle(&self, core: usize) -> bool {
+    pub(crate) fn core_idle(&self, core: usize) -> bool {
         self.core_busy[core] == 0
     }
     /// True when some core runs two or more tasks while another core is fully idle.
-    pub fn doubled_while_core_idle(&self) -> bool {
+    pub(crate) fn doubled_while_core_idle(&self) -> bool {
         self.core_busy.iter().any(|&b| b >= 2) && self.core_busy.contains(&0)
     }
 }

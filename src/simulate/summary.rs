@@ -5,16 +5,16 @@ use serde::Serialize;
 
 /// A distribution of values (seconds).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Dist {
-    pub n: usize,
-    pub min: f64,
-    pub median: f64,
-    pub mean: f64,
-    pub max: f64,
+pub(crate) struct Dist {
+    pub(crate) n: usize,
+    pub(crate) min: f64,
+    pub(crate) median: f64,
+    pub(crate) mean: f64,
+    pub(crate) max: f64,
 }
 
 impl Dist {
-    pub fn of(values: &[f64]) -> Option<Dist> {
+    pub(crate) fn of(values: &[f64]) -> Option<Dist> {
         if values.is_empty() {
             return None;
         }
@@ -28,13 +28,13 @@ impl Dist {
 
 /// Equal-width bins from the minimum to the maximum.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Bin {
-    pub lo: f64,
-    pub hi: f64,
-    pub count: usize,
+pub(crate) struct Bin {
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    pub(crate) count: usize,
 }
 
-pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
+pub(crate) fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
     let Some(d) = Dist::of(values) else {
         return Vec::new();
     };
@@ -54,44 +54,44 @@ pub fn histogram(values: &[f64], bins: usize) -> Vec<Bin> {
 
 /// Per-iteration times of the `loops` workload.
 #[derive(Debug, Clone, Serialize)]
-pub struct LoopsSummary {
-    pub iteration: Dist,
+pub(crate) struct LoopsSummary {
+    pub(crate) iteration: Dist,
     /// Every iteration's time, for storing as samples.
     #[serde(skip)]
-    pub times: Vec<f64>,
-    pub histogram: Vec<Bin>,
+    pub(crate) times: Vec<f64>,
+    pub(crate) histogram: Vec<Bin>,
 }
 
 /// Makespans of the `make` workload over repetitions.
 #[derive(Debug, Clone, Serialize)]
-pub struct MakeSummary {
-    pub best: f64,
-    pub mean: f64,
-    pub worst: f64,
-    pub makespans: Vec<f64>,
+pub(crate) struct MakeSummary {
+    pub(crate) best: f64,
+    pub(crate) mean: f64,
+    pub(crate) worst: f64,
+    pub(crate) makespans: Vec<f64>,
 }
 
 /// One policy's result.
 #[derive(Debug, Clone, Serialize)]
-pub struct PolicyResult {
-    pub policy: String,
+pub(crate) struct PolicyResult {
+    pub(crate) policy: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub loops: Option<LoopsSummary>,
+    pub(crate) loops: Option<LoopsSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub make: Option<MakeSummary>,
+    pub(crate) make: Option<MakeSummary>,
     /// Simulated time a core ran two tasks while another core was fully idle, summed over reps.
-    pub doubled_time: f64,
-    pub doubled_longest: f64,
-    pub migrations_running: u64,
-    pub events: u64,
+    pub(crate) doubled_time: f64,
+    pub(crate) doubled_longest: f64,
+    pub(crate) migrations_running: u64,
+    pub(crate) events: u64,
     /// Wall-clock seconds the simulation took, and simulated events per wall second.
-    pub wall_seconds: f64,
-    pub events_per_sec: f64,
+    pub(crate) wall_seconds: f64,
+    pub(crate) events_per_sec: f64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reps: Vec<RepResult>,
+    pub(crate) reps: Vec<RepResult>,
 }
 
-pub fn summarize(
+pub(crate) fn summarize(
     cfg: &SimConfig,
     policy: &str,
     reps: Vec<RepResult>,

@@ -33,34 +33,34 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// B relative to A, >1 when B is better (ratio of medians).
-    pub speedup: f64,
+    pub(crate) speedup: f64,
     /// (speedup - 1) x 100: + means B is better.
-    pub change_pct: f64,
+    pub(crate) change_pct: f64,
     /// Welch's two-sided p-value (None with fewer than 2 samples a side).
-    pub p_welch: Option<f64>,
+    pub(crate) p_welch: Option<f64>,
     /// Mann-Whitney U two-sided p-value, normal approximation with tie correction.
-    pub p_mann_whitney: Option<f64>,
+    pub(crate) p_mann_whitney: Option<f64>,
     /// 95 % bootstrap interval of the speedup (ratio of medians).
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    pub significant: bool,
+    pub(crate) ci_low: Option<f64>,
+    pub(crate) ci_high: Option<f64>,
+    pub(crate) significant: bool,
     /// How the change fared round by round (absent when the rounds are
     /// unknown or too few).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rounds: Option<Rounds>,
+    pub(crate) rounds: Option<Rounds>,
     /// The change within each placement, when a side split by where its tasks ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub modes: Vec<ModeChange>,
+    pub(crate) modes: Vec<ModeChange>,
     /// Why a change that passed the rank test and the threshold is not marked significant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub withheld: Option<Withheld>,
+    pub(crate) withheld: Option<Withheld>,
 }
 
 impl Comparison {
     /// Rule 1: at least the threshold on the log scale.
-    pub fn beyond_threshold(&self, opt: &CompareOptions) -> bool {
+    pub(crate) fn beyond_threshold(&self, opt: &CompareOptions) -> bool {
         self.speedup.ln().abs() >= (1.0 + opt.threshold_pct / 100.0).ln() - 1e-12
     }
 }
@@ -68,7 +68,7 @@ impl Comparison {
 /// Reasons a star is withheld.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Withheld {
+pub(crate) enum Withheld {
     /// A side had fewer clean samples than wanted.
     Noisy,
     /// A side had more disturbed samples than clean ones.
@@ -80,7 +80,7 @@ pub enum Withheld {
 }
 
 impl Withheld {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Withheld::Noisy => "a side is noisy",
             Withheld::Busy => "a side was measured on a busy CPU",
@@ -92,20 +92,20 @@ impl Withheld {
 
 /// What a comparison needs to know of each side beyond its clean samples.
 #[derive(Debug, Clone, Default)]
-pub struct Side {
+pub(crate) struct Side {
     /// The round of each clean sample (empty when unknown).
-    pub rounds: Vec<u32>,
+    pub(crate) rounds: Vec<u32>,
     /// Where each clean sample's tasks ran (empty when unknown; `None` for one task).
-    pub placements: Vec<Option<Placement>>,
+    pub(crate) placements: Vec<Option<Placement>>,
     /// The result split by placement (`ResultRecord::placement`).
-    pub split: bool,
-    pub noisy: bool,
-    pub busy: bool,
+    pub(crate) split: bool,
+    pub(crate) noisy: bool,
+    pub(crate) busy: bool,
 }
 
 impl Side {
     /// A stored result's clean samples and what a comparison needs to know of them.
-    pub fn of(r: &ResultRecord) -> (Vec<f64>, Side) {
+    pub(crate) fn of(r: &ResultRecord) -> (Vec<f64>, Side) {
         let clean = r.clean_with_meta();
         // Rounds are known when every clean sample has a record and one names its round.
         let recorded = clean.iter().all(|(_, m)| m.is_some());
@@ -120,7 +120,7 @@ impl Side {
 
 /// [`compare`], then the rule for a star (the module's documentation):
 /// the rounds must agree, and neither side be noisy or busy.
-pub fn compare_sides(
+pub(crate) fn compare_sides(
     a: &[f64],
     sa: &Side,
     b: &[f64],
@@ -182,15 +182,15 @@ pub(super) fn passes(c: &Comparison, known: bool, opt: &CompareOptions) -> bool 
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct CompareOptions {
-    pub alpha: f64,
+pub(crate) struct CompareOptions {
+    pub(crate) alpha: f64,
     /// Noise threshold in percent.
-    pub threshold_pct: f64,
-    pub bootstrap: usize,
+    pub(crate) threshold_pct: f64,
+    pub(crate) bootstrap: usize,
     /// The two sides' rounds were taken together (one run's configurations
     /// or parameter values), so round k of one pairs with round k of the
     /// other; false for two runs.
-    pub rounds_paired: bool,
+    pub(crate) rounds_paired: bool,
 }
 
 impl Default for CompareOptions {
@@ -199,14 +199,14 @@ impl Default for CompareOptions {
     }
 }
 
-pub fn speedup_of(a: f64, b: f64, better: Better) -> f64 {
+pub(crate) fn speedup_of(a: f64, b: f64, better: Better) -> f64 {
     match better {
         Better::Lower => a / b,
         Better::Higher => b / a,
     }
 }
 
-pub fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
+pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -251,7 +251,7 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 }
 
 /// Welch's unequal-variance t-test, two-sided p-value.
-pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -270,7 +270,7 @@ pub fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Mann-Whitney U test, two-sided, normal approximation with tie correction
 /// and continuity correction. Needs at least 2 samples a side.
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let (na, nb) = (a.len(), b.len());
     if na < 2 || nb < 2 {
         return None;
@@ -309,7 +309,7 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Percentile bootstrap of the speedup (ratio of medians), 95 %, with a fixed
 /// seed so the same samples always give the same interval.
-pub fn bootstrap_ci(a: &[f64], b: &[f64], better: Better, reps: usize) -> Option<(f64, f64)> {
+pub(crate) fn bootstrap_ci(a: &[f64], b: &[f64], better: Better, reps: usize) -> Option<(f64, f64)> {
     if a.len() < 2 || b.len() < 2 || reps < 100 {
         return None;
     }
@@ -338,7 +338,7 @@ pub fn bootstrap_ci(a: &[f64], b: &[f64], better: Better, reps: usize) -> Option
 
 /// Geometric mean of positive values (None if any is not positive, NaN or
 /// infinite).
-pub fn geomean(v: &[f64]) -> Option<f64> {
+pub(crate) fn geomean(v: &[f64]) -> Option<f64> {
     if v.is_empty() || v.iter().any(|&x| x <= 0.0 || !x.is_finite()) {
         return None;
     }

@@ -1,13 +1,13 @@
 //! Statistics: summaries, comparisons and warnings. Pure functions, no I/O.
 
-pub mod compare;
-pub mod modes;
-pub mod paired;
-pub mod rounds;
-pub mod summary;
-pub mod trust;
-pub mod warnings;
+pub(crate) mod compare;
+pub(crate) mod modes;
+pub(crate) mod paired;
+pub(crate) mod rounds;
+pub(crate) mod summary;
+pub(crate) mod trust;
+pub(crate) mod warnings;
 
-pub use compare::{compare, compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};
-pub use summary::{summarize, Summary};
-pub use warnings::Warning;
+pub(crate) use compare::{compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};
+pub(crate) use summary::summarize;
+pub(crate) use warnings::Warning;

@@ -14,44 +14,44 @@ use serde::{Deserialize, Serialize};
 
 /// One side's share of a placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModeSide {
-    pub median: f64,
-    pub n: usize,
+pub(crate) struct ModeSide {
+    pub(crate) median: f64,
+    pub(crate) n: usize,
     /// Share of the side's samples whose placement is known, 0..1.
-    pub share: f64,
+    pub(crate) share: f64,
 }
 
 /// The change within one placement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModeChange {
-    pub placement: Placement,
+pub(crate) struct ModeChange {
+    pub(crate) placement: Placement,
     /// `None`: the placement is not a mode of that side (under 10 % of its
     /// samples, or fewer than 2).
-    pub a: Option<ModeSide>,
-    pub b: Option<ModeSide>,
+    pub(crate) a: Option<ModeSide>,
+    pub(crate) b: Option<ModeSide>,
     /// Both sides have the mode: B against A, as the row's change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change_pct: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rounds: Option<Rounds>,
+    pub(crate) rounds: Option<Rounds>,
     /// Both sides have it and the change within it passes the row's rule.
-    pub significant: bool,
+    pub(crate) significant: bool,
 }
 
 impl ModeChange {
     /// The mode moved: a significant change within it, or a mode one side lacks.
-    pub fn moved(&self) -> bool {
+    pub(crate) fn moved(&self) -> bool {
         self.significant || self.a.is_some() != self.b.is_some()
     }
 }
 
 /// One side as the mode comparison needs it: clean samples, their rounds
 /// and placements (aligned), and whether the side's result split by placement.
-pub struct ModeInput<'a> {
-    pub values: &'a [f64],
-    pub rounds: &'a [u32],
-    pub placements: &'a [Option<Placement>],
-    pub split: bool,
+pub(crate) struct ModeInput<'a> {
+    pub(crate) values: &'a [f64],
+    pub(crate) rounds: &'a [u32],
+    pub(crate) placements: &'a [Option<Placement>],
+    pub(crate) split: bool,
 }
 
 fn pick<'a>(s: &ModeInput<'a>, p: Placement) -> (Vec<f64>, Vec<u32>, f64) {
@@ -70,7 +70,7 @@ fn pick<'a>(s: &ModeInput<'a>, p: Placement) -> (Vec<f64>, Vec<u32>, f64) {
 
 /// The change per placement, when either side split by placement and both
 /// sides know where each sample ran. Empty otherwise.
-pub fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOptions) -> Vec<ModeChange> {
+pub(crate) fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &CompareOptions) -> Vec<ModeChange> {
     let aligned = |s: &ModeInput| s.placements.len() == s.values.len() && s.placements.iter().any(|p| p.is_some());
     if !(a.split || b.split) || !aligned(a) || !aligned(b) {
         return Vec::new();

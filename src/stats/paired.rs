@@ -17,18 +17,18 @@ use std::collections::BTreeMap;
 
 /// The per-pair ratio of two results taken in turns.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Paired {
+pub(crate) struct Paired {
     /// Median over the pairs of `b / a`.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// A distribution-free 95 % interval of that median (order statistics
     /// of the pair ratios; the widest pair at the ends with few pairs).
-    pub low: f64,
-    pub high: f64,
-    pub pairs: usize,
+    pub(crate) low: f64,
+    pub(crate) high: f64,
+    pub(crate) pairs: usize,
 }
 
 /// Fewer pairs than this say too little: the caller falls back to medians.
-pub const MIN_PAIRS: usize = 3;
+pub(crate) const MIN_PAIRS: usize = 3;
 
 /// Pair `a`'s and `b`'s samples that shared a worker: within each worker
 /// (`job`), the `i`-th sample of one with the `i`-th of the other, in the
@@ -37,7 +37,7 @@ pub const MIN_PAIRS: usize = 3;
 /// or fewer than [`MIN_PAIRS`] pairs remain.
 /// Each side is a result's samples and its per-sample records
 /// (`ResultRecord::samples`, `samples_meta`).
-pub fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta])) -> Option<Paired> {
+pub(crate) fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta])) -> Option<Paired> {
     let (ja, jb) = (by_job(a.0, a.1)?, by_job(b.0, b.1)?);
     let mut ratios: Vec<f64> = Vec::new();
     for (job, xs) in &ja {
@@ -54,7 +54,7 @@ pub fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta])) -> O
 }
 
 /// The median of per-pair ratios and its interval.
-pub fn of_ratios(mut ratios: Vec<f64>) -> Option<Paired> {
+pub(crate) fn of_ratios(mut ratios: Vec<f64>) -> Option<Paired> {
     ratios.retain(|r| r.is_finite());
     if ratios.len() < MIN_PAIRS {
         return None;

@@ -36,14 +36,14 @@ use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
 use std::collections::BTreeMap;
 
 /// Fewer paired rounds than this cannot be judged.
-pub const MIN_ROUNDS: usize = 3;
+pub(crate) const MIN_ROUNDS: usize = 3;
 /// From this many paired rounds on, the sign test decides alone.
-pub const SIGN_ROUNDS: usize = 6;
+pub(crate) const SIGN_ROUNDS: usize = 6;
 
 /// Which test judged the rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RoundTest {
+pub(crate) enum RoundTest {
     /// Sign test over paired rounds (6 or more).
     Sign,
     /// Every paired round holds, and Student's t on the log ratios (3 to 5 rounds).
@@ -54,30 +54,30 @@ pub enum RoundTest {
 
 /// How a change fared round by round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Rounds {
-    pub test: RoundTest,
+pub(crate) struct Rounds {
+    pub(crate) test: RoundTest,
     /// Rounds judged: paired rounds, or B's rounds when the runs differ.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// Of those, the rounds whose ratio lies beyond the threshold in the
     /// direction of the change.
-    pub held: usize,
+    pub(crate) held: usize,
     /// The test's two-sided p-value.
-    pub p: f64,
+    pub(crate) p: f64,
     /// The smallest and largest per-round speedup (B against A's median of
     /// rounds when the runs differ).
-    pub low: f64,
-    pub high: f64,
+    pub(crate) low: f64,
+    pub(crate) high: f64,
 }
 
 impl Rounds {
     /// `9 of 10 rounds`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{} of {} rounds", self.held, self.rounds)
     }
 }
 
 /// Each round's median, in round order; samples of round 0 (unknown) are left out.
-pub fn round_medians(values: &[f64], rounds: &[u32]) -> BTreeMap<u32, f64> {
+pub(crate) fn round_medians(values: &[f64], rounds: &[u32]) -> BTreeMap<u32, f64> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     if values.len() == rounds.len() {
         for (&v, &r) in values.iter().zip(rounds) {
@@ -90,7 +90,7 @@ pub fn round_medians(values: &[f64], rounds: &[u32]) -> BTreeMap<u32, f64> {
 }
 
 /// Two-sided sign test: `2 P(Binomial(n, 1/2) >= held)`, at most 1.
-pub fn sign_p(n: usize, held: usize) -> f64 {
+pub(crate) fn sign_p(n: usize, held: usize) -> f64 {
     if held == 0 || n == 0 {
         return 1.0;
     }
@@ -99,7 +99,7 @@ pub fn sign_p(n: usize, held: usize) -> f64 {
 }
 
 /// Student's t test that the mean of `d` is zero, two-sided.
-pub fn one_sample_t_p(d: &[f64]) -> Option<f64> {
+pub(crate) fn one_sample_t_p(d: &[f64]) -> Option<f64> {
     let n = d.len();
     if n < 2 {
         return None;
@@ -118,7 +118,7 @@ pub fn one_sample_t_p(d: &[f64]) -> Option<f64> {
 /// How the change `speedup` (B against A, > 1 when B is better) fares round
 /// by round. `paired`: the two sides' rounds were taken together (one run).
 /// `None` when fewer than [`MIN_ROUNDS`] rounds can be judged.
-pub fn judge(
+pub(crate) fn judge(
     a: (&[f64], &[u32]),
     b: (&[f64], &[u32]),
     better: Better,

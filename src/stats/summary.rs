@@ -1,8 +1,8 @@
 //! Summaries of one result's samples.
 
-pub use crate::model::Summary;
+pub(crate) use crate::model::Summary;
 
-pub fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
+pub(crate) fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
     if samples.is_empty() || samples.iter().any(|v| !v.is_finite()) {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn summarize(samples: &[f64], rate: bool) -> Option<Summary> {
 }
 
 /// Linear-interpolation quantile (type 7) of sorted data.
-pub fn quantile_sorted(s: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile_sorted(s: &[f64], q: f64) -> f64 {
     if s.is_empty() {
         return f64::NAN;
     }
@@ -43,7 +43,7 @@ pub fn quantile_sorted(s: &[f64], q: f64) -> f64 {
     s[lo] + (h - lo as f64) * (s[hi] - s[lo])
 }
 
-pub fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     quantile_sorted(&s, 0.5)

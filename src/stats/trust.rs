@@ -3,14 +3,14 @@
 //! result split by where its tasks ran.
 
 use super::summary::median;
-pub use crate::model::sample::PlacementGroup;
+pub(crate) use crate::model::sample::PlacementGroup;
 use crate::model::sample::{Placement, SampleMeta};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Distribution-free 95 % confidence interval of the median from order
 /// statistics: the `j`-th smallest and the `j`-th largest sample, `j` the
 /// largest rank with P(Binomial(n, 1/2) < j) <= 2.5 %. Needs 6 samples.
-pub fn median_ci(v: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn median_ci(v: &[f64]) -> Option<(f64, f64)> {
     let n = v.len();
     if n < 6 {
         return None;
@@ -34,7 +34,7 @@ pub fn median_ci(v: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// Half the width of the median's 95 % interval, in percent of the median.
-pub fn ci_half_width_pct(v: &[f64]) -> Option<f64> {
+pub(crate) fn ci_half_width_pct(v: &[f64]) -> Option<f64> {
     let (lo, hi) = median_ci(v)?;
     let m = median(v);
     (m != 0.0).then(|| (hi - lo) / 2.0 / m.abs() * 100.0)
@@ -45,7 +45,7 @@ pub fn ci_half_width_pct(v: &[f64]) -> Option<f64> {
 /// Returns the bound to print, `< X`: the interval's upper end when it is
 /// positive, else the interval's width (what the subtraction can resolve).
 /// With fewer than 6 samples, a median at or below zero is below resolution.
-pub fn below_resolution(v: &[f64]) -> Option<f64> {
+pub(crate) fn below_resolution(v: &[f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -73,7 +73,7 @@ pub fn below_resolution(v: &[f64]) -> Option<f64> {
 /// the groups barely overlap (fewer than 10 % of either group's samples lie
 /// beyond the other group's median). `None` otherwise, or without the
 /// per-sample CPUs of at least two tasks.
-pub fn placement_split(values: &[f64], meta: &[SampleMeta]) -> Option<Vec<PlacementGroup>> {
+pub(crate) fn placement_split(values: &[f64], meta: &[SampleMeta]) -> Option<Vec<PlacementGroup>> {
     if values.len() != meta.len() || values.len() < 4 {
         return None;
     }
@@ -120,7 +120,7 @@ pub fn placement_split(values: &[f64], meta: &[SampleMeta]) -> Option<Vec<Placem
 }
 
 /// `7.1 us on one CPU (62% of samples), 91 us across CPUs (38%)`.
-pub fn describe_split(groups: &[PlacementGroup], unit: &str, fmt: impl Fn(f64) -> String) -> String {
+pub(crate) fn describe_split(groups: &[PlacementGroup], unit: &str, fmt: impl Fn(f64) -> String) -> String {
     groups
         .iter()
         .enumerate()

@@ -1,11 +1,11 @@
 //! Warnings about a result or a run. They explain a figure; they never change it.
 
-pub use crate::model::Warning;
+pub(crate) use crate::model::Warning;
 
-pub const CV_THRESHOLD: f64 = 0.05;
+pub(crate) const CV_THRESHOLD: f64 = 0.05;
 
 /// Warnings about one result's samples (and how long each took).
-pub fn for_samples(samples: &[f64], sample_secs: &[f64]) -> Vec<Warning> {
+pub(crate) fn for_samples(samples: &[f64], sample_secs: &[f64]) -> Vec<Warning> {
     let mut w = Vec::new();
     let n = samples.len();
     if n >= 2 {
@@ -40,7 +40,7 @@ pub fn for_samples(samples: &[f64], sample_secs: &[f64]) -> Vec<Warning> {
 /// space); report when each side holds at least 20 % of the samples (2 at
 /// least), the two medians differ by more than 25 %, and the gap is wider than
 /// three times the larger spread within a side.
-pub fn two_clusters(samples: &[f64]) -> Option<Warning> {
+pub(crate) fn two_clusters(samples: &[f64]) -> Option<Warning> {
     let n = samples.len();
     if n < 4 || samples.iter().any(|&v| v <= 0.0 || v.is_nan()) {
         return None;

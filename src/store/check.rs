@@ -56,9 +56,9 @@ impl Refusal {
 pub struct Header {
     pub page_size: u32,
     /// Write and read versions (offsets 18 and 19) are 2: WAL mode.
-    pub wal: bool,
+    pub(crate) wal: bool,
     /// Offset 40: changes with every schema change; 0 if there never was one.
-    pub schema_cookie: u32,
+    pub(crate) schema_cookie: u32,
     /// Offset 60 (`PRAGMA user_version`): kdelta's schema version.
     pub user_version: i32,
     /// Offset 68 (`PRAGMA application_id`).
@@ -137,7 +137,7 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
 
 /// What an existing file holds, once judged acceptable.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Found {
+pub(super) enum Found {
     /// An SQLite database with nothing in it: a writer may make it kdelta's.
     EmptySqlite,
     /// A kdelta database of this schema version.
@@ -162,7 +162,7 @@ fn uri(path: &Path, query: &str) -> String {
 /// beside it. With a live `-wal` and `-shm` (another process has the database
 /// open) it reads through them (`mode=ro`); otherwise it opens the file as
 /// `immutable`: no locks, no `-shm`, no `-wal`, no `-journal`.
-pub fn reader(path: &Path) -> Result<Connection, Refusal> {
+pub(super) fn reader(path: &Path) -> Result<Connection, Refusal> {
     let sibling = |ext: &str| {
         let mut s = path.as_os_str().to_owned();
         s.push(ext);
@@ -183,7 +183,7 @@ pub fn reader(path: &Path) -> Result<Connection, Refusal> {
 
 /// Judge an existing, non-empty regular file: its header read directly, then
 /// its schema through [`reader`]. Writes nothing, creates nothing.
-pub fn existing(path: &Path) -> Result<(Found, Connection), Refusal> {
+pub(super) fn existing(path: &Path) -> Result<(Found, Connection), Refusal> {
     use std::io::Read;
     let io = |e: std::io::Error| Refusal::CannotOpen(e.to_string());
     let mut f = std::fs::File::open(path).map_err(io)?;
@@ -257,7 +257,7 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
 /// is one (full, read-only, cannot open), else `None`. An I/O error on a
 /// filesystem with almost no room left counts as full: SQLite reports a
 /// `-shm` it cannot grow as an I/O error, not as `SQLITE_FULL`.
-pub fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
+pub(super) fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
     use rusqlite::ErrorCode::*;
     let rusqlite::Error::SqliteFailure(f, _) = e else { return None };
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -273,7 +273,7 @@ pub fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
 }
 
 /// An I/O error on the way to writing, as a refusal.
-pub fn io_refusal(e: &std::io::Error) -> Refusal {
+pub(super) fn io_refusal(e: &std::io::Error) -> Refusal {
     match e.raw_os_error() {
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => Refusal::NoSpace(e.to_string()),
         Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => Refusal::ReadOnly(e.to_string()),

@@ -8,7 +8,7 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Location {
+pub(crate) enum Location {
     File(PathBuf),
     /// The URL as given (the client parses it, options and all).
     Postgres(String),
@@ -16,7 +16,7 @@ pub enum Location {
 
 /// The URL scheme `s` starts with (`scheme://`, RFC 3986's scheme letters),
 /// if any.
-pub fn scheme(s: &str) -> Option<&str> {
+pub(crate) fn scheme(s: &str) -> Option<&str> {
     let (head, _) = s.split_once("://")?;
     let mut chars = head.chars();
     let first = chars.next()?;
@@ -24,7 +24,7 @@ pub fn scheme(s: &str) -> Option<&str> {
         .then_some(head)
 }
 
-pub fn locate(db: &Path) -> Result<Location> {
+pub(crate) fn locate(db: &Path) -> Result<Location> {
     let Some(s) = db.to_str() else { return Ok(Location::File(db.to_path_buf())) };
     match scheme(s) {
         None => Ok(Location::File(db.to_path_buf())),
@@ -46,7 +46,7 @@ pub fn locate(db: &Path) -> Result<Location> {
 /// client decodes it) up to the next `&`; where the two readings overlap,
 /// both are hidden. Hiding too much costs a less precise message; hiding
 /// too little would print the secret.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     let mut pos = 0;
     for (a, b) in hidden(url) {
@@ -60,7 +60,7 @@ pub fn redact(url: &str) -> String {
 
 /// The text [`redact`] hides, as written and `%`-decoded: what a message
 /// built from pieces of the URL must not show either.
-pub fn secrets(url: &str) -> Vec<String> {
+pub(crate) fn secrets(url: &str) -> Vec<String> {
     let mut v = Vec::new();
     for (a, b) in hidden(url) {
         let raw = &url[a..b];
@@ -73,7 +73,7 @@ pub fn secrets(url: &str) -> Vec<String> {
 }
 
 /// `msg` with every one of `secrets` replaced by `***`.
-pub fn scrub(msg: &str, secrets: &[String]) -> String {
+pub(crate) fn scrub(msg: &str, secrets: &[String]) -> String {
     secrets.iter().fold(msg.to_string(), |m, s| m.replace(s.as_str(), "***"))
 }
 
@@ -137,7 +137,7 @@ fn percent_decoded(s: &str) -> Vec<u8> {
 /// One command-line argument with the password of any URL in it hidden
 /// (`--db=postgresql://u:pw@h/db`, `postgresql://...`): what kdelta stores
 /// as a run's command. An argument without `://` is returned as it is.
-pub fn redact_arg(arg: &str) -> String {
+pub(crate) fn redact_arg(arg: &str) -> String {
     let Some(sep) = arg.find("://") else { return arg.to_string() };
     // The scheme's letters before `://`; the URL starts there.
     let start =
@@ -150,7 +150,7 @@ pub fn redact_arg(arg: &str) -> String {
 /// shell would (kdelta stores it shell-quoted), each word redacted as
 /// [`redact_arg`], and quoted again. A line without `://` is returned as
 /// it is.
-pub fn redact_command(cmd: &str) -> String {
+pub(crate) fn redact_command(cmd: &str) -> String {
     if !cmd.contains("://") {
         return cmd.to_string();
     }

@@ -15,7 +15,7 @@
 //! with a one-line error before SQLite opens it for writing ([`check`]).
 
 mod check;
-pub mod location;
+pub(crate) mod location;
 mod pg;
 mod pg_schema;
 mod pgpass;
@@ -28,7 +28,7 @@ use anyhow::Result;
 use location::Location;
 use std::path::{Path, PathBuf};
 
-pub use check::{check_header, Header, Refusal};
+pub use check::check_header;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// Whether `--init-schema` was given: a PostgreSQL database that holds
@@ -37,7 +37,7 @@ static INIT_SCHEMA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 
 /// `--init-schema`: let [`Store::open`] make kdelta's schema in a PostgreSQL
 /// database that holds other tables (refused otherwise, untouched).
-pub fn allow_init_schema() {
+pub(crate) fn allow_init_schema() {
     INIT_SCHEMA.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -46,7 +46,7 @@ fn init_schema() -> bool {
 }
 
 /// The results store, whichever backend holds it.
-pub struct Store {
+pub(crate) struct Store {
     backend: Backend,
 }
 
@@ -57,7 +57,7 @@ enum Backend {
 
 /// `$KDELTA_DB`, else `$XDG_DATA_HOME/kdelta/results.db`, else
 /// `~/.local/share/kdelta/results.db`.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("KDELTA_DB") {
         return PathBuf::from(p);
     }
@@ -90,7 +90,7 @@ impl Store {
     /// (the schema created or migrated). Refuses, without changing anything,
     /// a file that is not a healthy kdelta database or cannot be written, and
     /// a URL of another scheme.
-    pub fn open(db: &Path) -> Result<Store> {
+    pub(crate) fn open(db: &Path) -> Result<Store> {
         let backend = match location::locate(db)? {
             Location::File(p) => Backend::Sqlite(sqlite::Sqlite::open(&p)?),
             Location::Postgres(url) => Backend::Pg(Box::new(pg::Pg::open(&url)?)),
@@ -101,7 +101,7 @@ impl Store {
     /// Open an existing store to read it: a file is never written (it may be
     /// read-only, and an older schema is read as it is); a PostgreSQL store
     /// must already hold kdelta's schema.
-    pub fn open_read_only(db: &Path) -> Result<Store> {
+    pub(crate) fn open_read_only(db: &Path) -> Result<Store> {
         let backend = match location::locate(db)? {
             Location::File(p) => Backend::Sqlite(sqlite::Sqlite::open_read_only(&p)?),
             Location::Postgres(url) => Backend::Pg(Box::new(pg::Pg::open_existing(&url)?)),
@@ -110,21 +110,21 @@ impl Store {
     }
 
     /// The file's path, or the URL without its password.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         each!(self, s => s.path())
     }
 
     /// Whether this is a shared (PostgreSQL) store.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         matches!(self.backend, Backend::Pg(_))
     }
 
     /// Insert a run as `running`; returns its id.
-    pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+    pub(crate) fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
         each!(mut self, s => s.begin_run(run))
     }
 
-    pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+    pub(crate) fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
         each!(mut self, s => s.add_result(run_id, seq, r))
     }
 
@@ -134,12 +134,12 @@ impl Store {
     /// PostgreSQL: another session holds the run's lock), when nothing is
     /// changed and the answer is `false`. Checked and claimed in one step,
     /// so of two processes claiming one run only one gets it.
-    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+    pub(crate) fn claim_run(&mut self, run_id: i64) -> Result<bool> {
         each!(mut self, s => s.claim_run(run_id))
     }
 
     /// Close a run with its final status and environment (load, warnings).
-    pub fn finish_run(
+    pub(crate) fn finish_run(
         &mut self,
         run_id: i64,
         status: RunStatus,
@@ -149,21 +149,21 @@ impl Store {
     }
 
     /// Runs, newest first, with their result counts.
-    pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
+    pub(crate) fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
         each!(self, s => s.runs(limit))
     }
 
     /// A run by id (`12`) or label (the newest run with that label).
-    pub fn find_run(&self, key: &str) -> Result<RunRecord> {
+    pub(crate) fn find_run(&self, key: &str) -> Result<RunRecord> {
         each!(self, s => s.find_run(key))
     }
 
     /// The newest complete run, if any.
-    pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
+    pub(crate) fn latest_complete(&self) -> Result<Option<RunRecord>> {
         each!(self, s => s.latest_complete())
     }
 
-    pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+    pub(crate) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         each!(self, s => s.results(run_id))
     }
 
@@ -171,7 +171,12 @@ impl Store {
     /// transaction, once: `origin` names the run where it came from, and a
     /// run already copied from there is not copied again. Returns the new
     /// id, or `None` when it was already here. PostgreSQL stores only.
-    pub fn import_run(&mut self, origin: &str, run: &RunRecord, results: &[ResultRecord]) -> Result<Option<i64>> {
+    pub(crate) fn import_run(
+        &mut self,
+        origin: &str,
+        run: &RunRecord,
+        results: &[ResultRecord],
+    ) -> Result<Option<i64>> {
         match &mut self.backend {
             Backend::Pg(s) => s.import_run(origin, run, results),
             Backend::Sqlite(s) => Err(crate::error::bad_input(format!(

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub struct Pg {
+pub(super) struct Pg {
     client: RefCell<Client>,
     /// The URL without its password, for messages.
     shown: PathBuf,
@@ -37,19 +37,19 @@ fn run_lock(id: i64) -> i64 {
 
 /// The time a connection may take, TCP, TLS and login together, unless the
 /// URL says `connect_timeout=N`.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest a statement may run on the server, unless the URL's
 /// `options` set `statement_timeout` (a lock another kdelta holds included).
-pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// TCP keep-alives: the first after this long idle, then every
 /// [`KEEPALIVE_INTERVAL`], the connection dropped after
 /// [`KEEPALIVE_RETRIES`] unanswered; data unacknowledged for
 /// [`TCP_USER_TIMEOUT`] drops it too. A host that died or a network that
 /// broke fails the next statement within about a minute.
-pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
-pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
-pub const KEEPALIVE_RETRIES: u32 = 3;
-pub const TCP_USER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(super) const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+pub(super) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+pub(super) const KEEPALIVE_RETRIES: u32 = 3;
+pub(super) const TCP_USER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Every time limit kdelta sets, where the URL has not set it.
 fn limit_time(cfg: &mut postgres::Config) {
@@ -178,14 +178,14 @@ impl Pg {
     }
 
     /// Connect and make or migrate the schema.
-    pub fn open(url: &str) -> Result<Pg> {
+    pub(super) fn open(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
         migrate(&mut client, &shown, super::init_schema())?;
         Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
     }
 
     /// Connect to a database that already holds kdelta's schema.
-    pub fn open_existing(url: &str) -> Result<Pg> {
+    pub(super) fn open_existing(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
         let e = |e| self::err(&shown, e);
         let Some(schema) = layout(&mut client).map_err(e)? else {
@@ -208,11 +208,11 @@ impl Pg {
         Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.shown
     }
 
-    pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+    pub(super) fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
         let id = self.insert_run(run, RunStatus::Running, None, true)?.expect("no origin, no conflict");
         self.held.insert(id);
         Ok(id)
@@ -233,7 +233,7 @@ impl Pg {
         Ok(id)
     }
 
-    pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+    pub(super) fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
         let cols = ResultCols::of(r)?;
         let mut c = self.client.borrow_mut();
         let mut tx = c.transaction().map_err(|e| err(&self.shown, e))?;
@@ -243,7 +243,7 @@ impl Pg {
 
     /// Take over an unfinished run unless another session holds its lock
     /// (see [`super::Store::claim_run`]); the lock is then this connection's.
-    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+    pub(super) fn claim_run(&mut self, run_id: i64) -> Result<bool> {
         if !self.held.contains(&run_id) {
             let free: bool = self
                 .client
@@ -268,7 +268,7 @@ impl Pg {
         Ok(true)
     }
 
-    pub fn finish_run(
+    pub(super) fn finish_run(
         &mut self,
         run_id: i64,
         status: RunStatus,
@@ -287,7 +287,7 @@ impl Pg {
         Ok(())
     }
 
-    pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
+    pub(super) fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
         let rows = self.query(
             &format!("SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1"),
             &[&(limit.min(i64::MAX as usize) as i64)],
@@ -295,7 +295,7 @@ impl Pg {
         rows.iter().map(|r| Ok((self.run(r)?, r.get::<_, i64>(12) as usize))).collect()
     }
 
-    pub fn find_run(&self, key: &str) -> Result<RunRecord> {
+    pub(super) fn find_run(&self, key: &str) -> Result<RunRecord> {
         let rows = match key.parse::<i64>() {
             Ok(id) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?,
             Err(_) => {
@@ -314,13 +314,13 @@ impl Pg {
         }
     }
 
-    pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
+    pub(super) fn latest_complete(&self) -> Result<Option<RunRecord>> {
         let rows = self
             .query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
         rows.first().map(|r| self.run(r)).transpose()
     }
 
-    pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+    pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         let rows =
             self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
@@ -328,7 +328,12 @@ impl Pg {
 
     /// Copy a run and its results in one transaction, unless a run from
     /// `origin` is already here.
-    pub fn import_run(&mut self, origin: &str, run: &RunRecord, results: &[ResultRecord]) -> Result<Option<i64>> {
+    pub(super) fn import_run(
+        &mut self,
+        origin: &str,
+        run: &RunRecord,
+        results: &[ResultRecord],
+    ) -> Result<Option<i64>> {
         let cols = results.iter().map(ResultCols::of).collect::<Result<Vec<_>>>()?;
         let mut c = self.client.borrow_mut();
         let shown = &self.shown;
@@ -397,7 +402,7 @@ fn newer(shown: &Path, v: i32) -> anyhow::Error {
 }
 
 /// The PostgreSQL schema kdelta's tables live in, a namespace of their own.
-pub const SCHEMA: &str = "kdelta";
+pub(super) const SCHEMA: &str = "kdelta";
 
 /// Where this database keeps kdelta's tables: its own schema, or `public`
 /// where a kdelta before the schema of its own made them (used there, as

@@ -5,15 +5,15 @@
 //! append a step to [`STEPS`] for every change, never edit a step in place.
 
 /// The version this kdelta writes.
-pub const PG_VERSION: i32 = 1;
+pub(super) const PG_VERSION: i32 = 1;
 
 /// Each step takes the database from the version before it to its own.
-pub const STEPS: &[(i32, &str)] = &[(1, V1)];
+pub(super) const STEPS: &[(i32, &str)] = &[(1, V1)];
 
 /// A key for `pg_advisory_xact_lock` while the schema is made or migrated
 /// ("kdlt", as SQLite's application id), so two hosts starting together
 /// do it once.
-pub const MIGRATION_LOCK: i64 = 0x6b64_6c74;
+pub(super) const MIGRATION_LOCK: i64 = 0x6b64_6c74;
 
 const V1: &str = "
 CREATE TABLE runs (

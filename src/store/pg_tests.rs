@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh database on the test server, dropped when this is dropped.
 pub(crate) struct TestDb {
-    pub url: String,
+    pub(crate) url: String,
     admin: String,
     name: String,
 }
@@ -26,7 +26,7 @@ pub(crate) fn with_dbname(url: &str, name: &str) -> String {
 }
 
 impl TestDb {
-    pub fn new(test: &str) -> Option<TestDb> {
+    pub(super) fn new(test: &str) -> Option<TestDb> {
         let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
             assert!(
                 std::env::var_os("KDELTA_REQUIRE_PG").is_none(),

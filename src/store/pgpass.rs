@@ -12,22 +12,22 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::PathBuf;
 
 /// A password file larger than this is not read.
-pub const MAX_BYTES: u64 = 1 << 20;
+pub(super) const MAX_BYTES: u64 = 1 << 20;
 
 /// Where the connection goes, as the password file's first four fields
 /// name it.
-pub struct Target<'a> {
+pub(super) struct Target<'a> {
     /// The host name, or the Unix socket's directory.
-    pub host: &'a str,
+    pub(crate) host: &'a str,
     /// Whether `host` is a Unix socket directory (also matched by `localhost`).
-    pub unix: bool,
-    pub port: u16,
-    pub dbname: &'a str,
-    pub user: &'a str,
+    pub(crate) unix: bool,
+    pub(crate) port: u16,
+    pub(crate) dbname: &'a str,
+    pub(crate) user: &'a str,
 }
 
 /// The password for `t`: `$PGPASSWORD`, else the password file's.
-pub fn password(t: &Target) -> Option<String> {
+pub(super) fn password(t: &Target) -> Option<String> {
     if let Some(p) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
         return Some(p);
     }

@@ -8,26 +8,26 @@ use anyhow::{Context, Result};
 
 /// A result's columns, in the order both backends write and read them.
 pub(crate) struct ResultCols {
-    pub benchmark: String,
-    pub family: String,
-    pub params: String,
-    pub config: String,
-    pub cpus: String,
-    pub unit: String,
-    pub better: String,
-    pub status: String,
-    pub reason: Option<String>,
-    pub samples: String,
-    pub summary: String,
-    pub extras: String,
-    pub notes: String,
-    pub warnings: String,
-    pub iterations: Option<i64>,
-    pub simulated: bool,
-    pub samples_meta: String,
-    pub quality: Option<String>,
-    pub placement: String,
-    pub below_resolution: Option<f64>,
+    pub(crate) benchmark: String,
+    pub(crate) family: String,
+    pub(crate) params: String,
+    pub(crate) config: String,
+    pub(crate) cpus: String,
+    pub(crate) unit: String,
+    pub(crate) better: String,
+    pub(crate) status: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) samples: String,
+    pub(crate) summary: String,
+    pub(crate) extras: String,
+    pub(crate) notes: String,
+    pub(crate) warnings: String,
+    pub(crate) iterations: Option<i64>,
+    pub(crate) simulated: bool,
+    pub(crate) samples_meta: String,
+    pub(crate) quality: Option<String>,
+    pub(crate) placement: String,
+    pub(crate) below_resolution: Option<f64>,
 }
 
 /// The result columns, comma-separated, as both schemas name them.
@@ -35,7 +35,7 @@ pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, u
      iterations, simulated, samples_meta, quality, placement, below_resolution";
 
 impl ResultCols {
-    pub fn of(r: &ResultRecord) -> Result<ResultCols> {
+    pub(super) fn of(r: &ResultRecord) -> Result<ResultCols> {
         Ok(ResultCols {
             benchmark: r.benchmark.clone(),
             family: r.family.clone(),
@@ -61,7 +61,7 @@ impl ResultCols {
     }
 
     /// The record; `run_id` only names it in an error.
-    pub fn record(self, run_id: i64) -> Result<ResultRecord> {
+    pub(super) fn record(self, run_id: i64) -> Result<ResultRecord> {
         let ctx = || format!("reading result {} of run {run_id}", self.benchmark);
         let opt = |s: &str| -> Result<serde_json::Value> { serde_json::from_str(s).with_context(ctx) };
         let or_default = |s: &str| -> Result<serde_json::Value> {
@@ -104,18 +104,18 @@ impl ResultCols {
 /// A run's columns as read back; `status` is the stored one, before the
 /// liveness check each backend makes.
 pub(crate) struct RunCols {
-    pub id: i64,
-    pub label: Option<String>,
-    pub started: String,
-    pub finished: Option<String>,
-    pub status: String,
-    pub kdelta_version: String,
-    pub command: String,
-    pub pid: Option<i64>,
-    pub configs: Option<String>,
-    pub host: Option<String>,
-    pub environment: Option<String>,
-    pub pid_start: Option<i64>,
+    pub(crate) id: i64,
+    pub(crate) label: Option<String>,
+    pub(crate) started: String,
+    pub(crate) finished: Option<String>,
+    pub(crate) status: String,
+    pub(crate) kdelta_version: String,
+    pub(crate) command: String,
+    pub(crate) pid: Option<i64>,
+    pub(crate) configs: Option<String>,
+    pub(crate) host: Option<String>,
+    pub(crate) environment: Option<String>,
+    pub(crate) pid_start: Option<i64>,
 }
 
 /// The run columns both schemas share, in [`RunCols`] order.
@@ -123,11 +123,11 @@ pub(crate) const RUN_COLS: &str =
     "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start";
 
 impl RunCols {
-    pub fn stored_status(&self) -> RunStatus {
+    pub(super) fn stored_status(&self) -> RunStatus {
         RunStatus::parse(&self.status).unwrap_or(RunStatus::Incomplete)
     }
 
-    pub fn record(self, status: RunStatus) -> RunRecord {
+    pub(super) fn record(self, status: RunStatus) -> RunRecord {
         let js = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(serde_json::Value::Null);
         RunRecord {
             id: self.id,

@@ -5,7 +5,7 @@
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
 pub const SCHEMA_VERSION: i32 = 3;
 
-pub const V1: &str = "
+pub(super) const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
     id              INTEGER PRIMARY KEY,
     label           TEXT,
@@ -46,7 +46,7 @@ CREATE INDEX IF NOT EXISTS results_run ON results(run_id);
 
 /// Version 2: per-sample records and the result's quality (trustworthy
 /// comparisons). Older results read back with these columns NULL.
-pub const V2: &str = "
+pub(super) const V2: &str = "
 ALTER TABLE results ADD COLUMN samples_meta TEXT;      -- JSON array, one object per sample
 ALTER TABLE results ADD COLUMN quality TEXT;           -- JSON: wanted, clean, disturbed, retaken, noisy, busy
 ALTER TABLE results ADD COLUMN placement TEXT;         -- JSON array: the result split by placement
@@ -56,7 +56,7 @@ ALTER TABLE results ADD COLUMN below_resolution REAL;  -- bound of a net figure 
 /// Version 3: the start time of the writing process (`/proc/PID/stat` field
 /// 22, clock ticks after boot) beside its `pid`, so a `running` run whose
 /// process died, or whose id now names another process, reads `incomplete`.
-pub const V3: &str = "
+pub(super) const V3: &str = "
 ALTER TABLE runs ADD COLUMN pid_start INTEGER;
 ";
 
@@ -98,7 +98,7 @@ const RESULTS_V2: &[&str] = &["samples_meta", "quality", "placement", "below_res
 const RUNS_V3: &[&str] = &["pid_start"];
 
 /// The tables and the columns a database of schema `version` must have.
-pub fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
+pub(super) fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
     let mut runs = RUNS_V1.to_vec();
     let mut results = RESULTS_V1.to_vec();
     if version >= 2 {

@@ -22,7 +22,7 @@ use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 #[path = "tests.rs"]
 mod tests;
 
-pub struct Sqlite {
+pub(super) struct Sqlite {
     conn: Connection,
     path: PathBuf,
     /// The schema version of the file: [`SCHEMA_VERSION`] once opened for
@@ -34,7 +34,7 @@ impl Sqlite {
     /// Open for writing (creating if absent or empty) the database at `path`,
     /// migrating an older kdelta schema. Refuses, without changing anything,
     /// a file that is not a healthy kdelta database or cannot be written.
-    pub fn open(path: &Path) -> Result<Sqlite> {
+    pub(super) fn open(path: &Path) -> Result<Sqlite> {
         let refuse = |r: Refusal| r.error(path);
         let existing = match path.metadata() {
             Ok(m) if !m.is_file() => return Err(refuse(Refusal::CannotOpen("not a regular file".into()))),
@@ -94,7 +94,7 @@ impl Sqlite {
     /// Open an existing kdelta database to read it, never writing to it or
     /// beside it: works on a read-only file, directory or filesystem, and
     /// reads older schemas as they are.
-    pub fn open_read_only(path: &Path) -> Result<Sqlite> {
+    pub(super) fn open_read_only(path: &Path) -> Result<Sqlite> {
         let refuse = |r: Refusal| r.error(path);
         match path.metadata() {
             Ok(m) if !m.is_file() => return Err(refuse(Refusal::CannotOpen("not a regular file".into()))),
@@ -111,7 +111,7 @@ impl Sqlite {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -144,7 +144,7 @@ impl Sqlite {
     }
 
     /// Insert a run as `running`; returns its id.
-    pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
+    pub(super) fn begin_run(&mut self, run: &RunRecord) -> Result<i64> {
         self.insert_run(run).map_err(|e| refused(&self.path, e))
     }
 
@@ -170,7 +170,7 @@ impl Sqlite {
         Ok(id)
     }
 
-    pub fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
+    pub(super) fn add_result(&mut self, run_id: i64, seq: usize, r: &ResultRecord) -> Result<()> {
         self.insert_result(run_id, seq, r).map_err(|e| refused(&self.path, e))
     }
 
@@ -211,7 +211,7 @@ impl Sqlite {
     }
 
     /// Take over an unfinished run unless its writer is alive (see [`super::Store::claim_run`]).
-    pub fn claim_run(&mut self, run_id: i64) -> Result<bool> {
+    pub(super) fn claim_run(&mut self, run_id: i64) -> Result<bool> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -242,7 +242,7 @@ impl Sqlite {
     }
 
     /// Close a run with its final status and environment (load, warnings).
-    pub fn finish_run(
+    pub(super) fn finish_run(
         &mut self,
         run_id: i64,
         status: RunStatus,
@@ -258,7 +258,7 @@ impl Sqlite {
     }
 
     /// Runs, newest first, with their result counts.
-    pub fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
+    pub(super) fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1",
             self.run_cols()
@@ -268,7 +268,7 @@ impl Sqlite {
     }
 
     /// A run by id (`12`) or label (the newest run with that label).
-    pub fn find_run(&self, key: &str) -> Result<RunRecord> {
+    pub(super) fn find_run(&self, key: &str) -> Result<RunRecord> {
         let row = if let Ok(id) = key.parse::<i64>() {
             self.conn
                 .query_row(&format!("SELECT {} FROM runs WHERE id = ?1", self.run_cols()), [id], run_from_row)
@@ -295,7 +295,7 @@ impl Sqlite {
     }
 
     /// The newest complete run, if any.
-    pub fn latest_complete(&self) -> Result<Option<RunRecord>> {
+    pub(super) fn latest_complete(&self) -> Result<Option<RunRecord>> {
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1",
             self.run_cols()
@@ -303,7 +303,7 @@ impl Sqlite {
         Ok(st.query_row([], run_from_row).optional()?)
     }
 
-    pub fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+    pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         // A version-1 file read as it is has no per-sample columns.
         let cols = if self.version >= 2 {
             RESULT_COLS.to_string()

@@ -5,7 +5,7 @@ use crate::report::Format;
 
 /// `list`, or one study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StudyArg {
+pub(crate) enum StudyArg {
     List,
     One(StudyName),
 }
@@ -37,27 +37,27 @@ impl clap::ValueEnum for StudyArg {
 /// Run one of the classic studies on this machine and print it in the
 /// study's own shape, the published figures beside today's.
 #[derive(clap::Args, Debug, Clone)]
-pub struct StudyArgs {
+pub(crate) struct StudyArgs {
     /// `list`, or the study to run.
     #[arg(value_enum)]
-    pub name: StudyArg,
+    pub(crate) name: StudyArg,
     /// Fewer samples and fewer points (ht-2003 --quick: under 10 minutes on 2 CPUs).
     #[arg(long)]
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// A label for the study's run (find it later by it; `--resume` picks the run with this label).
     #[arg(long, short = 'l', value_parser = crate::cli::label)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Continue the newest incomplete run of this study (same --quick, --variant and label): only its missing points run.
     #[arg(long)]
-    pub resume: bool,
+    pub(crate) resume: bool,
     /// ht-2003's SMT pair: faithful (noht1 against ht1, one core as the study had) or whole (noht against ht).
     #[arg(long, value_enum, default_value_t = Variant::Faithful)]
-    pub variant: Variant,
+    pub(crate) variant: Variant,
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// For tests only: a tiny plan (the first three benchmarks of the
     /// study's first part, three samples each), so a test can interrupt and
     /// resume a whole study through the binary in seconds.
     #[arg(long, hide = true)]
-    pub tiny_plan_for_tests: bool,
+    pub(crate) tiny_plan_for_tests: bool,
 }

@@ -102,7 +102,7 @@ fn wanted(req: &Request, it: &Item) -> usize {
 
 /// (low, high) seconds of one part: every sample once, and the most the
 /// harness may take.
-pub fn estimate(req: &Request, plan: &Plan) -> (f64, f64) {
+pub(crate) fn estimate(req: &Request, plan: &Plan) -> (f64, f64) {
     let configs = crate::harness::run::ready_configs(plan);
     let (mut lo, mut hi) = (0.0, 0.0);
     for it in plan.items.iter().filter(|i| i.unsupported.is_none()) {
@@ -118,12 +118,12 @@ pub fn estimate(req: &Request, plan: &Plan) -> (f64, f64) {
 }
 
 /// (low, high) seconds of every part of a study.
-pub fn study(stages: &[crate::study::run::Stage]) -> (f64, f64) {
+pub(crate) fn study(stages: &[crate::study::run::Stage]) -> (f64, f64) {
     stages.iter().map(|s| estimate(&s.req, &s.plan)).fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y))
 }
 
 /// `about 4 min` or `4 min to 12 min`.
-pub fn describe((lo, hi): (f64, f64)) -> String {
+pub(crate) fn describe((lo, hi): (f64, f64)) -> String {
     let one = |s: f64| {
         if s < 90.0 {
             format!("{:.0} s", s.max(1.0))

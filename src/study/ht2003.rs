@@ -5,7 +5,7 @@
 use super::{pair, Def, Parts, RoleUse, StudyName, Variant};
 use crate::topology::Topology;
 
-pub const DEF: Def = Def {
+pub(super) const DEF: Def = Def {
     name: StudyName::Ht2003,
     id: "ht-2003",
     what: "Hyper-Threading speeds Linux (2003): 14 LMbench latencies, AIM9 (59 tests + new_raph), chat at 20-50 rooms, dbench and tbench at 20-120 clients, SMT off against on",
@@ -16,7 +16,7 @@ pub const DEF: Def = Def {
 };
 
 /// The LMbench latencies of Table 1, in the table's order.
-pub const LAT: [&str; 14] = [
+pub(super) const LAT: [&str; 14] = [
     "lat.syscall",
     "lat.read",
     "lat.write",
@@ -53,11 +53,11 @@ fn roles(topo: &Topology, variant: Variant, _host: &serde_json::Value, _root: &s
 /// one side beats every sample of the other), so `--quick` takes 4 rather
 /// than AIM9's own 2, of AIM9's quick period (at 100 ms one call of several
 /// tests outlasted the period on a loaded 2-CPU VM, up to 280 ms).
-pub const AIM9_QUICK_SAMPLES: usize = 4;
-pub const AIM9_QUICK_PERIOD: &str = "200ms";
+pub(super) const AIM9_QUICK_SAMPLES: usize = 4;
+pub(super) const AIM9_QUICK_PERIOD: &str = "200ms";
 /// The latencies' samples under `--quick` (theirs: 3), for the same reason;
 /// a sample is 10 ms, so 5 cost little.
-pub const LAT_QUICK_SAMPLES: usize = 5;
+pub(super) const LAT_QUICK_SAMPLES: usize = 5;
 
 fn request(quick: bool) -> Vec<Parts> {
     let (rooms, clients) = if quick { ("20", "20,60") } else { ("20,30,40,50", "20,30,60,90,120") };

@@ -8,13 +8,13 @@
 //! [`Request`](crate::harness::plan::Request), plans it, drops the points a
 //! resumed run already has, and executes the rest into the study's run.
 
-pub mod cli;
-pub mod estimate;
+pub(crate) mod cli;
+pub(crate) mod estimate;
 mod ht2003;
-pub mod published;
-pub mod run;
+pub(crate) mod published;
+pub(crate) mod run;
 mod sched2002;
-pub mod tables;
+pub(crate) mod tables;
 mod threads2004;
 mod tuning2001;
 
@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 /// The studies `kdelta study` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StudyName {
+pub(crate) enum StudyName {
     /// Hyper-Threading speeds Linux (2003): LMbench, AIM9, chat, dbench, tbench, SMT off against on.
     #[value(name = "ht-2003")]
     Ht2003,
@@ -49,7 +49,7 @@ pub enum StudyName {
 /// siblings) or the whole machine's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Variant {
+pub(crate) enum Variant {
     /// `noht1` against `ht1`: one physical CPU with two logical CPUs, as the study had.
     #[default]
     Faithful,
@@ -58,40 +58,40 @@ pub enum Variant {
 }
 
 /// A study's definition: data (the published file) and a little code.
-pub struct Def {
-    pub name: StudyName,
-    pub id: &'static str,
+pub(crate) struct Def {
+    pub(crate) name: StudyName,
+    pub(crate) id: &'static str,
     /// What it measures, one line.
-    pub what: &'static str,
+    pub(crate) what: &'static str,
     /// The configurations it needs, one line.
-    pub needs: &'static str,
-    pub published: &'static str,
+    pub(crate) needs: &'static str,
+    pub(crate) published: &'static str,
     /// The configuration of each role on this machine.
     /// The configuration each role gets on this machine: its topology, the
     /// variant, the host snapshot and the sysfs root kernel settings are
     /// judged under.
-    pub roles: fn(&Topology, Variant, &serde_json::Value, &std::path::Path) -> Vec<RoleUse>,
+    pub(crate) roles: fn(&Topology, Variant, &serde_json::Value, &std::path::Path) -> Vec<RoleUse>,
     /// The parts of its plan (`--quick` or not), run one after the other
     /// into the study's one run.
-    pub request: fn(bool) -> Vec<Parts>,
+    pub(crate) request: fn(bool) -> Vec<Parts>,
 }
 
 /// One part of a study's plan: benchmarks, their parameters (scoped
 /// overrides), the roles whose configurations they run in, and how many
 /// samples, when the study says.
 #[derive(Debug, Clone, Default)]
-pub struct Parts {
-    pub selectors: Vec<String>,
-    pub overrides: BTreeMap<String, String>,
+pub(crate) struct Parts {
+    pub(crate) selectors: Vec<String>,
+    pub(crate) overrides: BTreeMap<String, String>,
     /// The roles whose configurations this part runs in; empty: every role's.
-    pub roles: Vec<&'static str>,
+    pub(crate) roles: Vec<&'static str>,
     /// Samples per point when the study fixes them (a mean of 5 builds);
     /// none: the benchmarks' own counts.
-    pub runs: Option<crate::harness::plan::Runs>,
+    pub(crate) runs: Option<crate::harness::plan::Runs>,
 }
 
 impl Parts {
-    pub fn new(selectors: &[&str], overrides: &[(&str, &str)]) -> Parts {
+    pub(crate) fn new(selectors: &[&str], overrides: &[(&str, &str)]) -> Parts {
         Parts {
             selectors: selectors.iter().map(|s| s.to_string()).collect(),
             overrides: overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -101,20 +101,20 @@ impl Parts {
     }
 
     /// Run only in these roles' configurations.
-    pub fn in_roles(mut self, roles: &[&'static str]) -> Parts {
+    pub(crate) fn in_roles(mut self, roles: &[&'static str]) -> Parts {
         self.roles = roles.to_vec();
         self
     }
 
     /// Exactly `n` clean samples per point.
-    pub fn samples(mut self, n: usize) -> Parts {
+    pub(crate) fn samples(mut self, n: usize) -> Parts {
         self.runs = Some(crate::harness::plan::Runs::Fixed(n));
         self
     }
 
     /// Whether this part runs `bench`: a selector names it, its family or a
     /// glob matching it.
-    pub fn selects(&self, bench: &str) -> bool {
+    pub(crate) fn selects(&self, bench: &str) -> bool {
         let family = bench.split('.').next().unwrap_or(bench);
         self.selectors
             .iter()
@@ -122,30 +122,30 @@ impl Parts {
     }
 }
 
-pub const STUDIES: [Def; 4] = [ht2003::DEF, threads2004::DEF, sched2002::DEF, tuning2001::DEF];
+pub(crate) const STUDIES: [Def; 4] = [ht2003::DEF, threads2004::DEF, sched2002::DEF, tuning2001::DEF];
 
-pub fn def(name: StudyName) -> &'static Def {
+pub(crate) fn def(name: StudyName) -> &'static Def {
     STUDIES.iter().find(|d| d.name == name).expect("every study is defined")
 }
 
-pub fn def_by_id(id: &str) -> Option<&'static Def> {
+pub(crate) fn def_by_id(id: &str) -> Option<&'static Def> {
     STUDIES.iter().find(|d| d.id == id)
 }
 
 /// A role of a study (`A`, `B`, `up`, `smt`, ...) and the configuration it
 /// got on this machine: the wanted one, a labelled substitute, or none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoleUse {
-    pub role: String,
+pub(crate) struct RoleUse {
+    pub(crate) role: String,
     /// The configuration the study wants (`ht1`).
-    pub wanted: String,
+    pub(crate) wanted: String,
     /// The configuration used (`smp2`), if any.
-    pub config: Option<String>,
-    pub cpus: Option<String>,
+    pub(crate) config: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// Why a substitute is used, when `config` is not `wanted`.
-    pub substitute: Option<String>,
+    pub(crate) substitute: Option<String>,
     /// Why the role has no configuration here.
-    pub unavailable: Option<String>,
+    pub(crate) unavailable: Option<String>,
 }
 
 impl RoleUse {
@@ -172,7 +172,7 @@ impl RoleUse {
     }
 
     /// `smp2 (cpus 0-1)` or `unavailable`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (&self.config, &self.cpus) {
             (Some(c), Some(cpus)) => format!("{c} (cpus {cpus})"),
             _ => "unavailable".into(),
@@ -181,7 +181,7 @@ impl RoleUse {
 }
 
 /// One role on its own: the wanted configuration or unavailable with the reason.
-pub fn single(role: &str, wanted: &str, topo: &Topology) -> RoleUse {
+pub(crate) fn single(role: &str, wanted: &str, topo: &Topology) -> RoleUse {
     match crate::config::resolve(wanted, topo) {
         Ok(c) => RoleUse::got(role, wanted, &c, None),
         Err(e) => RoleUse::none(role, wanted, unavailable_reason(&e)),
@@ -190,7 +190,13 @@ pub fn single(role: &str, wanted: &str, topo: &Topology) -> RoleUse {
 
 /// A pair of roles: the wanted pair if this machine gives both, else the
 /// substitute pair with the note, else both unavailable.
-pub fn pair(roles: [&str; 2], wanted: [&str; 2], substitute: [&str; 2], note: &str, topo: &Topology) -> Vec<RoleUse> {
+pub(crate) fn pair(
+    roles: [&str; 2],
+    wanted: [&str; 2],
+    substitute: [&str; 2],
+    note: &str,
+    topo: &Topology,
+) -> Vec<RoleUse> {
     let want: Vec<_> = wanted.iter().map(|w| crate::config::resolve(w, topo)).collect();
     if let (Ok(a), Ok(b)) = (&want[0], &want[1]) {
         return vec![RoleUse::got(roles[0], wanted[0], a, None), RoleUse::got(roles[1], wanted[1], b, None)];
@@ -225,31 +231,31 @@ fn unavailable_reason(e: &anyhow::Error) -> String {
 
 /// What a stored study run records in its environment (`other["study"]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Meta {
-    pub name: String,
-    pub quick: bool,
-    pub variant: Variant,
-    pub roles: Vec<RoleUse>,
+pub(crate) struct Meta {
+    pub(crate) name: String,
+    pub(crate) quick: bool,
+    pub(crate) variant: Variant,
+    pub(crate) roles: Vec<RoleUse>,
     /// Run with the tiny plan of the tests (`--tiny-plan-for-tests`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tiny: bool,
+    pub(crate) tiny: bool,
 }
 
 /// The key of [`Meta`] in a run environment's `other` map.
-pub const META_KEY: &str = "study";
+pub(crate) const META_KEY: &str = "study";
 
 impl Meta {
-    pub fn of_run(run: &crate::model::record::RunRecord) -> Option<Meta> {
+    pub(crate) fn of_run(run: &crate::model::record::RunRecord) -> Option<Meta> {
         run.environment.other.get(META_KEY).and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
-    pub fn role(&self, role: &str) -> Option<&RoleUse> {
+    pub(crate) fn role(&self, role: &str) -> Option<&RoleUse> {
         self.roles.iter().find(|r| r.role == role)
     }
 }
 
 /// A stored run's study tables, or `None` when the run is not a study.
-pub fn tables_for_run(store: &Store, run_id: i64) -> Result<Option<Vec<ExtraTable>>> {
+pub(crate) fn tables_for_run(store: &Store, run_id: i64) -> Result<Option<Vec<ExtraTable>>> {
     let run = store.find_run(&run_id.to_string())?;
     let Some(meta) = Meta::of_run(&run) else { return Ok(None) };
     let Some(d) = def_by_id(&meta.name) else { return Ok(None) };

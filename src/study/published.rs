@@ -11,71 +11,71 @@ use std::collections::BTreeMap;
 /// A study's published figures.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Published {
-    pub study: String,
-    pub title: String,
-    pub source: String,
+pub(crate) struct Published {
+    pub(crate) study: String,
+    pub(crate) title: String,
+    pub(crate) source: String,
     /// The machine the study measured, for context.
-    pub machine: String,
+    pub(crate) machine: String,
     /// What the study's A and B columns are ("2419s-noht (HT off)").
-    pub a: String,
-    pub b: String,
-    pub tables: Vec<TableDef>,
-    pub rows: Vec<Row>,
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) tables: Vec<TableDef>,
+    pub(crate) rows: Vec<Row>,
 }
 
 /// One table of the study.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TableDef {
-    pub id: String,
-    pub title: String,
+pub(crate) struct TableDef {
+    pub(crate) id: String,
+    pub(crate) title: String,
     /// The table's published geometric-mean row, when it had one.
-    pub geomean: Option<Figures>,
+    pub(crate) geomean: Option<Figures>,
 }
 
 /// Published A, B and change (percent, + when B is better, as the study printed it).
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Figures {
-    pub a: f64,
-    pub b: f64,
-    pub change_pct: f64,
+pub(crate) struct Figures {
+    pub(crate) a: f64,
+    pub(crate) b: f64,
+    pub(crate) change_pct: f64,
 }
 
 /// One row: a published figure or claim and the measurement that answers it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Row {
+pub(crate) struct Row {
     /// The table id it belongs to.
-    pub table: String,
+    pub(crate) table: String,
     /// The row as the study named it.
-    pub row: String,
+    pub(crate) row: String,
     /// The kdelta benchmark that measures it.
-    pub bench: String,
+    pub(crate) bench: String,
     /// Parameters both sides share.
     #[serde(default)]
-    pub params: BTreeMap<String, String>,
+    pub(crate) params: BTreeMap<String, String>,
     #[serde(default)]
-    pub a_side: Side,
+    pub(crate) a_side: Side,
     #[serde(default)]
-    pub b_side: Side,
-    pub a: Option<f64>,
-    pub b: Option<f64>,
-    pub change_pct: Option<f64>,
-    pub claim: Option<Claim>,
+    pub(crate) b_side: Side,
+    pub(crate) a: Option<f64>,
+    pub(crate) b: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) claim: Option<Claim>,
     /// Why kdelta cannot measure this row at all.
-    pub unmeasurable: Option<String>,
+    pub(crate) unmeasurable: Option<String>,
     /// What of a result the row shows: `median` (the default), `mean` (of
     /// the clean samples, where the study printed means), or `mean:NAME`,
     /// the mean over the clean samples of a raw figure the benchmark stores
     /// beside each sample (`mean:user_s`, a build's user time).
-    pub figure: Option<String>,
+    pub(crate) figure: Option<String>,
 }
 
 /// What of a result a row shows ([`Row::figure`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Figure {
+pub(crate) enum Figure {
     Median,
     Mean,
     /// The mean of the per-sample raw figure `NAME` (the result's extra `NAME_samples`).
@@ -83,7 +83,7 @@ pub enum Figure {
 }
 
 impl Figure {
-    pub fn parse(s: Option<&str>) -> Result<Figure, String> {
+    pub(crate) fn parse(s: Option<&str>) -> Result<Figure, String> {
         match s {
             None | Some("median") => Ok(Figure::Median),
             Some("mean") => Ok(Figure::Mean),
@@ -93,49 +93,42 @@ impl Figure {
             },
         }
     }
-
-    /// `mean of user_s`, for the table's lines.
-    pub fn describe(&self) -> Option<String> {
-        match self {
-            Figure::Median => None,
-            Figure::Mean => Some("mean".into()),
-            Figure::PartMean(n) => Some(format!("mean of {n}")),
-        }
-    }
 }
 
 /// One side of a row: parameters of its own and the role of its configuration.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Side {
+pub(crate) struct Side {
     #[serde(default)]
-    pub params: BTreeMap<String, String>,
+    pub(crate) params: BTreeMap<String, String>,
     /// A configuration role the study resolves (`A`, `B`, `up`, `smp`, ...);
     /// none: `A` for the A side, `B` for the B side.
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
 }
 
 /// What a study said without a figure.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Claim {
-    pub direction: Direction,
+pub(crate) struct Claim {
+    pub(crate) direction: Direction,
     /// "about 6x", "within 1%".
-    pub magnitude: String,
-    pub text: String,
+    pub(crate) magnitude: String,
+    /// The study's own words, for a reader of the data file; the tables quote the figure.
+    #[serde(rename = "text")]
+    pub(crate) _text: String,
 }
 
 /// Which way B went from A: better, worse, or no clear change.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum Direction {
+pub(crate) enum Direction {
     Better,
     Worse,
     Same,
 }
 
 impl Direction {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Direction::Better => "better",
             Direction::Worse => "worse",
@@ -145,7 +138,7 @@ impl Direction {
 
     /// The direction of a change in percent (+ is better): within
     /// `same_pct` either way is no clear change.
-    pub fn of_change(change_pct: f64, same_pct: f64) -> Direction {
+    pub(crate) fn of_change(change_pct: f64, same_pct: f64) -> Direction {
         if change_pct > same_pct {
             Direction::Better
         } else if change_pct < -same_pct {
@@ -158,11 +151,11 @@ impl Direction {
 
 /// A published change within this is "no clear change": the studies print
 /// whole percents, and 1 % is within their run-to-run spread.
-pub const PUBLISHED_SAME_PCT: f64 = 1.0;
+pub(crate) const PUBLISHED_SAME_PCT: f64 = 1.0;
 
 impl Row {
     /// The published figures of this row, if it has numbers.
-    pub fn figures(&self) -> Option<Figures> {
+    pub(crate) fn figures(&self) -> Option<Figures> {
         match (self.a, self.b, self.change_pct) {
             (Some(a), Some(b), Some(c)) => Some(Figures { a, b, change_pct: c }),
             _ => None,
@@ -170,27 +163,27 @@ impl Row {
     }
 
     /// The published direction: from the figures, else from the claim.
-    pub fn direction(&self) -> Option<Direction> {
+    pub(crate) fn direction(&self) -> Option<Direction> {
         self.figures()
             .map(|f| Direction::of_change(f.change_pct, PUBLISHED_SAME_PCT))
             .or(self.claim.as_ref().map(|c| c.direction))
     }
 
-    pub fn role_a(&self) -> &str {
+    pub(crate) fn role_a(&self) -> &str {
         self.a_side.role.as_deref().unwrap_or("A")
     }
 
-    pub fn role_b(&self) -> &str {
+    pub(crate) fn role_b(&self) -> &str {
         self.b_side.role.as_deref().unwrap_or("B")
     }
 
     /// What of a result this row shows (checked when the file is parsed).
-    pub fn figure(&self) -> Figure {
+    pub(crate) fn figure(&self) -> Figure {
         Figure::parse(self.figure.as_deref()).unwrap_or(Figure::Median)
     }
 
     /// The parameters a side's result must have (shared ones, then its own).
-    pub fn side_params(&self, b: bool) -> BTreeMap<String, String> {
+    pub(crate) fn side_params(&self, b: bool) -> BTreeMap<String, String> {
         let mut p = self.params.clone();
         let own = if b { &self.b_side.params } else { &self.a_side.params };
         p.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -200,7 +193,7 @@ impl Row {
 
 /// Parse one published-figure file, and check that every row names a
 /// table of the file and every table has a row.
-pub fn parse(text: &str) -> anyhow::Result<Published> {
+pub(crate) fn parse(text: &str) -> anyhow::Result<Published> {
     let p: Published = serde_json::from_str(text)?;
     for r in &p.rows {
         if !p.tables.iter().any(|t| t.id == r.table) {
@@ -222,10 +215,10 @@ pub fn parse(text: &str) -> anyhow::Result<Published> {
 }
 
 /// The files, compiled in.
-pub const HT_2003: &str = include_str!("published/ht-2003.json");
-pub const THREADS_2004: &str = include_str!("published/threads-2004.json");
-pub const SCHED_2002: &str = include_str!("published/sched-2002.json");
-pub const TUNING_2001: &str = include_str!("published/tuning-2001.json");
+pub(crate) const HT_2003: &str = include_str!("published/ht-2003.json");
+pub(crate) const THREADS_2004: &str = include_str!("published/threads-2004.json");
+pub(crate) const SCHED_2002: &str = include_str!("published/sched-2002.json");
+pub(crate) const TUNING_2001: &str = include_str!("published/tuning-2001.json");
 
 #[cfg(test)]
 mod tests {

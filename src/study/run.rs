@@ -17,21 +17,21 @@ use std::time::Duration;
 
 /// What the user asked of a study.
 #[derive(Debug, Clone)]
-pub struct Ask {
-    pub quick: bool,
-    pub variant: Variant,
-    pub label: Option<String>,
-    pub resume: bool,
-    pub command: String,
+pub(crate) struct Ask {
+    pub(crate) quick: bool,
+    pub(crate) variant: Variant,
+    pub(crate) label: Option<String>,
+    pub(crate) resume: bool,
+    pub(crate) command: String,
     /// Where kernel settings (`+preempt=`) are judged: `/`, or a fake tree.
-    pub sysfs_root: std::path::PathBuf,
+    pub(crate) sysfs_root: std::path::PathBuf,
     /// For tests only (`--tiny-plan-for-tests`): the first three benchmarks
     /// of the study's first part, three samples each.
-    pub tiny: bool,
+    pub(crate) tiny: bool,
 }
 
 /// A study's parts as run: the tiny test plan, or its own.
-pub fn parts(d: &Def, quick: bool, tiny: bool) -> Vec<Parts> {
+pub(crate) fn parts(d: &Def, quick: bool, tiny: bool) -> Vec<Parts> {
     let mut parts = (d.request)(quick);
     if tiny {
         parts.truncate(1);
@@ -51,7 +51,7 @@ pub fn parts(d: &Def, quick: bool, tiny: bool) -> Vec<Parts> {
 
 /// The study's meta and the harness requests its plan comes from: one per
 /// part of the study, each with the configurations of the roles it runs in.
-pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) -> (Meta, Vec<Request>) {
+pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) -> (Meta, Vec<Request>) {
     let roles = (d.roles)(topo, ask.variant, host, &ask.sysfs_root);
     let meta = Meta { name: d.id.to_string(), quick: ask.quick, variant: ask.variant, roles, tiny: ask.tiny };
     let reqs = parts(d, ask.quick, ask.tiny)
@@ -89,7 +89,7 @@ pub fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Value) ->
 
 /// Plan a study (every mistake is bad input before anything runs). A study
 /// whose roles resolved to no configuration at all plans nothing.
-pub fn plan_study(req: &Request, topo: &Topology) -> Result<Plan> {
+pub(crate) fn plan_study(req: &Request, topo: &Topology) -> Result<Plan> {
     if req.configs.is_empty() {
         return Ok(Plan { items: Vec::new(), configs: Vec::new() });
     }
@@ -98,7 +98,7 @@ pub fn plan_study(req: &Request, topo: &Topology) -> Result<Plan> {
 
 /// A stored result that needs no rerun: measured with every planned
 /// sample (an interrupted group stores fewer), or not measurable here.
-pub fn is_done(r: &ResultRecord) -> bool {
+pub(crate) fn is_done(r: &ResultRecord) -> bool {
     match r.status {
         Status::Ok => !matches!(&r.quality, Some(q) if r.samples.len() < q.wanted),
         Status::Unavailable => true,
@@ -111,7 +111,7 @@ pub fn is_done(r: &ResultRecord) -> bool {
 /// A point stored in only some configurations runs again in all of them, so
 /// its sides are measured interleaved in one session; its older partial
 /// result stays stored (nothing is deleted) and the tables read the newest.
-pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
+pub(crate) fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
     let ready: Vec<String> = ready_configs(plan).into_iter().map(|c| c.name).collect();
     let has = |name: &str, p: &Params, cfg: &str| {
         stored.iter().any(|r| r.benchmark == name && &r.params == p && r.config == cfg && is_done(r))
@@ -128,7 +128,7 @@ pub fn drop_done(plan: &mut Plan, stored: &[ResultRecord]) -> (usize, usize) {
 /// bad input naming what differs). It is then claimed for this process
 /// ([`Store::claim_run`]), so a second `--resume` started meanwhile finds a
 /// live writer and measures nothing twice. `host` is this machine's snapshot.
-pub fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde_json::Value) -> Result<RunRecord> {
+pub(crate) fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde_json::Value) -> Result<RunRecord> {
     let runs = store.runs(10_000)?;
     let found = runs.into_iter().map(|(r, _)| r).find(|r| {
         Meta::of_run(r)
@@ -161,7 +161,7 @@ pub fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde_json::
 /// name, the machine fingerprint or the kernel differ) or with another set
 /// of usable CPUs (affinity, cgroup cpuset). Fields an older run lacks are
 /// not differences.
-pub fn resume_refusal(run: &RunRecord, host: &serde_json::Value) -> Option<String> {
+pub(crate) fn resume_refusal(run: &RunRecord, host: &serde_json::Value) -> Option<String> {
     use crate::report::fingerprint::{differences, Fingerprint};
     if run.status == RunStatus::Running {
         return Some(live_writer(run));
@@ -214,16 +214,16 @@ fn live_writer(run: &RunRecord) -> String {
 }
 
 /// One part of a study, planned.
-pub struct Stage {
-    pub req: Request,
-    pub plan: Plan,
+pub(crate) struct Stage {
+    pub(crate) req: Request,
+    pub(crate) plan: Plan,
 }
 
 /// Execute the study's parts, one after the other, into its run: a new one,
 /// or with `resume` the one given (only its missing points). Returns the
 /// harness's output (every part's results; the run as closed) and how many
 /// points were already stored.
-pub fn execute(
+pub(crate) fn execute(
     stages: Vec<Stage>,
     meta: &Meta,
     topo: &Topology,

@@ -11,7 +11,7 @@ use super::{pair, single, Def, Parts, RoleUse, StudyName, Variant};
 use crate::topology::Topology;
 use clap::Parser;
 
-pub const DEF: Def = Def {
+pub(super) const DEF: Def = Def {
     name: StudyName::Sched2002,
     id: "sched-2002",
     what: "Molnar's HT-aware scheduler (2002): his 2x1x2 box simulated (loops of 2.55 s, make -j2 and -j5, stock against HT-aware), and here build.make at -j2 and -j5 and two loops placed by kdelta place (naive, smt-aware, kernel)",
@@ -53,7 +53,7 @@ struct Sim {
 /// The simulated samples of a `sim.*` row: per-loop times (loops) or
 /// makespans (make) of stock-2002 (A) or ht-aware-2002 (B). Deterministic
 /// (seeded), so they are computed when the table is built, not stored.
-pub fn simulated(
+pub(super) fn simulated(
     bench: &str,
     params: &std::collections::BTreeMap<String, String>,
     b: bool,

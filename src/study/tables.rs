@@ -13,21 +13,21 @@ use crate::stats::{self, CompareOptions, Side};
 use anyhow::Result;
 
 /// The column headings of every study table.
-pub const HEADER: [&str; 8] =
+pub(crate) const HEADER: [&str; 8] =
     ["row", "published A", "published B", "published change", "here A", "here B", "here change", "same direction?"];
 
 /// One side of a row as measured (or simulated) here.
 #[derive(Debug, Clone)]
-pub struct Measured {
-    pub samples: Vec<f64>,
-    pub side: Side,
-    pub median: f64,
-    pub unit: String,
-    pub better: Better,
+pub(crate) struct Measured {
+    pub(crate) samples: Vec<f64>,
+    pub(crate) side: Side,
+    pub(crate) median: f64,
+    pub(crate) unit: String,
+    pub(crate) better: Better,
     /// A net figure whose interval reaches zero: below this bound, never compared.
-    pub below: Option<f64>,
+    pub(crate) below: Option<f64>,
     /// What the benchmark said of the result (no SMT to avoid, ...), shown under the table.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Measured {
@@ -76,7 +76,7 @@ impl Measured {
     }
 
     /// Simulated samples (seconds, lower is better).
-    pub fn simulated(samples: Vec<f64>) -> Result<Measured, String> {
+    pub(crate) fn simulated(samples: Vec<f64>) -> Result<Measured, String> {
         let median = stats::summary::median(&samples);
         if samples.is_empty() || !median.is_finite() {
             return Err("the simulation gave no figure".into());
@@ -95,7 +95,7 @@ impl Measured {
 
 /// One side of a row: its result in `results` (the newest matching one),
 /// the simulation for `sim.*` rows, or why there is none.
-pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result<Measured, String> {
+pub(crate) fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result<Measured, String> {
     if let Some(why) = &row.unmeasurable {
         return Err(why.clone());
     }
@@ -135,7 +135,11 @@ pub fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result
 /// Whether a plan's parts include this point: a part runs the benchmark,
 /// and every parameter the row names that the part sets for the benchmark
 /// (`BENCH:NAME` or a glob) is among the part's values.
-pub fn in_plan(parts: &[super::Parts], bench: &str, params: &std::collections::BTreeMap<String, String>) -> bool {
+pub(crate) fn in_plan(
+    parts: &[super::Parts],
+    bench: &str,
+    params: &std::collections::BTreeMap<String, String>,
+) -> bool {
     parts.iter().filter(|p| p.selects(bench)).any(|part| {
         params.iter().all(|(k, v)| {
             part.overrides.iter().all(|(key, list)| match key.split_once(':') {
@@ -153,7 +157,7 @@ pub fn in_plan(parts: &[super::Parts], bench: &str, params: &std::collections::B
 /// across the run's rounds; unknown (the reason) when a side was too noisy or busy, or a
 /// larger change is not significant (too few samples to tell, as with
 /// `--quick`).
-pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<Direction, &'static str> {
+pub(crate) fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<Direction, &'static str> {
     if c.significant {
         return Ok(Direction::of_change(c.change_pct, 0.0));
     }
@@ -167,16 +171,16 @@ pub fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> Result<D
 
 /// Agreement over rows: (agreeing, compared, the rows that differ).
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Tally {
-    pub agree: usize,
-    pub of: usize,
-    pub differ: Vec<String>,
+pub(crate) struct Tally {
+    pub(crate) agree: usize,
+    pub(crate) of: usize,
+    pub(crate) differ: Vec<String>,
     /// Rows with a published direction whose measured one is unknown.
-    pub unclear: usize,
+    pub(crate) unclear: usize,
 }
 
 impl Tally {
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let differ = if self.differ.is_empty() { "none".to_string() } else { self.differ.join(", ") };
         let unclear = if self.unclear > 0 { format!("; unclear here in {} more", self.unclear) } else { String::new() };
         format!("direction agrees in {} of {} rows; differs in: {differ}{unclear}", self.agree, self.of)
@@ -204,7 +208,7 @@ fn show(m: &Measured) -> String {
 /// Every table of a study run, in the study's order; the study's first
 /// lines (source, machines, substitutes) before the first, the study's
 /// direction summary after the last.
-pub fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<ExtraTable>> {
+pub(crate) fn build(d: &Def, meta: &Meta, results: &[ResultRecord]) -> Result<Vec<ExtraTable>> {
     let p = published::parse(d.published)?;
     let opt = CompareOptions::default();
     let mut out = Vec::new();

@@ -6,7 +6,8 @@ use super::tables::{build, measured_direction, HEADER};
 use super::*;
 use crate::config::tests::topo;
 use crate::model::record::{ResultRecord, Status};
-use crate::model::{Better, Params, Quality};
+use crate::model::sample::Quality;
+use crate::model::{Better, Params};
 
 fn ask(quick: bool) -> Ask {
     Ask {
@@ -213,7 +214,7 @@ fn directions_on_synthetic_results() {
 
 #[test]
 fn a_noisy_side_leaves_the_direction_unclear() {
-    let mut c = crate::stats::compare(&spread(1.0), &spread(0.8), Better::Lower, &Default::default()).unwrap();
+    let mut c = crate::stats::compare::compare(&spread(1.0), &spread(0.8), Better::Lower, &Default::default()).unwrap();
     assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Better));
     c.significant = false;
     c.withheld = Some(crate::stats::Withheld::Noisy);

@@ -8,7 +8,7 @@ use crate::config::knobs;
 use crate::topology::Topology;
 use std::path::Path;
 
-pub const DEF: Def = Def {
+pub(super) const DEF: Def = Def {
     name: StudyName::Threads2004,
     id: "threads-2004",
     what: "NPTL against LinuxThreads (2004): thread.create (direct = NPTL, manager = LinuxThreads), thread.ctx over 2 and 32 threads, paced chat (VolanoMark-style); UP, SMP and SMT",
@@ -44,7 +44,7 @@ fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Pa
 /// Whether this machine can switch the preemption model between points
 /// (`+preempt=none` and `+preempt=full`, judged under `root` as the harness
 /// will judge them), or why not, naming the model the kernel runs.
-pub fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), String> {
+pub(super) fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), String> {
     let model = host.get("preempt_model").and_then(|v| v.as_str()).unwrap_or("unknown");
     for v in ["none", "full"] {
         let s = knobs::parse("preempt", v).map_err(|e| e.to_string())?;

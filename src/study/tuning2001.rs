@@ -10,10 +10,10 @@ use super::{single, Def, Parts, RoleUse, StudyName, Variant};
 use crate::topology::Topology;
 
 /// The C library's routines chosen without the newer x86 features.
-pub const UNTUNED: &str =
+pub(super) const UNTUNED: &str =
     "all+tunables=glibc.cpu.hwcaps=-AVX2,-AVX2_Usable,-AVX512F,-AVX512F_Usable,-ERMS,-FSRM,-AVX_Fast_Unaligned_Load";
 
-pub const DEF: Def = Def {
+pub(super) const DEF: Def = Def {
     name: StudyName::Tuning2001,
     id: "tuning-2001",
     what: "Kernel tuning gives 40% (2001): mem.memcpy/memset/clear_page/strlen naive, libc and tuned per cache regime, build.make at -j1, -j2, -j4 with glibc's routines for this CPU against those with the newer features masked",

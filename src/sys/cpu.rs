@@ -9,7 +9,7 @@ use std::path::Path;
 /// kernel's Documentation/admin-guide/pm/cpuidle.rst and sysfs(5)). A state's
 /// time is added when the CPU leaves it, so an idle period still under way is
 /// not counted. `None` when the machine has no cpuidle driver.
-pub fn idle_secs(root: &Path, cpu: u32) -> Option<f64> {
+pub(crate) fn idle_secs(root: &Path, cpu: u32) -> Option<f64> {
     let dir = root.join(format!("sys/devices/system/cpu/cpu{cpu}/cpuidle"));
     let mut total = 0u64;
     let mut any = false;
@@ -31,18 +31,18 @@ pub fn idle_secs(root: &Path, cpu: u32) -> Option<f64> {
 /// hypervisor ran something else while this virtual CPU wanted to run).
 /// Clock-tick resolution; idle includes a period under way.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
-    pub idle_s: f64,
-    pub steal_s: f64,
+pub(crate) struct CpuTimes {
+    pub(crate) idle_s: f64,
+    pub(crate) steal_s: f64,
 }
 
 /// [`CpuTimes`] of every CPU, indexed by CPU number, from `/proc/stat` (proc(5)).
-pub fn stat_cpus() -> Vec<CpuTimes> {
+pub(crate) fn stat_cpus() -> Vec<CpuTimes> {
     std::fs::read_to_string("/proc/stat").map(|s| parse_stat_cpus(&s, clk_tck())).unwrap_or_default()
 }
 
 /// The `cpuN` lines of a `/proc/stat` text (proc(5)), `hz` ticks per second.
-pub fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
+pub(crate) fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
     let mut out = Vec::new();
     for l in s.lines() {
         // `cpuN` lines only: the all-CPU line `cpu  USER ...` would take its
@@ -64,13 +64,13 @@ pub fn parse_stat_cpus(s: &str, hz: f64) -> Vec<CpuTimes> {
 
 /// CPU time used by the whole machine (not idle, not iowait, not steal), in
 /// seconds, from the first (`cpu`) line of `/proc/stat` (proc(5)).
-pub fn machine_busy_secs() -> Option<f64> {
+pub(crate) fn machine_busy_secs() -> Option<f64> {
     parse_machine_busy(&std::fs::read_to_string("/proc/stat").ok()?, clk_tck())
 }
 
 /// The busy seconds of a `/proc/stat` text's first line: user, nice, system,
 /// irq and softirq (proc(5) fields 1, 2, 3, 6 and 7), `hz` ticks per second.
-pub fn parse_machine_busy(s: &str, hz: f64) -> Option<f64> {
+pub(crate) fn parse_machine_busy(s: &str, hz: f64) -> Option<f64> {
     let line = s.lines().next()?;
     let v: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
     if v.len() < 7 {
@@ -82,20 +82,20 @@ pub fn parse_machine_busy(s: &str, hz: f64) -> Option<f64> {
 
 /// What `/proc/loadavg` (proc(5)) says.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LoadAvg {
+pub(crate) struct LoadAvg {
     /// The 1-, 5- and 15-minute load averages.
-    pub avg: [f64; 3],
+    pub(crate) avg: [f64; 3],
     /// Tasks (threads) that exist on the whole system (after the `/`).
-    pub tasks: u64,
+    pub(crate) tasks: u64,
 }
 
 /// `/proc/loadavg` (proc(5)).
-pub fn loadavg() -> Option<LoadAvg> {
+pub(crate) fn loadavg() -> Option<LoadAvg> {
     parse_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)
 }
 
 /// Parse a `/proc/loadavg` text (proc(5)): `0.50 0.40 0.30 2/345 6789`.
-pub fn parse_loadavg(s: &str) -> Option<LoadAvg> {
+pub(crate) fn parse_loadavg(s: &str) -> Option<LoadAvg> {
     let mut it = s.split_whitespace();
     let mut avg = [0.0; 3];
     for a in &mut avg {

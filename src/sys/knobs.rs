@@ -19,22 +19,22 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-pub const DEBUGFS: &str = "sys/kernel/debug";
-pub const PREEMPT: &str = "sys/kernel/debug/sched/preempt";
-pub const SMT_CONTROL: &str = "sys/devices/system/cpu/smt/control";
-pub const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
-pub const BOOST: &str = "sys/devices/system/cpu/cpufreq/boost";
-pub const NO_TURBO: &str = "sys/devices/system/cpu/intel_pstate/no_turbo";
-pub const THP: &str = "sys/kernel/mm/transparent_hugepage/enabled";
-pub const PROC_SYS: &str = "proc/sys";
+pub(crate) const DEBUGFS: &str = "sys/kernel/debug";
+pub(crate) const PREEMPT: &str = "sys/kernel/debug/sched/preempt";
+pub(crate) const SMT_CONTROL: &str = "sys/devices/system/cpu/smt/control";
+pub(crate) const CPUFREQ: &str = "sys/devices/system/cpu/cpufreq";
+pub(crate) const BOOST: &str = "sys/devices/system/cpu/cpufreq/boost";
+pub(crate) const NO_TURBO: &str = "sys/devices/system/cpu/intel_pstate/no_turbo";
+pub(crate) const THP: &str = "sys/kernel/mm/transparent_hugepage/enabled";
+pub(crate) const PROC_SYS: &str = "proc/sys";
 
 /// The most of a kernel file read: sysfs(5) attributes hold one page; a
 /// file longer than this is not a setting.
-pub const MAX_TEXT: u64 = 64 * 1024;
+pub(crate) const MAX_TEXT: u64 = 64 * 1024;
 
 /// A file's text without its trailing newline (sysfs(5): one value per file),
 /// read up to [`MAX_TEXT`] bytes (longer is an error).
-pub fn read_text(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut s = String::new();
     std::fs::File::open(path)?.take(MAX_TEXT + 1).read_to_string(&mut s)?;
@@ -50,7 +50,7 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
 /// A choice file's values and the one in force: `always [madvise] never`
 /// (transhuge.rst) or `none voluntary (full) lazy` (sched/preempt). `None`
 /// when no value is marked.
-pub fn parse_choices(text: &str) -> Option<(String, Vec<String>)> {
+pub(crate) fn parse_choices(text: &str) -> Option<(String, Vec<String>)> {
     let mut current = None;
     let mut offered = Vec::new();
     for w in text.split_whitespace() {
@@ -71,7 +71,7 @@ pub fn parse_choices(text: &str) -> Option<(String, Vec<String>)> {
 
 /// The value in force as it would be written back: the marked choice of a
 /// choice file, or the whole text (a sysctl's `4096\t16384` included).
-pub fn current_value(path: &Path) -> std::io::Result<String> {
+pub(crate) fn current_value(path: &Path) -> std::io::Result<String> {
     let t = read_text(path)?;
     Ok(match parse_choices(&t) {
         Some((c, _)) => c,
@@ -82,7 +82,7 @@ pub fn current_value(path: &Path) -> std::io::Result<String> {
 /// Write one value with one write(2), as sysfs(5) and proc_sys(5) expect,
 /// to a regular file only: a link in the last component is not followed
 /// (`O_NOFOLLOW`), and a FIFO or device is refused before it is opened.
-pub fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
+pub(crate) fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let not_file = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
     let md = std::fs::symlink_metadata(path)?;
@@ -105,7 +105,7 @@ pub fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
 /// permission (a sysfs attribute without a store method is `0444`, and root's
 /// DAC override would open a fake one) and open(2) with `O_WRONLY` must
 /// succeed; nothing is written. `Err` says why, with the file's name.
-pub fn writable(path: &Path) -> Result<(), String> {
+pub(crate) fn writable(path: &Path) -> Result<(), String> {
     let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !md.is_file() {
         return Err(format!("{} is not a regular file", path.display()));
@@ -127,17 +127,17 @@ pub fn writable(path: &Path) -> Result<(), String> {
 }
 
 /// geteuid(2).
-pub fn euid() -> u32 {
+pub(crate) fn euid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     euid() == 0
 }
 
 /// The cpufreq policy directories (`policy0`, ...), in order; empty when no
 /// frequency driver is loaded.
-pub fn cpufreq_policies(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn cpufreq_policies(root: &Path) -> Vec<PathBuf> {
     let mut v: Vec<(u32, PathBuf)> = std::fs::read_dir(root.join(CPUFREQ))
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -155,7 +155,7 @@ pub fn cpufreq_policies(root: &Path) -> Vec<PathBuf> {
 /// Is debugfs mounted at `sys/kernel/debug`? On the live machine, as
 /// `/proc/self/mountinfo` (proc(5)) says; in a fake tree, when its `sched`
 /// directory exists.
-pub fn debugfs_mounted(root: &Path) -> bool {
+pub(crate) fn debugfs_mounted(root: &Path) -> bool {
     if root != Path::new("/") {
         return root.join(DEBUGFS).join("sched").is_dir();
     }
@@ -166,7 +166,7 @@ pub fn debugfs_mounted(root: &Path) -> bool {
 }
 
 /// Does a mountinfo text list `fstype` mounted at `point`?
-pub fn mountinfo_has(text: &str, point: &str, fstype: &str) -> bool {
+pub(crate) fn mountinfo_has(text: &str, point: &str, fstype: &str) -> bool {
     text.lines().any(|l| {
         let mut f = l.split(' ');
         let at = f.nth(4);
@@ -176,7 +176,7 @@ pub fn mountinfo_has(text: &str, point: &str, fstype: &str) -> bool {
 }
 
 /// mount(2) debugfs at `/sys/kernel/debug` (live machine only).
-pub fn mount_debugfs() -> std::io::Result<()> {
+pub(crate) fn mount_debugfs() -> std::io::Result<()> {
     let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
     let (src, at, fs) = (c("debugfs"), c("/sys/kernel/debug"), c("debugfs"));
     // SAFETY: every pointer is a live NUL-terminated string; no data argument.
@@ -201,7 +201,7 @@ pub fn mount_debugfs() -> std::io::Result<()> {
 /// MS_PRIVATE`, so nothing propagates back) and mount debugfs there: the
 /// machine's mount table never changes, and the namespace goes with the
 /// thread. For looking at debugfs without mounting it for everyone.
-pub fn private_debugfs() -> std::io::Result<()> {
+pub(crate) fn private_debugfs() -> std::io::Result<()> {
     // SAFETY: plain system calls on this thread; the strings are live.
     unsafe {
         if libc::unshare(libc::CLONE_NEWNS) != 0 {
@@ -223,7 +223,7 @@ pub fn private_debugfs() -> std::io::Result<()> {
 }
 
 /// umount2(2) `/sys/kernel/debug`.
-pub fn umount_debugfs() -> std::io::Result<()> {
+pub(crate) fn umount_debugfs() -> std::io::Result<()> {
     let at = std::ffi::CString::new("/sys/kernel/debug").expect("no NUL");
     // SAFETY: a live NUL-terminated string.
     if unsafe { libc::umount2(at.as_ptr(), 0) } == 0 {
@@ -237,7 +237,7 @@ pub fn umount_debugfs() -> std::io::Result<()> {
 /// background: SMT control takes CPUs off- or online one by one (wait until
 /// `smt/active` agrees, at most 10 s), a new governor takes over at its next
 /// sampling period (100 ms). Other files take effect when written.
-pub fn settle(path: &Path, value: &str) {
+pub(crate) fn settle(path: &Path, value: &str) {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let parent = path.parent().unwrap_or(Path::new("/"));
     if name == "control" && parent.ends_with("smt") {

@@ -8,22 +8,22 @@ fn read_num(path: &str) -> Option<u64> {
 }
 
 /// The number a `/proc/sys` file holds.
-pub fn parse_num(s: &str) -> Option<u64> {
+pub(crate) fn parse_num(s: &str) -> Option<u64> {
     s.trim().parse().ok()
 }
 
 /// `/proc/sys/kernel/threads-max` (proc(5), `kernel.threads-max`): most threads the system may have.
-pub fn threads_max() -> Option<u64> {
+pub(crate) fn threads_max() -> Option<u64> {
     read_num("/proc/sys/kernel/threads-max")
 }
 
 /// `/proc/sys/kernel/pid_max` (proc(5), `kernel.pid_max`): one above the largest process or thread id.
-pub fn pid_max() -> Option<u64> {
+pub(crate) fn pid_max() -> Option<u64> {
     read_num("/proc/sys/kernel/pid_max")
 }
 
 /// `/proc/sys/vm/max_map_count` (proc(5), `vm.max_map_count`): most memory mappings one process may have.
-pub fn max_map_count() -> Option<u64> {
+pub(crate) fn max_map_count() -> Option<u64> {
     read_num("/proc/sys/vm/max_map_count")
 }
 

@@ -6,28 +6,28 @@
 /// `/proc/self/statm` (proc(5)) in bytes, and the number of mappings
 /// (lines of `/proc/self/maps`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Footprint {
+pub(crate) struct Footprint {
     /// Total program size (statm field 1, `size`).
-    pub virt_bytes: u64,
+    pub(crate) virt_bytes: u64,
     /// Resident set size (statm field 2, `resident`).
-    pub rss_bytes: u64,
+    pub(crate) rss_bytes: u64,
     /// The resident pages that are not file-backed or shared (statm
     /// `resident` less `shared`): mostly the private pages whose page-table
     /// entries fork copies; file-backed ones it leaves to fault in again.
-    pub anon_bytes: u64,
+    pub(crate) anon_bytes: u64,
     /// Mappings (`/proc/self/maps` lines).
-    pub maps: u64,
+    pub(crate) maps: u64,
 }
 
 /// The calling process's footprint, or `None` without `/proc`.
-pub fn footprint() -> Option<Footprint> {
+pub(crate) fn footprint() -> Option<Footprint> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     parse(&statm, &maps, page_size())
 }
 
 /// sysconf(_SC_PAGESIZE): statm counts pages.
-pub fn page_size() -> u64 {
+pub(crate) fn page_size() -> u64 {
     // SAFETY: sysconf takes no pointers.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p > 0 {
@@ -38,13 +38,13 @@ pub fn page_size() -> u64 {
 }
 
 /// Parse the texts of `/proc/PID/statm` and `/proc/PID/maps`.
-pub fn parse(statm: &str, maps: &str, page: u64) -> Option<Footprint> {
+pub(crate) fn parse(statm: &str, maps: &str, page: u64) -> Option<Footprint> {
     parse_statm(statm, maps.lines().filter(|l| !l.trim().is_empty()).count() as u64, page)
 }
 
 /// A `/proc/PID/statm` line (proc(5): size, resident, shared, ... in pages)
 /// and a count of mappings.
-pub fn parse_statm(statm: &str, maps: u64, page: u64) -> Option<Footprint> {
+pub(crate) fn parse_statm(statm: &str, maps: u64, page: u64) -> Option<Footprint> {
     let mut f = statm.split_whitespace().map(|x| x.parse::<u64>().ok());
     let size = f.next()??;
     let resident = f.next()??;
@@ -95,19 +95,19 @@ mod tests {
 
 /// `MemTotal` and `MemAvailable` of `/proc/meminfo` (proc(5)), bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemInfo {
-    pub total: u64,
+pub(crate) struct MemInfo {
+    pub(crate) total: u64,
     /// `None` before Linux 3.14.
-    pub available: Option<u64>,
+    pub(crate) available: Option<u64>,
 }
 
 /// The machine's memory, or `None` without `/proc/meminfo`.
-pub fn meminfo() -> Option<MemInfo> {
+pub(crate) fn meminfo() -> Option<MemInfo> {
     parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
 }
 
 /// Parse the text of `/proc/meminfo`.
-pub fn parse_meminfo(text: &str) -> Option<MemInfo> {
+pub(crate) fn parse_meminfo(text: &str) -> Option<MemInfo> {
     let field = |name: &str| {
         let v = text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?;
         let kb: u64 = v.trim().strip_suffix("kB")?.trim().parse().ok()?;
@@ -119,7 +119,7 @@ pub fn parse_meminfo(text: &str) -> Option<MemInfo> {
 impl MemInfo {
     /// The most a benchmark's buffers may take: half of `MemTotal`, and no
     /// more than `MemAvailable`.
-    pub fn buffer_limit(&self) -> u64 {
+    pub(crate) fn buffer_limit(&self) -> u64 {
         let half = self.total / 2;
         self.available.map_or(half, |a| a.min(half))
     }

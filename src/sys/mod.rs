@@ -17,14 +17,14 @@
 //! Child processes (fork, the stop rule, local servers) are in `child/`, which
 //! builds on this module.
 
-pub mod clock;
-pub mod cpu;
-pub mod knobs;
-pub mod limits;
-pub mod memory;
-pub mod net;
-pub mod output;
-pub mod task;
+pub(crate) mod clock;
+pub(crate) mod cpu;
+pub(crate) mod knobs;
+pub(crate) mod limits;
+pub(crate) mod memory;
+pub(crate) mod net;
+pub(crate) mod output;
+pub(crate) mod task;
 
 use crate::cpuset::CpuSet;
 use anyhow::{Context, Result};
@@ -41,12 +41,12 @@ pub fn set_affinity(cpus: &CpuSet) -> Result<()> {
 }
 
 /// sched_getaffinity(2) for the calling thread.
-pub fn get_affinity() -> Result<CpuSet> {
+pub(crate) fn get_affinity() -> Result<CpuSet> {
     let set = sched_getaffinity(Pid::from_raw(0)).context("sched_getaffinity")?;
     Ok(CpuSet::from_iter((0..NixCpuSet::count() as u32).filter(|&c| set.is_set(c as usize).unwrap_or(false))))
 }
 
-pub use crate::model::config::Policy;
+pub(crate) use crate::model::config::Policy;
 
 /// The policy as sched_setscheduler(2) takes it.
 fn raw(p: Policy) -> libc::c_int {
@@ -61,7 +61,7 @@ fn raw(p: Policy) -> libc::c_int {
 
 /// sched_setscheduler(2) for the calling process. Real-time policies get a
 /// low priority (1) so they cannot starve the rest of the machine for long.
-pub fn set_policy(p: Policy) -> Result<()> {
+pub(crate) fn set_policy(p: Policy) -> Result<()> {
     let param = libc::sched_param { sched_priority: if p.is_realtime() { 1 } else { 0 } };
     // SAFETY: plain system call with a valid pointer to an initialised sched_param.
     let r = unsafe { libc::sched_setscheduler(0, raw(p), &param) };
@@ -80,7 +80,7 @@ pub fn set_policy(p: Policy) -> Result<()> {
 
 /// Whether this process may use real-time policies: root, CAP_SYS_NICE, or an
 /// RLIMIT_RTPRIO above zero.
-pub fn can_use_realtime() -> bool {
+pub(crate) fn can_use_realtime() -> bool {
     if nix::unistd::geteuid().is_root() {
         return true;
     }
@@ -94,7 +94,7 @@ pub fn can_use_realtime() -> bool {
 }
 
 /// Peak resident set size of this process (getrusage(2) ru_maxrss), in bytes.
-pub fn peak_rss_self() -> u64 {
+pub(crate) fn peak_rss_self() -> u64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
         .map(|u| u.max_rss() as u64 * 1024)
         .unwrap_or(0)
@@ -102,13 +102,13 @@ pub fn peak_rss_self() -> u64 {
 
 /// What wait4(2) tells about a finished child.
 #[derive(Debug, Clone, Copy)]
-pub struct ChildUsage {
-    pub status: std::process::ExitStatus,
+pub(crate) struct ChildUsage {
+    pub(crate) status: std::process::ExitStatus,
     /// User and system CPU time of the child and its waited-for descendants, seconds.
-    pub user_s: f64,
-    pub sys_s: f64,
+    pub(crate) user_s: f64,
+    pub(crate) sys_s: f64,
     /// Peak resident set size, bytes.
-    pub max_rss: u64,
+    pub(crate) max_rss: u64,
 }
 
 /// Whether this process may write `path`: access(2) with `W_OK` (a
@@ -116,7 +116,7 @@ pub struct ChildUsage {
 /// itself, since access(2) lets root write whatever the bits say: a file or
 /// directory with no write bit at all (`0444`, `0555`) was made read-only on
 /// purpose and is refused for root too (`EACCES`, naming the mode).
-pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
+pub(crate) fn can_write(path: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(std::io::Error::from)?;
     let mode = std::fs::metadata(path)?.permissions().mode();
@@ -131,14 +131,14 @@ pub fn can_write(path: &std::path::Path) -> std::io::Result<()> {
 
 /// statvfs(3): bytes an unprivileged process may still write on the
 /// filesystem holding `path`.
-pub fn free_bytes(path: &std::path::Path) -> Option<u64> {
+pub(crate) fn free_bytes(path: &std::path::Path) -> Option<u64> {
     let v = nix::sys::statvfs::statvfs(path).ok()?;
     Some(v.blocks_available() as u64 * v.fragment_size() as u64)
 }
 
 /// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
 /// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
-pub fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
+pub(crate) fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
     use std::os::unix::process::ExitStatusExt;
     let mut status: libc::c_int = 0;
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.

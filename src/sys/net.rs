@@ -7,7 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 /// Every address `value` (`HOST:PORT`; a name or a literal address) names, in
 /// getaddrinfo(3)'s order. Not `HOST:PORT`, or naming nothing, is a bad-input
 /// error of one line naming `what` (the parameter or option) and the value.
-pub fn resolve_all(what: &str, value: &str) -> Result<Vec<SocketAddr>> {
+pub(crate) fn resolve_all(what: &str, value: &str) -> Result<Vec<SocketAddr>> {
     let addrs: Vec<SocketAddr> = value
         .to_socket_addrs()
         .map_err(|e| crate::error::bad_input(format!("{what}={value:?} is not a usable HOST:PORT: {e}")))?
@@ -19,7 +19,7 @@ pub fn resolve_all(what: &str, value: &str) -> Result<Vec<SocketAddr>> {
 }
 
 /// The first address of [`resolve_all`].
-pub fn resolve(what: &str, value: &str) -> Result<SocketAddr> {
+pub(crate) fn resolve(what: &str, value: &str) -> Result<SocketAddr> {
     Ok(resolve_all(what, value)?[0])
 }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// What a file that is not a regular file is, for a message: `a FIFO`,
 /// `a device`, ... (of `symlink_metadata`, `a symbolic link` too).
-pub fn file_kind(t: std::fs::FileType) -> &'static str {
+pub(crate) fn file_kind(t: std::fs::FileType) -> &'static str {
     if t.is_symlink() {
         "a symbolic link"
     } else if t.is_dir() {
@@ -37,7 +37,7 @@ fn refused(option: &str, path: &Path, t: std::fs::FileType) -> anyhow::Error {
 
 /// Refuse `path` for writing when it exists (a symlink followed) and is not
 /// a regular file. Nothing is opened.
-pub fn check_output_path(option: &str, path: &Path) -> Result<()> {
+pub(crate) fn check_output_path(option: &str, path: &Path) -> Result<()> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => Err(refused(option, path, m.file_type())),
         _ => Ok(()),
@@ -46,7 +46,7 @@ pub fn check_output_path(option: &str, path: &Path) -> Result<()> {
 
 /// Write `bytes` to `path` (created with the umask's permissions, or
 /// truncated), refusing anything but a regular file.
-pub fn write_output(option: &str, path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_output(option: &str, path: &Path, bytes: &[u8]) -> Result<()> {
     check_output_path(option, path)?;
     let cannot = |e: std::io::Error| bad_input(format!("{option} {}: cannot write it: {e}", path.display()));
     let mut f = std::fs::OpenOptions::new()

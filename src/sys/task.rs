@@ -8,7 +8,7 @@
 use super::clock::clk_tck;
 
 /// sched_getcpu(3): the CPU the calling thread runs on.
-pub fn current_cpu() -> Option<u32> {
+pub(crate) fn current_cpu() -> Option<u32> {
     // SAFETY: no arguments; returns -1 on error.
     let c = unsafe { libc::sched_getcpu() };
     (c >= 0).then_some(c as u32)
@@ -17,15 +17,15 @@ pub fn current_cpu() -> Option<u32> {
 /// getrusage(2) figures of the calling thread (RUSAGE_THREAD), the whole
 /// process (RUSAGE_SELF) or its reaped children (RUSAGE_CHILDREN).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Usage {
+pub(crate) struct Usage {
     /// User plus system CPU time, seconds.
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Involuntary context switches (ru_nivcsw).
-    pub nivcsw: u64,
+    pub(crate) nivcsw: u64,
 }
 
 /// getrusage(2) for `who` (one of the `RUSAGE_*` constants); zeros on failure.
-pub fn usage(who: libc::c_int) -> Usage {
+pub(crate) fn usage(who: libc::c_int) -> Usage {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer; `who` is one of the RUSAGE_* constants.
@@ -39,13 +39,13 @@ pub fn usage(who: libc::c_int) -> Usage {
 /// `/proc/TID/schedstat` (proc(5), CONFIG_SCHED_INFO): seconds a task has run
 /// and seconds it waited on a run queue while runnable. Works for any thread
 /// id, not only process ids.
-pub fn schedstat(tid: i32) -> Option<(f64, f64)> {
+pub(crate) fn schedstat(tid: i32) -> Option<(f64, f64)> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
     parse_schedstat(&s)
 }
 
 /// The first two fields of a `/proc/TID/schedstat` text (proc(5)), nanoseconds, as seconds.
-pub fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
+pub(crate) fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
     let mut it = s.split_whitespace().map(|x| x.parse::<u64>().ok());
     let run = it.next()??;
     let wait = it.next()??;
@@ -54,28 +54,28 @@ pub fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
 
 /// The fields of `/proc/PID/stat` (proc(5)) kdelta uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stat {
+pub(crate) struct Stat {
     /// Field 4: the parent's process id.
-    pub ppid: i32,
+    pub(crate) ppid: i32,
     /// Field 5: the process group.
-    pub pgrp: i32,
+    pub(crate) pgrp: i32,
     /// Fields 14 to 17: utime + stime + cutime + cstime, in clock ticks.
-    pub ticks: u64,
+    pub(crate) ticks: u64,
     /// Field 22 (`starttime`): when the task started, clock ticks after boot.
     /// With the id it names one process: an id reused later starts later.
-    pub start: u64,
+    pub(crate) start: u64,
     /// Field 39 (`processor`): the CPU the task last ran on.
-    pub cpu: u32,
+    pub(crate) cpu: u32,
 }
 
 /// `/proc/PID/stat` (proc(5)) of a process or thread.
-pub fn stat(pid: i32) -> Option<Stat> {
+pub(crate) fn stat(pid: i32) -> Option<Stat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// Parse a `/proc/PID/stat` line (proc(5)). The command name (field 2) may
 /// hold spaces and parentheses, so fields are counted from its last `)`.
-pub fn parse_stat(s: &str) -> Option<Stat> {
+pub(crate) fn parse_stat(s: &str) -> Option<Stat> {
     let rest = &s[s.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // f[0] is field 3 (state): field k is f[k - 3].
@@ -93,19 +93,19 @@ pub fn parse_stat(s: &str) -> Option<Stat> {
 /// When process `pid` started (field 22 of `/proc/PID/stat`, proc(5)), clock
 /// ticks after boot; `None` once it is gone. The id and this time together
 /// name one process even after the id is reused.
-pub fn start_time(pid: i32) -> Option<u64> {
+pub(crate) fn start_time(pid: i32) -> Option<u64> {
     stat(pid).map(|s| s.start)
 }
 
 /// Every process id in `/proc` (proc(5)), in directory order.
-pub fn all_pids() -> Vec<i32> {
+pub(crate) fn all_pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok())).collect()
 }
 
 /// CPU time, in seconds, of every process in process group `pgrp` other than
 /// `except`, from `/proc/*/stat` (proc(5); their own and their reaped children's).
-pub fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
+pub(crate) fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
     let ticks: u64 = all_pids()
         .into_iter()
         .filter(|&p| p != except)
@@ -118,39 +118,40 @@ pub fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
 
 /// Whether `/proc/PID` exists (proc(5)): the process runs or is a zombie not
 /// yet reaped. False once it has been reaped (unless the id was reused).
-pub fn exists(pid: i32) -> bool {
+pub(crate) fn exists(pid: i32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// One `Name:` line's value from a `/proc/PID/status` text (proc(5)), trimmed.
-pub fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
     status.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')).map(str::trim)
 }
 
 /// `VmHWM` of a `/proc/PID/status` text (proc(5)): peak resident set size, KB.
-pub fn parse_peak_rss_kb(status: &str) -> Option<u64> {
+pub(crate) fn parse_peak_rss_kb(status: &str) -> Option<u64> {
     status_field(status, "VmHWM")?.split_whitespace().next()?.parse().ok()
 }
 
 /// Peak resident set size of process `pid` (`"self"` for this one) in KB,
 /// from `VmHWM` in `/proc/PID/status` (proc(5)).
-pub fn peak_rss_kb(pid: &str) -> Option<u64> {
+pub(crate) fn peak_rss_kb(pid: &str) -> Option<u64> {
     parse_peak_rss_kb(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
 }
 
 /// `CapEff` of a `/proc/PID/status` text (proc(5)): the effective capability
 /// set as a bit mask (capabilities(7) numbers the bits).
-pub fn parse_cap_eff(status: &str) -> Option<u64> {
+pub(crate) fn parse_cap_eff(status: &str) -> Option<u64> {
     u64::from_str_radix(status_field(status, "CapEff")?, 16).ok()
 }
 
 /// This process's effective capabilities (capabilities(7)), from `/proc/self/status`.
-pub fn own_cap_eff() -> Option<u64> {
+pub(crate) fn own_cap_eff() -> Option<u64> {
     parse_cap_eff(&std::fs::read_to_string("/proc/self/status").ok()?)
 }
 
 /// The thread ids of this process (`/proc/self/task`, proc(5)).
-pub fn own_threads() -> Vec<i32> {
+#[cfg(test)]
+pub(crate) fn own_threads() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
     dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
 }
@@ -158,12 +159,12 @@ pub fn own_threads() -> Vec<i32> {
 /// How many threads this process has (`/proc/self/task`, proc(5));
 /// `usize::MAX` when it cannot be read, so a caller that needs to be alone
 /// (before a fork) does not believe it is.
-pub fn own_thread_count() -> usize {
+pub(crate) fn own_thread_count() -> usize {
     std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(usize::MAX)
 }
 
 /// Whether `tid` is a thread of this process (`/proc/self/task/TID`, proc(5)).
-pub fn is_own_thread(tid: i32) -> bool {
+pub(crate) fn is_own_thread(tid: i32) -> bool {
     std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 

@@ -13,7 +13,7 @@ use std::io;
 use std::path::Path;
 
 /// A root folder holding `sys/devices/system/{cpu,node}`; removed on drop.
-pub struct FakeSys {
+pub(crate) struct FakeSys {
     dir: tempfile::TempDir,
 }
 
@@ -21,7 +21,7 @@ impl FakeSys {
     /// An empty root (not even a `cpu` directory).
     /// Made on `/dev/shm` when there is one (a tree has hundreds of small
     /// files; a tmpfs writes them many times faster than a busy disk).
-    pub fn empty() -> io::Result<FakeSys> {
+    pub(crate) fn empty() -> io::Result<FakeSys> {
         let mut b = tempfile::Builder::new();
         b.prefix("kdelta-fakesys");
         let shm = Path::new("/dev/shm");
@@ -33,19 +33,19 @@ impl FakeSys {
     }
 
     /// A root with `sys/devices/system/cpu/online` set to `online`.
-    pub fn new(online: &str) -> io::Result<FakeSys> {
+    pub(crate) fn new(online: &str) -> io::Result<FakeSys> {
         let f = FakeSys::empty()?;
         f.write("sys/devices/system/cpu/online", online)?;
         Ok(f)
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
     /// Write `content` (a newline is appended) to `rel` below the root,
     /// creating folders on the way.
-    pub fn write(&self, rel: &str, content: &str) -> io::Result<&Self> {
+    pub(crate) fn write(&self, rel: &str, content: &str) -> io::Result<&Self> {
         let p = self.root().join(rel);
         if let Some(parent) = p.parent() {
             fs::create_dir_all(parent)?;
@@ -55,12 +55,19 @@ impl FakeSys {
     }
 
     /// Write a file under `sys/devices/system/cpu/`.
-    pub fn cpu_file(&self, rel: &str, content: &str) -> io::Result<&Self> {
+    pub(crate) fn cpu_file(&self, rel: &str, content: &str) -> io::Result<&Self> {
         self.write(&format!("sys/devices/system/cpu/{rel}"), content)
     }
 
     /// CPU `id`'s topology files as a current kernel writes them.
-    pub fn cpu(&self, id: u32, package: i64, core_id: i64, siblings: &str, package_cpus: &str) -> io::Result<&Self> {
+    pub(crate) fn cpu(
+        &self,
+        id: u32,
+        package: i64,
+        core_id: i64,
+        siblings: &str,
+        package_cpus: &str,
+    ) -> io::Result<&Self> {
         let t = format!("cpu{id}/topology");
         self.cpu_file(&format!("{t}/physical_package_id"), &package.to_string())?;
         self.cpu_file(&format!("{t}/core_id"), &core_id.to_string())?;
@@ -72,7 +79,15 @@ impl FakeSys {
     }
 
     /// One cache description of CPU `cpu` (`cpuN/cache/indexI`).
-    pub fn cache(&self, cpu: u32, index: u32, level: u32, kind: &str, size: &str, shared: &str) -> io::Result<&Self> {
+    pub(crate) fn cache(
+        &self,
+        cpu: u32,
+        index: u32,
+        level: u32,
+        kind: &str,
+        size: &str,
+        shared: &str,
+    ) -> io::Result<&Self> {
         let c = format!("cpu{cpu}/cache/index{index}");
         self.cpu_file(&format!("{c}/level"), &level.to_string())?;
         self.cpu_file(&format!("{c}/type"), kind)?;
@@ -81,7 +96,7 @@ impl FakeSys {
     }
 
     /// NUMA node `id` with its CPU list and memory in kB.
-    pub fn node(&self, id: u32, cpulist: &str, mem_kb: u64) -> io::Result<&Self> {
+    pub(crate) fn node(&self, id: u32, cpulist: &str, mem_kb: u64) -> io::Result<&Self> {
         let n = format!("sys/devices/system/node/node{id}");
         self.write(&format!("{n}/cpulist"), cpulist)?;
         self.write(
@@ -91,7 +106,7 @@ impl FakeSys {
     }
 
     /// SMT control files.
-    pub fn smt(&self, control: &str, active: bool) -> io::Result<&Self> {
+    pub(crate) fn smt(&self, control: &str, active: bool) -> io::Result<&Self> {
         self.cpu_file("smt/control", control)?;
         self.cpu_file("smt/active", if active { "1" } else { "0" })
     }
@@ -102,7 +117,7 @@ impl FakeSys {
     /// as x86 Linux does (core k has CPUs k, k+C, k+2C.. with C the number of
     /// cores); otherwise consecutively (core k has CPUs kT..kT+T-1). `core_id`
     /// restarts at 0 in every package, as on real machines.
-    pub fn grid(packages: u32, cores: u32, threads: u32, linux_numbering: bool) -> io::Result<FakeSys> {
+    pub(crate) fn grid(packages: u32, cores: u32, threads: u32, linux_numbering: bool) -> io::Result<FakeSys> {
         let ncores = packages * cores;
         let ncpus = ncores * threads;
         let f = FakeSys::new(&format!("0-{}", ncpus.saturating_sub(1)))?;

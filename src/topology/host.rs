@@ -11,40 +11,40 @@ use std::fs;
 use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Host {
-    pub hostname: String,
+pub(crate) struct Host {
+    pub(crate) hostname: String,
     /// `model name` from `/proc/cpuinfo` (or the other architectures' field);
     /// distinct models joined with ` + `.
-    pub cpu_model: String,
+    pub(crate) cpu_model: String,
     /// `uname -r`.
-    pub kernel_release: String,
+    pub(crate) kernel_release: String,
     /// `uname -v`.
-    pub kernel_version: String,
+    pub(crate) kernel_version: String,
     /// The preemption model: `full`, `voluntary`, `none`, `lazy`, `rt`, or
     /// the flag `uname -v` shows when nothing finer is readable.
-    pub preempt_model: String,
+    pub(crate) preempt_model: String,
     /// Where [`Host::preempt_model`] came from.
-    pub preempt_source: String,
-    pub glibc_version: String,
+    pub(crate) preempt_source: String,
+    pub(crate) glibc_version: String,
     /// `sys/devices/system/cpu/vulnerabilities/*`: (name, state), sorted by name.
-    pub mitigations: Vec<(String, String)>,
+    pub(crate) mitigations: Vec<(String, String)>,
     /// `uname -m`.
-    pub arch: String,
+    pub(crate) arch: String,
     /// `MemTotal` of `/proc/meminfo`, bytes.
-    pub mem_total_bytes: Option<u64>,
+    pub(crate) mem_total_bytes: Option<u64>,
     /// Whether `/proc/cpuinfo` shows the x86 `ht` flag (the CPU could run SMT;
     /// it says nothing about whether siblings exist). None off x86.
-    pub ht_flag: Option<bool>,
-    pub topology: Topology,
+    pub(crate) ht_flag: Option<bool>,
+    pub(crate) topology: Topology,
     /// What was missing and what was assumed instead.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The `microcode` revisions of `/proc/cpuinfo`, distinct ones joined
     /// with ` + ` (empty where the field is absent, as off x86).
     #[serde(default)]
-    pub microcode: String,
+    pub(crate) microcode: String,
     /// `/proc/cmdline`: the kernel's command line.
     #[serde(default)]
-    pub cmdline: String,
+    pub(crate) cmdline: String,
 }
 
 /// The distinct values of a `/proc/cpuinfo` field, in order, joined with ` + `.
@@ -185,7 +185,7 @@ fn glibc_version() -> String {
 
 impl Host {
     /// Snapshot the machine below `root` (`/` for this one).
-    pub fn read(root: &Path) -> anyhow::Result<Host> {
+    pub(crate) fn read(root: &Path) -> anyhow::Result<Host> {
         let (topology, mut notes) = Topology::read_with_notes(root)?;
         let live = is_live(root);
         if !live {

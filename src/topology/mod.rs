@@ -18,58 +18,59 @@ use std::path::Path;
 mod allowed;
 #[cfg(test)]
 mod captures;
-pub mod fake;
-pub mod host;
+#[cfg(test)]
+pub(crate) mod fake;
+pub(crate) mod host;
 mod read;
-pub mod show;
+pub(crate) mod show;
 #[cfg(test)]
 mod tests;
 
-pub use host::Host;
+pub(crate) use host::Host;
 
 /// One online logical CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cpu {
-    pub id: u32,
+pub(crate) struct Cpu {
+    pub(crate) id: u32,
     /// Index into [`Topology::cores`].
-    pub core: usize,
+    pub(crate) core: usize,
     /// `physical_package_id`; -1 where sysfs says so or lacks it. When those ids
     /// do not tell the packages apart (POWER partitions write -1 for every CPU
     /// although each core is its own package), packages are told apart by their
     /// sibling sets (`package_cpus_list`/`core_siblings`) and numbered 0.. in
     /// CPU order instead.
-    pub package: i64,
-    pub die: Option<i64>,
-    pub core_id: Option<i64>,
+    pub(crate) package: i64,
+    pub(crate) die: Option<i64>,
+    pub(crate) core_id: Option<i64>,
     /// Logical CPUs sharing this CPU's core, itself included (online ones only).
-    pub siblings: CpuSet,
-    pub node: Option<u32>,
+    pub(crate) siblings: CpuSet,
+    pub(crate) node: Option<u32>,
 }
 
 /// One physical core: the unit SMT shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Core {
-    pub package: i64,
-    pub core_id: Option<i64>,
+    pub(crate) package: i64,
+    pub(crate) core_id: Option<i64>,
     /// Online logical CPUs of this core, sorted.
-    pub cpus: CpuSet,
+    pub(crate) cpus: CpuSet,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cache {
-    pub level: u32,
+pub(crate) struct Cache {
+    pub(crate) level: u32,
     /// `Data`, `Instruction` or `Unified`.
-    pub kind: String,
-    pub size_bytes: Option<u64>,
+    pub(crate) kind: String,
+    pub(crate) size_bytes: Option<u64>,
     /// CPUs sharing this cache instance.
-    pub shared: CpuSet,
+    pub(crate) shared: CpuSet,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NumaNode {
-    pub id: u32,
-    pub cpus: CpuSet,
-    pub mem_bytes: Option<u64>,
+pub(crate) struct NumaNode {
+    pub(crate) id: u32,
+    pub(crate) cpus: CpuSet,
+    pub(crate) mem_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,20 +78,20 @@ pub struct Topology {
     /// Logical CPUs that are online, by id.
     pub online: CpuSet,
     /// CPUs present but offline.
-    pub offline: CpuSet,
+    pub(crate) offline: CpuSet,
     /// Online CPUs, sorted by id.
-    pub cpus: Vec<Cpu>,
+    pub(crate) cpus: Vec<Cpu>,
     /// Physical cores, sorted by their lowest CPU id.
-    pub cores: Vec<Core>,
+    pub(crate) cores: Vec<Core>,
     /// Distinct `physical_package_id`s, sorted.
-    pub packages: Vec<i64>,
+    pub(crate) packages: Vec<i64>,
     /// Each cache instance once (level, kind, shared set), sorted by level then first CPU.
-    pub caches: Vec<Cache>,
-    pub nodes: Vec<NumaNode>,
+    pub(crate) caches: Vec<Cache>,
+    pub(crate) nodes: Vec<NumaNode>,
     /// `smt/control` (`on`, `off`, `forceoff`, `notsupported`, `notimplemented`), if present.
-    pub smt_control: Option<String>,
+    pub(crate) smt_control: Option<String>,
     /// `smt/active`, if present.
-    pub smt_active: Option<bool>,
+    pub(crate) smt_active: Option<bool>,
     /// The CPUs kdelta may use, when fewer than are online (affinity mask,
     /// cgroup cpuset): configurations are derived from [`Topology::usable`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

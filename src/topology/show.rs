@@ -14,7 +14,7 @@ const CORE_LINES_MAX: usize = 32;
 const WIDTH: usize = 100;
 
 /// `32 KiB`, `1280 KiB`, `32 MiB`, `2 GiB`: exact, in the largest unit that divides.
-pub fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     const K: u64 = 1 << 10;
     match bytes {
         b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
@@ -60,7 +60,7 @@ fn pkg_label(p: i64) -> String {
 }
 
 /// Render the snapshot as aligned text for a terminal.
-pub fn render(host: &Host) -> String {
+pub(crate) fn render(host: &Host) -> String {
     let t = &host.topology;
     let mut o = String::new();
     render_system(&mut o, host);

@@ -21,34 +21,34 @@ use anyhow::{bail, Result};
 use std::hint::black_box;
 
 /// Dependent operations per iteration.
-pub const OPS_PER_ITER: u32 = 12;
+pub(crate) const OPS_PER_ITER: u32 = 12;
 
 /// AIM9's iteration counts per call.
-pub mod iters {
-    pub const ADD_DOUBLE: u32 = 1_500_000;
-    pub const ADD_FLOAT: u32 = 1_000_000;
-    pub const ADD_LONG: u32 = 5_000_000;
-    pub const ADD_INT: u32 = 5_000_000;
-    pub const ADD_SHORT: u32 = 2_000_000;
-    pub const MUL_DOUBLE: u32 = 1_000_000;
-    pub const MUL_FLOAT: u32 = 1_000_000;
-    pub const MUL_LONG: u32 = 20_000;
-    pub const MUL_INT: u32 = 20_000;
-    pub const MUL_SHORT: u32 = 25_000;
-    pub const DIV_DOUBLE: u32 = 250_000;
-    pub const DIV_FLOAT: u32 = 250_000;
-    pub const DIV_LONG: u32 = 75_000;
-    pub const DIV_INT: u32 = 75_000;
-    pub const DIV_SHORT: u32 = 75_000;
+pub(crate) mod iters {
+    pub(crate) const ADD_DOUBLE: u32 = 1_500_000;
+    pub(crate) const ADD_FLOAT: u32 = 1_000_000;
+    pub(crate) const ADD_LONG: u32 = 5_000_000;
+    pub(crate) const ADD_INT: u32 = 5_000_000;
+    pub(crate) const ADD_SHORT: u32 = 2_000_000;
+    pub(crate) const MUL_DOUBLE: u32 = 1_000_000;
+    pub(crate) const MUL_FLOAT: u32 = 1_000_000;
+    pub(crate) const MUL_LONG: u32 = 20_000;
+    pub(crate) const MUL_INT: u32 = 20_000;
+    pub(crate) const MUL_SHORT: u32 = 25_000;
+    pub(crate) const DIV_DOUBLE: u32 = 250_000;
+    pub(crate) const DIV_FLOAT: u32 = 250_000;
+    pub(crate) const DIV_LONG: u32 = 75_000;
+    pub(crate) const DIV_INT: u32 = 75_000;
+    pub(crate) const DIV_SHORT: u32 = 75_000;
 }
 
 /// The factor of a test running `iters` iterations: thousands of operations.
-pub const fn kops(iters: u32) -> f64 {
+pub(crate) const fn kops(iters: u32) -> f64 {
     (iters / 1000 * OPS_PER_ITER) as f64
 }
 
 /// A value the optimiser must treat as unknown after each operation.
-pub trait Opaque: Copy {
+pub(crate) trait Opaque: Copy {
     fn opaque(self) -> Self;
 }
 
@@ -103,7 +103,7 @@ opaque_float!(f32);
 opaque_float!(f64);
 
 /// The types the arithmetic tests run on.
-pub trait Num:
+pub(crate) trait Num:
     Opaque
     + PartialEq
     + std::ops::Add<Output = Self>
@@ -131,7 +131,7 @@ num!(i16 i32 i64 f32 f64);
 
 /// AIM9's three loop bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Op {
+pub(crate) enum Op {
     /// add.c, every type.
     Add,
     /// mul.c, double and float.
@@ -153,7 +153,7 @@ macro_rules! ops {
 
 /// `iters` iterations of AIM9's 12 operations for `op`; returns (x, a, b).
 #[inline(never)]
-pub fn chain<T: Num>(op: Op, x0: T, a0: T, b0: T, iters: u32) -> (T, T, T) {
+pub(crate) fn chain<T: Num>(op: Op, x0: T, a0: T, b0: T, iters: u32) -> (T, T, T) {
     let (mut x, mut a, mut b) = (x0, a0, b0);
     match op {
         Op::Add => {
@@ -215,7 +215,7 @@ use std::f64::consts::PI;
 
 macro_rules! ctor {
     ($name:ident, $t:ty, $op:expr, $init:expr, $iters:expr) => {
-        pub fn $name(_c: &Ctx) -> Result<Box<dyn Work>> {
+        pub(crate) fn $name(_c: &Ctx) -> Result<Box<dyn Work>> {
             make::<$t>($op, $init, $iters)
         }
     };

@@ -44,10 +44,10 @@ extern "C" {
 // ---------------------------------------------------------------- sieve
 
 /// Sieve size and the number of primes below it.
-pub const SIEVE_N: usize = 1_000_000;
-pub const SIEVE_PRIMES: usize = 78_498;
+pub(crate) const SIEVE_N: usize = 1_000_000;
+pub(crate) const SIEVE_PRIMES: usize = 78_498;
 /// Sieves per call (AIM9's argument "1000000 5").
-pub const SIEVES: usize = 5;
+pub(crate) const SIEVES: usize = 5;
 
 struct Sieve {
     done: f64,
@@ -56,7 +56,7 @@ struct Sieve {
 /// AIM9's sieve over `t`: every entry set, then for each n from 2 whose
 /// entry is still set, the multiples from 2n up cleared (no square-root
 /// shortcut, as AIM9).
-pub fn sieve_pass(t: &mut [u8]) {
+pub(crate) fn sieve_pass(t: &mut [u8]) {
     t.fill(1);
     let max = t.len();
     for n in 2..max {
@@ -91,19 +91,19 @@ impl Work for Sieve {
     }
 }
 
-pub fn sieve(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn sieve(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Sieve { done: 0.0 }))
 }
 
 // ---------------------------------------------------------------- AIM9's value tables
 
 /// Entries of AIM9's `vals[]` (NUMVALS) and `vals10[]` (NUM10VALS).
-pub const NUMVALS: usize = 500;
-pub const NUM10VALS: usize = 10_000;
+pub(crate) const NUMVALS: usize = 500;
+pub(crate) const NUM10VALS: usize = 10_000;
 
 /// AIM9's two value tables and their cursors (AIM9's globals `count` and
 /// `count10`, which keep running from call to call; here per test).
-pub struct Values {
+pub(crate) struct Values {
     vals: Vec<f64>,
     vals10: Vec<f64>,
     count: usize,
@@ -115,7 +115,7 @@ impl Values {
     /// double, then running halved differences; `vals10` = that smallest
     /// double every 100th entry, else rand()/RAND_MAX x 20 - 10 from the C
     /// library's rand() seeded with 1 (its start state, as at AIM9's start).
-    pub fn new() -> Values {
+    pub(crate) fn new() -> Values {
         let tiny = f64::from_bits(1);
         let mut vals = vec![0.0; NUMVALS];
         vals[1] = 1.0;
@@ -139,7 +139,7 @@ impl Values {
     }
     /// AIM9's `next_value()`.
     #[inline(always)]
-    pub fn next_value(&mut self) -> f64 {
+    pub(crate) fn next_value(&mut self) -> f64 {
         let v = self.vals[self.count % NUMVALS];
         self.count += 1;
         v
@@ -171,7 +171,7 @@ impl Default for Values {
 // ---------------------------------------------------------------- num_rtns_1
 
 /// Loop rounds per call (AIM9's argument "100", its factor 100).
-pub const NUM_ROUNDS: usize = 100;
+pub(crate) const NUM_ROUNDS: usize = 100;
 
 /// One round of AIM9's num_rtns_1 loop (its `debug < 10` branch): 8 libm
 /// calls (exp, log10, log, modf, frexp, ldexp, fmod, pow), floor, ceil, fabs,
@@ -215,14 +215,14 @@ impl Work for Num {
     }
 }
 
-pub fn num_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn num_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Num { v: Values::new(), count: 0 }))
 }
 
 // ---------------------------------------------------------------- trig_rtns
 
 /// Loop rounds per call: AIM9's argument "100" scaled by 100 (its factor).
-pub const TRIG_ROUNDS: usize = 100 * 100;
+pub(crate) const TRIG_ROUNDS: usize = 100 * 100;
 
 /// One round of AIM9's trig_rtns loop: acos(cos(asin(sin(ARG)))),
 /// tanh(atan(tan(ARG))), atan2(sinh(ARG), cosh(ARG)): 11 libm calls.
@@ -259,18 +259,18 @@ impl Work for Trig {
     }
 }
 
-pub fn trig_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn trig_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Trig { v: Values::new(), count: 0 }))
 }
 
 // ---------------------------------------------------------------- series_1
 
 /// Series evaluated per call (AIM9's argument "100").
-pub const SERIES: usize = 100;
+pub(crate) const SERIES: usize = 100;
 
 /// AIM9's sine series of `x`: terms x/1!, -x^3/3!, ... added until the sum
 /// no longer changes (the factorial kept as a double, as AIM9 does).
-pub fn series_sin(x: f64) -> f64 {
+pub(crate) fn series_sin(x: f64) -> f64 {
     let mut d1 = x;
     let mut old = 100.0;
     let mut sine = 0.0;
@@ -313,14 +313,14 @@ impl Work for Series {
     }
 }
 
-pub fn series_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn series_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Series { v: Values::new(), count: 0 }))
 }
 
 // ---------------------------------------------------------------- new_raph
 
 /// Zeros found per call (AIM9's argument "200").
-pub const ZEROS: usize = 200;
+pub(crate) const ZEROS: usize = 200;
 /// AIM9's MAXTRIES.
 const MAXTRIES: u32 = 100;
 
@@ -338,7 +338,7 @@ fn f_and_prime(x: f64) -> (f64, f64) {
 
 /// AIM9's Newton-Raphson from `start`: p = p0 - f(p0)/f'(p0) until p == p0,
 /// at most 99 steps. The zero and the steps, or None if it did not settle.
-pub fn newton(start: f64) -> Option<(f64, u32)> {
+pub(crate) fn newton(start: f64) -> Option<(f64, u32)> {
     let mut p0 = start;
     let mut i = 1;
     while i < MAXTRIES {
@@ -378,7 +378,7 @@ impl Work for Raph {
     }
 }
 
-pub fn new_raph(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn new_raph(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Raph { count: 0 }))
 }
 

@@ -16,17 +16,17 @@ const fn bit(b: u32) -> u16 {
         (1u16 << b) >> 8
     }
 }
-pub const UPPER: u16 = bit(0);
-pub const LOWER: u16 = bit(1);
-pub const ALPHA: u16 = bit(2);
-pub const DIGIT: u16 = bit(3);
-pub const XDIGIT: u16 = bit(4);
-pub const SPACE: u16 = bit(5);
-pub const PRINT: u16 = bit(6);
-pub const GRAPH: u16 = bit(7);
-pub const CNTRL: u16 = bit(9);
-pub const PUNCT: u16 = bit(10);
-pub const ALNUM: u16 = bit(11);
+pub(crate) const UPPER: u16 = bit(0);
+pub(crate) const LOWER: u16 = bit(1);
+pub(crate) const ALPHA: u16 = bit(2);
+pub(crate) const DIGIT: u16 = bit(3);
+pub(crate) const XDIGIT: u16 = bit(4);
+pub(crate) const SPACE: u16 = bit(5);
+pub(crate) const PRINT: u16 = bit(6);
+pub(crate) const GRAPH: u16 = bit(7);
+pub(crate) const CNTRL: u16 = bit(9);
+pub(crate) const PUNCT: u16 = bit(10);
+pub(crate) const ALNUM: u16 = bit(11);
 
 #[cfg(all(target_env = "gnu", target_endian = "little"))]
 extern "C" {
@@ -37,21 +37,21 @@ extern "C" {
 
 /// The calling thread's tables (its locale's; AIM9 runs in the C locale,
 /// and so does kdelta's worker).
-pub struct Tables {
+pub(crate) struct Tables {
     #[cfg(all(target_env = "gnu", target_endian = "little"))]
     b: *const u16,
 }
 
 #[cfg(all(target_env = "gnu", target_endian = "little"))]
 impl Tables {
-    pub fn get() -> Tables {
+    pub(crate) fn get() -> Tables {
         // SAFETY: glibc's accessors return the thread's table pointers, valid
         // for indices -128..=255 while the locale stays.
         unsafe { Tables { b: *__ctype_b_loc() } }
     }
     /// `c` is a `char` value (-128..=127), as AIM9 passes `*p`.
     #[inline(always)]
-    pub fn is(&self, c: c_int, class: u16) -> bool {
+    pub(crate) fn is(&self, c: c_int, class: u16) -> bool {
         // SAFETY: the tables cover -128..=255; c is a char's value.
         unsafe { *self.b.offset(c as isize) & class != 0 }
     }
@@ -59,12 +59,12 @@ impl Tables {
     /// const function, hoisted out of the loop) but calls
     /// `__ctype_toupper_loc`/`__ctype_tolower_loc` at each conversion; so do these.
     #[inline(always)]
-    pub fn toupper(&self, c: c_int) -> c_int {
+    pub(crate) fn toupper(&self, c: c_int) -> c_int {
         // SAFETY: as `is`, on the table the accessor returns now.
         unsafe { *(*__ctype_toupper_loc()).offset(c as isize) }
     }
     #[inline(always)]
-    pub fn tolower(&self, c: c_int) -> c_int {
+    pub(crate) fn tolower(&self, c: c_int) -> c_int {
         // SAFETY: as `is`.
         unsafe { *(*__ctype_tolower_loc()).offset(c as isize) }
     }

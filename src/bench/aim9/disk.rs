@@ -48,7 +48,7 @@ pub(super) mod sys {
     use anyhow::{bail, Result};
     use std::ffi::CString;
 
-    pub fn open(p: &CString, flags: i32) -> Result<i32> {
+    pub(crate) fn open(p: &CString, flags: i32) -> Result<i32> {
         // SAFETY: open on a valid C path; the mode is used only with O_CREAT.
         let fd = unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
         if fd < 0 {
@@ -58,7 +58,7 @@ pub(super) mod sys {
     }
     /// creat(2), as AIM9 calls it (no close-on-exec flag: the descriptor
     /// lives only within one call).
-    pub fn creat(p: &CString) -> Result<i32> {
+    pub(crate) fn creat(p: &CString) -> Result<i32> {
         // SAFETY: creat on a valid C path.
         let fd = unsafe { libc::creat(p.as_ptr(), 0o644) };
         if fd < 0 {
@@ -66,25 +66,25 @@ pub(super) mod sys {
         }
         Ok(fd)
     }
-    pub fn close(fd: i32) {
+    pub(crate) fn close(fd: i32) {
         // SAFETY: closing a descriptor this module opened, once.
         unsafe { libc::close(fd) };
     }
-    pub fn unlink(p: &CString) -> Result<()> {
+    pub(crate) fn unlink(p: &CString) -> Result<()> {
         // SAFETY: unlink of a valid C path in our own directory.
         if unsafe { libc::unlink(p.as_ptr()) } != 0 {
             return Err(os_err(&format!("unlink {p:?}")));
         }
         Ok(())
     }
-    pub fn seek(fd: i32, off: u64) -> Result<()> {
+    pub(crate) fn seek(fd: i32, off: u64) -> Result<()> {
         // SAFETY: lseek on our own descriptor.
         if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
             return Err(os_err("lseek"));
         }
         Ok(())
     }
-    pub fn read(fd: i32, buf: &mut [u8]) -> Result<()> {
+    pub(crate) fn read(fd: i32, buf: &mut [u8]) -> Result<()> {
         // SAFETY: read into a buffer of buf.len() bytes.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
         if n != buf.len() as isize {
@@ -92,7 +92,7 @@ pub(super) mod sys {
         }
         Ok(())
     }
-    pub fn write(fd: i32, buf: &[u8]) -> Result<()> {
+    pub(crate) fn write(fd: i32, buf: &[u8]) -> Result<()> {
         // SAFETY: write from a buffer of buf.len() bytes.
         let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
         if n != buf.len() as isize {
@@ -100,14 +100,14 @@ pub(super) mod sys {
         }
         Ok(())
     }
-    pub fn datasync(fd: i32) -> Result<()> {
+    pub(crate) fn datasync(fd: i32) -> Result<()> {
         // SAFETY: fdatasync on our own descriptor.
         if unsafe { libc::fdatasync(fd) } != 0 {
             return Err(os_err("fdatasync"));
         }
         Ok(())
     }
-    pub fn drop_cache(fd: i32) {
+    pub(crate) fn drop_cache(fd: i32) {
         // SAFETY: an advisory call on our own open descriptor.
         unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
@@ -354,27 +354,27 @@ fn data(c: &Ctx, kind: Kind) -> Result<Box<dyn Work>> {
     }))
 }
 
-pub fn disk_rr(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_rr(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::RandRead)
 }
-pub fn disk_rw(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_rw(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::RandWrite)
 }
-pub fn disk_rd(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_rd(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::SeqRead)
 }
-pub fn disk_wrt(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_wrt(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::SeqWrite)
 }
-pub fn disk_cp(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_cp(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::Copy)
 }
-pub fn sync_disk_rw(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn sync_disk_rw(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::SyncRandWrite)
 }
-pub fn sync_disk_wrt(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn sync_disk_wrt(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::SyncSeqWrite)
 }
-pub fn sync_disk_cp(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn sync_disk_cp(c: &Ctx) -> Result<Box<dyn Work>> {
     data(c, Kind::SyncCopy)
 }

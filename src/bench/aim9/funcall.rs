@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Indirect calls per test call (AIM9's factor 512000).
-pub const CALLS: u32 = 512_000;
+pub(crate) const CALLS: u32 = 512_000;
 
 static FCOUNT: AtomicI32 = AtomicI32::new(0);
 static INPUT: AtomicI32 = AtomicI32::new(1);
@@ -162,15 +162,15 @@ fn make(arity: Arity) -> Result<Box<dyn Work>> {
     Ok(Box::new(FunCal { arity, done: 0.0 }))
 }
 
-pub fn fun_cal(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fun_cal(_c: &Ctx) -> Result<Box<dyn Work>> {
     make(Arity::A0)
 }
-pub fn fun_cal1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fun_cal1(_c: &Ctx) -> Result<Box<dyn Work>> {
     make(Arity::A1)
 }
-pub fn fun_cal2(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fun_cal2(_c: &Ctx) -> Result<Box<dyn Work>> {
     make(Arity::A2)
 }
-pub fn fun_cal15(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fun_cal15(_c: &Ctx) -> Result<Box<dyn Work>> {
     make(Arity::A15)
 }

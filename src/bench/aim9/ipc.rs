@@ -26,14 +26,14 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 
 /// AIM9's message sizes (pipe_test.c), in order.
-pub const SIZES: [usize; 31] = [
+pub(crate) const SIZES: [usize; 31] = [
     1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 1, 3, 5, 7, 16, 32, 64, 512, 1024, 2048, 32, 32, 32, 32, 32, 32, 512, 512,
     512, 512, 512,
 ];
 /// Messages per tcp_test call.
-pub const TCP_MSGS: usize = 89;
+pub(crate) const TCP_MSGS: usize = 89;
 /// Messages per call of the other tests.
-pub const MSGS: usize = 99;
+pub(crate) const MSGS: usize = 99;
 
 fn err(what: &str) -> anyhow::Error {
     anyhow::anyhow!("{what}: {}", std::io::Error::last_os_error())
@@ -194,23 +194,23 @@ fn ipc(kind: Kind, fifo: CString) -> Result<Box<dyn Work>> {
     Ok(Box::new(Ipc { kind, fifo, buf: vec![0x33; SIZES.iter().copied().max().unwrap_or(1)], next: 0, count: 0 }))
 }
 
-pub fn tcp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn tcp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     ipc(Kind::Tcp, CString::default())
 }
-pub fn udp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn udp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     ipc(Kind::Udp, CString::default())
 }
-pub fn stream_pipe(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn stream_pipe(_c: &Ctx) -> Result<Box<dyn Work>> {
     ipc(Kind::Stream, CString::default())
 }
-pub fn dgram_pipe(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn dgram_pipe(_c: &Ctx) -> Result<Box<dyn Work>> {
     ipc(Kind::Dgram, CString::default())
 }
-pub fn pipe_cpy(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn pipe_cpy(_c: &Ctx) -> Result<Box<dyn Work>> {
     ipc(Kind::Pipe, CString::default())
 }
 
-pub fn fifo_test(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fifo_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let p = c.dir.join("fifo");
     let cp = CString::new(p.as_os_str().as_bytes())?;
     // SAFETY: mkfifo on a valid C path in our own directory.

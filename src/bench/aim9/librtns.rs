@@ -25,7 +25,7 @@ extern "C" {
 // ---------------------------------------------------------------- string_rtns
 
 /// Loop rounds per call (AIM9's argument "100", its factor).
-pub const STRING_ROUNDS: usize = 100;
+pub(crate) const STRING_ROUNDS: usize = 100;
 const BUF: usize = 1024;
 const CLASSES: &[u8] = b" \t\n\r\x080123456789 abcde fghij klmno pqrst uvwxy z ABCDE FGHIJ KLMNO PQRST UVWXY Z .,;:!@#$%%^&*()_-+=|\\\"'`[]}{\0";
 
@@ -199,7 +199,7 @@ impl Work for Strings {
     }
 }
 
-pub fn string_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn string_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Strings { buffer: [0; BUF], catbuf: [0; 32], count: 0 }))
 }
 
@@ -208,9 +208,9 @@ pub fn string_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
 /// AIM9's MAXSTRINGS: rounds of (malloc + strcpy, malloc, calloc) a loop.
 const MAXSTRINGS: usize = 100;
 /// Loops per call (AIM9's argument "100").
-pub const ALLOC_LOOPS: usize = 100;
+pub(crate) const ALLOC_LOOPS: usize = 100;
 /// Counted operations per call: AIM9 counts each free, 300 a loop (factor 30000).
-pub const ALLOC_OPS: usize = ALLOC_LOOPS * 3 * MAXSTRINGS;
+pub(crate) const ALLOC_OPS: usize = ALLOC_LOOPS * 3 * MAXSTRINGS;
 /// AIM9's malloc_size / op_size table.
 const SIZES: [usize; 40] = [
     1, 3, 5, 7, 9, 11, 33, 65, 129, 1024, 1025, 1023, 8192, 4096, 4095, 11, 33, 65, 129, 1024, 1, 3, 5, 7, 9, 11, 33,
@@ -316,14 +316,14 @@ impl Work for Alloc {
     }
 }
 
-pub fn mem_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn mem_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Alloc { array: vec![std::ptr::null_mut(); 3 * MAXSTRINGS], count: 0 }))
 }
 
 // ---------------------------------------------------------------- mem_rtns_2
 
 /// Rounds per call (AIM9's argument "100", its factor).
-pub const BLOCK_ROUNDS: usize = 100;
+pub(crate) const BLOCK_ROUNDS: usize = 100;
 /// AIM9's SIZBUF.
 const SIZBUF: usize = 8192;
 
@@ -369,20 +369,20 @@ impl Work for Block {
     }
 }
 
-pub fn mem_rtns_2(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn mem_rtns_2(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Block { buff1: vec![0; SIZBUF + 8], buff2: vec![0; SIZBUF + 8], count: 0 }))
 }
 
 // ---------------------------------------------------------------- sort_rtns_1
 
 /// AIM9's MAXSORTSIZE.
-pub const SORT_N: usize = 10_000;
+pub(crate) const SORT_N: usize = 10_000;
 /// AIM9's argument "10", its factor: the loop counter steps by 5 a pass.
-pub const SORT_UNITS: usize = 10;
+pub(crate) const SORT_UNITS: usize = 10;
 /// Passes per call: 10 / 5.
-pub const SORT_PASSES: usize = SORT_UNITS / 5;
+pub(crate) const SORT_PASSES: usize = SORT_UNITS / 5;
 /// bsearch calls a pass: 0, 10, ..., 19990 (half of them absent).
-pub const SEARCHES: usize = 2 * SORT_N / 10;
+pub(crate) const SEARCHES: usize = 2 * SORT_N / 10;
 
 extern "C" fn compar1(a: *const c_void, b: *const c_void) -> c_int {
     // SAFETY: qsort and bsearch hand pointers to ints of the table (or the key).
@@ -448,7 +448,7 @@ impl Work for Sort {
     }
 }
 
-pub fn sort_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn sort_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Sort { table: (0..SORT_N as c_int).collect(), passes: 0, missing: 0, count: 0 }))
 }
 

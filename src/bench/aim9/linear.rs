@@ -16,7 +16,7 @@ use std::hint::black_box;
 // ---------------------------------------------------------------- matrix_rtns
 
 /// Points transformed per call (AIM9's argument "100").
-pub const POINTS: usize = 100;
+pub(crate) const POINTS: usize = 100;
 
 struct Matrix {
     v: Values,
@@ -60,24 +60,24 @@ impl Work for Matrix {
     }
 }
 
-pub fn matrix_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn matrix_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Matrix { v: Values::new(), count: 0 }))
 }
 
 // ---------------------------------------------------------------- array_rtns
 
 /// Systems solved per call (AIM9's argument "20"): sizes 5, 10, ..., 100.
-pub const SYSTEMS: usize = 20;
+pub(crate) const SYSTEMS: usize = 20;
 /// AIM9's A_HEIGHT and A_WIDTH.
-pub const A_HEIGHT: usize = 100;
-pub const A_WIDTH: usize = 101;
+pub(crate) const A_HEIGHT: usize = 100;
+pub(crate) const A_WIDTH: usize = 101;
 const A_SIZE: usize = A_HEIGHT * A_WIDTH;
 
 /// AIM9's solve_array: `high` equations, `wide` = high + 1 columns (the
 /// last is the right-hand side), `m(x,y) = a[x + wide*y]`. Upper triangular
 /// with a unit diagonal (no pivoting), then back to the identity; the
 /// solution is the last column. False if a diagonal entry is 0.
-pub fn solve_array(a: &mut [f64], b: &mut [f64], wide: usize, high: usize) -> bool {
+pub(crate) fn solve_array(a: &mut [f64], b: &mut [f64], wide: usize, high: usize) -> bool {
     let m = |x: usize, y: usize| x + wide * y;
     for i in 0..high {
         let t = a[m(i, i)];
@@ -110,7 +110,7 @@ pub fn solve_array(a: &mut [f64], b: &mut [f64], wide: usize, high: usize) -> bo
 
 /// AIM9's test(): every row of the original times the solution within 0.5
 /// of its right-hand side; the first row that is not, with its error.
-pub fn check(a: &[f64], b: &[f64], wide: usize, high: usize) -> Option<(usize, f64)> {
+pub(crate) fn check(a: &[f64], b: &[f64], wide: usize, high: usize) -> Option<(usize, f64)> {
     let m = |x: usize, y: usize| x + wide * y;
     for i in 0..high {
         let mut t = 0.0;
@@ -171,7 +171,7 @@ impl Work for Array {
     }
 }
 
-pub fn array_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn array_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Array { a: vec![0.0; A_SIZE], orig: vec![0.0; A_SIZE], results: vec![0.0; A_HEIGHT], count: 0 }))
 }
 

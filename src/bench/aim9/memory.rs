@@ -31,11 +31,11 @@ use std::time::Duration;
 // ---------------------------------------------------------------- brk
 
 /// Rounds per page_test call (AIM9's argument "100").
-pub const PAGE_ROUNDS: u64 = 100;
+pub(crate) const PAGE_ROUNDS: u64 = 100;
 /// Rounds per brk_test call (AIM9's argument "1000").
-pub const BRK_ROUNDS: u64 = 1000;
+pub(crate) const BRK_ROUNDS: u64 = 1000;
 /// brk calls a round counts: one 64 KB drop and 16 4 KB raises.
-pub const BRK_PER_ROUND: u64 = 17;
+pub(crate) const BRK_PER_ROUND: u64 = 17;
 const STEP: usize = 4096;
 const RAISE: usize = 1 << 20;
 
@@ -175,10 +175,10 @@ impl Work for Brk {
     }
 }
 
-pub fn page_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn page_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Brk { touch: true, rounds: PAGE_ROUNDS, count: 0 }))
 }
-pub fn brk_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn brk_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Brk { touch: false, rounds: BRK_ROUNDS, count: 0 }))
 }
 
@@ -191,9 +191,9 @@ const RAM_SIZES: [usize; 90] = [
     7, 7, 7, 8, 9, 11, 17, 33, 63, 7, 7, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7,
 ];
 /// memcpy calls per call (AIM9's argument "64").
-pub const COPIES: usize = 64;
+pub(crate) const COPIES: usize = 64;
 /// Bytes per call: the first 64 sizes of the table.
-pub const COPY_BYTES: usize = 25_020;
+pub(crate) const COPY_BYTES: usize = 25_020;
 
 /// Where AIM9's two buffers lie in its build (`gcc -O`, GNU ld; ram.c's
 /// static arrays in .bss, read with `nm`): the destination `b` 0x60 bytes
@@ -201,8 +201,8 @@ pub const COPY_BYTES: usize = 25_020;
 /// depends on this: a destination just above its source modulo 4 KiB makes
 /// every load wait on the store before it (4K aliasing), and the string
 /// copy (`rep movsb`) is slower when the two differ in alignment modulo 64.
-pub const RAM_DST_OFFSET: usize = 0x60;
-pub const RAM_SRC_OFFSET: usize = 0x60 + 0x2020;
+pub(crate) const RAM_DST_OFFSET: usize = 0x60;
+pub(crate) const RAM_SRC_OFFSET: usize = 0x60 + 0x2020;
 const RAM_BUF: usize = 8192 + 8;
 const RAM_MAP: usize = (RAM_SRC_OFFSET + RAM_BUF).next_multiple_of(4096);
 
@@ -263,14 +263,14 @@ impl Work for Copy {
     }
 }
 
-pub fn ram_copy(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn ram_copy(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Copy { map: CopyMap::new()?, count: 0 }))
 }
 
 // ---------------------------------------------------------------- shared_memory
 
 /// Lock/copy-in/unlock/lock/copy-out/unlock rounds per call.
-pub const SHM_OPS: usize = 100;
+pub(crate) const SHM_OPS: usize = 100;
 /// The segment's size (AIM9's MAXBLK).
 const SHM_BYTES: usize = 2048;
 
@@ -373,6 +373,6 @@ impl Work for Shm {
     }
 }
 
-pub fn shared_memory(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn shared_memory(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Shm { inbuf: vec![7; SHM_BYTES], outbuf: vec![0; SHM_BYTES], next: 0, count: 0 }))
 }

@@ -18,13 +18,13 @@ use std::path::Path;
 // ---------------------------------------------------------------- creat-clo, link_test
 
 /// creat + close pairs per call.
-pub const CREATS: usize = 1000;
+pub(crate) const CREATS: usize = 1000;
 /// Names in link_test: one file and 7 links to it (POSIX's smallest LINK_MAX is 8).
 const LINK_NAMES: usize = 8;
 /// Rounds of unlinking and relinking the 7 links.
 const LINK_LOOP: usize = 9;
 /// unlink + link pairs per call: 9 rounds x 7 links = 63.
-pub const LINKS: usize = LINK_LOOP * (LINK_NAMES - 1);
+pub(crate) const LINKS: usize = LINK_LOOP * (LINK_NAMES - 1);
 
 struct Creat {
     path: CString,
@@ -50,7 +50,7 @@ impl Work for Creat {
     }
 }
 
-pub fn creat_clo(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn creat_clo(c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Creat { path: cpath(&c.dir.join("tmpb.creat"))?, count: 0 }))
 }
 
@@ -103,7 +103,7 @@ impl Drop for Link {
     }
 }
 
-pub fn link_test(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn link_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let names = (0..LINK_NAMES).map(|i| cpath(&c.dir.join(format!("link{i}")))).collect::<Result<_>>()?;
     Ok(Box::new(Link { names, count: 0 }))
 }
@@ -112,7 +112,7 @@ pub fn link_test(c: &Ctx) -> Result<Box<dyn Work>> {
 
 /// AIM9's factor for disk_src: the 75 slots of its list, though one call
 /// makes 100 look-ups (57 stats + 43 creates).
-pub const SEARCHES: usize = 75;
+pub(crate) const SEARCHES: usize = 75;
 /// Existing files stat'ed per call, by depth below the tree's top (AIM9's
 /// fakeh/dirlist: 57 names, 8 at the top, 6 one level down...).
 const STAT_DEPTHS: [(usize, usize); 6] = [(0, 8), (1, 6), (2, 7), (4, 7), (5, 22), (6, 7)];
@@ -176,7 +176,7 @@ impl Work for Src {
 /// The tree: a chain d1/d2/.../d6 below `root`, each level holding
 /// FILES_PER_DIR files, plus side directories so the tree has fakeh's 24
 /// directories and about its 321 files.
-pub fn disk_src(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn disk_src(c: &Ctx) -> Result<Box<dyn Work>> {
     let root = c.dir.join("fakeh");
     let mut chain = vec![root.clone()];
     for d in 1..=6 {
@@ -219,10 +219,10 @@ pub fn disk_src(c: &Ctx) -> Result<Box<dyn Work>> {
 // ---------------------------------------------------------------- dir_rtns_1
 
 /// The directory AIM9 reads.
-pub const DIR: &str = "/bin";
+pub(crate) const DIR: &str = "/bin";
 /// readdir calls per call (AIM9: 100 x 100); at the end of the directory
 /// the stream is rewound.
-pub const DIR_ENTRIES: usize = 10_000;
+pub(crate) const DIR_ENTRIES: usize = 10_000;
 
 struct Dir {
     path: CString,
@@ -259,6 +259,6 @@ impl Work for Dir {
     }
 }
 
-pub fn dir_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn dir_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Dir { path: CString::new(DIR)?, count: 0 }))
 }

@@ -27,9 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 // ---------------------------------------------------------------- jmp_test
 
 /// Frames between the saved point and the jump.
-pub const FRAMES: i32 = 10;
+pub(crate) const FRAMES: i32 = 10;
 /// Non-local gotos per call.
-pub const JUMPS: usize = 1000;
+pub(crate) const JUMPS: usize = 1000;
 
 #[cfg(kdelta_aim9_jmp)]
 extern "C" {
@@ -39,7 +39,7 @@ extern "C" {
 }
 
 /// Why jmp_test cannot run: the build found no C compiler for `jmp.c`.
-pub fn jmp_supported() -> Result<(), String> {
+pub(crate) fn jmp_supported() -> Result<(), String> {
     if cfg!(kdelta_aim9_jmp) {
         Ok(())
     } else {
@@ -51,7 +51,7 @@ pub fn jmp_supported() -> Result<(), String> {
 }
 
 /// `n` gotos out of `frames` frames through the C routine; the gotos taken.
-pub fn jumps(n: usize, frames: i32) -> Result<usize> {
+pub(crate) fn jumps(n: usize, frames: i32) -> Result<usize> {
     jmp_supported().map_err(anyhow::Error::msg)?;
     let n = i32::try_from(n)?;
     #[cfg(kdelta_aim9_jmp)]
@@ -89,14 +89,14 @@ impl Work for Jmp {
     }
 }
 
-pub fn jmp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn jmp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Jmp { count: 0 }))
 }
 
 // ---------------------------------------------------------------- signal_test
 
 /// Signals sent and caught per call.
-pub const SIGNALS: u64 = 1000;
+pub(crate) const SIGNALS: u64 = 1000;
 /// The signal AIM9 uses.
 const SIG: libc::c_int = libc::SIGUSR2;
 
@@ -165,7 +165,7 @@ impl Drop for Signal {
     }
 }
 
-pub fn signal_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn signal_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     // SAFETY: a zeroed sigaction is a valid out-buffer; the old action is put
     // back on drop; the signal mask changed is this thread's.
     unsafe {
@@ -190,12 +190,13 @@ unsafe extern "C" {
 }
 
 /// Rounds of the list per call (AIM9's argument).
-pub const MISC_ROUNDS: usize = 10;
+pub(crate) const MISC_ROUNDS: usize = 10;
 /// Calls in one round of AIM9's list (cfgetispeed and cfgetospeed, clock,
 /// getcwd, 4 ids, getenv, getgroups, getpid, getpgrp, getppid, getpwnam,
 /// getpwuid, getgrgid, times, isatty, ttyname, uname); AIM9's ctermid, which
 /// only returns "/dev/tty", is left out.
-pub const MISC_CALLS: usize = 21;
+#[cfg(test)]
+pub(crate) const MISC_CALLS: usize = 21;
 
 struct Misc {
     buf: Vec<u8>,
@@ -254,7 +255,7 @@ impl Work for Misc {
     }
 }
 
-pub fn misc_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn misc_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Misc { buf: vec![0; 16384], calls: 0, count: 0 }))
 }
 

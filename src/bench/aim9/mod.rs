@@ -24,19 +24,19 @@
 //! ran past the deadline), `cpu_share` per sample (thread CPU time over wall
 //! time: below 1 on a CPU-bound test means the worker was preempted).
 
-pub mod arith;
-pub mod compute;
-pub mod ctype;
-pub mod disk;
-pub mod funcall;
-pub mod ipc;
-pub mod librtns;
-pub mod linear;
-pub mod memory;
-pub mod meta;
-pub mod misc;
-pub mod proc;
-pub mod runner;
+pub(crate) mod arith;
+pub(crate) mod compute;
+pub(crate) mod ctype;
+pub(crate) mod disk;
+pub(crate) mod funcall;
+pub(crate) mod ipc;
+pub(crate) mod librtns;
+pub(crate) mod linear;
+pub(crate) mod memory;
+pub(crate) mod meta;
+pub(crate) mod misc;
+pub(crate) mod proc;
+pub(crate) mod runner;
 #[cfg(test)]
 mod tests;
 
@@ -45,7 +45,7 @@ use runner::{Aim9, Ctx, Work};
 
 /// Work one call does, in the figure's unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Factor {
+pub(crate) enum Factor {
     /// A fixed amount.
     Fixed(f64),
     /// The file size in KB (AIM9's factor for the disk tests).
@@ -57,21 +57,21 @@ pub enum Factor {
 /// One AIM9 test.
 pub struct TestDef {
     pub name: &'static str,
-    pub summary: &'static str,
-    pub unit: &'static str,
+    pub(crate) summary: &'static str,
+    pub(crate) unit: &'static str,
     /// The documented work of one call, which the factor counts.
-    pub work: &'static str,
-    pub factor: Factor,
+    pub(crate) work: &'static str,
+    pub(crate) factor: Factor,
     /// Works in `--param dir`.
     pub disk: bool,
     /// Moves file data: also takes `filesize` and `sync`.
-    pub data: bool,
-    pub timeout_s: u64,
+    pub(crate) data: bool,
+    pub(crate) timeout_s: u64,
     /// One untimed call before the periods. Off for the O_SYNC tests, whose
     /// set-up already wrote the file and whose one call can take seconds.
-    pub warm_up: bool,
-    pub note: Option<&'static str>,
-    pub supported: fn() -> Result<(), String>,
+    pub(crate) warm_up: bool,
+    pub(crate) note: Option<&'static str>,
+    pub(crate) supported: fn() -> Result<(), String>,
     pub make: fn(&Ctx) -> anyhow::Result<Box<dyn Work>>,
 }
 
@@ -218,8 +218,7 @@ pub static TESTS: &[TestDef] = &[
 ];
 
 /// Every aim9 test, as benchmarks.
-pub const FAMILY: super::Family =
-    super::Family { name: "aim9", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     TESTS.iter().map(|d| Box::new(Aim9 { def: d }) as Box<dyn Benchmark>).collect()

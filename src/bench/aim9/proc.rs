@@ -136,20 +136,20 @@ fn write_script(dir: &Path, name: &str, body: &str) -> Result<std::path::PathBuf
 }
 
 /// Forks per fork_test call.
-pub const FORKS: usize = 100;
+pub(crate) const FORKS: usize = 100;
 /// Program loads per exec_test call.
-pub const EXECS: usize = 5;
+pub(crate) const EXECS: usize = 5;
 
-pub fn fork_test(_c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn fork_test(_c: &Ctx) -> Result<Box<dyn Work>> {
     Ok(Box::new(Spawn { argv: Vec::new(), per_call: FORKS, system: None, count: 0 }))
 }
 
 /// AIM9's `true`: its Makefile writes `#!/bin/sh` into it.
-pub const EXEC_SCRIPT: &str = "#!/bin/sh\n";
+pub(crate) const EXEC_SCRIPT: &str = "#!/bin/sh\n";
 /// AIM9's aim_1.sh, aim_2.sh and aim_3.sh (without their comment lines).
-pub const SHELL_SCRIPT: &str = "#!/bin/sh\nls -l > /dev/null 2>&1\n";
+pub(crate) const SHELL_SCRIPT: &str = "#!/bin/sh\nls -l > /dev/null 2>&1\n";
 
-pub fn exec_test(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn exec_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let p = write_script(&c.dir, "true", EXEC_SCRIPT)?;
     let argv = vec![cstr(&p)?];
     first_run(&argv, None)?;
@@ -181,12 +181,12 @@ fn first_run(argv: &[CString], system: Option<&CString>) -> Result<()> {
     spawn_wait(argv, system)
 }
 
-pub fn shell_rtns_1(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn shell_rtns_1(c: &Ctx) -> Result<Box<dyn Work>> {
     shell(c, "aim_1.sh")
 }
-pub fn shell_rtns_2(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn shell_rtns_2(c: &Ctx) -> Result<Box<dyn Work>> {
     shell(c, "aim_2.sh")
 }
-pub fn shell_rtns_3(c: &Ctx) -> Result<Box<dyn Work>> {
+pub(crate) fn shell_rtns_3(c: &Ctx) -> Result<Box<dyn Work>> {
     shell(c, "aim_3.sh")
 }

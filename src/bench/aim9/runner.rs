@@ -60,19 +60,19 @@ impl Ctx {
 }
 
 /// The benchmark wrapper around one table entry.
-pub struct Aim9 {
-    pub def: &'static TestDef,
+pub(crate) struct Aim9 {
+    pub(crate) def: &'static TestDef,
 }
 
-pub const PERIOD_DEFAULT: &str = "1s";
-pub const PERIOD_QUICK: &str = "200ms";
+pub(crate) const PERIOD_DEFAULT: &str = "1s";
+pub(crate) const PERIOD_QUICK: &str = "200ms";
 /// The longest period allowed (AIM9 allowed 1000 s): ten samples of it fit
 /// in the worker's time limit with room for a slow O_SYNC call.
-pub const MAX_PERIOD_S: u64 = 300;
+pub(crate) const MAX_PERIOD_S: u64 = 300;
 /// The worker's time limit: generous, since the period is the user's choice.
-pub const TIMEOUT_S: u64 = 3600;
-pub const SAMPLES: usize = 3;
-pub const QUICK_SAMPLES: usize = 2;
+pub(crate) const TIMEOUT_S: u64 = 3600;
+pub(crate) const SAMPLES: usize = 3;
+pub(crate) const QUICK_SAMPLES: usize = 2;
 
 /// An AIM9 test's parameters, read once by `params` for `check` and `run`.
 struct Aim9Params {
@@ -251,7 +251,7 @@ fn measure(work: &mut dyn Work, period: Duration, factor: f64, warm_up: bool, s:
 }
 
 /// One AIM9 period: call until the deadline, checked after every call.
-pub fn one_period(work: &mut dyn Work, period: Duration) -> Result<(u64, Duration)> {
+pub(crate) fn one_period(work: &mut dyn Work, period: Duration) -> Result<(u64, Duration)> {
     if let Some(r) = work.run_period(period) {
         return r;
     }
@@ -269,7 +269,7 @@ pub fn one_period(work: &mut dyn Work, period: Duration) -> Result<(u64, Duratio
 }
 
 /// CPU time this thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID).
-pub fn thread_cpu_secs() -> f64 {
+pub(crate) fn thread_cpu_secs() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
@@ -278,7 +278,7 @@ pub fn thread_cpu_secs() -> f64 {
 
 impl Factor {
     /// Work per call in the figure's unit for this set-up.
-    pub fn per_call(&self, ctx: &Ctx) -> f64 {
+    pub(crate) fn per_call(&self, ctx: &Ctx) -> f64 {
         match *self {
             Factor::Fixed(f) => f,
             Factor::FileKb => ctx.blocks() as f64,

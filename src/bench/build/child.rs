@@ -10,16 +10,16 @@ use std::time::{Duration, Instant};
 
 /// What one finished command cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Usage {
-    pub wall: Duration,
-    pub user: Duration,
-    pub sys: Duration,
+pub(crate) struct Usage {
+    pub(crate) wall: Duration,
+    pub(crate) user: Duration,
+    pub(crate) sys: Duration,
 }
 
 /// Run `sh -c cmd` in `dir` with `JOBS=jobs` in its environment, output to
 /// `log`, and wait for it with `wait4`. A non-zero exit is an error quoting
 /// the end of the log.
-pub fn run(cmd: &str, dir: &Path, jobs: u32, log: &Path) -> Result<Usage> {
+pub(crate) fn run(cmd: &str, dir: &Path, jobs: u32, log: &Path) -> Result<Usage> {
     let out = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let err = out.try_clone()?;
     let mut c = Command::new("sh");

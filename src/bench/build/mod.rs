@@ -10,9 +10,9 @@
 //! with the system's `cc` and `make`, or a user's own tree (`dir`, `cmd`,
 //! `clean`), for example a kernel: `dir=/src/linux cmd='make -j{jobs}'`.
 
-pub mod child;
-pub mod project;
-pub mod tools;
+pub(crate) mod child;
+pub(crate) mod project;
+pub(crate) mod tools;
 
 use super::{bad_param, BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
@@ -20,15 +20,14 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub const FAMILY: super::Family =
-    super::Family { name: "build", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(BuildMake)]
 }
 
 /// `dir` value meaning "the generated project".
-pub const BUILTIN: &str = "builtin";
+pub(crate) const BUILTIN: &str = "builtin";
 
 pub struct BuildMake;
 

@@ -76,7 +76,7 @@ clean:\n\trm -f $(OBJS) prog\n\n.PHONY: clean\n"
 }
 
 /// Write the project into `dir` (created if needed).
-pub fn generate(dir: &Path, files: usize) -> Result<()> {
+pub(crate) fn generate(dir: &Path, files: usize) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text).with_context(|| format!("writing {}", dir.join(name).display()))

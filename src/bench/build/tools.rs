@@ -5,11 +5,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The tools the built-in project needs.
-pub const NEEDED: &[&str] = &["cc", "make"];
+pub(crate) const NEEDED: &[&str] = &["cc", "make"];
 
 /// The first executable regular file named `prog` in the `:`-separated
 /// `path` (an empty entry means the current directory, as for the shell).
-pub fn find_in_path(prog: &str, path: &str) -> Option<PathBuf> {
+pub(crate) fn find_in_path(prog: &str, path: &str) -> Option<PathBuf> {
     path.split(':').map(|d| Path::new(if d.is_empty() { "." } else { d }).join(prog)).find(|p| is_executable(p))
 }
 
@@ -18,7 +18,7 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// `Err(reason)` naming every tool of [`NEEDED`] missing from `path`.
-pub fn check_tools(path: &str) -> Result<(), String> {
+pub(crate) fn check_tools(path: &str) -> Result<(), String> {
     let missing: Vec<&str> = NEEDED.iter().copied().filter(|t| find_in_path(t, path).is_none()).collect();
     if missing.is_empty() {
         Ok(())

@@ -27,56 +27,56 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub const STACK: usize = 64 << 10;
+pub(crate) const STACK: usize = 64 << 10;
 
 crate::choice! {
-    pub enum Pacing { None = "none", Room = "room" }
+    pub(crate) enum Pacing { None = "none", Room = "room" }
 }
 
 #[derive(Debug, Clone)]
-pub struct ChatSpec {
-    pub rooms: u32,
-    pub users: u32,
-    pub messages: u32,
+pub(crate) struct ChatSpec {
+    pub(crate) rooms: u32,
+    pub(crate) users: u32,
+    pub(crate) messages: u32,
     /// Message body size in bytes (>= 8).
-    pub size: u32,
-    pub pacing: Pacing,
+    pub(crate) size: u32,
+    pub(crate) pacing: Pacing,
     /// How the server relays (sent in HELLO).
-    pub relay: Relay,
+    pub(crate) relay: Relay,
     /// TCP_NODELAY on both sides of every connection (sent in HELLO); the
     /// original left Nagle's algorithm on.
-    pub nodelay: bool,
+    pub(crate) nodelay: bool,
     /// Longest wait for a connection, for START, or between two messages.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
-pub struct ChatOutcome {
-    pub sent: u64,
-    pub received: u64,
-    pub elapsed: Duration,
+pub(crate) struct ChatOutcome {
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
+    pub(crate) elapsed: Duration,
     /// Write calls the client made sending messages, and recv calls reading them.
-    pub client_sends: u64,
-    pub client_recvs: u64,
+    pub(crate) client_sends: u64,
+    pub(crate) client_recvs: u64,
     /// What the server said it did for this run, if it answered STATS?.
-    pub server: Option<ServerCounts>,
+    pub(crate) server: Option<ServerCounts>,
 }
 
 /// The server's counts for one run (a STATS frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServerCounts {
+pub(crate) struct ServerCounts {
     /// Connections of the run the server still had seated (all of them,
     /// or the counts are not the whole run's).
-    pub seats: u32,
+    pub(crate) seats: u32,
     /// Write calls carrying the run's messages.
-    pub sends: u64,
+    pub(crate) sends: u64,
     /// Receive calls reading them.
-    pub recvs: u64,
+    pub(crate) recvs: u64,
 }
 
 impl ChatOutcome {
     /// (sent + received) / elapsed, the figure the original chat computed.
-    pub fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         (self.sent + self.received) as f64 / self.elapsed.as_secs_f64()
     }
 }
@@ -124,7 +124,7 @@ impl Shared {
 }
 
 /// One chat run against the server at `addr`.
-pub fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
+pub(crate) fn run_chat(addr: SocketAddr, spec: &ChatSpec) -> Result<ChatOutcome> {
     if spec.users < 2 || spec.rooms < 1 || spec.messages < 1 {
         bail!("a chat needs at least 1 room of 2 users sending 1 message");
     }
@@ -322,7 +322,7 @@ fn wait_finished(shared: &Shared, spec: &ChatSpec, conns: usize) -> Result<Insta
 /// Ask the server for its counts of run `run` (STATS?) on a connection of
 /// its own; `None` if it does not answer with STATS (a server that does not
 /// know the frame closes the connection).
-pub fn server_counts(addr: SocketAddr, run: u64, timeout: Duration) -> Option<ServerCounts> {
+pub(crate) fn server_counts(addr: SocketAddr, run: u64, timeout: Duration) -> Option<ServerCounts> {
     let s = TcpStream::connect_timeout(&addr, timeout).ok()?;
     s.set_read_timeout(Some(timeout)).ok()?;
     s.set_write_timeout(Some(timeout)).ok()?;

@@ -14,19 +14,19 @@ use super::Sampler;
 
 /// The calls of every sample of one result.
 #[derive(Debug, Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     /// Messages sent by the clients, over all samples.
-    pub sent: u64,
-    pub client_sends: Vec<u64>,
-    pub client_recvs: Vec<u64>,
+    pub(crate) sent: u64,
+    pub(crate) client_sends: Vec<u64>,
+    pub(crate) client_recvs: Vec<u64>,
     /// `None` for a sample whose server counts are unknown.
-    pub server_sends: Vec<Option<u64>>,
-    pub server_recvs: Vec<Option<u64>>,
+    pub(crate) server_sends: Vec<Option<u64>>,
+    pub(crate) server_recvs: Vec<Option<u64>>,
 }
 
 impl Calls {
     /// Add one sample's run of `connections` connections.
-    pub fn add(&mut self, out: &ChatOutcome, connections: u64) {
+    pub(crate) fn add(&mut self, out: &ChatOutcome, connections: u64) {
         self.sent += out.sent;
         self.client_sends.push(out.client_sends);
         self.client_recvs.push(out.client_recvs);
@@ -36,7 +36,7 @@ impl Calls {
     }
 
     /// Server sends over all samples, if known for every one.
-    pub fn server_sends_total(&self) -> Option<u64> {
+    pub(crate) fn server_sends_total(&self) -> Option<u64> {
         self.server_sends.iter().copied().sum()
     }
 
@@ -46,14 +46,14 @@ impl Calls {
 
     /// Write calls per message sent, client and server (the original: one
     /// plus one per other member of the room), if the server's are known.
-    pub fn sends_per_message(&self) -> Option<f64> {
+    pub(crate) fn sends_per_message(&self) -> Option<f64> {
         let server = self.server_sends_total()?;
         let client: u64 = self.client_sends.iter().sum();
         (self.sent > 0).then(|| (client + server) as f64 / self.sent as f64)
     }
 
     /// Store the counts with the result.
-    pub fn record(&self, s: &mut Sampler) {
+    pub(crate) fn record(&self, s: &mut Sampler) {
         let per = |n: u64| if self.sent > 0 { n as f64 / self.sent as f64 } else { 0.0 };
         let client_sends: u64 = self.client_sends.iter().sum();
         let client_recvs: u64 = self.client_recvs.iter().sum();

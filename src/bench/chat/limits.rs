@@ -26,7 +26,7 @@ pub fn raise_nofile() -> Result<u64> {
 /// Make sure this process may open `fds` descriptors and the system may run
 /// `threads` more threads (client and server together). Returns remarks on
 /// what was changed.
-pub fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
+pub(crate) fn ensure(fds: u64, threads: u64) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
     if soft != RLIM_INFINITY && soft < fds {

@@ -9,14 +9,14 @@
 //! exists), or elsewhere with `server=HOST:PORT`; `kdelta serve chat` runs one
 //! alone through [`serve`].
 
-pub mod client;
-pub mod counts;
-pub mod limits;
+pub(crate) mod client;
+pub(crate) mod counts;
+pub(crate) mod limits;
 pub mod proto;
-pub mod runs;
-pub mod server;
-pub mod server_events;
-pub mod server_threads;
+pub(crate) mod runs;
+pub(crate) mod server;
+pub(crate) mod server_events;
+pub(crate) mod server_threads;
 
 use super::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use crate::model::params::Choice;
@@ -28,25 +28,19 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use server::ServerModel as Model;
-
-pub const FAMILY: super::Family = super::Family {
-    name: "chat",
+pub(crate) const FAMILY: super::Family = super::Family {
     benchmarks,
     summary: None,
     server: Some(super::Server { name: "chat", params, serve }),
     command: None,
 };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(Chat)]
 }
 
-/// The value of `server` that means "start one here".
-pub use super::LOCAL;
-
 /// Parameters of the chat benchmark (also what `kdelta serve chat` takes).
-pub fn params() -> Vec<ParamSpec> {
+pub(crate) fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec::new("rooms", ParamKind::Int { min: 1, max: 1000 }, "20,30,40,50", "chat rooms").quick("2"),
         ParamSpec::new("users", ParamKind::Int { min: 2, max: 1000 }, "20", "users per room, one connection each").quick("20"),
@@ -81,7 +75,7 @@ pub fn params() -> Vec<ParamSpec> {
 }
 
 /// The study's Table 3 figures for these parameters, on one line.
-pub fn table3(rooms: u64, users: u64, messages: u64) -> String {
+pub(crate) fn table3(rooms: u64, users: u64, messages: u64) -> String {
     let f = Table3::new(rooms, users, messages);
     format!(
         "Table 3 for {rooms} rooms x {users} users x {messages} messages: {} connections, {} threads ({} client + {} server in the threads model), {} messages sent, {} received, {} in total",
@@ -97,15 +91,15 @@ pub fn table3(rooms: u64, users: u64, messages: u64) -> String {
 
 /// The counts of Table 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Table3 {
-    pub connections: u64,
-    pub threads: u64,
-    pub sent: u64,
-    pub received: u64,
+pub(crate) struct Table3 {
+    pub(crate) connections: u64,
+    pub(crate) threads: u64,
+    pub(crate) sent: u64,
+    pub(crate) received: u64,
 }
 
 impl Table3 {
-    pub fn new(rooms: u64, users: u64, messages: u64) -> Table3 {
+    pub(crate) fn new(rooms: u64, users: u64, messages: u64) -> Table3 {
         let connections = rooms * users;
         let sent = connections * messages;
         Table3 { connections, threads: 4 * connections, sent, received: sent * users.saturating_sub(1) }
@@ -128,7 +122,12 @@ fn group(n: u64) -> String {
 /// Run a chat server on `listen` (`ADDR:PORT`, port 0 for any) until `stop`
 /// is set; `params` gives `server_model` (default threads). Says on stderr
 /// where it listens, its limits, and what they counted when it stops.
-pub fn serve(listen: &str, params: &Params, limits: crate::child::ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
+pub(crate) fn serve(
+    listen: &str,
+    params: &Params,
+    limits: crate::child::ServerLimits,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
     let model = if params.0.contains_key("server_model") {
         params.choice("server_model").map_err(bad_param)?
     } else {

@@ -11,18 +11,18 @@ use super::proto::{Relay, MAX_MSG, MIN_MSG};
 use std::collections::HashMap;
 
 /// Most connections one run may ask for (a guard against absurd HELLOs).
-pub const MAX_RUN_CONNS: u64 = 1 << 16;
+pub(crate) const MAX_RUN_CONNS: u64 = 1 << 16;
 
 /// What a run's HELLOs must agree on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    pub rooms: u32,
-    pub users: u32,
+pub(crate) struct Shape {
+    pub(crate) rooms: u32,
+    pub(crate) users: u32,
     /// Message body size.
-    pub size: u32,
-    pub relay: Relay,
+    pub(crate) size: u32,
+    pub(crate) relay: Relay,
     /// TCP_NODELAY on every connection of the run (HELLO's bit 8).
-    pub nodelay: bool,
+    pub(crate) nodelay: bool,
 }
 
 struct Run<T> {
@@ -38,17 +38,17 @@ impl<T> Run<T> {
     }
 }
 
-pub struct Runs<T> {
+pub(crate) struct Runs<T> {
     map: HashMap<u64, Run<T>>,
     max_runs: usize,
 }
 
 /// Where one connection sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seat {
-    pub run: u64,
-    pub room: u32,
-    pub user: u32,
+pub(crate) struct Seat {
+    pub(crate) run: u64,
+    pub(crate) room: u32,
+    pub(crate) user: u32,
 }
 
 impl<T: Clone> Default for Runs<T> {
@@ -59,13 +59,20 @@ impl<T: Clone> Default for Runs<T> {
 
 impl<T: Clone> Runs<T> {
     /// A book that holds at most `max_runs` runs at once.
-    pub fn new(max_runs: usize) -> Self {
+    pub(crate) fn new(max_runs: usize) -> Self {
         Runs { map: HashMap::new(), max_runs }
     }
 
     /// Seat a connection. `Ok(Some(all))` when it completes the run: every
     /// connection of the run, to send START to. `Err` says why the HELLO is refused.
-    pub fn hello(&mut self, run: u64, shape: Shape, room: u32, user: u32, t: T) -> Result<Option<Vec<T>>, String> {
+    pub(crate) fn hello(
+        &mut self,
+        run: u64,
+        shape: Shape,
+        room: u32,
+        user: u32,
+        t: T,
+    ) -> Result<Option<Vec<T>>, String> {
         let Shape { rooms, users, size, .. } = shape;
         if rooms == 0 || users == 0 || rooms as u64 * users as u64 > MAX_RUN_CONNS {
             return Err(format!("HELLO asks for {rooms} rooms x {users} users (at most {MAX_RUN_CONNS} connections)"));
@@ -101,7 +108,7 @@ impl<T: Clone> Runs<T> {
     }
 
     /// Everyone else still seated in the seat's room, once the run has started.
-    pub fn peers(&self, seat: Seat) -> Option<Vec<T>> {
+    pub(crate) fn peers(&self, seat: Seat) -> Option<Vec<T>> {
         let r = self.map.get(&seat.run)?;
         if !r.started {
             return None;
@@ -113,7 +120,7 @@ impl<T: Clone> Runs<T> {
 
     /// Visit everyone else seated in the room (no allocation); false if the
     /// run has not started.
-    pub fn for_peers(&self, seat: Seat, mut f: impl FnMut(&T)) -> bool {
+    pub(crate) fn for_peers(&self, seat: Seat, mut f: impl FnMut(&T)) -> bool {
         let Some(r) = self.map.get(&seat.run) else {
             return false;
         };
@@ -133,7 +140,7 @@ impl<T: Clone> Runs<T> {
     }
 
     /// A connection closed: free its seat; forget the run when it is empty.
-    pub fn leave(&mut self, seat: Seat) {
+    pub(crate) fn leave(&mut self, seat: Seat) {
         if let Some(r) = self.map.get_mut(&seat.run) {
             r.slots.remove(&(seat.room * r.shape.users + seat.user));
             if r.slots.is_empty() {
@@ -143,7 +150,7 @@ impl<T: Clone> Runs<T> {
     }
 
     /// Visit every connection still seated in run `run`; how many there were.
-    pub fn for_run(&self, run: u64, mut f: impl FnMut(&T)) -> u32 {
+    pub(crate) fn for_run(&self, run: u64, mut f: impl FnMut(&T)) -> u32 {
         let Some(r) = self.map.get(&run) else {
             return 0;
         };
@@ -155,11 +162,8 @@ impl<T: Clone> Runs<T> {
         n
     }
 
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 }

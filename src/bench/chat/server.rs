@@ -7,18 +7,17 @@
 use super::{server_events, server_threads};
 use crate::child::{ServerGuard, ServerLimits};
 use anyhow::Result;
-use nix::unistd::Pid;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 crate::choice! {
     /// The server's concurrency model (`server_model`).
-    pub enum ServerModel { Threads = "threads", Events = "events" }
+    pub(crate) enum ServerModel { Threads = "threads", Events = "events" }
 }
 
 /// Serve on a bound listener until `stop` is set, within `guard`'s limits.
-pub fn serve_on(
+pub(crate) fn serve_on(
     listener: TcpListener,
     model: ServerModel,
     guard: Arc<ServerGuard>,
@@ -31,13 +30,13 @@ pub fn serve_on(
 }
 
 /// Peak resident memory of a process in KB (VmHWM), if readable.
-pub fn peak_kb(pid: &str) -> Option<u64> {
+pub(crate) fn peak_kb(pid: &str) -> Option<u64> {
     crate::sys::task::peak_rss_kb(pid)
 }
 
 /// The benchmark's own server on loopback (a [`crate::child::LocalServer`]).
-pub struct LocalServer {
-    pub addr: SocketAddr,
+pub(crate) struct LocalServer {
+    pub(crate) addr: SocketAddr,
     inner: crate::child::LocalServer,
 }
 
@@ -45,34 +44,35 @@ impl LocalServer {
     /// Start a server on 127.0.0.1 on a free port: in a forked child when
     /// this process is single-threaded (a worker), else in a thread.
     /// Its limits are [`ServerLimits::LOCAL`].
-    pub fn start(model: ServerModel) -> Result<LocalServer> {
+    pub(crate) fn start(model: ServerModel) -> Result<LocalServer> {
         let inner = crate::child::LocalServer::start("chat server", move |l, stop| {
             serve_on(l, model, ServerGuard::new("chat server", ServerLimits::LOCAL), stop)
         })?;
         Ok(LocalServer { addr: inner.addr, inner })
     }
 
-    pub fn in_process(&self) -> bool {
+    pub(crate) fn in_process(&self) -> bool {
         self.inner.in_process()
     }
 
-    pub fn pid(&self) -> Option<Pid> {
+    #[cfg(test)]
+    pub(crate) fn pid(&self) -> Option<nix::unistd::Pid> {
         self.inner.pid()
     }
 
     /// `Some(how it ended)` if the server is no longer running.
-    pub fn died(&mut self) -> Option<String> {
+    pub(crate) fn died(&mut self) -> Option<String> {
         self.inner.died()
     }
 
     /// Peak memory of the server process (KB), if it runs apart.
-    pub fn peak_kb(&self) -> Option<u64> {
+    pub(crate) fn peak_kb(&self) -> Option<u64> {
         self.inner.peak_kb()
     }
 
     /// Stop the server and wait for it (the stop rule of [`crate::child`]:
     /// SIGTERM, then SIGKILL after 5 s).
-    pub fn stop(self) -> Result<()> {
+    pub(crate) fn stop(self) -> Result<()> {
         self.inner.stop()
     }
 }

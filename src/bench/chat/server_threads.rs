@@ -35,9 +35,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Stack of every server thread: they hold no large locals.
-pub const STACK: usize = 64 << 10;
+pub(crate) const STACK: usize = 64 << 10;
 /// Entries a connection's queue holds before its writers wait.
-pub const QUEUE: usize = 64;
+pub(crate) const QUEUE: usize = 64;
 
 enum Out {
     /// Write START on this connection.
@@ -82,7 +82,7 @@ fn drop_receiver(sock: &TcpStream, e: &std::io::Error, guard: &ServerGuard) {
     let _ = sock.shutdown(Shutdown::Both);
 }
 
-pub fn serve(listener: TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
+pub(crate) fn serve(listener: TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
     listener.set_nonblocking(true).context("listener non-blocking")?;
     let runs = Runs::new(guard.limits.runs);
     let shared = Arc::new(Shared { runs: Mutex::new(runs), socks: Mutex::new(HashMap::new()), guard });
@@ -126,7 +126,7 @@ pub fn serve(listener: TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBoo
 }
 
 /// poll(2) one descriptor for input, up to `ms` milliseconds.
-pub fn wait_readable(fd: i32, ms: i32) {
+pub(crate) fn wait_readable(fd: i32, ms: i32) {
     let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     // SAFETY: p is one valid pollfd for the duration of the call.
     unsafe { libc::poll(&mut p, 1, ms) };

@@ -5,6 +5,7 @@ use super::client::{run_chat, ChatSpec, Pacing};
 use super::proto::{self, Frame, Relay};
 use super::server::{LocalServer, ServerModel};
 use super::*;
+use crate::bench::LOCAL;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 

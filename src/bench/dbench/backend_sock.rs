@@ -36,10 +36,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// No reply within this long: the server is taken as lost.
-pub const REPLY_LIMIT: Duration = Duration::from_secs(15);
+pub(crate) const REPLY_LIMIT: Duration = Duration::from_secs(15);
 const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 
-pub struct SockClient {
+pub(crate) struct SockClient {
     n: usize,
     server: String,
     stream: TcpStream,
@@ -48,13 +48,13 @@ pub struct SockClient {
 }
 
 /// Resolve the `server` parameter (`HOST:PORT`) with [`crate::sys::net::resolve_all`].
-pub fn resolve(server: &str) -> Result<Vec<SocketAddr>> {
+pub(crate) fn resolve(server: &str) -> Result<Vec<SocketAddr>> {
     crate::sys::net::resolve_all("server", server)
 }
 
 impl SockClient {
     /// Connect client `n` to `server` and do the set-up exchange.
-    pub fn connect(n: usize, server: &str) -> Result<SockClient> {
+    pub(crate) fn connect(n: usize, server: &str) -> Result<SockClient> {
         let mut last = None;
         let mut stream = None;
         for a in resolve(server)? {
@@ -96,7 +96,7 @@ impl SockClient {
     }
 
     /// One exchange: send `send` bytes asking for `recv` bytes back.
-    pub fn packet(&mut self, send: usize, recv: usize) -> Result<()> {
+    pub(crate) fn packet(&mut self, send: usize, recv: usize) -> Result<()> {
         if self.sbuf.len() < send {
             self.sbuf.resize(send, 0);
         }
@@ -140,7 +140,7 @@ impl SockClient {
 
 /// (request, reply, counted bytes) for one operation of client `n`; `None`
 /// for operations without an exchange.
-pub fn frame_sizes(op: &OpKind, n: usize) -> Option<(usize, usize, u64)> {
+pub(crate) fn frame_sizes(op: &OpKind, n: usize) -> Option<(usize, usize, u64)> {
     Some(match op {
         OpKind::NtCreateX { path, .. } => (70 + 2 + 2 * path.dbench_name_len(n) + 2, 39 + 12 * 4, 0),
         OpKind::Close { .. } => (39 + 8, 39, 0),

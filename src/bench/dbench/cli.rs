@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// Largest loadfile `generate` writes (about 400 MB of text).
-pub const MAX_OPS: usize = 10_000_000;
+pub(crate) const MAX_OPS: usize = 10_000_000;
 
 /// Loadfiles for dbench and tbench.
 #[derive(clap::Parser, Debug)]
@@ -24,12 +24,12 @@ enum LoadfileCommand {
 }
 
 /// The subcommand's definition, for the top-level parser.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     <Loadfile as clap::CommandFactory>::command()
 }
 
 /// Run what the top-level parser matched for `loadfile`.
-pub fn run(m: &clap::ArgMatches) -> Result<()> {
+pub(crate) fn run(m: &clap::ArgMatches) -> Result<()> {
     let l = <Loadfile as clap::FromArgMatches>::from_arg_matches(m)
         .map_err(|e| crate::error::bad_input(e.to_string().trim_end().to_string()))?;
     match l.command {
@@ -38,19 +38,19 @@ pub fn run(m: &clap::ArgMatches) -> Result<()> {
 }
 
 #[derive(clap::Args, Debug, Clone)]
-pub struct LoadfileGenerateArgs {
+pub(crate) struct LoadfileGenerateArgs {
     /// Number of operations (lines that are not comments)
     #[arg(long, default_value_t = super::GEN_OPS)]
-    pub ops: usize,
+    pub(crate) ops: usize,
     /// Seed: the same seed and count give the same file
     #[arg(long, default_value_t = super::GEN_SEED)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Write to FILE instead of stdout
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
-pub fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
+pub(crate) fn loadfile_generate(args: &LoadfileGenerateArgs) -> Result<()> {
     if args.ops < super::generate::MIN_OPS || args.ops > MAX_OPS {
         return Err(crate::error::bad_input(format!(
             "--ops {} is not allowed: expected {} to {}",

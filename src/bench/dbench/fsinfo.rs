@@ -16,7 +16,7 @@ use std::path::Path;
 /// mounted without a journal, read from the sysfs tree at `sys`: its name
 /// from the `dev/block/MAJ:MIN` link, then `fs/ext4/NAME/journal_task`, which
 /// the kernel writes as `<none>` when there is no journal.
-pub fn ext4_without_journal(sys: &Path, major: u64, minor: u64) -> Option<String> {
+pub(crate) fn ext4_without_journal(sys: &Path, major: u64, minor: u64) -> Option<String> {
     let link = std::fs::read_link(sys.join(format!("dev/block/{major}:{minor}"))).ok()?;
     let name = link.file_name()?.to_str()?.to_string();
     let task = std::fs::read_to_string(sys.join("fs/ext4").join(&name).join("journal_task")).ok()?;
@@ -25,7 +25,7 @@ pub fn ext4_without_journal(sys: &Path, major: u64, minor: u64) -> Option<String
 
 /// The note for a run working in `dir`, if its filesystem makes consecutive
 /// runs depend on each other.
-pub fn history_note(dir: &Path) -> Option<String> {
+pub(crate) fn history_note(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let dev = std::fs::metadata(dir).ok()?.dev();
     let name = ext4_without_journal(Path::new("/sys"), libc::major(dev) as u64, libc::minor(dev) as u64)?;

@@ -49,7 +49,7 @@ const MAX_OPEN: usize = 8;
 const BUDGET: u64 = 20_000_000;
 const FILE_CAP: u64 = 2 << 20;
 /// The fewest operations a generated file can have (set-up and a little work).
-pub const MIN_OPS: usize = 24;
+pub(crate) const MIN_OPS: usize = 24;
 
 struct OpenFile {
     handle: u32,
@@ -391,7 +391,7 @@ impl Gen {
 
 /// A NetBench-like loadfile of exactly `ops` operations (at least
 /// [`MIN_OPS`]), the same for the same `seed`.
-pub fn generate(ops: usize, seed: u64) -> String {
+pub(crate) fn generate(ops: usize, seed: u64) -> String {
     let ops = ops.max(MIN_OPS);
     let mut g = Gen {
         rng: ChaCha8Rng::seed_from_u64(seed),

@@ -29,32 +29,30 @@ use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub mod backend_fs;
-pub mod backend_sock;
-pub mod cli;
-pub mod fsinfo;
-pub mod generate;
-pub mod loadfile;
-pub mod runner;
-pub mod server;
+pub(crate) mod backend_fs;
+pub(crate) mod backend_sock;
+pub(crate) mod cli;
+pub(crate) mod fsinfo;
+pub(crate) mod generate;
+pub(crate) mod loadfile;
+pub(crate) mod runner;
+pub(crate) mod server;
 
-pub use server::serve;
+pub(crate) use server::serve;
 
 /// Size and seed of the default generated loadfile.
-pub const GEN_OPS: usize = 50_000;
-pub const GEN_SEED: u64 = 1;
+pub(crate) const GEN_OPS: usize = 50_000;
+pub(crate) const GEN_SEED: u64 = 1;
 
 /// dbench and tbench share the loadfile, its parser and the runner: one
 /// directory, two families.
-pub const DBENCH: super::Family = super::Family {
-    name: "dbench",
+pub(crate) const DBENCH: super::Family = super::Family {
     benchmarks: || vec![Box::new(Dbench)],
     summary: None,
     server: None,
     command: Some(super::FamilyCommand { command: cli::command, run: cli::run }),
 };
-pub const TBENCH: super::Family = super::Family {
-    name: "tbench",
+pub(crate) const TBENCH: super::Family = super::Family {
     benchmarks: || vec![Box::new(Tbench)],
     summary: None,
     server: Some(super::Server { name: "tbench", params: Vec::new, serve }),
@@ -235,7 +233,7 @@ fn record(s: &mut Sampler, lf: &loadfile::Loadfile, sp: &runner::Spec, tot: Opti
 }
 
 /// `dbench.throughput`: the loadfile on the local filesystem.
-pub struct Dbench;
+pub(crate) struct Dbench;
 
 /// The working tree of one run, removed when dropped: `DIR/kdelta-dbench-XXXXXX`,
 /// an unpredictable name made by mkdtemp(3) with mode 0700 (a predictable one
@@ -370,7 +368,7 @@ impl Benchmark for Dbench {
 }
 
 /// `tbench.throughput`: the loadfile as TCP exchanges with a tbench server.
-pub struct Tbench;
+pub(crate) struct Tbench;
 
 impl Benchmark for Tbench {
     fn info(&self) -> BenchInfo {

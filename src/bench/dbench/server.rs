@@ -33,13 +33,13 @@ use std::time::{Duration, Instant};
 
 /// Largest `len` or `reply_len` accepted (16 MiB; the largest real frame is
 /// an 8 MiB ReadX reply, see [`super::loadfile::MAX_IO`]).
-pub const MAX_LEN: u32 = 16 << 20;
+pub(crate) const MAX_LEN: u32 = 16 << 20;
 /// How often blocked workers look at the stop flag.
 const TICK: Duration = Duration::from_millis(100);
 
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     /// The client closed between frames.
     Closed,
     /// The client went away in the middle of a frame.
@@ -57,7 +57,7 @@ pub enum End {
 }
 
 /// A bound, not yet running, server.
-pub struct Server {
+pub(crate) struct Server {
     listener: TcpListener,
     addr: SocketAddr,
     verbose: bool,
@@ -66,7 +66,7 @@ pub struct Server {
 
 impl Server {
     /// Bind to `listen` (`HOST:PORT`; port 0 picks a free one).
-    pub fn bind(listen: &str) -> Result<Server> {
+    pub(crate) fn bind(listen: &str) -> Result<Server> {
         let mut last = None;
         for a in crate::sys::net::resolve_all("listen", listen)? {
             match TcpListener::bind(a) {
@@ -81,35 +81,35 @@ impl Server {
     }
 
     /// Serve on a listener bound elsewhere.
-    pub fn on(listener: TcpListener) -> Result<Server> {
+    pub(crate) fn on(listener: TcpListener) -> Result<Server> {
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
         Ok(Server { listener, addr, verbose: false, guard: ServerGuard::new("tbench server", ServerLimits::LOCAL) })
     }
 
     /// Keep these limits (a local server keeps [`ServerLimits::LOCAL`]).
-    pub fn limits(mut self, limits: ServerLimits) -> Self {
+    pub(crate) fn limits(mut self, limits: ServerLimits) -> Self {
         self.guard = ServerGuard::new("tbench server", limits);
         self
     }
 
     /// What the limits counted so far.
-    pub fn tally(&self) -> Arc<ServerGuard> {
+    pub(crate) fn tally(&self) -> Arc<ServerGuard> {
         self.guard.clone()
     }
 
     /// Report closed bad connections on stderr (for `kdelta serve`).
-    pub fn verbose(mut self, v: bool) -> Self {
+    pub(crate) fn verbose(mut self, v: bool) -> Self {
         self.verbose = v;
         self
     }
 
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Serve until `stop` is set; returns once every worker has ended.
-    pub fn run(self, stop: &AtomicBool) -> Result<()> {
+    pub(crate) fn run(self, stop: &AtomicBool) -> Result<()> {
         let verbose = self.verbose;
         let (guard, open) = (&*self.guard, &AtomicUsize::new(0));
         let limits = guard.limits;
@@ -252,7 +252,7 @@ impl Input<'_> {
 }
 
 /// One connection's worker: frame in, frame out, until the end.
-pub fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBool) -> End {
+pub(crate) fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBool) -> End {
     let _ = s.set_nodelay(true);
     if s.set_read_timeout(Some(TICK.min(limits.idle))).is_err() || s.set_write_timeout(Some(limits.write)).is_err() {
         return End::Error("cannot set socket timeouts".into());
@@ -306,7 +306,12 @@ pub fn serve_connection(mut s: TcpStream, limits: &ServerLimits, stop: &AtomicBo
 
 /// `kdelta serve tbench --listen ADDR:PORT`: serve until `stop` is set.
 /// The parameters are the tbench benchmark's (none changes the server today).
-pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
+pub(crate) fn serve(
+    listen: &str,
+    _params: &crate::bench::Params,
+    limits: ServerLimits,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
     let server = Server::bind(listen)?.verbose(true).limits(limits);
     eprintln!(
         "tbench server listening on {} (one worker per connection, {}; stop with Ctrl-C)",
@@ -325,10 +330,10 @@ pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits,
 /// while it forks the clients), or a thread when this process already has
 /// threads ([`LocalServer::in_process`] says so). The child stops by the stop
 /// rule of [`crate::child`]: SIGTERM raises its stop flag, SIGKILL after 5 s.
-pub struct LocalServer(crate::child::LocalServer);
+pub(crate) struct LocalServer(crate::child::LocalServer);
 
 impl LocalServer {
-    pub fn start(threads: bool) -> Result<LocalServer> {
+    pub(crate) fn start(threads: bool) -> Result<LocalServer> {
         let serve = |l: TcpListener, stop: std::sync::Arc<AtomicBool>| Server::on(l)?.run(&stop);
         Ok(LocalServer(if threads {
             crate::child::LocalServer::start_in_thread("tbench server", serve)?
@@ -337,12 +342,12 @@ impl LocalServer {
         }))
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.0.addr
     }
 
     /// The server runs in a thread of this process.
-    pub fn in_process(&self) -> bool {
+    pub(crate) fn in_process(&self) -> bool {
         self.0.in_process()
     }
 }

@@ -6,7 +6,7 @@ use crate::bench::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, S
 use anyhow::Result;
 use std::time::Duration;
 
-pub struct LatCtx;
+pub(crate) struct LatCtx;
 
 impl Benchmark for LatCtx {
     fn info(&self) -> BenchInfo {

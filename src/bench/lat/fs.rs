@@ -13,7 +13,7 @@ fn target(s: &Sampler) -> Result<CString> {
     Ok(CString::new(p.as_os_str().as_bytes())?)
 }
 
-pub fn stat() -> Box<dyn Benchmark> {
+pub(super) fn stat() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.stat", "stat(2) of a file", "us", Better::Lower),
         |_, s| {
@@ -33,7 +33,7 @@ pub fn stat() -> Box<dyn Benchmark> {
     )
 }
 
-pub fn fstat() -> Box<dyn Benchmark> {
+pub(super) fn fstat() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.fstat", "fstat(2) of an open file", "us", Better::Lower),
         |_, s| {
@@ -55,7 +55,7 @@ pub fn fstat() -> Box<dyn Benchmark> {
     )
 }
 
-pub fn open() -> Box<dyn Benchmark> {
+pub(super) fn open() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.open", "open(2) and close(2) of a file", "us", Better::Lower),
         |_, s| {

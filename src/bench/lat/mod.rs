@@ -3,28 +3,27 @@
 //! the first fourteen are the rows of the 2003 study's Table 1. LMbench's
 //! memory bandwidth is the `bw` family (`bench/bw.rs`).
 
-pub mod ctx;
+pub(crate) mod ctx;
 mod fs;
 mod proc;
-pub mod program;
+pub(crate) mod program;
 mod roundtrip;
 mod select;
 mod sig;
 mod syscall;
 mod tcp_server;
-pub mod tiny;
+pub(crate) mod tiny;
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family = super::Family {
-    name: "lat",
+pub(crate) const FAMILY: super::Family = super::Family {
     benchmarks,
     summary: None,
     server: Some(super::Server { name: "lat.tcp", params: Vec::new, serve: tcp_server::serve }),
     command: None,
 };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     let mut v = vec![
         syscall::null(),
         syscall::read(),

@@ -71,7 +71,7 @@ fn record_footprint(s: &mut Sampler, f: Option<crate::sys::memory::Footprint>, w
 
 crate::choice! {
     /// The process `lat.proc.fork` forks from (`parent=`).
-    pub enum Parent {
+    pub(super) enum Parent {
         /// `forker`, a C program as small as LMbench's lat_proc.
         Small = "small",
         /// kdelta's worker itself (a Rust process: more mappings and pages).
@@ -151,7 +151,7 @@ impl Benchmark for Fork {
     }
 }
 
-pub fn fork() -> Box<dyn Benchmark> {
+pub(super) fn fork() -> Box<dyn Benchmark> {
     Box::new(Fork)
 }
 
@@ -244,11 +244,11 @@ impl Benchmark for Exec {
     }
 }
 
-pub fn exec() -> Box<dyn Benchmark> {
+pub(super) fn exec() -> Box<dyn Benchmark> {
     Box::new(Exec { shell: false })
 }
 
-pub fn shell() -> Box<dyn Benchmark> {
+pub(super) fn shell() -> Box<dyn Benchmark> {
     Box::new(Exec { shell: true })
 }
 

@@ -23,7 +23,7 @@ const HELLO_ERROR: &str = env!("KDELTA_HELLO_ERROR");
 
 crate::choice! {
     /// The program `lat.proc.exec` and `lat.proc.shell` start (`prog=`).
-    pub enum Prog {
+    pub(crate) enum Prog {
         /// A dynamically linked C program, like LMbench's `hello`.
         Hello = "hello",
         /// kdelta's tiny static ELF: the kernel's share alone.
@@ -38,7 +38,7 @@ const FORKER_ERROR: &str = env!("KDELTA_FORKER_ERROR");
 
 /// The `forker` image (`forker.c`: the small process `lat.proc.fork` forks
 /// from), or why this kdelta has none.
-pub fn forker() -> Result<&'static [u8], String> {
+pub(crate) fn forker() -> Result<&'static [u8], String> {
     if FORKER.is_empty() {
         let why = if FORKER_ERROR.is_empty() { "build.rs made an empty program" } else { FORKER_ERROR };
         return Err(format!("kdelta was built without its small forking program: {why}"));
@@ -47,7 +47,7 @@ pub fn forker() -> Result<&'static [u8], String> {
 }
 
 /// Write `forker` to `dir/forker` (mode 0755).
-pub fn write_forker(dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn write_forker(dir: &Path) -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let img = forker().map_err(anyhow::Error::msg)?;
     let path = dir.join("forker");
@@ -66,7 +66,7 @@ fn hello() -> Result<&'static [u8], String> {
 }
 
 /// The image of a program, or why this kdelta has none.
-pub fn image(prog: Prog) -> Result<Vec<u8>, String> {
+pub(crate) fn image(prog: Prog) -> Result<Vec<u8>, String> {
     match prog {
         Prog::Hello => hello().map(<[u8]>::to_vec),
         Prog::Static => {
@@ -77,13 +77,13 @@ pub fn image(prog: Prog) -> Result<Vec<u8>, String> {
 
 /// How an ELF executable is linked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Linkage {
+pub(crate) struct Linkage {
     /// The dynamic loader it names (`PT_INTERP`); `None` for a static program.
-    pub interp: Option<String>,
+    pub(crate) interp: Option<String>,
 }
 
 impl Linkage {
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         if self.interp.is_some() {
             "dynamic"
         } else {
@@ -95,7 +95,7 @@ impl Linkage {
 /// Read an ELF file's program headers (32- or 64-bit, either byte order) and
 /// say whether it names a loader. A static-pie program has a `PT_DYNAMIC`
 /// but no `PT_INTERP`: it is static here, since nothing else is loaded.
-pub fn linkage(elf: &[u8]) -> Result<Linkage, String> {
+pub(crate) fn linkage(elf: &[u8]) -> Result<Linkage, String> {
     if elf.len() < 52 || &elf[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }
@@ -141,14 +141,14 @@ pub fn linkage(elf: &[u8]) -> Result<Linkage, String> {
 
 /// A program written out for a benchmark.
 #[derive(Debug, Clone)]
-pub struct Written {
-    pub path: PathBuf,
-    pub bytes: u64,
-    pub linkage: Linkage,
+pub(crate) struct Written {
+    pub(crate) path: PathBuf,
+    pub(crate) bytes: u64,
+    pub(crate) linkage: Linkage,
 }
 
 /// Write program `name` to `dir/<name>` (mode 0755) and describe it.
-pub fn write_to(prog: Prog, dir: &Path) -> anyhow::Result<Written> {
+pub(crate) fn write_to(prog: Prog, dir: &Path) -> anyhow::Result<Written> {
     use crate::model::params::Choice;
     use std::os::unix::fs::PermissionsExt;
     let name = prog.name();

@@ -111,7 +111,7 @@ fn size_param() -> ParamSpec {
     ParamSpec::new("size", ParamKind::Size, "1", "message size in bytes")
 }
 
-pub fn pipe() -> Box<dyn Benchmark> {
+pub(super) fn pipe() -> Box<dyn Benchmark> {
     Simple::boxed(
         || {
             BenchInfo::new(
@@ -133,7 +133,7 @@ pub fn pipe() -> Box<dyn Benchmark> {
     )
 }
 
-pub fn unix() -> Box<dyn Benchmark> {
+pub(super) fn unix() -> Box<dyn Benchmark> {
     Simple::boxed(
         || {
             BenchInfo::new("lat.unix", "AF_UNIX stream socket round trip between two processes", "us", Better::Lower)
@@ -184,7 +184,7 @@ fn remote_tcp(server: &str, size: usize, s: &mut Sampler) -> Result<()> {
     })
 }
 
-pub fn tcp() -> Box<dyn Benchmark> {
+pub(super) fn tcp() -> Box<dyn Benchmark> {
     Simple::boxed(
         || {
             BenchInfo::new("lat.tcp", "TCP round trip (TCP_NODELAY): to a child over loopback, or to `kdelta serve lat.tcp` at server=HOST:PORT", "us", Better::Lower)

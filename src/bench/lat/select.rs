@@ -68,7 +68,7 @@ fn dup_n(fd: RawFd, n: usize) -> Result<Vec<OwnedFd>> {
         .collect()
 }
 
-pub fn file() -> Box<dyn Benchmark> {
+pub(super) fn file() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.select.file", FILE_SUMMARY, "us", Better::Lower).param(fds_param()),
         |p: &Params, s| {
@@ -82,7 +82,7 @@ pub fn file() -> Box<dyn Benchmark> {
     )
 }
 
-pub fn tcp() -> Box<dyn Benchmark> {
+pub(super) fn tcp() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.select.tcp", TCP_SUMMARY, "us", Better::Lower).param(fds_param()),
         |p: &Params, s| {

@@ -39,7 +39,7 @@ fn install_handler(old: &mut libc::sigaction) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn install() -> Box<dyn Benchmark> {
+pub(super) fn install() -> Box<dyn Benchmark> {
     Simple::boxed(
         || {
             BenchInfo::new(
@@ -68,7 +68,7 @@ fn kill_n(me: libc::pid_t, sig: libc::c_int, n: u64) -> anyhow::Result<std::time
     })
 }
 
-pub fn catch() -> Box<dyn Benchmark> {
+pub(super) fn catch() -> Box<dyn Benchmark> {
     Simple::boxed(
         || {
             BenchInfo::new(

@@ -7,7 +7,7 @@ use crate::bench::{BenchInfo, Benchmark, Better, Params, Sampler, Simple};
 use anyhow::{Context, Result};
 use std::os::fd::AsRawFd;
 
-pub fn null() -> Box<dyn Benchmark> {
+pub(super) fn null() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.syscall", "a null system call (getppid)", "us", Better::Lower),
         |_, s| {
@@ -45,14 +45,14 @@ fn one_byte(path: &str, write: bool, s: &mut Sampler) -> Result<()> {
     })
 }
 
-pub fn read() -> Box<dyn Benchmark> {
+pub(super) fn read() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.read", "read 1 byte from /dev/zero", "us", Better::Lower),
         |_: &Params, s| one_byte("/dev/zero", false, s),
     )
 }
 
-pub fn write() -> Box<dyn Benchmark> {
+pub(super) fn write() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.write", "write 1 byte to /dev/null", "us", Better::Lower),
         |_: &Params, s| one_byte("/dev/null", true, s),

@@ -40,7 +40,12 @@ fn echo(mut c: TcpStream, idle: Duration, stop: &AtomicBool) {
     }
 }
 
-pub fn serve(listen: &str, _params: &crate::bench::Params, limits: ServerLimits, stop: Arc<AtomicBool>) -> Result<()> {
+pub(super) fn serve(
+    listen: &str,
+    _params: &crate::bench::Params,
+    limits: ServerLimits,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
     let addr = crate::sys::net::resolve("--listen", listen)?;
     let l = TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
     l.set_nonblocking(true)?;

@@ -45,7 +45,7 @@ fn code() -> Option<(Vec<u8>, u16)> {
 }
 
 /// The whole executable image, or None on an architecture kdelta has no code for.
-pub fn image() -> Option<Vec<u8>> {
+pub(crate) fn image() -> Option<Vec<u8>> {
     let (code, machine) = code()?;
     const BASE: u64 = 0x40_0000;
     const HDRS: u64 = 64 + 56;

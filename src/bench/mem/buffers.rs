@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A zero-initialised, page-aligned byte area that reports allocation
 /// failure as an error instead of aborting.
-pub struct Arena {
+pub(super) struct Arena {
     v: Vec<u8>,
     start: usize,
     len: usize,
 }
 
 impl Arena {
-    pub fn new(len: usize) -> Result<Arena> {
+    pub(super) fn new(len: usize) -> Result<Arena> {
         let total = len.checked_add(4096).ok_or_else(|| anyhow!("buffer of {len} bytes is too large"))?;
         let mut v = Vec::new();
         v.try_reserve_exact(total).map_err(|e| anyhow!("cannot allocate {total} bytes: {e}"))?;
@@ -25,27 +25,27 @@ impl Arena {
         let start = v.as_ptr().align_offset(4096);
         Ok(Arena { v, start, len })
     }
-    pub fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         &self.v[self.start..self.start + self.len]
     }
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
+    pub(super) fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.v[self.start..self.start + self.len]
     }
 }
 
 /// How a run walks its slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rotation {
+pub(super) struct Rotation {
     /// Number of slots.
-    pub slots: usize,
+    pub(crate) slots: usize,
     /// Slots advanced per call, co-prime with `slots` (0 when there is one).
-    pub step: usize,
+    pub(crate) step: usize,
 }
 
 impl Rotation {
     /// `cold`: enough slots of `slot_bytes` (one slot's bytes over all its
     /// buffers) to total `2 * llc`; warm: one slot.
-    pub fn new(cold: bool, slot_bytes: u64, llc: u64) -> Rotation {
+    pub(super) fn new(cold: bool, slot_bytes: u64, llc: u64) -> Rotation {
         if !cold {
             return Rotation { slots: 1, step: 0 };
         }
@@ -63,7 +63,7 @@ impl Rotation {
     }
 
     /// The slot `n` calls after `cur`.
-    pub fn advance(&self, cur: usize, n: u64) -> usize {
+    pub(super) fn advance(&self, cur: usize, n: u64) -> usize {
         if self.slots <= 1 {
             return 0;
         }
@@ -72,7 +72,7 @@ impl Rotation {
 
     /// Advance `cur` to the next slot.
     #[inline(always)]
-    pub fn next(&self, cur: usize) -> usize {
+    pub(super) fn next(&self, cur: usize) -> usize {
         let n = cur + self.step;
         if n >= self.slots {
             n - self.slots
@@ -89,19 +89,19 @@ impl Rotation {
 /// whole lap (twice the last-level cache) of traffic before; a walk that
 /// began again at slot 0 for every sample met, in its first calls, the
 /// slots the re-warming pass before it had just touched.
-pub struct Pool<T> {
-    pub bufs: T,
+pub(super) struct Pool<T> {
+    pub(crate) bufs: T,
     next: AtomicUsize,
 }
 
 impl<T> Pool<T> {
-    pub fn new(bufs: T) -> Pool<T> {
+    pub(super) fn new(bufs: T) -> Pool<T> {
         Pool { bufs, next: AtomicUsize::new(0) }
     }
 
     /// The slot a loop of `n` calls starts from; the walk moves on past
     /// them. One pool is walked with one rotation (its key names the slots).
-    pub fn walk(&self, rot: Rotation, n: u64) -> usize {
+    pub(super) fn walk(&self, rot: Rotation, n: u64) -> usize {
         let from = self.next.load(Ordering::Relaxed);
         self.next.store(rot.advance(from, n), Ordering::Relaxed);
         from
@@ -116,7 +116,7 @@ fn gcd(mut a: usize, mut b: usize) -> usize {
 }
 
 /// `x` rounded up to a multiple of `q` (a power of two).
-pub fn round_up(x: u64, q: u64) -> u64 {
+pub(super) fn round_up(x: u64, q: u64) -> u64 {
     (x + q - 1) & !(q - 1)
 }
 

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 /// The routine a timed loop calls.
 #[derive(Clone, Copy)]
-pub enum Callee {
+pub(super) enum Callee {
     /// The C library's.
     Libc(Libc),
     /// kdelta's, with the size from which copies and fills stream.
@@ -40,11 +40,11 @@ pub enum Callee {
 /// Where one rotation's slots lie in a buffer: slot `k` is the `size` bytes
 /// at `k * stride + off`.
 #[derive(Debug, Clone, Copy)]
-pub struct Slots {
-    pub off: usize,
-    pub size: usize,
-    pub stride: usize,
-    pub rot: Rotation,
+pub(super) struct Slots {
+    pub(crate) off: usize,
+    pub(crate) size: usize,
+    pub(crate) stride: usize,
+    pub(crate) rot: Rotation,
 }
 
 impl Slots {
@@ -74,7 +74,7 @@ impl Slots {
 /// Time `n` copies of `slots.size` bytes from `src` to `dst`, slot by slot
 /// from slot `from` (`src_off` and `slots.off` place the source and
 /// destination in a slot).
-pub fn time_copy(
+pub(super) fn time_copy(
     callee: Callee,
     dst: &mut [u8],
     src: &[u8],
@@ -127,7 +127,7 @@ pub fn time_copy(
 
 /// Time `n` fills of `slots.size` bytes of `dst` with `byte`, slot by slot
 /// from slot `from`.
-pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, from: usize, n: u64) -> Duration {
+pub(super) fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, from: usize, n: u64) -> Duration {
     slots.check(dst.len(), from);
     let d = dst.as_mut_ptr().wrapping_add(slots.off);
     #[cfg(target_arch = "x86_64")]
@@ -170,14 +170,14 @@ pub fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, from: us
 
 /// Strings laid out in slots, each checked once to be NUL-terminated at
 /// its last byte, so the timed loop can hand out their starts unchecked.
-pub struct Strings<'a> {
+pub(super) struct Strings<'a> {
     buf: &'a [u8],
     slots: Slots,
 }
 
 impl<'a> Strings<'a> {
     /// An error when a slot's `size` bytes are not a string ending in its only NUL.
-    pub fn new(buf: &'a [u8], slots: Slots) -> anyhow::Result<Strings<'a>> {
+    pub(super) fn new(buf: &'a [u8], slots: Slots) -> anyhow::Result<Strings<'a>> {
         slots.check(buf.len(), 0);
         for k in 0..slots.rot.slots {
             let at = k * slots.stride + slots.off;
@@ -187,7 +187,7 @@ impl<'a> Strings<'a> {
     }
 
     /// The string of slot `k`.
-    pub fn get(&self, k: usize) -> &'a CStr {
+    pub(super) fn get(&self, k: usize) -> &'a CStr {
         let at = k * self.slots.stride + self.slots.off;
         // SAFETY: `new` checked that every slot's bytes end in their only NUL.
         unsafe { CStr::from_bytes_with_nul_unchecked(&self.buf[at..at + self.slots.size]) }
@@ -196,7 +196,7 @@ impl<'a> Strings<'a> {
 
 /// Time `n` strlen calls over the strings from slot `from`; also the sum
 /// of the lengths.
-pub fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64) -> (Duration, usize) {
+pub(super) fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64) -> (Duration, usize) {
     let slots = strings.slots;
     slots.check(strings.buf.len(), from);
     #[cfg(target_arch = "x86_64")]
@@ -342,7 +342,7 @@ core::arch::global_asm!(
 /// (the loop of the naive implementation, and of every implementation off
 /// x86-64).
 #[inline(always)]
-pub fn rust_loop(n: u64, rot: Rotation, from: usize, mut call: impl FnMut(usize)) -> Duration {
+pub(super) fn rust_loop(n: u64, rot: Rotation, from: usize, mut call: impl FnMut(usize)) -> Duration {
     let mut cur = from;
     let t0 = Instant::now();
     for _ in 0..n {

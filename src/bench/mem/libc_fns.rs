@@ -74,7 +74,7 @@ impl Libc {
 }
 
 /// The C library's name and version (`glibc 2.36`), or a reason it is unknown.
-pub fn version() -> String {
+pub(crate) fn version() -> String {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: glibc returns a pointer to a static NUL-terminated string.

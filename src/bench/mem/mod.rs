@@ -13,21 +13,21 @@ mod bench;
 mod buffers;
 pub mod cache;
 mod calls;
-pub mod libc_fns;
+pub(crate) mod libc_fns;
 pub mod naive;
-pub mod ntrule;
-pub mod regimes;
-pub mod summary;
-pub mod tuned;
+pub(crate) mod ntrule;
+pub(crate) mod regimes;
+pub(crate) mod summary;
+pub(crate) mod tuned;
 
-pub use bench::{MemBench, Routine, PAGE_SIZES, QUICK_SIZES, SIZES};
+pub use bench::{MemBench, Routine, SIZES};
 
 use super::Benchmark;
 
-pub const FAMILY: super::Family =
-    super::Family { name: "mem", benchmarks, summary: Some(summary::summary), server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: Some(summary::summary), server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen]
         .into_iter()
         .map(|r| Box::new(MemBench::new(r)) as Box<dyn Benchmark>)

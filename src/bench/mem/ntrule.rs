@@ -66,7 +66,8 @@ pub enum Touch {
 }
 
 /// Bytes a call of size `n` touches.
-pub const fn touched(kind: Touch, n: u64) -> u64 {
+#[cfg(test)]
+pub(crate) const fn touched(kind: Touch, n: u64) -> u64 {
     match kind {
         Touch::Copy => n.saturating_mul(2),
         Touch::Set | Touch::Page => n,
@@ -75,7 +76,7 @@ pub const fn touched(kind: Touch, n: u64) -> u64 {
 
 /// The calling CPU's share of a last-level cache of `llc_bytes` shared by
 /// `sharing` CPUs (0 is taken as 1: an unknown sharing set is no division).
-pub const fn share(llc_bytes: u64, sharing: u32) -> u64 {
+pub(crate) const fn share(llc_bytes: u64, sharing: u32) -> u64 {
     let s = if sharing == 0 { 1 } else { sharing as u64 };
     llc_bytes / s
 }
@@ -84,8 +85,8 @@ pub const fn share(llc_bytes: u64, sharing: u32) -> u64 {
 /// share it (`shared_cpu_list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Llc {
-    pub bytes: u64,
-    pub sharing: u32,
+    pub(crate) bytes: u64,
+    pub(crate) sharing: u32,
 }
 
 impl Llc {
@@ -105,13 +106,14 @@ impl Llc {
 }
 
 /// The rule itself: stream when the touched bytes exceed the bound.
-pub const fn streams(kind: Touch, n: u64, llc: Llc) -> bool {
+#[cfg(test)]
+pub(crate) const fn streams(kind: Touch, n: u64, llc: Llc) -> bool {
     touched(kind, n) > llc.bound(kind)
 }
 
 /// The smallest size argument that streams under the rule: the threshold
 /// a routine compares its size with (`n >= threshold`).
-pub const fn auto_threshold(kind: Touch, llc: Llc) -> u64 {
+pub(crate) const fn auto_threshold(kind: Touch, llc: Llc) -> u64 {
     let bound = llc.bound(kind);
     match kind {
         Touch::Copy => bound / 2 + 1,
@@ -122,7 +124,7 @@ pub const fn auto_threshold(kind: Touch, llc: Llc) -> u64 {
 /// The number of CPUs in a sysfs CPU list (`0-3,8`, trailing newline
 /// allowed); `None` when malformed. (No indexing here or below: the preload
 /// library has no panic machinery to link.)
-pub fn count_cpu_list(s: &[u8]) -> Option<u32> {
+pub(crate) fn count_cpu_list(s: &[u8]) -> Option<u32> {
     let s = trim(s);
     if s.is_empty() {
         return None;
@@ -144,7 +146,7 @@ pub fn count_cpu_list(s: &[u8]) -> Option<u32> {
 }
 
 /// A sysfs cache size (`32768K`, `2M`, `512`); `None` when malformed or 0.
-pub fn parse_cache_size(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_cache_size(s: &[u8]) -> Option<u64> {
     let s = trim(s);
     let (&last, rest) = s.split_last()?;
     let (num, mult) = match last {

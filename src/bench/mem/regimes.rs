@@ -73,33 +73,33 @@ impl fmt::Display for Regime {
 /// One ratio of two implementations at one size (tuned over libc, say),
 /// however it was taken: the median of paired samples or of each side.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SizeRatio {
-    pub size: u64,
-    pub ratio: f64,
+pub(crate) struct SizeRatio {
+    pub(crate) size: u64,
+    pub(crate) ratio: f64,
     /// The 95 % interval of `ratio` when it is the median of paired
     /// samples (`stats::paired`); `None` for a ratio of two medians.
-    pub interval: Option<(f64, f64)>,
+    pub(crate) interval: Option<(f64, f64)>,
 }
 
 /// The three columns of the table, each its ratios size by size.
 #[derive(Debug, Clone, Default)]
-pub struct Columns {
-    pub tuned_over_naive: Vec<SizeRatio>,
-    pub libc_over_naive: Vec<SizeRatio>,
-    pub tuned_over_libc: Vec<SizeRatio>,
+pub(crate) struct Columns {
+    pub(crate) tuned_over_naive: Vec<SizeRatio>,
+    pub(crate) libc_over_naive: Vec<SizeRatio>,
+    pub(crate) tuned_over_libc: Vec<SizeRatio>,
 }
 
 /// One row of the table. A ratio is `None` when the regime lacks a size
 /// measured with both implementations.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SpeedupRow {
+pub(crate) struct SpeedupRow {
     /// `L1`, `L2`, `L3`, `memory`, or `geomean` for the last row.
-    pub regime: String,
+    pub(crate) regime: String,
     /// Sizes in the regime (for the geomean row: regimes).
-    pub points: usize,
-    pub tuned_over_naive: Option<f64>,
-    pub libc_over_naive: Option<f64>,
-    pub tuned_over_libc: Option<f64>,
+    pub(crate) points: usize,
+    pub(crate) tuned_over_naive: Option<f64>,
+    pub(crate) libc_over_naive: Option<f64>,
+    pub(crate) tuned_over_libc: Option<f64>,
 }
 
 /// Per-regime speedups: each column's size-by-size ratios, then their
@@ -108,7 +108,7 @@ pub struct SpeedupRow {
 /// however densely it was swept). Non-positive or non-finite ratios are
 /// ignored. `buffers` is how many buffers of `size` the routine touches (2
 /// for memcpy), so a size's regime is that of its working set.
-pub fn speedups(cols: &Columns, caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
+pub(crate) fn speedups(cols: &Columns, caches: &CacheSizes, buffers: u64) -> Vec<SpeedupRow> {
     let regime = |size: u64| caches.regime(size.saturating_mul(buffers.max(1)));
     let ok = |r: &&SizeRatio| r.ratio.is_finite() && r.ratio > 0.0;
     let all = [&cols.tuned_over_naive, &cols.libc_over_naive, &cols.tuned_over_libc];
@@ -151,7 +151,7 @@ pub fn speedups(cols: &Columns, caches: &CacheSizes, buffers: u64) -> Vec<Speedu
 
 /// Buffers of `size` a `mem.*` benchmark touches per call (the `buffers`
 /// argument of [`speedups`]): 2 for `mem.memcpy`, 1 for the others.
-pub fn buffers_of(bench: &str) -> u64 {
+pub(crate) fn buffers_of(bench: &str) -> u64 {
     if bench == "mem.memcpy" {
         2
     } else {
@@ -160,7 +160,7 @@ pub fn buffers_of(bench: &str) -> u64 {
 }
 
 /// The geometric mean of values given by their logarithms.
-pub fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
+pub(crate) fn geomean_of_logs(logs: &[f64]) -> Option<f64> {
     (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
 }
 

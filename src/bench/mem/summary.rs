@@ -21,7 +21,7 @@ fn ratio(v: Option<f64>) -> String {
 }
 
 /// Lines of text, empty when there is nothing to tabulate.
-pub fn summary(results: &[ResultRecord]) -> Vec<String> {
+pub(crate) fn summary(results: &[ResultRecord]) -> Vec<String> {
     let mem: Vec<&ResultRecord> =
         results.iter().filter(|r| r.family == "mem" && r.status == Status::Ok && r.summary.is_some()).collect();
     // Groups: benchmark, configuration, and every parameter but impl and size.
@@ -71,14 +71,14 @@ pub fn summary(results: &[ResultRecord]) -> Vec<String> {
 }
 
 /// Below this tuned/libc ratio a size counts as a loss, above its inverse a win.
-pub const LOSS: f64 = 0.95;
+pub(crate) const LOSS: f64 = 0.95;
 
 /// `num`/`den` (implementations: `tuned`/`libc`) at each size measured
 /// with both: the median of the per-pair ratios, with its interval, when
 /// the two took turns in the same workers (`stats::paired`: both saw the
 /// same moments of the machine), else the ratio of the two medians. Every
 /// column of the table is taken this way.
-pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeRatio> {
+pub(crate) fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeRatio> {
     let size_of = |r: &ResultRecord| r.params.size("size").ok();
     let is = |r: &ResultRecord, imp: &str| r.params.0.get("impl").is_some_and(|i| i == imp);
     let mut out = Vec::new();
@@ -103,7 +103,7 @@ pub fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeRatio> {
 /// one line, with the worst loss and the best win named, how many of each
 /// the paired samples' 95 % interval confirms (it lies wholly past the
 /// line), and how many sizes were paired. `None` without a size.
-pub fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
+pub(crate) fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
     if all.is_empty() {
         return None;
     }

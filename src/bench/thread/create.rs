@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 crate::choice! {
     /// How `thread.create` makes its task (its `model` parameter).
-    pub enum CreateModel { Direct = "direct", Manager = "manager", Process = "process" }
+    pub(crate) enum CreateModel { Direct = "direct", Manager = "manager", Process = "process" }
 }
 
 /// The thread body: return at once, optionally telling its kernel thread id
@@ -89,18 +89,20 @@ const ANS_FAILED: u8 = b'F';
 
 /// A LinuxThreads-style manager thread, reached over a request pipe and
 /// answering over a reply pipe.
-pub struct Manager {
+pub(crate) struct Manager {
     req_w: OwnedFd,
     ans_r: OwnedFd,
     handle: Option<std::thread::JoinHandle<()>>,
     /// Where created threads write their id (tests); null in the benchmark.
+    #[cfg(test)]
     slot: std::sync::Arc<AtomicI32>,
     /// The manager's own thread id.
+    #[cfg(test)]
     mgr_tid: std::sync::Arc<AtomicI32>,
 }
 
 impl Manager {
-    pub fn start(record_tids: bool) -> Result<Manager> {
+    pub(crate) fn start(record_tids: bool) -> Result<Manager> {
         let (req_r, req_w) = pipe2(OFlag::O_CLOEXEC)?;
         let (ans_r, ans_w) = pipe2(OFlag::O_CLOEXEC)?;
         let slot = std::sync::Arc::new(AtomicI32::new(0));
@@ -139,11 +141,19 @@ impl Manager {
                 drop((req_r, ans_w));
             })
             .context("starting the manager thread")?;
-        Ok(Manager { req_w, ans_r, handle: Some(handle), slot, mgr_tid })
+        Ok(Manager {
+            req_w,
+            ans_r,
+            handle: Some(handle),
+            #[cfg(test)]
+            slot,
+            #[cfg(test)]
+            mgr_tid,
+        })
     }
 
     /// Create one thread through the manager and join it through the manager.
-    pub fn create_join(&self) -> Result<()> {
+    pub(crate) fn create_join(&self) -> Result<()> {
         put(self.req_w.as_raw_fd(), REQ_CREATE)?;
         match get(self.ans_r.as_raw_fd())? {
             ANS_CREATED => {}
@@ -156,11 +166,13 @@ impl Manager {
     }
 
     /// The manager thread's kernel id.
-    pub fn manager_tid(&self) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn manager_tid(&self) -> i32 {
         self.mgr_tid.load(Ordering::SeqCst)
     }
 
-    pub fn last_tid(&self) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn last_tid(&self) -> i32 {
         self.slot.load(Ordering::SeqCst)
     }
 }
@@ -175,7 +187,7 @@ impl Drop for Manager {
 }
 
 /// fork a child that exits at once, and reap it; its pid.
-pub fn fork_wait() -> Result<i32> {
+pub(crate) fn fork_wait() -> Result<i32> {
     // SAFETY: the child calls only _exit, which is async-signal-safe.
     match unsafe { nix::unistd::fork() }.context("fork")? {
         nix::unistd::ForkResult::Child => unsafe { libc::_exit(0) },
@@ -187,7 +199,7 @@ pub fn fork_wait() -> Result<i32> {
 }
 
 /// `n` creations and joins under `model`; the time they took.
-pub fn create_loop(model: CreateModel, n: u64, manager: Option<&Manager>) -> Result<Duration> {
+pub(crate) fn create_loop(model: CreateModel, n: u64, manager: Option<&Manager>) -> Result<Duration> {
     let t = Instant::now();
     match model {
         CreateModel::Direct => {

@@ -2,8 +2,8 @@
 //! (`thread.create`, `thread.ctx`). The token ring (`ring.rs`) is shared with
 //! `lat.ctx` (`bench/lat/ctx.rs`).
 
-pub mod create;
-pub mod ring;
+pub(crate) mod create;
+pub(crate) mod ring;
 
 use super::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use anyhow::Result;
@@ -11,10 +11,9 @@ use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
 use std::time::Duration;
 
-pub const FAMILY: super::Family =
-    super::Family { name: "thread", benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
 
-pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(ThreadCreate), Box::new(ThreadCtx)]
 }
 

@@ -27,11 +27,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Help for the `size` parameter of the ring benchmarks.
-pub const SIZE_HELP: &str = "KB of private data each member sums per hop (LMbench -s)";
+pub(crate) const SIZE_HELP: &str = "KB of private data each member sums per hop (LMbench -s)";
 
 /// How the members of the ring run (`thread.ctx`'s `model`): the one
 /// `model=threads|processes` of every family.
-pub use crate::bench::Tasks as Model;
+pub(crate) use crate::bench::Tasks as Model;
 
 const RUN: u32 = 1;
 const STOP: u32 = 0;
@@ -109,7 +109,7 @@ fn pipes(n: usize) -> Result<Vec<(OwnedFd, OwnedFd)>> {
 }
 
 /// A running ring of `members` members (the caller is member 0).
-pub struct Ring {
+pub(crate) struct Ring {
     /// Pipe i carries the token from member i to member i+1 (mod N). Thread
     /// rings keep them all (the threads use them); process rings keep only
     /// the master's two ends, so a dead member shows as end-of-file.
@@ -120,14 +120,14 @@ pub struct Ring {
     threads: Vec<JoinHandle<()>>,
     children: Vec<Child>,
     /// Thread or process ids of the other members.
-    pub tids: Vec<i32>,
+    pub(crate) tids: Vec<i32>,
     master_data: Vec<u64>,
     members: usize,
 }
 
 impl Ring {
     /// Start `members` (>= 2) members, each touching `size` bytes per hop.
-    pub fn new(model: Model, members: usize, size: usize) -> Result<Ring> {
+    pub(crate) fn new(model: Model, members: usize, size: usize) -> Result<Ring> {
         if members < 2 {
             bail!("a token ring needs at least 2 members, got {members}");
         }
@@ -221,7 +221,7 @@ impl Ring {
     }
 
     /// Pass the token `n` times round the ring; the time it took.
-    pub fn rounds(&mut self, n: u64) -> Result<Duration> {
+    pub(crate) fn rounds(&mut self, n: u64) -> Result<Duration> {
         let (rd, wr) = (self.rd, self.wr);
         let t = Instant::now();
         for _ in 0..n {
@@ -234,10 +234,6 @@ impl Ring {
             touch(&self.master_data);
         }
         Ok(t.elapsed())
-    }
-
-    pub fn members(&self) -> usize {
-        self.members
     }
 }
 
@@ -259,7 +255,7 @@ impl Drop for Ring {
 /// Seconds of overhead per hop that are not a context switch: one pipe write,
 /// one pipe read and one pass over `size` hot bytes, done `members` at a time
 /// in this thread over pipes of its own. `n` rounds of `members` hops.
-pub fn overhead_rounds(members: usize, size: usize, n: u64) -> Result<Duration> {
+pub(crate) fn overhead_rounds(members: usize, size: usize, n: u64) -> Result<Duration> {
     let ps = pipes(members)?;
     let data = member_data(size, 0);
     let t = Instant::now();
@@ -274,7 +270,7 @@ pub fn overhead_rounds(members: usize, size: usize, n: u64) -> Result<Duration> 
 }
 
 /// The median overhead per hop in seconds, each trial lasting about `target`.
-pub fn overhead_per_hop(members: usize, size: usize, target: Duration) -> Result<f64> {
+pub(crate) fn overhead_per_hop(members: usize, size: usize, target: Duration) -> Result<f64> {
     let mut n = 1u64;
     loop {
         let d = overhead_rounds(members, size, n)?;
@@ -294,7 +290,7 @@ pub fn overhead_per_hop(members: usize, size: usize, target: Duration) -> Result
 
 /// Run a ring benchmark through the sampler: microseconds per context switch,
 /// overhead subtracted. Records `overhead_us` and `hop_us` (raw median) too.
-pub fn measure_ctx(s: &mut crate::bench::Sampler, model: Model, members: usize, size_kb: usize) -> Result<()> {
+pub(crate) fn measure_ctx(s: &mut crate::bench::Sampler, model: Model, members: usize, size_kb: usize) -> Result<()> {
     let size = size_kb * 1024;
     let overhead = overhead_per_hop(members, size, s.target().max(Duration::from_millis(1)))?;
     let mut ring = Ring::new(model, members, size)?;

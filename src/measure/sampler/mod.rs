@@ -86,23 +86,23 @@ fn default_warmup() -> Duration {
 pub struct SampleSet {
     pub samples: Vec<f64>,
     /// Wall-clock seconds each sample took (for the "too short" warning).
-    pub sample_secs: Vec<f64>,
-    pub iterations: Option<u64>,
+    pub(crate) sample_secs: Vec<f64>,
+    pub(crate) iterations: Option<u64>,
     /// Benchmark-specific figures stored beside the result (counts, sub-timings).
     pub extras: serde_json::Map<String, serde_json::Value>,
     /// Remarks the benchmark wants shown (never a changed number).
     pub notes: Vec<String>,
     /// One per sample: its circumstances and whether it was disturbed.
     #[serde(default)]
-    pub meta: Vec<SampleMeta>,
+    pub(crate) meta: Vec<SampleMeta>,
     #[serde(default)]
-    pub kind: TaskKind,
+    pub(crate) kind: TaskKind,
     /// Samples taken beyond the count asked for, because some were disturbed.
     #[serde(default)]
-    pub retaken: usize,
+    pub(crate) retaken: usize,
     /// The figure is a difference: a measured overhead was subtracted.
     #[serde(default)]
-    pub net_of_overhead: bool,
+    pub(crate) net_of_overhead: bool,
     /// The raw figures a derived sample was computed from, by name, one per
     /// sample (aligned with `samples`): `catch_us` and `send_us` of
     /// `lat.sig.catch`. The stored result's extras keep each one's median
@@ -148,7 +148,7 @@ impl SampleSet {
     }
 }
 
-pub mod turns;
+pub(crate) mod turns;
 
 pub struct Sampler {
     settings: SamplerSettings,
@@ -486,7 +486,7 @@ where
 }
 
 /// Median cost of one `Instant::now()` pair, in seconds (LMbench's t_overhead).
-pub fn clock_overhead_secs() -> f64 {
+pub(crate) fn clock_overhead_secs() -> f64 {
     let mut v: Vec<f64> = (0..64)
         .map(|_| {
             let a = Instant::now();

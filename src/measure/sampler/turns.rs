@@ -46,7 +46,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 type SharedValue = Weak<dyn Any + Send + Sync>;
 
 /// The baton of one tie: members `0..n` go in that order, round and round.
-pub struct Turns {
+pub(crate) struct Turns {
     state: Mutex<State>,
     moved: Condvar,
     members: usize,
@@ -64,7 +64,7 @@ struct State {
 
 impl Turns {
     /// A rotation of `n` members; member 0 holds the first turn.
-    pub fn new(n: usize) -> Turns {
+    pub(crate) fn new(n: usize) -> Turns {
         Turns {
             state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }),
             moved: Condvar::new(),
@@ -79,7 +79,7 @@ impl Turns {
     }
 
     /// Wait for `me`'s first turn; the guard leaves the rotation when dropped.
-    pub fn enter(self: &Arc<Self>, me: usize) -> Member {
+    pub(crate) fn enter(self: &Arc<Self>, me: usize) -> Member {
         let m = Member { turns: self.clone(), me, allowed: sys::get_affinity().ok() };
         m.follow(self.take(me));
         m
@@ -87,7 +87,7 @@ impl Turns {
 
     /// Block until `me` holds the turn; returns the CPU the turn was
     /// handed on, if known.
-    pub fn take(&self, me: usize) -> Option<u32> {
+    pub(crate) fn take(&self, me: usize) -> Option<u32> {
         let mut s = self.lock();
         while s.holder != Some(me) {
             s = self.moved.wait(s).unwrap_or_else(|e| e.into_inner());
@@ -97,7 +97,7 @@ impl Turns {
 
     /// Hand the turn from `me` to the next member still in the rotation
     /// (back to `me` when it is the only one left).
-    pub fn pass(&self, me: usize) {
+    pub(crate) fn pass(&self, me: usize) {
         let cpu = sys::task::current_cpu();
         let mut s = self.lock();
         if s.holder == Some(me) {
@@ -109,7 +109,7 @@ impl Turns {
 
     /// Take `me` out of the rotation (what dropping its [`Member`] does;
     /// called directly for a member whose thread never started).
-    pub fn leave(&self, me: usize) {
+    pub(crate) fn leave(&self, me: usize) {
         let mut s = self.lock();
         if let Some(g) = s.gone.get_mut(me) {
             *g = true;

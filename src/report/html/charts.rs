@@ -22,7 +22,7 @@ use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
 
 /// Rows per bar or speedup chart; longer tables are split.
-pub const BARS_PER_CHART: usize = 16;
+pub(crate) const BARS_PER_CHART: usize = 16;
 
 const WIDTH: f64 = 860.0;
 
@@ -34,7 +34,7 @@ fn better_text(b: Better) -> &'static str {
 }
 
 /// Every chart of one run's report, in order: lines, bars, speedups.
-pub fn for_run(rep: &Report) -> Vec<Html> {
+pub(crate) fn for_run(rep: &Report) -> Vec<Html> {
     let (mut out, rest) = lines(&rep.results);
     out.extend(bars(&rest));
     for t in &rep.tables {
@@ -287,7 +287,7 @@ fn bar_chart(
 
 /// The speedup of each column against the first, per row, with its 95%
 /// bootstrap interval; a filled dot is a significant change.
-pub fn speedups(t: &Table) -> Vec<Html> {
+pub(crate) fn speedups(t: &Table) -> Vec<Html> {
     let pv = ParamView::new(t.rows.iter().map(|r| (r.benchmark.as_str(), &r.params)));
     let rows: Vec<_> = t.rows.iter().filter(|r| r.changes.iter().any(|c| c.is_some())).collect();
     if rows.is_empty() || t.columns.len() < 2 {

@@ -13,17 +13,17 @@ use std::fmt;
 /// Text that is safe in an HTML page or inline SVG, element content and
 /// quoted attribute values alike.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Html(String);
+pub(crate) struct Html(String);
 
 impl Html {
     /// Nothing.
-    pub fn new() -> Html {
+    pub(crate) fn new() -> Html {
         Html(String::new())
     }
 
     /// `s` as text: `& < > " '` escaped, bidirectional controls shown as
     /// `[U+202E]` (so a label cannot reorder what follows it).
-    pub fn text(s: &str) -> Html {
+    pub(crate) fn text(s: &str) -> Html {
         let s = crate::model::text::neutral(s);
         let mut o = String::with_capacity(s.len());
         for c in s.chars() {
@@ -40,46 +40,32 @@ impl Html {
     }
 
     /// Markup written in this source, trusted as it is.
-    pub fn lit(s: &'static str) -> Html {
+    pub(crate) fn lit(s: &'static str) -> Html {
         Html(s.to_string())
     }
 
     /// Append another safe piece.
-    pub fn push(&mut self, h: &Html) {
+    pub(crate) fn push(&mut self, h: &Html) {
         self.0.push_str(&h.0);
     }
 
     /// Append a literal written in this source.
-    pub fn push_lit(&mut self, s: &'static str) {
+    pub(crate) fn push_lit(&mut self, s: &'static str) {
         self.0.push_str(s);
     }
 
-    /// The pieces with `sep` between them.
-    pub fn join(parts: &[Html], sep: &'static str) -> Html {
-        let mut o = Html::new();
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                o.push_lit(sep);
-            }
-            o.push(p);
-        }
-        o
+    #[cfg(test)]
+    pub(crate) fn contains(&self, pat: &str) -> bool {
+        self.0.contains(pat)
     }
 
-    pub fn as_str(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
-    pub fn into_string(self) -> String {
+    pub(crate) fn into_string(self) -> String {
         self.0
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn contains(&self, pat: &str) -> bool {
-        self.0.contains(pat)
     }
 
     /// For [`html_write!`] only: the macro has checked the format string and
@@ -104,7 +90,7 @@ impl fmt::Debug for Html {
 
 /// What may be formatted into a page as it is: safe text and numbers, whose
 /// `Display` never writes markup.
-pub trait Safe: fmt::Display {}
+pub(crate) trait Safe: fmt::Display {}
 impl Safe for Html {}
 impl Safe for f64 {}
 impl Safe for f32 {}
@@ -116,14 +102,14 @@ impl Safe for i64 {}
 impl<T: Safe + ?Sized> Safe for &T {}
 
 #[doc(hidden)]
-pub fn safe<T: Safe>(t: T) -> T {
+pub(crate) fn safe<T: Safe>(t: T) -> T {
     t
 }
 
 /// True when `fmt` names its arguments only by position (`{}` or `{:...}`):
 /// an inline capture (`{name}`) would bypass the [`Safe`] check.
 #[doc(hidden)]
-pub const fn positional_only(fmt: &str) -> bool {
+pub(crate) const fn positional_only(fmt: &str) -> bool {
     let b = fmt.as_bytes();
     let mut i = 0;
     while i < b.len() {

@@ -24,7 +24,7 @@ fn row(out: &mut Html, name: &'static str, value: Option<String>) {
 type Object = serde_json::Map<String, Value>;
 
 /// The snapshot as a definition table, then mitigations and notes.
-pub fn render(host: &Value) -> Html {
+pub(super) fn render(host: &Value) -> Html {
     let Some(h) = host.as_object().filter(|o| !o.is_empty()) else {
         return Html::lit("<p class=\"na\">host snapshot: not recorded for this run</p>");
     };

@@ -14,10 +14,10 @@
 //! Every string reaches the page through [`escape::Html`]: the builders
 //! here take and return it, and a `String` does not compile into the page.
 
-pub mod charts;
-pub mod escape;
+pub(crate) mod charts;
+pub(crate) mod escape;
 mod host;
-pub mod svg;
+pub(crate) mod svg;
 
 use super::extra::ExtraTable;
 use super::grid::{self, Col, Grid};
@@ -30,10 +30,10 @@ use escape::{html_format, html_write, Html};
 /// The page of `kdelta report`, as a [`Renderer`]: it takes the reports of
 /// the runs shown and the reports comparing the first run with each later
 /// one ([`Report::compares_runs`]), runs first.
-pub struct Page<'a> {
-    pub title: String,
+pub(crate) struct Page<'a> {
+    pub(crate) title: String,
     /// Tables built elsewhere (a study's), shown before the runs.
-    pub extra: &'a [ExtraTable],
+    pub(crate) extra: &'a [ExtraTable],
 }
 
 impl Renderer for Page<'_> {

@@ -7,14 +7,15 @@
 use super::escape::{html_format, html_write, Html};
 
 /// Colour-blind-safe series colours (Okabe and Ito), then repeats.
-pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
+pub(crate) const PALETTE: [&str; 8] =
+    ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
 
-pub fn color(i: usize) -> &'static str {
+pub(crate) fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
 /// A label cut to `n` characters, with an ellipsis when cut.
-pub fn cut(s: &str, n: usize) -> String {
+pub(crate) fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
@@ -24,7 +25,7 @@ pub fn cut(s: &str, n: usize) -> String {
 
 /// How tick labels are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ticks {
+pub(crate) enum Ticks {
     Plain,
     /// Byte counts: `4K`, `1M`, as kdelta's sizes are written.
     Bytes,
@@ -32,20 +33,20 @@ pub enum Ticks {
 
 /// A value axis mapped onto pixels `px0 .. px1` (px1 < px0 for a y axis).
 #[derive(Debug, Clone, Copy)]
-pub struct Scale {
-    pub lo: f64,
-    pub hi: f64,
-    pub log: bool,
-    pub px0: f64,
-    pub px1: f64,
-    pub ticks: Ticks,
+pub(crate) struct Scale {
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    pub(crate) log: bool,
+    pub(crate) px0: f64,
+    pub(crate) px1: f64,
+    pub(crate) ticks: Ticks,
 }
 
 impl Scale {
     /// A scale covering `values`: logarithmic when they are all positive and
     /// span more than `log_from` times; linear ones start at zero when
     /// `from_zero`.
-    pub fn fit(values: &[f64], log_from: f64, from_zero: bool, px0: f64, px1: f64, ticks: Ticks) -> Scale {
+    pub(crate) fn fit(values: &[f64], log_from: f64, from_zero: bool, px0: f64, px1: f64, ticks: Ticks) -> Scale {
         let vs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         let mut lo = vs.iter().copied().fold(f64::INFINITY, f64::min);
         let mut hi = vs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -73,7 +74,7 @@ impl Scale {
         Scale { lo, hi, log, px0, px1, ticks }
     }
 
-    pub fn map(&self, v: f64) -> f64 {
+    pub(crate) fn map(&self, v: f64) -> f64 {
         let f = if self.log {
             (v.max(self.lo * 1e-3).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
         } else {
@@ -83,12 +84,12 @@ impl Scale {
     }
 
     /// Positions clamped to the axis (a bar or band that runs off the chart).
-    pub fn clamp(&self, v: f64) -> f64 {
+    pub(crate) fn clamp(&self, v: f64) -> f64 {
         let (a, b) = if self.px0 < self.px1 { (self.px0, self.px1) } else { (self.px1, self.px0) };
         self.map(v).clamp(a, b)
     }
 
-    pub fn ticks(&self) -> Vec<(f64, String)> {
+    pub(crate) fn ticks(&self) -> Vec<(f64, String)> {
         let mut out = Vec::new();
         if self.log {
             let base: f64 = if self.ticks == Ticks::Bytes { 2.0 } else { 10.0 };
@@ -119,7 +120,7 @@ impl Scale {
 }
 
 /// A tick label: as short as the value allows (`0.1`, `250`, `2e6`).
-pub fn tick_num(v: f64) -> String {
+pub(crate) fn tick_num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
@@ -140,7 +141,7 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 /// `512`, `4K`, `1M`, `2G` (binary units, as kdelta's size parameters).
-pub fn bytes(v: f64) -> String {
+pub(crate) fn bytes(v: f64) -> String {
     for (u, m) in [("G", 1u64 << 30), ("M", 1 << 20), ("K", 1 << 10)] {
         let m = m as f64;
         if v >= m {
@@ -152,57 +153,57 @@ pub fn bytes(v: f64) -> String {
 }
 
 /// One legend entry: a swatch colour and its text (`up [0]`).
-pub struct Key {
-    pub color: &'static str,
-    pub text: String,
+pub(crate) struct Key {
+    pub(crate) color: &'static str,
+    pub(crate) text: String,
     /// Drawn as a line with a dot (a line chart) rather than a block.
-    pub line: bool,
+    pub(crate) line: bool,
 }
 
 /// The words of one chart, as [`Frame::svg`] writes them.
 #[derive(Clone, Copy)]
-pub struct Labels<'a> {
+pub(crate) struct Labels<'a> {
     /// Names the chart for tests and the browser check (`data-kind`).
-    pub kind: &'static str,
-    pub title: &'a str,
+    pub(crate) kind: &'static str,
+    pub(crate) title: &'a str,
     /// Which way is better, and what the marks mean.
-    pub better: &'a str,
+    pub(crate) better: &'a str,
     /// The horizontal axis, with its unit.
-    pub x_name: &'a str,
+    pub(crate) x_name: &'a str,
     /// The vertical axis, with its unit.
-    pub y_name: &'a str,
+    pub(crate) y_name: &'a str,
 }
 
 /// Geometry of one chart; `plot` is where data is drawn.
-pub struct Frame {
-    pub width: f64,
-    pub height: f64,
-    pub left: f64,
-    pub top: f64,
-    pub plot_w: f64,
-    pub plot_h: f64,
+pub(crate) struct Frame {
+    pub(crate) width: f64,
+    pub(crate) height: f64,
+    pub(crate) left: f64,
+    pub(crate) top: f64,
+    pub(crate) plot_w: f64,
+    pub(crate) plot_h: f64,
 }
 
 impl Frame {
     /// A frame with room for `legend` entries below the plot.
-    pub fn new(width: f64, plot_h: f64, left: f64, legend: usize) -> Frame {
+    pub(crate) fn new(width: f64, plot_h: f64, left: f64, legend: usize) -> Frame {
         let top = 52.0;
         let legend_rows = legend.div_ceil(2) as f64;
         let height = top + plot_h + 48.0 + 18.0 * legend_rows + 8.0;
         Frame { width, height, left, top, plot_w: width - left - 24.0, plot_h }
     }
 
-    pub fn bottom(&self) -> f64 {
+    pub(crate) fn bottom(&self) -> f64 {
         self.top + self.plot_h
     }
 
-    pub fn right(&self) -> f64 {
+    pub(crate) fn right(&self) -> f64 {
         self.left + self.plot_w
     }
 
     /// The whole `<svg>`: title, direction, axis names, `body`, the legend.
     /// The texts are escaped here.
-    pub fn svg(&self, labels: &Labels, body: &Html, legend: &[Key]) -> Html {
+    pub(crate) fn svg(&self, labels: &Labels, body: &Html, legend: &[Key]) -> Html {
         let Labels { kind, title, better, x_name, y_name } = *labels;
         let mut s = Html::new();
         html_write!(
@@ -269,7 +270,7 @@ impl Frame {
     }
 
     /// Grid lines and tick labels of a horizontal value axis along the bottom.
-    pub fn x_axis(&self, sc: &Scale) -> Html {
+    pub(crate) fn x_axis(&self, sc: &Scale) -> Html {
         let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let x = sc.map(v);
@@ -294,7 +295,7 @@ impl Frame {
     }
 
     /// Grid lines and tick labels of a vertical value axis along the left.
-    pub fn y_axis(&self, sc: &Scale) -> Html {
+    pub(crate) fn y_axis(&self, sc: &Scale) -> Html {
         let mut s = Html::new();
         for (v, l) in sc.ticks() {
             let y = sc.map(v);

@@ -20,7 +20,8 @@ use super::{fmt_num, fmt_pct, html, Renderer};
 use crate::cpuset::CpuSet;
 use crate::model::config::Config;
 use crate::model::record::{Quality, ResultRecord, RunRecord, RunStatus, SampleMeta, Status};
-use crate::model::{Better, Params, TaskKind, Warning};
+use crate::model::sample::TaskKind;
+use crate::model::{Better, Params, Warning};
 use crate::stats::CompareOptions;
 
 pub(super) fn config(name: &str, cpus: &str) -> Config {

@@ -21,13 +21,13 @@ use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
-pub struct HtAware2002 {
+pub(crate) struct HtAware2002 {
     /// One queue per core (the shared runqueue).
     queues: Vec<VecDeque<TaskId>>,
 }
 
 impl HtAware2002 {
-    pub fn new(ncores: usize) -> Self {
+    pub(crate) fn new(ncores: usize) -> Self {
         HtAware2002 { queues: vec![VecDeque::new(); ncores] }
     }
 
@@ -88,6 +88,7 @@ impl HtAware2002 {
 }
 
 impl Policy for HtAware2002 {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "ht-aware-2002"
     }

@@ -9,9 +9,9 @@
 //! tasks are moved inside the policy; running tasks only move by returning
 //! [`Action::MigrateRunning`], which the engine carries out.
 
-pub mod ht_aware_2002;
-pub mod modern;
-pub mod stock_2002;
+pub(crate) mod ht_aware_2002;
+pub(crate) mod modern;
+pub(crate) mod stock_2002;
 
 use super::state::{State, TaskId};
 use rand::Rng;
@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// The policies there are; `--policy` takes their names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-pub enum PolicyName {
+pub(crate) enum PolicyName {
     /// Linux 2.4/2.5 before HT awareness: every logical CPU alike.
     #[value(name = "stock-2002")]
     #[serde(rename = "stock-2002")]
@@ -41,9 +41,9 @@ impl std::fmt::Display for PolicyName {
 }
 
 impl PolicyName {
-    pub const ALL: [PolicyName; 3] = [PolicyName::Stock2002, PolicyName::HtAware2002, PolicyName::Modern];
+    pub(crate) const ALL: [PolicyName; 3] = [PolicyName::Stock2002, PolicyName::HtAware2002, PolicyName::Modern];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PolicyName::Stock2002 => "stock-2002",
             PolicyName::HtAware2002 => "ht-aware-2002",
@@ -53,12 +53,13 @@ impl PolicyName {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Move the task running on `from` to the idle CPU `to`, where it keeps running.
     MigrateRunning { from: usize, to: usize },
 }
 
-pub trait Policy {
+pub(crate) trait Policy {
+    #[cfg(test)]
     fn name(&self) -> &'static str;
     /// A task became runnable: `new` when just created (fork+exec), else woken after blocking.
     fn enqueue(&mut self, st: &State, task: TaskId, new: bool, rng: &mut ChaCha8Rng);
@@ -75,7 +76,7 @@ pub trait Policy {
 }
 
 /// Build a policy for a machine of `ncpus` logical CPUs in `ncores` cores.
-pub fn make(name: PolicyName, ncpus: usize, ncores: usize) -> Box<dyn Policy> {
+pub(crate) fn make(name: PolicyName, ncpus: usize, ncores: usize) -> Box<dyn Policy> {
     match name {
         PolicyName::Stock2002 => Box::new(stock_2002::Stock2002::new(ncpus)),
         PolicyName::HtAware2002 => Box::new(ht_aware_2002::HtAware2002::new(ncores)),
@@ -159,7 +160,7 @@ pub(crate) mod testutil {
     use rand_chacha::ChaCha8Rng;
 
     /// A state with the given tasks running on the given CPUs (task i on cpus[i]).
-    pub fn state(shape: &str, running_on: &[usize]) -> State {
+    pub(crate) fn state(shape: &str, running_on: &[usize]) -> State {
         let shape = Shape::parse(shape).unwrap();
         let mut st = State {
             shape,
@@ -178,7 +179,7 @@ pub(crate) mod testutil {
         st
     }
 
-    pub fn add_task(st: &mut State) -> usize {
+    pub(crate) fn add_task(st: &mut State) -> usize {
         st.tasks.push(Task {
             phases: vec![],
             phase: 0,
@@ -192,7 +193,7 @@ pub(crate) mod testutil {
         st.tasks.len() - 1
     }
 
-    pub fn rng() -> ChaCha8Rng {
+    pub(crate) fn rng() -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(7)
     }
 }

@@ -16,12 +16,12 @@ use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
-pub struct Modern {
+pub(crate) struct Modern {
     queues: Vec<VecDeque<TaskId>>,
 }
 
 impl Modern {
-    pub fn new(ncpus: usize) -> Self {
+    pub(crate) fn new(ncpus: usize) -> Self {
         Modern { queues: vec![VecDeque::new(); ncpus] }
     }
 
@@ -82,6 +82,7 @@ impl Modern {
 }
 
 impl Policy for Modern {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "modern"
     }

@@ -17,12 +17,12 @@ use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
-pub struct Stock2002 {
+pub(crate) struct Stock2002 {
     queues: Vec<VecDeque<TaskId>>,
 }
 
 impl Stock2002 {
-    pub fn new(ncpus: usize) -> Self {
+    pub(crate) fn new(ncpus: usize) -> Self {
         Stock2002 { queues: vec![VecDeque::new(); ncpus] }
     }
 
@@ -50,6 +50,7 @@ impl Stock2002 {
 }
 
 impl Policy for Stock2002 {
+    #[cfg(test)]
     fn name(&self) -> &'static str {
         "stock-2002"
     }

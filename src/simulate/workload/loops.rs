@@ -12,40 +12,40 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct LoopsCfg {
-    pub loops: usize,
+pub(crate) struct LoopsCfg {
+    pub(crate) loops: usize,
     /// Seconds of work per iteration at rate 1.
-    pub work: f64,
-    pub iterations: usize,
+    pub(crate) work: f64,
+    pub(crate) iterations: usize,
     /// Relative spread of the work per iteration (0.01 = ±1%).
-    pub jitter: f64,
+    pub(crate) jitter: f64,
 }
 
 /// One finished iteration.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Iteration {
-    pub lp: usize,
-    pub start: f64,
-    pub end: f64,
-    pub work: f64,
+pub(crate) struct Iteration {
+    pub(crate) lp: usize,
+    pub(crate) start: f64,
+    pub(crate) end: f64,
+    pub(crate) work: f64,
 }
 
 impl Iteration {
-    pub fn time(&self) -> f64 {
+    pub(crate) fn time(&self) -> f64 {
         self.end - self.start
     }
 }
 
-pub struct Loops {
+pub(crate) struct Loops {
     cfg: LoopsCfg,
     rng: ChaCha8Rng,
     started: Vec<usize>,
     work_of: Vec<f64>,
-    pub done: Vec<Iteration>,
+    pub(crate) done: Vec<Iteration>,
 }
 
 impl Loops {
-    pub fn new(cfg: LoopsCfg, rng: ChaCha8Rng) -> Loops {
+    pub(crate) fn new(cfg: LoopsCfg, rng: ChaCha8Rng) -> Loops {
         Loops { cfg, rng, started: vec![0; cfg.loops], work_of: Vec::new(), done: Vec::new() }
     }
 

@@ -32,23 +32,23 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// Median CPU work of one compile job, seconds at rate 1 (see the calibration note).
-pub const COMPILE_MEDIAN: f64 = 0.088;
+pub(crate) const COMPILE_MEDIAN: f64 = 0.088;
 /// Shape of the log-normal work distribution.
-pub const COMPILE_SIGMA: f64 = 0.8;
+pub(crate) const COMPILE_SIGMA: f64 = 0.8;
 /// Mean of a blocking (I/O) phase, seconds.
-pub const IO_MEAN: f64 = 0.004;
+pub(crate) const IO_MEAN: f64 = 0.004;
 /// Serial link work per directory: a base plus a part per file, seconds.
-pub const LINK_BASE: f64 = 0.11;
-pub const LINK_PER_FILE: f64 = 0.022;
+pub(crate) const LINK_BASE: f64 = 0.11;
+pub(crate) const LINK_PER_FILE: f64 = 0.022;
 /// Default number of compile jobs.
-pub const DEFAULT_JOBS: usize = 400;
+pub(crate) const DEFAULT_JOBS: usize = 400;
 
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct MakeCfg {
+pub(crate) struct MakeCfg {
     /// N of `-jN`.
-    pub parallel: usize,
+    pub(crate) parallel: usize,
     /// J, the number of compile jobs.
-    pub jobs: usize,
+    pub(crate) jobs: usize,
 }
 
 struct Dir {
@@ -56,14 +56,14 @@ struct Dir {
     link: Vec<Phase>,
 }
 
-pub struct Make {
+pub(crate) struct Make {
     cfg: MakeCfg,
     dirs: Vec<Dir>,
     dir: usize,
     next_file: usize,
     running: usize,
     linking: bool,
-    pub finished_jobs: usize,
+    pub(crate) finished_jobs: usize,
 }
 
 const LINK_TAG: u64 = u64::MAX;
@@ -73,7 +73,7 @@ impl Make {
     /// `plan` draws the build (directory sizes, work per file): the same build
     /// for every repetition of a seed. `noise` draws the I/O waits, which
     /// differ from run to run as on a real machine.
-    pub fn new(cfg: MakeCfg, mut rng: ChaCha8Rng, mut noise: ChaCha8Rng) -> Make {
+    pub(crate) fn new(cfg: MakeCfg, mut rng: ChaCha8Rng, mut noise: ChaCha8Rng) -> Make {
         let mut dirs = Vec::new();
         let mut left = cfg.jobs;
         while left > 0 {
@@ -98,12 +98,6 @@ impl Make {
             dirs.push(Dir { files, link });
         }
         Make { cfg, dirs, dir: 0, next_file: 0, running: 0, linking: false, finished_jobs: 0 }
-    }
-
-    /// Total CPU work of the plan, seconds at rate 1.
-    pub fn total_work(&self) -> f64 {
-        let w = |ph: &Vec<Phase>| ph.iter().map(|p| if let Phase::Cpu(x) = p { *x } else { 0.0 }).sum::<f64>();
-        self.dirs.iter().map(|d| d.files.iter().map(w).sum::<f64>() + w(&d.link)).sum()
     }
 
     fn fill(&mut self, sim: &mut Engine, hint: Option<usize>) {

@@ -1,7 +1,7 @@
 //! Workloads for the simulator: `loops` (Molnar's compile loops) and `make` (a parallel build).
 
-pub mod loops;
-pub mod make;
+pub(crate) mod loops;
+pub(crate) mod make;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

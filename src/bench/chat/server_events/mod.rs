@@ -89,7 +89,7 @@ struct Server {
 /// How often connections are swept for the idle and write timeouts.
 const SWEEP: Duration = Duration::from_millis(250);
 
-pub fn serve(listener: std::net::TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
+pub(crate) fn serve(listener: std::net::TcpListener, guard: Arc<ServerGuard>, stop: Arc<AtomicBool>) -> Result<()> {
     listener.set_nonblocking(true).context("listener non-blocking")?;
     let mut listener = TcpListener::from_std(listener);
     let poll = Poll::new().context("creating the epoll instance")?;

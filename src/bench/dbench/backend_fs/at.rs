@@ -23,7 +23,7 @@ pub(super) fn cstr(s: &str) -> io::Result<CString> {
 /// `at`, following no symbolic link on the way or at the end: openat2(2)
 /// with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or where the kernel lacks it
 /// one `openat(O_NOFOLLOW)` per component. `mode` only with `O_CREAT`.
-pub fn open_beneath(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
+pub(super) fn open_beneath(at: BorrowedFd, rel: &str, flags: libc::c_int, mode: libc::mode_t) -> io::Result<OwnedFd> {
     let rel = if rel.is_empty() { "." } else { rel };
     let name = cstr(rel)?;
     let flags = flags | libc::O_CLOEXEC;
@@ -190,7 +190,7 @@ pub(super) fn scan(dir: RawFd, mut hit: impl FnMut(&[u8]) -> bool) -> bool {
 
 /// DOS-style wildcard match without case: `*` and `<` any run, `?` and `>`
 /// one character, `"` a dot.
-pub fn wild_match(pat: &str, name: &str) -> bool {
+pub(super) fn wild_match(pat: &str, name: &str) -> bool {
     wild_match_bytes(pat.as_bytes(), name.as_bytes())
 }
 

@@ -77,7 +77,7 @@ struct Handle {
 }
 
 /// One client's view of the filesystem.
-pub struct FsClient {
+pub(crate) struct FsClient {
     n: usize,
     /// The tree's root (`BASE`), every name resolved beneath it.
     root: OwnedFd,
@@ -119,7 +119,7 @@ fn outcome<T>(op: &Op, what: &str, r: io::Result<T>) -> Result<std::result::Resu
 
 impl FsClient {
     /// Client `n` (1-based) under `base` (which holds `clients/`).
-    pub fn new(n: usize, base: &Path) -> Result<FsClient> {
+    pub(crate) fn new(n: usize, base: &Path) -> Result<FsClient> {
         let root = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)

@@ -41,22 +41,22 @@
 
 mod parse;
 
-pub use parse::{parse_line, share_path, tokenize};
+pub use parse::parse_line;
 use std::fmt;
 use std::path::Path;
 
 /// Largest ReadX/WriteX size accepted (SMB2's largest I/O; SMB1 traces stay
 /// at 64 KiB). Keeps buffers and tbench frames bounded.
-pub const MAX_IO: u64 = 8 << 20;
+pub(crate) const MAX_IO: u64 = 8 << 20;
 /// Largest FIND_FIRST reply count accepted (tbench replies 90 bytes per entry).
-pub const MAX_FIND_COUNT: u64 = 65_535;
+pub(crate) const MAX_FIND_COUNT: u64 = 65_535;
 /// Longest path accepted, in bytes.
-pub const MAX_PATH: usize = 4096;
+pub(crate) const MAX_PATH: usize = 4096;
 /// Most tokens on one operation's line (the longest takes a timestamp, the
 /// name, four arguments and a status: 7). The file is bounded in bytes
 /// ([`MAX_BYTES`]); this bounds a line's tokens, so a 60 MB line of one-letter
 /// tokens costs no more than its bytes (it once cost 1-2 GB of `String`s).
-pub const MAX_TOKENS: usize = 16;
+pub(crate) const MAX_TOKENS: usize = 16;
 
 /// The expected outcome of one operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,14 +70,14 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         match self {
             Status::Ok(s) | Status::Fail(s) => s,
             Status::Any => "*",
         }
     }
     /// Does an outcome (`true` = the operation succeeded) match?
-    pub fn matches(&self, ok: bool) -> bool {
+    pub(crate) fn matches(&self, ok: bool) -> bool {
         match self {
             Status::Ok(_) => ok,
             Status::Fail(_) => !ok,
@@ -88,7 +88,7 @@ impl Status {
 
 /// Where a path lies (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// `/`: the base directory.
     Root,
     /// `/clients`: the parent of the clients' directories.
@@ -101,13 +101,13 @@ pub enum Place {
 /// A loadfile path, resolved and confined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharePath {
-    pub place: Place,
+    pub(crate) place: Place,
 }
 
 impl SharePath {
     /// The path relative to the base directory for client `n` (1-based),
     /// as dbench would name it (`clients/client7/~dmtmp/x`).
-    pub fn relative(&self, n: usize) -> String {
+    pub(crate) fn relative(&self, n: usize) -> String {
         match &self.place {
             Place::Root => String::new(),
             Place::Clients => "clients".to_string(),
@@ -123,7 +123,7 @@ impl SharePath {
     }
     /// Length of the name dbench's socket backend sizes its packets with:
     /// its directory (`.`) followed by `/` and [`relative`](Self::relative).
-    pub fn dbench_name_len(&self, n: usize) -> usize {
+    pub(crate) fn dbench_name_len(&self, n: usize) -> usize {
         let r = self.relative(n);
         if r.is_empty() {
             1
@@ -132,7 +132,7 @@ impl SharePath {
         }
     }
     /// The last component (for FIND_FIRST patterns).
-    pub fn last(&self) -> Option<&str> {
+    pub(crate) fn last(&self) -> Option<&str> {
         match &self.place {
             Place::Client(rest) => rest.last().map(|s| s.as_str()),
             _ => None,
@@ -166,7 +166,7 @@ pub enum OpKind {
 }
 
 /// The operation names, in the order statistics are reported.
-pub const OP_NAMES: [&str; 17] = [
+pub(crate) const OP_NAMES: [&str; 17] = [
     "NTCreateX",
     "Close",
     "Rename",
@@ -188,7 +188,7 @@ pub const OP_NAMES: [&str; 17] = [
 
 impl OpKind {
     /// Index into [`OP_NAMES`].
-    pub fn index(&self) -> usize {
+    pub(crate) fn index(&self) -> usize {
         match self {
             OpKind::NtCreateX { .. } => 0,
             OpKind::Close { .. } => 1,
@@ -209,7 +209,7 @@ impl OpKind {
             OpKind::Flush { .. } => 16,
         }
     }
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         OP_NAMES[self.index()]
     }
 }
@@ -220,7 +220,7 @@ pub struct Op {
     /// 1-based line number in the file.
     pub line: usize,
     /// Seconds since the start of the pass, when the line carries one.
-    pub time: Option<f64>,
+    pub(crate) time: Option<f64>,
     pub kind: OpKind,
     pub status: Status,
 }
@@ -229,16 +229,16 @@ pub struct Op {
 #[derive(Debug, Clone)]
 pub struct Loadfile {
     /// The name errors and results use (the path given, or `generated`).
-    pub name: String,
+    pub(crate) name: String,
     pub ops: Vec<Op>,
 }
 
 /// A malformed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
-    pub file: String,
-    pub line: usize,
-    pub msg: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) msg: String,
 }
 
 impl fmt::Display for ParseError {
@@ -260,7 +260,7 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Read and parse a loadfile; every problem is a [`crate::error::bad_input`].
-pub fn load(path: &Path) -> anyhow::Result<Loadfile> {
+pub(crate) fn load(path: &Path) -> anyhow::Result<Loadfile> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let bad = |m: String| crate::error::bad_input(format!("loadfile {}: {m}", path.display()));
@@ -297,7 +297,7 @@ pub fn load(path: &Path) -> anyhow::Result<Loadfile> {
 
 /// The largest loadfile kdelta reads; parsing takes roughly ten times the
 /// file's size in memory.
-pub const MAX_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_BYTES: u64 = 64 << 20;
 
 /// Longest error message text quoted from a loadfile line.
 const MSG_MAX: usize = 200;
@@ -327,7 +327,7 @@ pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loadfile, ParseError> {
 }
 
 /// Parse a whole file given as text.
-pub fn parse(name: &str, text: &str) -> Result<Loadfile, ParseError> {
+pub(crate) fn parse(name: &str, text: &str) -> Result<Loadfile, ParseError> {
     parse_bytes(name, text.as_bytes())
 }
 
@@ -378,7 +378,7 @@ pub fn format_op(op: &Op) -> String {
 /// writes (a sparse file counts the bytes written, not its length), renames,
 /// unlinks and Deltree are followed; every file is rounded up to 4 KiB blocks
 /// plus one block. An estimate for the free-space check, not a measurement.
-pub fn space_per_client(lf: &Loadfile) -> u64 {
+pub(crate) fn space_per_client(lf: &Loadfile) -> u64 {
     use std::collections::HashMap;
     fn fp(e: (u64, u64)) -> u64 {
         (e.0.min(e.1).div_ceil(4096) + 1) * 4096

@@ -5,7 +5,7 @@ use super::*;
 
 /// At most [`MAX_TOKENS`] tokens are kept: more is an error, except on a
 /// comment line (first token `#...`), whose rest is skipped unkept.
-pub fn tokenize(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn tokenize(line: &str) -> Result<Vec<String>, String> {
     fn push(out: &mut Vec<String>, tok: String) -> Result<(), String> {
         if out.len() < MAX_TOKENS {
             out.push(tok);
@@ -98,7 +98,7 @@ fn n32(tok: &str, what: &str) -> Result<u32, String> {
 
 /// Resolve a loadfile path (already with `/` separators) against the share
 /// layout and confine it.
-pub fn share_path(tok: &str) -> Result<SharePath, String> {
+pub(crate) fn share_path(tok: &str) -> Result<SharePath, String> {
     if tok.is_empty() {
         return Err("empty path".into());
     }

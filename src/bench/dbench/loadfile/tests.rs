@@ -1,5 +1,6 @@
 //! Loadfile parsing and validation tests.
 
+use super::parse::tokenize;
 use super::*;
 
 #[test]

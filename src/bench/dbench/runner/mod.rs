@@ -35,17 +35,17 @@ use std::time::{Duration, Instant};
 
 /// What one operation did.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Did it succeed (compared with the expected status)?
-    pub ok: bool,
+    pub(crate) ok: bool,
     /// Payload bytes counted towards the throughput.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Why it failed, for mismatch reports.
-    pub why: Option<String>,
+    pub(crate) why: Option<String>,
 }
 
 /// Something that replays operations: the file backend or the socket one.
-pub trait Backend {
+pub(crate) trait Backend {
     /// Start of a pass over the loadfile (close what the last pass left open).
     fn reset(&mut self);
     /// Run one operation. `Err` ends the run (no space, I/O error, lost server).
@@ -64,17 +64,17 @@ pub trait Backend {
 
 /// Per-operation figures.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
-pub struct OpStat {
-    pub count: u64,
-    pub total_ns: u64,
-    pub max_ns: u64,
+pub(crate) struct OpStat {
+    pub(crate) count: u64,
+    pub(crate) total_ns: u64,
+    pub(crate) max_ns: u64,
     /// Expected-status mismatches (warm-up and timed phase).
-    pub mismatches: u64,
+    pub(crate) mismatches: u64,
 }
 
 impl OpStat {
     /// Add another client's or sample's figures for the same operation.
-    pub fn merge(&mut self, o: &OpStat) {
+    pub(crate) fn merge(&mut self, o: &OpStat) {
         self.count += o.count;
         self.total_ns += o.total_ns;
         self.max_ns = self.max_ns.max(o.max_ns);
@@ -84,52 +84,52 @@ impl OpStat {
 
 /// What one client reports.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ClientResult {
-    pub ops: Vec<OpStat>,
+pub(crate) struct ClientResult {
+    pub(crate) ops: Vec<OpStat>,
     /// Payload bytes in the figure's window (the timed phase less its tail).
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Payload bytes in the tail (after the figure's window, before the limit).
     #[serde(default)]
-    pub tail_bytes: u64,
+    pub(crate) tail_bytes: u64,
     /// Complete passes over the loadfile.
-    pub passes: u64,
-    pub error: Option<String>,
+    pub(crate) passes: u64,
+    pub(crate) error: Option<String>,
     /// The first few mismatches, `line N: Op expected S: why`.
-    pub examples: Vec<String>,
+    pub(crate) examples: Vec<String>,
     /// Operations refused for a symbolic link in the way ([`Backend::refused`]).
     #[serde(default)]
-    pub refused: u64,
+    pub(crate) refused: u64,
 }
 
 /// The sum over clients.
 #[derive(Debug, Clone, Default)]
-pub struct Totals {
-    pub ops: Vec<OpStat>,
+pub(crate) struct Totals {
+    pub(crate) ops: Vec<OpStat>,
     /// Payload bytes in the figure's window.
-    pub bytes: u64,
-    pub tail_bytes: u64,
-    pub passes: u64,
+    pub(crate) bytes: u64,
+    pub(crate) tail_bytes: u64,
+    pub(crate) passes: u64,
     /// Length of the figure's window (see [`figure_window`]).
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// Length of the whole timed phase (the operation table's window).
-    pub timed_secs: f64,
-    pub examples: Vec<String>,
-    pub refused: u64,
+    pub(crate) timed_secs: f64,
+    pub(crate) examples: Vec<String>,
+    pub(crate) refused: u64,
 }
 
 impl Totals {
-    pub fn mbps(&self) -> f64 {
+    pub(crate) fn mbps(&self) -> f64 {
         if self.secs > 0.0 {
             self.bytes as f64 / 1e6 / self.secs
         } else {
             0.0
         }
     }
-    pub fn mismatches(&self) -> u64 {
+    pub(crate) fn mismatches(&self) -> u64 {
         self.ops.iter().map(|o| o.mismatches).sum()
     }
     /// `{op: {count, avg_ms, max_ms, mismatches}}` for the operations seen.
-    pub fn ops_json(&self) -> serde_json::Value {
+    pub(crate) fn ops_json(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         for (i, o) in self.ops.iter().enumerate() {
             if o.count == 0 && o.mismatches == 0 {
@@ -147,18 +147,18 @@ impl Totals {
 
 /// How to run.
 #[derive(Debug, Clone)]
-pub struct Spec {
-    pub clients: usize,
-    pub threads: bool,
-    pub warmup: Duration,
-    pub time: Duration,
-    pub strict: bool,
-    pub liveness: Liveness,
+pub(crate) struct Spec {
+    pub(crate) clients: usize,
+    pub(crate) threads: bool,
+    pub(crate) warmup: Duration,
+    pub(crate) time: Duration,
+    pub(crate) strict: bool,
+    pub(crate) liveness: Liveness,
 }
 
 crate::choice! {
     /// How a client makes sure the process that started it is still there.
-    pub enum Liveness {
+    pub(crate) enum Liveness {
         /// dbench's and tbench's way (`child.c`): `kill(parent, 0)` before every
         /// operation, stopping when the parent is gone. One system call per
         /// operation, and its cost is in their figures: on a CPU-bound filesystem
@@ -184,7 +184,7 @@ const ABORT: u32 = 5;
 /// and keeps the last sample taken before the limit, so its figure covers
 /// `ceil(time) - 1` whole seconds (9 of 10). A phase of one second or less
 /// (where dbench would report nothing) is used whole.
-pub fn figure_window(time: Duration) -> Duration {
+pub(crate) fn figure_window(time: Duration) -> Duration {
     let whole = (time.as_secs_f64().ceil() as u64).saturating_sub(1);
     if whole == 0 {
         time
@@ -358,7 +358,11 @@ fn account(res: &mut ClientResult, op: &Op, out: &Outcome, phase: u32, dt: u64) 
 
 /// Run `spec.clients` clients over `lf`; `make(n)` builds client n's backend
 /// (inside the client: after the fork for processes).
-pub fn run(lf: &Loadfile, spec: &Spec, make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync)) -> Result<Totals> {
+pub(crate) fn run(
+    lf: &Loadfile,
+    spec: &Spec,
+    make: &(dyn Fn(usize) -> Result<Box<dyn Backend>> + Sync),
+) -> Result<Totals> {
     // The process the clients watch: this one for forked clients (dbench's
     // children watch theirs), for threads this process's own parent.
     let parent = match spec.liveness {

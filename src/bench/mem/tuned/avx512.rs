@@ -12,7 +12,7 @@
 use core::arch::global_asm;
 
 /// Copies from this size up, when not streaming, are one `rep movsb`.
-pub const REP_MOVSB_MIN: usize = 16384;
+pub(super) const REP_MOVSB_MIN: usize = 16384;
 
 // The copy is one routine in assembly, like strlen below and for the same
 // reason: placement. Measured pinned on this Zen 4 with libc and tuned in

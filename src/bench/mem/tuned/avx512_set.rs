@@ -32,7 +32,7 @@ use core::arch::global_asm;
 
 /// Fills from this size up, when not streaming, are one `rep stosb`
 /// (glibc 2.36 takes it above its `rep_stosb_threshold`, 2048).
-pub const REP_STOSB_MIN: usize = 2049;
+pub(super) const REP_STOSB_MIN: usize = 2049;
 
 global_asm!(
     ".pushsection .text.kdelta_set_avx512,\"ax\",@progbits",

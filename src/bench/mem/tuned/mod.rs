@@ -344,4 +344,4 @@ impl Tuned {
 }
 
 /// The page size `clear_page` works on.
-pub const PAGE: usize = 4096;
+pub(crate) const PAGE: usize = 4096;
