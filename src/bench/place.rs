@@ -26,7 +26,7 @@ pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(PlaceLoops)]
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// `policy=`: where each new process of a loop goes (`kdelta place --policy`).
     pub(crate) enum Policy { Naive = "naive", SmtAware = "smt-aware", Kernel = "kernel" }
 }

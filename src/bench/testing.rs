@@ -218,7 +218,7 @@ fn work(n: u64) -> u64 {
     x
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// What `test.garble` leaves in its results file.
     enum Garble { Garbage = "garbage", Truncated = "truncated" }
 }

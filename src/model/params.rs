@@ -41,7 +41,7 @@ impl ParamKind {
 }
 
 /// A closed set of parameter values: an enum, its spellings and its old
-/// spellings, declared together with [`choice!`](crate::choice) (so every
+/// spellings, declared together with [`choice!`] (so every
 /// variant has exactly one canonical name) rather than with clap's
 /// `ValueEnum`, because the tables must be `const` (a [`ParamKind`] is built
 /// in `const` context), readable as data (stored runs are canonicalised
@@ -90,29 +90,22 @@ impl Choice for bool {
 
 /// Declare a parameter enum and its [`Choice`] tables in one place, so each
 /// variant has exactly one canonical spelling, given beside it, followed by
-/// any old spellings:
-///
-/// ```
-/// kdelta::choice! {
-///     /// How tasks run.
-///     pub enum Model { Threads = "threads" | "thread", Processes = "processes" | "process" }
-/// }
-/// use kdelta::model::params::Choice;
-/// assert_eq!(Model::Threads.name(), "threads");
-/// ```
-#[macro_export]
+/// any old spellings, as in
+/// `choice! { pub(crate) enum Model { Threads = "threads" | "thread", Processes = "processes" } }`
+/// (the unit test `choices_take_their_names_and_aliases_and_refuse_the_rest` declares one).
 macro_rules! choice {
     ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal $(| $alias:literal)*),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         $vis enum $name { $($(#[$vm])* $var),+ }
-        impl $crate::model::params::Choice for $name {
+        impl crate::model::params::Choice for $name {
             const NAMES: &'static [&'static str] = &[$($s),+];
             const VALUES: &'static [Self] = &[$($name::$var),+];
             const ALIASES: &'static [(&'static str, &'static str)] = &[$($(($alias, $s),)*)+];
         }
     };
 }
+pub(crate) use choice;
 
 /// One declared parameter of a benchmark.
 #[derive(Debug, Clone)]
@@ -411,7 +404,7 @@ mod tests {
         assert!(e.contains("bogus") && e.contains("procs, size"), "{e}");
     }
 
-    crate::choice! {
+    crate::model::params::choice! {
         /// A test enum.
         enum Tasks { Threads = "threads" | "thread", Processes = "processes" | "process" | "procs" }
     }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) const STACK: usize = 64 << 10;
 
-crate::choice! {
+crate::model::params::choice! {
     pub(crate) enum Pacing { None = "none", Room = "room" }
 }
 

@@ -56,7 +56,7 @@ const HELLO_BODY: usize = 32;
 const STATS_REQ_BODY: usize = 8;
 const STATS_BODY: usize = 20;
 
-crate::choice! {
+crate::model::params::choice! {
     /// How the server relays a run's messages (chosen by the client in HELLO).
     pub enum Relay {
         /// The original's work: each message is written to each other member's

@@ -11,7 +11,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-crate::choice! {
+crate::model::params::choice! {
     /// The server's concurrency model (`server_model`).
     pub(crate) enum ServerModel { Threads = "threads", Events = "events" }
 }

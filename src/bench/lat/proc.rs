@@ -69,7 +69,7 @@ fn record_footprint(s: &mut Sampler, f: Option<crate::sys::memory::Footprint>, w
     }
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// The process `lat.proc.fork` forks from (`parent=`).
     pub(super) enum Parent {
         /// `forker`, a C program as small as LMbench's lat_proc.

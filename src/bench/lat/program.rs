@@ -21,7 +21,7 @@ static HELLO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hello"));
 /// Why build.rs could not build `hello` (empty when it could).
 const HELLO_ERROR: &str = env!("KDELTA_HELLO_ERROR");
 
-crate::choice! {
+crate::model::params::choice! {
     /// The program `lat.proc.exec` and `lat.proc.shell` start (`prog=`).
     pub(crate) enum Prog {
         /// A dynamically linked C program, like LMbench's `hello`.

@@ -79,12 +79,12 @@ impl MemBench {
     }
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// The `impl` parameter: which implementation is measured.
     enum ImplName { Naive = "naive", Libc = "libc", Tuned = "tuned" }
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// The `cache` parameter.
     enum CacheState { Warm = "warm", Cold = "cold" }
 }

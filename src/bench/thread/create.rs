@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-crate::choice! {
+crate::model::params::choice! {
     /// How `thread.create` makes its task (its `model` parameter).
     pub(crate) enum CreateModel { Direct = "direct", Manager = "manager", Process = "process" }
 }

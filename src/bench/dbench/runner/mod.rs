@@ -156,7 +156,7 @@ pub(crate) struct Spec {
     pub(crate) liveness: Liveness,
 }
 
-crate::choice! {
+crate::model::params::choice! {
     /// How a client makes sure the process that started it is still there.
     pub(crate) enum Liveness {
         /// dbench's and tbench's way (`child.c`): `kill(parent, 0)` before every
