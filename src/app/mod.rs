@@ -35,11 +35,11 @@ pub fn main() -> ExitCode {
         });
         match own {
             Some((c, sub)) => Ok(Parsed::Family(c.run, sub)),
-            None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(Parsed::Cli),
+            None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|cli| Parsed::Cli(Box::new(cli), m)),
         }
     });
     let result = match parsed {
-        Ok(Parsed::Cli(cli)) => dispatch(cli),
+        Ok(Parsed::Cli(cli, m)) => with_run_flags(*cli, &m).and_then(dispatch),
         Ok(Parsed::Family(run, m)) => run(&m).map(|()| exit::OK),
         Err(e) => {
             // A value our parsers refused (`cli`): one line, like every bad input.
@@ -72,7 +72,31 @@ fn family_commands() -> Vec<bench::FamilyCommand> {
 }
 
 fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
-    families.iter().fold(<Cli as clap::CommandFactory>::command(), |cmd, c| cmd.subcommand((c.command)()))
+    let cmd = <Cli as clap::CommandFactory>::command()
+        .mut_subcommand("run", |run| bench::run_flags().iter().fold(run, |run, f| run.arg((f.arg)())));
+    families.iter().fold(cmd, |cmd, c| cmd.subcommand((c.command)()))
+}
+
+/// `kdelta run` with the flags families add to it (`--cmd`) turned into the
+/// parameter settings they stand for, after those given with `--param`.
+fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
+    let (Command::Run(a), Some(("run", sub))) = (&mut cli.command, m.subcommand()) else { return Ok(cli) };
+    for flag in bench::run_flags() {
+        let arg = (flag.arg)();
+        if sub.value_source(arg.get_id().as_str()) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        let given: Vec<String> = sub
+            .get_raw(arg.get_id().as_str())
+            .into_iter()
+            .flatten()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        for (name, value) in (flag.settings)(&given).map_err(|e| bad_input(e.to_string()))? {
+            a.param.push(Setting { name, value });
+        }
+    }
+    Ok(cli)
 }
 
 /// The whole command line as `main` parses it, families' subcommands
@@ -83,7 +107,7 @@ fn command() -> clap::Command {
 
 /// What the command line asked for: a built-in command, or a family's own.
 enum Parsed {
-    Cli(Cli),
+    Cli(Box<Cli>, clap::ArgMatches),
     Family(fn(&clap::ArgMatches) -> Result<()>, clap::ArgMatches),
 }
 

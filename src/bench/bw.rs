@@ -121,7 +121,8 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
-pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &[] };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![

@@ -14,6 +14,7 @@ pub(crate) mod aim9;
 pub(crate) mod build;
 pub(crate) mod bw;
 pub(crate) mod chat;
+pub(crate) mod cmd;
 pub(crate) mod dbench;
 pub(crate) mod lat;
 pub(crate) mod mem;
@@ -43,6 +44,21 @@ pub(crate) struct Family {
     pub(crate) server: Option<Server>,
     /// A subcommand of its own (dbench: `kdelta loadfile`).
     pub(crate) command: Option<FamilyCommand>,
+    /// Flags it adds to `kdelta run`, each a shorthand for parameter settings.
+    pub(crate) run_flags: &'static [RunFlag],
+}
+
+/// Parameter settings, as (name, value).
+pub(crate) type Settings = Vec<(String, String)>;
+
+/// A flag a family adds to `kdelta run` (`--cmd 'gzip -9 -c data'`): its clap
+/// definition, and the `--param` settings the values given turn into.
+pub(crate) struct RunFlag {
+    /// The argument, as clap builds it; its id is how its values are found.
+    pub(crate) arg: fn() -> clap::Arg,
+    /// The values given on the command line, in order, as (parameter, value)
+    /// settings; a refusal is bad input (exit 2).
+    pub(crate) settings: fn(&[String]) -> anyhow::Result<Settings>,
 }
 
 /// Lines a family adds under a run's tables, from the run's stored results.
@@ -107,6 +123,7 @@ pub(crate) fn families() -> Vec<Family> {
         dbench::DBENCH,
         dbench::TBENCH,
         build::FAMILY,
+        cmd::FAMILY,
         place::FAMILY,
         testing::FAMILY,
     ]
@@ -120,6 +137,11 @@ pub(crate) fn registry() -> Vec<Box<dyn Benchmark>> {
 /// The lines the families of these results add under a run's tables.
 pub(crate) fn family_summaries(results: &[ResultRecord]) -> Vec<String> {
     families().iter().filter_map(|f| f.summary).flat_map(|s| s(results)).collect()
+}
+
+/// The flags families add to `kdelta run`.
+pub(crate) fn run_flags() -> Vec<&'static RunFlag> {
+    families().into_iter().flat_map(|f| f.run_flags.iter()).collect()
 }
 
 /// The servers `kdelta serve` can run.

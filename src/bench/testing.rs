@@ -15,7 +15,8 @@ pub(crate) fn enabled() -> bool {
     std::env::var_os("KDELTA_TEST_BENCHES").map(|v| v == "1").unwrap_or(false)
 }
 
-pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &[] };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     if !enabled() {

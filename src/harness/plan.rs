@@ -143,7 +143,7 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
                 }
             }
         }
-        let points = crate::model::params::expand(&info.params, &own, req.quick, info.name)
+        let points = crate::model::params::expand_open(&info.params, &own, req.quick, info.name, info.open)
             .map_err(|e| bad_input(e.to_string()))?;
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
@@ -268,7 +268,7 @@ pub(super) fn param_for<'a>(key: &'a str, info: &BenchInfo) -> Option<&'a str> {
             return None;
         }
     }
-    info.params.iter().any(|p| p.name == name).then_some(name)
+    (info.open && !name.is_empty() || info.params.iter().any(|p| p.name == name)).then_some(name)
 }
 
 /// Samples per result: the fixed count, or the benchmark's own.

@@ -35,6 +35,9 @@ pub struct BenchInfo {
     /// `run` that is self-contained: no fork, signal handler, process-wide
     /// setting or other thread of its own.
     pub(crate) lockstep: bool,
+    /// It takes parameters it does not declare (`--param t=1,2`), each swept
+    /// as a comma-separated list: the placeholders of a user's command.
+    pub(crate) open: bool,
 }
 
 impl BenchInfo {
@@ -54,6 +57,7 @@ impl BenchInfo {
             quick_samples: 3,
             aliases: Vec::new(),
             lockstep: false,
+            open: false,
         }
     }
     /// A former name of this benchmark.
@@ -68,6 +72,11 @@ impl BenchInfo {
     /// Its points may take turns in one worker ([`BenchInfo::lockstep`]).
     pub fn lockstep(mut self) -> Self {
         self.lockstep = true;
+        self
+    }
+    /// It takes undeclared parameters ([`BenchInfo::open`]).
+    pub(crate) fn open(mut self) -> Self {
+        self.open = true;
         self
     }
     pub fn param(mut self, p: ParamSpec) -> Self {

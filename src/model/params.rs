@@ -24,6 +24,9 @@ pub enum ParamKind {
     Choice { names: &'static [&'static str], aliases: &'static [(&'static str, &'static str)] },
     /// Free text (paths, addresses, commands).
     Text,
+    /// Free text swept one value per line (commands compared with each
+    /// other, which may hold commas but not newlines).
+    Lines,
 }
 
 impl ParamKind {
@@ -36,7 +39,7 @@ impl ParamKind {
     /// flag) rather than points on a scale (`size=64,1K`): the kind a user
     /// compares rather than sweeps (`harness/order.rs`).
     pub const fn names_alternatives(&self) -> bool {
-        matches!(self, ParamKind::Choice { .. } | ParamKind::Bool | ParamKind::Text)
+        matches!(self, ParamKind::Choice { .. } | ParamKind::Bool | ParamKind::Text | ParamKind::Lines)
     }
 }
 
@@ -167,6 +170,7 @@ impl ParamSpec {
             ParamKind::Bool => "true|false".into(),
             ParamKind::Choice { names, .. } => names.join("|"),
             ParamKind::Text => "text".into(),
+            ParamKind::Lines => "text, one value per line".into(),
         }
     }
 
@@ -183,6 +187,7 @@ impl ParamSpec {
             ParamKind::Bool => parse_bool(v).is_ok(),
             ParamKind::Choice { names, aliases } => canonical_choice(names, aliases, v).is_some(),
             ParamKind::Text => !v.is_empty(),
+            ParamKind::Lines => !v.trim().is_empty() && !v.contains('\n'),
         };
         if !ok {
             bail!("value {v:?} is not allowed for parameter {}: expected {}", self.name, self.kind_name());
@@ -295,9 +300,20 @@ impl Params {
     pub fn set(&mut self, name: &str, v: impl Into<String>) {
         self.0.insert(name.to_string(), v.into());
     }
-    /// `name=value name=value`, for tables.
+    /// `name=value name=value`, for tables; a value of several lines shows
+    /// them separated by `\n`, so it stays on one line.
     pub fn display(&self) -> String {
-        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        self.0.iter().map(|(k, v)| format!("{k}={}", one_line(v))).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A parameter value on one line, as tables show it: the lines of a value
+/// of several separated by `\n`.
+pub(crate) fn one_line(v: &str) -> std::borrow::Cow<'_, str> {
+    if v.contains('\n') {
+        v.replace('\n', "\\n").into()
+    } else {
+        v.into()
     }
 }
 
@@ -318,8 +334,48 @@ pub fn expand(
     quick: bool,
     bench: &str,
 ) -> Result<Vec<Params>> {
+    expand_open(specs, overrides, quick, bench, false)
+}
+
+/// [`expand`], and with `open` every override naming no declared parameter
+/// is swept too, as a comma-separated list of values (a benchmark's
+/// placeholders: `--param t=1,2` fills `{t}`), after the declared ones.
+pub(crate) fn expand_open(
+    specs: &[ParamSpec],
+    overrides: &BTreeMap<String, String>,
+    quick: bool,
+    bench: &str,
+    open: bool,
+) -> Result<Vec<Params>> {
+    let undeclared: Vec<(&String, &String)> =
+        overrides.iter().filter(|(k, _)| !specs.iter().any(|s| s.name == k.as_str())).collect();
+    let mut points = expand_declared(specs, overrides, quick, bench, open)?;
+    for (k, raw) in undeclared {
+        let values = split_list(raw);
+        if values.is_empty() {
+            bail!("parameter {k} of {bench} has no value");
+        }
+        points = points
+            .into_iter()
+            .flat_map(|p| values.iter().map(move |v| (p.clone(), v)))
+            .map(|(mut p, v)| {
+                p.set(k, v.clone());
+                p
+            })
+            .collect();
+    }
+    Ok(points)
+}
+
+fn expand_declared(
+    specs: &[ParamSpec],
+    overrides: &BTreeMap<String, String>,
+    quick: bool,
+    bench: &str,
+    open: bool,
+) -> Result<Vec<Params>> {
     for k in overrides.keys() {
-        if !specs.iter().any(|s| s.name == k) {
+        if !open && !specs.iter().any(|s| s.name == k) {
             let allowed: Vec<&str> = specs.iter().map(|s| s.name).collect();
             if allowed.is_empty() {
                 bail!("unknown parameter {k:?} for {bench}: it takes no parameters");
@@ -334,7 +390,11 @@ pub fn expand(
             None if quick => spec.quick.unwrap_or(spec.default),
             None => spec.default,
         };
-        let values = if matches!(spec.kind, ParamKind::Text) { vec![raw.to_string()] } else { split_list(raw) };
+        let values = match spec.kind {
+            ParamKind::Text => vec![raw.to_string()],
+            ParamKind::Lines => raw.lines().map(|l| l.to_string()).filter(|l| !l.trim().is_empty()).collect(),
+            _ => split_list(raw),
+        };
         if values.is_empty() {
             bail!("parameter {} of {bench} has no value", spec.name);
         }

@@ -63,7 +63,10 @@ impl ParamView {
             if !cons.is_empty() {
                 constant.push((
                     b.to_string(),
-                    cons.iter().map(|k| format!("{k}={}", ps[0].0[k])).collect::<Vec<_>>().join(" "),
+                    cons.iter()
+                        .map(|k| format!("{k}={}", crate::model::params::one_line(&ps[0].0[k])))
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 ));
             }
             varying.insert(b.to_string(), var);
@@ -73,7 +76,10 @@ impl ParamView {
     /// The varying parameters of one row, `procs=2 size=0`.
     pub(super) fn show(&self, bench: &str, p: &crate::model::Params) -> String {
         let keys = self.varying.get(bench).cloned().unwrap_or_default();
-        keys.iter().filter_map(|k| p.0.get(k).map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(" ")
+        keys.iter()
+            .filter_map(|k| p.0.get(k).map(|v| format!("{k}={}", crate::model::params::one_line(v))))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
     pub(super) fn any(&self) -> bool {
         self.varying.values().any(|v| !v.is_empty())

@@ -109,6 +109,12 @@ pub(crate) struct ChildUsage {
     pub(crate) sys_s: f64,
     /// Peak resident set size, bytes.
     pub(crate) max_rss: u64,
+    /// Page faults served without I/O (minor) and with it (major).
+    pub(crate) minor_faults: u64,
+    pub(crate) major_faults: u64,
+    /// Context switches: voluntary (it waited) and involuntary (preempted).
+    pub(crate) voluntary_switches: u64,
+    pub(crate) involuntary_switches: u64,
 }
 
 /// Whether this process may write `path`: access(2) with `W_OK` (a
@@ -136,6 +142,20 @@ pub(crate) fn free_bytes(path: &std::path::Path) -> Option<u64> {
     Some(v.blocks_available() as u64 * v.fragment_size() as u64)
 }
 
+/// The first executable regular file named `prog` in the `:`-separated
+/// `path` (an empty entry means the current directory, as for the shell).
+pub(crate) fn find_in_path(prog: &str, path: &str) -> Option<std::path::PathBuf> {
+    path.split(':')
+        .map(|d| std::path::Path::new(if d.is_empty() { "." } else { d }).join(prog))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &std::path::Path) -> bool {
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+        .unwrap_or(false)
+}
+
 /// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
 /// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
 pub(crate) fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
@@ -160,5 +180,9 @@ pub(crate) fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {
         user_s: tv(ru.ru_utime),
         sys_s: tv(ru.ru_stime),
         max_rss: ru.ru_maxrss as u64 * 1024,
+        minor_faults: ru.ru_minflt as u64,
+        major_faults: ru.ru_majflt as u64,
+        voluntary_switches: ru.ru_nvcsw as u64,
+        involuntary_switches: ru.ru_nivcsw as u64,
     })
 }

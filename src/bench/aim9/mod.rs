@@ -218,7 +218,8 @@ pub static TESTS: &[TestDef] = &[
 ];
 
 /// Every aim9 test, as benchmarks.
-pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &[] };
 
 pub fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     TESTS.iter().map(|d| Box::new(Aim9 { def: d }) as Box<dyn Benchmark>).collect()

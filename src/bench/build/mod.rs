@@ -20,7 +20,8 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &[] };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(BuildMake)]

@@ -1,21 +1,10 @@
 //! Finding the build tools on a PATH string, so "is `cc` missing?" can be
 //! answered (and tested) for any PATH, not only the process's own.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+pub(crate) use crate::sys::find_in_path;
 
 /// The tools the built-in project needs.
 pub(crate) const NEEDED: &[&str] = &["cc", "make"];
-
-/// The first executable regular file named `prog` in the `:`-separated
-/// `path` (an empty entry means the current directory, as for the shell).
-pub(crate) fn find_in_path(prog: &str, path: &str) -> Option<PathBuf> {
-    path.split(':').map(|d| Path::new(if d.is_empty() { "." } else { d }).join(prog)).find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-}
 
 /// `Err(reason)` naming every tool of [`NEEDED`] missing from `path`.
 pub(crate) fn check_tools(path: &str) -> Result<(), String> {
@@ -30,6 +19,7 @@ pub(crate) fn check_tools(path: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_path_without_the_tools_is_a_clear_reason() {

@@ -33,6 +33,7 @@ pub(crate) const FAMILY: super::Family = super::Family {
     summary: None,
     server: Some(super::Server { name: "chat", params, serve }),
     command: None,
+    run_flags: &[],
 };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {

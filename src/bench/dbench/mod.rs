@@ -51,12 +51,14 @@ pub(crate) const DBENCH: super::Family = super::Family {
     summary: None,
     server: None,
     command: Some(super::FamilyCommand { command: cli::command, run: cli::run }),
+    run_flags: &[],
 };
 pub(crate) const TBENCH: super::Family = super::Family {
     benchmarks: || vec![Box::new(Tbench)],
     summary: None,
     server: Some(super::Server { name: "tbench", params: Vec::new, serve }),
     command: None,
+    run_flags: &[],
 };
 
 fn common_params(info: BenchInfo) -> BenchInfo {

@@ -21,6 +21,7 @@ pub(crate) const FAMILY: super::Family = super::Family {
     summary: None,
     server: Some(super::Server { name: "lat.tcp", params: Vec::new, serve: tcp_server::serve }),
     command: None,
+    run_flags: &[],
 };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {

@@ -25,7 +25,7 @@ pub use bench::{MemBench, Routine, SIZES};
 use super::Benchmark;
 
 pub(crate) const FAMILY: super::Family =
-    super::Family { benchmarks, summary: Some(summary::summary), server: None, command: None };
+    super::Family { benchmarks, summary: Some(summary::summary), server: None, command: None, run_flags: &[] };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     [Routine::Memcpy, Routine::Memset, Routine::ClearPage, Routine::Strlen]

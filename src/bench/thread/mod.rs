@@ -11,7 +11,8 @@ use create::{create_loop, CreateModel, Manager};
 use ring::{measure_ctx, Model};
 use std::time::Duration;
 
-pub(crate) const FAMILY: super::Family = super::Family { benchmarks, summary: None, server: None, command: None };
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &[] };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(ThreadCreate), Box::new(ThreadCtx)]

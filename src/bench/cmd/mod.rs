@@ -1,0 +1,368 @@
+//! The `cmd` family: any command as a benchmark, as hyperfine times one, under
+//! every configuration kdelta has. `cmd.run` takes a sample per run of the
+//! command: wall seconds (or `figure=user|sys|cpu`), with user and system
+//! seconds, peak RSS, faults and context switches stored beside it as parts.
+//!
+//! Several `--cmd [NAME=]COMMAND` are the values of the `cmd` parameter (one
+//! line each, [`spec`]), so they are compared with each other as `impl=` is:
+//! interleaved, starred, a speedup column. Parameters the benchmark does not
+//! declare fill `{NAME}` placeholders (`--cmd 'xz -T{t}' --param t=1,2`).
+//!
+//! Each worker runs `setup`, then `warmup` untimed runs, then measures the
+//! shell's own start-up (`SHELL -c ''`, [`SHELL_RUNS`] times, as the command
+//! is run) and subtracts its mean wall, user and system time from every run,
+//! as hyperfine does; `prepare` runs untimed before every run, `cleanup`
+//! once at the end. A run [`exec`] makes is in its own process group, killed
+//! with it at `timeout`; processes it leaves in its group are killed and
+//! counted.
+
+pub(crate) mod exec;
+pub(crate) mod spec;
+
+use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, RunFlag, Sampler};
+use crate::error::bad_input;
+use anyhow::{bail, Context, Result};
+use exec::{How, Output, Ran};
+use spec::{CMD, NONE};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub(crate) const FAMILY: super::Family =
+    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &FLAGS };
+
+pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
+    vec![Box::new(CmdRun)]
+}
+
+/// Runs of `SHELL -c ''` whose mean is the shell's start-up cost.
+pub(crate) const SHELL_RUNS: usize = 50;
+
+crate::model::params::choice! {
+    /// `figure=`: which of a run's costs is its sample's value.
+    pub(crate) enum Figure { Wall = "wall", User = "user", Sys = "sys", Cpu = "cpu" }
+}
+
+/// The parameters `cmd.run` declares (others are placeholders).
+const DECLARED: [&str; 12] = [
+    "cmd",
+    "commands",
+    "shell",
+    "prepare",
+    "setup",
+    "cleanup",
+    "output",
+    "input",
+    "ignore_failure",
+    "warmup",
+    "timeout",
+    "figure",
+];
+
+pub(crate) struct CmdRun;
+
+/// One point's settings, read once by [`Plan::from`].
+struct Plan {
+    text: String,
+    how: How,
+    prepare: Option<String>,
+    setup: Option<String>,
+    cleanup: Option<String>,
+    ignore_failure: bool,
+    warmup: u64,
+    figure: Figure,
+}
+
+fn optional(p: &Params, k: &str) -> Result<Option<String>> {
+    let v = p.str(k)?;
+    Ok((v != NONE).then(|| spec::fill(v, p, &DECLARED)))
+}
+
+impl Plan {
+    fn from(p: &Params) -> Result<Plan> {
+        let text = spec::fill(&spec::command_of(p)?, p, &DECLARED);
+        if text.trim().is_empty() {
+            return Err(bad_input(format!("cmd {:?}: the command is empty", p.str("cmd")?)));
+        }
+        let shell = match p.str("shell")? {
+            NONE => None,
+            s => Some(s.to_string()),
+        };
+        let timeout = p.duration("timeout")?;
+        let how = How {
+            shell,
+            output: Output::parse(p.str("output")?),
+            input: (p.str("input")? != "null").then(|| PathBuf::from(p.str("input").unwrap_or_default())),
+            timeout: (timeout > Duration::ZERO).then_some(timeout),
+        };
+        Ok(Plan {
+            text,
+            how,
+            prepare: optional(p, "prepare")?,
+            setup: optional(p, "setup")?,
+            cleanup: optional(p, "cleanup")?,
+            ignore_failure: p.bool("ignore_failure")?,
+            warmup: p.u64("warmup")?,
+            figure: p.choice("figure")?,
+        })
+    }
+}
+
+impl Benchmark for CmdRun {
+    fn info(&self) -> BenchInfo {
+        BenchInfo::new("cmd.run", "one run of your command (--cmd), wall milliseconds", "ms", Better::Lower)
+            .param(ParamSpec::new(CMD, ParamKind::Lines, "", "the commands compared, one per line (--cmd)"))
+            .param(text("commands", "NAME=COMMAND lines naming commands (--cmd NAME=COMMAND)"))
+            .param(ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none"))
+            .param(text("prepare", "a command run before every timed run, untimed (--prepare)"))
+            .param(text("setup", "a command run once in each worker before its runs (--setup)"))
+            .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)"))
+            .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE"))
+            .param(ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE"))
+            .param(ParamSpec::new("ignore_failure", ParamKind::Bool, "false", "a non-zero exit is not a failure"))
+            .param(ParamSpec::new(
+                "warmup",
+                ParamKind::Int { min: 0, max: 10_000 },
+                "0",
+                "untimed runs in each worker first",
+            ))
+            .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: none, the worker's)"))
+            .param(ParamSpec::new("figure", ParamKind::choice::<Figure>(), "wall", "the value: wall|user|sys|cpu"))
+            .samples(10, 3)
+            .timeout(Duration::from_secs(3600))
+            .open()
+    }
+
+    fn check(&self, p: &Params) -> Result<()> {
+        let plan = Plan::from(p).map_err(super::bad_param)?;
+        if let Some(f) = &plan.how.input {
+            if !f.is_file() {
+                return Err(bad_input(format!("input {}: no such file", f.display())));
+            }
+        }
+        for c in
+            [Some(&plan.text), plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten()
+        {
+            dry_run(c, &plan.how)?;
+        }
+        Ok(())
+    }
+
+    fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
+        let plan = Plan::from(p)?;
+        s.extra("command", plan.text.clone());
+        if let Some(c) = &plan.setup {
+            must(exec::run(c, &plan.how)?, "setup")?;
+        }
+        for _ in 0..plan.warmup {
+            if let Some(c) = &plan.prepare {
+                must(exec::run(c, &plan.how)?, "prepare")?;
+            }
+            judge(exec::run(&plan.text, &plan.how)?, &plan, "warm-up run")?;
+        }
+        let shell = shell_cost(&plan.how)?;
+        s.extra("shell_wall_s", shell.wall);
+        let measured = measure(&plan, &shell, s);
+        if let Some(c) = &plan.cleanup {
+            must(exec::run(c, &plan.how)?, "cleanup")?;
+        }
+        measured
+    }
+}
+
+fn text(name: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec::new(name, ParamKind::Text, NONE, help)
+}
+
+/// The timed runs.
+fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler) -> Result<()> {
+    let mut left = 0;
+    for _ in 0..s.samples_wanted() {
+        if let Some(c) = &plan.prepare {
+            must(exec::run(c, &plan.how)?, "prepare")?;
+        }
+        s.begin_sample();
+        let r = exec::run(&plan.text, &plan.how)?;
+        left += r.left;
+        let r = judge(r, plan, "run")?;
+        let wall = (r.wall.as_secs_f64() - shell.wall).max(0.0);
+        let user = (r.usage.user_s - shell.user).max(0.0);
+        let sys = (r.usage.sys_s - shell.sys).max(0.0);
+        let value = match plan.figure {
+            Figure::Wall => wall,
+            Figure::User => user,
+            Figure::Sys => sys,
+            Figure::Cpu => user + sys,
+        };
+        s.push(value * 1e3, r.wall);
+        for (k, v) in [
+            ("wall_s", wall),
+            ("user_s", user),
+            ("sys_s", sys),
+            ("max_rss_kb", (r.usage.max_rss / 1024) as f64),
+            ("minor_faults", r.usage.minor_faults as f64),
+            ("major_faults", r.usage.major_faults as f64),
+            ("voluntary_switches", r.usage.voluntary_switches as f64),
+            ("involuntary_switches", r.usage.involuntary_switches as f64),
+        ] {
+            s.part(k, v);
+        }
+    }
+    if left > 0 {
+        s.note(format!("the command left {left} processes in its process group; they were killed after each run"));
+        s.extra("left_processes", left as u64);
+    }
+    Ok(())
+}
+
+/// A run's failure, unless failures are ignored.
+fn judge(r: Ran, plan: &Plan, what: &str) -> Result<Ran> {
+    match r.failure() {
+        Some(why) if r.timed_out || !plan.ignore_failure => {
+            bail!("{what} of `{}` failed: {why} (--ignore-failure to time it anyway)", plan.text)
+        }
+        _ => Ok(r),
+    }
+}
+
+/// A helper command (`setup`, `prepare`, `cleanup`) must succeed.
+fn must(r: Ran, what: &str) -> Result<()> {
+    match r.failure() {
+        Some(why) => bail!("the {what} command failed: {why}"),
+        None => Ok(()),
+    }
+}
+
+/// The mean cost of starting the shell: subtracted from every run.
+#[derive(Debug, Default)]
+struct Cost {
+    wall: f64,
+    user: f64,
+    sys: f64,
+}
+
+fn shell_cost(how: &How) -> Result<Cost> {
+    if how.shell.is_none() {
+        return Ok(Cost::default());
+    }
+    let how = How { output: Output::Null, input: None, ..how.clone() };
+    for _ in 0..3 {
+        must(exec::run("", &how).context("starting the shell")?, "shell's empty")?;
+    }
+    let mut c = Cost::default();
+    for _ in 0..SHELL_RUNS {
+        let r = exec::run("", &how)?;
+        c.wall += r.wall.as_secs_f64() / SHELL_RUNS as f64;
+        c.user += r.usage.user_s / SHELL_RUNS as f64;
+        c.sys += r.usage.sys_s / SHELL_RUNS as f64;
+    }
+    Ok(c)
+}
+
+/// Words a shell takes as its own syntax, not as a command to find.
+const RESERVED: &[&str] =
+    &["if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do", "done", "{", "}", "!", "in"];
+
+/// Refuse, before anything runs, a command that cannot run: no words, a
+/// shell that is not there or that finds the text malformed (`SHELL -n`),
+/// or a first program the shell cannot find (what would be exit 127).
+fn dry_run(text: &str, how: &How) -> Result<()> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = |prog: &str| {
+        if prog.contains('/') {
+            std::path::Path::new(prog).is_file()
+        } else {
+            crate::sys::find_in_path(prog, &path).is_some()
+        }
+    };
+    let Some(sh) = &how.shell else {
+        let words = spec::split_words(text).map_err(|e| bad_input(format!("`{text}`: {e}")))?;
+        return match words.first() {
+            None => Err(bad_input("the command is empty".to_string())),
+            Some(p) if !found(p) => Err(bad_input(format!("`{text}`: {p}: command not found"))),
+            Some(_) => Ok(()),
+        };
+    };
+    if !found(sh) {
+        return Err(bad_input(format!("shell {sh}: not found")));
+    }
+    let out =
+        std::process::Command::new(sh).arg("-n").arg("-c").arg(text).stdin(std::process::Stdio::null()).output()?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        return Err(bad_input(format!("`{text}`: {}", why.lines().next().unwrap_or("the shell refuses it"))));
+    }
+    let Some(first) = first_program(text) else { return Ok(()) };
+    let known = std::process::Command::new(sh)
+        .args(["-c", "command -v -- \"$1\" >/dev/null 2>&1", "sh", &first])
+        .stdin(std::process::Stdio::null())
+        .status()?;
+    if !known.success() {
+        return Err(bad_input(format!("`{text}`: {first}: command not found")));
+    }
+    Ok(())
+}
+
+/// The program a shell command starts with, when it is plain: its first
+/// word after assignments (`LANG=C sort` starts `sort`), unless that is
+/// shell syntax or something the shell would expand.
+fn first_program(text: &str) -> Option<String> {
+    let head = text.split(|c| ";&|<>()\n".contains(c)).next()?;
+    let words = spec::split_words(head).ok()?;
+    let first = words.into_iter().find(|w| !is_assignment(w))?;
+    let plain = !first.is_empty() && !first.contains(|c| "$`*?[{~\\\"'".contains(c));
+    (plain && !RESERVED.contains(&first.as_str())).then_some(first)
+}
+
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+fn flag(id: &'static str, help: &'static str) -> clap::Arg {
+    clap::Arg::new(id).long(id).value_name("COMMAND").help(help).help_heading("Commands (the cmd family)")
+}
+
+/// A flag standing for one parameter of `cmd.run` (its last value wins).
+macro_rules! one {
+    ($param:literal) => {
+        |v: &[String]| Ok(v.last().map(|x| ($param.to_string(), x.clone())).into_iter().collect())
+    };
+}
+
+/// The flags `cmd` adds to `kdelta run`, as hyperfine spells them.
+const FLAGS: [RunFlag; 9] = [
+    RunFlag {
+        arg: || {
+            flag("cmd", "A command to time (cmd family), [NAME=]COMMAND; several are compared")
+                .action(clap::ArgAction::Append)
+        },
+        settings: spec::cmd_settings,
+    },
+    RunFlag { arg: || flag("prepare", "cmd: a command run before every timed run"), settings: one!("prepare") },
+    RunFlag { arg: || flag("setup", "cmd: a command run once per worker, first"), settings: one!("setup") },
+    RunFlag { arg: || flag("cleanup", "cmd: a command run once per worker, last"), settings: one!("cleanup") },
+    RunFlag {
+        arg: || flag("shell", "cmd: the shell (default sh), or none to exec the words").value_name("SHELL"),
+        settings: one!("shell"),
+    },
+    RunFlag {
+        arg: || flag("output", "cmd: stdout to null (default), pipe, inherit or a FILE").value_name("WHERE"),
+        settings: one!("output"),
+    },
+    RunFlag {
+        arg: || flag("input", "cmd: a FILE as stdin (default /dev/null)").value_name("FILE"),
+        settings: one!("input"),
+    },
+    RunFlag {
+        arg: || {
+            flag("ignore-failure", "cmd: time runs that exit non-zero").num_args(0).action(clap::ArgAction::SetTrue)
+        },
+        settings: |_| Ok(vec![("ignore_failure".to_string(), "true".to_string())]),
+    },
+    RunFlag {
+        arg: || flag("figure", "cmd: the compared figure: wall (default), user, sys or cpu").value_name("FIGURE"),
+        settings: one!("figure"),
+    },
+];
