@@ -127,6 +127,62 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
     }
 }
 
+/// The extra key by which a result names the parameter whose values are
+/// compared with each other as configurations are (a benchmark whose values
+/// are alternatives the user gave, not points on a scale).
+pub(crate) const COMPARED_ON: &str = "compared_on";
+
+/// For each configuration whose results name a compared parameter
+/// ([`COMPARED_ON`]) with two values or more, a table with a column per value
+/// (the first the base), rows matched on the other parameters.
+fn alternatives_tables(results: &[ResultRecord], opt: &CompareOptions) -> Vec<Table> {
+    let named: Vec<(&ResultRecord, &str)> = results
+        .iter()
+        .filter_map(|r| Some((r, r.extras.get(COMPARED_ON)?.as_str()?)))
+        .filter(|(r, p)| r.params.0.contains_key(*p))
+        .collect();
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for (r, p) in &named {
+        if !groups.contains(&(r.config.as_str(), p)) {
+            groups.push((r.config.as_str(), p));
+        }
+    }
+    let mut tables = Vec::new();
+    for (config, param) in groups {
+        let mine: Vec<&ResultRecord> =
+            named.iter().filter(|(r, p)| r.config == config && *p == param).map(|(r, _)| *r).collect();
+        let mut values: Vec<&str> = Vec::new();
+        for r in &mine {
+            let v = r.params.0[param].as_str();
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        if values.len() < 2 {
+            continue;
+        }
+        let columns = values
+            .iter()
+            .map(|v| Column {
+                name: format!("{param}={}", crate::model::params::one_line(v)),
+                cpus: mine[0].cpus.clone(),
+                results: mine
+                    .iter()
+                    .filter(|r| r.params.0[param] == *v)
+                    .map(|r| {
+                        let mut r = (*r).clone();
+                        r.params.0.remove(param);
+                        r.config = config.to_string();
+                        r
+                    })
+                    .collect(),
+            })
+            .collect();
+        tables.push(Table::build(columns, opt));
+    }
+    tables
+}
+
 impl Table {
     /// Rows keyed on (benchmark, parameters), in first-seen order.
     pub(crate) fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
@@ -258,6 +314,7 @@ impl Report {
                 .collect();
             tables.push(Table::build(cols, opt));
         }
+        tables.extend(alternatives_tables(&results, opt));
         let mut remarks = run_remarks(&run);
         remarks.dedup();
         // Families add their own lines (the caller fills `summaries`).

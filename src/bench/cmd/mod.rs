@@ -150,6 +150,8 @@ impl Benchmark for CmdRun {
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
         let plan = Plan::from(p)?;
         s.extra("command", plan.text.clone());
+        // Its commands are compared with each other as configurations are.
+        s.extra("compared_on", CMD);
         if let Some(c) = &plan.setup {
             must(exec::run(c, &plan.how)?, "setup")?;
         }
@@ -183,6 +185,7 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler) -> Result<()> {
         s.begin_sample();
         let r = exec::run(&plan.text, &plan.how)?;
         left += r.left;
+        s.part("left_processes", r.left as f64);
         let r = judge(r, plan, "run")?;
         let wall = (r.wall.as_secs_f64() - shell.wall).max(0.0);
         let user = (r.usage.user_s - shell.user).max(0.0);
@@ -209,7 +212,6 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler) -> Result<()> {
     }
     if left > 0 {
         s.note(format!("the command left {left} processes in its process group; they were killed after each run"));
-        s.extra("left_processes", left as u64);
     }
     Ok(())
 }
@@ -217,7 +219,8 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler) -> Result<()> {
 /// A run's failure, unless failures are ignored.
 fn judge(r: Ran, plan: &Plan, what: &str) -> Result<Ran> {
     match r.failure() {
-        Some(why) if r.timed_out || !plan.ignore_failure => {
+        Some(why) if r.timed_out => bail!("{what} of `{}` failed: {why}", plan.text),
+        Some(why) if !plan.ignore_failure => {
             bail!("{what} of `{}` failed: {why} (--ignore-failure to time it anyway)", plan.text)
         }
         _ => Ok(r),

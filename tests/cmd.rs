@@ -1,0 +1,196 @@
+//! The `cmd` family on the real binary: a user's command timed per run,
+//! several compared, placeholders filled, and every way a command can
+//! misbehave refused before the run or failed alone, saying why.
+
+mod common;
+use common::{json, Env};
+use std::time::{Duration, Instant};
+
+/// `kdelta run cmd ARGS --config up --runs 3 --format json`, its status,
+/// stdout as JSON (when it is JSON) and stderr.
+fn run(e: &Env, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut all = vec!["run", "cmd", "--config", "up", "--runs", "3", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = e.cmd().args(&all).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Refused before the run: exit 2, one line naming `what`, nothing stored.
+fn refused(e: &Env, args: &[&str], what: &str) {
+    let (code, _, err) = run(e, args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(what), "{args:?}: {err}");
+    assert!(!e.db().exists(), "{args:?} stored something");
+}
+
+#[test]
+fn a_command_is_timed_with_its_costs_stored_per_run() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.02"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(
+        (r["benchmark"].as_str(), r["status"].as_str(), r["unit"].as_str()),
+        (Some("cmd.run"), Some("ok"), Some("ms"))
+    );
+    let median = r["median"].as_f64().unwrap();
+    assert!((19.0..200.0).contains(&median), "{median}");
+    let n = r["samples"].as_array().unwrap().len();
+    for part in ["wall_s", "user_s", "sys_s", "max_rss_kb", "minor_faults", "major_faults", "voluntary_switches"] {
+        let xs = r["extras"][format!("{part}_samples")].as_array().unwrap_or_else(|| panic!("{part}: {r}"));
+        assert_eq!(xs.len(), n, "{part}");
+    }
+    assert!(r["extras"]["max_rss_kb"].as_f64().unwrap() > 0.0);
+    assert!(r["extras"]["shell_wall_s"].as_f64().unwrap() > 0.0);
+    assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
+}
+
+#[test]
+fn the_shell_start_up_is_subtracted_so_true_costs_almost_nothing() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "true"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    let shell_ms = r["extras"]["shell_wall_s"].as_f64().unwrap() * 1e3;
+    assert!(r["median"].as_f64().unwrap() < shell_ms, "{} against the shell's {shell_ms}", r["median"]);
+}
+
+#[test]
+fn named_commands_are_compared_and_placeholders_swept() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "short=sleep 0.01", "--cmd", "long=sleep 0.05"]);
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["params"]["cmd"].as_str().unwrap()).collect();
+    assert_eq!(names, ["short", "long"]);
+    let m: Vec<f64> = v["results"].as_array().unwrap().iter().map(|r| r["median"].as_f64().unwrap()).collect();
+    assert!(m[1] > m[0] + 20.0, "{m:?}");
+    // A table compares the commands as configurations are compared.
+    let t = &v["comparisons"][0];
+    assert_eq!(t["columns"][1]["name"], "cmd=long", "{t}");
+    assert!(t["rows"][0]["changes"][0]["change_pct"].as_f64().unwrap() < -50.0, "{t}");
+
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.0{t}", "--param", "t=1,4"]);
+    assert_eq!(code, 0, "{err}");
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[1]["params"]["t"], "4");
+    assert_eq!(rs[1]["extras"]["command"], "sleep 0.04");
+    assert!(rs[1]["median"].as_f64().unwrap() > rs[0]["median"].as_f64().unwrap() + 15.0);
+}
+
+#[test]
+fn setup_prepare_cleanup_and_input_run_where_hyperfine_runs_them() {
+    let e = Env::new();
+    let d = e.dir.path();
+    let log = d.join("log");
+    std::fs::write(d.join("in"), "needle\n").unwrap();
+    let l = log.to_str().unwrap();
+    let (setup, prepare, cleanup) =
+        (format!("echo setup >> {l}"), format!("echo prepare >> {l}"), format!("echo cleanup >> {l}"));
+    let input = d.join("in");
+    let args = [
+        "--cmd",
+        "grep -q needle",
+        "--input",
+        input.to_str().unwrap(),
+        "--setup",
+        &setup,
+        "--prepare",
+        &prepare,
+        "--cleanup",
+        &cleanup,
+    ];
+    let (code, v, err) = run(&e, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let count = |w: &str| text.lines().filter(|x| *x == w).count();
+    let runs = v["results"][0]["samples"].as_array().unwrap().len();
+    assert_eq!(count("prepare"), runs, "{text}");
+    assert_eq!(count("setup"), count("cleanup"));
+    assert!(count("setup") >= 1 && text.starts_with("setup") && text.ends_with("cleanup\n"), "{text}");
+}
+
+#[test]
+fn bad_commands_are_refused_before_the_run() {
+    let e = Env::new();
+    refused(&e, &["--cmd", ""], "empty");
+    refused(&e, &["--cmd", "fast=   "], "empty");
+    refused(&e, &["--cmd", "kdelta-no-such-program --flag"], "kdelta-no-such-program: command not found");
+    refused(&e, &["--cmd", "kdelta-no-such-program", "--shell", "none"], "kdelta-no-such-program: command not found");
+    refused(&e, &["--cmd", "echo 'unclosed"], "echo 'unclosed");
+    refused(&e, &["--cmd", "true", "--prepare", "kdelta-no-prep"], "kdelta-no-prep: command not found");
+    refused(&e, &["--cmd", "true", "--input", "/nonexistent/kdelta-in"], "/nonexistent/kdelta-in");
+    refused(&e, &["--cmd", "true", "--cmd", "true"], "given twice");
+    refused(&e, &["--cmd", "true", "--figure", "joules"], "joules");
+}
+
+#[test]
+fn a_failing_command_fails_alone_quoting_its_stderr() {
+    let e = Env::new();
+    let (code, v, _) = run(&e, &["--cmd", "bad=echo first >&2; echo boom >&2; exit 4", "--cmd", "good=true"]);
+    assert_eq!(code, 1);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs[0]["status"], "failed");
+    let why = rs[0]["reason"].as_str().unwrap();
+    assert!(why.contains("exit status 4") && why.contains("boom"), "{why}");
+    assert_eq!(rs[1]["status"], "ok");
+    let (code, v, err) = run(&e, &["--cmd", "exit 4", "--ignore-failure"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+}
+
+/// Processes whose command line holds `marker`.
+fn running(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|d| std::fs::read(d.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
+
+#[test]
+fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
+    let e = Env::new();
+    let t0 = Instant::now();
+    let (code, v, _) = run(&e, &["--cmd", "sleep 41.25 & sleep 41.25", "--param", "timeout=300ms"]);
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_eq!(code, 1);
+    let why = v["results"][0]["reason"].as_str().unwrap();
+    assert!(why.contains("timed out") && why.contains("process group"), "{why}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("41.25"), 0);
+}
+
+#[test]
+fn daemons_left_behind_are_killed_and_counted() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 42.75 & sleep 42.75 & true"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(r["status"], "ok");
+    let left = r["extras"]["left_processes_samples"].as_array().unwrap();
+    assert!(!left.is_empty() && left.iter().all(|n| n.as_f64() == Some(2.0)), "{}", r["extras"]);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("left") && notes.contains("killed"), "{notes}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("42.75"), 0);
+}
+
+#[test]
+fn endless_output_costs_no_memory() {
+    let e = Env::new();
+    for output in ["null", "pipe"] {
+        let (code, v, err) = run(&e, &["--cmd", "yes kdelta", "--output", output, "--param", "timeout=500ms"]);
+        assert_eq!(code, 1, "{err}");
+        assert!(v["results"][0]["reason"].as_str().unwrap().contains("timed out"));
+    }
+    // A lot of output through the pipe: read and thrown away as it comes.
+    let (code, v, err) = run(&e, &["--cmd", "head -c 300000000 /dev/zero", "--output", "pipe"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+}
