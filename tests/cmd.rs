@@ -3,7 +3,7 @@
 //! misbehave refused before the run or failed alone, saying why.
 
 mod common;
-use common::{json, Env};
+use common::Env;
 use std::time::{Duration, Instant};
 
 /// `kdelta run cmd ARGS --config up --runs 3 --format json`, its status,
