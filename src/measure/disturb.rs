@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `solo`: one task that never waits | wall time, the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), steal on its CPU | wall exceeds CPU time by more than 2 % (+20 us), or steal exceeds 2 % of the wall time (+1 clock tick, its resolution) |
 //! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
-//! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity, their idle time from `/proc/stat`, the CPU time of the worker's whole process group | other work exceeds 10 % of the wall time, or steal exceeds 2 % |
+//! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity, their idle time from `/proc/stat`, the CPU time of the worker's whole process group | other work exceeds 10 % of the wall time by more than what `/proc/stat` cannot resolve (one clock tick per CPU, at most the wall time: a run shorter than a tick is not judged by it), or steal exceeds 2 % |
 //!
 //! Preemption by another task, an interrupt storm and a hypervisor that
 //! stole the virtual CPU all show as time the measured tasks did not run
@@ -239,7 +239,9 @@ impl Probe {
                 m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
                 m.steal_s = steal_on(&self.watch);
                 m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
-                m.disturbed = judge_shared(wall, m.others_s, m.steal_s, MAX_LOST_WHOLE_RUN);
+                let unresolved = tick_resolution(self.watch.len(), wall);
+                m.disturbed =
+                    judge_shared(wall, m.others_s.map(|o| (o - unresolved).max(0.0)), m.steal_s, MAX_LOST_WHOLE_RUN);
             }
         }
         m
@@ -286,6 +288,14 @@ pub(crate) fn judge_waits(
             Some(Placement::Across) => delay.is_some_and(|d| d > MAX_WAIT_ACROSS * wall + SLACK_S),
             Some(Placement::Mixed) => false,
         }
+}
+
+/// Busy time `/proc/stat` may show on `cpus` CPUs over `wall` seconds when
+/// none was done: each CPU's idle time is read in whole clock ticks, so its
+/// busy time can be off by a tick, and by no more than the wall time. A
+/// whole run shorter than a tick could look busy on every CPU it did not use.
+pub(crate) fn tick_resolution(cpus: usize, wall: f64) -> f64 {
+    cpus as f64 * wall.min(1.0 / clock::clk_tck())
 }
 
 /// The `whole-run` rule: other work on the tasks' CPUs, or steal.
@@ -336,6 +346,23 @@ mod tests {
         assert!(!judge_shared(0.010, None, None, MAX_LOST), "unknown is not disturbed");
         assert!(!judge_shared(1.0, Some(0.05), None, MAX_LOST_WHOLE_RUN));
         assert!(judge_shared(1.0, Some(0.2), None, MAX_LOST_WHOLE_RUN));
+    }
+
+    #[test]
+    fn a_whole_run_shorter_than_a_tick_is_not_judged_by_idle_ticks() {
+        let tick = 1.0 / clock::clk_tck();
+        // 0.3 ms on two CPUs, neither idle counter moved: 0.6 ms busy, of
+        // which the run used 0.2 ms. Below the resolution: clean.
+        let wall = 0.0003;
+        let o = others(&[0, 1], &[0, 1], wall, 0.0002, &[Some(1.0), Some(1.0)], &[Some(1.0), Some(1.0)]).unwrap();
+        assert!(o > MAX_LOST_WHOLE_RUN * wall + SLACK_S, "without the resolution it looks disturbed");
+        assert!((tick_resolution(2, wall) - 2.0 * wall).abs() < 1e-12);
+        assert!(!judge_shared(wall, Some((o - tick_resolution(2, wall)).max(0.0)), None, MAX_LOST_WHOLE_RUN));
+        // A hog on the other CPU through a 100 ms run is still seen.
+        let wall = 0.1;
+        let o = others(&[0, 1], &[0, 1], wall, 0.1, &[Some(1.0), Some(1.0)], &[Some(1.0), Some(1.0)]).unwrap();
+        assert!((tick_resolution(2, wall) - 2.0 * tick).abs() < 1e-12);
+        assert!(judge_shared(wall, Some(o - tick_resolution(2, wall)), None, MAX_LOST_WHOLE_RUN));
     }
 
     #[test]
