@@ -312,9 +312,12 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = sample_time)]
     pub(crate) sample_time: Duration,
 
-    /// Minimum warm-up of a micro-benchmark in each worker before its first sample.
-    #[arg(long, default_value = "100ms", value_name = "DURATION", value_parser = warmup)]
-    pub(crate) warmup: Duration,
+    /// Warm-up in each worker before its first sample: a DURATION (a
+    /// micro-benchmark's minimum warm-up), or N untimed runs, as hyperfine
+    /// counts them (a whole-run benchmark such as cmd runs N times first; a
+    /// micro-benchmark warms up for N sample times).
+    #[arg(long, default_value = "100ms", value_name = "DURATION|N", value_parser = warmup)]
+    pub(crate) warmup: Warmup,
 
     /// Time limit for one worker (overrides each benchmark's own); a worker
     /// whose points take turns gets it once per point.
@@ -486,13 +489,28 @@ fn sample_time(s: &str) -> Result<Duration, BadInput> {
     Ok(d)
 }
 
-/// `--warmup`: up to 60s.
-fn warmup(s: &str) -> Result<Duration, BadInput> {
+/// `--warmup`: a time or a count of runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Warmup {
+    /// At least this long (`100ms`).
+    Time(Duration),
+    /// This many untimed runs (`3`).
+    Runs(u64),
+}
+
+/// `--warmup`: up to 60s, or a bare count of runs up to 10000.
+fn warmup(s: &str) -> Result<Warmup, BadInput> {
+    if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
+        return match s.parse::<u64>() {
+            Ok(n) if n <= 10_000 => Ok(Warmup::Runs(n)),
+            _ => Err(out_of_range("--warmup", s, "0 .. 10000 runs, or a duration up to 60s")),
+        };
+    }
     let d = duration("--warmup", s)?;
     if d.as_secs_f64() > 60.0 {
         return Err(out_of_range("--warmup", s, "0 .. 60s"));
     }
-    Ok(d)
+    Ok(Warmup::Time(d))
 }
 
 /// `--timeout`: 1ms or more.
@@ -589,7 +607,10 @@ mod tests {
         assert_eq!(sample_time("100us").unwrap(), Duration::from_micros(100));
         assert_eq!(sample_time("60s").unwrap(), Duration::from_secs(60));
         assert_eq!(sample_time("50us").unwrap_err().0, "--sample-time 50us is out of range: allowed 100us .. 60s");
-        assert_eq!(warmup("0s").unwrap(), Duration::ZERO);
+        assert_eq!(warmup("0s").unwrap(), Warmup::Time(Duration::ZERO));
+        assert_eq!(warmup("3").unwrap(), Warmup::Runs(3));
+        assert!(warmup("10001").unwrap_err().0.contains("0 .. 10000 runs"));
+        assert!(warmup("99999999999999999999999").is_err());
         assert_eq!(timeout("1ms").unwrap(), Duration::from_millis(1));
         assert_eq!(timeout("0.5ms").unwrap_err().0, "--timeout 0.5ms is out of range: allowed 1ms and above");
         assert_eq!(runs("auto").unwrap(), plan::Runs::Auto);
@@ -621,7 +642,10 @@ mod tests {
         <Cli as clap::CommandFactory>::command().debug_assert();
         let cli = Cli::try_parse_from(["kdelta", "run", "lat"]).unwrap();
         let Command::Run(a) = cli.command else { panic!("not run") };
-        assert_eq!((a.sample_time, a.warmup, a.timeout), (Duration::from_millis(10), Duration::from_millis(100), None));
+        assert_eq!(
+            (a.sample_time, a.warmup, a.timeout),
+            (Duration::from_millis(10), Warmup::Time(Duration::from_millis(100)), None)
+        );
         assert_eq!((a.threshold, a.ci_target, a.runs), (1.0, 1.0, None));
     }
 }

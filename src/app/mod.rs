@@ -12,7 +12,7 @@ mod stored;
 mod study;
 
 use crate::bench::{self, Env};
-use crate::cli::{Cli, Command, RunArgs, Setting};
+use crate::cli::{Cli, Command, RunArgs, Setting, Warmup};
 use crate::error::{bad_input, exit, is_bad_input, BadInput};
 use crate::harness::plan::{self, Request};
 use crate::report::{self, Format, Report};

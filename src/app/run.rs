@@ -14,7 +14,14 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,
         sample_time: a.sample_time,
-        warmup: a.warmup,
+        warmup: match a.warmup {
+            Warmup::Time(d) => d,
+            Warmup::Runs(n) => (a.sample_time * n.min(10_000) as u32).min(std::time::Duration::from_secs(60)),
+        },
+        warmup_runs: match a.warmup {
+            Warmup::Runs(n) => Some(n),
+            Warmup::Time(_) => None,
+        },
         timeout: a.timeout,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),

@@ -22,6 +22,12 @@
 //!   The child is reaped on every path, so no zombie is left; [`stop_all`]
 //!   applies the rule to many children at once (every signal first, then one
 //!   grace period for all), and dropping a `Child` applies it too.
+//! - A process that must outlive nothing it starts (the `cmd` family's
+//!   worker) becomes a child subreaper ([`Subreaper`]): whatever its
+//!   children leave behind, daemons that left their process group and
+//!   session included, becomes its child when its parent ends, and
+//!   [`Subreaper::end_orphans`] kills and reaps them. Only children are
+//!   signalled, and a child's id cannot be reused before it is reaped.
 //! - [`server::LocalServer`]: a loopback server for one benchmark run, in a
 //!   forked child (or a thread when forking would be unsafe); [`server_limits`]:
 //!   the limits every server keeps, their counts and a bounded log.
@@ -276,6 +282,56 @@ pub(crate) fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
         }
     }
     out.into_iter().map(|o| o.expect("every child answered")).collect()
+}
+
+/// This process as a child subreaper (prctl(2) `PR_SET_CHILD_SUBREAPER`)
+/// for as long as the value lives: orphaned descendants become its children
+/// instead of init's. Dropping it clears the attribute.
+#[derive(Debug)]
+pub(crate) struct Subreaper(());
+
+impl Subreaper {
+    pub(crate) fn new() -> Result<Subreaper> {
+        // SAFETY: prctl with an integer argument; no memory is passed.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error()).context("becoming a child subreaper");
+        }
+        Ok(Subreaper(()))
+    }
+
+    /// SIGKILL every child of this process and reap it, again until none is
+    /// left (a dying child's own children become ours): how many there were.
+    /// Call it when every child this process still means to keep has been
+    /// reaped; `waitpid(-1)` first tells, in one system call, whether any is left.
+    pub(crate) fn end_orphans(&self) -> usize {
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        let mut ended = 0;
+        loop {
+            let mut raw = 0;
+            // SAFETY: `raw` is valid for writes. An exited child is reaped
+            // here; 0 means children are left and still running.
+            match unsafe { libc::waitpid(-1, &mut raw, libc::WNOHANG) } {
+                r if r > 0 => ended += 1,
+                0 => {
+                    for pid in crate::sys::task::children_of(me) {
+                        // Our unreaped child: the id is still its own.
+                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return ended, // ECHILD: none left.
+            }
+        }
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        // SAFETY: as in `new`.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0 as libc::c_ulong, 0, 0, 0) };
+    }
 }
 
 /// How a child ended, for messages: `exited with status 3`, `was killed by SIGKILL`.

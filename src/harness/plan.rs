@@ -28,6 +28,8 @@ pub(crate) struct Request {
     pub(crate) sample_time: Duration,
     /// Minimum warm-up in each worker before its first sample.
     pub(crate) warmup: Duration,
+    /// Untimed runs first, for benchmarks that count them (`--warmup N`).
+    pub(crate) warmup_runs: Option<u64>,
     /// Overrides every benchmark's worker time limit.
     pub(crate) timeout: Option<Duration>,
     pub(crate) command: String,

@@ -124,7 +124,10 @@ impl Executor<'_> {
             benchmark: first.info.name.to_string(),
             points: sweep.job_points(job),
             config: cfg.clone(),
-            settings: self.settings(wdir.clone()),
+            settings: SamplerSettings {
+                time_limit: Some(self.req.timeout.unwrap_or(first.info.timeout)),
+                ..self.settings(wdir.clone())
+            },
             result_path: self.tmp.join(format!("r{job_no}.json")),
         };
         let n = job.takes.len();
@@ -150,6 +153,8 @@ impl Executor<'_> {
             samples: 0,
             target: self.req.sample_time,
             warmup: self.req.warmup,
+            warmup_runs: self.req.warmup_runs,
+            time_limit: None,
             quick: self.req.quick,
             iterations: None,
             tmpdir,

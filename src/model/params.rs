@@ -396,7 +396,7 @@ fn expand_declared(
             _ => split_list(raw),
         };
         if values.is_empty() {
-            bail!("parameter {} of {bench} has no value", spec.name);
+            bail!("parameter {} of {bench} has no value; {}: {}", spec.name, spec.name, spec.help);
         }
         // One spelling is stored: old spellings become the canonical one.
         let values: Vec<String> = values.iter().map(|v| spec.canonical(v).to_string()).collect();

@@ -76,6 +76,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 skip_unavailable: false,
                 sample_time: Duration::from_millis(10),
                 warmup: Duration::from_millis(100),
+                warmup_runs: None,
                 timeout: None,
                 command: ask.command.clone(),
                 // The caller (app) sets the sysfs root kernel settings are judged under.

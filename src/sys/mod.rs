@@ -156,6 +156,19 @@ fn is_executable(p: &std::path::Path) -> bool {
         .unwrap_or(false)
 }
 
+/// pidfd_open(2) (Linux 5.3): a descriptor for process `pid` that poll(2)
+/// reports readable once the process has ended, before it is reaped.
+pub(crate) fn pidfd_open(pid: libc::pid_t) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the system call takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a descriptor the kernel just gave us and nobody else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
 /// wait4(2): wait for child `pid` (retrying on EINTR) and return its status and rusage.
 /// The caller must own `pid` and not have reaped it (std's `Child` never reaps on drop).
 pub(crate) fn wait4(pid: libc::pid_t) -> Result<ChildUsage> {

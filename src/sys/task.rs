@@ -116,9 +116,9 @@ pub(crate) fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
     ticks as f64 / clk_tck()
 }
 
-/// The processes of process group `pgrp`, from `/proc/*/stat` (proc(5)).
-pub(crate) fn group_members(pgrp: i32) -> Vec<i32> {
-    all_pids().into_iter().filter(|&p| stat(p).is_some_and(|st| st.pgrp == pgrp)).collect()
+/// The processes whose parent is process `pid`, from `/proc/*/stat` (proc(5)).
+pub(crate) fn children_of(pid: i32) -> Vec<i32> {
+    all_pids().into_iter().filter(|&p| stat(p).is_some_and(|st| st.ppid == pid)).collect()
 }
 
 /// Whether `/proc/PID` exists (proc(5)): the process runs or is a zombie not

@@ -1,17 +1,27 @@
-//! Running one command as one timed run: in a process group of its own, its
-//! stdin and stdout where the user asked, its stderr's tail kept, killed with
-//! its group at a time limit, and whatever it leaves in its group killed after
-//! it. The cost comes from the kernel's accounting: `wait4` returns the
-//! rusage of the command and every descendant it waited for; wall time is
-//! taken around the spawn and the wait.
+//! Running one command as one timed run. It starts as hyperfine starts one
+//! (fork and exec, in the worker's process group), its stdin and stdout where
+//! the user asked and its stderr's tail kept. The cost comes from the
+//! kernel's accounting: `wait4` returns the rusage of the command and every
+//! descendant it waited for; wall time is taken around the spawn and the wait.
+//!
+//! Nothing of kdelta's own runs in the timed window but the spawn and one
+//! `poll` loop: the pipes exist before the clock starts, and the loop both
+//! drains them (stderr always, stdout with `Output::Pipe`) and waits for the
+//! command's end on a pidfd, with the time limit as its timeout. The worker
+//! is a child subreaper ([`crate::child::Subreaper`]) while it runs
+//! commands, so whatever a run leaves behind, even a daemon in a session of
+//! its own, becomes the worker's child when its parent ends and is killed
+//! and counted after the run; at the time limit the command and all it
+//! started are killed the same way.
 
+use crate::child::Subreaper;
 use crate::sys::ChildUsage;
 use anyhow::{Context, Result};
-use std::io::Read;
-use std::os::unix::process::CommandExt;
+use nix::fcntl::{fcntl, FcntlArg, OFlag};
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Bytes of a command's stderr kept to quote when it fails.
@@ -61,6 +71,8 @@ pub(crate) struct Ran {
     pub(crate) usage: ChildUsage,
     /// Killed at the time limit.
     pub(crate) timed_out: bool,
+    /// The time limit it ran under.
+    pub(crate) limit: Option<Duration>,
     /// Processes still in its group when it ended, killed then.
     pub(crate) left: usize,
     /// The end of what it wrote to stderr (empty with `Output::Inherit`).
@@ -71,7 +83,8 @@ impl Ran {
     /// Why this run failed, or `None` when it exited with 0.
     pub(crate) fn failure(&self) -> Option<String> {
         if self.timed_out {
-            return Some("timed out: killed with its process group".to_string());
+            let limit = self.limit.map(|l| format!(" after {l:.1?}")).unwrap_or_default();
+            return Some(format!("timed out{limit}: killed with its process group and all it started"));
         }
         if self.usage.status.success() {
             return None;
@@ -107,84 +120,188 @@ fn command(text: &str, how: &How) -> Result<Command> {
         None => Stdio::null(),
     };
     let stdout = match &how.output {
-        Output::Null => Stdio::null(),
-        Output::Pipe => Stdio::piped(),
+        Output::Null | Output::Pipe => Stdio::null(),
         Output::Inherit => Stdio::inherit(),
         Output::File(f) => Stdio::from(std::fs::File::create(f).with_context(|| format!("creating {}", f.display()))?),
     };
-    let stderr = if how.output == Output::Inherit { Stdio::inherit() } else { Stdio::piped() };
-    c.stdin(stdin).stdout(stdout).stderr(stderr).process_group(0);
+    let stderr = if how.output == Output::Inherit { Stdio::inherit() } else { Stdio::null() };
+    c.stdin(stdin).stdout(stdout).stderr(stderr);
     crate::child::die_with_parent(&mut c);
     Ok(c)
 }
 
-/// Read `r` to its end on a thread, keeping only the last `keep` bytes.
-fn drain(r: Option<impl Read + Send + 'static>, keep: usize) -> Option<std::thread::JoinHandle<Vec<u8>>> {
-    let mut r = r?;
-    Some(std::thread::spawn(move || {
-        let (mut tail, mut buf) = (Vec::new(), [0u8; 8192]);
-        while let Ok(n @ 1..) = r.read(&mut buf) {
-            tail.extend_from_slice(&buf[..n]);
-            if tail.len() > keep {
-                tail.drain(..tail.len() - keep);
+/// The read end of a pipe from the command, drained as it fills; only the
+/// last `keep` bytes are kept, so endless output costs no memory.
+struct Tap {
+    fd: OwnedFd,
+    keep: usize,
+    tail: Vec<u8>,
+    open: bool,
+}
+
+impl Tap {
+    /// A pipe: the tap and the write end to give the command.
+    fn new(keep: usize) -> Result<(Tap, OwnedFd)> {
+        let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).context("making a pipe for the command")?;
+        // Only our end must not block: the command's writes wait as usual.
+        fcntl(std::os::fd::AsRawFd::as_raw_fd(&r), FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
+        Ok((Tap { fd: r, keep, tail: Vec::new(), open: true }, w))
+    }
+
+    /// Read what is there (a bounded amount, so a flood cannot hold the
+    /// loop past a time limit); at end of file the tap closes.
+    fn read(&mut self) {
+        let mut buf = [0u8; 16384];
+        for _ in 0..16 {
+            match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&self.fd), &mut buf) {
+                Ok(0) => {
+                    self.open = false;
+                    return;
+                }
+                Ok(n) => {
+                    self.tail.extend_from_slice(&buf[..n]);
+                    if self.tail.len() > self.keep {
+                        self.tail.drain(..self.tail.len() - self.keep);
+                    }
+                }
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return, // EAGAIN: drained for now.
             }
         }
-        tail
-    }))
+    }
 }
 
-/// A thread that kills process group `pgid` when `limit` passes before
-/// anything is sent on (or the dropping of) the returned channel; it
-/// answers whether it killed.
-fn watchdog(pgid: i32, limit: Option<Duration>) -> Option<(mpsc::Sender<()>, std::thread::JoinHandle<bool>)> {
-    let limit = limit?;
-    let (tx, rx) = mpsc::channel::<()>();
-    let h = std::thread::spawn(move || {
-        if rx.recv_timeout(limit) == Err(mpsc::RecvTimeoutError::Timeout) {
-            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
-            return true;
+/// Drain `taps` until process `pid` has ended (true) or `deadline` passed
+/// (false). The process is not reaped. Without pidfds (before Linux 5.3),
+/// its end is looked for every millisecond.
+fn wait_draining(pid: i32, taps: &mut [Tap], deadline: Option<Instant>) -> Result<bool> {
+    let pidfd = crate::sys::pidfd_open(pid).ok();
+    loop {
+        let mut fds: Vec<PollFd> = pidfd.iter().map(|p| PollFd::new(p.as_fd(), PollFlags::POLLIN)).collect();
+        let watched: Vec<usize> = (0..taps.len()).filter(|&i| taps[i].open).collect();
+        fds.extend(watched.iter().map(|&i| PollFd::new(taps[i].fd.as_fd(), PollFlags::POLLIN)));
+        let mut wait_ms = deadline.map_or(-1, |d| d.saturating_duration_since(Instant::now()).as_millis() as i64 + 1);
+        if pidfd.is_none() {
+            wait_ms = if wait_ms < 0 { 1 } else { wait_ms.min(1) };
         }
-        false
-    });
-    Some((tx, h))
+        let timeout = PollTimeout::try_from(wait_ms.min(i32::MAX as i64) as i32).unwrap_or(PollTimeout::MAX);
+        match nix::poll::poll(&mut fds, timeout) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(e).context("waiting for the command"),
+        }
+        let ready = |f: &PollFd| f.revents().is_some_and(|r| !r.is_empty());
+        let ended = match pidfd {
+            Some(_) => ready(&fds[0]),
+            None => has_ended(pid),
+        };
+        let first_tap = usize::from(pidfd.is_some());
+        let readable: Vec<bool> = fds[first_tap..].iter().map(ready).collect();
+        drop(fds);
+        for (&i, r) in watched.iter().zip(readable) {
+            if r {
+                taps[i].read();
+            }
+        }
+        if ended {
+            return Ok(true);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(false);
+        }
+    }
 }
 
-/// Run `text` once as `how` says and wait for it.
-pub(crate) fn run(text: &str, how: &How) -> Result<Ran> {
-    let mut c = command(text, how)?;
-    let t0 = Instant::now();
-    let mut child = c.spawn().with_context(|| format!("starting `{text}`"))?;
-    let pid = child.id() as i32;
-    let dog = watchdog(pid, how.timeout);
-    let out = drain(child.stdout.take(), 0);
-    let err = drain(child.stderr.take(), TAIL);
-    let usage = crate::sys::wait4(pid).context("waiting for the command")?;
-    let wall = t0.elapsed();
-    let timed_out = match dog {
-        Some((tx, h)) => {
-            drop(tx);
-            h.join().unwrap_or(false)
-        }
-        None => false,
+/// waitid(2) with `WNOWAIT`: whether child `pid` has ended, leaving it unreaped.
+fn has_ended(pid: i32) -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid for writes; the flags leave the child as it is.
+    let r = unsafe {
+        libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT)
     };
-    // What it left running in its group (daemons, background jobs) goes now,
-    // before the pipes are read to their end: they may hold them open.
-    let left = crate::sys::task::group_members(pid).len();
-    if left > 0 {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    // SAFETY: waitid filled `info` (or left it zeroed: si_pid 0, not ended).
+    r == 0 && unsafe { info.si_pid() } != 0
+}
+
+/// Run `text` once as `how` says and wait for it. `reaper` is this process
+/// as a subreaper: what the command leaves behind is killed through it.
+pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
+    let mut c = command(text, how)?;
+    let mut taps = Vec::new();
+    if how.output != Output::Inherit {
+        let (tap, w) = Tap::new(TAIL)?;
+        c.stderr(Stdio::from(w));
+        taps.push(tap);
     }
-    drop(child);
-    if let Some(h) = out {
-        let _ = h.join();
+    if how.output == Output::Pipe {
+        let (tap, w) = Tap::new(0)?;
+        c.stdout(Stdio::from(w));
+        taps.push(tap);
     }
-    let tail = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    let t0 = Instant::now();
+    let child = c.spawn().with_context(|| format!("starting `{text}`"))?;
+    // The command's copies of the write ends go with it: the pipes end
+    // when the command and what it started have closed theirs.
+    drop(c);
+    let pid = child.id() as i32;
+    let ended = wait_draining(pid, &mut taps, how.timeout.map(|l| t0 + l))?;
+    let (usage, wall) = if ended {
+        let u = crate::sys::wait4(pid).context("waiting for the command")?;
+        (u, t0.elapsed())
+    } else {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        let u = crate::sys::wait4(pid).context("waiting for the killed command")?;
+        (u, t0.elapsed())
+    };
+    // What it left running (daemons, background jobs) goes now, before the
+    // pipes are read to their end: they may hold them open.
+    let left = reaper.end_orphans();
+    for t in taps.iter_mut() {
+        while t.open {
+            t.read();
+            if t.open && !matches!(poll_one(&t.fd), Ok(true)) {
+                break;
+            }
+        }
+    }
+    let tail = taps.first().filter(|_| how.output != Output::Inherit).map(|t| t.tail.clone()).unwrap_or_default();
     let stderr_tail = String::from_utf8_lossy(&tail).into_owned();
-    Ok(Ran { wall, usage, timed_out, left, stderr_tail })
+    Ok(Ran { wall, usage, timed_out: !ended, limit: how.timeout, left, stderr_tail })
+}
+
+/// Whether `fd` has something to read (or its end) right now.
+fn poll_one(fd: &OwnedFd) -> nix::Result<bool> {
+    let mut f = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+    Ok(nix::poll::poll(&mut f, PollTimeout::ZERO)? > 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn reaper() -> Subreaper {
+        Subreaper::new().unwrap()
+    }
+
+    /// Run test `name` (this module's) alone in a process of its own: a
+    /// subreaper ends every child of its process, and other tests' children
+    /// in this one are not its to end. Returns whether the caller is that
+    /// process (and should run the test's body).
+    fn alone(name: &str) -> bool {
+        const ENV: &str = "KDELTA_EXEC_TEST";
+        if std::env::var(ENV).as_deref() == Ok(name) {
+            return true;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args([&format!("bench::cmd::exec::tests::{name}"), "--exact", "--test-threads=1"])
+            .env(ENV, name)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        false
+    }
 
     fn sh() -> How {
         How { shell: Some("sh".into()), output: Output::Null, input: None, timeout: None }
@@ -192,33 +309,42 @@ mod tests {
 
     #[test]
     fn a_run_is_timed_and_its_failure_quotes_stderr() {
-        let r = run("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done", &sh()).unwrap();
+        if !alone("a_run_is_timed_and_its_failure_quotes_stderr") {
+            return;
+        }
+        let r = run("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done", &sh(), &reaper()).unwrap();
         assert!(r.failure().is_none() && r.wall > Duration::ZERO && r.usage.user_s + r.usage.sys_s > 0.0);
-        let r = run("echo first >&2; echo oops >&2; exit 3", &sh()).unwrap();
+        let r = run("echo first >&2; echo oops >&2; exit 3", &sh(), &reaper()).unwrap();
         let f = r.failure().unwrap();
         assert!(f.contains("exit status 3") && f.contains("oops"), "{f}");
-        let r = run("nonesuch-kdelta-cmd", &sh()).unwrap();
+        let r = run("nonesuch-kdelta-cmd", &sh(), &reaper()).unwrap();
         assert!(r.failure().unwrap().contains("127"), "{:?}", r.failure());
     }
 
     #[test]
     fn a_hang_is_killed_and_leftovers_are_counted() {
+        if !alone("a_hang_is_killed_and_leftovers_are_counted") {
+            return;
+        }
         let how = How { timeout: Some(Duration::from_millis(200)), ..sh() };
-        let r = run("sleep 30", &how).unwrap();
+        let r = run("sleep 30", &how, &reaper()).unwrap();
         assert!(r.timed_out && r.wall < Duration::from_secs(5), "{r:?}");
-        let r = run("sleep 30 & sleep 30 & true", &sh()).unwrap();
+        let r = run("sleep 30 & sleep 30 & true", &sh(), &reaper()).unwrap();
         assert!(r.failure().is_none());
         assert_eq!(r.left, 2);
     }
 
     #[test]
     fn without_a_shell_the_words_are_exec_d() {
+        if !alone("without_a_shell_the_words_are_exec_d") {
+            return;
+        }
         let t = tempfile::tempdir().unwrap();
         let f = t.path().join("out");
         let how = How { shell: None, output: Output::File(f.clone()), ..sh() };
-        run("printf '%s|' 'a b' c", &how).unwrap();
+        run("printf '%s|' 'a b' c", &how, &reaper()).unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "a b|c|");
         let how = How { output: Output::Pipe, input: Some(f.clone()), ..sh() };
-        assert!(run("cat; yes | head -c 5000000", &how).unwrap().failure().is_none());
+        assert!(run("cat; yes | head -c 5000000", &how, &reaper()).unwrap().failure().is_none());
     }
 }

@@ -12,9 +12,9 @@
 //! shell's own start-up (`SHELL -c ''`, [`SHELL_RUNS`] times, as the command
 //! is run) and subtracts its mean wall, user and system time from every run,
 //! as hyperfine does; `prepare` runs untimed before every run, `cleanup`
-//! once at the end. A run [`exec`] makes is in its own process group, killed
-//! with it at `timeout`; processes it leaves in its group are killed and
-//! counted.
+//! once at the end. A run [`exec`] makes is killed with all it started at
+//! `timeout`; processes it leaves behind are killed and counted (the worker
+//! is their subreaper).
 
 pub(crate) mod exec;
 pub(crate) mod spec;
@@ -78,6 +78,20 @@ fn optional(p: &Params, k: &str) -> Result<Option<String>> {
 }
 
 impl Plan {
+    /// How to make the next run: with `timeout=0`, its limit falls just
+    /// inside the worker's (5 %, at least 200 ms, up to half of what is
+    /// left), so a hang ends as this run's failure rather than the worker's.
+    fn limited(&self, s: &Sampler) -> How {
+        let mut how = self.how.clone();
+        if how.timeout.is_none() {
+            how.timeout = s.time_left().map(|left| {
+                let margin = (left / 20).max(Duration::from_millis(200)).min(left / 2);
+                (left - margin).max(Duration::from_millis(1))
+            });
+        }
+        how
+    }
+
     fn from(p: &Params) -> Result<Plan> {
         let text = spec::fill(&spec::command_of(p)?, p, &DECLARED);
         if text.trim().is_empty() {
@@ -123,9 +137,9 @@ impl Benchmark for CmdRun {
                 "warmup",
                 ParamKind::Int { min: 0, max: 10_000 },
                 "0",
-                "untimed runs in each worker first",
+                "untimed runs in each worker first (0: --warmup N, else none)",
             ))
-            .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: none, the worker's)"))
+            .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: just inside the worker's)"))
             .param(ParamSpec::new("figure", ParamKind::choice::<Figure>(), "wall", "the value: wall|user|sys|cpu"))
             .samples(10, 3)
             .timeout(Duration::from_secs(3600))
@@ -149,23 +163,26 @@ impl Benchmark for CmdRun {
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
         let plan = Plan::from(p)?;
+        let reaper = &crate::child::Subreaper::new()?;
         s.extra("command", plan.text.clone());
         // Its commands are compared with each other as configurations are.
         s.extra("compared_on", CMD);
         if let Some(c) = &plan.setup {
-            must(exec::run(c, &plan.how)?, "setup")?;
+            must(exec::run(c, &plan.how, reaper)?, "setup")?;
         }
-        for _ in 0..plan.warmup {
+        // `--param warmup=N`, else `--warmup N` (hyperfine's count), else none.
+        let warmup = if plan.warmup > 0 { plan.warmup } else { s.warmup_runs().unwrap_or(0) };
+        for _ in 0..warmup {
             if let Some(c) = &plan.prepare {
-                must(exec::run(c, &plan.how)?, "prepare")?;
+                must(exec::run(c, &plan.how, reaper)?, "prepare")?;
             }
-            judge(exec::run(&plan.text, &plan.how)?, &plan, "warm-up run")?;
+            judge(exec::run(&plan.text, &plan.limited(s), reaper)?, &plan, "warm-up run")?;
         }
-        let shell = shell_cost(&plan.how)?;
+        let shell = shell_cost(&plan.how, reaper)?;
         s.extra("shell_wall_s", shell.wall);
-        let measured = measure(&plan, &shell, s);
+        let measured = measure(&plan, &shell, s, reaper);
         if let Some(c) = &plan.cleanup {
-            must(exec::run(c, &plan.how)?, "cleanup")?;
+            must(exec::run(c, &plan.how, reaper)?, "cleanup")?;
         }
         measured
     }
@@ -176,14 +193,14 @@ fn text(name: &'static str, help: &'static str) -> ParamSpec {
 }
 
 /// The timed runs.
-fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler) -> Result<()> {
+fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Subreaper) -> Result<()> {
     let mut left = 0;
     for _ in 0..s.samples_wanted() {
         if let Some(c) = &plan.prepare {
-            must(exec::run(c, &plan.how)?, "prepare")?;
+            must(exec::run(c, &plan.how, reaper)?, "prepare")?;
         }
         s.begin_sample();
-        let r = exec::run(&plan.text, &plan.how)?;
+        let r = exec::run(&plan.text, &plan.limited(s), reaper)?;
         left += r.left;
         s.part("left_processes", r.left as f64);
         let r = judge(r, plan, "run")?;
@@ -243,17 +260,17 @@ struct Cost {
     sys: f64,
 }
 
-fn shell_cost(how: &How) -> Result<Cost> {
+fn shell_cost(how: &How, reaper: &crate::child::Subreaper) -> Result<Cost> {
     if how.shell.is_none() {
         return Ok(Cost::default());
     }
     let how = How { output: Output::Null, input: None, ..how.clone() };
     for _ in 0..3 {
-        must(exec::run("", &how).context("starting the shell")?, "shell's empty")?;
+        must(exec::run("", &how, reaper).context("starting the shell")?, "shell's empty")?;
     }
     let mut c = Cost::default();
     for _ in 0..SHELL_RUNS {
-        let r = exec::run("", &how)?;
+        let r = exec::run("", &how, reaper)?;
         c.wall += r.wall.as_secs_f64() / SHELL_RUNS as f64;
         c.user += r.usage.user_s / SHELL_RUNS as f64;
         c.sys += r.usage.sys_s / SHELL_RUNS as f64;

@@ -37,6 +37,14 @@ pub struct SamplerSettings {
     /// calibrated loop).
     #[serde(default = "default_warmup")]
     pub warmup: Duration,
+    /// `--warmup N`: untimed runs a whole-run benchmark makes first
+    /// ([`Sampler::warmup_runs`]).
+    #[serde(default)]
+    pub warmup_runs: Option<u64>,
+    /// The worker's time limit for this point, when the harness set one
+    /// ([`Sampler::time_left`]).
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
     pub quick: bool,
     /// Iteration count found by an earlier worker for the same benchmark and
     /// parameters; reused so every round of every configuration times the same work.
@@ -67,6 +75,8 @@ impl SamplerSettings {
             samples,
             target: Duration::from_millis(2),
             warmup: Duration::ZERO,
+            warmup_runs: None,
+            time_limit: None,
             quick: true,
             iterations: None,
             tmpdir: tmpdir.into(),
@@ -158,6 +168,7 @@ pub struct Sampler {
     clock_overhead: f64,
     probe: Probe,
     kind_set: bool,
+    born: Instant,
     /// Snapshot at the start of the next pushed sample.
     started: Option<Snapshot>,
 }
@@ -173,6 +184,7 @@ impl Sampler {
             probe: Probe::new(TaskKind::Solo),
             kind_set: false,
             started: None,
+            born: Instant::now(),
         }
     }
 
@@ -203,6 +215,18 @@ impl Sampler {
     /// can come out at or below zero when the difference is below resolution.
     pub fn net_of_overhead(&mut self) {
         self.out.net_of_overhead = true;
+    }
+
+    /// `--warmup N`: the untimed runs the user asked for, when counted.
+    pub fn warmup_runs(&self) -> Option<u64> {
+        self.settings.warmup_runs
+    }
+
+    /// Time before the harness kills this worker, when it set a limit: a
+    /// benchmark that runs something of unknown length ends it sooner, and
+    /// fails saying why.
+    pub fn time_left(&self) -> Option<Duration> {
+        self.settings.time_limit.map(|l| l.saturating_sub(self.born.elapsed()))
     }
 
     pub fn samples_wanted(&self) -> usize {
