@@ -182,6 +182,92 @@ fn daemons_left_behind_are_killed_and_counted() {
 }
 
 #[test]
+fn figure_picks_the_compared_cost_and_its_unit() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "head -c 30000000 /dev/zero | cat >/dev/null", "--figure", "rss"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(r["unit"], "KB");
+    assert_eq!(r["median"].as_f64(), r["extras"]["max_rss_kb"].as_f64(), "{r}");
+    let (code, v, err) = run(&e, &["--cmd", "true", "--figure", "faults"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["unit"], "faults");
+    assert!(v["results"][0]["median"].as_f64().unwrap() >= 1.0);
+    let (code, _, err) = run(&e, &["--cmd", "true", "--figure", "bogus"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bogus") && err.contains("rss"), "{err}");
+}
+
+#[test]
+fn a_daemon_in_a_session_of_its_own_is_still_found_and_killed() {
+    let e = Env::new();
+    // setsid forks when it leads a process group: the daemon leaves the
+    // command's group and session, and its parent ends at once.
+    let (code, v, err) = run(&e, &["--cmd", "setsid sleep 43.25 & true"]);
+    assert_eq!(code, 0, "{err}");
+    let left = v["results"][0]["extras"]["left_processes_samples"].as_array().unwrap().clone();
+    assert!(left.iter().all(|n| n.as_f64() >= Some(1.0)), "{left:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("43.25"), 0);
+}
+
+#[test]
+fn warmup_n_runs_the_command_n_times_first_in_each_worker() {
+    let e = Env::new();
+    let log = e.tmp().join("runs.log");
+    let cmd = format!("echo run >> {}", log.display());
+    for (warmup, extra) in [("0", 0), ("2", 2)] {
+        let _ = std::fs::remove_file(&log);
+        let (code, v, err) = run(&e, &["--cmd", &cmd, "--warmup", warmup]);
+        assert_eq!(code, 0, "{err}");
+        // Every sample (disturbed ones too) is one run; each worker adds its warm-up.
+        let samples = v["results"][0]["samples"].as_array().unwrap().len();
+        let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+        let warm = lines - samples;
+        assert!(
+            if extra == 0 { warm == 0 } else { warm >= extra && warm % extra == 0 },
+            "--warmup {warmup}: {lines} runs, {samples} samples"
+        );
+    }
+}
+
+#[test]
+fn a_hang_ends_inside_the_worker_limit_as_the_command_s_own_failure() {
+    let e = Env::new();
+    let t0 = Instant::now();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 44.25", "--timeout", "2s"]);
+    assert_eq!(code, 1, "{err}");
+    let why = v["results"][0]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(why.contains("timed out after"), "{why}");
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert_eq!(running("44.25"), 0);
+}
+
+#[test]
+fn a_killed_kdelta_leaves_no_command_running() {
+    let e = Env::new();
+    let mut k = e
+        .spawnable()
+        .args(["run", "cmd", "--config", "up", "--runs", "1", "--cmd", "sleep 45.25 & sleep 45.25"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while running("45.25") < 2 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(running("45.25") >= 2, "the command never started");
+    k.kill().unwrap();
+    k.wait().unwrap();
+    let t0 = Instant::now();
+    while running("45.25") > 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(running("45.25"), 0);
+}
+
+#[test]
 fn endless_output_costs_no_memory() {
     let e = Env::new();
     for output in ["null", "pipe"] {

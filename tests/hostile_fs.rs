@@ -8,9 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn kdelta(e: &Env) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kdelta"));
-    c.env("KDELTA_DB", e.db()).env("TMPDIR", e.tmp()).env("KDELTA_TEST_BENCHES", "1").env("NO_COLOR", "1");
-    c
+    e.spawnable()
 }
 
 /// Processes whose environment names this test's TMPDIR: kdelta, its

@@ -114,6 +114,7 @@ fn blank(of: Subject, status: Status, reason: Option<String>) -> ResultRecord {
 /// samples, quality counts, the placement split, below-resolution.
 pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
     let Gathered { set, failed, retaken_extra } = got;
+    let unit = set.unit.clone().unwrap_or_else(|| of.item.info.unit.to_string());
     let rate = of.item.info.better == Better::Higher;
     let status = if failed.is_some() { Status::Failed } else { Status::Ok };
     // With no clean sample at all, the disturbed ones are summarised rather
@@ -161,6 +162,7 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         extras,
         notes: set.notes,
         warnings: warns,
+        unit,
         ..blank(of, status, failed)
     }
 }

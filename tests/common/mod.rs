@@ -31,6 +31,16 @@ impl Env {
             .env("NO_COLOR", "1");
         c
     }
+    /// The same as a `std::process::Command`, to spawn and kill.
+    pub fn spawnable(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"));
+        c.env("KDELTA_DB", self.db())
+            .env("TMPDIR", self.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env_remove("KDELTA_SYSFS_ROOT")
+            .env("NO_COLOR", "1");
+        c
+    }
     /// Entries left in the private TMPDIR (kdelta must leave none).
     pub fn tmp_leftovers(&self) -> Vec<String> {
         std::fs::read_dir(self.tmp()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()

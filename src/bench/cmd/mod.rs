@@ -1,7 +1,8 @@
 //! The `cmd` family: any command as a benchmark, as hyperfine times one, under
 //! every configuration kdelta has. `cmd.run` takes a sample per run of the
-//! command: wall seconds (or `figure=user|sys|cpu`), with user and system
-//! seconds, peak RSS, faults and context switches stored beside it as parts.
+//! command: wall milliseconds (or `figure=user|sys|cpu`, or peak RSS in KB,
+//! faults or context switches with `figure=rss|faults|switches`), with all
+//! of those stored beside it as parts.
 //!
 //! Several `--cmd [NAME=]COMMAND` are the values of the `cmd` parameter (one
 //! line each, [`spec`]), so they are compared with each other as `impl=` is:
@@ -39,7 +40,9 @@ pub(crate) const SHELL_RUNS: usize = 50;
 
 crate::model::params::choice! {
     /// `figure=`: which of a run's costs is its sample's value.
-    pub(crate) enum Figure { Wall = "wall", User = "user", Sys = "sys", Cpu = "cpu" }
+    pub(crate) enum Figure {
+        Wall = "wall", User = "user", Sys = "sys", Cpu = "cpu", Rss = "rss", Faults = "faults", Switches = "switches",
+    }
 }
 
 /// The parameters `cmd.run` declares (others are placeholders).
@@ -140,7 +143,12 @@ impl Benchmark for CmdRun {
                 "untimed runs in each worker first (0: --warmup N, else none)",
             ))
             .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: just inside the worker's)"))
-            .param(ParamSpec::new("figure", ParamKind::choice::<Figure>(), "wall", "the value: wall|user|sys|cpu"))
+            .param(ParamSpec::new(
+                "figure",
+                ParamKind::choice::<Figure>(),
+                "wall",
+                "the value: wall|user|sys|cpu (ms), rss (KB), faults or switches",
+            ))
             .samples(10, 3)
             .timeout(Duration::from_secs(3600))
             .open()
@@ -195,6 +203,12 @@ fn text(name: &'static str, help: &'static str) -> ParamSpec {
 /// The timed runs.
 fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Subreaper) -> Result<()> {
     let mut left = 0;
+    match plan.figure {
+        Figure::Rss => s.unit("KB"),
+        Figure::Faults => s.unit("faults"),
+        Figure::Switches => s.unit("switches"),
+        Figure::Wall | Figure::User | Figure::Sys | Figure::Cpu => {}
+    }
     for _ in 0..s.samples_wanted() {
         if let Some(c) = &plan.prepare {
             must(exec::run(c, &plan.how, reaper)?, "prepare")?;
@@ -207,13 +221,17 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Su
         let wall = (r.wall.as_secs_f64() - shell.wall).max(0.0);
         let user = (r.usage.user_s - shell.user).max(0.0);
         let sys = (r.usage.sys_s - shell.sys).max(0.0);
+        let u = &r.usage;
         let value = match plan.figure {
-            Figure::Wall => wall,
-            Figure::User => user,
-            Figure::Sys => sys,
-            Figure::Cpu => user + sys,
+            Figure::Wall => wall * 1e3,
+            Figure::User => user * 1e3,
+            Figure::Sys => sys * 1e3,
+            Figure::Cpu => (user + sys) * 1e3,
+            Figure::Rss => (u.max_rss / 1024) as f64,
+            Figure::Faults => (u.minor_faults + u.major_faults) as f64,
+            Figure::Switches => (u.voluntary_switches + u.involuntary_switches) as f64,
         };
-        s.push(value * 1e3, r.wall);
+        s.push(value, r.wall);
         for (k, v) in [
             ("wall_s", wall),
             ("user_s", user),
@@ -382,7 +400,10 @@ const FLAGS: [RunFlag; 9] = [
         settings: |_| Ok(vec![("ignore_failure".to_string(), "true".to_string())]),
     },
     RunFlag {
-        arg: || flag("figure", "cmd: the compared figure: wall (default), user, sys or cpu").value_name("FIGURE"),
+        arg: || {
+            flag("figure", "cmd: the compared figure: wall (default), user, sys, cpu, rss, faults or switches")
+                .value_name("FIGURE")
+        },
         settings: one!("figure"),
     },
 ];

@@ -119,6 +119,10 @@ pub struct SampleSet {
     /// over the clean samples (`NAME`) and every value (`NAME_samples`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub parts: BTreeMap<String, Vec<f64>>,
+    /// The samples' unit when the benchmark's parameters chose another than
+    /// its declared one (`cmd.run` with `figure=rss`: KB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) unit: Option<String>,
 }
 
 /// One sample's timed work: the seconds it took in all, the figure, and the
@@ -139,6 +143,7 @@ impl SampleSet {
         self.kind = set.kind;
         self.retaken += set.retaken;
         self.net_of_overhead |= set.net_of_overhead;
+        self.unit = self.unit.take().or(set.unit);
         for (k, v) in set.parts {
             self.parts.entry(k).or_default().extend(v);
         }
@@ -462,6 +467,12 @@ impl Sampler {
     /// (`NAME`: the median over the clean samples, `NAME_samples`: all).
     pub fn part(&mut self, name: &str, value: f64) {
         self.out.parts.entry(name.to_string()).or_default().push(value);
+    }
+
+    /// The unit of this point's samples, when its parameters chose another
+    /// than the benchmark's declared one.
+    pub fn unit(&mut self, unit: &str) {
+        self.out.unit = Some(unit.to_string());
     }
 
     /// Store a benchmark-specific figure beside the result.
