@@ -125,8 +125,13 @@ fn command(text: &str, how: &How) -> Result<Command> {
         Output::File(f) => Stdio::from(std::fs::File::create(f).with_context(|| format!("creating {}", f.display()))?),
     };
     let stderr = if how.output == Output::Inherit { Stdio::inherit() } else { Stdio::null() };
+    // No pre-exec step (not even a parent-death signal): std then starts
+    // the command with posix_spawn, a vfork that copies nothing of the
+    // worker, as hyperfine does; a fork costs a copy of the worker's page
+    // tables and copy-on-write faults after it, half a millisecond here.
+    // The command is in the worker's process group, which the harness (or
+    // its watchdog, when kdelta itself is killed) kills with the worker.
     c.stdin(stdin).stdout(stdout).stderr(stderr);
-    crate::child::die_with_parent(&mut c);
     Ok(c)
 }
 
