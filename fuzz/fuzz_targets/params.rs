@@ -1,6 +1,7 @@
-//! Parameter values (sizes, durations, booleans): never panic.
+//! Parameter values (sizes, durations, booleans, scanned ranges): never panic;
+//! a scan never gives more than its bound.
 #![no_main]
-use kdelta::fuzzing::{parse_bool, parse_duration, parse_size};
+use kdelta::fuzzing::{parse_bool, parse_duration, parse_size, scan_list};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -8,5 +9,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = parse_size(s);
         let _ = parse_duration(s);
         let _ = parse_bool(s);
+        if let Ok(v) = scan_list(s) {
+            assert!(v.len() <= 1000);
+        }
     }
 });

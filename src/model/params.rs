@@ -325,6 +325,38 @@ pub(crate) fn split_list(v: &str) -> Vec<String> {
     v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
+/// Most values one scanned range may give.
+pub(crate) const MAX_SCAN: usize = 1000;
+
+/// A placeholder's values: a comma-separated list whose items may be integer
+/// ranges, as hyperfine's `--parameter-scan` (`1..4` is 1,2,3,4; `0..100:25`
+/// steps by 25; both ends included).
+pub fn scan_list(v: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for item in split_list(v) {
+        let Some((a, rest)) = item.split_once("..") else {
+            if out.len() == MAX_SCAN {
+                return Err(format!("more than {MAX_SCAN} values"));
+            }
+            out.push(item);
+            continue;
+        };
+        let (b, step) = rest.split_once(':').unwrap_or((rest, "1"));
+        let num =
+            |x: &str| x.trim().parse::<i64>().map_err(|_| format!("{item:?}: a range is INT..INT or INT..INT:STEP"));
+        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        if step <= 0 || b < a {
+            return Err(format!("{item:?}: a range goes up, by a step above zero"));
+        }
+        let n = (b as i128 - a as i128) / step as i128 + 1;
+        if n > (MAX_SCAN - out.len()) as i128 {
+            return Err(format!("{item:?}: more than {MAX_SCAN} values"));
+        }
+        out.extend((0..n).map(|i| (a as i128 + i * step as i128).to_string()));
+    }
+    Ok(out)
+}
+
 /// Expand the user's `--param` overrides over the specs' defaults into the
 /// cartesian product of swept values. Unknown names and bad values are errors
 /// naming what is allowed. Text parameters are never split on commas.
@@ -351,7 +383,7 @@ pub(crate) fn expand_open(
         overrides.iter().filter(|(k, _)| !specs.iter().any(|s| s.name == k.as_str())).collect();
     let mut points = expand_declared(specs, overrides, quick, bench, open)?;
     for (k, raw) in undeclared {
-        let values = split_list(raw);
+        let values = scan_list(raw).map_err(|e| anyhow::anyhow!("parameter {k} of {bench}: {e}"))?;
         if values.is_empty() {
             bail!("parameter {k} of {bench} has no value");
         }
@@ -432,6 +464,20 @@ pub(crate) fn canonicalise(specs: &[ParamSpec], p: &mut Params) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn scanned_ranges_expand_as_hyperfine_s_parameter_scan() {
+        assert_eq!(scan_list("1..4").unwrap(), ["1", "2", "3", "4"]);
+        assert_eq!(scan_list("0..100:25, x").unwrap(), ["0", "25", "50", "75", "100", "x"]);
+        assert_eq!(scan_list("-2..2:3").unwrap(), ["-2", "1"]);
+        assert!(scan_list("4..1").unwrap_err().contains("goes up"));
+        assert!(scan_list("1..a").unwrap_err().contains("INT..INT"));
+        assert!(scan_list("1..5:0").is_err());
+        assert!(scan_list("0..100000").unwrap_err().contains("more than 1000"));
+        assert!(scan_list("0..9223372036854775807:1").is_err());
+        let wide = scan_list("-9223372036854775808..9223372036854775807:9223372036854775807").unwrap();
+        assert_eq!(wide, ["-9223372036854775808", "-1", "9223372036854775806"]);
+    }
+
     use super::*;
 
     #[test]
