@@ -154,7 +154,7 @@ pub(crate) enum Command {
     Report {
         /// Run ids or labels (each label its newest run); with --host,
         /// --kernel or --label, every finished run they select is added.
-        #[arg(required_unless_present_any = ["host", "kernel", "label"], value_name = "RUN_OR_LABEL")]
+        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta"], value_name = "RUN_OR_LABEL")]
         runs: Vec<String>,
         #[command(flatten)]
         select: RunSelect,

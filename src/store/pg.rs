@@ -27,6 +27,9 @@ pub(super) struct Pg {
     shown: PathBuf,
     /// Runs this connection holds open (and their locks).
     held: HashSet<i64>,
+    /// The schema version: [`PG_VERSION`] once opened for writing
+    /// (migrated); possibly older when opened to read.
+    version: i32,
 }
 
 /// The advisory lock key of a run: "kdlt" in the high half, so it cannot
@@ -181,7 +184,7 @@ impl Pg {
     pub(super) fn open(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
         migrate(&mut client, &shown, super::init_schema())?;
-        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new(), version: PG_VERSION })
     }
 
     /// Connect to a database that already holds kdelta's schema.
@@ -195,7 +198,7 @@ impl Pg {
             )));
         };
         client.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
-        match version(&mut client, schema).map_err(e)? {
+        let version = match version(&mut client, schema).map_err(e)? {
             None => {
                 return Err(bad_input(format!(
                     "{} holds no kdelta results yet: run `kdelta run ... --db URL` first",
@@ -203,9 +206,9 @@ impl Pg {
                 )))
             }
             Some(v) if v > PG_VERSION => return Err(newer(&shown, v)),
-            Some(_) => {}
-        }
-        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+            Some(v) => v,
+        };
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new(), version })
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -289,7 +292,10 @@ impl Pg {
 
     pub(super) fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
         let rows = self.query(
-            &format!("SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1"),
+            &format!(
+                "SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1",
+                self.run_cols()
+            ),
             &[&(limit.min(i64::MAX as usize) as i64)],
         )?;
         rows.iter().map(|r| Ok((self.run(r)?, r.get::<_, i64>(13) as usize))).collect()
@@ -297,10 +303,11 @@ impl Pg {
 
     pub(super) fn find_run(&self, key: &str) -> Result<RunRecord> {
         let rows = match key.parse::<i64>() {
-            Ok(id) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?,
-            Err(_) => {
-                self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1"), &[&key])?
-            }
+            Ok(id) => self.query(&format!("SELECT {} FROM runs WHERE id = $1", self.run_cols()), &[&id])?,
+            Err(_) => self.query(
+                &format!("SELECT {} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1", self.run_cols()),
+                &[&key],
+            )?,
         };
         match rows.first() {
             Some(r) => self.run(r),
@@ -315,8 +322,10 @@ impl Pg {
     }
 
     pub(super) fn latest_complete(&self) -> Result<Option<RunRecord>> {
-        let rows = self
-            .query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
+        let rows = self.query(
+            &format!("SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1", self.run_cols()),
+            &[],
+        )?;
         rows.first().map(|r| self.run(r)).transpose()
     }
 
@@ -346,6 +355,15 @@ impl Pg {
         }
         tx.commit().map_err(|e| err(shown, e))?;
         Ok(Some(id))
+    }
+
+    /// The columns [`run_cols`] reads (a database before version 2 has no `meta`).
+    fn run_cols(&self) -> String {
+        if self.version >= HOST_KEYS {
+            RUN_COLS.to_string()
+        } else {
+            RUN_COLS.replace(", meta", ", NULL::text")
+        }
     }
 
     fn query(&self, sql: &str, params: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Row>> {

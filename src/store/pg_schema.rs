@@ -10,8 +10,8 @@ pub(super) const PG_VERSION: i32 = 2;
 /// Each step takes the database from the version before it to its own.
 pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2)];
 
-/// The first version with the `hostname` and `kernel` columns, which the
-/// migration fills for the runs stored before it.
+/// The first version with the runs' `meta`, `hostname` and `kernel`
+/// columns; the migration fills the last two for the runs stored before it.
 pub(super) const HOST_KEYS: i32 = 2;
 
 /// A key for `pg_advisory_xact_lock` while the schema is made or migrated
