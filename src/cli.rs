@@ -154,7 +154,7 @@ pub(crate) enum Command {
     Report {
         /// Run ids or labels (each label its newest run); with --host,
         /// --kernel or --label, every finished run they select is added.
-        #[arg(required_unless_present_any = ["host", "kernel", "label"], value_name = "RUN_OR_LABEL")]
+        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta"], value_name = "RUN_OR_LABEL")]
         runs: Vec<String>,
         #[command(flatten)]
         select: RunSelect,
@@ -259,6 +259,10 @@ pub(crate) struct RunSelect {
     /// Runs with this label.
     #[arg(long)]
     pub(crate) label: Option<String>,
+    /// Runs whose metadata has KEY=VALUE, or KEY with any value (given
+    /// with `run --meta`). Repeatable: every one must match.
+    #[arg(long, value_name = "KEY[=VALUE]", value_parser = meta_filter)]
+    pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
 }
 
 #[derive(Args, Debug)]
@@ -339,6 +343,13 @@ pub(crate) struct RunArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+
+    /// Metadata stored with the run, shown by runs and show, carried by
+    /// export and push (commit=abc123, branch=main). Repeatable: a key is
+    /// letters, digits, '_', '-' and '.' (up to 64), a value up to 1 KiB
+    /// of printable text, at most 64 keys, each once.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
+    pub(crate) meta: Vec<(String, String)>,
 }
 
 /// `--interleave`.
@@ -588,6 +599,23 @@ fn shared_store(s: &str) -> Result<String, BadInput> {
     }
 }
 
+/// One `--meta KEY=VALUE` of `run` or `study`: the key and the value
+/// checked ([`crate::model::meta::pair`]); the whole list is checked by
+/// [`run_meta`].
+pub(crate) fn meta_pair(s: &str) -> Result<(String, String), BadInput> {
+    crate::model::meta::pair(s).map_err(BadInput)
+}
+
+/// Every `--meta` of a run as its metadata: at most 64 keys, none twice.
+pub(crate) fn run_meta(pairs: &[(String, String)]) -> Result<crate::model::meta::RunMeta, BadInput> {
+    crate::model::meta::RunMeta::from_pairs(pairs).map_err(BadInput)
+}
+
+/// `runs --meta KEY=VALUE` or `--meta KEY`.
+fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, BadInput> {
+    crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,6 +662,25 @@ mod tests {
         for bad in ["size", "=1", "size="] {
             assert!(param(bad).unwrap_err().0.starts_with("malformed --param"), "{bad}");
         }
+    }
+
+    #[test]
+    fn meta_is_checked_pair_by_pair_then_as_a_whole() {
+        let cli = Cli::try_parse_from(["kdelta", "run", "lat", "--meta", "commit=abc", "--meta", "b=x=y"]).unwrap();
+        let Command::Run(a) = cli.command else { panic!("not run") };
+        let m = run_meta(&a.meta).unwrap();
+        assert_eq!((m.get("commit"), m.get("b")), (Some("abc"), Some("x=y")));
+        let twice = [("k".to_string(), "1".to_string()), ("k".to_string(), "2".to_string())];
+        assert!(run_meta(&twice).unwrap_err().0.contains("given twice"));
+        for bad in ["com/mit=x", "=x", "commit"] {
+            let e = Cli::try_parse_from(["kdelta", "run", "lat", "--meta", bad]).unwrap_err();
+            let why = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<BadInput>()).expect("ours");
+            assert!(why.0.starts_with("--meta"), "{bad}: {why}");
+        }
+        let cli = Cli::try_parse_from(["kdelta", "runs", "--meta", "commit", "--meta", "b=x"]).unwrap();
+        let Command::Runs { select, .. } = cli.command else { panic!("not runs") };
+        assert_eq!(select.meta.len(), 2);
+        assert_eq!(select.meta[0].value, None);
     }
 
     /// The derive and the parsers agree: every default goes through its parser.

@@ -123,9 +123,10 @@ fn push_stores_each_run_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("local.db");
     let file = file.to_str().unwrap();
-    for _ in 0..2 {
+    for i in 0..2 {
         let out = kdelta(dir.path())
             .args(["--db", file, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms"])
+            .arg(format!("--meta=commit=c{i}"))
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -146,6 +147,10 @@ fn push_stores_each_run_once() {
     let shared = runs_json(dir.path(), &db.url);
     let local = runs_json(dir.path(), file);
     assert_eq!(shared.len(), 2);
+    // The metadata goes with each run.
+    let metas = |v: &[serde_json::Value]| v.iter().map(|r| r["meta"]["commit"].clone()).collect::<Vec<_>>();
+    assert_eq!(metas(&shared), metas(&local));
+    assert_eq!(metas(&shared), [serde_json::json!("c1"), serde_json::json!("c0")]);
     // Raw samples and all: the pushed run exports as the local one does.
     let export = |db: &str, id: &str| {
         let out = kdelta(dir.path()).args(["--db", db, "export", id, "--format", "json"]).output().unwrap();

@@ -4,6 +4,7 @@ use super::*;
 use crate::harness::run;
 
 pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
+    let meta = crate::cli::run_meta(&a.meta)?;
     let req = Request {
         selectors: a.selectors.clone(),
         configs: a.config.iter().flat_map(|c| crate::config::split_list(c)).collect(),
@@ -26,6 +27,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
         interleave: a.interleave.into(),
+        meta,
     };
     let host = host_snapshot()?;
     let topo = host.topology.clone();

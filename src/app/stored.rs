@@ -66,17 +66,19 @@ pub(super) struct RunFilter {
     pub(crate) host: Option<String>,
     pub(crate) kernel: Option<String>,
     pub(crate) label: Option<String>,
+    /// `--meta KEY=VALUE` or `--meta KEY`: every one must match.
+    pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
 }
 
 impl From<crate::cli::RunSelect> for RunFilter {
     fn from(s: crate::cli::RunSelect) -> RunFilter {
-        RunFilter { host: s.host, kernel: s.kernel, label: s.label }
+        RunFilter { host: s.host, kernel: s.kernel, label: s.label, meta: s.meta }
     }
 }
 
 impl RunFilter {
     pub(super) fn any(&self) -> bool {
-        self.host.is_some() || self.kernel.is_some() || self.label.is_some()
+        self.host.is_some() || self.kernel.is_some() || self.label.is_some() || !self.meta.is_empty()
     }
 
     pub(super) fn keeps(&self, r: &crate::model::record::RunRecord) -> bool {
@@ -84,6 +86,7 @@ impl RunFilter {
         self.host.as_deref().map_or(true, |h| host("hostname") == Some(h))
             && self.kernel.as_deref().map_or(true, |k| host("kernel_release") == Some(k))
             && self.label.as_deref().map_or(true, |l| r.label.as_deref() == Some(l))
+            && self.meta.iter().all(|m| m.keeps(&r.meta))
     }
 }
 
@@ -146,28 +149,46 @@ pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &
             .iter()
             .map(|(r, n)| {
                 serde_json::json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "results": n, "configs": r.configs, "command": r.command,
-                                   "hostname": r.host.get("hostname"), "kernel": r.host.get("kernel_release")})
+                                   "hostname": r.host.get("hostname"), "kernel": r.host.get("kernel_release"), "meta": r.meta})
             })
             .collect();
         out_json(&serde_json::to_string_pretty(&v)?);
         return Ok(exit::OK);
     }
-    let mut s =
-        format!("{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n", "id", "started", "status", "results", "label", "configs");
-    for (r, n) in runs {
+    out(&runs_table(runs));
+    Ok(exit::OK)
+}
+
+/// `kdelta runs` as text: one line per run, with a `meta` column (each
+/// run's `k=v` pairs) when any listed run has metadata.
+fn runs_table(runs: Vec<(crate::model::record::RunRecord, usize)>) -> String {
+    let metas: Vec<String> = runs.iter().map(|(r, _)| r.meta.compact()).collect();
+    let width = metas.iter().map(|m| m.chars().count()).max().filter(|&w| w > 0).map(|w| w.max(4));
+    let meta = |m: &str| width.map(|w| format!("{m:<w$}  ")).unwrap_or_default();
+    let mut s = format!(
+        "{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}{}\n",
+        "id",
+        "started",
+        "status",
+        "results",
+        "label",
+        meta("meta"),
+        "configs"
+    );
+    for ((r, n), m) in runs.into_iter().zip(&metas) {
         let cfgs: Vec<String> = r.configs.iter().map(|c| format!("{} [{}]", c.name, c.cpus)).collect();
         s.push_str(&format!(
-            "{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}\n",
+            "{:>5}  {:<20}  {:<10}  {:>7}  {:<16}  {}{}\n",
             r.id,
             r.started,
             r.status.as_str(),
             n,
             r.label.unwrap_or_default(),
+            meta(m),
             cfgs.join(", ")
         ));
     }
-    out(&s);
-    Ok(exit::OK)
+    s
 }
 
 pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose: bool, warnings: bool) -> Result<u8> {
@@ -269,6 +290,7 @@ mod tests {
             configs: vec![],
             host: serde_json::json!({}),
             environment: Default::default(),
+            meta: Default::default(),
         };
         let id = store.begin_run(&run).unwrap();
         for (i, r) in results.iter().enumerate() {

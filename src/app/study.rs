@@ -7,6 +7,7 @@ use crate::study::run::{self as srun, Ask};
 use crate::study::{estimate, Meta, STUDIES};
 
 pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
+    let meta = crate::cli::run_meta(&a.meta)?;
     let host = host_snapshot()?;
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;
@@ -19,6 +20,7 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
         command,
         sysfs_root: super::sysfs_root(),
         tiny: a.tiny_plan_for_tests,
+        meta,
     };
     match a.name {
         StudyArg::List => {

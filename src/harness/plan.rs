@@ -37,6 +37,8 @@ pub(crate) struct Request {
     pub(crate) sysfs_root: Option<std::path::PathBuf>,
     /// How the values of a compared parameter alternate.
     pub(crate) interleave: Interleave,
+    /// What the user attached to the run (`--meta`), stored with it.
+    pub(crate) meta: crate::model::meta::RunMeta,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.

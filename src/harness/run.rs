@@ -39,6 +39,7 @@ pub(crate) fn execute(
 ) -> Result<RunOutput> {
     let mut run =
         RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
+    run.meta = req.meta.clone();
     run.id = store.begin_run(&run)?;
     execute_into(req, plan, topo, store, interrupted, Continuing { run, first_seq: 0, progress: None })
 }

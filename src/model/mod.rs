@@ -8,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod environment;
 pub(crate) mod fmt;
 pub(crate) mod knob;
+pub(crate) mod meta;
 pub(crate) mod params;
 pub(crate) mod record;
 pub(crate) mod sample;

@@ -149,6 +149,10 @@ pub(crate) struct RunRecord {
     /// The host snapshot: topology, CPU model, kernel, preemption, libc.
     pub(crate) host: serde_json::Value,
     pub(crate) environment: super::environment::RunEnvironment,
+    /// What the user attached to the run (`--meta commit=abc123`), by key;
+    /// absent from the JSON when empty, and empty for runs stored before.
+    #[serde(default, skip_serializing_if = "super::meta::RunMeta::is_empty")]
+    pub(crate) meta: super::meta::RunMeta,
 }
 
 impl RunRecord {
@@ -172,6 +176,7 @@ impl RunRecord {
             configs,
             host,
             environment,
+            meta: Default::default(),
         }
     }
 }

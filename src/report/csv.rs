@@ -1,7 +1,9 @@
 //! CSV: with comparison tables, one line per row and column pair; otherwise one
 //! line per result. Figures at full precision. `n` and the summary are of the
 //! clean samples; `taken` counts every sample, `disturbed` the ones left out.
-//! A net figure below resolution has no median, only its bound.
+//! A net figure below resolution has no median, only its bound. A run's
+//! metadata (`--meta`) is the last column (`meta`; `a_meta`, `b_meta` of
+//! the compared sides), as a JSON object, empty when the run has none.
 
 use super::model::{Cell, GeoRow, Report, Row, Table};
 use super::Renderer;
@@ -25,25 +27,37 @@ pub(crate) struct Csv;
 impl Renderer for Csv {
     fn render(&self, reports: &[Report]) -> Result<String> {
         let rep = super::single(reports, "CSV")?;
-        Ok(if rep.tables.is_empty() { results(rep) } else { comparisons(&rep.tables) })
+        Ok(if rep.tables.is_empty() { results(rep) } else { comparisons(rep) })
     }
 }
 
-const RESULTS_HEADER: &str = "run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolution\n";
+const RESULTS_HEADER: &str = "run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolution,meta\n";
 
 const COMPARISON_HEADER: &str =
     "benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,\
-     a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds\n";
+     a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds,a_meta,b_meta\n";
+
+/// The metadata cell of a run: its JSON object, empty when it has none.
+fn meta(run: Option<&crate::model::RunRecord>) -> String {
+    run.filter(|r| !r.meta.is_empty()).map(|r| q(&r.meta.to_json())).unwrap_or_default()
+}
+
+/// The metadata of the run behind column `i` of a table: the one run, or
+/// with two runs compared, the `i`th.
+fn column_meta(rep: &Report, i: usize) -> String {
+    meta(if rep.runs.len() > 1 { rep.runs.get(i) } else { rep.runs.first() })
+}
 
 /// A run with a single configuration: its results as stored.
 fn results(rep: &Report) -> String {
     let mut out = RESULTS_HEADER.to_string();
     let run = rep.runs.first().map(|r| r.id).unwrap_or(0);
+    let run_meta = meta(rep.runs.first());
     for r in &rep.results {
         let s = r.summary.as_ref();
         let samples = r.samples.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(";");
         out.push_str(&format!(
-            "{run},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{run},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{run_meta}\n",
             q(&r.benchmark),
             q(&r.family),
             q(&r.params.display()),
@@ -70,18 +84,22 @@ fn results(rep: &Report) -> String {
     out
 }
 
-/// Every table: each row against column 0, then the geometric means.
-fn comparisons(tables: &[Table]) -> String {
+/// Every table: each row against column 0, then the geometric means; each
+/// line ends with the two sides' metadata.
+fn comparisons(rep: &Report) -> String {
     let mut out = COMPARISON_HEADER.to_string();
-    for t in tables {
+    let metas = |i: usize| format!(",{},{}\n", column_meta(rep, 0), column_meta(rep, i));
+    for t in &rep.tables {
         for r in &t.rows {
             for i in 1..t.columns.len() {
                 out.push_str(&pair_line(t, r, i));
+                out.push_str(&metas(i));
             }
         }
         for g in &t.geomeans {
             for i in 1..t.columns.len() {
                 out.push_str(&geomean_line(t, g, i));
+                out.push_str(&metas(i));
             }
         }
     }
@@ -101,7 +119,7 @@ fn pair_line(t: &Table, r: &Row, i: usize) -> String {
     let cmp = r.changes[i - 1].as_ref();
     let rounds = cmp.and_then(|c| c.rounds.as_ref());
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         q(&r.benchmark),
         q(&r.params.display()),
         q(&r.unit),
@@ -135,7 +153,7 @@ fn pair_line(t: &Table, r: &Row, i: usize) -> String {
 fn geomean_line(t: &Table, g: &GeoRow, i: usize) -> String {
     let (a, b) = (&t.columns[0], &t.columns[i]);
     format!(
-        "{},,{},,{},{},{},,{},{},{},,{},,,,,,,,,,,,\n",
+        "{},,{},,{},{},{},,{},{},{},,{},,,,,,,,,,,,",
         q(&format!("geomean {}", g.family)),
         q(g.unit.as_deref().unwrap_or("")),
         q(&a.name),

@@ -25,6 +25,11 @@ pub(crate) fn run_line(run: &RunRecord, e: &Emphasis) -> String {
     )
 }
 
+/// `meta: branch=main commit=abc123`, the line under a run's when it has metadata.
+pub(crate) fn meta_line(run: &RunRecord) -> Option<String> {
+    (!run.meta.is_empty()).then(|| format!("meta: {}", run.meta.compact()))
+}
+
 /// `run 12 (baseline)`, or `run 12` when the run has no label.
 pub(crate) fn run_name(r: &RunRecord) -> String {
     match &r.label {

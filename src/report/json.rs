@@ -19,16 +19,24 @@ impl Renderer for Json {
 
 fn render(rep: &Report) -> Result<String> {
     let run = rep.runs.first().map(|r| {
-        json!({
-            "id": r.id, "label": r.label, "started": r.started, "finished": r.finished,
-            "status": r.status, "kdelta_version": r.kdelta_version, "command": r.command,
-            "host": r.host, "configs": r.configs, "environment": r.environment,
-        })
+        with_meta(
+            json!({
+                "id": r.id, "label": r.label, "started": r.started, "finished": r.finished,
+                "status": r.status, "kdelta_version": r.kdelta_version, "command": r.command,
+                "host": r.host, "configs": r.configs, "environment": r.environment,
+            }),
+            r,
+        )
     });
     let runs: Vec<_> = rep
         .runs
         .iter()
-        .map(|r| json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "configs": r.configs}))
+        .map(|r| {
+            with_meta(
+                json!({"id": r.id, "label": r.label, "started": r.started, "status": r.status, "configs": r.configs}),
+                r,
+            )
+        })
         .collect();
     let v = json!({
         "run": run,
@@ -40,4 +48,13 @@ fn render(rep: &Report) -> Result<String> {
         "summaries": rep.summaries,
     });
     Ok(serde_json::to_string_pretty(&v).context("writing the report as JSON")? + "\n")
+}
+
+/// A run's object with its metadata (`"meta": {"commit": "abc123"}`), a
+/// field present only when the run has any.
+fn with_meta(mut v: serde_json::Value, r: &crate::model::RunRecord) -> serde_json::Value {
+    if let (Some(o), false) = (v.as_object_mut(), r.meta.is_empty()) {
+        o.insert("meta".into(), json!(r.meta));
+    }
+    v
 }

@@ -1,7 +1,7 @@
 //! Markdown tables, ready to paste into a mailing-list post or an issue.
 
 use super::grid::{self, Grid};
-use super::header::{run_line, Emphasis};
+use super::header::{meta_line, run_line, Emphasis};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -22,6 +22,9 @@ fn render(rep: &Report) -> String {
     for run in &rep.runs {
         out.push_str(&run_line(run, &RUN_LINE));
         out.push_str("\n\n");
+        if let Some(m) = meta_line(run) {
+            out.push_str(&format!("{m}\n\n"));
+        }
     }
     if rep.tables.is_empty() {
         draw(&mut out, &grid::results(rep, rep.verbose));

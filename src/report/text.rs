@@ -2,7 +2,7 @@
 //! without NO_COLOR).
 
 use super::grid::{self, Col, Grid};
-use super::header::{run_line, Emphasis};
+use super::header::{meta_line, run_line, Emphasis};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -31,6 +31,9 @@ fn render(rep: &Report, color: bool) -> String {
     for run in &rep.runs {
         out.push_str(&run_line(run, &RUN_LINE));
         out.push('\n');
+        if let Some(m) = meta_line(run) {
+            out.push_str(&format!("  {m}\n"));
+        }
     }
     out.push('\n');
     if rep.tables.is_empty() {

@@ -10,8 +10,8 @@
 //! leaves every committed row as it was.
 
 use super::location::{redact, scrub, secrets};
-use super::pg_schema::{MIGRATION_LOCK, PG_VERSION, STEPS};
-use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::pg_schema::{HOST_KEYS, MIGRATION_LOCK, PG_VERSION, STEPS};
+use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, RESULT_COLS, RUN_COLS};
 use crate::error::bad_input;
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use anyhow::{Context, Result};
@@ -27,6 +27,9 @@ pub(super) struct Pg {
     shown: PathBuf,
     /// Runs this connection holds open (and their locks).
     held: HashSet<i64>,
+    /// The schema version: [`PG_VERSION`] once opened for writing
+    /// (migrated); possibly older when opened to read.
+    version: i32,
 }
 
 /// The advisory lock key of a run: "kdlt" in the high half, so it cannot
@@ -181,7 +184,7 @@ impl Pg {
     pub(super) fn open(url: &str) -> Result<Pg> {
         let (mut client, shown) = Self::connect(url)?;
         migrate(&mut client, &shown, super::init_schema())?;
-        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new(), version: PG_VERSION })
     }
 
     /// Connect to a database that already holds kdelta's schema.
@@ -195,7 +198,7 @@ impl Pg {
             )));
         };
         client.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
-        match version(&mut client, schema).map_err(e)? {
+        let version = match version(&mut client, schema).map_err(e)? {
             None => {
                 return Err(bad_input(format!(
                     "{} holds no kdelta results yet: run `kdelta run ... --db URL` first",
@@ -203,9 +206,9 @@ impl Pg {
                 )))
             }
             Some(v) if v > PG_VERSION => return Err(newer(&shown, v)),
-            Some(_) => {}
-        }
-        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new() })
+            Some(v) => v,
+        };
+        Ok(Pg { client: RefCell::new(client), shown, held: HashSet::new(), version })
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -289,18 +292,22 @@ impl Pg {
 
     pub(super) fn runs(&self, limit: usize) -> Result<Vec<(RunRecord, usize)>> {
         let rows = self.query(
-            &format!("SELECT {RUN_COLS}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1"),
+            &format!(
+                "SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT $1",
+                self.run_cols()
+            ),
             &[&(limit.min(i64::MAX as usize) as i64)],
         )?;
-        rows.iter().map(|r| Ok((self.run(r)?, r.get::<_, i64>(12) as usize))).collect()
+        rows.iter().map(|r| Ok((self.run(r)?, r.get::<_, i64>(13) as usize))).collect()
     }
 
     pub(super) fn find_run(&self, key: &str) -> Result<RunRecord> {
         let rows = match key.parse::<i64>() {
-            Ok(id) => self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE id = $1"), &[&id])?,
-            Err(_) => {
-                self.query(&format!("SELECT {RUN_COLS} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1"), &[&key])?
-            }
+            Ok(id) => self.query(&format!("SELECT {} FROM runs WHERE id = $1", self.run_cols()), &[&id])?,
+            Err(_) => self.query(
+                &format!("SELECT {} FROM runs WHERE label = $1 ORDER BY id DESC LIMIT 1", self.run_cols()),
+                &[&key],
+            )?,
         };
         match rows.first() {
             Some(r) => self.run(r),
@@ -315,8 +322,10 @@ impl Pg {
     }
 
     pub(super) fn latest_complete(&self) -> Result<Option<RunRecord>> {
-        let rows = self
-            .query(&format!("SELECT {RUN_COLS} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1"), &[])?;
+        let rows = self.query(
+            &format!("SELECT {} FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1", self.run_cols()),
+            &[],
+        )?;
         rows.first().map(|r| self.run(r)).transpose()
     }
 
@@ -346,6 +355,15 @@ impl Pg {
         }
         tx.commit().map_err(|e| err(shown, e))?;
         Ok(Some(id))
+    }
+
+    /// The columns [`run_cols`] reads (a database before version 2 has no `meta`).
+    fn run_cols(&self) -> String {
+        if self.version >= HOST_KEYS {
+            RUN_COLS.to_string()
+        } else {
+            RUN_COLS.replace(", meta", ", NULL::text")
+        }
     }
 
     fn query(&self, sql: &str, params: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<Row>> {
@@ -483,6 +501,9 @@ fn migrate(client: &mut Client, shown: &Path, init_schema: bool) -> Result<()> {
             tx.batch_execute(sql).map_err(e)?;
         }
     }
+    if current > 0 && current < HOST_KEYS {
+        fill_host_keys(&mut tx).map_err(e)?;
+    }
     if current < PG_VERSION {
         tx.execute("UPDATE kdelta_schema SET version = $1", &[&PG_VERSION]).map_err(e)?;
     }
@@ -522,10 +543,14 @@ fn insert_run(
         let me = std::process::id();
         (Some(i64::from(me)), crate::sys::task::start_time(me as i32).map(|t| t as i64))
     };
+    let (hostname, kernel) = host_keys(&run.host);
+    let meta = run.meta.to_json();
     let row = tx.query_opt(
-        "INSERT INTO runs (label, started, finished, status, kdelta_version, command, pid, pid_start, configs, host, environment, origin)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (origin) DO NOTHING RETURNING id",
-        &[&run.label, &run.started, &run.finished, &status.as_str(), &run.kdelta_version, &run.command, &pid, &pid_start, &configs, &host, &environment, &origin],
+        "INSERT INTO runs (label, started, finished, status, kdelta_version, command, pid, pid_start, configs, host, environment, origin,
+                           meta, hostname, kernel)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (origin) DO NOTHING RETURNING id",
+        &[&run.label, &run.started, &run.finished, &status.as_str(), &run.kdelta_version, &run.command, &pid, &pid_start, &configs, &host, &environment, &origin,
+          &meta, &hostname, &kernel],
     )?;
     let Some(row) = row else { return Ok(None) };
     let id: i64 = row.get(0);
@@ -533,6 +558,30 @@ fn insert_run(
         tx.execute("SELECT pg_advisory_lock($1)", &[&run_lock(id)])?;
     }
     Ok(Some(id))
+}
+
+/// Copy the host name and kernel release out of every older run's `host`
+/// JSON into their own columns, in one statement (the runs' ids and values
+/// sent as arrays), inside the migration's transaction.
+fn fill_host_keys(tx: &mut impl GenericClient) -> Result<(), postgres::Error> {
+    let rows = tx.query("SELECT id, host FROM runs WHERE hostname IS NULL AND kernel IS NULL", &[])?;
+    let (mut ids, mut names, mut kernels) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &rows {
+        let (hostname, kernel) = host_keys_of_text(r.get::<_, Option<&str>>(1));
+        if hostname.is_some() || kernel.is_some() {
+            ids.push(r.get::<_, i64>(0));
+            names.push(hostname);
+            kernels.push(kernel);
+        }
+    }
+    if !ids.is_empty() {
+        tx.execute(
+            "UPDATE runs SET hostname = k.hostname, kernel = k.kernel
+             FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k(id, hostname, kernel) WHERE runs.id = k.id",
+            &[&ids, &names, &kernels],
+        )?;
+    }
+    Ok(())
 }
 
 fn insert_result(tx: &mut impl GenericClient, run_id: i64, seq: usize, r: &ResultCols) -> Result<(), postgres::Error> {
@@ -580,6 +629,7 @@ fn run_cols(row: &Row) -> RunCols {
         host: row.get(9),
         environment: row.get(10),
         pid_start: row.get(11),
+        meta: row.get(12),
     }
 }
 

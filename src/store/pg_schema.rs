@@ -1,14 +1,18 @@
 //! The PostgreSQL schema: the same tables and columns as the SQLite one
-//! (`schema.rs`, version 3), in PostgreSQL's types, plus `runs.origin`, where
+//! (`schema.rs`, version 4; PostgreSQL's version 2 is SQLite's 4), in PostgreSQL's types, plus `runs.origin`, where
 //! a run copied by `kdelta push` came from (unique, so a second push stores
 //! nothing). Versioned in the table `kdelta_schema`; bump [`PG_VERSION`] and
 //! append a step to [`STEPS`] for every change, never edit a step in place.
 
 /// The version this kdelta writes.
-pub(super) const PG_VERSION: i32 = 1;
+pub(super) const PG_VERSION: i32 = 2;
 
 /// Each step takes the database from the version before it to its own.
-pub(super) const STEPS: &[(i32, &str)] = &[(1, V1)];
+pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2)];
+
+/// The first version with the runs' `meta`, `hostname` and `kernel`
+/// columns; the migration fills the last two for the runs stored before it.
+pub(super) const HOST_KEYS: i32 = 2;
 
 /// A key for `pg_advisory_xact_lock` while the schema is made or migrated
 /// ("kdlt", as SQLite's application id), so two hosts starting together
@@ -58,4 +62,16 @@ CREATE TABLE results (
     below_resolution DOUBLE PRECISION
 );
 CREATE INDEX results_run ON results(run_id);
+";
+
+/// Version 2 (SQLite's 4): run metadata, the host name and kernel release
+/// copied out of the `host` JSON (filled for older runs by the migration),
+/// and the indexes of a benchmark's history on a host, by run start.
+const V2: &str = "
+ALTER TABLE runs ADD COLUMN meta TEXT;
+ALTER TABLE runs ADD COLUMN hostname TEXT;
+ALTER TABLE runs ADD COLUMN kernel TEXT;
+CREATE INDEX runs_host_started ON runs(hostname, started);
+CREATE INDEX runs_started ON runs(started);
+CREATE INDEX results_benchmark_run ON results(benchmark, run_id);
 ";

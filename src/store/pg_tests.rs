@@ -236,3 +236,64 @@ fn tables_an_earlier_kdelta_made_in_public_are_used_there() {
     let own: bool = c.query_one("SELECT to_regnamespace('kdelta') IS NOT NULL", &[]).unwrap().get(0);
     assert!(!own, "no second set of tables beside the first");
 }
+
+#[test]
+fn metadata_round_trips_and_is_carried_by_an_import() {
+    let Some(db) = TestDb::new("metadata_round_trips_and_is_carried_by_an_import") else { return };
+    let mut s = Store::open(Path::new(&db.url)).unwrap();
+    let pairs = [("commit".to_string(), "abc123".to_string()), ("branch".to_string(), "main".to_string())];
+    let mut run = a_run("m");
+    run.host = serde_json::json!({"hostname": "box", "kernel_release": "6.18.0"});
+    run.meta = crate::model::meta::RunMeta::from_pairs(&pairs).unwrap();
+    let id = s.begin_run(&run).unwrap();
+    assert_eq!(s.find_run("m").unwrap().meta, run.meta);
+    let plain = s.begin_run(&a_run("plain")).unwrap();
+    assert!(s.find_run(&plain.to_string()).unwrap().meta.is_empty());
+    run.status = RunStatus::Complete;
+    let pushed = s.import_run("elsewhere/1", &run, &[result("lat.a", &[1.0])]).unwrap().unwrap();
+    assert_eq!(s.find_run(&pushed.to_string()).unwrap().meta, run.meta);
+    assert_eq!(s.runs(10).unwrap().iter().filter(|(r, _)| r.meta.get("commit") == Some("abc123")).count(), 2);
+    let mut c = postgres::Client::connect(&db.url, NoTls).unwrap();
+    let row = c.query_one("SELECT hostname, kernel FROM kdelta.runs WHERE id = $1", &[&id]).unwrap();
+    assert_eq!((row.get::<_, String>(0), row.get::<_, String>(1)), ("box".into(), "6.18.0".into()));
+}
+
+/// A version-1 database (an older kdelta's) is migrated to version 2 on
+/// the next write: its runs read back without metadata, their host name
+/// and kernel copied into the new columns, the history indexes made.
+#[test]
+fn a_version_1_database_migrates_with_filled_host_keys() {
+    let Some(db) = TestDb::new("a_version_1_database_migrates_with_filled_host_keys") else { return };
+    let mut c = postgres::Client::connect(&db.url, NoTls).unwrap();
+    c.batch_execute(&format!(
+        "CREATE SCHEMA kdelta; SET search_path TO kdelta;
+         CREATE TABLE kdelta_schema (version INTEGER NOT NULL); INSERT INTO kdelta_schema VALUES (1); {}
+         INSERT INTO runs (started, status, kdelta_version, command, configs, host) VALUES
+             ('2020-01-01T00:00:00Z', 'complete', '0.1', 'run', '[]', '{{\"hostname\": \"old\", \"kernel_release\": \"5.10\"}}'),
+             ('2020-01-02T00:00:00Z', 'complete', '0.1', 'run', '[]', 'not json');",
+        STEPS[0].1
+    ))
+    .unwrap();
+    let runs = Store::open_read_only(Path::new(&db.url)).unwrap().runs(10).unwrap();
+    assert!(runs.len() == 2 && runs.iter().all(|(r, _)| r.meta.is_empty()));
+    let s = Store::open(Path::new(&db.url)).unwrap();
+    assert!(s.find_run("1").unwrap().meta.is_empty());
+    let v: i32 = c.query_one("SELECT version FROM kdelta.kdelta_schema", &[]).unwrap().get(0);
+    assert_eq!(v, PG_VERSION);
+    let keys: Vec<(Option<String>, Option<String>)> = c
+        .query("SELECT hostname, kernel FROM kdelta.runs ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(keys, [(Some("old".into()), Some("5.10".into())), (None, None)]);
+    let indexes: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = 'kdelta'
+             AND indexname IN ('runs_host_started', 'runs_started', 'results_benchmark_run')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 3);
+}

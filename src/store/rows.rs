@@ -116,11 +116,26 @@ pub(crate) struct RunCols {
     pub(crate) host: Option<String>,
     pub(crate) environment: Option<String>,
     pub(crate) pid_start: Option<i64>,
+    /// The metadata as a JSON object (`None` before schema 4).
+    pub(crate) meta: Option<String>,
 }
 
 /// The run columns both schemas share, in [`RunCols`] order.
 pub(crate) const RUN_COLS: &str =
-    "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start";
+    "id, label, started, finished, status, kdelta_version, command, pid, configs, host, environment, pid_start, meta";
+
+/// The columns a store keeps beside a run's `host` JSON so it can filter
+/// runs through an index: its host name and kernel release, as the JSON
+/// has them (`runs --host` and `--kernel` compare the same fields).
+pub(crate) fn host_keys(host: &serde_json::Value) -> (Option<String>, Option<String>) {
+    let text = |k: &str| host.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    (text("hostname"), text("kernel_release"))
+}
+
+/// [`host_keys`] of a stored `host` column (unreadable JSON has none).
+pub(crate) fn host_keys_of_text(host: Option<&str>) -> (Option<String>, Option<String>) {
+    host.and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok()).map(|h| host_keys(&h)).unwrap_or_default()
+}
 
 impl RunCols {
     pub(super) fn stored_status(&self) -> RunStatus {
@@ -141,6 +156,7 @@ impl RunCols {
             configs: serde_json::from_value(js(self.configs)).unwrap_or_default(),
             host: js(self.host),
             environment: crate::model::RunEnvironment::from_json(js(self.environment)),
+            meta: crate::model::meta::RunMeta::from_json(self.meta.as_deref()),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! The database schema. Bump [`SCHEMA_VERSION`] and add a migration step in
-//! `Store::migrate` for every change; never edit `V1` in place.
+//! `Store::migrate` for every change; never edit an earlier version in place.
 
 /// `PRAGMA application_id`: "kdlt", so kdelta recognises its own files.
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 pub(super) const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -60,6 +60,22 @@ pub(super) const V3: &str = "
 ALTER TABLE runs ADD COLUMN pid_start INTEGER;
 ";
 
+/// Version 4: run metadata (`--meta KEY=VALUE`), and what a benchmark's
+/// history over time needs on a large store: the host name and kernel
+/// release copied out of the `host` JSON (set on insert, and by the
+/// migration for older runs, so a host's runs are found through an index
+/// instead of parsing every snapshot), and indexes for "the results of
+/// benchmark B on host H in the order the runs started". `started` is RFC
+/// 3339 UTC text of one width, so it sorts in time order.
+pub(super) const V4: &str = "
+ALTER TABLE runs ADD COLUMN meta TEXT;      -- JSON object {KEY: VALUE}; NULL for runs stored before
+ALTER TABLE runs ADD COLUMN hostname TEXT;  -- host.hostname
+ALTER TABLE runs ADD COLUMN kernel TEXT;    -- host.kernel_release
+CREATE INDEX IF NOT EXISTS runs_host_started ON runs(hostname, started);
+CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
+CREATE INDEX IF NOT EXISTS results_benchmark_run ON results(benchmark, run_id);
+";
+
 const RUNS_V1: &[&str] = &[
     "id",
     "label",
@@ -96,6 +112,7 @@ const RESULTS_V1: &[&str] = &[
 ];
 const RESULTS_V2: &[&str] = &["samples_meta", "quality", "placement", "below_resolution"];
 const RUNS_V3: &[&str] = &["pid_start"];
+const RUNS_V4: &[&str] = &["meta", "hostname", "kernel"];
 
 /// The tables and the columns a database of schema `version` must have.
 pub(super) fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
@@ -106,6 +123,9 @@ pub(super) fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
     }
     if version >= 3 {
         runs.extend_from_slice(RUNS_V3);
+    }
+    if version >= 4 {
+        runs.extend_from_slice(RUNS_V4);
     }
     vec![("runs", runs), ("results", results)]
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::check::{self, Refusal};
 #[cfg(test)]
 use super::check_header;
-use super::rows::{ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, RESULT_COLS, RUN_COLS};
 use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 
 #[cfg(test)]
@@ -136,6 +136,10 @@ impl Sqlite {
         if version < 3 {
             tx.execute_batch(schema::V3)?;
         }
+        if version < 4 {
+            tx.execute_batch(schema::V4)?;
+            fill_host_keys(&tx)?;
+        }
         if version < SCHEMA_VERSION as i64 {
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
@@ -149,10 +153,12 @@ impl Sqlite {
     }
 
     fn insert_run(&mut self, run: &RunRecord) -> Result<i64> {
+        let (hostname, kernel) = host_keys(&run.host);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
-            "INSERT INTO runs (label, started, status, kdelta_version, command, pid, pid_start, configs, host, environment)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?9, ?6, ?7, ?8)",
+            "INSERT INTO runs (label, started, status, kdelta_version, command, pid, pid_start, configs, host, environment,
+                               meta, hostname, kernel)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?9, ?6, ?7, ?8, ?10, ?11, ?12)",
             params![
                 run.label,
                 run.started,
@@ -163,6 +169,9 @@ impl Sqlite {
                 serde_json::to_string(&run.host)?,
                 serde_json::to_string(&run.environment)?,
                 crate::sys::task::start_time(std::process::id() as i32).map(|t| t as i64),
+                run.meta.to_json(),
+                hostname,
+                kernel,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -263,7 +272,7 @@ impl Sqlite {
             "SELECT {}, (SELECT COUNT(*) FROM results WHERE run_id = runs.id) FROM runs ORDER BY id DESC LIMIT ?1",
             self.run_cols()
         ))?;
-        let rows = st.query_map([limit as i64], |row| Ok((run_from_row(row)?, row.get::<_, i64>(12)? as usize)))?;
+        let rows = st.query_map([limit as i64], |row| Ok((run_from_row(row)?, row.get::<_, i64>(13)? as usize)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -347,13 +356,17 @@ impl Sqlite {
 }
 
 impl Sqlite {
-    /// The columns [`run_from_row`] reads (a file before version 3 has no `pid_start`).
+    /// The columns [`run_from_row`] reads (a file before version 3 has no
+    /// `pid_start`, one before version 4 no `meta`).
     fn run_cols(&self) -> String {
-        if self.version >= 3 {
-            RUN_COLS.to_string()
-        } else {
-            RUN_COLS.replace("pid_start", "NULL")
+        let mut cols = RUN_COLS.to_string();
+        if self.version < 3 {
+            cols = cols.replace("pid_start", "NULL");
         }
+        if self.version < 4 {
+            cols = cols.replace(", meta", ", NULL");
+        }
+        cols
     }
 }
 
@@ -371,10 +384,27 @@ fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
         host: row.get(9)?,
         environment: row.get(10)?,
         pid_start: row.get(11)?,
+        meta: row.get(12)?,
     };
     let status =
         super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
     Ok(cols.record(status))
+}
+
+/// Copy the host name and kernel release out of every older run's `host`
+/// JSON into their own columns (schema 4), in the migration's transaction.
+fn fill_host_keys(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    let mut read = tx.prepare("SELECT id, host FROM runs WHERE hostname IS NULL AND kernel IS NULL")?;
+    let rows: Vec<(i64, Option<String>)> =
+        read.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut write = tx.prepare("UPDATE runs SET hostname = ?2, kernel = ?3 WHERE id = ?1")?;
+    for (id, host) in rows {
+        let (hostname, kernel) = host_keys_of_text(host.as_deref());
+        if hostname.is_some() || kernel.is_some() {
+            write.execute(params![id, hostname, kernel])?;
+        }
+    }
+    Ok(())
 }
 
 /// After a new database at `path` could not be made (a full disk, most

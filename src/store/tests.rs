@@ -246,3 +246,107 @@ fn write_failures_name_their_kind() {
     }
     assert!(Refusal::NoSpace("e".into()).message(p).starts_with("no space left"));
 }
+
+#[test]
+fn metadata_and_host_keys_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("db")).unwrap();
+    let mut run = a_run();
+    run.host = serde_json::json!({"hostname": "box", "kernel_release": "6.18.0"});
+    let pairs = [("commit".to_string(), "abc123".to_string()), ("branch".to_string(), "main".to_string())];
+    run.meta = crate::model::meta::RunMeta::from_pairs(&pairs).unwrap();
+    let id = s.begin_run(&run).unwrap();
+    let plain = s.begin_run(&a_run()).unwrap();
+    assert_eq!(s.find_run(&id.to_string()).unwrap().meta, run.meta);
+    assert!(s.find_run(&plain.to_string()).unwrap().meta.is_empty());
+    assert_eq!(s.runs(5).unwrap()[1].0.meta.get("commit"), Some("abc123"));
+    let keys: (Option<String>, Option<String>, String) = s
+        .conn
+        .query_row("SELECT hostname, kernel, meta FROM runs WHERE id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!(keys, (Some("box".into()), Some("6.18.0".into()), r#"{"branch":"main","commit":"abc123"}"#.into()));
+}
+
+/// A version-3 file reads as it is (every run without metadata), and once
+/// written is at version 4 with the host columns filled from each run's
+/// snapshot and the history indexes made.
+#[test]
+fn a_version_3_file_migrates_with_empty_metadata_and_filled_host_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    sqlite_file(
+        &db,
+        &format!(
+            "{} {} {} PRAGMA application_id = {KDLT}; PRAGMA user_version = 3;
+             INSERT INTO runs (started, status, kdelta_version, command, pid, configs, host) VALUES
+                 ('2020-01-01T00:00:00Z', 'complete', '0.1', 'run', 1, '[]', '{{\"hostname\": \"old\", \"kernel_release\": \"5.10\"}}'),
+                 ('2020-01-02T00:00:00Z', 'complete', '0.1', 'run', 1, '[]', 'not json');
+             INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, samples, summary)
+                 VALUES (1, 0, 'lat.x', 'lat', '{{}}', 'up', '0', 'us', 'lower', 'ok', '[1.0]', 'null');",
+            schema::V1,
+            schema::V2,
+            schema::V3
+        ),
+    );
+    let before = std::fs::read(&db).unwrap();
+    {
+        let s = Store::open_read_only(&db).unwrap();
+        let runs = s.runs(10).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().all(|(r, _)| r.meta.is_empty()));
+        assert_eq!(runs[1].1, 1, "the result count is read past the new column");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let s = Store::open(&db).unwrap();
+    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), 4);
+    let keys: Vec<(Option<String>, Option<String>, Option<String>)> = s
+        .conn
+        .prepare("SELECT hostname, kernel, meta FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(keys, [(Some("old".into()), Some("5.10".into()), None), (None, None, None)]);
+    assert!(s.find_run("1").unwrap().meta.is_empty());
+    assert_eq!(s.results(1).unwrap()[0].samples, vec![1.0]);
+    for index in ["runs_host_started", "runs_started", "results_benchmark_run"] {
+        let n: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1", [index], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1, "{index}");
+    }
+    // Opened again: nothing left to migrate, and a healthy version-4 file.
+    drop(s);
+    Store::open_read_only(&db).unwrap();
+    Store::open(&db).unwrap();
+}
+
+/// The query a benchmark's history makes, "the results of benchmark B on
+/// host H in the order the runs started", goes through the indexes: no
+/// scan of either table, no sort.
+#[test]
+fn a_benchmarks_history_on_a_host_is_found_through_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("db")).unwrap();
+    let plan: Vec<String> = s
+        .conn
+        .prepare(
+            "EXPLAIN QUERY PLAN
+             SELECT runs.id, runs.started, results.params, results.config, results.summary
+             FROM runs JOIN results ON results.run_id = runs.id
+             WHERE runs.hostname = ?1 AND results.benchmark = ?2 AND runs.started >= ?3
+             ORDER BY runs.started, runs.id, results.seq",
+        )
+        .unwrap()
+        .query_map(["h", "lat.syscall", "2020-01-01T00:00:00Z"], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let text = plan.join("\n");
+    assert!(text.contains("runs_host_started") && text.contains("results_benchmark_run"), "{text}");
+    assert!(!text.contains("SCAN runs") && !text.contains("SCAN results"), "{text}");
+}

@@ -55,6 +55,10 @@ pub(crate) struct StudyArgs {
     pub(crate) variant: Variant,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+    /// Metadata stored with the study's run (commit=abc123), as `kdelta run --meta`;
+    /// with --resume, the run keeps its own and a --meta given must equal it.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::cli::meta_pair)]
+    pub(crate) meta: Vec<(String, String)>,
     /// For tests only: a tiny plan (the first three benchmarks of the
     /// study's first part, three samples each), so a test can interrupt and
     /// resume a whole study through the binary in seconds.

@@ -28,6 +28,8 @@ pub(crate) struct Ask {
     /// For tests only (`--tiny-plan-for-tests`): the first three benchmarks
     /// of the study's first part, three samples each.
     pub(crate) tiny: bool,
+    /// What the user attached to the run (`--meta`).
+    pub(crate) meta: crate::model::meta::RunMeta,
 }
 
 /// A study's parts as run: the tiny test plan, or its own.
@@ -82,6 +84,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 // The caller (app) sets the sysfs root kernel settings are judged under.
                 sysfs_root: None,
                 interleave: plan::Interleave::default(),
+                meta: ask.meta.clone(),
             }
         })
         .collect();
@@ -148,6 +151,13 @@ pub(crate) fn find_resumable(store: &mut Store, d: &Def, ask: &Ask, host: &serde
     let refuse = |why: String| crate::error::bad_input(format!("--resume: run {} of study {which} {why}", run.id));
     if let Some(why) = resume_refusal(&run, host) {
         return Err(refuse(why));
+    }
+    if !ask.meta.is_empty() && run.meta != ask.meta {
+        return Err(refuse(format!(
+            "has the metadata {:?}, not {:?}: give the same --meta or none",
+            run.meta.compact(),
+            ask.meta.compact()
+        )));
     }
     if !store.claim_run(run.id)? {
         return Err(refuse(live_writer(&run)));
@@ -298,6 +308,7 @@ fn begin(stages: &[Stage], meta: &Meta, host: serde_json::Value, store: &mut Sto
         host,
         env,
     );
+    run.meta = stages.first().map(|s| s.req.meta.clone()).unwrap_or_default();
     run.id = store.begin_run(&run)?;
     Ok(run)
 }

@@ -18,6 +18,7 @@ fn ask(quick: bool) -> Ask {
         command: "kdelta study".into(),
         sysfs_root: std::path::PathBuf::from("/nonexistent-kdelta-root"),
         tiny: false,
+        meta: Default::default(),
     }
 }
 
