@@ -163,7 +163,9 @@ pub(crate) fn detect(x: &[f64], opt: &Options) -> Detection {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Step {
     /// Median of the run medians before and after.
+    #[serde(rename = "median_before")]
     pub(crate) before: f64,
+    #[serde(rename = "median_after")]
     pub(crate) after: f64,
     /// `(after / before - 1) × 100`: + when the figure went up.
     pub(crate) change_pct: f64,
