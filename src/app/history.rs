@@ -69,25 +69,22 @@ fn describe(q: &HistoryQuery) -> String {
 /// line with the values that are stored.
 fn check_filters(store: &Store, q: &HistoryQuery) -> Result<()> {
     let runs: Vec<RunRecord> = store.runs(i64::MAX as usize)?.into_iter().map(|(r, _)| r).collect();
-    let host = |r: &RunRecord, k: &str| r.host.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let checks: [(&str, &Option<String>, Box<dyn Fn(&RunRecord) -> Option<String>>); 3] = [
-        ("label", &q.label, Box::new(|r: &RunRecord| r.label.clone())),
-        ("host", &q.hostname, Box::new(move |r: &RunRecord| host(r, "hostname"))),
-        ("kernel", &q.kernel, Box::new(move |r: &RunRecord| host(r, "kernel_release"))),
-    ];
-    for (what, given, of) in checks {
-        let Some(given) = given else { continue };
-        let mut known: Vec<String> = runs.iter().filter_map(&of).collect();
-        known.sort();
-        known.dedup();
-        if !known.contains(given) {
-            return Err(bad_input(format!(
-                "unknown {what} {given:?}: no stored run has it; stored: {}",
-                listed(&known)
-            )));
-        }
+    let host = |k: &'static str| move |r: &RunRecord| r.host.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    known("label", &q.label, runs.iter().filter_map(|r| r.label.clone()))?;
+    known("host", &q.hostname, runs.iter().filter_map(host("hostname")))?;
+    known("kernel", &q.kernel, runs.iter().filter_map(host("kernel_release")))
+}
+
+/// `given`, when given, must be one of `stored`.
+fn known(what: &str, given: &Option<String>, stored: impl Iterator<Item = String>) -> Result<()> {
+    let Some(given) = given else { return Ok(()) };
+    let mut stored: Vec<String> = stored.collect();
+    stored.sort();
+    stored.dedup();
+    if stored.contains(given) {
+        return Ok(());
     }
-    Ok(())
+    Err(bad_input(format!("unknown {what} {given:?}: no stored run has it; stored: {}", listed(&stored))))
 }
 
 /// Up to ten values, comma-separated, and how many more.

@@ -165,15 +165,18 @@ fn change_line(c: &Change, s: &Series) -> String {
 }
 
 fn fmt_p(p: f64) -> String {
-    format!("{p:.3}")
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
 }
 
 fn text(h: &History) -> String {
     let mut out = String::new();
     for s in &h.series {
         let _ = writeln!(out, "{}", title(s));
-        let _ =
-            writeln!(out, "  {:>6}  {:<20}  {:<16}  {:>12}  {}", "run", "started", "label", "median", "95% interval");
+        let _ = writeln!(out, "  {:>6}  {:<20}  {:<16}  {:>12}  95% interval", "run", "started", "label", "median");
         for (i, r) in s.runs.iter().enumerate() {
             if s.changes.iter().any(|c| c.index == i) {
                 let _ = writeln!(out, "  {:-<6}  change point", "");

@@ -144,7 +144,7 @@ pub(crate) fn detect(x: &[f64], opt: &Options) -> Detection {
             .filter_map(|w| best_split(&x[w[0]..w[1]], min).map(|(t, q)| (w[0], w[1], t, q)))
             .max_by(|a, b| a.3.total_cmp(&b.3));
         let Some((lo, hi, t, q)) = best else { break };
-        if !(q > 0.0) {
+        if q.is_nan() || q <= 0.0 {
             break;
         }
         let p = permutation_p(&x[lo..hi], q, opt, &mut rng);
