@@ -15,6 +15,8 @@
 //! with a one-line error before SQLite opens it for writing ([`check`]).
 
 mod check;
+#[cfg(test)]
+pub(crate) mod history_tests;
 pub(crate) mod location;
 mod pg;
 mod pg_schema;

@@ -236,3 +236,9 @@ fn tables_an_earlier_kdelta_made_in_public_are_used_there() {
     let own: bool = c.query_one("SELECT to_regnamespace('kdelta') IS NOT NULL", &[]).unwrap().get(0);
     assert!(!own, "no second set of tables beside the first");
 }
+
+#[test]
+fn history_selects_runs_in_postgresql() {
+    let Some(db) = TestDb::new("history_selects_runs_in_postgresql") else { return };
+    crate::store::history_tests::check(&mut Store::open(Path::new(&db.url)).unwrap());
+}
