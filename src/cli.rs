@@ -240,6 +240,14 @@ pub(crate) enum Command {
     },
     /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`.
     Man,
+    /// Follow benchmark points over the stored runs and find where they
+    /// changed: one series per benchmark, parameters, configuration and
+    /// host (the hostname of each run's host snapshot), each run's median
+    /// with its 95% interval, and the change points E-divisive means finds
+    /// in the run medians (a permutation test at --alpha), each with the
+    /// runs on either side, the change in percent with its 95% interval,
+    /// and whether the raw samples agree. Complete runs only, in run order.
+    History(HistoryArgs),
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
@@ -350,6 +358,48 @@ pub(crate) struct RunArgs {
     /// of printable text, at most 64 keys, each once.
     #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
     pub(crate) meta: Vec<(String, String)>,
+}
+
+/// `kdelta history`.
+#[derive(Args, Debug)]
+pub(crate) struct HistoryArgs {
+    /// Benchmarks: a family (lat), a name (lat.syscall) or a glob ('lat.sel*').
+    #[arg(required = true)]
+    pub(crate) selectors: Vec<String>,
+    /// Runs with this label.
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// Runs from this host: the hostname stored in each run's host snapshot.
+    #[arg(long, value_name = "HOSTNAME")]
+    pub(crate) host: Option<String>,
+    /// Runs under this kernel release (`uname -r`).
+    #[arg(long, value_name = "RELEASE")]
+    pub(crate) kernel: Option<String>,
+    /// Only results of this configuration (as `show` names it: up, noht, ...).
+    #[arg(long, short = 'c', value_name = "NAME")]
+    pub(crate) config: Option<String>,
+    /// Only results with this parameter value. Repeatable.
+    #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+    pub(crate) param: Vec<Setting>,
+    /// Runs started on or after this date (YYYY-MM-DD, UTC) or time
+    /// (YYYY-MM-DDTHH:MM:SSZ).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub(crate) since: Option<String>,
+    /// Significance level of the change-point test.
+    #[arg(long, default_value_t = 0.05, value_parser = alpha)]
+    pub(crate) alpha: f64,
+    /// Fewest runs on each side of a change point; a series needs twice as many.
+    #[arg(long, default_value_t = 5, value_name = "RUNS", value_parser = min_segment)]
+    pub(crate) min_segment: usize,
+    /// Shuffles of the permutation test (p moves in steps of 1/(N+1)).
+    #[arg(long, default_value_t = 199, value_name = "N", value_parser = permutations)]
+    pub(crate) permutations: usize,
+    /// Seed of the shuffles: the same seed gives the same answer; another
+    /// seed, fresh permutations.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
 }
 
 /// `--interleave`.
@@ -586,6 +636,42 @@ fn title(s: &str) -> Result<String, BadInput> {
     Ok(s.to_string())
 }
 
+/// `history --since`: a date (`2024-05-01`, midnight UTC) or an RFC 3339
+/// time in UTC (`2024-05-01T10:00:00Z`), as the stored start times are
+/// written, so the two compare as text.
+fn since(s: &str) -> Result<String, BadInput> {
+    let full = if s.len() == 10 { format!("{s}T00:00:00Z") } else { s.to_string() };
+    match humantime::parse_rfc3339(&full) {
+        Ok(t) => Ok(humantime::format_rfc3339_seconds(t).to_string()),
+        Err(_) => Err(BadInput(format!("--since {s:?} is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"))),
+    }
+}
+
+/// `history --alpha`: above 0, below 1.
+fn alpha(s: &str) -> Result<f64, Refusal> {
+    let a: f64 = s.parse()?;
+    if !(a > 0.0 && a < 1.0) {
+        return Err(out_of_range("--alpha", s, "above 0 and below 1").into());
+    }
+    Ok(a)
+}
+
+/// `history --min-segment`: 1 to 1000 runs.
+fn min_segment(s: &str) -> Result<usize, Refusal> {
+    match s.parse::<usize>()? {
+        n @ 1..=1000 => Ok(n),
+        _ => Err(out_of_range("--min-segment", s, "1 .. 1000 (runs)").into()),
+    }
+}
+
+/// `history --permutations`: 1 to 100000.
+fn permutations(s: &str) -> Result<usize, Refusal> {
+    match s.parse::<usize>()? {
+        n @ 1..=100_000 => Ok(n),
+        _ => Err(out_of_range("--permutations", s, "1 .. 100000").into()),
+    }
+}
+
 /// `push --to`: a PostgreSQL URL (a file path is not a shared store).
 fn shared_store(s: &str) -> Result<String, BadInput> {
     use crate::store::location::{locate, redact_arg, Location};
@@ -681,6 +767,23 @@ mod tests {
         let Command::Runs { select, .. } = cli.command else { panic!("not runs") };
         assert_eq!(select.meta.len(), 2);
         assert_eq!(select.meta[0].value, None);
+    }
+
+    #[test]
+    fn history_values_are_checked() {
+        assert_eq!(since("2024-05-01").unwrap(), "2024-05-01T00:00:00Z");
+        assert_eq!(since("2024-05-01T10:20:30Z").unwrap(), "2024-05-01T10:20:30Z");
+        for bad in ["yesterday", "2024-13-01", "2024-05-01T25:00:00Z", ""] {
+            assert!(since(bad).unwrap_err().0.starts_with("--since"), "{bad}");
+        }
+        assert_eq!(alpha("0.01").unwrap(), 0.01);
+        for bad in ["0", "1", "-0.1", "NaN"] {
+            assert!(alpha(bad).unwrap_err().downcast_ref::<BadInput>().is_some(), "{bad}");
+        }
+        assert_eq!(min_segment("1").unwrap(), 1);
+        assert!(min_segment("0").is_err() && min_segment("1001").is_err());
+        assert_eq!(permutations("100000").unwrap(), 100_000);
+        assert!(permutations("0").is_err());
     }
 
     /// The derive and the parsers agree: every default goes through its parser.

@@ -62,4 +62,74 @@ pub mod testing {
         pub use crate::bench::mem::tuned::{Tuned, Variant};
         pub use crate::bench::mem::{cache, libc_fns::Libc, naive, MemBench, Routine, SIZES};
     }
+    /// Runs written straight into a store, for the commands that read stored runs (`history`).
+    pub mod stored {
+        use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+
+        /// One result of a run: every sample counts as clean.
+        pub struct StoredResult<'a> {
+            pub benchmark: &'a str,
+            pub params: &'a [(&'a str, &'a str)],
+            pub config: &'a str,
+            pub samples: &'a [f64],
+        }
+
+        /// The run's own fields: its label, start time (RFC 3339, UTC) and the
+        /// host snapshot's hostname and kernel release.
+        pub struct StoredRun<'a> {
+            pub label: Option<&'a str>,
+            pub started: &'a str,
+            pub hostname: &'a str,
+            pub kernel: &'a str,
+        }
+
+        /// Store a complete run with `results` (unit `us`, lower is better) in
+        /// the store at `db` (created if absent); returns its id.
+        pub fn store_run(db: &std::path::Path, run: &StoredRun, results: &[StoredResult]) -> anyhow::Result<i64> {
+            let mut store = crate::store::Store::open(db)?;
+            let mut rec = RunRecord::begin(
+                run.label.map(str::to_string),
+                "kdelta run (stored by a test)".into(),
+                Vec::new(),
+                serde_json::json!({"hostname": run.hostname, "kernel_release": run.kernel}),
+                Default::default(),
+            );
+            rec.started = run.started.to_string();
+            let id = store.begin_run(&rec)?;
+            for (seq, r) in results.iter().enumerate() {
+                store.add_result(id, seq, &result(r))?;
+            }
+            store.finish_run(id, RunStatus::Complete, &Default::default())?;
+            Ok(id)
+        }
+
+        fn result(r: &StoredResult) -> ResultRecord {
+            let mut params = crate::model::Params::default();
+            for (k, v) in r.params {
+                params.set(k, *v);
+            }
+            ResultRecord {
+                benchmark: r.benchmark.into(),
+                family: r.benchmark.split('.').next().unwrap_or_default().into(),
+                params,
+                config: r.config.into(),
+                cpus: "0".into(),
+                unit: "us".into(),
+                better: crate::model::Better::Lower,
+                status: Status::Ok,
+                reason: None,
+                samples: r.samples.to_vec(),
+                samples_meta: Vec::new(),
+                quality: None,
+                placement: Vec::new(),
+                below_resolution: None,
+                summary: crate::stats::summarize(r.samples, false),
+                iterations: None,
+                extras: Default::default(),
+                notes: Vec::new(),
+                warnings: Vec::new(),
+                simulated: false,
+            }
+        }
+    }
 }

@@ -376,3 +376,33 @@ fn a_role_without_rights_is_one_line() {
     assert!(err.contains("may read") && err.contains("but not store runs"), "{err}");
     assert_eq!(runs_json(dir.path(), &as_role).len(), 1, "reading is allowed");
 }
+
+/// `history` reads a shared store as it reads a file: the step found at its
+/// run, and an unknown host refused on one line.
+#[test]
+fn history_on_a_shared_store() {
+    use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
+    let Some(db) = Db::new("history_on_a_shared_store") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let level = if i >= 6 { 110.0 } else { 100.0 };
+        let samples: Vec<f64> = (0..8).map(|j| level + ((i * 3 + j * 5) % 7) as f64 * 0.1).collect();
+        let started = format!("2024-05-{:02}T10:00:00Z", i + 1);
+        let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1" };
+        let r = [StoredResult { benchmark: "lat.syscall", params: &[], config: "up", samples: &samples }];
+        ids.push(store_run(Path::new(&db.url), &run, &r).unwrap());
+    }
+    let out = kdelta(dir.path())
+        .args(["--db", &db.url, "history", "lat", "--host", "alpha", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &v["series"][0]["changes"];
+    assert_eq!(c.as_array().unwrap().len(), 1, "{c}");
+    assert_eq!(c[0]["first_after"]["id"], ids[6]);
+    let out = kdelta(dir.path()).args(["--db", &db.url, "history", "lat", "--host", "gamma"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown host \"gamma\""));
+}

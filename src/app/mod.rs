@@ -1,6 +1,7 @@
 //! The top level: parse the command line, dispatch, map errors to exit
 //! statuses. One file per group of commands, as `kdelta --help` lists them.
 
+mod history;
 mod html;
 mod info;
 mod push;
@@ -220,6 +221,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Restore { discard } => info::cmd_restore(discard),
         Command::Completions { shell } => shell::cmd_completions(shell),
         Command::Man => shell::cmd_man(),
+        Command::History(a) => history::cmd_history(&cli.db, a),
     }
 }
 

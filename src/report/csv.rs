@@ -9,7 +9,7 @@ use super::model::{Cell, GeoRow, Report, Row, Table};
 use super::Renderer;
 use anyhow::Result;
 
-fn q(s: &str) -> String {
+pub(super) fn q(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -17,7 +17,7 @@ fn q(s: &str) -> String {
     }
 }
 
-fn num(v: Option<f64>) -> String {
+pub(super) fn num(v: Option<f64>) -> String {
     v.map(|x| format!("{x}")).unwrap_or_default()
 }
 

@@ -49,7 +49,7 @@ fn render(rep: &Report) -> String {
     out
 }
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('|', "\\|")
 }
 

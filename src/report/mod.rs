@@ -15,6 +15,7 @@ pub(crate) mod extra_render;
 pub(crate) mod fingerprint;
 mod grid;
 pub(crate) mod header;
+pub(crate) mod history;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod markdown;

@@ -1,5 +1,6 @@
 //! Statistics: summaries, comparisons and warnings. Pure functions, no I/O.
 
+pub(crate) mod changepoint;
 pub(crate) mod compare;
 pub(crate) mod modes;
 pub(crate) mod paired;

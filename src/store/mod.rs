@@ -15,6 +15,8 @@
 //! with a one-line error before SQLite opens it for writing ([`check`]).
 
 mod check;
+#[cfg(test)]
+pub(crate) mod history_tests;
 pub(crate) mod location;
 mod pg;
 mod pg_schema;
@@ -167,6 +169,18 @@ impl Store {
         each!(self, s => s.results(run_id))
     }
 
+    /// The complete runs `q` selects, oldest first, each with its results:
+    /// what `kdelta history` reads. Every filter given must match.
+    pub(crate) fn history(&self, q: &HistoryQuery) -> Result<Vec<(RunRecord, Vec<ResultRecord>)>> {
+        let runs = each!(self, s => s.history_runs(q))?;
+        runs.into_iter()
+            .map(|r| {
+                let results = self.results(r.id)?;
+                Ok((r, results))
+            })
+            .collect()
+    }
+
     /// Copy a finished run and its results from another store in one
     /// transaction, once: `origin` names the run where it came from, and a
     /// run already copied from there is not copied again. Returns the new
@@ -185,6 +199,21 @@ impl Store {
             ))),
         }
     }
+}
+
+/// Which runs [`Store::history`] reads. Each backend turns every field
+/// given into one condition of its runs query (`history_runs`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HistoryQuery {
+    /// Runs with this label.
+    pub(crate) label: Option<String>,
+    /// Runs from this host: the `hostname` of the stored host snapshot.
+    pub(crate) hostname: Option<String>,
+    /// Runs under this kernel release: the snapshot's `kernel_release`.
+    pub(crate) kernel: Option<String>,
+    /// Runs started at or after this RFC 3339 time or date (`2024-05-01`),
+    /// compared as the stored text (UTC, `...Z`) sorts.
+    pub(crate) since: Option<String>,
 }
 
 /// A `running` run whose process is gone was interrupted without closing.

@@ -329,6 +329,22 @@ impl Pg {
         rows.first().map(|r| self.run(r)).transpose()
     }
 
+    /// The complete runs `q` selects, oldest first.
+    pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let rows = self.query(
+            &format!(
+                "SELECT {RUN_COLS} FROM runs WHERE status = 'complete' \
+                 AND ($1::TEXT IS NULL OR label = $1) \
+                 AND ($2::TEXT IS NULL OR host::jsonb ->> 'hostname' = $2) \
+                 AND ($3::TEXT IS NULL OR host::jsonb ->> 'kernel_release' = $3) \
+                 AND ($4::TEXT IS NULL OR started >= $4) \
+                 ORDER BY id"
+            ),
+            &[&q.label, &q.hostname, &q.kernel, &q.since],
+        )?;
+        rows.iter().map(|r| self.run(r)).collect()
+    }
+
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         let rows =
             self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;

@@ -297,3 +297,9 @@ fn a_version_1_database_migrates_with_filled_host_keys() {
         .get(0);
     assert_eq!(indexes, 3);
 }
+
+#[test]
+fn history_selects_runs_in_postgresql() {
+    let Some(db) = TestDb::new("history_selects_runs_in_postgresql") else { return };
+    crate::store::history_tests::check(&mut Store::open(Path::new(&db.url)).unwrap());
+}

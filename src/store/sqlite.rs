@@ -312,6 +312,21 @@ impl Sqlite {
         Ok(st.query_row([], run_from_row).optional()?)
     }
 
+    /// The complete runs `q` selects, oldest first.
+    pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {} FROM runs WHERE status = 'complete' \
+             AND (?1 IS NULL OR label = ?1) \
+             AND (?2 IS NULL OR json_extract(host, '$.hostname') = ?2) \
+             AND (?3 IS NULL OR json_extract(host, '$.kernel_release') = ?3) \
+             AND (?4 IS NULL OR started >= ?4) \
+             ORDER BY id",
+            self.run_cols()
+        ))?;
+        let rows = st.query_map(rusqlite::params![q.label, q.hostname, q.kernel, q.since], run_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         // A version-1 file read as it is has no per-sample columns.
         let cols = if self.version >= 2 {

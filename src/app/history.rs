@@ -1,0 +1,227 @@
+//! `kdelta history`: benchmark points followed over the stored runs, and
+//! where they changed.
+//!
+//! The store gives the complete runs the run filters select
+//! ([`Store::history`]); here their results are grouped into series (one
+//! per benchmark, parameters, configuration and hostname), each series
+//! searched for change points in its run medians
+//! ([`crate::stats::changepoint`]), and each change point described from
+//! the runs and raw samples on either side.
+
+use super::*;
+use crate::cli::HistoryArgs;
+use crate::model::record::{ResultRecord, RunRecord, Status};
+use crate::report::history::{Change, History, RunPoint, RunRef, Series};
+use crate::stats::changepoint::{self, Detection, Options, Sides};
+use crate::store::HistoryQuery;
+
+/// One series as it is gathered: its description, and each run's point
+/// with the run's clean samples.
+struct Gathered {
+    series: Series,
+    samples: Vec<Vec<f64>>,
+}
+
+pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
+    let store = stored::open_existing(db)?;
+    let query = HistoryQuery {
+        label: a.label.clone(),
+        hostname: a.host.clone(),
+        kernel: a.kernel.clone(),
+        since: a.since.clone(),
+    };
+    check_filters(&store, &query)?;
+    let mut runs = store.history(&query)?;
+    if runs.is_empty() {
+        return Err(bad_input(format!("no complete run in {} matches {}", store.path().display(), describe(&query))));
+    }
+    for (_, rs) in runs.iter_mut() {
+        bench::canonical_results(rs);
+    }
+    let gathered = gather(&runs, &a)?;
+    let opt = Options { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed };
+    let series = gathered.into_iter().map(|g| search(g, &opt)).collect();
+    let h = History { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed, series };
+    let text = crate::report::history::render(&h, a.format)?;
+    match a.format {
+        Format::Json => out_json(text.trim_end()),
+        _ => out(&text),
+    }
+    Ok(exit::OK)
+}
+
+/// The run filters given, as the error messages name them.
+fn describe(q: &HistoryQuery) -> String {
+    let mut parts = Vec::new();
+    for (flag, v) in [("--label", &q.label), ("--host", &q.hostname), ("--kernel", &q.kernel), ("--since", &q.since)] {
+        if let Some(v) = v {
+            parts.push(format!("{flag} {v:?}"));
+        }
+    }
+    if parts.is_empty() {
+        "the filters given".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// A label, host or kernel that no stored run has is bad input: said on one
+/// line with the values that are stored.
+fn check_filters(store: &Store, q: &HistoryQuery) -> Result<()> {
+    let runs: Vec<RunRecord> = store.runs(i64::MAX as usize)?.into_iter().map(|(r, _)| r).collect();
+    let host = |k: &'static str| move |r: &RunRecord| r.host.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    known("label", &q.label, runs.iter().filter_map(|r| r.label.clone()))?;
+    known("host", &q.hostname, runs.iter().filter_map(host("hostname")))?;
+    known("kernel", &q.kernel, runs.iter().filter_map(host("kernel_release")))
+}
+
+/// `given`, when given, must be one of `stored`.
+fn known(what: &str, given: &Option<String>, stored: impl Iterator<Item = String>) -> Result<()> {
+    let Some(given) = given else { return Ok(()) };
+    let mut stored: Vec<String> = stored.collect();
+    stored.sort();
+    stored.dedup();
+    if stored.contains(given) {
+        return Ok(());
+    }
+    Err(bad_input(format!("unknown {what} {given:?}: no stored run has it; stored: {}", listed(&stored))))
+}
+
+/// Up to ten values, comma-separated, and how many more.
+fn listed(v: &[String]) -> String {
+    if v.is_empty() {
+        return "none".into();
+    }
+    let shown: Vec<&str> = v.iter().take(10).map(String::as_str).collect();
+    let more = if v.len() > 10 { format!(" and {} more", v.len() - 10) } else { String::new() };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// Whether a stored benchmark name is one a selector names.
+fn selected(pats: &[(String, glob::Pattern)], r: &ResultRecord) -> bool {
+    pats.iter().any(|(s, p)| *s == r.benchmark || *s == r.family || p.matches(&r.benchmark))
+}
+
+/// The results of the runs grouped into series, in the order first seen.
+fn gather(runs: &[(RunRecord, Vec<ResultRecord>)], a: &HistoryArgs) -> Result<Vec<Gathered>> {
+    let pats = patterns(&a.selectors)?;
+    let stored: Vec<&ResultRecord> = runs.iter().flat_map(|(_, rs)| rs).collect();
+    for (s, p) in &pats {
+        if !stored.iter().any(|r| selected(&[(s.clone(), p.clone())], r)) {
+            let mut names: Vec<String> = stored.iter().map(|r| r.benchmark.clone()).collect();
+            names.sort();
+            names.dedup();
+            return Err(bad_input(format!(
+                "unknown benchmark {s:?}: no stored result in the runs selected; stored: {}",
+                listed(&names)
+            )));
+        }
+    }
+    let mut out: Vec<Gathered> = Vec::new();
+    for (run, rs) in runs {
+        let host = run.host.get("hostname").and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
+        for r in rs.iter().filter(|r| selected(&pats, r) && kept(r, a)) {
+            add(&mut out, run, &host, r);
+        }
+    }
+    if out.is_empty() {
+        return Err(bad_input(format!(
+            "no stored result of {} matches{}{}",
+            a.selectors.join(" "),
+            a.config.as_ref().map(|c| format!(" --config {c:?}")).unwrap_or_default(),
+            a.param.iter().map(|s| format!(" --param {}={}", s.name, s.value)).collect::<String>()
+        )));
+    }
+    Ok(out)
+}
+
+fn patterns(selectors: &[String]) -> Result<Vec<(String, glob::Pattern)>> {
+    selectors
+        .iter()
+        .map(|s| {
+            let p = glob::Pattern::new(s).map_err(|e| bad_input(format!("bad selector {s:?}: {e}")))?;
+            Ok((s.clone(), p))
+        })
+        .collect()
+}
+
+/// A result with samples to follow that passes `--config` and `--param`.
+fn kept(r: &ResultRecord, a: &HistoryArgs) -> bool {
+    r.status == Status::Ok
+        && a.config.as_ref().map_or(true, |c| r.config == *c)
+        && a.param.iter().all(|s| r.params.0.get(&s.name) == Some(&s.value))
+}
+
+/// Add one run's result to its series (a second result of the same point
+/// in one run is left out: a series has one point per run).
+fn add(out: &mut Vec<Gathered>, run: &RunRecord, host: &str, r: &ResultRecord) {
+    let clean = r.clean_samples();
+    if clean.is_empty() {
+        return;
+    }
+    let same =
+        |s: &Series| s.benchmark == r.benchmark && s.params == r.params && s.config == r.config && s.host == host;
+    let i = match out.iter().position(|g| same(&g.series)) {
+        Some(i) => i,
+        None => {
+            out.push(Gathered { series: new_series(r, host), samples: Vec::new() });
+            out.len() - 1
+        }
+    };
+    let g = &mut out[i];
+    if g.series.runs.last().is_some_and(|p| p.run.id == run.id) {
+        return;
+    }
+    g.series.runs.push(RunPoint {
+        run: RunRef { id: run.id, started: run.started.clone(), label: run.label.clone() },
+        median: crate::stats::summary::median(&clean),
+        ci: crate::stats::trust::median_ci(&clean),
+        n: clean.len(),
+    });
+    g.samples.push(clean);
+}
+
+fn new_series(r: &ResultRecord, host: &str) -> Series {
+    Series {
+        benchmark: r.benchmark.clone(),
+        params: r.params.clone(),
+        config: r.config.clone(),
+        host: host.to_string(),
+        unit: r.unit.clone(),
+        better: r.better,
+        runs: Vec::new(),
+        too_short: None,
+        changes: Vec::new(),
+    }
+}
+
+/// Search one series and describe its change points.
+fn search(g: Gathered, opt: &Options) -> Series {
+    let mut s = g.series;
+    let medians: Vec<f64> = s.runs.iter().map(|p| p.median).collect();
+    let found = match changepoint::detect(&medians, opt) {
+        Detection::TooShort { len, needed } => {
+            s.too_short = Some((len, needed));
+            return s;
+        }
+        Detection::Found(c) => c,
+    };
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(found.iter().map(|c| c.index));
+    bounds.push(medians.len());
+    for (k, cp) in found.iter().enumerate() {
+        let (lo, mid, hi) = (bounds[k], bounds[k + 1], bounds[k + 2]);
+        let pool = |a: usize, b: usize| g.samples[a..b].concat();
+        let (sb, sa) = (pool(lo, mid), pool(mid, hi));
+        let sides = Sides {
+            medians_before: &medians[lo..mid],
+            medians_after: &medians[mid..hi],
+            samples_before: &sb,
+            samples_after: &sa,
+        };
+        if let Some(step) = changepoint::step(&sides, opt.alpha) {
+            s.changes.push(Change::of(cp, &s.runs, step));
+        }
+    }
+    s
+}

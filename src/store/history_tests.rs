@@ -1,0 +1,82 @@
+//! [`Store::history`] selects alike on both backends: [`check`] fills an
+//! empty store and asserts what each filter keeps; the SQLite run is here,
+//! the PostgreSQL one in `pg_tests.rs`.
+
+use super::{HistoryQuery, Store};
+use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+use crate::model::{Better, Params};
+
+fn result(samples: &[f64]) -> ResultRecord {
+    ResultRecord {
+        benchmark: "lat.syscall".into(),
+        family: "lat".into(),
+        params: Params::default(),
+        config: "up".into(),
+        cpus: "0".into(),
+        unit: "us".into(),
+        better: Better::Lower,
+        status: Status::Ok,
+        reason: None,
+        samples: samples.to_vec(),
+        samples_meta: vec![],
+        quality: None,
+        placement: vec![],
+        below_resolution: None,
+        summary: crate::stats::summarize(samples, false),
+        iterations: None,
+        extras: Default::default(),
+        notes: vec![],
+        warnings: vec![],
+        simulated: false,
+    }
+}
+
+/// Store a run; `finish` says whether it is closed complete.
+fn stored(s: &mut Store, label: &str, host: &str, kernel: &str, started: &str, finish: bool) -> i64 {
+    let mut run = RunRecord::begin(
+        Some(label.into()),
+        "kdelta run".into(),
+        vec![],
+        serde_json::json!({"hostname": host, "kernel_release": kernel}),
+        Default::default(),
+    );
+    run.started = started.into();
+    let id = s.begin_run(&run).unwrap();
+    s.add_result(id, 0, &result(&[1.0, 2.0, 3.0])).unwrap();
+    if finish {
+        s.finish_run(id, RunStatus::Complete, &Default::default()).unwrap();
+    }
+    id
+}
+
+/// Fill an empty store and check every filter of [`HistoryQuery`].
+pub(crate) fn check(s: &mut Store) {
+    let a = stored(s, "nightly", "alpha", "6.1", "2024-05-01T10:00:00Z", true);
+    let b = stored(s, "nightly", "beta", "6.1", "2024-05-02T10:00:00Z", true);
+    let c = stored(s, "other", "alpha", "6.8", "2024-05-03T10:00:00Z", true);
+    // Still running (this process writes it): never part of a history.
+    stored(s, "nightly", "alpha", "6.1", "2024-05-04T10:00:00Z", false);
+    let ids = |q: HistoryQuery| s.history(&q).unwrap().iter().map(|(r, _)| r.id).collect::<Vec<_>>();
+    assert_eq!(ids(HistoryQuery::default()), [a, b, c]);
+    assert_eq!(ids(HistoryQuery { label: Some("nightly".into()), ..Default::default() }), [a, b]);
+    assert_eq!(ids(HistoryQuery { hostname: Some("alpha".into()), ..Default::default() }), [a, c]);
+    assert_eq!(ids(HistoryQuery { kernel: Some("6.8".into()), ..Default::default() }), [c]);
+    assert_eq!(ids(HistoryQuery { since: Some("2024-05-02T00:00:00Z".into()), ..Default::default() }), [b, c]);
+    let all = HistoryQuery {
+        label: Some("nightly".into()),
+        hostname: Some("alpha".into()),
+        kernel: Some("6.1".into()),
+        since: Some("2024-05-01T00:00:00Z".into()),
+    };
+    assert_eq!(ids(all), [a]);
+    assert_eq!(ids(HistoryQuery { hostname: Some("gamma".into()), ..Default::default() }), Vec::<i64>::new());
+    let runs = s.history(&HistoryQuery::default()).unwrap();
+    assert_eq!(runs[0].1.len(), 1);
+    assert_eq!(runs[0].1[0].samples, [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn history_selects_runs_in_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    check(&mut Store::open(&dir.path().join("k.db")).unwrap());
+}
