@@ -92,6 +92,8 @@ fn bad_input_exits_2_with_one_line() {
     assert!(err.contains("selector \"lat\" matches nothing in run 1 (base): it has demo.time"), "{err}");
     let err = one_line(judged(&[time(10.0)], &[time(10.0)], &["--runs", "3"]));
     assert!(err.contains("--run judges a stored run"), "{err}");
+    let err = one_line(judged(&[time(10.0)], &[time(10.0)], &["--format", "json"]));
+    assert!(err.contains("--format and --verbose are for `kdelta run`"), "{err}");
     let err = one_line(judged(&[time(10.0)], &[rate(10.0)], &[]));
     assert!(err.contains("run 2 (new) has no row run 1 (base) has"), "{err}");
     let e = Env::new();

@@ -219,6 +219,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
         opt: CompareOptions { threshold_pct: a.run.threshold, ..Default::default() },
         max_regression_pct: a.max_regression.unwrap_or(a.run.threshold),
     };
+    if a.run.format != Format::Text || a.run.verbose {
+        return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
+    }
     let store = stored::open_existing(db)?;
     let base = store.find_run(&a.against)?;
     let base_results = stored::results(&store, base.id)?;
