@@ -248,6 +248,12 @@ pub(crate) enum Command {
     /// runs on either side, the change in percent with its 95% interval,
     /// and whether the raw samples agree. Complete runs only, in run order.
     History(HistoryArgs),
+
+    /// A regression gate: run benchmarks (or take a stored run with --run)
+    /// and judge each row against a baseline run. Exit status: 0 nothing
+    /// regressed, 1 a row regressed, 125 a row that matters cannot be judged
+    /// (what `git bisect run` takes as "skip"), 2 bad input.
+    Check(CheckArgs),
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
@@ -402,6 +408,33 @@ pub(crate) struct HistoryArgs {
     pub(crate) format: Format,
 }
 
+/// `kdelta check`: the run options of `kdelta run`, a baseline, and the limit.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The baseline: a run id, or a label (its newest run).
+    #[arg(long, value_name = "RUN|LABEL")]
+    pub(crate) against: String,
+
+    /// Judge this stored run (an id or a label) instead of running; the
+    /// selectors, if given, pick its rows.
+    #[arg(long = "run", value_name = "RUN|LABEL")]
+    pub(crate) stored: Option<String>,
+
+    /// The slowdown allowed, in percent, in each benchmark's direction: a
+    /// row regresses when its change is significant and worse than this.
+    /// Default: the noise threshold (--threshold).
+    #[arg(long, value_name = "PCT", value_parser = max_regression)]
+    pub(crate) max_regression: Option<f64>,
+
+    /// Judge against a baseline measured on another machine (different CPU
+    /// model, topology, memory or architecture).
+    #[arg(long)]
+    pub(crate) any_host: bool,
+
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}
+
 /// `--interleave`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum InterleaveArg {
@@ -519,6 +552,15 @@ fn threshold(s: &str) -> Result<f64, Refusal> {
     let pct: f64 = s.parse()?;
     if !(0.0..1000.0).contains(&pct) {
         return Err(BadInput(format!("--threshold {pct} is out of range: allowed 0 .. 1000 (percent)")).into());
+    }
+    Ok(pct)
+}
+
+/// `check --max-regression`: a percentage from 0 up to 1000.
+fn max_regression(s: &str) -> Result<f64, Refusal> {
+    let pct: f64 = s.parse()?;
+    if !(0.0..=1000.0).contains(&pct) {
+        return Err(BadInput(format!("--max-regression {pct} is out of range: allowed 0 .. 1000 (percent)")).into());
     }
     Ok(pct)
 }

@@ -26,4 +26,6 @@ pub(crate) mod exit {
     pub(crate) const FAILED: u8 = 1;
     pub(crate) const BAD_INPUT: u8 = 2;
     pub(crate) const INTERRUPTED: u8 = 130;
+    /// `kdelta check` cannot tell: what `git bisect run` takes as "skip".
+    pub(crate) const CANNOT_TELL: u8 = 125;
 }

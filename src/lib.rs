@@ -57,14 +57,77 @@ pub mod testing {
     pub mod chat {
         pub use crate::bench::chat::{limits::raise_nofile, proto};
     }
-    /// The memory routines: naive, the C library's and the tuned ones.
-    pub mod mem {
-        pub use crate::bench::mem::tuned::{Tuned, Variant};
-        pub use crate::bench::mem::{cache, libc_fns::Libc, naive, MemBench, Routine, SIZES};
-    }
-    /// Runs written straight into a store, for the commands that read stored runs (`history`).
+    /// Stored runs written directly, for tests of the commands that read
+    /// them (`kdelta check --run`, `kdelta history`): test data, never
+    /// shown as measured.
     pub mod stored {
         use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
+        use crate::model::sample::Quality;
+        use crate::model::{Better, Params};
+        use std::path::Path;
+
+        /// One result to store: a benchmark's samples at one point.
+        #[derive(Debug, Clone, Default)]
+        pub struct Result {
+            pub benchmark: String,
+            pub higher_is_better: bool,
+            pub samples: Vec<f64>,
+            /// The reason of a failed result (its samples are ignored).
+            pub failed: Option<String>,
+            /// Fewer clean samples than wanted: never marked significant.
+            pub noisy: bool,
+        }
+
+        /// Store a complete run on host `host` (a host snapshot as JSON)
+        /// with these results, in configuration `up`; its id.
+        pub fn write_run(
+            db: &Path,
+            label: Option<&str>,
+            host: serde_json::Value,
+            results: &[Result],
+        ) -> anyhow::Result<i64> {
+            let mut store = crate::store::Store::open(db)?;
+            let env = crate::model::environment::RunEnvironment::default();
+            let run = RunRecord::begin(label.map(String::from), "kdelta run (test data)".into(), vec![], host, env);
+            let id = store.begin_run(&run)?;
+            for (i, r) in results.iter().enumerate() {
+                store.add_result(id, i, &record(r))?;
+            }
+            store.finish_run(id, RunStatus::Complete, &Default::default())?;
+            Ok(id)
+        }
+
+        fn record(r: &Result) -> ResultRecord {
+            let samples = if r.failed.is_some() { Vec::new() } else { r.samples.clone() };
+            let n = samples.len();
+            ResultRecord {
+                benchmark: r.benchmark.clone(),
+                family: r.benchmark.split('.').next().unwrap_or_default().into(),
+                params: Params::default(),
+                config: "up".into(),
+                cpus: "0".into(),
+                unit: "ms".into(),
+                better: if r.higher_is_better { Better::Higher } else { Better::Lower },
+                status: if r.failed.is_some() { Status::Failed } else { Status::Ok },
+                reason: r.failed.clone(),
+                summary: crate::stats::summarize(&samples, false),
+                samples,
+                samples_meta: vec![],
+                quality: Some(Quality {
+                    wanted: n + usize::from(r.noisy),
+                    clean: n,
+                    noisy: r.noisy,
+                    ..Default::default()
+                }),
+                placement: vec![],
+                below_resolution: None,
+                iterations: None,
+                extras: Default::default(),
+                notes: vec![],
+                warnings: vec![],
+                simulated: false,
+            }
+        }
 
         /// One result of a run: every sample counts as clean.
         pub struct StoredResult<'a> {
@@ -131,5 +194,10 @@ pub mod testing {
                 simulated: false,
             }
         }
+    }
+    /// The memory routines: naive, the C library's and the tuned ones.
+    pub mod mem {
+        pub use crate::bench::mem::tuned::{Tuned, Variant};
+        pub use crate::bench::mem::{cache, libc_fns::Libc, naive, MemBench, Routine, SIZES};
     }
 }

@@ -1,6 +1,7 @@
 //! The top level: parse the command line, dispatch, map errors to exit
 //! statuses. One file per group of commands, as `kdelta --help` lists them.
 
+mod check;
 mod history;
 mod html;
 mod info;
@@ -74,14 +75,24 @@ fn family_commands() -> Vec<bench::FamilyCommand> {
 
 fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
     let cmd = <Cli as clap::CommandFactory>::command()
-        .mut_subcommand("run", |run| bench::run_flags().iter().fold(run, |run, f| run.arg((f.arg)())));
+        .mut_subcommand("run", |run| bench::run_flags().iter().fold(run, |run, f| run.arg((f.arg)())))
+        .mut_subcommand("check", |check| {
+            // `check --run RUN` judges a stored run: its selectors are optional.
+            let check = check.mut_arg("selectors", |a| a.required(false));
+            bench::run_flags().iter().fold(check, |check, f| check.arg((f.arg)()))
+        });
     families.iter().fold(cmd, |cmd, c| cmd.subcommand((c.command)()))
 }
 
-/// `kdelta run` with the flags families add to it (`--cmd`) turned into the
-/// parameter settings they stand for, after those given with `--param`.
+/// `kdelta run` (and `check`) with the flags families add to it (`--cmd`)
+/// turned into the parameter settings they stand for, after those given
+/// with `--param`.
 fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
-    let (Command::Run(a), Some(("run", sub))) = (&mut cli.command, m.subcommand()) else { return Ok(cli) };
+    let (a, sub) = match (&mut cli.command, m.subcommand()) {
+        (Command::Run(a), Some(("run", sub))) => (a, sub),
+        (Command::Check(c), Some(("check", sub))) => (&mut c.run, sub),
+        _ => return Ok(cli),
+    };
     for flag in bench::run_flags() {
         let arg = (flag.arg)();
         if sub.value_source(arg.get_id().as_str()) != Some(clap::parser::ValueSource::CommandLine) {
@@ -222,6 +233,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Completions { shell } => shell::cmd_completions(shell),
         Command::Man => shell::cmd_man(),
         Command::History(a) => history::cmd_history(&cli.db, a),
+        Command::Check(a) => check::cmd_check(&cli.db, a),
     }
 }
 

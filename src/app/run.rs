@@ -4,8 +4,24 @@ use super::*;
 use crate::harness::run;
 
 pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
-    let meta = crate::cli::run_meta(&a.meta)?;
-    let req = Request {
+    let req = request(&a)?;
+    let output = measure(db, &req, host_snapshot()?)?;
+    let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
+    let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
+    let interrupted = output.interrupted;
+    let mut rep = run_report(output.run, output.results, &opt);
+    rep.verbose = a.verbose;
+    out(&report::render(&rep, a.format, color())?);
+    if interrupted {
+        eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
+        return Ok(exit::INTERRUPTED);
+    }
+    Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+/// The harness request `kdelta run` (and `check`) makes of its options.
+pub(super) fn request(a: &RunArgs) -> Result<Request> {
+    Ok(Request {
         selectors: a.selectors.clone(),
         configs: a.config.iter().flat_map(|c| crate::config::split_list(c)).collect(),
         overrides: overrides(&a.param)?,
@@ -27,11 +43,15 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
         interleave: a.interleave.into(),
-        meta,
-    };
-    let host = host_snapshot()?;
+        meta: crate::cli::run_meta(&a.meta)?,
+    })
+}
+
+/// Plan, then measure and store the run on this host; a bad request is
+/// refused before the store is opened.
+pub(super) fn measure(db: &Option<PathBuf>, req: &Request, host: crate::topology::Host) -> Result<run::RunOutput> {
     let topo = host.topology.clone();
-    let plan = plan::plan(&req, &topo, bench::registry())?;
+    let plan = plan::plan(req, &topo, bench::registry())?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);
@@ -44,16 +64,5 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
     }
-    let output = run::execute(&req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupted)?;
-    let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
-    let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
-    let interrupted = output.interrupted;
-    let mut rep = run_report(output.run, output.results, &opt);
-    rep.verbose = a.verbose;
-    out(&report::render(&rep, a.format, color())?);
-    if interrupted {
-        eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
-        return Ok(exit::INTERRUPTED);
-    }
-    Ok(if failed { exit::FAILED } else { exit::OK })
+    run::execute(req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupted)
 }

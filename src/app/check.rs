@@ -1,0 +1,353 @@
+//! `kdelta check`: a regression gate. The selected benchmarks are run (and
+//! stored like any run) or a stored run is taken (`--run`), and each row is
+//! judged against a baseline run with the comparison `kdelta compare A B`
+//! makes (`Report::for_two_runs`, so `stats::compare_sides` decides every
+//! star). The exit status is what CI and `git bisect run` read:
+//!
+//! - 0: no row regressed;
+//! - 1: a row regressed: its change is significant (starred) and worse, in
+//!   the benchmark's direction, than `--max-regression` (by default the
+//!   noise threshold, which a star already passes);
+//! - 125: no row regressed, but a row that matters cannot be judged: a
+//!   failed result on either side, a figure below the timer's resolution,
+//!   or a change worse than the limit whose star is withheld (a side noisy
+//!   or busy, too few rounds) or that too few clean samples could never make
+//!   significant. A row whose change is better, or worse by less than the
+//!   limit, is judged ok whatever its noise: noise withholds stars, and
+//!   there is none to withhold;
+//! - 2: bad input, before anything runs: an unknown run or label, a
+//!   selector matching nothing in the baseline, a baseline measured on
+//!   another machine (without `--any-host`).
+//!
+//! The machine is its hardware as the host snapshot records it (CPU model,
+//! topology, architecture, memory within 5 %), not its software: bisecting a
+//! kernel or a C library changes those, and the baseline stays comparable.
+
+use super::*;
+use crate::cli::CheckArgs;
+use crate::model::record::{ResultRecord, RunRecord, Status};
+use crate::report::fingerprint::{differences, Fingerprint};
+use crate::report::model::{Cell, Table};
+use crate::stats::Comparison;
+use serde_json::Value;
+
+/// The verdict on one row.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// Not regressed; the note says why when it is not plain.
+    Ok(Option<String>),
+    /// Significantly better.
+    Improved,
+    /// Significantly worse, beyond the limit.
+    Regressed,
+    /// It cannot be judged, and it matters: why.
+    CannotTell(String),
+}
+
+impl Verdict {
+    fn text(&self) -> String {
+        match self {
+            Verdict::Ok(None) => "ok".into(),
+            Verdict::Ok(Some(why)) => format!("ok ({why})"),
+            Verdict::Improved => "improved".into(),
+            Verdict::Regressed => "regressed".into(),
+            Verdict::CannotTell(why) => format!("cannot tell ({why})"),
+        }
+    }
+}
+
+/// What a row is judged by: the comparison's options and the slowdown allowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) opt: CompareOptions,
+    pub(crate) max_regression_pct: f64,
+}
+
+/// True when B is worse than A by at least `pct`, on the log scale as the
+/// noise threshold is (a 2x slowdown of a time and a halved rate alike).
+fn worse_beyond(c: &Comparison, pct: f64) -> bool {
+    c.speedup < 1.0 && -c.speedup.ln() >= (1.0 + pct / 100.0).ln() - 1e-12
+}
+
+/// The smallest p-value the rank test can give with `n` and `m` samples:
+/// that of two sides that do not overlap at all.
+fn best_rank_p(n: usize, m: usize) -> f64 {
+    let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let b: Vec<f64> = (n..n + m).map(|i| i as f64).collect();
+    crate::stats::compare::mann_whitney_p(&a, &b).unwrap_or(1.0)
+}
+
+fn failed(side: &str, c: &Cell) -> Option<Verdict> {
+    if c.status == Status::Ok {
+        return None;
+    }
+    let why = c.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+    Some(Verdict::CannotTell(format!("{side} result {}{why}", c.status.as_str())))
+}
+
+/// The verdict on one row: the baseline's cell, the new one, and the
+/// comparison between them (`None` where either has no figure).
+pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &Limits) -> Verdict {
+    if let Some(v) = failed("the baseline's", base).or_else(|| failed("this", new)) {
+        return v;
+    }
+    if base.below_resolution.is_some() || new.below_resolution.is_some() {
+        return Verdict::CannotTell("a side is below the timer's resolution".into());
+    }
+    let Some(c) = change else {
+        return Verdict::CannotTell("no samples to compare".into());
+    };
+    let worse = worse_beyond(c, lim.max_regression_pct);
+    if c.significant {
+        return if c.speedup > 1.0 {
+            Verdict::Improved
+        } else if worse {
+            Verdict::Regressed
+        } else {
+            Verdict::Ok(Some(format!("worse, within --max-regression {}%", lim.max_regression_pct)))
+        };
+    }
+    if !worse {
+        return match c.withheld {
+            Some(w) => Verdict::Ok(Some(format!("not worse; {}", w.describe()))),
+            None => Verdict::Ok(None),
+        };
+    }
+    match c.withheld {
+        Some(w) => Verdict::CannotTell(w.describe().into()),
+        None if best_rank_p(base.n, new.n) >= lim.opt.alpha => Verdict::CannotTell(format!(
+            "too few clean samples to be significant ({} and {}): give more --runs",
+            base.n, new.n
+        )),
+        None => Verdict::Ok(Some("worse, not significant".into())),
+    }
+}
+
+/// The exit status of a check: a regression wins over a row that cannot be
+/// told, which wins over ok.
+pub(crate) fn status(verdicts: &[&Verdict]) -> u8 {
+    if verdicts.iter().any(|v| matches!(v, Verdict::Regressed)) {
+        exit::FAILED
+    } else if verdicts.iter().any(|v| matches!(v, Verdict::CannotTell(_))) {
+        exit::CANNOT_TELL
+    } else {
+        exit::OK
+    }
+}
+
+/// What differs between two host snapshots: (the machine's hardware, which
+/// forbids the comparison, and the rest: kernel, microcode, mitigations, C
+/// library, which does not).
+pub(crate) fn machine_differences(base: &Value, here: &Value) -> (Vec<String>, Vec<String>) {
+    const HARDWARE: [&str; 3] = ["CPU model", "topology", "architecture"];
+    let (a, b) = (Fingerprint::of(base), Fingerprint::of(here));
+    let part = |f: &Fingerprint, hw: bool| Fingerprint {
+        machine: f.machine.iter().filter(|(n, _)| *n != "memory" && HARDWARE.contains(n) == hw).cloned().collect(),
+        kernel: if hw { Vec::new() } else { f.kernel.clone() },
+    };
+    let (mut hardware, _) = differences(&part(&a, true), &part(&b, true));
+    let (soft, kernel) = differences(&part(&a, false), &part(&b, false));
+    let mem = |h: &Value| h.get("mem_total_bytes").and_then(Value::as_u64);
+    if let (Some(x), Some(y)) = (mem(base), mem(here)) {
+        // MemTotal moves by a few MiB from kernel to kernel: 5 % is another machine.
+        if x.abs_diff(y) as f64 > 0.05 * x.max(y) as f64 {
+            hardware.push(format!("memory: {} MiB vs {} MiB", x >> 20, y >> 20));
+        }
+    }
+    (hardware, kernel.into_iter().chain(soft).collect())
+}
+
+/// Refuse a baseline from another machine unless `--any-host`; say what
+/// else differs either way.
+fn same_machine(base: &RunRecord, here: &Value, any_host: bool) -> Result<()> {
+    let (hardware, other) = machine_differences(&base.host, here);
+    if !hardware.is_empty() && !any_host {
+        return Err(bad_input(format!(
+            "{} was measured on another machine ({}): give --any-host to judge against it anyway",
+            crate::report::header::run_name(base),
+            hardware.join("; ")
+        )));
+    }
+    if !hardware.is_empty() {
+        eprintln!("kdelta: warning: the baseline comes from another machine: {}", hardware.join("; "));
+    }
+    if !other.is_empty() {
+        eprintln!("kdelta: differs from the baseline in: {}", other.join("; "));
+    }
+    Ok(())
+}
+
+/// A result a selector picks: its family, its name or a glob of it; every
+/// result when there is no selector.
+fn selected(selectors: &[String], r: &ResultRecord) -> bool {
+    selectors.is_empty()
+        || selectors.iter().any(|s| {
+            r.family == *s || r.benchmark == *s || glob::Pattern::new(s).is_ok_and(|p| p.matches(&r.benchmark))
+        })
+}
+
+/// Every selector must pick something in the baseline.
+fn selectors_in_baseline(selectors: &[String], base: &RunRecord, results: &[ResultRecord]) -> Result<()> {
+    for s in selectors {
+        glob::Pattern::new(s).map_err(|e| bad_input(format!("bad selector {s:?}: {e}")))?;
+        if !results.iter().any(|r| selected(std::slice::from_ref(s), r)) {
+            let mut names: Vec<&str> = results.iter().map(|r| r.benchmark.as_str()).collect();
+            names.dedup();
+            return Err(bad_input(format!(
+                "selector {s:?} matches nothing in {}: it has {}",
+                crate::report::header::run_name(base),
+                if names.is_empty() { "no results".to_string() } else { names.join(", ") }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--run RUN` judges a stored run: options for a run to make are refused.
+fn no_run_options(a: &RunArgs) -> Result<()> {
+    if !a.config.is_empty() || !a.param.is_empty() || a.runs.is_some() || a.label.is_some() || a.quick {
+        return Err(bad_input(
+            "--run judges a stored run: --config, --param, --cmd (and the other family flags), --runs, --quick \
+             and --label are for a run check makes; drop them or drop --run",
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
+    let lim = Limits {
+        opt: CompareOptions { threshold_pct: a.run.threshold, ..Default::default() },
+        max_regression_pct: a.max_regression.unwrap_or(a.run.threshold),
+    };
+    if a.run.format != Format::Text || a.run.verbose {
+        return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
+    }
+    let store = stored::open_existing(db)?;
+    let base = store.find_run(&a.against)?;
+    let base_results = stored::results(&store, base.id)?;
+    selectors_in_baseline(&a.run.selectors, &base, &base_results)?;
+    let (run, mut results) = match &a.stored {
+        Some(key) => {
+            no_run_options(&a.run)?;
+            let (run, results) = stored::load(&store, key)?;
+            same_machine(&base, &run.host, a.any_host)?;
+            (run, results)
+        }
+        None => {
+            if a.run.selectors.is_empty() {
+                return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
+            }
+            let host = host_snapshot()?;
+            same_machine(&base, &serde_json::to_value(&host)?, a.any_host)?;
+            drop(store);
+            let output = run::measure(db, &run::request(&a.run)?, host)?;
+            if output.interrupted {
+                eprintln!("kdelta: interrupted; run {} is marked incomplete", output.run.id);
+                return Ok(exit::INTERRUPTED);
+            }
+            eprintln!("kdelta: stored as {}", crate::report::header::run_name(&output.run));
+            let mut results = output.results;
+            bench::canonical_results(&mut results);
+            (output.run, results)
+        }
+    };
+    results.retain(|r| selected(&a.run.selectors, r));
+    let base_results = base_results.into_iter().filter(|r| selected(&a.run.selectors, r)).collect();
+    let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
+    let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
+    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim)).collect();
+    if rows.iter().all(|l| l.verdict.is_none()) {
+        return Err(bad_input(format!(
+            "{run_name} has no row {base_name} has (benchmark, parameters and configuration): \
+             see `kdelta compare` of the two"
+        )));
+    }
+    let mut text: String = rows.iter().map(|l| l.text.clone() + "\n").collect();
+    let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
+    let code = status(&verdicts);
+    text.push_str(&summary(code, &rows, &lim, &base_name, &run_name));
+    out(&text);
+    Ok(code)
+}
+
+/// One printed row, and its verdict (`None` for a row the baseline lacks).
+struct Line {
+    text: String,
+    name: String,
+    verdict: Option<Verdict>,
+}
+
+/// The rows of one table (a configuration of the baseline against one of
+/// the new run) that the new run has.
+fn lines(t: &Table, lim: &Limits) -> Vec<Line> {
+    let config = |i: usize| t.columns[i].results.first().map(|r| r.config.clone()).unwrap_or_default();
+    let (ca, cb) = (config(0), config(1));
+    let configs = if ca == cb { ca } else { format!("{ca} vs {cb}") };
+    // Only the parameters that differ between rows name one.
+    let varying: Vec<&String> = t
+        .rows
+        .first()
+        .map(|r0| r0.params.0.keys().filter(|k| t.rows.iter().any(|r| r.params.0.get(*k) != r0.params.0.get(*k))))
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut out = Vec::new();
+    for row in &t.rows {
+        let (Some(new), Some(change)) = (row.cells[1].as_ref(), row.changes.first()) else { continue };
+        let params: String =
+            varying.iter().filter_map(|k| row.params.0.get(*k).map(|v| format!(" {k}={}", one_line(v)))).collect();
+        let name = format!("{}{params} [{configs}]", row.benchmark);
+        let Some(base) = row.cells[0].as_ref() else {
+            out.push(Line { text: format!("{name}: not in the baseline"), name, verdict: None });
+            continue;
+        };
+        let verdict = judge(base, new, change.as_ref(), lim);
+        let figures = figures(base, new, &row.unit, change.as_ref());
+        out.push(Line { text: format!("{name}: {figures}: {}", verdict.text()), name, verdict: Some(verdict) });
+    }
+    out
+}
+
+fn one_line(v: &str) -> String {
+    crate::model::params::one_line(v).into_owned()
+}
+
+/// `23.0 -> 46.1 ms (+100.2%, worse)`: the medians and their change.
+fn figures(base: &Cell, new: &Cell, unit: &str, change: Option<&Comparison>) -> String {
+    let median = |c: &Cell| c.median.map(report::fmt_num).unwrap_or_else(|| c.status.as_str().to_string());
+    let mut s = format!("{} -> {} {unit}", median(base), median(new));
+    if let (Some(a), Some(b)) = (base.median, new.median) {
+        if a != 0.0 {
+            let way = match change.map(|c| c.speedup) {
+                Some(x) if x < 1.0 => ", worse",
+                Some(x) if x > 1.0 => ", better",
+                _ => "",
+            };
+            s.push_str(&format!(" ({:+.1}%{way})", (b / a - 1.0) * 100.0));
+        }
+    }
+    s
+}
+
+/// The last line: the verdict of the whole check, naming what decided it.
+fn summary(code: u8, rows: &[Line], lim: &Limits, base: &str, run: &str) -> String {
+    let named = |pick: fn(&Verdict) -> bool| {
+        rows.iter().filter(|l| l.verdict.as_ref().is_some_and(pick)).map(|l| l.name.as_str()).collect::<Vec<_>>()
+    };
+    let judged = rows.iter().filter(|l| l.verdict.is_some()).count();
+    match code {
+        exit::FAILED => format!(
+            "regressed: {} ({run} against {base}, beyond {}%)\n",
+            named(|v| matches!(v, Verdict::Regressed)).join(", "),
+            lim.max_regression_pct
+        ),
+        exit::CANNOT_TELL => format!(
+            "cannot tell: {} ({run} against {base})\n",
+            named(|v| matches!(v, Verdict::CannotTell(_))).join(", ")
+        ),
+        _ => format!("ok: {judged} row(s), none regressed beyond {}% ({run} against {base})\n", lim.max_regression_pct),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+use super::*;
+use crate::model::record::Status;
+use crate::model::sample::Quality;
+use crate::model::{Better, Params};
+use crate::report::model::cell_of;
+use crate::stats::{compare_sides, Side};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn record(samples: &[f64], better: Better, status: Status, noisy: bool) -> ResultRecord {
+    ResultRecord {
+        benchmark: "cmd.run".into(),
+        family: "cmd".into(),
+        params: Params::default(),
+        config: "up".into(),
+        cpus: "0".into(),
+        unit: "ms".into(),
+        better,
+        status,
+        reason: (status == Status::Failed).then(|| "exit status 3".into()),
+        samples: samples.to_vec(),
+        samples_meta: vec![],
+        quality: Some(Quality { wanted: samples.len(), clean: samples.len(), noisy, ..Default::default() }),
+        placement: vec![],
+        below_resolution: None,
+        summary: crate::stats::summarize(samples, false),
+        iterations: None,
+        extras: Default::default(),
+        notes: vec![],
+        warnings: vec![],
+        simulated: false,
+    }
+}
+
+fn limits(max: f64) -> Limits {
+    Limits {
+        opt: CompareOptions { rounds_paired: false, bootstrap: 200, ..Default::default() },
+        max_regression_pct: max,
+    }
+}
+
+/// The verdict on A against B as `check` reaches it: cells, the comparison
+/// of two runs, then `judge`.
+fn verdict(a: &ResultRecord, b: &ResultRecord, max: f64) -> Verdict {
+    let lim = limits(max);
+    let change = if a.status == Status::Ok && b.status == Status::Ok {
+        let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
+        compare_sides(&va, &sa, &vb, &sb, a.better, &lim.opt)
+    } else {
+        None
+    };
+    judge(&cell_of(a), &cell_of(b), change.as_ref(), &lim)
+}
+
+/// Ten samples around `m`, spread by 1 %.
+fn around(m: f64) -> Vec<f64> {
+    (0..10).map(|i| m * (1.0 + (i as f64 - 4.5) / 450.0)).collect()
+}
+
+fn ok(s: &[f64], better: Better) -> ResultRecord {
+    record(s, better, Status::Ok, false)
+}
+
+#[test]
+fn a_row_is_judged_in_its_benchmarks_direction() {
+    let lower = |a: f64, b: f64| verdict(&ok(&around(a), Better::Lower), &ok(&around(b), Better::Lower), 1.0);
+    let higher = |a: f64, b: f64| verdict(&ok(&around(a), Better::Higher), &ok(&around(b), Better::Higher), 1.0);
+    assert_eq!(lower(10.0, 20.0), Verdict::Regressed, "twice the time");
+    assert_eq!(lower(20.0, 10.0), Verdict::Improved, "half the time");
+    assert_eq!(higher(20.0, 10.0), Verdict::Regressed, "half the rate");
+    assert_eq!(higher(10.0, 20.0), Verdict::Improved, "twice the rate");
+    assert_eq!(lower(10.0, 10.0), Verdict::Ok(None), "the same");
+}
+
+#[test]
+fn a_significant_slowdown_within_the_limit_is_ok() {
+    let (a, b) = (ok(&around(10.0), Better::Lower), ok(&around(10.5), Better::Lower));
+    assert_eq!(verdict(&a, &b, 1.0), Verdict::Regressed);
+    assert!(matches!(verdict(&a, &b, 10.0), Verdict::Ok(Some(w)) if w.contains("within --max-regression 10%")));
+}
+
+#[test]
+fn a_change_that_is_not_significant_is_ok() {
+    // Worse by the medians, but the samples overlap: no evidence.
+    let a: Vec<f64> = (0..12).map(|i| 10.0 + (i % 6) as f64 * 3.0).collect();
+    let b: Vec<f64> = a.iter().enumerate().map(|(i, x)| if i == 0 { x + 1.0 } else { x + 0.6 }).collect();
+    let v = verdict(&ok(&a, Better::Lower), &ok(&b, Better::Lower), 1.0);
+    assert_eq!(v, Verdict::Ok(Some("worse, not significant".into())));
+}
+
+#[test]
+fn a_noisy_side_cannot_tell_a_slowdown_but_not_a_speedup() {
+    let noisy = |m: f64| record(&around(m), Better::Lower, Status::Ok, true);
+    assert_eq!(
+        verdict(&ok(&around(10.0), Better::Lower), &noisy(20.0), 1.0),
+        Verdict::CannotTell("a side is noisy".into())
+    );
+    assert_eq!(
+        verdict(&noisy(10.0), &ok(&around(20.0), Better::Lower), 1.0),
+        Verdict::CannotTell("a side is noisy".into())
+    );
+    assert!(matches!(verdict(&noisy(20.0), &noisy(10.0), 1.0), Verdict::Ok(Some(w)) if w.contains("noisy")));
+}
+
+#[test]
+fn a_failed_result_on_either_side_cannot_be_told() {
+    let failed = record(&[], Better::Lower, Status::Failed, false);
+    let good = ok(&around(10.0), Better::Lower);
+    assert_eq!(verdict(&failed, &good, 1.0), Verdict::CannotTell("the baseline's result failed: exit status 3".into()));
+    assert_eq!(verdict(&good, &failed, 1.0), Verdict::CannotTell("this result failed: exit status 3".into()));
+}
+
+#[test]
+fn too_few_samples_to_be_significant_cannot_be_told() {
+    let v = verdict(&ok(&[10.0, 10.1], Better::Lower), &ok(&[20.0, 20.2], Better::Lower), 1.0);
+    assert!(
+        matches!(&v, Verdict::CannotTell(w) if w.contains("too few clean samples to be significant (2 and 2)")),
+        "{v:?}"
+    );
+    // Few samples that show no slowdown are ok.
+    assert_eq!(verdict(&ok(&[10.0, 10.1], Better::Lower), &ok(&[10.0, 10.1], Better::Lower), 1.0), Verdict::Ok(None));
+}
+
+#[test]
+fn below_resolution_cannot_be_told() {
+    let a = ok(&around(10.0), Better::Lower);
+    let mut b = a.clone();
+    b.below_resolution = Some(0.01);
+    assert!(matches!(verdict(&a, &b, 1.0), Verdict::CannotTell(w) if w.contains("resolution")));
+}
+
+#[test]
+fn the_exit_status_puts_a_regression_before_what_cannot_be_told() {
+    let (ok, reg, cant, imp) =
+        (Verdict::Ok(None), Verdict::Regressed, Verdict::CannotTell("x".into()), Verdict::Improved);
+    assert_eq!(status(&[]), 0);
+    assert_eq!(status(&[&ok, &imp]), 0);
+    assert_eq!(status(&[&ok, &cant]), 125);
+    assert_eq!(status(&[&cant, &reg, &ok]), 1);
+    assert_eq!(status(&[&reg]), 1);
+}
+
+fn host(model: &str, mem_mib: u64, kernel: &str, cores: usize) -> serde_json::Value {
+    let cores: Vec<serde_json::Value> = (0..cores).map(|_| json!({})).collect();
+    json!({"cpu_model": model, "arch": "x86_64", "mem_total_bytes": mem_mib << 20, "kernel_release": kernel,
+           "glibc_version": "2.36", "topology": {"packages": [0], "cores": cores, "cpus": cores}})
+}
+
+#[test]
+fn a_machine_is_its_hardware_not_its_kernel() {
+    let base = host("EPYC", 8000, "6.1", 2);
+    // Another kernel, whose MemTotal is a few MiB different: the same machine.
+    let (hw, other) = machine_differences(&base, &host("EPYC", 7990, "6.18", 2));
+    assert!(hw.is_empty(), "{hw:?}");
+    assert_eq!(other, ["kernel: 6.1 vs 6.18"]);
+    let (hw, _) = machine_differences(&base, &host("Xeon", 16000, "6.1", 4));
+    assert_eq!(
+        hw,
+        [
+            "CPU model: EPYC vs Xeon",
+            "topology: 1 package(s) x 2 core(s), 2 CPUs vs 1 package(s) x 4 core(s), 4 CPUs",
+            "memory: 8000 MiB vs 16000 MiB"
+        ]
+    );
+    // What an older snapshot lacks is not a difference.
+    assert_eq!(machine_differences(&json!({}), &base), (vec![], vec![]));
+}
+
+#[test]
+fn selectors_pick_families_names_and_globs() {
+    let r = ok(&[1.0], Better::Lower);
+    for s in ["cmd", "cmd.run", "cmd.*", "*"] {
+        assert!(selected(&[s.to_string()], &r), "{s}");
+    }
+    for s in ["lat", "cmd.ru", "lat.*"] {
+        assert!(!selected(&[s.to_string()], &r), "{s}");
+    }
+    assert!(selected(&[], &r));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A row regresses only when its median is worse, in the benchmark's
+    /// direction, by more than the limit; it improves only when better.
+    #[test]
+    fn regressed_means_worse_beyond_the_limit(
+        a in proptest::collection::vec(1.0f64..2.0, 2..16),
+        factor in 0.3f64..3.0,
+        jitter in proptest::collection::vec(0.9f64..1.1, 16),
+        higher in any::<bool>(),
+        max in 0.0f64..50.0,
+    ) {
+        let better = if higher { Better::Higher } else { Better::Lower };
+        let b: Vec<f64> = a.iter().zip(&jitter).map(|(x, j)| x * factor * j).collect();
+        let (ra, rb) = (ok(&a, better), ok(&b, better));
+        let (ma, mb) = (crate::stats::summary::median(&a), crate::stats::summary::median(&b));
+        let worse = if higher { ma / mb } else { mb / ma };
+        match verdict(&ra, &rb, max) {
+            Verdict::Regressed => prop_assert!(worse >= 1.0 + max / 100.0 - 1e-9, "{worse} {max}"),
+            Verdict::Improved => prop_assert!(worse < 1.0),
+            _ => {}
+        }
+    }
+}
