@@ -387,6 +387,10 @@ pub(crate) struct HistoryArgs {
     /// Only results with this parameter value. Repeatable.
     #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
     pub(crate) param: Vec<Setting>,
+    /// Runs with this metadata (`--meta commit=abc`), or with the key at
+    /// all (`--meta commit`). Repeatable: every one must match.
+    #[arg(long, value_name = "KEY[=VALUE]", value_parser = meta_filter)]
+    pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
     /// Runs started on or after this date (YYYY-MM-DD, UTC) or time
     /// (YYYY-MM-DDTHH:MM:SSZ).
     #[arg(long, value_name = "DATE", value_parser = since)]

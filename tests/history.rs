@@ -166,3 +166,24 @@ fn bad_input_is_one_line_and_exit_2() {
     let empty = Env::new();
     empty.cmd().args(["history", "lat"]).assert().code(2).stderr(predicate::str::contains("no results database"));
 }
+
+#[test]
+fn runs_are_chosen_by_their_metadata() {
+    let e = Env::new();
+    for commit in ["a", "b", "b"] {
+        let out = e
+            .cmd()
+            .args(["run", "test.sleep", "--runs", "2", "--sample-time", "1ms", "--warmup", "0s", "--meta"])
+            .arg(format!("commit={commit}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v = ok_json(&e, &["test.sleep", "--min-segment", "1", "--meta", "commit=b"]);
+    let runs = v["series"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{v}");
+    let out = history(&e, &["test.sleep", "--meta", "commit=zzz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.trim().lines().count() == 1 && err.contains("--meta commit=zzz"), "{err}");
+}

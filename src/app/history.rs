@@ -31,14 +31,30 @@ pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
         since: a.since.clone(),
     };
     check_filters(&store, &query)?;
-    let mut runs = store.history(&query)?;
+    let pats = patterns(&a.selectors)?;
+    let wanted = |b: &str, f: &str| pats.iter().any(|(s, p)| s == b || s == f || p.matches(b));
+    let got = store.history(&query, &wanted)?;
+    let mut runs: Vec<(RunRecord, Vec<ResultRecord>)> =
+        got.runs.into_iter().filter(|(r, _)| a.meta.iter().all(|m| m.keeps(&r.meta))).collect();
     if runs.is_empty() {
-        return Err(bad_input(format!("no complete run in {} matches {}", store.path().display(), describe(&query))));
+        let meta: String = a
+            .meta
+            .iter()
+            .map(|m| match &m.value {
+                Some(v) => format!(" --meta {}={v}", m.key),
+                None => format!(" --meta {}", m.key),
+            })
+            .collect();
+        return Err(bad_input(format!(
+            "no complete run in {} matches {}{meta}",
+            store.path().display(),
+            describe(&query)
+        )));
     }
     for (_, rs) in runs.iter_mut() {
         bench::canonical_results(rs);
     }
-    let gathered = gather(&runs, &a)?;
+    let gathered = gather(&runs, &got.names, &a)?;
     let opt = Options { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed };
     let series = gathered.into_iter().map(|g| search(g, &opt)).collect();
     let h = History { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed, series };
@@ -68,11 +84,10 @@ fn describe(q: &HistoryQuery) -> String {
 /// A label, host or kernel that no stored run has is bad input: said on one
 /// line with the values that are stored.
 fn check_filters(store: &Store, q: &HistoryQuery) -> Result<()> {
-    let runs: Vec<RunRecord> = store.runs(i64::MAX as usize)?.into_iter().map(|(r, _)| r).collect();
-    let host = |k: &'static str| move |r: &RunRecord| r.host.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    known("label", &q.label, runs.iter().filter_map(|r| r.label.clone()))?;
-    known("host", &q.hostname, runs.iter().filter_map(host("hostname")))?;
-    known("kernel", &q.kernel, runs.iter().filter_map(host("kernel_release")))
+    let keys = store.run_keys()?;
+    known("label", &q.label, keys.iter().filter_map(|k| k.0.clone()))?;
+    known("host", &q.hostname, keys.iter().filter_map(|k| k.1.clone()))?;
+    known("kernel", &q.kernel, keys.iter().filter_map(|k| k.2.clone()))
 }
 
 /// `given`, when given, must be one of `stored`.
@@ -103,17 +118,14 @@ fn selected(pats: &[(String, glob::Pattern)], r: &ResultRecord) -> bool {
 }
 
 /// The results of the runs grouped into series, in the order first seen.
-fn gather(runs: &[(RunRecord, Vec<ResultRecord>)], a: &HistoryArgs) -> Result<Vec<Gathered>> {
+fn gather(runs: &[(RunRecord, Vec<ResultRecord>)], names: &[String], a: &HistoryArgs) -> Result<Vec<Gathered>> {
     let pats = patterns(&a.selectors)?;
     let stored: Vec<&ResultRecord> = runs.iter().flat_map(|(_, rs)| rs).collect();
     for (s, p) in &pats {
         if !stored.iter().any(|r| selected(&[(s.clone(), p.clone())], r)) {
-            let mut names: Vec<String> = stored.iter().map(|r| r.benchmark.clone()).collect();
-            names.sort();
-            names.dedup();
             return Err(bad_input(format!(
                 "unknown benchmark {s:?}: no stored result in the runs selected; stored: {}",
-                listed(&names)
+                listed(names)
             )));
         }
     }

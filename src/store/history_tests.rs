@@ -56,7 +56,7 @@ pub(crate) fn check(s: &mut Store) {
     let c = stored(s, "other", "alpha", "6.8", "2024-05-03T10:00:00Z", true);
     // Still running (this process writes it): never part of a history.
     stored(s, "nightly", "alpha", "6.1", "2024-05-04T10:00:00Z", false);
-    let ids = |q: HistoryQuery| s.history(&q).unwrap().iter().map(|(r, _)| r.id).collect::<Vec<_>>();
+    let ids = |q: HistoryQuery| s.history(&q, &|_, _| true).unwrap().runs.iter().map(|(r, _)| r.id).collect::<Vec<_>>();
     assert_eq!(ids(HistoryQuery::default()), [a, b, c]);
     assert_eq!(ids(HistoryQuery { label: Some("nightly".into()), ..Default::default() }), [a, b]);
     assert_eq!(ids(HistoryQuery { hostname: Some("alpha".into()), ..Default::default() }), [a, c]);
@@ -70,7 +70,8 @@ pub(crate) fn check(s: &mut Store) {
     };
     assert_eq!(ids(all), [a]);
     assert_eq!(ids(HistoryQuery { hostname: Some("gamma".into()), ..Default::default() }), Vec::<i64>::new());
-    let runs = s.history(&HistoryQuery::default()).unwrap();
+    let runs = s.history(&HistoryQuery::default(), &|_, _| true).unwrap().runs;
+    assert!(s.history(&HistoryQuery::default(), &|_, _| false).unwrap().runs.iter().all(|(_, rs)| rs.is_empty()));
     assert_eq!(runs[0].1.len(), 1);
     assert_eq!(runs[0].1[0].samples, [1.0, 2.0, 3.0]);
 }

@@ -171,14 +171,30 @@ impl Store {
 
     /// The complete runs `q` selects, oldest first, each with its results:
     /// what `kdelta history` reads. Every filter given must match.
-    pub(crate) fn history(&self, q: &HistoryQuery) -> Result<Vec<(RunRecord, Vec<ResultRecord>)>> {
+    /// Only the results of benchmarks `wanted(benchmark, family)` keeps are
+    /// read (a store of many runs holds many others); every benchmark name
+    /// the runs hold comes back beside them, sorted.
+    pub(crate) fn history(&self, q: &HistoryQuery, wanted: &dyn Fn(&str, &str) -> bool) -> Result<HistoryRuns> {
         let runs = each!(self, s => s.history_runs(q))?;
-        runs.into_iter()
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        let stored = each!(self, s => s.result_names(&ids))?;
+        let names: Vec<String> = stored.iter().filter(|(b, f)| wanted(b, f)).map(|(b, _)| b.clone()).collect();
+        let runs = runs
+            .into_iter()
             .map(|r| {
-                let results = self.results(r.id)?;
+                let results = each!(self, s => s.results_named(r.id, Some(&names)))?;
                 Ok((r, results))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        let mut names: Vec<String> = stored.into_iter().map(|(b, _)| b).collect();
+        names.sort();
+        names.dedup();
+        Ok(HistoryRuns { runs, names })
+    }
+
+    /// Every (label, host name, kernel release) a stored run has.
+    pub(crate) fn run_keys(&self) -> Result<Vec<RunKeys>> {
+        each!(self, s => s.run_keys())
     }
 
     /// Copy a finished run and its results from another store in one
@@ -199,6 +215,16 @@ impl Store {
             ))),
         }
     }
+}
+
+/// A stored run's label, host name and kernel release.
+pub(crate) type RunKeys = (Option<String>, Option<String>, Option<String>);
+
+/// What [`Store::history`] read: the runs with their wanted results, and
+/// every benchmark name those runs hold.
+pub(crate) struct HistoryRuns {
+    pub(crate) runs: Vec<(RunRecord, Vec<ResultRecord>)>,
+    pub(crate) names: Vec<String>,
 }
 
 /// Which runs [`Store::history`] reads. Each backend turns every field

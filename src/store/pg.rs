@@ -331,14 +331,16 @@ impl Pg {
 
     /// The complete runs `q` selects, oldest first.
     pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let (host, kernel) = self.host_keys();
         let rows = self.query(
             &format!(
-                "SELECT {RUN_COLS} FROM runs WHERE status = 'complete' \
+                "SELECT {} FROM runs WHERE status = 'complete' \
                  AND ($1::TEXT IS NULL OR label = $1) \
-                 AND ($2::TEXT IS NULL OR host::jsonb ->> 'hostname' = $2) \
-                 AND ($3::TEXT IS NULL OR host::jsonb ->> 'kernel_release' = $3) \
+                 AND ($2::TEXT IS NULL OR {host} = $2) \
+                 AND ($3::TEXT IS NULL OR {kernel} = $3) \
                  AND ($4::TEXT IS NULL OR started >= $4) \
-                 ORDER BY id"
+                 ORDER BY started, id",
+                self.run_cols()
             ),
             &[&q.label, &q.hostname, &q.kernel, &q.since],
         )?;
@@ -346,9 +348,43 @@ impl Pg {
     }
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
-        let rows =
-            self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
+        self.results_named(run_id, None)
+    }
+
+    /// The results of run `run_id`, only those of the benchmarks `names` when given.
+    pub(super) fn results_named(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
+        let names: Option<Vec<String>> = names.map(<[String]>::to_vec);
+        let rows = self.query(
+            &format!(
+                "SELECT {RESULT_COLS} FROM results WHERE run_id = $1 \
+                 AND ($2::TEXT[] IS NULL OR benchmark = ANY($2)) ORDER BY seq, id"
+            ),
+            &[&run_id, &names],
+        )?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
+    }
+
+    /// Every label, host name and kernel release of a stored run.
+    pub(super) fn run_keys(&self) -> Result<Vec<super::RunKeys>> {
+        let (host, kernel) = self.host_keys();
+        let rows = self.query(&format!("SELECT DISTINCT label, {host}, {kernel} FROM runs"), &[])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect())
+    }
+
+    /// The benchmark and family names stored in runs `ids`.
+    pub(super) fn result_names(&self, ids: &[i64]) -> Result<Vec<(String, String)>> {
+        let rows = self.query("SELECT DISTINCT benchmark, family FROM results WHERE run_id = ANY($1)", &[&ids])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// The run's host name and kernel release as SQL: the indexed columns
+    /// once migrated, else read from the host snapshot.
+    fn host_keys(&self) -> (&'static str, &'static str) {
+        if self.version >= HOST_KEYS {
+            ("hostname", "kernel")
+        } else {
+            ("host::jsonb ->> 'hostname'", "host::jsonb ->> 'kernel_release'")
+        }
     }
 
     /// Copy a run and its results in one transaction, unless a run from

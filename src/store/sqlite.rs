@@ -314,28 +314,56 @@ impl Sqlite {
 
     /// The complete runs `q` selects, oldest first.
     pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let (host, kernel) = self.host_keys();
         let mut st = self.conn.prepare(&format!(
             "SELECT {} FROM runs WHERE status = 'complete' \
              AND (?1 IS NULL OR label = ?1) \
-             AND (?2 IS NULL OR json_extract(host, '$.hostname') = ?2) \
-             AND (?3 IS NULL OR json_extract(host, '$.kernel_release') = ?3) \
+             AND (?2 IS NULL OR {host} = ?2) \
+             AND (?3 IS NULL OR {kernel} = ?3) \
              AND (?4 IS NULL OR started >= ?4) \
-             ORDER BY id",
+             ORDER BY started, id",
             self.run_cols()
         ))?;
         let rows = st.query_map(rusqlite::params![q.label, q.hostname, q.kernel, q.since], run_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Every label, host name and kernel release of a stored run (what
+    /// `history` checks its filters against), from the small columns.
+    pub(super) fn run_keys(&self) -> Result<Vec<super::RunKeys>> {
+        let (host, kernel) = self.host_keys();
+        let mut st = self.conn.prepare(&format!("SELECT DISTINCT label, {host}, {kernel} FROM runs"))?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The benchmark and family names stored in runs `ids`.
+    pub(super) fn result_names(&self, ids: &[i64]) -> Result<Vec<(String, String)>> {
+        let mut st = self.conn.prepare(
+            "SELECT DISTINCT benchmark, family FROM results WHERE run_id IN (SELECT value FROM json_each(?1))",
+        )?;
+        let rows = st.query_map([serde_json::to_string(ids)?], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
+        self.results_named(run_id, None)
+    }
+
+    /// The results of run `run_id`, only those of the benchmarks `names` when given.
+    pub(super) fn results_named(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
         // A version-1 file read as it is has no per-sample columns.
         let cols = if self.version >= 2 {
             RESULT_COLS.to_string()
         } else {
             RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
         };
-        let mut st = self.conn.prepare(&format!("SELECT {cols} FROM results WHERE run_id = ?1 ORDER BY seq, id"))?;
-        let rows = st.query_map([run_id], |row| {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {cols} FROM results WHERE run_id = ?1 \
+             AND (?2 IS NULL OR benchmark IN (SELECT value FROM json_each(?2))) ORDER BY seq, id"
+        ))?;
+        let names = names.map(serde_json::to_string).transpose()?;
+        let rows = st.query_map(rusqlite::params![run_id, names], |row| {
             let json = |i: usize| -> rusqlite::Result<String> {
                 row.get::<_, Option<String>>(i).map(|s| s.unwrap_or_else(|| "null".into()))
             };
@@ -371,6 +399,16 @@ impl Sqlite {
 }
 
 impl Sqlite {
+    /// The run's host name and kernel release as SQL: the indexed columns
+    /// of version 4, else read from the host snapshot.
+    fn host_keys(&self) -> (&'static str, &'static str) {
+        if self.version >= 4 {
+            ("hostname", "kernel")
+        } else {
+            ("json_extract(host, '$.hostname')", "json_extract(host, '$.kernel_release')")
+        }
+    }
+
     /// The columns [`run_from_row`] reads (a file before version 3 has no
     /// `pid_start`, one before version 4 no `meta`).
     fn run_cols(&self) -> String {
