@@ -66,6 +66,34 @@ pub mod testing {
         use crate::model::{Better, Params};
         use std::path::Path;
 
+        /// A clean result of `benchmark` (its family the name's first part)
+        /// under `up` on CPU 0, unit `us`, lower is better, no parameters:
+        /// the other fields come by struct update.
+        pub(crate) fn ok_result(benchmark: &str, samples: &[f64]) -> ResultRecord {
+            ResultRecord {
+                benchmark: benchmark.into(),
+                family: benchmark.split('.').next().unwrap_or_default().into(),
+                params: Params::default(),
+                config: "up".into(),
+                cpus: "0".into(),
+                unit: "us".into(),
+                better: Better::Lower,
+                status: Status::Ok,
+                reason: None,
+                samples: samples.to_vec(),
+                samples_meta: vec![],
+                quality: None,
+                placement: vec![],
+                below_resolution: None,
+                summary: crate::stats::summarize(samples, false),
+                iterations: None,
+                extras: Default::default(),
+                notes: vec![],
+                warnings: vec![],
+                simulated: false,
+            }
+        }
+
         /// One result to store: a benchmark's samples at one point.
         #[derive(Debug, Clone, Default)]
         pub struct Result {
@@ -101,31 +129,17 @@ pub mod testing {
             let samples = if r.failed.is_some() { Vec::new() } else { r.samples.clone() };
             let n = samples.len();
             ResultRecord {
-                benchmark: r.benchmark.clone(),
-                family: r.benchmark.split('.').next().unwrap_or_default().into(),
-                params: Params::default(),
-                config: "up".into(),
-                cpus: "0".into(),
                 unit: "ms".into(),
                 better: if r.higher_is_better { Better::Higher } else { Better::Lower },
                 status: if r.failed.is_some() { Status::Failed } else { Status::Ok },
                 reason: r.failed.clone(),
-                summary: crate::stats::summarize(&samples, false),
-                samples,
-                samples_meta: vec![],
                 quality: Some(Quality {
                     wanted: n + usize::from(r.noisy),
                     clean: n,
                     noisy: r.noisy,
                     ..Default::default()
                 }),
-                placement: vec![],
-                below_resolution: None,
-                iterations: None,
-                extras: Default::default(),
-                notes: vec![],
-                warnings: vec![],
-                simulated: false,
+                ..ok_result(&r.benchmark, &samples)
             }
         }
 
@@ -167,32 +181,11 @@ pub mod testing {
         }
 
         fn result(r: &StoredResult) -> ResultRecord {
-            let mut params = crate::model::Params::default();
+            let mut params = Params::default();
             for (k, v) in r.params {
                 params.set(k, *v);
             }
-            ResultRecord {
-                benchmark: r.benchmark.into(),
-                family: r.benchmark.split('.').next().unwrap_or_default().into(),
-                params,
-                config: r.config.into(),
-                cpus: "0".into(),
-                unit: "us".into(),
-                better: crate::model::Better::Lower,
-                status: Status::Ok,
-                reason: None,
-                samples: r.samples.to_vec(),
-                samples_meta: Vec::new(),
-                quality: None,
-                placement: Vec::new(),
-                below_resolution: None,
-                summary: crate::stats::summarize(r.samples, false),
-                iterations: None,
-                extras: Default::default(),
-                notes: Vec::new(),
-                warnings: Vec::new(),
-                simulated: false,
-            }
+            ResultRecord { params, config: r.config.into(), ..ok_result(r.benchmark, r.samples) }
         }
     }
     /// The memory routines: naive, the C library's and the tuned ones.

@@ -3,32 +3,10 @@
 //! the PostgreSQL one in `pg_tests.rs`.
 
 use super::{HistoryQuery, Store};
-use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
-use crate::model::{Better, Params};
+use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 
 fn result(samples: &[f64]) -> ResultRecord {
-    ResultRecord {
-        benchmark: "lat.syscall".into(),
-        family: "lat".into(),
-        params: Params::default(),
-        config: "up".into(),
-        cpus: "0".into(),
-        unit: "us".into(),
-        better: Better::Lower,
-        status: Status::Ok,
-        reason: None,
-        samples: samples.to_vec(),
-        samples_meta: vec![],
-        quality: None,
-        placement: vec![],
-        below_resolution: None,
-        summary: crate::stats::summarize(samples, false),
-        iterations: None,
-        extras: Default::default(),
-        notes: vec![],
-        warnings: vec![],
-        simulated: false,
-    }
+    crate::testing::stored::ok_result("lat.syscall", samples)
 }
 
 /// Store a run; `finish` says whether it is closed complete.

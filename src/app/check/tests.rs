@@ -1,7 +1,7 @@
 use super::*;
 use crate::model::record::Status;
 use crate::model::sample::Quality;
-use crate::model::{Better, Params};
+use crate::model::Better;
 use crate::report::model::cell_of;
 use crate::stats::{compare_sides, Side};
 use proptest::prelude::*;
@@ -9,26 +9,12 @@ use serde_json::json;
 
 fn record(samples: &[f64], better: Better, status: Status, noisy: bool) -> ResultRecord {
     ResultRecord {
-        benchmark: "cmd.run".into(),
-        family: "cmd".into(),
-        params: Params::default(),
-        config: "up".into(),
-        cpus: "0".into(),
         unit: "ms".into(),
         better,
         status,
         reason: (status == Status::Failed).then(|| "exit status 3".into()),
-        samples: samples.to_vec(),
-        samples_meta: vec![],
         quality: Some(Quality { wanted: samples.len(), clean: samples.len(), noisy, ..Default::default() }),
-        placement: vec![],
-        below_resolution: None,
-        summary: crate::stats::summarize(samples, false),
-        iterations: None,
-        extras: Default::default(),
-        notes: vec![],
-        warnings: vec![],
-        simulated: false,
+        ..crate::testing::stored::ok_result("cmd.run", samples)
     }
 }
 
