@@ -245,36 +245,15 @@ pub(super) fn cmd_chart(db: &Option<PathBuf>, key: Option<String>, path: &Path) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
-    use crate::model::{Better, Params};
+    use crate::model::record::{ResultRecord, RunRecord, RunStatus};
+    use crate::model::Params;
 
     fn result(bench: &str, kv: &[(&str, &str)], samples: &[f64]) -> ResultRecord {
         let mut params = Params::default();
         for (k, v) in kv {
             params.set(k, *v);
         }
-        ResultRecord {
-            benchmark: bench.into(),
-            family: bench.split('.').next().unwrap().into(),
-            params,
-            config: "up".into(),
-            cpus: "0".into(),
-            unit: "us".into(),
-            better: Better::Lower,
-            status: Status::Ok,
-            reason: None,
-            samples: samples.to_vec(),
-            samples_meta: vec![],
-            quality: None,
-            placement: vec![],
-            below_resolution: None,
-            summary: crate::stats::summarize(samples, false),
-            iterations: None,
-            extras: Default::default(),
-            notes: vec![],
-            warnings: vec![],
-            simulated: false,
-        }
+        ResultRecord { params, ..crate::testing::stored::ok_result(bench, samples) }
     }
 
     fn stored_run(store: &mut Store, results: &[ResultRecord]) -> String {

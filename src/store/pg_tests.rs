@@ -5,8 +5,8 @@
 
 use super::super::Store;
 use super::*;
-use crate::model::record::{RunRecord, Status};
-use crate::model::{Better, Params};
+use crate::model::record::RunRecord;
+use crate::model::Params;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh database on the test server, dropped when this is dropped.
@@ -56,26 +56,10 @@ fn result(bench: &str, samples: &[f64]) -> ResultRecord {
     let mut params = Params::default();
     params.set("size", "1");
     ResultRecord {
-        benchmark: bench.into(),
-        family: bench.split('.').next().unwrap().into(),
         params,
-        config: "up".into(),
-        cpus: "0".into(),
-        unit: "us".into(),
-        better: Better::Lower,
-        status: Status::Ok,
-        reason: None,
-        samples: samples.to_vec(),
-        samples_meta: vec![],
-        quality: None,
-        placement: vec![],
-        below_resolution: None,
-        summary: crate::stats::summarize(samples, false),
         iterations: Some(7),
-        extras: Default::default(),
         notes: vec!["n".into()],
-        warnings: vec![],
-        simulated: false,
+        ..crate::testing::stored::ok_result(bench, samples)
     }
 }
 
