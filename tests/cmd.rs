@@ -126,6 +126,12 @@ fn bad_commands_are_refused_before_the_run() {
     refused(&e, &["--cmd", "true", "--input", "/nonexistent/kdelta-in"], "/nonexistent/kdelta-in");
     refused(&e, &["--cmd", "true", "--cmd", "true"], "given twice");
     refused(&e, &["--cmd", "true", "--figure", "joules"], "joules");
+    // A shell assignment first reads as NAME=COMMAND; the error says how to
+    // run it as written, and that way it runs.
+    let loop_ = "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done";
+    refused(&e, &["--cmd", loop_], "start it with `=` to run `i=0; while");
+    let (code, _, err) = run(&e, &["--cmd", &format!("={loop_}")]);
+    assert_eq!(code, 0, "{err}");
 }
 
 #[test]

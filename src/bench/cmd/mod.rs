@@ -161,9 +161,15 @@ impl Benchmark for CmdRun {
                 return Err(bad_input(format!("input {}: no such file", f.display())));
             }
         }
-        for c in
-            [Some(&plan.text), plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten()
-        {
+        dry_run(&plan.text, &plan.how).map_err(|e| match spec::name_of(p) {
+            // `--cmd 'i=0; ...'` is named `i`: say how to run it as written.
+            Some(name) if !e.to_string().starts_with("shell ") => bad_input(format!(
+                "{e} (read as --cmd NAME=COMMAND, named {name:?}; start it with `=` to run `{name}={}` as written)",
+                plan.text
+            )),
+            _ => e,
+        })?;
+        for c in [plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten() {
             dry_run(c, &plan.how)?;
         }
         Ok(())

@@ -70,6 +70,13 @@ pub(crate) fn command_of(p: &Params) -> Result<String> {
     Ok(named.unwrap_or(v).to_string())
 }
 
+/// The name a point's command was given (`--cmd NAME=COMMAND`), if any.
+pub(crate) fn name_of(p: &Params) -> Option<&str> {
+    let v = p.str(CMD).ok()?;
+    let listed = p.str(COMMANDS).unwrap_or(NONE).lines().any(|l| l.strip_prefix(v).is_some_and(|r| r.starts_with('=')));
+    listed.then_some(v)
+}
+
 /// `text` with every `{NAME}` of a parameter not in `declared` replaced by
 /// its value (`xz -T{t}` with `t=2`), as hyperfine's `--parameter-scan`.
 pub(crate) fn fill(text: &str, p: &Params, declared: &[&str]) -> String {
