@@ -89,7 +89,8 @@ say() { printf '%s\n' "$*" >&2; }
 seed=$work/seed.db
 say "== a real run to copy ($kdelta)"
 "$kdelta" run lat.syscall lat.read lat.write lat.fstat --config up,noht --runs 10 \
-  --label nightly --meta branch=main --meta commit=0000000 --db "$seed" >/dev/null
+  --label nightly --meta branch=main --meta commit=0000000 --db "$seed" >"$work/seed.txt" \
+  || { cat "$work/seed.txt" >&2; echo "history-scale: the real run failed" >&2; exit 1; }
 # Benchmark names, families, units and directions as kdelta lists them.
 names_sql=$("$kdelta" list --json | python3 -c '
 import json, sys
@@ -161,7 +162,7 @@ INSERT INTO cfg VALUES (0, 'up'), (1, 'noht'), (2, 'ht'), (3, 'up+sched=batch');
 CREATE TEMP TABLE pts AS
   WITH RECURSIVE k(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM k WHERE k + 1 < $results)
   SELECT k, n.benchmark, n.family, n.unit, n.better, c.config,
-         coalesce((SELECT cpus FROM seed WHERE seed.config = c.config), (SELECT cpus FROM seed WHERE config = 'noht')) AS cpus,
+         coalesce((SELECT cpus FROM seed WHERE seed.config = c.config LIMIT 1), (SELECT cpus FROM seed WHERE config = 'noht' LIMIT 1)) AS cpus,
          k % (SELECT count(*) FROM seed) AS s
   FROM k JOIN names n ON n.i = k % $nnames JOIN cfg c ON c.c = k / $nnames;
 CREATE TEMP TABLE var AS
@@ -258,7 +259,7 @@ CREATE TEMP TABLE cfg (c INTEGER PRIMARY KEY, config TEXT);
 INSERT INTO cfg VALUES (0, 'up'), (1, 'noht'), (2, 'ht'), (3, 'up+sched=batch');
 CREATE TEMP TABLE pts AS
   SELECT k, n.benchmark, n.family, n.unit, n.better, c.config,
-         coalesce((SELECT cpus FROM seed WHERE seed.config = c.config), (SELECT cpus FROM seed WHERE config = 'noht')) AS cpus,
+         coalesce((SELECT cpus FROM seed WHERE seed.config = c.config LIMIT 1), (SELECT cpus FROM seed WHERE config = 'noht' LIMIT 1)) AS cpus,
          k % (SELECT count(*) FROM seed)::int AS s
   FROM generate_series(0, $results - 1) k JOIN names n ON n.i = k % $nnames JOIN cfg c ON c.c = k / $nnames;
 CREATE TEMP TABLE var AS
