@@ -406,7 +406,7 @@ fn a_damaged_page_of_a_large_file_is_refused_when_read() {
     refused_untouched(&db, "damaged", true);
     let s = Store::open_read_only_checking(&db, 0).unwrap();
     assert_eq!(s.find_run(&id.to_string()).unwrap().id, id);
-    let e = s.results_named(id, Some(&["lat.syscall".to_string()])).err().expect("the damaged page is refused");
+    let e = s.results_named(id, Some(&["lat.syscall".to_string()])).expect_err("the damaged page is refused");
     let msg = e.to_string();
     assert!(crate::error::is_bad_input(&e) && msg.contains("damaged") && !msg.contains('\n'), "{msg}");
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "file changed");
