@@ -30,10 +30,14 @@ pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
         kernel: a.kernel.clone(),
         since: a.since.clone(),
     };
-    check_filters(&store, &query)?;
     let pats = patterns(&a.selectors)?;
     let wanted = |b: &str, f: &str| pats.iter().any(|(s, p)| s == b || s == f || p.matches(b));
     let got = store.history(&query, &wanted)?;
+    if got.runs.is_empty() {
+        // Every filter of a run found names a stored value: only an empty
+        // answer needs the list of every run's (a scan of the runs).
+        check_filters(&store, &query)?;
+    }
     let mut runs: Vec<(RunRecord, Vec<ResultRecord>)> =
         got.runs.into_iter().filter(|(r, _)| a.meta.iter().all(|m| m.keeps(&r.meta))).collect();
     if runs.is_empty() {

@@ -2,8 +2,11 @@
 //! first its 100-byte SQLite header, read as plain bytes before SQLite ever
 //! opens the file, then its schema through a connection that can neither
 //! write nor create a sibling file (`immutable=1`, or `mode=ro` when a live
-//! `-wal` and `-shm` already exist). Each way of refusing a file is one
-//! [`Refusal`], one line, exit 2.
+//! `-wal` and `-shm` already exist), and its pages with `PRAGMA
+//! quick_check` (always before writing; before reading, only up to
+//! [`READ_CHECK_MAX`]: reading cannot damage a file, and SQLite refuses a
+//! damaged page when a query reaches it). Each way of refusing a file is
+//! one [`Refusal`], one line, exit 2.
 
 use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 use rusqlite::{Connection, OpenFlags};
@@ -135,6 +138,14 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
     Ok(h)
 }
 
+/// The largest file a reading command checks page by page when it opens
+/// it. `quick_check` reads the whole file (about a second per GB from the
+/// page cache, far more from disk), so a store of many hosts' runs opened
+/// by `history` or `runs` has its header and schema checked and leaves its
+/// pages to SQLite's own checks as a query reads them; a writer checks
+/// every page of any file.
+pub(super) const READ_CHECK_MAX: u64 = 128 << 20;
+
 /// What an existing file holds, once judged acceptable.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Found {
@@ -182,8 +193,9 @@ pub(super) fn reader(path: &Path) -> Result<Connection, Refusal> {
 }
 
 /// Judge an existing, non-empty regular file: its header read directly, then
-/// its schema through [`reader`]. Writes nothing, creates nothing.
-pub(super) fn existing(path: &Path) -> Result<(Found, Connection), Refusal> {
+/// its schema through [`reader`], and its pages when it is at most
+/// `pages_up_to` bytes long. Writes nothing, creates nothing.
+pub(super) fn existing(path: &Path, pages_up_to: u64) -> Result<(Found, Connection), Refusal> {
     use std::io::Read;
     let io = |e: std::io::Error| Refusal::CannotOpen(e.to_string());
     let mut f = std::fs::File::open(path).map_err(io)?;
@@ -193,7 +205,7 @@ pub(super) fn existing(path: &Path) -> Result<(Found, Connection), Refusal> {
     drop(f);
     let h = check_header(&head, len)?;
     let conn = reader(path)?;
-    let found = verify_schema(&conn, &h)?;
+    let found = verify_schema(&conn, &h, len <= pages_up_to)?;
     Ok((found, conn))
 }
 
@@ -205,8 +217,9 @@ fn objects(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// The schema behind an accepted header: nothing at all (an empty SQLite
-/// database), or kdelta's tables with every column its version has.
-fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
+/// database), or kdelta's tables with every column its version has, and
+/// with `pages` every page sound.
+fn verify_schema(conn: &Connection, h: &Header, pages: bool) -> Result<Found, Refusal> {
     // Read through the connection, not the header: with a live `-wal` the
     // file's header may predate the transaction that made it kdelta's.
     let app: i64 = conn
@@ -246,6 +259,9 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
             return Err(Refusal::Damaged(format!("schema {version} without column {table}.{c}")));
         }
     }
+    if !pages {
+        return Ok(Found::Kdelta(version));
+    }
     let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(damaged)?;
     if check != "ok" {
         return Err(Refusal::Damaged(format!("integrity check: {}", check.lines().next().unwrap_or(""))));
@@ -253,8 +269,9 @@ fn verify_schema(conn: &Connection, h: &Header) -> Result<Found, Refusal> {
     Ok(Found::Kdelta(version))
 }
 
-/// A failed write or open of the database at `path` as a refusal where it
-/// is one (full, read-only, cannot open), else `None`. An I/O error on a
+/// A failed write, open or read of the database at `path` as a refusal
+/// where it is one (full, read-only, cannot open, a damaged page), else
+/// `None`. An I/O error on a
 /// filesystem with almost no room left counts as full: SQLite reports a
 /// `-shm` it cannot grow as an I/O error, not as `SQLITE_FULL`.
 pub(super) fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal> {
@@ -267,6 +284,7 @@ pub(super) fn write_refusal(e: &rusqlite::Error, path: &Path) -> Option<Refusal>
             Some(Refusal::NoSpace(e.to_string()))
         }
         ReadOnly => Some(Refusal::ReadOnly(e.to_string())),
+        DatabaseCorrupt | NotADatabase => Some(Refusal::Damaged(e.to_string())),
         CannotOpen | PermissionDenied => Some(Refusal::CannotOpen(e.to_string())),
         _ => None,
     }

@@ -1,14 +1,14 @@
 //! The PostgreSQL schema: the same tables and columns as the SQLite one
-//! (`schema.rs`, version 4; PostgreSQL's version 2 is SQLite's 4), in PostgreSQL's types, plus `runs.origin`, where
+//! (`schema.rs`, version 5; PostgreSQL's version 2 is SQLite's 4, 3 is 5), in PostgreSQL's types, plus `runs.origin`, where
 //! a run copied by `kdelta push` came from (unique, so a second push stores
 //! nothing). Versioned in the table `kdelta_schema`; bump [`PG_VERSION`] and
 //! append a step to [`STEPS`] for every change, never edit a step in place.
 
 /// The version this kdelta writes.
-pub(super) const PG_VERSION: i32 = 2;
+pub(super) const PG_VERSION: i32 = 3;
 
 /// Each step takes the database from the version before it to its own.
-pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2)];
+pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3)];
 
 /// The first version with the runs' `meta`, `hostname` and `kernel`
 /// columns; the migration fills the last two for the runs stored before it.
@@ -74,4 +74,11 @@ ALTER TABLE runs ADD COLUMN kernel TEXT;
 CREATE INDEX runs_host_started ON runs(hostname, started);
 CREATE INDEX runs_started ON runs(started);
 CREATE INDEX results_benchmark_run ON results(benchmark, run_id);
+";
+
+/// Version 3 (SQLite's 5): the results of a run by benchmark, with the
+/// family, so a history reads which benchmarks its runs hold from this
+/// index alone (an index-only scan), never from the wide result rows.
+const V3: &str = "
+CREATE INDEX results_run_benchmark ON results(run_id, benchmark, family);
 ";

@@ -274,12 +274,12 @@ fn a_version_1_database_migrates_with_filled_host_keys() {
     let indexes: i64 = c
         .query_one(
             "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = 'kdelta'
-             AND indexname IN ('runs_host_started', 'runs_started', 'results_benchmark_run')",
+             AND indexname IN ('runs_host_started', 'runs_started', 'results_benchmark_run', 'results_run_benchmark')",
             &[],
         )
         .unwrap()
         .get(0);
-    assert_eq!(indexes, 3);
+    assert_eq!(indexes, 4);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 /// `PRAGMA application_id`: "kdlt", so kdelta recognises its own files.
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 pub(super) const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -74,6 +74,13 @@ ALTER TABLE runs ADD COLUMN kernel TEXT;    -- host.kernel_release
 CREATE INDEX IF NOT EXISTS runs_host_started ON runs(hostname, started);
 CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
 CREATE INDEX IF NOT EXISTS results_benchmark_run ON results(benchmark, run_id);
+";
+
+/// Version 5: the results of a run by benchmark, with the family, so the
+/// benchmarks a history's runs hold (and which of their results it wants)
+/// are read from this index alone, never from the wide result rows.
+pub(super) const V5: &str = "
+CREATE INDEX IF NOT EXISTS results_run_benchmark ON results(run_id, benchmark, family);
 ";
 
 const RUNS_V1: &[&str] = &[

@@ -44,7 +44,7 @@ impl Sqlite {
         };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         match existing {
-            Some(true) => drop(check::existing(path).map_err(refuse)?),
+            Some(true) => drop(check::existing(path, u64::MAX).map_err(refuse)?),
             Some(false) => {}
             None => std::fs::create_dir_all(dir).map_err(|e| refuse(check::io_refusal(&e)))?,
         }
@@ -93,8 +93,15 @@ impl Sqlite {
 
     /// Open an existing kdelta database to read it, never writing to it or
     /// beside it: works on a read-only file, directory or filesystem, and
-    /// reads older schemas as they are.
+    /// reads older schemas as they are. Every page of a file up to
+    /// [`check::READ_CHECK_MAX`] bytes is checked.
     pub(super) fn open_read_only(path: &Path) -> Result<Sqlite> {
+        Self::open_read_only_checking(path, check::READ_CHECK_MAX)
+    }
+
+    /// [`Sqlite::open_read_only`], checking every page of a file up to
+    /// `pages_up_to` bytes long.
+    fn open_read_only_checking(path: &Path, pages_up_to: u64) -> Result<Sqlite> {
         let refuse = |r: Refusal| r.error(path);
         match path.metadata() {
             Ok(m) if !m.is_file() => return Err(refuse(Refusal::CannotOpen("not a regular file".into()))),
@@ -102,7 +109,7 @@ impl Sqlite {
             Ok(_) => {}
             Err(e) => return Err(refuse(Refusal::CannotOpen(e.to_string()))),
         }
-        let (found, conn) = check::existing(path).map_err(refuse)?;
+        let (found, conn) = check::existing(path, pages_up_to).map_err(refuse)?;
         match found {
             check::Found::EmptySqlite => {
                 Err(refuse(Refusal::NotKdelta("an empty SQLite database: no kdelta tables".into())))
@@ -139,6 +146,9 @@ impl Sqlite {
         if version < 4 {
             tx.execute_batch(schema::V4)?;
             fill_host_keys(&tx)?;
+        }
+        if version < 5 {
+            tx.execute_batch(schema::V5)?;
         }
         if version < SCHEMA_VERSION as i64 {
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -312,58 +322,91 @@ impl Sqlite {
         Ok(st.query_row([], run_from_row).optional()?)
     }
 
-    /// The complete runs `q` selects, oldest first.
+    /// The complete runs `q` selects, oldest first. Only the filters given
+    /// are in the SQL: a `?1 IS NULL OR` term would keep SQLite's planner
+    /// from the index on host name and start time.
     pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let (sql, values) = self.history_runs_sql(q);
+        self.reading(|| {
+            let mut st = self.conn.prepare(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(values), run_from_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// [`Sqlite::history_runs`]'s statement and the values it binds.
+    fn history_runs_sql<'q>(&self, q: &'q super::HistoryQuery) -> (String, Vec<&'q str>) {
         let (host, kernel) = self.host_keys();
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {} FROM runs WHERE status = 'complete' \
-             AND (?1 IS NULL OR label = ?1) \
-             AND (?2 IS NULL OR {host} = ?2) \
-             AND (?3 IS NULL OR {kernel} = ?3) \
-             AND (?4 IS NULL OR started >= ?4) \
-             ORDER BY started, id",
-            self.run_cols()
-        ))?;
-        let rows = st.query_map(rusqlite::params![q.label, q.hostname, q.kernel, q.since], run_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut sql = format!("SELECT {} FROM runs WHERE status = 'complete'", self.run_cols());
+        let mut values: Vec<&str> = Vec::new();
+        for (col, op, v) in
+            [("label", "=", &q.label), (host, "=", &q.hostname), (kernel, "=", &q.kernel), ("started", ">=", &q.since)]
+        {
+            if let Some(v) = v {
+                values.push(v);
+                sql.push_str(&format!(" AND {col} {op} ?{}", values.len()));
+            }
+        }
+        sql.push_str(" ORDER BY started, id");
+        (sql, values)
     }
 
     /// Every label, host name and kernel release of a stored run (what
     /// `history` checks its filters against), from the small columns.
     pub(super) fn run_keys(&self) -> Result<Vec<super::RunKeys>> {
         let (host, kernel) = self.host_keys();
-        let mut st = self.conn.prepare(&format!("SELECT DISTINCT label, {host}, {kernel} FROM runs"))?;
-        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.reading(|| {
+            let mut st = self.conn.prepare(&format!("SELECT DISTINCT label, {host}, {kernel} FROM runs"))?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
     }
 
-    /// The benchmark and family names stored in runs `ids`.
+    /// The benchmark and family names stored in runs `ids` (from the index
+    /// `results_run_benchmark` alone, from schema 5).
     pub(super) fn result_names(&self, ids: &[i64]) -> Result<Vec<(String, String)>> {
-        let mut st = self.conn.prepare(
-            "SELECT DISTINCT benchmark, family FROM results WHERE run_id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let rows = st.query_map([serde_json::to_string(ids)?], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.reading(|| {
+            let mut st = self.conn.prepare(RESULT_NAMES_SQL)?;
+            let rows = st.query_map([serde_json::to_string(ids)?], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// `read`, with a damaged page it reached (a file too large to be
+    /// checked whole when opened for reading) refused as such: one line,
+    /// exit 2.
+    fn reading<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+        read().map_err(|e| refused(&self.path, e))
     }
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         self.results_named(run_id, None)
     }
 
-    /// The results of run `run_id`, only those of the benchmarks `names` when given.
+    /// The results of run `run_id`, only those of the benchmarks `names` when
+    /// given (found through the index on run and benchmark: the others' rows
+    /// are never read).
     pub(super) fn results_named(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
+        self.reading(|| self.read_results(run_id, names))
+    }
+
+    /// The statement of [`Sqlite::results_named`], with or without names.
+    fn results_sql(&self, named: bool) -> String {
         // A version-1 file read as it is has no per-sample columns.
         let cols = if self.version >= 2 {
             RESULT_COLS.to_string()
         } else {
             RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
         };
-        let mut st = self.conn.prepare(&format!(
-            "SELECT {cols} FROM results WHERE run_id = ?1 \
-             AND (?2 IS NULL OR benchmark IN (SELECT value FROM json_each(?2))) ORDER BY seq, id"
-        ))?;
+        let only = if named { "AND benchmark IN (SELECT value FROM json_each(?2))" } else { "" };
+        format!("SELECT {cols} FROM results WHERE run_id = ?1 {only} ORDER BY seq, id")
+    }
+
+    fn read_results(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
+        let mut st = self.conn.prepare(&self.results_sql(names.is_some()))?;
         let names = names.map(serde_json::to_string).transpose()?;
-        let rows = st.query_map(rusqlite::params![run_id, names], |row| {
+        let values: Vec<rusqlite::types::Value> = std::iter::once(run_id.into()).chain(names.map(Into::into)).collect();
+        let rows = st.query_map(rusqlite::params_from_iter(values), |row| {
             let json = |i: usize| -> rusqlite::Result<String> {
                 row.get::<_, Option<String>>(i).map(|s| s.unwrap_or_else(|| "null".into()))
             };
@@ -422,6 +465,10 @@ impl Sqlite {
         cols
     }
 }
+
+/// The benchmarks stored in a list of runs (a JSON array of ids).
+const RESULT_NAMES_SQL: &str =
+    "SELECT DISTINCT benchmark, family FROM results WHERE run_id IN (SELECT value FROM json_each(?1))";
 
 fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
     let cols = RunCols {

@@ -270,8 +270,8 @@ fn metadata_and_host_keys_round_trip() {
 }
 
 /// A version-3 file reads as it is (every run without metadata), and once
-/// written is at version 4 with the host columns filled from each run's
-/// snapshot and the history indexes made.
+/// written is at the current version with the host columns filled from
+/// each run's snapshot and the history indexes made.
 #[test]
 fn a_version_3_file_migrates_with_empty_metadata_and_filled_host_keys() {
     let dir = tempfile::tempdir().unwrap();
@@ -300,7 +300,7 @@ fn a_version_3_file_migrates_with_empty_metadata_and_filled_host_keys() {
     }
     assert_eq!(std::fs::read(&db).unwrap(), before);
     let s = Store::open(&db).unwrap();
-    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), 4);
+    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), SCHEMA_VERSION as i64);
     let keys: Vec<(Option<String>, Option<String>, Option<String>)> = s
         .conn
         .prepare("SELECT hostname, kernel, meta FROM runs ORDER BY id")
@@ -312,7 +312,7 @@ fn a_version_3_file_migrates_with_empty_metadata_and_filled_host_keys() {
     assert_eq!(keys, [(Some("old".into()), Some("5.10".into()), None), (None, None, None)]);
     assert!(s.find_run("1").unwrap().meta.is_empty());
     assert_eq!(s.results(1).unwrap()[0].samples, vec![1.0]);
-    for index in ["runs_host_started", "runs_started", "results_benchmark_run"] {
+    for index in ["runs_host_started", "runs_started", "results_benchmark_run", "results_run_benchmark"] {
         let n: i64 = s
             .conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1", [index], |r| r.get(0))
@@ -349,4 +349,65 @@ fn a_benchmarks_history_on_a_host_is_found_through_indexes() {
     let text = plan.join("\n");
     assert!(text.contains("runs_host_started") && text.contains("results_benchmark_run"), "{text}");
     assert!(!text.contains("SCAN runs") && !text.contains("SCAN results"), "{text}");
+}
+
+/// `EXPLAIN QUERY PLAN` of `sql` with `values` bound, one line per step.
+fn plan_of(s: &Store, sql: &str, values: &[&str]) -> String {
+    let mut st = s.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows = st.query_map(rusqlite::params_from_iter(values), |r| r.get::<_, String>(3)).unwrap();
+    rows.collect::<rusqlite::Result<Vec<_>>>().unwrap().join("\n")
+}
+
+/// The statements `kdelta history` makes, as the store makes them: a
+/// host's runs in start order from the index on host and start time (no
+/// scan, no sort), the benchmarks they hold from an index alone, and only
+/// the wanted results' rows read.
+#[test]
+fn the_history_statements_go_through_the_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("db")).unwrap();
+    let q = super::super::HistoryQuery { hostname: Some("h17".into()), ..Default::default() };
+    let (sql, values) = s.history_runs_sql(&q);
+    assert_eq!(values, ["h17"]);
+    let text = plan_of(&s, &sql, &values);
+    assert!(text.contains("runs_host_started (hostname=?)"), "{text}");
+    assert!(!text.contains("SCAN") && !text.contains("B-TREE"), "{text}");
+    let q = super::super::HistoryQuery { label: Some("nightly".into()), ..q };
+    let (sql, values) = s.history_runs_sql(&q);
+    assert_eq!(values, ["nightly", "h17"]);
+    assert!(!plan_of(&s, &sql, &values).contains("SCAN runs"), "{sql}");
+    let text = plan_of(&s, RESULT_NAMES_SQL, &["[1, 2]"]);
+    assert!(text.contains("COVERING INDEX results_run_benchmark (run_id=?)"), "{text}");
+    let text = plan_of(&s, &s.results_sql(true), &["1", "[\"lat.syscall\"]"]);
+    assert!(text.contains("results_run_benchmark (run_id=? AND benchmark=?)"), "{text}");
+}
+
+/// A file larger than a reader checks whole opens for reading with a
+/// damaged page in it; the query that reaches the page is refused as
+/// damaged, one line. A writer, and a reader of a smaller file, refuse it
+/// when opening.
+#[test]
+fn a_damaged_page_of_a_large_file_is_refused_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let id = {
+        let mut s = Store::open(&db).unwrap();
+        let id = s.begin_run(&a_run()).unwrap();
+        let samples: Vec<f64> = (0..20_000).map(|i| 1.0 + i as f64 / 3.0).collect();
+        s.add_result(id, 0, &crate::testing::stored::ok_result("lat.syscall", &samples)).unwrap();
+        id
+    };
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = check_header(&bytes, bytes.len() as u64).unwrap().page_size as usize;
+    // The middle page of the file: one of the samples' overflow pages.
+    let middle = bytes.len() / page / 2 * page;
+    bytes[middle..middle + page].fill(0xff);
+    std::fs::write(&db, &bytes).unwrap();
+    refused_untouched(&db, "damaged", true);
+    let s = Store::open_read_only_checking(&db, 0).unwrap();
+    assert_eq!(s.find_run(&id.to_string()).unwrap().id, id);
+    let e = s.results_named(id, Some(&["lat.syscall".to_string()])).expect_err("the damaged page is refused");
+    let msg = e.to_string();
+    assert!(crate::error::is_bad_input(&e) && msg.contains("damaged") && !msg.contains('\n'), "{msg}");
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "file changed");
 }
