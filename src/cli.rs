@@ -154,10 +154,20 @@ pub(crate) enum Command {
     Report {
         /// Run ids or labels (each label its newest run); with --host,
         /// --kernel or --label, every finished run they select is added.
-        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta"], value_name = "RUN_OR_LABEL")]
+        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta", "history"], value_name = "RUN_OR_LABEL")]
         runs: Vec<String>,
         #[command(flatten)]
         select: RunSelect,
+        /// Instead of runs: these benchmarks followed over the stored runs,
+        /// as `kdelta history` follows them (--host, --kernel, --label and
+        /// --meta choose the runs, --config, --param, --since, --alpha,
+        /// --min-segment, --permutations and --seed as there): a chart per
+        /// series with each run's median and interval, segment medians and
+        /// change points, then its change points and runs as tables.
+        #[arg(long, num_args = 1.., value_name = "SELECTOR", conflicts_with = "runs")]
+        history: Vec<String>,
+        #[command(flatten)]
+        search: HistorySearch,
         /// Output file.
         #[arg(long, short = 'o', value_name = "FILE.html")]
         out: PathBuf,
@@ -259,9 +269,9 @@ pub(crate) enum Command {
     Worker { job: PathBuf },
 }
 
-/// Which stored runs `runs` lists and `report` adds: those from a host, a
-/// kernel or with a label (every one given must match). One definition for
-/// both commands, so they select alike.
+/// Which stored runs `runs` lists, `report` adds and `history` follows:
+/// those from a host, a kernel, with a label or metadata (every one given
+/// must match). One definition for these commands, so they select alike.
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct RunSelect {
     /// Runs from this host (its hostname).
@@ -372,25 +382,24 @@ pub(crate) struct HistoryArgs {
     /// Benchmarks: a family (lat), a name (lat.syscall) or a glob ('lat.sel*').
     #[arg(required = true)]
     pub(crate) selectors: Vec<String>,
-    /// Runs with this label.
-    #[arg(long)]
-    pub(crate) label: Option<String>,
-    /// Runs from this host: the hostname stored in each run's host snapshot.
-    #[arg(long, value_name = "HOSTNAME")]
-    pub(crate) host: Option<String>,
-    /// Runs under this kernel release (`uname -r`).
-    #[arg(long, value_name = "RELEASE")]
-    pub(crate) kernel: Option<String>,
+    #[command(flatten)]
+    pub(crate) runs: RunSelect,
+    #[command(flatten)]
+    pub(crate) search: HistorySearch,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Which results a history follows within the runs chosen, and how it looks
+/// for change points: one definition for `history` and `report --history`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct HistorySearch {
     /// Only results of this configuration (as `show` names it: up, noht, ...).
     #[arg(long, short = 'c', value_name = "NAME")]
     pub(crate) config: Option<String>,
     /// Only results with this parameter value. Repeatable.
     #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
     pub(crate) param: Vec<Setting>,
-    /// Runs with this metadata (`--meta commit=abc`), or with the key at
-    /// all (`--meta commit`). Repeatable: every one must match.
-    #[arg(long, value_name = "KEY[=VALUE]", value_parser = meta_filter)]
-    pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
     /// Runs started on or after this date (YYYY-MM-DD, UTC) or time
     /// (YYYY-MM-DDTHH:MM:SSZ).
     #[arg(long, value_name = "DATE", value_parser = since)]
@@ -408,8 +417,6 @@ pub(crate) struct HistoryArgs {
     /// seed, fresh permutations.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
 }
 
 /// `kdelta check`: the run options of `kdelta run`, a baseline, and the limit.

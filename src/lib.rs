@@ -163,6 +163,17 @@ pub mod testing {
         /// Store a complete run with `results` (unit `us`, lower is better) in
         /// the store at `db` (created if absent); returns its id.
         pub fn store_run(db: &std::path::Path, run: &StoredRun, results: &[StoredResult]) -> anyhow::Result<i64> {
+            store_run_with_meta(db, run, &[], results)
+        }
+
+        /// As [`store_run`], the run carrying the metadata `meta`
+        /// (`("commit", "abc123")`), taken as given.
+        pub fn store_run_with_meta(
+            db: &std::path::Path,
+            run: &StoredRun,
+            meta: &[(&str, &str)],
+            results: &[StoredResult],
+        ) -> anyhow::Result<i64> {
             let mut store = crate::store::Store::open(db)?;
             let mut rec = RunRecord::begin(
                 run.label.map(str::to_string),
@@ -172,6 +183,7 @@ pub mod testing {
                 Default::default(),
             );
             rec.started = run.started.to_string();
+            rec.meta = crate::model::meta::RunMeta(meta.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
             let id = store.begin_run(&rec)?;
             for (seq, r) in results.iter().enumerate() {
                 store.add_result(id, seq, &result(r))?;

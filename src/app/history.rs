@@ -9,7 +9,7 @@
 //! the runs and raw samples on either side.
 
 use super::*;
-use crate::cli::HistoryArgs;
+use crate::cli::{HistoryArgs, HistorySearch, RunSelect};
 use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::report::history::{Change, History, RunPoint, RunRef, Series};
 use crate::stats::changepoint::{self, Detection, Options, Sides};
@@ -23,14 +23,32 @@ struct Gathered {
 }
 
 pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
+    let h = follow(db, &a.selectors, &a.runs, &a.search)?;
+    let text = crate::report::history::render(&h, a.format)?;
+    match a.format {
+        Format::Json => out_json(text.trim_end()),
+        _ => out(&text),
+    }
+    Ok(exit::OK)
+}
+
+/// The benchmarks `selectors` name followed over the complete runs `select`
+/// chooses, grouped into series and searched for change points: what
+/// `history` prints and `report --history` draws.
+pub(super) fn follow(
+    db: &Option<PathBuf>,
+    selectors: &[String],
+    select: &RunSelect,
+    how: &HistorySearch,
+) -> Result<History> {
     let store = stored::open_existing(db)?;
     let query = HistoryQuery {
-        label: a.label.clone(),
-        hostname: a.host.clone(),
-        kernel: a.kernel.clone(),
-        since: a.since.clone(),
+        label: select.label.clone(),
+        hostname: select.host.clone(),
+        kernel: select.kernel.clone(),
+        since: how.since.clone(),
     };
-    let pats = patterns(&a.selectors)?;
+    let pats = patterns(selectors)?;
     let wanted = |b: &str, f: &str| pats.iter().any(|(s, p)| s == b || s == f || p.matches(b));
     let got = store.history(&query, &wanted)?;
     if got.runs.is_empty() {
@@ -39,9 +57,9 @@ pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
         check_filters(&store, &query)?;
     }
     let mut runs: Vec<(RunRecord, Vec<ResultRecord>)> =
-        got.runs.into_iter().filter(|(r, _)| a.meta.iter().all(|m| m.keeps(&r.meta))).collect();
+        got.runs.into_iter().filter(|(r, _)| select.meta.iter().all(|m| m.keeps(&r.meta))).collect();
     if runs.is_empty() {
-        let meta: String = a
+        let meta: String = select
             .meta
             .iter()
             .map(|m| match &m.value {
@@ -58,16 +76,11 @@ pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
     for (_, rs) in runs.iter_mut() {
         bench::canonical_results(rs);
     }
-    let gathered = gather(&runs, &got.names, &a)?;
+    let gathered = gather(&runs, &got.names, selectors, how)?;
+    let a = how;
     let opt = Options { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed };
     let series = gathered.into_iter().map(|g| search(g, &opt)).collect();
-    let h = History { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed, series };
-    let text = crate::report::history::render(&h, a.format)?;
-    match a.format {
-        Format::Json => out_json(text.trim_end()),
-        _ => out(&text),
-    }
-    Ok(exit::OK)
+    Ok(History { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed, series })
 }
 
 /// The run filters given, as the error messages name them.
@@ -122,8 +135,13 @@ fn selected(pats: &[(String, glob::Pattern)], r: &ResultRecord) -> bool {
 }
 
 /// The results of the runs grouped into series, in the order first seen.
-fn gather(runs: &[(RunRecord, Vec<ResultRecord>)], names: &[String], a: &HistoryArgs) -> Result<Vec<Gathered>> {
-    let pats = patterns(&a.selectors)?;
+fn gather(
+    runs: &[(RunRecord, Vec<ResultRecord>)],
+    names: &[String],
+    selectors: &[String],
+    a: &HistorySearch,
+) -> Result<Vec<Gathered>> {
+    let pats = patterns(selectors)?;
     let stored: Vec<&ResultRecord> = runs.iter().flat_map(|(_, rs)| rs).collect();
     for (s, p) in &pats {
         if !stored.iter().any(|r| selected(&[(s.clone(), p.clone())], r)) {
@@ -143,7 +161,7 @@ fn gather(runs: &[(RunRecord, Vec<ResultRecord>)], names: &[String], a: &History
     if out.is_empty() {
         return Err(bad_input(format!(
             "no stored result of {} matches{}{}",
-            a.selectors.join(" "),
+            selectors.join(" "),
             a.config.as_ref().map(|c| format!(" --config {c:?}")).unwrap_or_default(),
             a.param.iter().map(|s| format!(" --param {}={}", s.name, s.value)).collect::<String>()
         )));
@@ -162,7 +180,7 @@ fn patterns(selectors: &[String]) -> Result<Vec<(String, glob::Pattern)>> {
 }
 
 /// A result with samples to follow that passes `--config` and `--param`.
-fn kept(r: &ResultRecord, a: &HistoryArgs) -> bool {
+fn kept(r: &ResultRecord, a: &HistorySearch) -> bool {
     r.status == Status::Ok
         && a.config.as_ref().map_or(true, |c| r.config == *c)
         && a.param.iter().all(|s| r.params.0.get(&s.name) == Some(&s.value))
@@ -189,7 +207,7 @@ fn add(out: &mut Vec<Gathered>, run: &RunRecord, host: &str, r: &ResultRecord) {
         return;
     }
     g.series.runs.push(RunPoint {
-        run: RunRef { id: run.id, started: run.started.clone(), label: run.label.clone() },
+        run: RunRef { id: run.id, started: run.started.clone(), label: run.label.clone(), meta: run.meta.clone() },
         median: crate::stats::summary::median(&clean),
         ci: crate::stats::trust::median_ci(&clean),
         n: clean.len(),

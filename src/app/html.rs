@@ -1,5 +1,7 @@
 //! `kdelta report RUN_OR_LABEL... -o FILE.html`: stored runs as one
-//! self-contained HTML page (`report::html`). The file is written beside its
+//! self-contained HTML page (`report::html`); `kdelta report --history
+//! SELECTOR... -o FILE.html`: benchmark points followed over the runs, as
+//! `kdelta history` follows them, drawn as such a page. The file is written beside its
 //! final name and renamed into place, so an interrupted or failed write
 //! leaves no half page.
 
@@ -15,21 +17,7 @@ pub(super) fn cmd_report(
     path: &Path,
     title: Option<String>,
 ) -> Result<u8> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if path.is_dir() {
-        return Err(bad_input(format!(
-            "--out {} is a directory: give a file name such as report.html",
-            path.display()
-        )));
-    }
-    // A FIFO or device is refused too: the page replaces only a regular file.
-    crate::sys::output::check_output_path("--out", path)?;
-    if !dir.is_dir() {
-        return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
-    }
+    let dir = output_dir(path)?;
     let store = open_existing(db)?;
     let opt = CompareOptions::default();
     let mut loaded: Vec<(crate::model::RunRecord, Vec<crate::model::ResultRecord>)> = Vec::new();
@@ -82,6 +70,53 @@ pub(super) fn cmd_report(
     write_into_place(&dir, path, &page)?;
     eprintln!("kdelta: wrote {} ({} bytes, {} run(s), {charts} charts)", path.display(), page.len(), shown);
     Ok(exit::OK)
+}
+
+/// `kdelta report --history SELECTOR... -o FILE.html`: the series
+/// `kdelta history` follows, as a page of charts and tables
+/// (`report::html::history`), written as `report` writes its page.
+pub(super) fn cmd_report_history(
+    db: &Option<PathBuf>,
+    selectors: &[String],
+    select: &crate::cli::RunSelect,
+    search: &crate::cli::HistorySearch,
+    path: &Path,
+    title: Option<String>,
+) -> Result<u8> {
+    let dir = output_dir(path)?;
+    let h = super::history::follow(db, selectors, select, search)?;
+    let title = title.unwrap_or_else(|| format!("kdelta history: {}", selectors.join(" ")));
+    let page = crate::report::html::history::page(&h, &title);
+    write_into_place(&dir, path, &page)?;
+    let changes: usize = h.series.iter().map(|s| s.changes.len()).sum();
+    eprintln!(
+        "kdelta: wrote {} ({} bytes, {} series, {changes} change point(s))",
+        path.display(),
+        page.len(),
+        h.series.len()
+    );
+    Ok(exit::OK)
+}
+
+/// The directory `--out` writes into, after checking `path` names a file
+/// there that a page may replace (not a directory, FIFO or device).
+fn output_dir(path: &Path) -> Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if path.is_dir() {
+        return Err(bad_input(format!(
+            "--out {} is a directory: give a file name such as report.html",
+            path.display()
+        )));
+    }
+    // A FIFO or device is refused too: the page replaces only a regular file.
+    crate::sys::output::check_output_path("--out", path)?;
+    if !dir.is_dir() {
+        return Err(bad_input(format!("--out {}: the directory {} does not exist", path.display(), dir.display())));
+    }
+    Ok(dir)
 }
 
 /// Write `page` beside its final name `path` (in `dir`), with the ordinary

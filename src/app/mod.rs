@@ -80,6 +80,14 @@ fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
             // `check --run RUN` judges a stored run: its selectors are optional.
             let check = check.mut_arg("selectors", |a| a.required(false));
             bench::run_flags().iter().fold(check, |check, f| check.arg((f.arg)()))
+        })
+        .mut_subcommand("report", |report| {
+            // The search settings of `report --history` mean nothing without it
+            // (and beside runs named, which it excludes).
+            let search = <crate::cli::HistorySearch as clap::Args>::augment_args(clap::Command::new("search"));
+            search
+                .get_arguments()
+                .fold(report, |report, a| report.mut_arg(a.get_id(), |a| a.requires("history").conflicts_with("runs")))
         });
     families.iter().fold(cmd, |cmd, c| cmd.subcommand((c.command)()))
 }
@@ -218,7 +226,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Report { runs, select, out: path, title } => {
+        Command::Report { history, select, search, out: path, title, .. } if !history.is_empty() => {
+            html::cmd_report_history(&cli.db, &history, &select, &search, &path, title)
+        }
+        Command::Report { runs, select, out: path, title, .. } => {
             html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title)
         }
         Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {

@@ -6,6 +6,7 @@
 
 use super::fmt_num;
 use super::Format;
+use crate::model::meta::RunMeta;
 use crate::model::{Better, Params};
 use crate::stats::changepoint::{ChangePoint, Step};
 use anyhow::Result;
@@ -59,6 +60,9 @@ pub(crate) struct RunRef {
     pub(crate) id: i64,
     pub(crate) started: String,
     pub(crate) label: Option<String>,
+    /// What the user attached to the run (`--meta commit=abc123`).
+    #[serde(skip_serializing_if = "RunMeta::is_empty")]
+    pub(crate) meta: RunMeta,
 }
 
 /// A change point of a series.
@@ -87,7 +91,7 @@ impl Change {
     }
 
     /// Whether the change is for the better, given the figure's direction.
-    fn verdict(&self, better: Better) -> &'static str {
+    pub(super) fn verdict(&self, better: Better) -> &'static str {
         match (self.step.change_pct > 0.0, better) {
             (true, Better::Higher) | (false, Better::Lower) => "better",
             _ => "worse",
@@ -112,25 +116,25 @@ fn run_name(r: &RunRef) -> String {
     }
 }
 
-fn title(s: &Series) -> String {
+pub(super) fn title(s: &Series) -> String {
     let params = s.params.display();
     let sep = if params.is_empty() { "" } else { "  " };
     format!("{}{sep}{params}  config {}  host {}  ({}, {} is better)", s.benchmark, s.config, s.host, s.unit, better(s))
 }
 
-fn better(s: &Series) -> &'static str {
+pub(super) fn better(s: &Series) -> &'static str {
     match s.better {
         Better::Lower => "lower",
         Better::Higher => "higher",
     }
 }
 
-fn interval(ci: Option<(f64, f64)>) -> String {
+pub(super) fn interval(ci: Option<(f64, f64)>) -> String {
     ci.map(|(lo, hi)| format!("{} .. {}", fmt_num(lo), fmt_num(hi))).unwrap_or_else(|| "-".into())
 }
 
 /// The line that says what the search found in a series, or why it did not look.
-fn outcome(h: &History, s: &Series) -> String {
+pub(super) fn outcome(h: &History, s: &Series) -> String {
     match s.too_short {
         Some((len, needed)) => format!(
             "too few runs to look for a change point: {len}, it takes {needed} (2 x --min-segment {})",
@@ -164,7 +168,7 @@ fn change_line(c: &Change, s: &Series) -> String {
     )
 }
 
-fn fmt_p(p: f64) -> String {
+pub(super) fn fmt_p(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".into()
     } else {

@@ -16,6 +16,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod escape;
+pub(crate) mod history;
 mod host;
 pub(crate) mod svg;
 
@@ -68,17 +69,21 @@ dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-si
 .chart{display:block;max-width:100%;height:auto;margin:10px 0;border:1px solid #eee}
 table.host th{white-space:nowrap;width:1%}ul.warnings{font-size:13px}ul.warnings li{margin:2px 0}
 .scroll{overflow-x:auto}footer{margin-top:40px;font-size:12px;color:#555}
+tr.cp td{border-top:2px solid #D55E00;color:#D55E00;font-weight:600}td.meta{word-break:break-all}p.outcome{font-weight:600}
 ";
+
+/// The document up to the opening `<body>`: the title and the inline CSS.
+fn head(title: &str) -> Html {
+    html_format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head><body>\n",
+        Html::text(title),
+        Html::lit(CSS)
+    )
+}
 
 /// The whole page.
 fn render(page: &Contents) -> String {
-    let mut s = Html::new();
-    html_write!(
-        s,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head><body>\n",
-        Html::text(page.title),
-        Html::lit(CSS)
-    );
+    let mut s = head(page.title);
     html_write!(
         s,
         "<header><h1>{}</h1><p>kdelta {}: {} run(s)",

@@ -182,15 +182,24 @@ pub(crate) struct Frame {
     pub(crate) top: f64,
     pub(crate) plot_w: f64,
     pub(crate) plot_h: f64,
+    /// Room added between the tick labels and the horizontal axis's name,
+    /// for what a chart writes under its plot.
+    pub(crate) below: f64,
 }
 
 impl Frame {
     /// A frame with room for `legend` entries below the plot.
     pub(crate) fn new(width: f64, plot_h: f64, left: f64, legend: usize) -> Frame {
+        Frame::with_room_below(width, plot_h, left, legend, 0.0)
+    }
+
+    /// A frame as [`Frame::new`] with `below` pixels more under the tick
+    /// labels.
+    pub(crate) fn with_room_below(width: f64, plot_h: f64, left: f64, legend: usize, below: f64) -> Frame {
         let top = 52.0;
         let legend_rows = legend.div_ceil(2) as f64;
-        let height = top + plot_h + 48.0 + 18.0 * legend_rows + 8.0;
-        Frame { width, height, left, top, plot_w: width - left - 24.0, plot_h }
+        let height = top + plot_h + 48.0 + below + 18.0 * legend_rows + 8.0;
+        Frame { width, height, left, top, plot_w: width - left - 24.0, plot_h, below }
     }
 
     pub(crate) fn bottom(&self) -> f64 {
@@ -229,7 +238,7 @@ impl Frame {
             s,
             r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
             self.left + self.plot_w / 2.0,
-            self.bottom() + 38.0,
+            self.bottom() + 38.0 + self.below,
             Html::text(x_name)
         );
         let (yx, yy) = (14.0, self.top + self.plot_h / 2.0);
@@ -245,7 +254,7 @@ impl Frame {
         let col_w = (self.width - self.left) / 2.0;
         for (i, k) in legend.iter().enumerate() {
             let x = self.left + col_w * (i % 2) as f64;
-            let y = self.bottom() + 58.0 + 18.0 * (i / 2) as f64;
+            let y = self.bottom() + 58.0 + self.below + 18.0 * (i / 2) as f64;
             let c = Html::lit(k.color);
             if k.line {
                 html_write!(
