@@ -110,9 +110,10 @@ pub(crate) fn render(h: &History, format: Format) -> Result<String> {
 }
 
 fn run_name(r: &RunRef) -> String {
+    let meta = if r.meta.is_empty() { String::new() } else { format!(", {}", r.meta.compact()) };
     match &r.label {
-        Some(l) => format!("run {} ({}, {l})", r.id, r.started),
-        None => format!("run {} ({})", r.id, r.started),
+        Some(l) => format!("run {} ({}, {l}{meta})", r.id, r.started),
+        None => format!("run {} ({}{meta})", r.id, r.started),
     }
 }
 
@@ -180,19 +181,24 @@ fn text(h: &History) -> String {
     let mut out = String::new();
     for s in &h.series {
         let _ = writeln!(out, "{}", title(s));
-        let _ = writeln!(out, "  {:>6}  {:<20}  {:<16}  {:>12}  95% interval", "run", "started", "label", "median");
+        let _ = writeln!(
+            out,
+            "  {:>6}  {:<20}  {:<16}  {:>12}  {:<24}  meta",
+            "run", "started", "label", "median", "95% interval"
+        );
         for (i, r) in s.runs.iter().enumerate() {
             if s.changes.iter().any(|c| c.index == i) {
                 let _ = writeln!(out, "  {:-<6}  change point", "");
             }
             let _ = writeln!(
                 out,
-                "  {:>6}  {:<20}  {:<16}  {:>12}  {}",
+                "  {:>6}  {:<20}  {:<16}  {:>12}  {:<24}  {}",
                 r.run.id,
                 r.run.started,
                 r.run.label.as_deref().unwrap_or(""),
                 fmt_num(r.median),
-                interval(r.ci)
+                interval(r.ci),
+                r.run.meta.compact()
             );
         }
         let _ = writeln!(out, "  {}", outcome(h, s));
@@ -209,17 +215,18 @@ fn markdown(h: &History) -> String {
     let mut out = String::new();
     for s in &h.series {
         let _ = writeln!(out, "### {}\n", esc(&title(s)));
-        out.push_str("| run | started | label | median | 95% interval |\n|---:|---|---|---:|---|\n");
+        out.push_str("| run | started | label | median | 95% interval | meta |\n|---:|---|---|---:|---|---|\n");
         for (i, r) in s.runs.iter().enumerate() {
             let mark = if s.changes.iter().any(|c| c.index == i) { " ▲" } else { "" };
             let _ = writeln!(
                 out,
-                "| {}{mark} | {} | {} | {} | {} |",
+                "| {}{mark} | {} | {} | {} | {} | {} |",
                 r.run.id,
                 r.run.started,
                 esc(r.run.label.as_deref().unwrap_or("")),
                 fmt_num(r.median),
-                interval(r.ci)
+                interval(r.ci),
+                esc(&r.run.meta.compact())
             );
         }
         let _ = writeln!(out, "\n{}", esc(&outcome(h, s)));
@@ -238,7 +245,7 @@ fn csv(h: &History) -> String {
     use super::csv::{num, q};
     let mut out = String::from(
         "benchmark,params,config,host,unit,better,run,started,label,median,ci_low,ci_high,n,segment,\
-         change_pct,change_ci_low,change_ci_high,p,samples_p,samples_agree\n",
+         change_pct,change_ci_low,change_ci_high,p,samples_p,samples_agree,meta\n",
     );
     for s in &h.series {
         for (i, r) in s.runs.iter().enumerate() {
@@ -246,7 +253,7 @@ fn csv(h: &History) -> String {
             let change = s.changes.iter().find(|c| c.index == i);
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 q(&s.benchmark),
                 q(&s.params.display()),
                 q(&s.config),
@@ -267,6 +274,7 @@ fn csv(h: &History) -> String {
                 num(change.map(|c| c.p)),
                 num(change.and_then(|c| c.step.samples_p)),
                 change.map(|c| c.step.samples_agree.to_string()).unwrap_or_default(),
+                q(&r.run.meta.compact()),
             );
         }
     }
