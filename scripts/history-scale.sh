@@ -124,7 +124,7 @@ time_history() {
     times+=("$t")
     if [ "$i" = 1 ]; then
       say "   its answer:"
-      sed 's/^/     /' "$work/out" | head -20 >&2
+      sed "s/^/     /" "$work/out" | head -20 >&2 || true
     fi
   done
   printf '   history %s --host %s: %s s (first cold, then warm); median %s s\n' "$bench" "$host" \
