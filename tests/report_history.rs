@@ -133,7 +133,8 @@ fn bad_input_is_one_line_exit_2_and_no_page() {
     // The search settings belong to --history.
     let out = e.cmd().args(["report", "1", "--alpha", "0.1", "-o"]).arg(e.dir.path().join("x.html")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--history"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--alpha") && err.contains("cannot be used with"), "{err}");
     // Runs and --history are one or the other.
     let out =
         e.cmd().args(["report", "1", "--history", "lat", "-o"]).arg(e.dir.path().join("x.html")).output().unwrap();
