@@ -221,29 +221,8 @@ run_sqlite() {
 uncache() { find "$@" -type f -exec dd if={} iflag=nocache count=0 status=none \; ; }
 sqlite_cold() { uncache "$1"; }
 
-as_pg_owner() {
-  if [ "$(id -u)" = 0 ]; then
-    local u=postgres
-    id "$u" >/dev/null 2>&1 || u=nobody
-    runuser -u "$u" -- "$@"
-  else
-    "$@"
-  fi
-}
-
-pg_ctl_bin() {
-  command -v pg_ctl 2>/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl | tail -1
-}
-
 # Restart the throwaway cluster with its files out of the page cache.
-pg_cold() {
-  local pgctl
-  pgctl=$(pg_ctl_bin)
-  as_pg_owner "$pgctl" -D "$pgdir/data" -m fast -w stop >/dev/null
-  uncache "$pgdir/data"
-  as_pg_owner "$pgctl" -D "$pgdir/data" -l "$pgdir/server.log" -w -t 60 \
-    -o "-c listen_addresses='' -k $pgdir -c fsync=off -c max_connections=100" start >/dev/null
-}
+pg_cold() { "$here/pg-throwaway.sh" cold "$pgdir"; }
 
 pg_fill() {
   local url=$1

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests: `start DIR` makes one in DIR
 # (initdb, then pg_ctl on a Unix socket in DIR and no TCP port) and prints the
-# URL of its `postgres` database; `stop DIR` stops it and removes DIR.
+# URL of its `postgres` database; `stop DIR` stops it and removes DIR;
+# `cold DIR` restarts it with its files dropped from the page cache (a cold
+# start, for timing the first query).
 # initdb refuses root, so as root the cluster is made and run by the
 # `postgres` user (or `nobody`). Used by .ci/run; handy on a developer box:
 #   dir=$(mktemp -d); export KDELTA_TEST_PG=$(scripts/pg-throwaway.sh start "$dir")
@@ -25,8 +27,14 @@ as_owner() {
   fi
 }
 
-cmd=${1:?usage: pg-throwaway.sh start|stop DIR}
-dir=${2:?usage: pg-throwaway.sh start|stop DIR}
+server() {
+  as_owner "$1" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=100" start >/dev/null \
+    || { cat "$dir/server.log" >&2; exit 1; }
+}
+
+cmd=${1:?usage: pg-throwaway.sh start|stop|cold DIR}
+dir=${2:?usage: pg-throwaway.sh start|stop|cold DIR}
 case "$cmd" in
   start)
     initdb=$(find_bin initdb) || { echo "pg-throwaway: no initdb (install postgresql)" >&2; exit 1; }
@@ -38,9 +46,7 @@ case "$cmd" in
     fi
     as_owner "$initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }
-    as_owner "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses='' -k $dir -c fsync=off -c max_connections=100" start >/dev/null \
-      || { cat "$dir/server.log" >&2; exit 1; }
+    server "$pg_ctl"
     # The socket directory must be reachable by the tests' user.
     chmod 755 "$dir"
     echo "postgresql://postgres@/postgres?host=$dir"
@@ -50,5 +56,11 @@ case "$cmd" in
     [ -d "$dir/data" ] && as_owner "$pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
-  *) echo "usage: pg-throwaway.sh start|stop DIR" >&2; exit 2 ;;
+  cold)
+    pg_ctl=$(find_bin pg_ctl) || { echo "pg-throwaway: no pg_ctl (install postgresql)" >&2; exit 1; }
+    as_owner "$pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    find "$dir/data" -type f -exec dd if={} iflag=nocache count=0 status=none \;
+    server "$pg_ctl"
+    ;;
+  *) echo "usage: pg-throwaway.sh start|stop|cold DIR" >&2; exit 2 ;;
 esac
