@@ -109,31 +109,9 @@ pub(crate) fn render(runs: &[PooledRun], by: &str, threshold_pct: f64) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Params;
 
     fn res(samples: &[f64]) -> ResultRecord {
-        ResultRecord {
-            benchmark: "lat.x".into(),
-            family: "lat".into(),
-            params: Params::default(),
-            config: "up".into(),
-            cpus: "0".into(),
-            unit: "us".into(),
-            better: Better::Lower,
-            status: crate::model::record::Status::Ok,
-            reason: None,
-            samples: samples.to_vec(),
-            samples_meta: vec![],
-            quality: None,
-            placement: vec![],
-            below_resolution: None,
-            summary: None,
-            iterations: None,
-            extras: Default::default(),
-            notes: vec![],
-            warnings: vec![],
-            simulated: false,
-        }
+        ResultRecord { summary: None, ..crate::testing::stored::ok_result("lat.x", samples) }
     }
 
     fn run(group: &str, level: f64) -> PooledRun {
