@@ -223,6 +223,16 @@ fn a_worker_never_outlives_its_limit_and_grace_even_if_kdelta_is_stuck() {
                 && std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.windows(8).any(|w| w == b"__worker"))
         })
     });
+    // The watchdog is forked just after the worker is spawned; stopping
+    // kdelta in between would leave no watchdog to test.
+    wait_for(|| {
+        ours(&e).into_iter().find(|&p| {
+            p != kpid
+                && p != worker
+                && std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s[s.rfind(')').unwrap() + 2..].split(' ').nth(1) == Some(&kpid.to_string()))
+        })
+    });
     // kdelta stops: it can neither kill the worker at its limit nor reap it.
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(kpid), nix::sys::signal::Signal::SIGSTOP).unwrap();
     let running = || {
