@@ -13,7 +13,7 @@ use crate::cli::{HistoryArgs, HistorySearch, RunSelect};
 use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::report::history::{Change, History, RunPoint, RunRef, Series};
 use crate::stats::changepoint::{self, Detection, Options, Sides};
-use crate::store::HistoryQuery;
+use crate::store::{HistoryQuery, Pick};
 
 /// One series as it is gathered: its description, and each run's point
 /// with the run's clean samples.
@@ -50,7 +50,11 @@ pub(super) fn follow(
     };
     let pats = patterns(selectors)?;
     let wanted = |b: &str, f: &str| pats.iter().any(|(s, p)| s == b || s == f || p.matches(b));
-    let got = store.history(&query, &wanted)?;
+    // A selector without glob characters names a benchmark or a family as
+    // it is.
+    let plain = selectors.iter().all(|s| glob::Pattern::escape(s) == *s);
+    let pick = if plain { Pick::Names(selectors.to_vec()) } else { Pick::Matching(&wanted) };
+    let got = store.history(&query, &pick)?;
     if got.runs.is_empty() {
         // Every filter of a run found names a stored value: only an empty
         // answer needs the list of every run's (a scan of the runs).
@@ -76,7 +80,7 @@ pub(super) fn follow(
     for (_, rs) in runs.iter_mut() {
         bench::canonical_results(rs);
     }
-    let gathered = gather(&runs, &got.names, selectors, how)?;
+    let gathered = gather(&runs, &|| store.names_in(&got.ids), selectors, how)?;
     let a = how;
     let opt = Options { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed };
     let series = gathered.into_iter().map(|g| search(g, &opt)).collect();
@@ -100,11 +104,29 @@ fn describe(q: &HistoryQuery) -> String {
 
 /// A label, host or kernel that no stored run has is bad input: said on one
 /// line with the values that are stored.
+/// Each value is looked up alone; every run is read only to list the
+/// stored values when one is unknown.
 fn check_filters(store: &Store, q: &HistoryQuery) -> Result<()> {
-    let keys = store.run_keys()?;
-    known("label", &q.label, keys.iter().filter_map(|k| k.0.clone()))?;
-    known("host", &q.hostname, keys.iter().filter_map(|k| k.1.clone()))?;
-    known("kernel", &q.kernel, keys.iter().filter_map(|k| k.2.clone()))
+    use crate::store::RunKey;
+    for (key, given) in [(RunKey::Label, &q.label), (RunKey::Host, &q.hostname), (RunKey::Kernel, &q.kernel)] {
+        let Some(value) = given else { continue };
+        if store.has_run_key(key, value)? {
+            continue;
+        }
+        let keys = store.run_keys()?;
+        let pick = |k: &crate::store::RunKeys| match key {
+            RunKey::Label => k.0.clone(),
+            RunKey::Host => k.1.clone(),
+            RunKey::Kernel => k.2.clone(),
+        };
+        let what = match key {
+            RunKey::Label => "label",
+            RunKey::Host => "host",
+            RunKey::Kernel => "kernel",
+        };
+        known(what, given, keys.iter().filter_map(pick))?;
+    }
+    Ok(())
 }
 
 /// `given`, when given, must be one of `stored`.
@@ -137,7 +159,7 @@ fn selected(pats: &[(String, glob::Pattern)], r: &ResultRecord) -> bool {
 /// The results of the runs grouped into series, in the order first seen.
 fn gather(
     runs: &[(RunRecord, Vec<ResultRecord>)],
-    names: &[String],
+    names: &dyn Fn() -> Result<Vec<String>>,
     selectors: &[String],
     a: &HistorySearch,
 ) -> Result<Vec<Gathered>> {
@@ -147,7 +169,7 @@ fn gather(
         if !stored.iter().any(|r| selected(&[(s.clone(), p.clone())], r)) {
             return Err(bad_input(format!(
                 "unknown benchmark {s:?}: no stored result in the runs selected; stored: {}",
-                listed(names)
+                listed(&names()?)
             )));
         }
     }

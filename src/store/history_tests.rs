@@ -2,7 +2,7 @@
 //! empty store and asserts what each filter keeps; the SQLite run is here,
 //! the PostgreSQL one in `pg_tests.rs`.
 
-use super::{HistoryQuery, Store};
+use super::{HistoryQuery, Pick, Store};
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 
 fn result(samples: &[f64]) -> ResultRecord {
@@ -34,7 +34,9 @@ pub(crate) fn check(s: &mut Store) {
     let c = stored(s, "other", "alpha", "6.8", "2024-05-03T10:00:00Z", true);
     // Still running (this process writes it): never part of a history.
     stored(s, "nightly", "alpha", "6.1", "2024-05-04T10:00:00Z", false);
-    let ids = |q: HistoryQuery| s.history(&q, &|_, _| true).unwrap().runs.iter().map(|(r, _)| r.id).collect::<Vec<_>>();
+    let ids = |q: HistoryQuery| {
+        s.history(&q, &Pick::Matching(&|_, _| true)).unwrap().runs.iter().map(|(r, _)| r.id).collect::<Vec<_>>()
+    };
     assert_eq!(ids(HistoryQuery::default()), [a, b, c]);
     assert_eq!(ids(HistoryQuery { label: Some("nightly".into()), ..Default::default() }), [a, b]);
     assert_eq!(ids(HistoryQuery { hostname: Some("alpha".into()), ..Default::default() }), [a, c]);
@@ -48,10 +50,38 @@ pub(crate) fn check(s: &mut Store) {
     };
     assert_eq!(ids(all), [a]);
     assert_eq!(ids(HistoryQuery { hostname: Some("gamma".into()), ..Default::default() }), Vec::<i64>::new());
-    let runs = s.history(&HistoryQuery::default(), &|_, _| true).unwrap().runs;
-    assert!(s.history(&HistoryQuery::default(), &|_, _| false).unwrap().runs.iter().all(|(_, rs)| rs.is_empty()));
+    let runs = s.history(&HistoryQuery::default(), &Pick::Matching(&|_, _| true)).unwrap().runs;
+    assert!(s
+        .history(&HistoryQuery::default(), &Pick::Matching(&|_, _| false))
+        .unwrap()
+        .runs
+        .iter()
+        .all(|(_, rs)| rs.is_empty()));
     assert_eq!(runs[0].1.len(), 1);
     assert_eq!(runs[0].1[0].samples, [1.0, 2.0, 3.0]);
+    // What a run is named by comes back; its host snapshot need not.
+    assert_eq!(runs[1].0.host["hostname"], "beta");
+    assert_eq!(runs[1].0.label.as_deref(), Some("nightly"));
+
+    // A run stored later that started earlier comes first, with its own
+    // results, whichever way they are picked.
+    let early = stored(s, "nightly", "alpha", "6.1", "2024-04-30T10:00:00Z", true);
+    let mut lat = crate::testing::stored::ok_result("lat.pipe", &[7.0, 8.0, 9.0]);
+    lat.family = "pipes".into();
+    s.add_result(early, 1, &lat).unwrap();
+    for pick in [
+        Pick::Names(vec!["lat.pipe".into()]),
+        Pick::Names(vec![lat.family.clone()]),
+        Pick::Matching(&|b, _| b == "lat.pipe"),
+    ] {
+        let runs = s.history(&HistoryQuery::default(), &pick).unwrap().runs;
+        assert_eq!(runs.iter().map(|(r, _)| r.id).collect::<Vec<_>>(), [early, a, b, c]);
+        assert_eq!(runs[0].1.iter().map(|r| r.samples.clone()).collect::<Vec<_>>(), [vec![7.0, 8.0, 9.0]]);
+        assert!(runs[1..].iter().all(|(_, rs)| rs.is_empty()));
+    }
+    let all = s.history(&HistoryQuery::default(), &Pick::Names(vec!["lat.syscall".into()])).unwrap();
+    assert!(all.runs.iter().all(|(_, rs)| rs.len() == 1 && rs[0].benchmark == "lat.syscall"));
+    assert_eq!(s.names_in(&all.ids).unwrap(), ["lat.pipe", "lat.syscall"]);
 }
 
 #[test]

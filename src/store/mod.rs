@@ -171,30 +171,60 @@ impl Store {
 
     /// The complete runs `q` selects, oldest first, each with its results:
     /// what `kdelta history` reads. Every filter given must match.
-    /// Only the results of benchmarks `wanted(benchmark, family)` keeps are
-    /// read (a store of many runs holds many others); every benchmark name
-    /// the runs hold comes back beside them, sorted.
-    pub(crate) fn history(&self, q: &HistoryQuery, wanted: &dyn Fn(&str, &str) -> bool) -> Result<HistoryRuns> {
+    /// Only the results of the benchmarks `pick` names are read (a store of
+    /// many runs holds many others), with the columns a history needs
+    /// (their names, samples and which were disturbed; not the summary,
+    /// extras or warnings), and of each run only what names it (id, time,
+    /// label, metadata, host name; not its host snapshot or environment).
+    pub(crate) fn history(&self, q: &HistoryQuery, pick: &Pick) -> Result<HistoryRuns> {
         let runs = each!(self, s => s.history_runs(q))?;
         let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
-        let stored = each!(self, s => s.result_names(&ids))?;
-        let names: Vec<String> = stored.iter().filter(|(b, f)| wanted(b, f)).map(|(b, _)| b.clone()).collect();
+        // Plain names are looked up as they are; patterns are matched
+        // against the names the runs hold (from the index alone).
+        let names: Vec<String> = match pick {
+            Pick::Names(names) => names.clone(),
+            Pick::Matching(wanted) => {
+                let stored = each!(self, s => s.result_names(&ids))?;
+                stored.into_iter().filter(|(b, f)| wanted(b, f)).map(|(b, _)| b).collect()
+            }
+        };
+        // By run, in the order stored (runs come in time order, which need
+        // not be their ids' order).
+        let mut by_run: std::collections::HashMap<i64, Vec<ResultRecord>> = std::collections::HashMap::new();
+        for (id, r) in each!(self, s => s.history_results(&ids, &names))? {
+            by_run.entry(id).or_default().push(r);
+        }
         let runs = runs
             .into_iter()
             .map(|r| {
-                let results = each!(self, s => s.results_named(r.id, Some(&names)))?;
-                Ok((r, results))
+                let mine = by_run.remove(&r.id).unwrap_or_default();
+                (r, mine)
             })
-            .collect::<Result<_>>()?;
-        let mut names: Vec<String> = stored.into_iter().map(|(b, _)| b).collect();
+            .collect();
+        Ok(HistoryRuns { runs, ids })
+    }
+
+    /// Every benchmark name stored in runs `ids`, sorted: what an error
+    /// about a benchmark none of them holds lists.
+    pub(crate) fn names_in(&self, ids: &[i64]) -> Result<Vec<String>> {
+        let mut names: Vec<String> = each!(self, s => s.result_names(ids))?.into_iter().map(|(b, _)| b).collect();
         names.sort();
         names.dedup();
-        Ok(HistoryRuns { runs, names })
+        Ok(names)
     }
 
     /// Every (label, host name, kernel release) a stored run has.
     pub(crate) fn run_keys(&self) -> Result<Vec<RunKeys>> {
         each!(self, s => s.run_keys())
+    }
+
+    /// Whether a stored run has this label, host name or kernel release: one
+    /// row looked up (by index, for labels and hosts), where [`run_keys`]
+    /// reads every run.
+    ///
+    /// [`run_keys`]: Store::run_keys
+    pub(crate) fn has_run_key(&self, key: RunKey, value: &str) -> Result<bool> {
+        each!(self, s => s.has_run_key(key, value))
     }
 
     /// Copy a finished run and its results from another store in one
@@ -220,11 +250,28 @@ impl Store {
 /// A stored run's label, host name and kernel release.
 pub(crate) type RunKeys = (Option<String>, Option<String>, Option<String>);
 
+/// One of a run's keys that `history` filters by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunKey {
+    Label,
+    Host,
+    Kernel,
+}
+
 /// What [`Store::history`] read: the runs with their wanted results, and
 /// every benchmark name those runs hold.
 pub(crate) struct HistoryRuns {
     pub(crate) runs: Vec<(RunRecord, Vec<ResultRecord>)>,
-    pub(crate) names: Vec<String>,
+    /// The runs' ids, for [`Store::names_in`].
+    pub(crate) ids: Vec<i64>,
+}
+
+/// Which results [`Store::history`] reads.
+pub(crate) enum Pick<'a> {
+    /// Those whose benchmark or family is one of these names.
+    Names(Vec<String>),
+    /// Those `wanted(benchmark, family)` keeps, of the names the runs hold.
+    Matching(&'a dyn Fn(&str, &str) -> bool),
 }
 
 /// Which runs [`Store::history`] reads. Each backend turns every field

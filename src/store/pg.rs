@@ -11,7 +11,7 @@
 
 use super::location::{redact, scrub, secrets};
 use super::pg_schema::{HOST_KEYS, MIGRATION_LOCK, PG_VERSION, STEPS};
-use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
 use crate::error::bad_input;
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use anyhow::{Context, Result};
@@ -332,15 +332,22 @@ impl Pg {
     /// The complete runs `q` selects, oldest first.
     pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
         let (host, kernel) = self.host_keys();
+        // The host snapshot and environment stay on disk: history names a
+        // run's host by its indexed name.
+        let cols = if self.version >= HOST_KEYS {
+            self.run_cols()
+                .replace(", host, environment,", ", json_build_object('hostname', hostname)::text, NULL::text,")
+        } else {
+            self.run_cols()
+        };
         let rows = self.query(
             &format!(
-                "SELECT {} FROM runs WHERE status = 'complete' \
+                "SELECT {cols} FROM runs WHERE status = 'complete' \
                  AND ($1::TEXT IS NULL OR label = $1) \
                  AND ($2::TEXT IS NULL OR {host} = $2) \
                  AND ($3::TEXT IS NULL OR {kernel} = $3) \
                  AND ($4::TEXT IS NULL OR started >= $4) \
-                 ORDER BY started, id",
-                self.run_cols()
+                 ORDER BY started, id"
             ),
             &[&q.label, &q.hostname, &q.kernel, &q.since],
         )?;
@@ -349,6 +356,26 @@ impl Pg {
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         self.results_named(run_id, None)
+    }
+
+    /// The results of runs `ids` whose benchmark or family is one of
+    /// `names`, in one query, with the columns history reads
+    /// ([`HISTORY_RESULT_COLS`]): each with its run's id, by run, then
+    /// in the order stored.
+    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, ResultRecord)>> {
+        let rows = self.query(
+            &format!(
+                "SELECT run_id, {HISTORY_RESULT_COLS} FROM results WHERE run_id = ANY($1) \
+                 AND (benchmark = ANY($2) OR family = ANY($2)) ORDER BY run_id, seq, id"
+            ),
+            &[&ids, &names],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let run_id: i64 = r.get(0);
+                Ok((run_id, result_cols_from(r, 1).record(run_id)?))
+            })
+            .collect()
     }
 
     /// The results of run `run_id`, only those of the benchmarks `names` when given.
@@ -362,6 +389,17 @@ impl Pg {
             &[&run_id, &names],
         )?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
+    }
+
+    pub(super) fn has_run_key(&self, key: super::RunKey, value: &str) -> Result<bool> {
+        let (host, kernel) = self.host_keys();
+        let col = match key {
+            super::RunKey::Label => "label",
+            super::RunKey::Host => host,
+            super::RunKey::Kernel => kernel,
+        };
+        let rows = self.query(&format!("SELECT EXISTS (SELECT 1 FROM runs WHERE {col} = $1)"), &[&value])?;
+        Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
     }
 
     /// Every label, host name and kernel release of a stored run.
@@ -686,28 +724,33 @@ fn run_cols(row: &Row) -> RunCols {
 }
 
 fn result_cols(row: &Row) -> ResultCols {
-    let json = |i: usize| row.get::<_, Option<String>>(i).unwrap_or_else(|| "null".into());
+    result_cols_from(row, 0)
+}
+
+/// [`RESULT_COLS`] from column `at` on.
+fn result_cols_from(row: &Row, at: usize) -> ResultCols {
+    let json = |i: usize| row.get::<_, Option<String>>(at + i).unwrap_or_else(|| "null".into());
     ResultCols {
-        benchmark: row.get(0),
-        family: row.get(1),
+        benchmark: row.get(at),
+        family: row.get(at + 1),
         params: json(2),
-        config: row.get(3),
-        cpus: row.get(4),
-        unit: row.get(5),
-        better: row.get(6),
-        status: row.get(7),
-        reason: row.get(8),
+        config: row.get(at + 3),
+        cpus: row.get(at + 4),
+        unit: row.get(at + 5),
+        better: row.get(at + 6),
+        status: row.get(at + 7),
+        reason: row.get(at + 8),
         samples: json(9),
         summary: json(10),
         extras: json(11),
         notes: json(12),
         warnings: json(13),
-        iterations: row.get(14),
-        simulated: row.get(15),
+        iterations: row.get(at + 14),
+        simulated: row.get(at + 15),
         samples_meta: json(16),
-        quality: row.get(17),
+        quality: row.get(at + 17),
         placement: json(18),
-        below_resolution: row.get(19),
+        below_resolution: row.get(at + 19),
     }
 }
 

@@ -34,6 +34,14 @@ pub(crate) struct ResultCols {
 pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, \
      iterations, simulated, samples_meta, quality, placement, below_resolution";
 
+/// [`RESULT_COLS`] as `history` reads them: what follows a point over runs
+/// (its names, samples and which were disturbed), the rest NULL. A store of
+/// years of runs keeps its large columns (extras, summary, warnings) on
+/// disk.
+pub(crate) const HISTORY_RESULT_COLS: &str =
+    "benchmark, family, params, config, cpus, unit, better, status, reason, samples, NULL, NULL, NULL, NULL, \
+     iterations, simulated, samples_meta, NULL, NULL, below_resolution";
+
 impl ResultCols {
     pub(super) fn of(r: &ResultRecord) -> Result<ResultCols> {
         Ok(ResultCols {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::check::{self, Refusal};
 #[cfg(test)]
 use super::check_header;
-use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, RESULT_COLS, RUN_COLS};
+use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
 use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 
 #[cfg(test)]
@@ -337,7 +337,14 @@ impl Sqlite {
     /// [`Sqlite::history_runs`]'s statement and the values it binds.
     fn history_runs_sql<'q>(&self, q: &'q super::HistoryQuery) -> (String, Vec<&'q str>) {
         let (host, kernel) = self.host_keys();
-        let mut sql = format!("SELECT {} FROM runs WHERE status = 'complete'", self.run_cols());
+        // The host snapshot and environment stay on disk: history names a
+        // run's host by its indexed name.
+        let cols = if self.version >= 4 {
+            self.run_cols().replace(", host, environment,", ", json_object('hostname', hostname), NULL,")
+        } else {
+            self.run_cols()
+        };
+        let mut sql = format!("SELECT {cols} FROM runs WHERE status = 'complete'");
         let mut values: Vec<&str> = Vec::new();
         for (col, op, v) in
             [("label", "=", &q.label), (host, "=", &q.hostname), (kernel, "=", &q.kernel), ("started", ">=", &q.since)]
@@ -359,6 +366,19 @@ impl Sqlite {
             let mut st = self.conn.prepare(&format!("SELECT DISTINCT label, {host}, {kernel} FROM runs"))?;
             let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    pub(super) fn has_run_key(&self, key: super::RunKey, value: &str) -> Result<bool> {
+        let (host, kernel) = self.host_keys();
+        let col = match key {
+            super::RunKey::Label => "label",
+            super::RunKey::Host => host,
+            super::RunKey::Kernel => kernel,
+        };
+        self.reading(|| {
+            let sql = format!("SELECT EXISTS (SELECT 1 FROM runs WHERE {col} = ?1)");
+            Ok(self.conn.query_row(&sql, [value], |r| r.get::<_, bool>(0))?)
         })
     }
 
@@ -403,8 +423,37 @@ impl Sqlite {
     }
 
     fn read_results(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
-        let mut st = self.conn.prepare(&self.results_sql(names.is_some()))?;
         let names = names.map(serde_json::to_string).transpose()?;
+        self.query_results(&self.results_sql(names.is_some()), run_id, names)
+    }
+
+    /// The results of runs `ids` whose benchmark or family is one of
+    /// `names`, with the columns history reads ([`HISTORY_RESULT_COLS`]),
+    /// each with its run's id: run by run through one cached statement.
+    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, ResultRecord)>> {
+        let cols = if self.version >= 2 {
+            HISTORY_RESULT_COLS.to_string()
+        } else {
+            HISTORY_RESULT_COLS.replace("samples_meta", "NULL")
+        };
+        let sql = format!(
+            "SELECT {cols} FROM results WHERE run_id = ?1 AND (benchmark IN (SELECT value FROM json_each(?2)) \
+             OR family IN (SELECT value FROM json_each(?2))) ORDER BY seq, id"
+        );
+        let names = serde_json::to_string(names)?;
+        self.reading(|| {
+            let mut out = Vec::new();
+            for &id in ids {
+                out.extend(self.query_results(&sql, id, Some(names.clone()))?.into_iter().map(|r| (id, r)));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Results by `sql`, whose `?1` is the run's id and `?2`, when given,
+    /// a JSON array of names.
+    fn query_results(&self, sql: &str, run_id: i64, names: Option<String>) -> Result<Vec<ResultRecord>> {
+        let mut st = self.conn.prepare_cached(sql)?;
         let values: Vec<rusqlite::types::Value> = std::iter::once(run_id.into()).chain(names.map(Into::into)).collect();
         let rows = st.query_map(rusqlite::params_from_iter(values), |row| {
             let json = |i: usize| -> rusqlite::Result<String> {
