@@ -5,6 +5,7 @@
 #
 #   scripts/history-scale.sh [--runs N] [--results M] [--hosts H] [--repeat K]
 #                            [--sqlite-only | --pg-only] [--kdelta PATH] [--keep FILE]
+#                            [--keep-pg]
 #
 # The rows are real kdelta rows: a short real run (`kdelta run` of four
 # LMbench latencies under `up` and `noht`, 10 samples each, with --label and
@@ -31,7 +32,9 @@
 # database sizes, each time and the median. The stores live in a temporary
 # directory (SQLite file; PostgreSQL a throwaway cluster from
 # scripts/pg-throwaway.sh), removed at the end, on error and on Ctrl-C;
-# `--keep FILE` keeps the SQLite store as FILE.
+# `--keep FILE` keeps the SQLite store as FILE; `--keep-pg` leaves the
+# PostgreSQL cluster running and prints its URL and the command that stops
+# and removes it.
 #
 # Needs sqlite3 and PostgreSQL's initdb/pg_ctl/psql (`apt install sqlite3
 # postgresql`), python3 and about 12 GB free under $TMPDIR for SQLite and 6 GB
@@ -40,7 +43,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-runs=20000 results=200 hosts=50 repeat=5 do_sqlite=1 do_pg=1 keep=""
+runs=20000 results=200 hosts=50 repeat=5 do_sqlite=1 do_pg=1 keep="" keep_pg=0
 kdelta="$repo/target/release/kdelta"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
     --pg-only) do_sqlite=0; shift ;;
     --kdelta) kdelta=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --keep-pg) keep_pg=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "history-scale: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -71,12 +75,16 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/kdelta-scale.XXXXXX")
 # PostgreSQL's own user (when run as root) must reach the cluster inside.
 chmod 711 "$work"
-pgdir=""
+pgdir="" kept_pg=0
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   if [ -n "$pgdir" ]; then "$here/pg-throwaway.sh" stop "$pgdir" || true; fi
-  rm -rf "$work"
+  if [ "$kept_pg" = 1 ]; then
+    find "$work" -mindepth 1 -maxdepth 1 ! -name pg -exec rm -rf {} +
+  else
+    rm -rf "$work"
+  fi
   exit "$rc"
 }
 trap cleanup EXIT
@@ -308,7 +316,13 @@ run_pg() {
   printf '   query plan of the runs query:\n'
   psql -qAt "$url" -c "SET search_path TO kdelta" -c "EXPLAIN SELECT id FROM runs WHERE status = 'complete' AND hostname = '$host' ORDER BY started, id" | sed 's/^/     /'
   time_history "$url" pg_cold
-  "$here/pg-throwaway.sh" stop "$pgdir"
+  if [ "$keep_pg" = 1 ]; then
+    say "   kept the cluster running: $url"
+    say "   stop and remove it with: $here/pg-throwaway.sh stop $pgdir"
+    kept_pg=1
+  else
+    "$here/pg-throwaway.sh" stop "$pgdir"
+  fi
   pgdir=""
 }
 

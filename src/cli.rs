@@ -352,6 +352,13 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = timeout)]
     pub(crate) timeout: Option<Duration>,
 
+    /// After a whole-run sample (cmd, build, dbench, chat) that other work
+    /// disturbed, and before a retake's first sample, wait up to this long
+    /// for the worker's CPUs to go quiet before the next sample; a worker
+    /// that waited in vain does not wait again. 0 never waits.
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = quiet_wait)]
+    pub(crate) quiet_wait: Duration,
+
     /// How the values of the parameter you compare (of those given, one
     /// naming alternatives, e.g. --param impl=libc,tuned, before one on a
     /// scale such as size=, then the fewest values) alternate: samples (in
@@ -625,6 +632,15 @@ fn warmup(s: &str) -> Result<Warmup, BadInput> {
         return Err(out_of_range("--warmup", s, "0 .. 60s"));
     }
     Ok(Warmup::Time(d))
+}
+
+/// `--quiet-wait`: 0 to 60s.
+fn quiet_wait(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--quiet-wait", s)?;
+    if d > Duration::from_secs(60) {
+        return Err(out_of_range("--quiet-wait", s, "0 .. 60s"));
+    }
+    Ok(d)
 }
 
 /// `--timeout`: 1ms or more.

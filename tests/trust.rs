@@ -270,3 +270,61 @@ fn a_point_failing_in_a_tie_leaves_the_other_measured() {
     assert_eq!(bad["status"], "failed", "{bad}");
     assert!(bad.to_string().contains("deliberate failure"), "{bad}");
 }
+
+/// A CPU-bound loop pinned to CPU 0 in a process group of its own, killed
+/// and reaped on drop.
+struct Hog(std::process::Child);
+
+impl Hog {
+    fn on_cpu0() -> Hog {
+        use std::os::unix::process::CommandExt;
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", "while :; do :; done"]).process_group(0);
+        // SAFETY: sched_setaffinity is async-signal-safe.
+        unsafe {
+            c.pre_exec(|| {
+                let mut set = nix::sched::CpuSet::new();
+                set.set(0).map_err(std::io::Error::from)?;
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(std::io::Error::from)
+            });
+        }
+        Hog(c.spawn().unwrap())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `--quiet-wait`: after a disturbed whole-run sample, and before a
+/// retake's first, the worker waits for its CPUs to go quiet; a worker that
+/// waited in vain once waits no more, and how long it all took is stored.
+#[test]
+fn whole_run_samples_wait_for_quiet_cpus_once_per_worker_and_say_how_long() {
+    let e = Env::new();
+    let _hog = Hog::on_cpu0();
+    let run = |wait: &str| {
+        let v = run_json(
+            &e,
+            &["cmd", "--cmd", "sleep 0.12", "--config", "up", "--runs", "2", "--quiet-wait", wait, "--timeout", "60s"],
+        );
+        v["results"][0].clone()
+    };
+    let r = run("300ms");
+    let q = &r["quality"];
+    assert!(q["disturbed"].as_u64().unwrap() >= 2, "the hog shares CPU 0 with every run: {q}");
+    let workers: std::collections::BTreeSet<u64> =
+        r["samples_meta"].as_array().unwrap().iter().map(|m| m["job"].as_u64().unwrap()).collect();
+    // Every worker but the first waited once, in vain, before its first
+    // sample (one sample each: the rounds take turns); none waited again.
+    let waits = workers.len() as u64 - 1;
+    assert_eq!(r["extras"]["quiet_in_vain"].as_u64(), Some(waits), "{}", r["extras"]);
+    let waited = r["extras"]["quiet_waited_s"].as_f64().unwrap();
+    assert!(waited >= 0.3 * waits as f64 && waited < 0.3 * waits as f64 + 2.0, "{waited}");
+    let r = run("0");
+    assert!(r["quality"]["disturbed"].as_u64().unwrap() >= 2);
+    assert_eq!(r["extras"].get("quiet_waited_s"), None, "{}", r["extras"]);
+}

@@ -40,6 +40,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
             Warmup::Time(_) => None,
         },
         timeout: a.timeout,
+        quiet_wait: a.quiet_wait,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
         interleave: a.interleave.into(),

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// `--quiet-wait`'s default, for runs made without the flag (studies).
+pub(crate) const DEFAULT_QUIET_WAIT: Duration = Duration::from_secs(3);
+
 /// What the user asked for.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Request {
@@ -30,6 +33,9 @@ pub(crate) struct Request {
     pub(crate) warmup: Duration,
     /// Untimed runs first, for benchmarks that count them (`--warmup N`).
     pub(crate) warmup_runs: Option<u64>,
+    /// How long a whole-run sample waits for quiet CPUs after a disturbed
+    /// one (`SamplerSettings::quiet_wait`).
+    pub(crate) quiet_wait: Duration,
     /// Overrides every benchmark's worker time limit.
     pub(crate) timeout: Option<Duration>,
     pub(crate) command: String,

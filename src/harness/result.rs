@@ -151,6 +151,12 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
     let mut extras = set.extras;
     parts_into_extras(&set.parts, &mask, &mut extras);
+    if set.quiet_waited_s > 0.0 {
+        // How long samples waited for other work on their CPUs to stop
+        // (`--quiet-wait`), and how many waits it outlasted.
+        extras.insert("quiet_waited_s".into(), ((set.quiet_waited_s * 1e3).round() / 1e3).into());
+        extras.insert("quiet_in_vain".into(), set.quiet_in_vain.into());
+    }
     ResultRecord {
         samples: set.samples,
         samples_meta: if keep_meta { set.meta } else { Vec::new() },

@@ -126,6 +126,12 @@ impl Executor<'_> {
             config: cfg.clone(),
             settings: SamplerSettings {
                 time_limit: Some(self.req.timeout.unwrap_or(first.info.timeout)),
+                // After a disturbed sample of one of its points (a retake
+                // always is), the worker waits for quiet first.
+                quiet_first: job
+                    .takes
+                    .iter()
+                    .any(|t| t.retakes > 0 || sweep.points[t.point].got.set.meta.last().is_some_and(|m| m.disturbed)),
                 ..self.settings(wdir.clone())
             },
             result_path: self.tmp.join(format!("r{job_no}.json")),
@@ -160,6 +166,8 @@ impl Executor<'_> {
             tmpdir,
             llc_bytes: self.topo.llc_bytes(),
             retake: true,
+            quiet_wait: self.req.quiet_wait,
+            quiet_first: false,
             owner: Some(owned::Owner::me()),
         }
     }

@@ -26,6 +26,9 @@ use std::time::Instant;
 pub(crate) const MAX_LOST: f64 = 0.02;
 /// The same for `whole-run` samples, whose CPU accounting is coarser (clock ticks).
 pub(crate) const MAX_LOST_WHOLE_RUN: f64 = 0.10;
+/// One look at whether a worker's CPUs are quiet ([`Probe::wait_quiet`]):
+/// ten clock ticks, so that `/proc/stat` resolves the rule's 10 %.
+pub(crate) const QUIET_WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
 /// Absolute slack for the clock and accounting reads around a sample.
 pub(crate) const SLACK_S: f64 = 20e-6;
 /// `/proc/stat` counts steal in clock ticks: one tick of steal is below its resolution.
@@ -175,6 +178,25 @@ impl Probe {
             cpus,
             idle,
             steal,
+        }
+    }
+
+    /// Wait, in windows of [`QUIET_WINDOW`], until one passes that a
+    /// whole-run sample of nothing would not be disturbed in (other work on
+    /// the watched CPUs within the whole-run rule), or `max` has passed: how
+    /// long it waited, and whether the CPUs were quiet.
+    pub(crate) fn wait_quiet(&self, max: std::time::Duration) -> (std::time::Duration, bool) {
+        let start = Instant::now();
+        loop {
+            let a = self.snapshot();
+            std::thread::sleep(QUIET_WINDOW);
+            let b = self.snapshot_end();
+            if !self.meta(&a, &b).disturbed {
+                return (start.elapsed(), true);
+            }
+            if start.elapsed() >= max {
+                return (start.elapsed(), false);
+            }
         }
     }
 

@@ -56,6 +56,16 @@ pub struct SamplerSettings {
     /// from tests do not, so they get exactly the samples they ask for).
     #[serde(default = "yes")]
     pub retake: bool,
+    /// How long a whole-run sample that follows a disturbed one waits for
+    /// the worker's CPUs to go quiet ([`Sampler::begin_sample`]); zero
+    /// (direct calls, old job files) never waits.
+    #[serde(default)]
+    pub quiet_wait: Duration,
+    /// The last sample of one of this worker's points, in an earlier
+    /// worker, was disturbed (a retake's always was): its first whole-run
+    /// sample waits for quiet too.
+    #[serde(default)]
+    pub quiet_first: bool,
     /// Who answers for the directories the benchmark makes outside `tmpdir`
     /// ([`Sampler::owned_dir`]): the harness; `None`, this process.
     #[serde(default)]
@@ -82,6 +92,8 @@ impl SamplerSettings {
             tmpdir: tmpdir.into(),
             llc_bytes: None,
             retake: false,
+            quiet_wait: Duration::ZERO,
+            quiet_first: false,
             owner: None,
         }
     }
@@ -110,6 +122,12 @@ pub struct SampleSet {
     /// Samples taken beyond the count asked for, because some were disturbed.
     #[serde(default)]
     pub(crate) retaken: usize,
+    /// Seconds whole-run samples waited for quiet CPUs before they began,
+    /// and how many such waits ended with the CPUs still busy.
+    #[serde(default)]
+    pub(crate) quiet_waited_s: f64,
+    #[serde(default)]
+    pub(crate) quiet_in_vain: usize,
     /// The figure is a difference: a measured overhead was subtracted.
     #[serde(default)]
     pub(crate) net_of_overhead: bool,
@@ -142,6 +160,8 @@ impl SampleSet {
         self.iterations = self.iterations.or(set.iterations);
         self.kind = set.kind;
         self.retaken += set.retaken;
+        self.quiet_waited_s += set.quiet_waited_s;
+        self.quiet_in_vain += set.quiet_in_vain;
         self.net_of_overhead |= set.net_of_overhead;
         self.unit = self.unit.take().or(set.unit);
         for (k, v) in set.parts {
@@ -434,7 +454,34 @@ impl Sampler {
         if let (Some(turn), false) = (&self.turn, self.out.samples.is_empty()) {
             turn.yield_turn();
         }
+        self.settle();
         self.started = Some(self.probe.snapshot());
+    }
+
+    /// Before a whole-run sample: when the one before it was disturbed (for
+    /// the first, in an earlier worker: `quiet_first`), wait up to
+    /// `quiet_wait` for the worker's CPUs to go quiet, so that the sample
+    /// does not run into the same other work. A one-sided hog that comes and
+    /// goes then costs a sample per burst, not every sample of it. Once a
+    /// wait ends with the CPUs still busy, this worker waits no more: the
+    /// samples go on, judged as ever.
+    fn settle(&mut self) {
+        let after_disturbed = match self.out.meta.last() {
+            Some(m) => m.disturbed,
+            None => self.settings.quiet_first,
+        };
+        if !after_disturbed
+            || self.probe.kind() != TaskKind::WholeRun
+            || self.settings.quiet_wait.is_zero()
+            || self.out.quiet_in_vain > 0
+        {
+            return;
+        }
+        let (waited, quiet) = self.probe.wait_quiet(self.settings.quiet_wait);
+        self.out.quiet_waited_s += waited.as_secs_f64();
+        if !quiet {
+            self.out.quiet_in_vain += 1;
+        }
     }
 
     /// Record one sample of a whole-run benchmark and how long it took.
