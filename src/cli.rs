@@ -430,8 +430,14 @@ pub(crate) struct HistorySearch {
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {
     /// The baseline: a run id, or a label (its newest run).
-    #[arg(long, value_name = "RUN|LABEL")]
-    pub(crate) against: String,
+    #[arg(long, value_name = "RUN|LABEL", required_unless_present = "within")]
+    pub(crate) against: Option<String>,
+
+    /// No stored baseline: judge what the run compares (its --config
+    /// values, a --param's values, its --cmd commands), each against the
+    /// first, measured interleaved in the same run.
+    #[arg(long, conflicts_with_all = ["against", "any_host"])]
+    pub(crate) within: bool,
 
     /// Judge this stored run (an id or a label) instead of running; the
     /// selectors, if given, pick its rows.

@@ -187,3 +187,58 @@ fn a_baseline_whose_command_failed_exits_125() {
     assert_eq!(code, 125, "{out}{err}");
     assert!(out.contains("cannot tell (the baseline's result failed"), "{out}");
 }
+
+/// `--within`: the run's own comparison, each against the first `--cmd`,
+/// measured interleaved; no stored baseline needed.
+#[test]
+fn within_judges_each_command_against_the_first() {
+    let e = Env::new();
+    let within = |base: &str, new: &str| {
+        let b = format!("base={base}");
+        let n = format!("new={new}");
+        kdelta(&e, &["check", "cmd", "--cmd", &b, "--cmd", &n, "--runs", "6", "--within"])
+    };
+    let (code, out, err) = within("sleep 0.01", "sleep 0.05");
+    // Five times slower: regressed, unless other work disturbed a side.
+    match code {
+        1 => {
+            assert!(out.contains("cmd.run [cmd=new vs cmd=base]: "), "{out}");
+            assert!(out.contains("worse): regressed"), "{out}");
+            assert!(
+                out.lines().last().unwrap().starts_with("regressed: cmd.run [cmd=new vs cmd=base] (run 1"),
+                "{out}"
+            );
+        }
+        125 => assert!(out.contains("cannot tell"), "{out}{err}"),
+        _ => panic!("exit {code}: {out}{err}"),
+    }
+    assert!(err.contains("kdelta: stored as run 1"), "{err}");
+    // Faster than the first: never a regression.
+    let (code, out, err) = within("sleep 0.05", "sleep 0.01");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("better): improved") || out.contains("better): ok"), "{out}");
+    // A stored run judged the same way.
+    let (code, out, _) = kdelta(&e, &["check", "--run", "2", "--within"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.lines().last().unwrap().ends_with("(run 2, each against the first it compares)"), "{out}");
+}
+
+#[test]
+fn within_refuses_a_run_that_compares_nothing() {
+    let e = Env::new();
+    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", "sleep 0.01", "--runs", "3", "--within"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--within judges what one run compares"), "{err}");
+    assert!(!e.db().exists(), "nothing runs, nothing is stored");
+    // A stored run of one command: the same refusal, naming the run.
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", "true", "--runs", "3"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = kdelta(&e, &["check", "--run", "1", "--within"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("run 1: --within judges"), "{err}");
+    // With a baseline as well: one or the other.
+    let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true", "--within", "--against", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("'--within' cannot be used with '--against"), "{err}");
+}

@@ -222,8 +222,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
     if a.run.format != Format::Text || a.run.verbose {
         return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
     }
+    let Some(against) = &a.against else { return check_within(db, &a, &lim) };
     let store = stored::open_existing(db)?;
-    let base = store.find_run(&a.against)?;
+    let base = store.find_run(against)?;
     let base_results = stored::results(&store, base.id)?;
     selectors_in_baseline(&a.run.selectors, &base, &base_results)?;
     let (run, mut results) = match &a.stored {
@@ -234,40 +235,99 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
             (run, results)
         }
         None => {
-            if a.run.selectors.is_empty() {
-                return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
-            }
             let host = host_snapshot()?;
             same_machine(&base, &serde_json::to_value(&host)?, a.any_host)?;
             drop(store);
-            let output = run::measure(db, &run::request(&a.run)?, host)?;
-            if output.interrupted {
-                eprintln!("kdelta: interrupted; run {} is marked incomplete", output.run.id);
-                return Ok(exit::INTERRUPTED);
+            match measured(db, &a.run, host)? {
+                Some(got) => got,
+                None => return Ok(exit::INTERRUPTED),
             }
-            eprintln!("kdelta: stored as {}", crate::report::header::run_name(&output.run));
-            let mut results = output.results;
-            bench::canonical_results(&mut results);
-            (output.run, results)
         }
     };
     results.retain(|r| selected(&a.run.selectors, r));
     let base_results = base_results.into_iter().filter(|r| selected(&a.run.selectors, r)).collect();
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
-    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim)).collect();
+    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
     if rows.iter().all(|l| l.verdict.is_none()) {
         return Err(bad_input(format!(
             "{run_name} has no row {base_name} has (benchmark, parameters and configuration): \
              see `kdelta compare` of the two"
         )));
     }
+    Ok(verdict_out(&rows, &lim, &format!("{run_name} against {base_name}")))
+}
+
+/// Run what `a` asks for and store it: the run and its results, or `None`
+/// when it was interrupted.
+fn measured(
+    db: &Option<PathBuf>,
+    a: &RunArgs,
+    host: crate::topology::Host,
+) -> Result<Option<(RunRecord, Vec<ResultRecord>)>> {
+    if a.selectors.is_empty() {
+        return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
+    }
+    let req = run::request(a)?;
+    let output = run::measure(db, &req, host)?;
+    if output.interrupted {
+        eprintln!("kdelta: interrupted; run {} is marked incomplete", output.run.id);
+        return Ok(None);
+    }
+    eprintln!("kdelta: stored as {}", crate::report::header::run_name(&output.run));
+    let mut results = output.results;
+    bench::canonical_results(&mut results);
+    Ok(Some((output.run, results)))
+}
+
+/// `--within`: judge what one run compares (its configurations, the values
+/// of a swept parameter, `--cmd` alternatives), each against the first,
+/// interleaved round by round in the same run: on a machine whose speed
+/// drifts from run to run, the comparison a stored baseline cannot give.
+fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8> {
+    let (run, mut results) = match &a.stored {
+        Some(key) => {
+            no_run_options(&a.run)?;
+            stored::load(&stored::open_existing(db)?, key)?
+        }
+        None => {
+            if !compares(&run::request(&a.run)?) {
+                return Err(bad_input(WITHIN_NOTHING));
+            }
+            match measured(db, &a.run, host_snapshot()?)? {
+                Some(got) => got,
+                None => return Ok(exit::INTERRUPTED),
+            }
+        }
+    };
+    results.retain(|r| selected(&a.run.selectors, r));
+    let run_name = crate::report::header::run_name(&run);
+    let rep = Report::for_run(run, results, &lim.opt);
+    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
+    if rows.iter().all(|l| l.verdict.is_none()) {
+        return Err(bad_input(format!("{run_name}: {WITHIN_NOTHING}")));
+    }
+    Ok(verdict_out(&rows, lim, &format!("{run_name}, each against the first it compares")))
+}
+
+const WITHIN_NOTHING: &str = "--within judges what one run compares, each against the first: give two or more \
+     --config values, values of a --param (a,b) or --cmd commands (the first is the baseline)";
+
+/// Whether a run asked for compares anything: two configurations, or a
+/// parameter given several values (a list, or one per line as `--cmd` gives
+/// them).
+fn compares(req: &crate::harness::plan::Request) -> bool {
+    req.configs.len() > 1 || req.overrides.values().any(|v| v.contains(',') || v.contains('\n'))
+}
+
+/// Print the rows and the verdict's line; the exit status.
+fn verdict_out(rows: &[Line], lim: &Limits, what: &str) -> u8 {
     let mut text: String = rows.iter().map(|l| l.text.clone() + "\n").collect();
     let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
     let code = status(&verdicts);
-    text.push_str(&summary(code, &rows, &lim, &base_name, &run_name));
+    text.push_str(&summary(code, rows, lim, what));
     out(&text);
-    Ok(code)
+    code
 }
 
 /// One printed row, and its verdict (`None` for a row the baseline lacks).
@@ -279,10 +339,19 @@ struct Line {
 
 /// The rows of one table (a configuration of the baseline against one of
 /// the new run) that the new run has.
-fn lines(t: &Table, lim: &Limits) -> Vec<Line> {
+fn lines(t: &Table, lim: &Limits, within: bool) -> Vec<Line> {
     let config = |i: usize| t.columns[i].results.first().map(|r| r.config.clone()).unwrap_or_default();
-    let (ca, cb) = (config(0), config(1));
-    let configs = if ca == cb { ca } else { format!("{ca} vs {cb}") };
+    // Two runs: the configurations compared; within a run: the columns,
+    // each against the first.
+    let configs = |col: usize| {
+        let (ca, cb) =
+            if within { (t.columns[col].name.clone(), t.columns[0].name.clone()) } else { (config(0), config(col)) };
+        if ca == cb {
+            ca
+        } else {
+            format!("{ca} vs {cb}")
+        }
+    };
     // Only the parameters that differ between rows name one.
     let varying: Vec<&String> = t
         .rows
@@ -293,17 +362,19 @@ fn lines(t: &Table, lim: &Limits) -> Vec<Line> {
         .collect();
     let mut out = Vec::new();
     for row in &t.rows {
-        let (Some(new), Some(change)) = (row.cells[1].as_ref(), row.changes.first()) else { continue };
-        let params: String =
-            varying.iter().filter_map(|k| row.params.0.get(*k).map(|v| format!(" {k}={}", one_line(v)))).collect();
-        let name = format!("{}{params} [{configs}]", row.benchmark);
-        let Some(base) = row.cells[0].as_ref() else {
-            out.push(Line { text: format!("{name}: not in the baseline"), name, verdict: None });
-            continue;
-        };
-        let verdict = judge(base, new, change.as_ref(), lim);
-        let figures = figures(base, new, &row.unit, change.as_ref());
-        out.push(Line { text: format!("{name}: {figures}: {}", verdict.text()), name, verdict: Some(verdict) });
+        for col in 1..t.columns.len() {
+            let (Some(Some(new)), Some(change)) = (row.cells.get(col), row.changes.get(col - 1)) else { continue };
+            let params: String =
+                varying.iter().filter_map(|k| row.params.0.get(*k).map(|v| format!(" {k}={}", one_line(v)))).collect();
+            let name = format!("{}{params} [{}]", row.benchmark, configs(col));
+            let Some(base) = row.cells[0].as_ref() else {
+                out.push(Line { text: format!("{name}: not in the baseline"), name, verdict: None });
+                continue;
+            };
+            let verdict = judge(base, new, change.as_ref(), lim);
+            let figures = figures(base, new, &row.unit, change.as_ref());
+            out.push(Line { text: format!("{name}: {figures}: {}", verdict.text()), name, verdict: Some(verdict) });
+        }
     }
     out
 }
@@ -330,22 +401,21 @@ fn figures(base: &Cell, new: &Cell, unit: &str, change: Option<&Comparison>) -> 
 }
 
 /// The last line: the verdict of the whole check, naming what decided it.
-fn summary(code: u8, rows: &[Line], lim: &Limits, base: &str, run: &str) -> String {
+fn summary(code: u8, rows: &[Line], lim: &Limits, what: &str) -> String {
     let named = |pick: fn(&Verdict) -> bool| {
         rows.iter().filter(|l| l.verdict.as_ref().is_some_and(pick)).map(|l| l.name.as_str()).collect::<Vec<_>>()
     };
     let judged = rows.iter().filter(|l| l.verdict.is_some()).count();
     match code {
         exit::FAILED => format!(
-            "regressed: {} ({run} against {base}, beyond {}%)\n",
+            "regressed: {} ({what}, beyond {}%)\n",
             named(|v| matches!(v, Verdict::Regressed)).join(", "),
             lim.max_regression_pct
         ),
-        exit::CANNOT_TELL => format!(
-            "cannot tell: {} ({run} against {base})\n",
-            named(|v| matches!(v, Verdict::CannotTell(_))).join(", ")
-        ),
-        _ => format!("ok: {judged} row(s), none regressed beyond {}% ({run} against {base})\n", lim.max_regression_pct),
+        exit::CANNOT_TELL => {
+            format!("cannot tell: {} ({what})\n", named(|v| matches!(v, Verdict::CannotTell(_))).join(", "))
+        }
+        _ => format!("ok: {judged} row(s), none regressed beyond {}% ({what})\n", lim.max_regression_pct),
     }
 }
 

@@ -355,7 +355,9 @@ impl Pg {
     }
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
-        self.results_named(run_id, None)
+        let rows =
+            self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
+        rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }
 
     /// The results of runs `ids` whose benchmark or family is one of
@@ -376,19 +378,6 @@ impl Pg {
                 Ok((run_id, result_cols_from(r, 1).record(run_id)?))
             })
             .collect()
-    }
-
-    /// The results of run `run_id`, only those of the benchmarks `names` when given.
-    pub(super) fn results_named(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
-        let names: Option<Vec<String>> = names.map(<[String]>::to_vec);
-        let rows = self.query(
-            &format!(
-                "SELECT {RESULT_COLS} FROM results WHERE run_id = $1 \
-                 AND ($2::TEXT[] IS NULL OR benchmark = ANY($2)) ORDER BY seq, id"
-            ),
-            &[&run_id, &names],
-        )?;
-        rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }
 
     pub(super) fn has_run_key(&self, key: super::RunKey, value: &str) -> Result<bool> {

@@ -400,46 +400,25 @@ impl Sqlite {
     }
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
-        self.results_named(run_id, None)
+        self.reading(|| self.query_results(&self.results_sql(), run_id, None))
     }
 
-    /// The results of run `run_id`, only those of the benchmarks `names` when
-    /// given (found through the index on run and benchmark: the others' rows
-    /// are never read).
-    pub(super) fn results_named(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
-        self.reading(|| self.read_results(run_id, names))
-    }
-
-    /// The statement of [`Sqlite::results_named`], with or without names.
-    fn results_sql(&self, named: bool) -> String {
+    /// The statement of [`Sqlite::results`].
+    fn results_sql(&self) -> String {
         // A version-1 file read as it is has no per-sample columns.
         let cols = if self.version >= 2 {
             RESULT_COLS.to_string()
         } else {
             RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
         };
-        let only = if named { "AND benchmark IN (SELECT value FROM json_each(?2))" } else { "" };
-        format!("SELECT {cols} FROM results WHERE run_id = ?1 {only} ORDER BY seq, id")
-    }
-
-    fn read_results(&self, run_id: i64, names: Option<&[String]>) -> Result<Vec<ResultRecord>> {
-        let names = names.map(serde_json::to_string).transpose()?;
-        self.query_results(&self.results_sql(names.is_some()), run_id, names)
+        format!("SELECT {cols} FROM results WHERE run_id = ?1 ORDER BY seq, id")
     }
 
     /// The results of runs `ids` whose benchmark or family is one of
     /// `names`, with the columns history reads ([`HISTORY_RESULT_COLS`]),
     /// each with its run's id: run by run through one cached statement.
     pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, ResultRecord)>> {
-        let cols = if self.version >= 2 {
-            HISTORY_RESULT_COLS.to_string()
-        } else {
-            HISTORY_RESULT_COLS.replace("samples_meta", "NULL")
-        };
-        let sql = format!(
-            "SELECT {cols} FROM results WHERE run_id = ?1 AND (benchmark IN (SELECT value FROM json_each(?2)) \
-             OR family IN (SELECT value FROM json_each(?2))) ORDER BY seq, id"
-        );
+        let sql = self.history_results_sql();
         let names = serde_json::to_string(names)?;
         self.reading(|| {
             let mut out = Vec::new();
@@ -448,6 +427,26 @@ impl Sqlite {
             }
             Ok(out)
         })
+    }
+
+    /// The statement of [`Sqlite::history_results`], for one run.
+    fn history_results_sql(&self) -> String {
+        let cols = if self.version >= 2 {
+            HISTORY_RESULT_COLS.to_string()
+        } else {
+            HISTORY_RESULT_COLS.replace("samples_meta", "NULL")
+        };
+        // Two halves: a benchmark named, then a family named (its benchmarks
+        // not named), each through the index on (run, benchmark, family) from
+        // schema 5, whose entries say the family before a row is read. The
+        // rows' order (seq, id) follows the 20 columns.
+        let names = "(SELECT value FROM json_each(?2))";
+        let index = if self.version >= 5 { "INDEXED BY results_run_benchmark" } else { "" };
+        format!(
+            "SELECT {cols}, seq, id FROM results WHERE run_id = ?1 AND benchmark IN {names} \
+             UNION ALL SELECT {cols}, seq, id FROM results {index} WHERE run_id = ?1 AND family IN {names} \
+             AND benchmark NOT IN {names} ORDER BY 21, 22"
+        )
     }
 
     /// Results by `sql`, whose `?1` is the run's id and `?2`, when given,
