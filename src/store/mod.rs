@@ -258,6 +258,17 @@ pub(crate) enum RunKey {
     Kernel,
 }
 
+impl RunKey {
+    /// Its column, given how the backend reads a run's host name and kernel.
+    pub(super) fn column<'a>(self, host: &'a str, kernel: &'a str) -> &'a str {
+        match self {
+            RunKey::Label => "label",
+            RunKey::Host => host,
+            RunKey::Kernel => kernel,
+        }
+    }
+}
+
 /// What [`Store::history`] read: the runs with their wanted results, and
 /// every benchmark name those runs hold.
 pub(crate) struct HistoryRuns {

@@ -382,11 +382,7 @@ impl Pg {
 
     pub(super) fn has_run_key(&self, key: super::RunKey, value: &str) -> Result<bool> {
         let (host, kernel) = self.host_keys();
-        let col = match key {
-            super::RunKey::Label => "label",
-            super::RunKey::Host => host,
-            super::RunKey::Kernel => kernel,
-        };
+        let col = key.column(host, kernel);
         let rows = self.query(&format!("SELECT EXISTS (SELECT 1 FROM runs WHERE {col} = $1)"), &[&value])?;
         Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
     }

@@ -371,11 +371,7 @@ impl Sqlite {
 
     pub(super) fn has_run_key(&self, key: super::RunKey, value: &str) -> Result<bool> {
         let (host, kernel) = self.host_keys();
-        let col = match key {
-            super::RunKey::Label => "label",
-            super::RunKey::Host => host,
-            super::RunKey::Kernel => kernel,
-        };
+        let col = key.column(host, kernel);
         self.reading(|| {
             let sql = format!("SELECT EXISTS (SELECT 1 FROM runs WHERE {col} = ?1)");
             Ok(self.conn.query_row(&sql, [value], |r| r.get::<_, bool>(0))?)
