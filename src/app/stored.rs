@@ -140,7 +140,22 @@ pub(super) fn cmd_compare_pooled(
 pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &RunFilter) -> Result<u8> {
     let store = open_existing(db)?;
     let runs = if filter.any() {
-        store.runs(i64::MAX as usize)?.into_iter().filter(|(r, _)| filter.keeps(r)).take(limit).collect()
+        // Label, host and kernel are chosen in SQL (by index), metadata here;
+        // results are counted only for the runs listed.
+        let q = crate::store::HistoryQuery {
+            label: filter.label.clone(),
+            hostname: filter.host.clone(),
+            kernel: filter.kernel.clone(),
+            since: None,
+        };
+        let kept: Vec<_> = store.runs_where(&q)?.into_iter().filter(|r| filter.keeps(r)).take(limit).collect();
+        let counts = store.result_counts(&kept.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        kept.into_iter()
+            .map(|r| {
+                let n = counts.get(&r.id).copied().unwrap_or(0);
+                (r, n)
+            })
+            .collect()
     } else {
         store.runs(limit)?
     };

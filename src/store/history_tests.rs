@@ -33,7 +33,7 @@ pub(crate) fn check(s: &mut Store) {
     let b = stored(s, "nightly", "beta", "6.1", "2024-05-02T10:00:00Z", true);
     let c = stored(s, "other", "alpha", "6.8", "2024-05-03T10:00:00Z", true);
     // Still running (this process writes it): never part of a history.
-    stored(s, "nightly", "alpha", "6.1", "2024-05-04T10:00:00Z", false);
+    let running = stored(s, "nightly", "alpha", "6.1", "2024-05-04T10:00:00Z", false);
     let ids = |q: HistoryQuery| {
         s.history(&q, &Pick::Matching(&|_, _| true)).unwrap().runs.iter().map(|(r, _)| r.id).collect::<Vec<_>>()
     };
@@ -82,6 +82,14 @@ pub(crate) fn check(s: &mut Store) {
     let all = s.history(&HistoryQuery::default(), &Pick::Names(vec!["lat.syscall".into()])).unwrap();
     assert!(all.runs.iter().all(|(_, rs)| rs.len() == 1 && rs[0].benchmark == "lat.syscall"));
     assert_eq!(s.names_in(&all.ids).unwrap(), ["lat.pipe", "lat.syscall"]);
+
+    // `kdelta runs --host`: any status, newest first, results counted for those asked.
+    let alpha = s.runs_where(&HistoryQuery { hostname: Some("alpha".into()), ..Default::default() }).unwrap();
+    assert_eq!(alpha.iter().map(|r| r.id).collect::<Vec<_>>(), [early, running, c, a]);
+    let both = HistoryQuery { label: Some("other".into()), kernel: Some("6.8".into()), ..Default::default() };
+    assert_eq!(s.runs_where(&both).unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), [c]);
+    let counts = s.result_counts(&[early, a, b]).unwrap();
+    assert_eq!((counts[&early], counts[&a], counts.len()), (2, 1, 3));
 }
 
 #[test]

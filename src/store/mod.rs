@@ -155,6 +155,17 @@ impl Store {
         each!(self, s => s.runs(limit))
     }
 
+    /// The runs `q` selects (every filter given must match; any status),
+    /// newest first, without their results.
+    pub(crate) fn runs_where(&self, q: &HistoryQuery) -> Result<Vec<RunRecord>> {
+        each!(self, s => s.runs_where(q))
+    }
+
+    /// How many results each of runs `ids` holds; a run without any is absent.
+    pub(crate) fn result_counts(&self, ids: &[i64]) -> Result<std::collections::HashMap<i64, usize>> {
+        Ok(each!(self, s => s.result_counts(ids))?.into_iter().collect())
+    }
+
     /// A run by id (`12`) or label (the newest run with that label).
     pub(crate) fn find_run(&self, key: &str) -> Result<RunRecord> {
         each!(self, s => s.find_run(key))

@@ -331,7 +331,6 @@ impl Pg {
 
     /// The complete runs `q` selects, oldest first.
     pub(super) fn history_runs(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
-        let (host, kernel) = self.host_keys();
         // The host snapshot and environment stay on disk: history names a
         // run's host by its indexed name.
         let cols = if self.version >= HOST_KEYS {
@@ -340,14 +339,32 @@ impl Pg {
         } else {
             self.run_cols()
         };
+        self.runs_selected(&cols, "status = 'complete'", q, "started, id")
+    }
+
+    /// Every run `q` selects, whatever its status, newest first.
+    pub(super) fn runs_where(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        self.runs_selected(&self.run_cols(), "TRUE", q, "id DESC")
+    }
+
+    /// How many results each of runs `ids` holds (from the index on run).
+    pub(super) fn result_counts(&self, ids: &[i64]) -> Result<Vec<(i64, usize)>> {
+        let rows =
+            self.query("SELECT run_id, COUNT(*) FROM results WHERE run_id = ANY($1) GROUP BY run_id", &[&ids])?;
+        Ok(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1) as usize)).collect())
+    }
+
+    /// The runs `WHERE base` and each filter of `q` given, ordered by `order`.
+    fn runs_selected(&self, cols: &str, base: &str, q: &super::HistoryQuery, order: &str) -> Result<Vec<RunRecord>> {
+        let (host, kernel) = self.host_keys();
         let rows = self.query(
             &format!(
-                "SELECT {cols} FROM runs WHERE status = 'complete' \
+                "SELECT {cols} FROM runs WHERE {base} \
                  AND ($1::TEXT IS NULL OR label = $1) \
                  AND ($2::TEXT IS NULL OR {host} = $2) \
                  AND ($3::TEXT IS NULL OR {kernel} = $3) \
                  AND ($4::TEXT IS NULL OR started >= $4) \
-                 ORDER BY started, id"
+                 ORDER BY {order}"
             ),
             &[&q.label, &q.hostname, &q.kernel, &q.since],
         )?;

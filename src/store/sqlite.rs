@@ -336,7 +336,6 @@ impl Sqlite {
 
     /// [`Sqlite::history_runs`]'s statement and the values it binds.
     fn history_runs_sql<'q>(&self, q: &'q super::HistoryQuery) -> (String, Vec<&'q str>) {
-        let (host, kernel) = self.host_keys();
         // The host snapshot and environment stay on disk: history names a
         // run's host by its indexed name.
         let cols = if self.version >= 4 {
@@ -344,7 +343,36 @@ impl Sqlite {
         } else {
             self.run_cols()
         };
-        let mut sql = format!("SELECT {cols} FROM runs WHERE status = 'complete'");
+        self.runs_sql(&cols, "status = 'complete'", q, "started, id")
+    }
+
+    /// Every run `q` selects, whatever its status, newest first.
+    pub(super) fn runs_where(&self, q: &super::HistoryQuery) -> Result<Vec<RunRecord>> {
+        let (sql, values) = self.runs_sql(&self.run_cols(), "1", q, "id DESC");
+        self.reading(|| {
+            let mut st = self.conn.prepare(&sql)?;
+            let rows = st.query_map(rusqlite::params_from_iter(values), run_from_row)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// How many results each of runs `ids` holds (from the index on run).
+    pub(super) fn result_counts(&self, ids: &[i64]) -> Result<Vec<(i64, usize)>> {
+        self.reading(|| {
+            let mut st = self.conn.prepare(
+                "SELECT run_id, COUNT(*) FROM results WHERE run_id IN (SELECT value FROM json_each(?1)) GROUP BY run_id",
+            )?;
+            let rows =
+                st.query_map([serde_json::to_string(ids)?], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? as usize)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// `SELECT cols FROM runs WHERE base` and each filter of `q` given,
+    /// ordered by `order`, and the values it binds.
+    fn runs_sql<'q>(&self, cols: &str, base: &str, q: &'q super::HistoryQuery, order: &str) -> (String, Vec<&'q str>) {
+        let (host, kernel) = self.host_keys();
+        let mut sql = format!("SELECT {cols} FROM runs WHERE {base}");
         let mut values: Vec<&str> = Vec::new();
         for (col, op, v) in
             [("label", "=", &q.label), (host, "=", &q.hostname), (kernel, "=", &q.kernel), ("started", ">=", &q.since)]
@@ -354,7 +382,7 @@ impl Sqlite {
                 sql.push_str(&format!(" AND {col} {op} ?{}", values.len()));
             }
         }
-        sql.push_str(" ORDER BY started, id");
+        sql.push_str(&format!(" ORDER BY {order}"));
         (sql, values)
     }
 
