@@ -286,3 +286,20 @@ fn endless_output_costs_no_memory() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(v["results"][0]["status"], "ok");
 }
+
+/// Compared commands take turns in one worker, run by run (`lockstep`), so
+/// both see the same moments of the machine; `--interleave workers` gives
+/// each its own workers instead.
+#[test]
+fn compared_commands_take_turns_in_one_worker() {
+    let e = Env::new();
+    let jobs = |v: &serde_json::Value, i: usize| -> std::collections::BTreeSet<u64> {
+        v["results"][i]["samples_meta"].as_array().unwrap().iter().map(|m| m["job"].as_u64().unwrap()).collect()
+    };
+    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(jobs(&v, 0), jobs(&v, 1));
+    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02", "--interleave", "workers"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
+}

@@ -285,17 +285,23 @@ pub(crate) fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
 }
 
 /// This process as a child subreaper (prctl(2) `PR_SET_CHILD_SUBREAPER`)
-/// for as long as the value lives: orphaned descendants become its children
-/// instead of init's. Dropping it clears the attribute.
+/// for as long as any such value lives: orphaned descendants become its
+/// children instead of init's. Dropping the last one clears the attribute
+/// (points taking turns in one worker each hold one, and one may end first).
 #[derive(Debug)]
 pub(crate) struct Subreaper(());
 
+/// How many [`Subreaper`]s this process holds.
+static SUBREAPERS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
 impl Subreaper {
     pub(crate) fn new() -> Result<Subreaper> {
+        let mut held = SUBREAPERS.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: prctl with an integer argument; no memory is passed.
-        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        if *held == 0 && unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error()).context("becoming a child subreaper");
         }
+        *held += 1;
         Ok(Subreaper(()))
     }
 
@@ -329,8 +335,12 @@ impl Subreaper {
 
 impl Drop for Subreaper {
     fn drop(&mut self) {
-        // SAFETY: as in `new`.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0 as libc::c_ulong, 0, 0, 0) };
+        let mut held = SUBREAPERS.lock().unwrap_or_else(|e| e.into_inner());
+        *held -= 1;
+        if *held == 0 {
+            // SAFETY: as in `new`.
+            unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0 as libc::c_ulong, 0, 0, 0) };
+        }
     }
 }
 

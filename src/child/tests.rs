@@ -106,3 +106,20 @@ fn spawned_commands_die_with_parent_and_are_waited_for() {
     assert_eq!(c.wait_timeout(Duration::from_secs(30)).unwrap().and_then(|s| s.code()), Some(3));
     assert_eq!(describe(c.status().unwrap()), "exited with status 3");
 }
+
+#[test]
+fn the_subreaper_attribute_stays_while_any_holder_lives() {
+    let subreaper = || {
+        let mut v: libc::c_int = 0;
+        // SAFETY: PR_GET_CHILD_SUBREAPER writes an int through the pointer.
+        unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut v as *mut libc::c_int, 0, 0, 0) };
+        v != 0
+    };
+    let a = Subreaper::new().unwrap();
+    let b = Subreaper::new().unwrap();
+    assert!(subreaper());
+    drop(a);
+    // Other tests may hold one too; this one's `b` alone keeps it set.
+    assert!(subreaper(), "dropping one holder cleared the attribute");
+    drop(b);
+}

@@ -153,6 +153,9 @@ impl Benchmark for CmdRun {
             ))
             .samples(10, 3)
             .timeout(Duration::from_secs(3600))
+            // Commands compared take turns in one worker, run by run, so
+            // both see the same moments of a machine whose speed moves.
+            .lockstep()
             .open()
     }
 
