@@ -238,7 +238,7 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
             let host = host_snapshot()?;
             same_machine(&base, &serde_json::to_value(&host)?, a.any_host)?;
             drop(store);
-            match measured(db, &a.run, host)? {
+            match measured(db, &a.run, &run::request(&a.run)?, host)? {
                 Some(got) => got,
                 None => return Ok(exit::INTERRUPTED),
             }
@@ -258,18 +258,18 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
     Ok(verdict_out(&rows, &lim, &format!("{run_name} against {base_name}")))
 }
 
-/// Run what `a` asks for and store it: the run and its results, or `None`
-/// when it was interrupted.
+/// Run `req` (made of `a`) and store it: the run and its results, or
+/// `None` when it was interrupted.
 fn measured(
     db: &Option<PathBuf>,
     a: &RunArgs,
+    req: &crate::harness::plan::Request,
     host: crate::topology::Host,
 ) -> Result<Option<(RunRecord, Vec<ResultRecord>)>> {
     if a.selectors.is_empty() {
         return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
     }
-    let req = run::request(a)?;
-    let output = run::measure(db, &req, host)?;
+    let output = run::measure(db, req, host)?;
     if output.interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", output.run.id);
         return Ok(None);
@@ -291,10 +291,11 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
             stored::load(&stored::open_existing(db)?, key)?
         }
         None => {
-            if !compares(&run::request(&a.run)?) {
+            let req = run::request(&a.run)?;
+            if !compares(&req) {
                 return Err(bad_input(WITHIN_NOTHING));
             }
-            match measured(db, &a.run, host_snapshot()?)? {
+            match measured(db, &a.run, &req, host_snapshot()?)? {
                 Some(got) => got,
                 None => return Ok(exit::INTERRUPTED),
             }
