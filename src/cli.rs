@@ -86,6 +86,10 @@ pub(crate) enum Command {
         /// List every warning of every result instead of one summary line per kind.
         #[arg(long, short = 'v')]
         verbose: bool,
+        /// Show each result's perf counters per operation (taken with `run
+        /// --counters`) as rows under it, compared like figures.
+        #[arg(long)]
+        counters: bool,
         /// Pool the complete runs (of --label, if given) by kernel release or
         /// by host: one column each, runs as the unit of significance.
         #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
@@ -127,6 +131,10 @@ pub(crate) enum Command {
         /// Print only the warnings, one line each, with the retake and noise counts.
         #[arg(long)]
         warnings: bool,
+        /// Show each result's perf counters per operation (taken with `run
+        /// --counters`) as rows under it, compared like figures.
+        #[arg(long)]
+        counters: bool,
     },
     /// Export one stored run with every raw sample.
     Export {
@@ -327,6 +335,16 @@ pub(crate) struct RunArgs {
     /// Fewer samples and smaller sweeps: a first look in seconds.
     #[arg(long)]
     pub(crate) quick: bool,
+
+    /// Count, in every sample, what the measured tasks did (perf_event_open):
+    /// task clock, context switches, CPU migrations, minor and major page
+    /// faults, and where a hardware PMU exists cycles, instructions, cache
+    /// references and misses, branch, LLC and dTLB misses (otherwise said
+    /// unavailable, with the reason). Stored with each sample, shown per
+    /// operation under each result and compared like figures. A
+    /// configuration's `+counters=on|off` overrides it.
+    #[arg(long)]
+    pub(crate) counters: bool,
 
     /// A label to find this run by later (compare, show, export).
     #[arg(long, short = 'l', value_parser = label)]

@@ -64,7 +64,13 @@ pub(super) fn cmd_report(
     let runs: Vec<Report> = loaded.into_iter().map(|(r, rs)| run_report(r, rs, &opt)).collect();
     let title = title.unwrap_or_else(|| format!("kdelta report: {}", names.join(", ")));
     let shown = runs.len();
-    let reports: Vec<Report> = runs.into_iter().chain(comparisons).collect();
+    let mut reports: Vec<Report> = runs.into_iter().chain(comparisons).collect();
+    // Runs taken with --counters show their counters per operation.
+    for rep in &mut reports {
+        if rep.results.iter().any(|r| r.samples_meta.iter().any(|m| !m.counters.is_empty())) {
+            rep.add_counters(&opt);
+        }
+    }
     let page = Page { title, extra: &extra }.render(&reports)?;
     let charts = page.matches("<svg ").count();
     write_into_place(&dir, path, &page)?;

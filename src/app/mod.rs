@@ -216,15 +216,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Compare { by: Some(by), label, threshold, .. } => {
             stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold)
         }
-        Command::Compare { run_a, run_b, format, threshold, verbose, .. } => {
-            stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose)
+        Command::Compare { run_a, run_b, format, threshold, verbose, counters, .. } => {
+            stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose, counters)
         }
         Command::Runs { limit, json, select } => {
             stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select))
         }
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
-        Command::Show { run, format, verbose, warnings } => stored::cmd_show(&cli.db, &run, format, verbose, warnings),
-        Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false),
+        Command::Show { run, format, verbose, warnings, counters } => {
+            stored::cmd_show(&cli.db, &run, format, verbose, warnings, counters)
+        }
+        Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
         Command::Report { history, select, search, out: path, title, .. } if !history.is_empty() => {
             html::cmd_report_history(&cli.db, &history, &select, &search, &path, title)

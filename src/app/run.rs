@@ -11,6 +11,9 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     let interrupted = output.interrupted;
     let mut rep = run_report(output.run, output.results, &opt);
     rep.verbose = a.verbose;
+    if a.counters {
+        rep.add_counters(&opt);
+    }
     out(&report::render(&rep, a.format, color())?);
     if interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
@@ -41,6 +44,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         },
         timeout: a.timeout,
         quiet_wait: a.quiet_wait,
+        counters: a.counters,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
         interleave: a.interleave.into(),

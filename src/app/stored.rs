@@ -27,6 +27,7 @@ pub(super) fn cmd_compare(
     format: Format,
     threshold: f64,
     verbose: bool,
+    counters: bool,
 ) -> Result<u8> {
     let store = open_existing(db)?;
     let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
@@ -56,6 +57,9 @@ pub(super) fn cmd_compare(
         );
     }
     rep.verbose = verbose;
+    if counters {
+        rep.add_counters(&opt);
+    }
     out(&report::render(&rep, format, color())?);
     Ok(exit::OK)
 }
@@ -206,11 +210,22 @@ fn runs_table(runs: Vec<(crate::model::record::RunRecord, usize)>) -> String {
     s
 }
 
-pub(super) fn cmd_show(db: &Option<PathBuf>, key: &str, format: Format, verbose: bool, warnings: bool) -> Result<u8> {
+pub(super) fn cmd_show(
+    db: &Option<PathBuf>,
+    key: &str,
+    format: Format,
+    verbose: bool,
+    warnings: bool,
+    counters: bool,
+) -> Result<u8> {
     let store = open_existing(db)?;
     let (run, results) = load(&store, key)?;
-    let mut rep = run_report(run, results, &CompareOptions::default());
+    let opt = CompareOptions::default();
+    let mut rep = run_report(run, results, &opt);
     rep.verbose = verbose;
+    if counters {
+        rep.add_counters(&opt);
+    }
     if warnings {
         out(&report::text::warnings(&rep));
         return Ok(exit::OK);

@@ -55,7 +55,7 @@ pub(crate) struct Unavailable {
 
 /// Names a user can write, for error messages and `--help`.
 pub(crate) const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub(crate) const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
+pub(crate) const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, counters=on|off, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -101,7 +101,8 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         BaseError::Bad(m) => bad_input(m),
         BaseError::Unavailable(r) => unavailable(spec, r),
     })?;
-    let mut cfg = Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new() };
+    let mut cfg =
+        Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new(), counters: None };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
         names.push(add_modifier(spec, m, topo, &mut cfg)?);
@@ -179,6 +180,18 @@ fn add_modifier(spec: &str, m: &str, topo: &Topology, cfg: &mut Config) -> Resul
             }
             preload::Resolved::Unavailable(why) => Err(unavailable(spec, format!("preload={v}: {why}"))),
         },
+        "counters" => {
+            cfg.counters = Some(match v {
+                "on" => true,
+                "off" => false,
+                _ => {
+                    return Err(bad_input(format!(
+                        "unknown counters value {v:?} in configuration {spec:?}: allowed: on, off"
+                    )))
+                }
+            });
+            Ok(format!("counters={v}"))
+        }
         _ if knobs::is_knob(k) => add_knob(spec, k, v, topo, cfg),
         _ => Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
     }
@@ -218,6 +231,7 @@ fn is_modifier(s: &str) -> bool {
         || s.starts_with("tunables=")
         || s.starts_with("env=")
         || s.starts_with("preload=")
+        || s.starts_with("counters=")
         || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
 }
 

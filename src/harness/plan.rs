@@ -36,6 +36,8 @@ pub(crate) struct Request {
     /// How long a whole-run sample waits for quiet CPUs after a disturbed
     /// one (`SamplerSettings::quiet_wait`).
     pub(crate) quiet_wait: Duration,
+    /// `--counters`: count perf events of the measured tasks in every sample.
+    pub(crate) counters: bool,
     /// Overrides every benchmark's worker time limit.
     pub(crate) timeout: Option<Duration>,
     pub(crate) command: String,

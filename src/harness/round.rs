@@ -132,6 +132,7 @@ impl Executor<'_> {
                     .takes
                     .iter()
                     .any(|t| t.retakes > 0 || sweep.points[t.point].got.set.meta.last().is_some_and(|m| m.disturbed)),
+                counters: cfg.counters.unwrap_or(self.req.counters),
                 ..self.settings(wdir.clone())
             },
             result_path: self.tmp.join(format!("r{job_no}.json")),
@@ -169,6 +170,7 @@ impl Executor<'_> {
             quiet_wait: self.req.quiet_wait,
             quiet_first: false,
             owner: Some(owned::Owner::me()),
+            counters: self.req.counters,
         }
     }
 

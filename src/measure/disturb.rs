@@ -17,7 +17,9 @@
 //! the sample counts as clean.
 
 use crate::model::sample::{Placement, SampleMeta, TaskKind};
+use crate::sys::perf::{TaskCounters, Unavailable};
 use crate::sys::{clock, cpu, task};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -59,6 +61,9 @@ pub(crate) struct Snapshot {
     cpus: Vec<u32>,
     idle: Vec<Option<f64>>,
     steal: Vec<f64>,
+    /// Perf counts of the measured tasks (`Probe::count`): the counters'
+    /// generation (a new peer reopens them) and each event's count.
+    counts: Option<(u32, Vec<Option<u64>>)>,
 }
 
 /// A task that takes part in the measurement besides the measuring thread.
@@ -80,6 +85,11 @@ pub(crate) struct Probe {
     pgid: i32,
     pid: i32,
     tid: i32,
+    /// Count perf events for the measured tasks around every sample.
+    counting: bool,
+    /// Opened at the first snapshot after the tasks are known, reopened when
+    /// a peer joins (its generation counts up).
+    counters: RefCell<Option<(u32, TaskCounters)>>,
 }
 
 impl Probe {
@@ -94,7 +104,59 @@ impl Probe {
             pgid: nix::unistd::getpgrp().as_raw(),
             pid: std::process::id() as i32,
             tid: nix::unistd::gettid().as_raw(),
+            counting: false,
+            counters: RefCell::new(None),
         }
+    }
+
+    /// Count perf events (`sys::perf::EVENTS`) of the measured tasks in
+    /// every sample from now on.
+    pub(crate) fn count(&mut self) {
+        self.counting = true;
+    }
+
+    /// The events that could not be counted, and why (empty before the
+    /// first sample or when not counting).
+    pub(crate) fn uncounted(&self) -> Vec<Unavailable> {
+        self.counters.borrow().as_ref().map(|(_, c)| c.unavailable().to_vec()).unwrap_or_default()
+    }
+
+    /// The tasks a sample's counters cover: the measuring thread, its
+    /// peers, and for a whole run every other thread of this process and of
+    /// its process group as they are when counting starts (the tasks they
+    /// start later are counted through `inherit`).
+    fn counted_tasks(&self) -> Vec<i32> {
+        let mut v = vec![self.tid];
+        v.extend(self.peers.iter().map(|p| p.tid));
+        if self.kind == TaskKind::WholeRun {
+            v.extend(task::own_threads());
+            v.extend(task::group_threads(self.pgid, self.pid));
+        }
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|t| seen.insert(*t));
+        v
+    }
+
+    /// Each event's count now, opening the counters first when the tasks
+    /// they cover changed.
+    fn read_counts(&self) -> Option<(u32, Vec<Option<u64>>)> {
+        if !self.counting {
+            return None;
+        }
+        let mut slot = self.counters.borrow_mut();
+        let stale = match slot.as_ref() {
+            None => true,
+            Some((_, c)) => {
+                let want = self.peers.iter().map(|p| p.tid);
+                c.tasks()[0] != self.tid || !want.clone().all(|t| c.tasks().contains(&t))
+            }
+        };
+        if stale {
+            let generation = slot.as_ref().map_or(0, |(g, _)| g + 1);
+            *slot = Some((generation, TaskCounters::open(&self.counted_tasks())));
+        }
+        let (g, c) = slot.as_mut().expect("opened above");
+        Some((*g, c.read()))
     }
 
     pub(crate) fn kind(&self) -> TaskKind {
@@ -119,6 +181,7 @@ impl Probe {
     /// A snapshot before a sample: the clocks read last, next to the sample.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();
+        s.counts = self.read_counts();
         s.thread_cpu = clock::thread_cpu_secs();
         s.at = Instant::now();
         s
@@ -129,7 +192,8 @@ impl Probe {
     pub(crate) fn snapshot_end(&self) -> Snapshot {
         let at = Instant::now();
         let thread_cpu = clock::thread_cpu_secs();
-        Snapshot { at, thread_cpu, ..self.read_kernel() }
+        let counts = self.read_counts();
+        Snapshot { at, thread_cpu, counts, ..self.read_kernel() }
     }
 
     /// Everything but the two clocks (`at` and `thread_cpu` are filled by the caller).
@@ -178,6 +242,7 @@ impl Probe {
             cpus,
             idle,
             steal,
+            counts: None,
         }
     }
 
@@ -229,6 +294,7 @@ impl Probe {
                 (Some(x), Some(y)) => Some((y - x).max(0.0)),
                 _ => None,
             },
+            counters: self.counted(a, b),
             ..Default::default()
         };
         match self.kind {
@@ -267,6 +333,23 @@ impl Probe {
             }
         }
         m
+    }
+
+    /// The counts between two snapshots, by event name: none when counting
+    /// is off or the counters were reopened in between.
+    fn counted(&self, a: &Snapshot, b: &Snapshot) -> std::collections::BTreeMap<String, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        let (Some((ga, ca)), Some((gb, cb))) = (&a.counts, &b.counts) else { return out };
+        if ga != gb {
+            return out;
+        }
+        let Some((_, counters)) = &*self.counters.borrow() else { return out };
+        for ((name, x), y) in counters.names().into_iter().zip(ca).zip(cb) {
+            if let (Some(x), Some(y)) = (x, y) {
+                out.insert(name.to_string(), y.saturating_sub(*x));
+            }
+        }
+        out
     }
 }
 

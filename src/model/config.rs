@@ -18,6 +18,10 @@ pub struct Config {
     /// workers (`+thp=never`); machine-wide, never applied by the worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) knobs: Vec<super::knob::KnobSetting>,
+    /// `+counters=on|off`: count perf events in this configuration's workers
+    /// whatever `--counters` says (what counting costs, measured interleaved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) counters: Option<bool>,
 }
 
 impl Config {
@@ -32,6 +36,9 @@ impl Config {
         }
         for k in &self.knobs {
             s.push_str(&format!(", {}", k.name()));
+        }
+        if let Some(c) = self.counters {
+            s.push_str(if c { ", counters=on" } else { ", counters=off" });
         }
         s.push(']');
         s

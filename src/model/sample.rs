@@ -78,6 +78,10 @@ pub(crate) struct SampleMeta {
     /// Judged disturbed: kept, but left out of the summary.
     #[serde(default)]
     pub(crate) disturbed: bool,
+    /// What perf counted for the measured tasks during the sample
+    /// (`--counters`): event name (`context-switches`, `cycles`, ...) to count.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub(crate) counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// Which of `n` samples a result's figure uses: the ones not judged

@@ -1,5 +1,5 @@
 //! JSON: one object, the stable shape documented in the README:
-//! `{ "run": {...}, "runs": [...], "results": [...], "comparisons": [...], "warnings": [...] }`.
+//! `{ "run": {...}, "runs": [...], "results": [...], "comparisons": [...], "warnings": [...], "why": [...] }`.
 //! Bidirectional controls in any string are written as `\u` escapes.
 
 use super::model::Report;
@@ -46,6 +46,7 @@ fn render(rep: &Report) -> Result<String> {
         "warnings": rep.remarks,
         "notes": rep.notes,
         "summaries": rep.summaries,
+        "why": rep.why,
     });
     Ok(serde_json::to_string_pretty(&v).context("writing the report as JSON")? + "\n")
 }

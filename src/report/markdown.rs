@@ -32,6 +32,12 @@ fn render(rep: &Report) -> String {
     for t in &rep.tables {
         draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose));
     }
+    for w in &rep.why {
+        out.push_str(&format!("- {}\n", esc(w)));
+    }
+    if !rep.why.is_empty() {
+        out.push('\n');
+    }
     if !rep.summaries.is_empty() {
         out.push_str("```\n");
         for l in &rep.summaries {

@@ -9,6 +9,7 @@
 //! measures or stores anything.
 
 pub(crate) mod chart;
+pub(crate) mod counters;
 pub(crate) mod csv;
 pub(crate) mod extra;
 pub(crate) mod extra_render;
@@ -24,6 +25,7 @@ pub(crate) mod pooled;
 pub(crate) mod remarks;
 mod sweep;
 pub(crate) mod text;
+pub(crate) mod why;
 
 pub(crate) use model::Report;
 

@@ -59,6 +59,9 @@ pub(crate) struct Row {
     pub(crate) cells: Vec<Option<Cell>>,
     /// Column i (i >= 1) against column 0; `None` where either failed.
     pub(crate) changes: Vec<Option<Comparison>>,
+    /// The perf event a derived counter row counts (`report::counters`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) counter: Option<String>,
 }
 
 /// Geometric means of one family: of each column's medians (when the family
@@ -98,6 +101,10 @@ pub(crate) struct Report {
     pub(crate) summaries: Vec<String>,
     /// What the runs say of their own sampling (`--runs auto`).
     pub(crate) notes: Vec<String>,
+    /// Under starred rows: what the counters (and profiles) say changed
+    /// with the figure (`report::why`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) why: Vec<String>,
     #[serde(skip)]
     pub(crate) threshold_pct: f64,
     /// List every warning instead of one line per kind.
@@ -235,6 +242,7 @@ impl Row {
             better: any.better,
             cells: found.iter().map(|f| f.map(cell_of)).collect(),
             changes,
+            counter: any.extras.get(super::counters::COUNTER).and_then(|v| v.as_str()).map(str::to_string),
         }
     }
 }
@@ -243,11 +251,13 @@ impl GeoRow {
     /// The geometric means of family `fam` over its rows with a figure in
     /// every column; none with fewer than two such rows.
     fn build(rows: &[Row], fam: String, ncol: usize) -> Option<GeoRow> {
-        let of = rows.iter().filter(|r| r.family == fam).count();
+        // Counter rows are not figures of the family.
+        let of = rows.iter().filter(|r| r.family == fam && r.counter.is_none()).count();
         let fr: Vec<&Row> = rows
             .iter()
             .filter(|r| {
                 r.family == fam
+                    && r.counter.is_none()
                     && r.cells
                         .iter()
                         .all(|c| c.as_ref().is_some_and(|c| c.median.is_some() && c.below_resolution.is_none()))
@@ -320,6 +330,7 @@ impl Report {
         // Families add their own lines (the caller fills `summaries`).
         let summaries = Vec::new();
         let notes = run_notes(&run);
+        let why = super::why::lines(&tables, opt);
         Report {
             runs: vec![run],
             results,
@@ -327,6 +338,7 @@ impl Report {
             remarks,
             summaries,
             notes,
+            why,
             threshold_pct: opt.threshold_pct,
             verbose: false,
         }
@@ -394,6 +406,7 @@ impl Report {
             .iter()
             .flat_map(|r| run_notes(r).into_iter().map(move |n| format!("run {}: {n}", r.id)))
             .collect();
+        let why = super::why::lines(&tables, opt);
         Report {
             runs: vec![a.0, b.0],
             results,
@@ -401,6 +414,7 @@ impl Report {
             remarks,
             summaries: Vec::new(),
             notes,
+            why,
             threshold_pct: opt.threshold_pct,
             verbose: false,
         }

@@ -44,6 +44,9 @@ fn render(rep: &Report, color: bool) -> String {
         draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose), color);
         out.push('\n');
     }
+    for w in &rep.why {
+        out.push_str(&format!("{w}\n"));
+    }
     if !rep.summaries.is_empty() {
         out.push('\n');
         for l in &rep.summaries {

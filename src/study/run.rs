@@ -81,6 +81,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 warmup_runs: None,
                 timeout: None,
                 quiet_wait: plan::DEFAULT_QUIET_WAIT,
+                counters: false,
                 command: ask.command.clone(),
                 // The caller (app) sets the sysfs root kernel settings are judged under.
                 sysfs_root: None,

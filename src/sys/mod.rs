@@ -13,6 +13,7 @@
 //! | `memory.rs` | a process's memory: `/proc/PID/statm` sizes, `/proc/PID/maps` mapping count |
 //! | `net.rs` | `HOST:PORT` to socket addresses |
 //! | `output.rs` | files written at a path the user named: a regular file only, never a FIFO or device |
+//! | `perf.rs` | performance counters of chosen tasks: perf_event_open(2) |
 //!
 //! Child processes (fork, the stop rule, local servers) are in `child/`, which
 //! builds on this module.
@@ -24,6 +25,7 @@ pub(crate) mod limits;
 pub(crate) mod memory;
 pub(crate) mod net;
 pub(crate) mod output;
+pub(crate) mod perf;
 pub(crate) mod task;
 
 use crate::cpuset::CpuSet;

@@ -116,6 +116,21 @@ pub(crate) fn group_cpu_secs(pgrp: i32, except: i32) -> f64 {
     ticks as f64 / clk_tck()
 }
 
+/// Every thread of the processes in process group `pgrp` other than
+/// process `except`, from `/proc/*/stat` and `/proc/PID/task` (proc(5)).
+pub(crate) fn group_threads(pgrp: i32, except: i32) -> Vec<i32> {
+    let mut v = Vec::new();
+    for p in all_pids().into_iter().filter(|&p| p != except) {
+        if stat(p).is_some_and(|st| st.pgrp == pgrp) {
+            match std::fs::read_dir(format!("/proc/{p}/task")) {
+                Ok(dir) => v.extend(dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())),
+                Err(_) => v.push(p),
+            }
+        }
+    }
+    v
+}
+
 /// The processes whose parent is process `pid`, from `/proc/*/stat` (proc(5)).
 pub(crate) fn children_of(pid: i32) -> Vec<i32> {
     all_pids().into_iter().filter(|&p| stat(p).is_some_and(|st| st.ppid == pid)).collect()
@@ -155,7 +170,6 @@ pub(crate) fn own_cap_eff() -> Option<u64> {
 }
 
 /// The thread ids of this process (`/proc/self/task`, proc(5)).
-#[cfg(test)]
 pub(crate) fn own_threads() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
     dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()

@@ -70,6 +70,10 @@ pub struct SamplerSettings {
     /// ([`Sampler::owned_dir`]): the harness; `None`, this process.
     #[serde(default)]
     pub owner: Option<crate::measure::owned::Owner>,
+    /// Count perf events of the measured tasks in every sample
+    /// (`--counters`; `SampleMeta::counters`).
+    #[serde(default)]
+    pub counters: bool,
 }
 
 fn yes() -> bool {
@@ -95,6 +99,7 @@ impl SamplerSettings {
             quiet_wait: Duration::ZERO,
             quiet_first: false,
             owner: None,
+            counters: false,
         }
     }
 }
@@ -185,6 +190,10 @@ impl SampleSet {
 
 pub(crate) mod turns;
 
+/// The extra key under which a result names the perf events that could not
+/// be counted, each with its reason.
+pub(crate) const COUNTERS_UNAVAILABLE: &str = "counters_unavailable";
+
 pub struct Sampler {
     settings: SamplerSettings,
     /// This point's place in its worker's rotation, when it takes turns.
@@ -201,12 +210,16 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
+        let mut probe = Probe::new(TaskKind::Solo);
+        if settings.counters {
+            probe.count();
+        }
         Sampler {
             settings,
             turn: None,
             clock_overhead,
             out: SampleSet::default(),
-            probe: Probe::new(TaskKind::Solo),
+            probe,
             kind_set: false,
             started: None,
             born: Instant::now(),
@@ -535,7 +548,14 @@ impl Sampler {
         }
     }
 
-    pub fn finish(self) -> SampleSet {
+    pub fn finish(mut self) -> SampleSet {
+        let uncounted = self.probe.uncounted();
+        if !uncounted.is_empty() {
+            // Said once per result; the report says it once per run.
+            let m: serde_json::Map<String, serde_json::Value> =
+                uncounted.into_iter().map(|u| (u.event.to_string(), u.reason.into())).collect();
+            self.out.extras.insert(COUNTERS_UNAVAILABLE.into(), m.into());
+        }
         self.out
     }
 }

@@ -118,6 +118,9 @@ fn render(page: &Contents) -> String {
                     s.push_lit("\n");
                 }
             }
+            if !rep.why.is_empty() {
+                s.push(&lines_list("why", rep.why.iter().cloned()));
+            }
             s.push(&lines_list("warnings", rep.remarks.iter().map(|r| format!("warning: {r}"))));
         }
         s.push_lit("</section>\n");
@@ -176,6 +179,9 @@ fn run_section(rep: &Report) -> Html {
     }
     for t in &rep.tables {
         s.push(&grid_table(&grid::comparison(t, rep.threshold_pct, rep.verbose)));
+    }
+    if !rep.why.is_empty() {
+        s.push(&lines_list("why", rep.why.iter().cloned()));
     }
     if !rep.summaries.is_empty() || !rep.notes.is_empty() {
         s.push(&lines_list("notes", rep.summaries.iter().chain(rep.notes.iter()).cloned()));

@@ -342,7 +342,8 @@ fn json_of_a_comparison_of_two_configurations() {
     }
   ],
   "summaries": [],
-  "warnings": []
+  "warnings": [],
+  "why": []
 }
 "#,
     );
