@@ -86,6 +86,9 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// A section header: type, file offset, size, link, entry size.
+type Section = (u32, u64, u64, u32, u64);
+
 /// A 64-bit little-endian ELF file's bytes, checked on every read.
 pub(crate) struct Elf<'a> {
     d: &'a [u8],
@@ -120,8 +123,8 @@ impl<'a> Elf<'a> {
         Ok(u64::from_le_bytes(self.bytes(off, 8)?.try_into().map_err(|_| "short read")?))
     }
 
-    /// Section headers: (type, offset, size, link, entsize).
-    fn sections(&self) -> Result<Vec<(u32, u64, u64, u32, u64)>, String> {
+    /// The section headers.
+    fn sections(&self) -> Result<Vec<Section>, String> {
         let shoff = self.u64(0x28)?;
         let shentsize = u64::from(self.u16(0x3a)?);
         let shnum = u64::from(self.u16(0x3c)?);
