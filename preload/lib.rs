@@ -20,9 +20,10 @@
 //!   copies as `memmove` would. Disjoint buffers take the tuned copy; an
 //!   overlap takes a forward or backward loop that loads every byte before
 //!   any store can reach it, without streaming stores.
-//! - The variant (AVX-512, AVX2, SSE2 on x86-64; NEON on aarch64) is chosen
-//!   on the first call from `cpuid` and `xgetbv` (the OS must save the
-//!   vector state), as the benchmark's `Tuned::detect` does.
+//! - The variant (AVX-512 in its Intel or AMD shape, AVX2, SSE2 on x86-64;
+//!   NEON on aarch64) is chosen on the first call by the rule in
+//!   `src/bench/mem/tuned/rule.rs` (`cpuid` and `xgetbv`), the one the
+//!   benchmark's `Tuned::detect` follows.
 //! - Non-temporal stores follow the rule (`ntrule.rs`: copies against the
 //!   calling CPU's share of its last-level cache, fills against twice the
 //!   whole cache), read once from sysfs by a constructor; until then, or
@@ -40,6 +41,8 @@ compile_error!("libkdelta_mem.so is written for x86-64 and aarch64 only");
 mod ntrule;
 #[path = "../src/bench/mem/tuned/portable.rs"]
 mod portable;
+#[path = "../src/bench/mem/tuned/rule.rs"]
+mod rule;
 
 #[cfg(target_arch = "x86_64")]
 #[path = "../src/bench/mem/tuned/avx512.rs"]
@@ -129,7 +132,7 @@ macro_rules! move_entry {
                 "cmp rdx, {small}",
                 "ja {general}",
                 "cmp byte ptr [rip + {level}], {avx512}",
-                "jne {general}",
+                "jb {general}",
                 "jmp {fast}",
                 small = const 512,
                 level = sym setup::LEVEL,
@@ -197,7 +200,7 @@ pub unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
 pub unsafe extern "C" fn strlen(p: *const u8) -> usize {
     core::arch::naked_asm!(
         "cmp byte ptr [rip + {level}], {avx512}",
-        "jne {other}",
+        "jb {other}",
         "jmp {fast}",
         level = sym setup::LEVEL,
         avx512 = const setup::AVX512,

@@ -4,6 +4,7 @@
 //! library, none of which is one of the four names defined here.
 
 use crate::ntrule::{self, Touch};
+use crate::rule::{self, Variant};
 use crate::{COPY_NT_MIN, SET_NT_MIN};
 use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -14,10 +15,14 @@ const PORTABLE: u8 = 1;
 const SSE2: u8 = 2;
 #[cfg(target_arch = "x86_64")]
 const AVX2: u8 = 3;
+/// The two AVX-512 variants are the highest values on x86-64, so the naked
+/// entries in `lib.rs` test for either with one compare (`jb`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) const AVX512: u8 = 4;
+#[cfg(target_arch = "x86_64")]
+const AVX512_MOVSB: u8 = 5;
 #[cfg(target_arch = "aarch64")]
-const NEON: u8 = 5;
+const NEON: u8 = 6;
 
 #[inline(always)]
 fn level() -> u8 {
@@ -39,47 +44,22 @@ fn choose() -> u8 {
     l
 }
 
-#[cfg(target_arch = "x86_64")]
+/// The variant the rule (`src/bench/mem/tuned/rule.rs`, shared with
+/// kdelta's benchmarks) chooses for this CPU.
 fn detect() -> u8 {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
-    #[allow(unused_unsafe)]
-    // SAFETY: cpuid exists on every x86-64 CPU.
-    let (l1, max) = unsafe { (__cpuid(1), __cpuid(0).eax) };
-    let osxsave_avx = l1.ecx & (1 << 27) != 0 && l1.ecx & (1 << 28) != 0;
-    if max < 7 || !osxsave_avx {
-        return SSE2;
+    match rule::choose(rule::Cpu::current()) {
+        #[cfg(target_arch = "x86_64")]
+        Variant::Avx512Movsb => AVX512_MOVSB,
+        #[cfg(target_arch = "x86_64")]
+        Variant::Avx512 => AVX512,
+        #[cfg(target_arch = "x86_64")]
+        Variant::Avx2 => AVX2,
+        #[cfg(target_arch = "x86_64")]
+        Variant::Sse2 => SSE2,
+        #[cfg(target_arch = "aarch64")]
+        Variant::Neon => NEON,
+        _ => PORTABLE,
     }
-    // SAFETY: xgetbv is available when OSXSAVE is set (checked above).
-    let xcr0 = unsafe { xgetbv0() };
-    #[allow(unused_unsafe)]
-    // SAFETY: leaf 7 exists (max >= 7).
-    let l7 = unsafe { __cpuid_count(7, 0) };
-    let avx_state = xcr0 & 0x6 == 0x6;
-    let zmm_state = xcr0 & 0xe6 == 0xe6;
-    let avx2 = avx_state && l7.ebx & (1 << 5) != 0;
-    let avx512 = zmm_state && [16, 30, 31].iter().all(|b| l7.ebx & (1 << b) != 0);
-    if avx2 && avx512 {
-        AVX512
-    } else if avx2 {
-        AVX2
-    } else {
-        SSE2
-    }
-}
-
-/// # Safety
-/// The CPU has XSAVE enabled by the OS (CPUID.1:ECX.OSXSAVE).
-#[cfg(target_arch = "x86_64")]
-unsafe fn xgetbv0() -> u64 {
-    let (lo, hi): (u32, u32);
-    unsafe { core::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags)) };
-    (hi as u64) << 32 | lo as u64
-}
-
-#[cfg(target_arch = "aarch64")]
-fn detect() -> u8 {
-    // Advanced SIMD is part of the aarch64 base architecture on Linux.
-    NEON
 }
 
 /// The disjoint copy of the chosen variant.
@@ -90,6 +70,8 @@ fn detect() -> u8 {
 pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
     unsafe {
         match level() {
+            #[cfg(target_arch = "x86_64")]
+            AVX512_MOVSB => crate::avx512::kdelta_copy_avx512_movsb(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
             AVX512 => crate::avx512::kdelta_copy_avx512(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
@@ -112,7 +94,7 @@ pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt_min: usize) {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]
-            AVX512 => crate::avx512_set::kdelta_set_avx512(d, c, n, nt_min),
+            AVX512 | AVX512_MOVSB => crate::avx512_set::kdelta_set_avx512(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
             AVX2 => crate::x86::set_avx2(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
@@ -135,7 +117,7 @@ pub unsafe extern "C" fn strlen_other(p: *const u8) -> usize {
     unsafe {
         match level() {
             #[cfg(target_arch = "x86_64")]
-            AVX512 => crate::avx512::kdelta_strlen_avx512(p),
+            AVX512 | AVX512_MOVSB => crate::avx512::kdelta_strlen_avx512(p),
             #[cfg(target_arch = "x86_64")]
             AVX2 => crate::x86::strlen_avx2(p),
             #[cfg(target_arch = "x86_64")]

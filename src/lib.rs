@@ -202,7 +202,7 @@ pub mod testing {
     }
     /// The memory routines: naive, the C library's and the tuned ones.
     pub mod mem {
-        pub use crate::bench::mem::tuned::{Tuned, Variant};
+        pub use crate::bench::mem::tuned::{choose, cpu, rule::Vendor, Cpu, Tuned, Variant};
         pub use crate::bench::mem::{cache, libc_fns::Libc, naive, MemBench, Routine, SIZES};
     }
 }

@@ -5,11 +5,13 @@
 //! and over several pages with the NUL near each page end;
 //! copies and fills of every size 513..=4160 (where the loops and the
 //! string stores start) at offsets on and off a vector boundary, and copies
-//! around the size where the AVX-512 copy becomes one `rep movsb`.
+//! around the sizes where the AVX-512 copies become one `rep movsb` (2112
+//! bytes in `avx512-movsb`, 16 KiB in `avx512`). Every variant this CPU runs
+//! is tested, whichever the rule picks; the others are skipped, saying so.
 //! One set of buffers is reused and only the changed bytes are restored, so
 //! the 2.1 million copy cases per variant stay fast in a debug build.
 
-use kdelta::testing::mem::{Tuned, Variant};
+use kdelta::testing::mem::{choose, cpu, Tuned, Variant, Vendor};
 use std::ffi::CStr;
 
 const MAX: usize = 512;
@@ -73,6 +75,14 @@ fn copy_variant(v: Variant, nt_threshold: usize) {
     }
 }
 
+#[test]
+fn copy_every_size_and_offset_avx512_movsb() {
+    copy_variant(Variant::Avx512Movsb, usize::MAX);
+}
+#[test]
+fn copy_every_size_and_offset_avx512_movsb_streaming() {
+    copy_variant(Variant::Avx512Movsb, 0);
+}
 #[test]
 fn copy_every_size_and_offset_avx512() {
     copy_variant(Variant::Avx512, usize::MAX);
@@ -198,17 +208,29 @@ fn strlen_every_length_and_offset() {
 }
 
 #[test]
-fn dispatch_picks_the_best_available() {
+fn dispatch_follows_the_rule() {
     let best = Tuned::detect().variant();
-    assert_eq!(Some(&best), Tuned::available().first());
+    assert_eq!(best, choose(cpu()));
+    assert!(best.is_available());
     #[cfg(target_arch = "x86_64")]
     {
         let avx512 = std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vl");
-        let want = if avx512 && std::arch::is_x86_feature_detected!("avx2") {
-            Variant::Avx512
-        } else if std::arch::is_x86_feature_detected!("avx2") {
+        let avx2 = std::arch::is_x86_feature_detected!("avx2");
+        // The rule's cpuid reading agrees with the standard library's.
+        assert_eq!(Variant::Avx512.is_available(), avx512 && avx2);
+        assert_eq!(Variant::Avx512Movsb.is_available(), avx512 && avx2);
+        assert_eq!(Variant::Avx2.is_available(), avx2);
+        let want = if avx512 && avx2 {
+            // The two AVX-512 shapes: Intel with fast short string moves
+            // takes `rep movsb` from 2112 bytes.
+            if cpu().vendor == Vendor::Intel && cpu().erms && cpu().fsrm {
+                Variant::Avx512Movsb
+            } else {
+                Variant::Avx512
+            }
+        } else if avx2 {
             Variant::Avx2
         } else {
             Variant::Sse2
@@ -282,8 +304,9 @@ fn set_loop_sizes_every_variant() {
     }
 }
 
-/// Copies on both sides of the size from which the AVX-512 copy is one
-/// `rep movsb` (16 KiB), and a few well above it.
+/// Copies on both sides of the size from which the `avx512` copy is one
+/// `rep movsb` (16 KiB), and a few well above it (the `avx512-movsb`
+/// copy's 2112 bytes lie in `copy_loop_sizes_every_variant`'s range).
 #[test]
 fn copy_string_move_sizes_every_variant() {
     const TOP: usize = 70_000;

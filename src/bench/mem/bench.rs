@@ -6,9 +6,10 @@ use super::buffers::{round_up, Arena, Pool, Rotation};
 use super::cache;
 use super::calls::{self, rust_loop as timed, Callee, Slots, Strings};
 use super::libc_fns::{self, Libc};
+use super::libc_impl;
 use super::naive;
 use super::ntrule::{self, Touch};
-use super::tuned::{Tuned, PAGE};
+use super::tuned::{self, Tuned, Variant, PAGE};
 use crate::bench::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
 use crate::sys;
@@ -85,6 +86,35 @@ crate::model::params::choice! {
 }
 
 crate::model::params::choice! {
+    /// The `variant` parameter: the rule's choice or one forced path of the
+    /// tuned routines (`tuned/rule.rs`).
+    enum VariantName {
+        Auto = "auto",
+        Avx512Movsb = "avx512-movsb",
+        Avx512 = "avx512",
+        Avx2 = "avx2",
+        Sse2 = "sse2",
+        Neon = "neon",
+        Portable = "portable",
+    }
+}
+
+impl VariantName {
+    /// `None` for `auto`.
+    fn forced(self) -> Option<Variant> {
+        match self {
+            VariantName::Auto => None,
+            VariantName::Avx512Movsb => Some(Variant::Avx512Movsb),
+            VariantName::Avx512 => Some(Variant::Avx512),
+            VariantName::Avx2 => Some(Variant::Avx2),
+            VariantName::Sse2 => Some(Variant::Sse2),
+            VariantName::Neon => Some(Variant::Neon),
+            VariantName::Portable => Some(Variant::Portable),
+        }
+    }
+}
+
+crate::model::params::choice! {
     /// The `cache` parameter.
     enum CacheState { Warm = "warm", Cold = "cold" }
 }
@@ -103,6 +133,14 @@ fn cache_param() -> ParamSpec {
         ParamKind::choice::<CacheState>(),
         "warm,cold",
         "warm reuses one buffer; cold rotates through buffers totalling 2x the last-level cache",
+    )
+}
+fn variant_param() -> ParamSpec {
+    ParamSpec::new(
+        "variant",
+        ParamKind::choice::<VariantName>(),
+        "auto",
+        "tuned only: auto = the path the rule in tuned/rule.rs picks for this CPU (cpuid: vendor, ERMS, FSRM, AVX2, AVX-512); or force one (avx512-movsb, avx512, avx2, sse2, neon, portable); a path this CPU lacks is unavailable, not run",
     )
 }
 fn nt_param() -> ParamSpec {
@@ -127,6 +165,8 @@ struct MemParams {
     dst_off: usize,
     /// `None`: the non-temporal rule (`auto`, or a routine without it).
     nt_threshold: Option<u64>,
+    /// `None`: the rule's choice (`variant=auto`).
+    variant: Option<Variant>,
 }
 
 impl MemBench {
@@ -148,6 +188,7 @@ impl MemBench {
             off: off("offset")?,
             dst_off: off("dst_offset")?,
             nt_threshold,
+            variant: p.choice::<VariantName>("variant").map_err(bad_param)?.forced(),
         })
     }
 }
@@ -176,6 +217,7 @@ impl Benchmark for MemBench {
                 .quick(quick),
             )
             .param(cache_param())
+            .param(variant_param())
             .timeout(Duration::from_secs(180))
             // Its own buffers, no process-wide state: the compared routines
             // can take turns sample by sample in one worker.
@@ -209,8 +251,18 @@ impl Benchmark for MemBench {
         self.params(p).map(drop)
     }
 
+    fn supported_at(&self, _env: &crate::bench::Env, p: &Params) -> Result<(), String> {
+        let m = self.params(p).map_err(|e| e.to_string())?;
+        match m.variant {
+            Some(v) if m.imp == ImplName::Tuned && !v.is_available() => {
+                Err(format!("variant={}: this CPU ({}) cannot run it", v.name(), describe(tuned::cpu())))
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
-        let MemParams { imp, size, cold, off, dst_off, nt_threshold } = self.params(p)?;
+        let MemParams { imp, size, cold, off, dst_off, nt_threshold, variant } = self.params(p)?;
 
         // Cache sizes: L1/L2 from sysfs, the last level from the harness when it knows.
         let mut caches = cache::host();
@@ -249,7 +301,11 @@ impl Benchmark for MemBench {
         let imp = match imp {
             ImplName::Naive => Impl::Naive,
             ImplName::Libc => Impl::Libc(Libc::new()),
-            ImplName::Tuned => Impl::Tuned(Tuned::detect()),
+            ImplName::Tuned => Impl::Tuned(match variant {
+                None => Tuned::detect(),
+                Some(v) => Tuned::with_variant(v)
+                    .ok_or_else(|| anyhow::anyhow!("variant={}: this CPU cannot run it", v.name()))?,
+            }),
         };
 
         let working_set = size * self.routine.buffers();
@@ -264,8 +320,24 @@ impl Benchmark for MemBench {
                 .collect::<Vec<_>>()),
         );
         s.extra("libc", libc_fns::version());
+        // Both sides' paths, in every result: the tuned variant of this
+        // point (the rule's or forced) and the C library's routine its
+        // ifunc resolved (the symbol at the address the loader bound).
+        s.extra("cpu", describe(tuned::cpu()));
+        let tuned_variant = variant.unwrap_or_else(|| tuned::choose(tuned::cpu()));
+        s.extra("variant", tuned_variant.name());
+        s.extra("variant_by", if variant.is_some() { "variant=" } else { "rule" });
+        let libc = Libc::new();
+        let entry = match self.routine {
+            Routine::Memcpy => libc.memcpy_entry(),
+            Routine::Memset | Routine::ClearPage => libc.memset_entry(),
+            Routine::Strlen => libc.strlen_entry(),
+        };
+        match libc_impl::name_at(entry as usize) {
+            Ok(n) => s.extra("libc_impl", n),
+            Err(e) => s.extra("libc_impl", format!("unavailable: {e}")),
+        }
         if let Impl::Tuned(t) = imp {
-            s.extra("variant", t.variant().name());
             if self.routine != Routine::Strlen {
                 s.extra("nt_threshold_bytes", nt_threshold);
                 s.extra("llc_share_bytes", share);
@@ -283,6 +355,19 @@ impl Benchmark for MemBench {
             Routine::Strlen => run_strlen(s, pt, off),
         }
     }
+}
+
+/// The CPU as the rule reads it, for results and messages:
+/// `amd family 0x19 model 0x11: erms fsrm avx2 avx512`.
+fn describe(c: tuned::Cpu) -> String {
+    if c.arch != tuned::rule::Arch::X86_64 {
+        return format!("{:?}", c.arch).to_lowercase();
+    }
+    let flags: Vec<&str> = [("erms", c.erms), ("fsrm", c.fsrm), ("avx2", c.avx2), ("avx512", c.avx512)]
+        .into_iter()
+        .filter_map(|(n, on)| on.then_some(n))
+        .collect();
+    format!("{} family {:#x} model {:#x}: {}", c.vendor.name(), c.family, c.model, flags.join(" "))
 }
 
 /// What one point times, resolved from its parameters and the host: the

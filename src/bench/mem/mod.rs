@@ -14,6 +14,7 @@ mod buffers;
 pub mod cache;
 mod calls;
 pub(crate) mod libc_fns;
+mod libc_impl;
 pub mod naive;
 pub(crate) mod ntrule;
 pub(crate) mod regimes;

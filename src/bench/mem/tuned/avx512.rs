@@ -167,6 +167,12 @@ global_asm!(
     "jae .Lkdc_avx2",
     "cmp rdx, 2048",
     "jae .Lkdc_large",
+    // The 64-byte loop for any n > 512 that does not stream (it needs only
+    // n > 512 for its bounds, above); the `avx512-movsb` entry below jumps
+    // here for 513 bytes up to its `rep movsb` size.
+    ".globl kdelta_copy_avx512_loop64",
+    ".hidden kdelta_copy_avx512_loop64",
+    "kdelta_copy_avx512_loop64:",
     // (s - d) mod 4096 below 512: forward steps would load right behind
     // their own stores at the same page offsets (4K aliasing), so copy
     // backward, as glibc does.
@@ -247,6 +253,36 @@ global_asm!(
     ".size kdelta_copy_avx512, . - kdelta_copy_avx512",
     ".popsection",
     movsb_min = const REP_MOVSB_MIN,
+    avx2 = sym super::x86::copy_avx2,
+);
+
+// The `avx512-movsb` copy (the rule's Intel shape, `rule.rs`): the same
+// routine with its 2-16 KiB band moved. Up to 512 bytes the size classes
+// above (one more compare and jump); streaming copies the AVX2 routine as
+// above; 513 bytes up to `MOVSB_FSRM` the 64-byte loop above (whose bounds
+// hold for any n > 512); from `MOVSB_FSRM` one `rep movsb`, where glibc 2.36
+// starts it on CPUs with fast short string moves. Same contract and
+// registers as `kdelta_copy_avx512`.
+global_asm!(
+    ".pushsection .text.kdelta_copy_avx512_movsb,\"ax\",@progbits",
+    ".p2align 6",
+    ".globl kdelta_copy_avx512_movsb",
+    ".hidden kdelta_copy_avx512_movsb",
+    ".type kdelta_copy_avx512_movsb,@function",
+    "kdelta_copy_avx512_movsb:",
+    "cmp rdx, 512",
+    "jbe kdelta_copy_avx512",
+    "cmp rdx, rcx",
+    "jae {avx2}",
+    "cmp rdx, {movsb_min}",
+    "jb kdelta_copy_avx512_loop64",
+    // [s, s + n) to [d, d + n) upward (the ABI keeps the direction flag clear).
+    "mov rcx, rdx",
+    "rep movsb",
+    "ret",
+    ".size kdelta_copy_avx512_movsb, . - kdelta_copy_avx512_movsb",
+    ".popsection",
+    movsb_min = const super::rule::MOVSB_FSRM,
     avx2 = sym super::x86::copy_avx2,
 );
 
@@ -431,6 +467,12 @@ extern "C" {
     /// `d` valid for `n` writes, `s` for `n` reads, no overlap;
     /// AVX-512F/BW/VL and AVX2 present.
     pub(super) fn kdelta_copy_avx512(d: *mut u8, s: *const u8, n: usize, nt_min: usize);
+
+    /// The `avx512-movsb` copy above: the same contract.
+    ///
+    /// # Safety
+    /// As `kdelta_copy_avx512`.
+    pub(super) fn kdelta_copy_avx512_movsb(d: *mut u8, s: *const u8, n: usize, nt_min: usize);
 
     /// The strlen above: clobbers rax, rcx, rdx, zmm16-zmm21, k1-k3, all
     /// caller-saved.

@@ -69,67 +69,23 @@ mod avx512_set;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
+pub(crate) mod rule;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-/// One implementation of the tuned routines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// x86-64 with AVX-512F/BW/VL (and AVX2): 64-byte vectors for memcpy and
-    /// strlen, the AVX2 code for fills.
-    Avx512,
-    /// x86-64 with AVX2: 32-byte vectors, `vmovntdq` streaming stores.
-    Avx2,
-    /// x86-64 baseline SSE2: 16-byte vectors, `movntdq` streaming stores.
-    Sse2,
-    /// aarch64 Advanced SIMD: 16-byte vectors, no streaming stores.
-    Neon,
-    /// Any CPU: 8-byte words, no streaming stores.
-    Portable,
+pub use rule::{choose, Cpu, Variant};
+
+/// This CPU as the rule reads it, read once (`cpuid` traps to the
+/// hypervisor in a VM, a microsecond or more a leaf).
+pub fn cpu() -> Cpu {
+    static CPU: std::sync::OnceLock<Cpu> = std::sync::OnceLock::new();
+    *CPU.get_or_init(Cpu::current)
 }
 
 impl Variant {
-    pub const ALL: [Variant; 5] = [Variant::Avx512, Variant::Avx2, Variant::Sse2, Variant::Neon, Variant::Portable];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Avx512 => "avx512",
-            Variant::Avx2 => "avx2",
-            Variant::Sse2 => "sse2",
-            Variant::Neon => "neon",
-            Variant::Portable => "portable",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Variant> {
-        Variant::ALL.into_iter().find(|v| v.name() == s)
-    }
-
     /// Whether this CPU can run the variant.
     pub fn is_available(self) -> bool {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Variant::Avx512 => {
-                std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("avx512bw")
-                    && std::arch::is_x86_feature_detected!("avx512vl")
-                    && std::arch::is_x86_feature_detected!("avx2")
-            }
-            #[cfg(target_arch = "x86_64")]
-            Variant::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(target_arch = "x86_64")]
-            Variant::Sse2 => true, // part of the x86-64 baseline
-            #[cfg(target_arch = "aarch64")]
-            Variant::Neon => std::arch::is_aarch64_feature_detected!("neon"),
-            Variant::Portable => true,
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
-    }
-
-    /// Whether the variant has non-temporal stores (else the threshold is ignored).
-    pub fn has_streaming_stores(self) -> bool {
-        matches!(self, Variant::Avx512 | Variant::Avx2 | Variant::Sse2)
+        cpu().runs(self)
     }
 }
 
@@ -214,6 +170,13 @@ unsafe extern "C" fn strlen_neon(p: *const u8) -> usize {
 fn routines(v: Variant) -> Routines {
     match v {
         #[cfg(target_arch = "x86_64")]
+        Variant::Avx512Movsb => Routines {
+            copy: avx512::kdelta_copy_avx512_movsb,
+            set: avx512_set::kdelta_set_avx512,
+            clear_page: x86::clear_page_avx2,
+            strlen: avx512::kdelta_strlen_avx512,
+        },
+        #[cfg(target_arch = "x86_64")]
         Variant::Avx512 => Routines {
             copy: avx512::kdelta_copy_avx512,
             set: avx512_set::kdelta_set_avx512,
@@ -246,10 +209,9 @@ fn routines(v: Variant) -> Routines {
 }
 
 impl Tuned {
-    /// The best variant this CPU runs.
+    /// The variant the rule (`rule.rs`) chooses for this CPU.
     pub fn detect() -> Tuned {
-        let variant = Variant::ALL.into_iter().find(|v| v.is_available()).unwrap_or(Variant::Portable);
-        Tuned::make(variant)
+        Tuned::make(choose(cpu()))
     }
 
     /// Force one variant (tests, comparisons); `None` when this CPU lacks it.
@@ -262,7 +224,7 @@ impl Tuned {
         Tuned { variant, fns: routines(variant) }
     }
 
-    /// Every variant this CPU runs, best first.
+    /// Every variant this CPU runs, in [`Variant::ALL`]'s order.
     pub fn available() -> Vec<Variant> {
         Variant::ALL.into_iter().filter(|v| v.is_available()).collect()
     }
