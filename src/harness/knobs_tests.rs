@@ -9,6 +9,7 @@ fn cfg(name: &str, mods: &[(&str, &str)]) -> Config {
         policy: None,
         env: vec![],
         knobs: mods.iter().map(|(kk, v)| ck::parse(kk, v).unwrap()).collect(),
+        cgroup: vec![],
     }
 }
 

@@ -78,6 +78,20 @@ pub(crate) struct SampleMeta {
     /// Judged disturbed: kept, but left out of the summary.
     #[serde(default)]
     pub(crate) disturbed: bool,
+    /// The CPU throttling of the worker's cgroup during the sample, when its
+    /// configuration set a CPU limit (`+cpu.max=`): the effect under study,
+    /// so it is recorded and reported, and never makes a sample disturbed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) throttling: Option<Throttling>,
+}
+
+/// A cgroup's CPU throttling over one sample (`cpu.stat`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub(crate) struct Throttling {
+    /// Periods in which the cgroup ran out of quota (`nr_throttled`).
+    pub(crate) periods: u64,
+    /// Seconds its tasks were held off the CPU for it (`throttled_usec`, v1 `throttled_time`).
+    pub(crate) secs: f64,
 }
 
 /// Which of `n` samples a result's figure uses: the ones not judged

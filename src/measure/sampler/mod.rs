@@ -70,6 +70,10 @@ pub struct SamplerSettings {
     /// ([`Sampler::owned_dir`]): the harness; `None`, this process.
     #[serde(default)]
     pub owner: Option<crate::measure::owned::Owner>,
+    /// The `cpu.stat` of the worker's cgroup when its configuration limits
+    /// the CPU: each sample records its throttling (`SampleMeta::throttling`).
+    #[serde(default)]
+    pub cpu_stat: Option<PathBuf>,
 }
 
 fn yes() -> bool {
@@ -95,6 +99,7 @@ impl SamplerSettings {
             quiet_wait: Duration::ZERO,
             quiet_first: false,
             owner: None,
+            cpu_stat: None,
         }
     }
 }
@@ -201,12 +206,13 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
+        let probe = Probe::new(TaskKind::Solo).with_cpu_stat(settings.cpu_stat.clone());
         Sampler {
             settings,
             turn: None,
             clock_overhead,
             out: SampleSet::default(),
-            probe: Probe::new(TaskKind::Solo),
+            probe,
             kind_set: false,
             started: None,
             born: Instant::now(),

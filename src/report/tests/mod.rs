@@ -25,7 +25,14 @@ use crate::model::{Better, Params, Warning};
 use crate::stats::CompareOptions;
 
 pub(super) fn config(name: &str, cpus: &str) -> Config {
-    Config { name: name.into(), cpus: CpuSet::parse_list(cpus).unwrap(), policy: None, env: vec![], knobs: vec![] }
+    Config {
+        name: name.into(),
+        cpus: CpuSet::parse_list(cpus).unwrap(),
+        policy: None,
+        env: vec![],
+        knobs: vec![],
+        cgroup: vec![],
+    }
 }
 
 /// Run 12 "baseline": `--runs auto` with a 2 % target, one result stopped at
