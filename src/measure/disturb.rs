@@ -261,7 +261,10 @@ impl Probe {
         // Time the cgroup's quota held the tasks off the CPU is the effect a
         // `+cpu.max=` configuration studies, not other work: it is taken out
         // of the time the tasks lost (and waited runnable) before judging.
-        let throttled = m.throttling.map_or(0.0, |t| t.secs);
+        // The kernel adds a throttled stretch to `cpu.stat` when it ends, so a
+        // sample may be credited with one that began before it: at most its
+        // wall time is taken out.
+        let throttled = m.throttling.map_or(0.0, |t| t.secs.min(wall));
         match self.kind {
             TaskKind::Solo => {
                 m.cpu_s = b.thread_cpu - a.thread_cpu;

@@ -90,7 +90,10 @@ pub(crate) struct SampleMeta {
 pub(crate) struct Throttling {
     /// Periods in which the cgroup ran out of quota (`nr_throttled`).
     pub(crate) periods: u64,
-    /// Seconds its tasks were held off the CPU for it (`throttled_usec`, v1 `throttled_time`).
+    /// Seconds its tasks were held off the CPU for it (`throttled_usec`, v1
+    /// `throttled_time`), as `cpu.stat` grew during the sample: the kernel
+    /// adds a stretch when it ends, so this may include time before the
+    /// sample began (and exceed its wall time).
     pub(crate) secs: f64,
 }
 

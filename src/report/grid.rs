@@ -298,7 +298,7 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
              throttling by the limit is the effect measured, recorded per sample and never counted as disturbance"
                 .to_string(),
         );
-        notes.extend(throttle_lines(t));
+        notes.extend(throttle_lines(t, verbose));
     }
     if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {
         notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
@@ -311,13 +311,19 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
     notes
 }
 
-/// One line per result whose cgroup recorded throttling.
-fn throttle_lines(t: &Table) -> Vec<String> {
-    let mut out = Vec::new();
+/// What the CPU limits' throttling was: a line per throttled result (the
+/// first few unless `verbose`), and how many under a limit were never throttled.
+fn throttle_lines(t: &Table, verbose: bool) -> Vec<String> {
+    let mut hit = Vec::new();
+    let mut never = 0;
     for r in &t.rows {
         for (i, c) in r.cells.iter().enumerate() {
             let Some(th) = c.as_ref().and_then(|c| c.throttling) else { continue };
-            out.push(format!(
+            if th.periods == 0 {
+                never += 1;
+                continue;
+            }
+            hit.push(format!(
                 "throttled: {} [{}]: in {} of {} samples, {} periods, {:.1} ms held off the CPU ({:.1}% of their time)",
                 label(&r.benchmark, &r.params.display()),
                 t.columns[i].name,
@@ -329,7 +335,15 @@ fn throttle_lines(t: &Table) -> Vec<String> {
             ));
         }
     }
-    out
+    let more = if verbose { 0 } else { hit.len().saturating_sub(5) };
+    hit.truncate(hit.len() - more);
+    if more > 0 {
+        hit.push(format!("throttled: ... and {more} more results (--verbose lists them)"));
+    }
+    if never > 0 {
+        hit.push(format!("not throttled: {never} results under a CPU limit never ran out of quota"));
+    }
+    hit
 }
 
 /// Why changes that passed the rank test are not starred: one line each

@@ -60,7 +60,8 @@ pub(crate) struct Throttled {
     /// Samples in which the cgroup was throttled at least once, of `of`.
     pub(crate) samples: usize,
     pub(crate) of: usize,
-    /// Periods throttled, and seconds held off the CPU, in all of them.
+    /// Periods throttled, and seconds held off the CPU in all of them (each
+    /// sample's at most its wall time).
     pub(crate) periods: u64,
     pub(crate) secs: f64,
     /// `secs` as a share of those samples' wall time, 0..1.
@@ -77,7 +78,9 @@ fn throttled(r: &ResultRecord) -> Option<Throttled> {
         return None;
     }
     let wall: f64 = metas.iter().filter(|m| m.throttling.is_some()).map(|m| m.wall_s).sum();
-    let secs: f64 = ts.iter().map(|t| t.secs).sum();
+    // Each sample's held-off time within its own wall time (`cpu.stat` adds
+    // a throttled stretch when it ends, maybe after the sample began).
+    let secs: f64 = metas.iter().filter_map(|m| m.throttling.map(|t| t.secs.min(m.wall_s))).sum();
     Some(Throttled {
         samples: ts.iter().filter(|t| t.periods > 0).count(),
         of: ts.len(),

@@ -218,25 +218,43 @@ pub(crate) fn move_all(dir: &Path, to: &Path) -> (usize, usize) {
 }
 
 /// Remove cgroup `dir` (rmdir(2)) after moving what is left in it into its
-/// parent; a cgroup already gone is fine. A fake tree's regular files are
-/// removed first (cgroupfs has none to remove).
+/// parent; a cgroup already gone is fine. Tasks forked while others move
+/// (a busy `kdelta-PID-system` holds the whole machine's) are moved on the
+/// next pass: up to [`REMOVE_TRIES`] passes, 10 ms apart. A fake tree's
+/// regular files are removed first (cgroupfs has none to remove).
 pub(crate) fn remove(dir: &Path) -> Result<(), String> {
-    if !dir.is_dir() {
-        return Ok(());
+    let mut last = None;
+    for _ in 0..REMOVE_TRIES {
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = dir.parent() {
+            move_all(dir, parent);
+        }
+        let e = match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        // Not a cgroupfs directory (a fake tree in tests): its files are real.
+        if e.raw_os_error() == Some(libc::ENOTEMPTY) && !is_cgroupfs(dir) {
+            return std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()));
+        }
+        if e.raw_os_error() != Some(libc::EBUSY) {
+            return Err(format!("removing cgroup {}: {e}", dir.display()));
+        }
+        last = Some(e);
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    if let Some(parent) = dir.parent() {
-        move_all(dir, parent);
-    }
-    let e = match std::fs::remove_dir(dir) {
-        Ok(()) => return Ok(()),
-        Err(e) => e,
-    };
-    // Not a cgroupfs directory (a fake tree in tests): its files are real.
-    if e.raw_os_error() == Some(libc::ENOTEMPTY) && !is_cgroupfs(dir) {
-        return std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()));
-    }
-    Err(format!("removing cgroup {}: {e}", dir.display()))
+    let left = members(dir, dir.join("tasks").is_file()).len();
+    Err(format!(
+        "removing cgroup {}: {} ({left} tasks would not move out)",
+        dir.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
 }
+
+/// Passes [`remove`] makes before it gives up.
+const REMOVE_TRIES: usize = 100;
 
 /// Is `dir` on a cgroup file system (statfs(2))?
 fn is_cgroupfs(dir: &Path) -> bool {
@@ -244,6 +262,8 @@ fn is_cgroupfs(dir: &Path) -> bool {
     const CGROUP2_SUPER_MAGIC: i64 = 0x63677270;
     match nix::sys::statfs::statfs(dir) {
         Ok(s) => {
+            // f_type's width differs between architectures.
+            #[allow(clippy::unnecessary_cast)]
             let t = s.filesystem_type().0 as i64;
             t == CGROUP_SUPER_MAGIC || t == CGROUP2_SUPER_MAGIC
         }
