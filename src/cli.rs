@@ -354,6 +354,12 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) skip_unavailable: bool,
 
+    /// Keep every other task off the CPUs the configurations measure on, for
+    /// the run (an exclusive cpuset, as `cset shield`; v2: an isolated
+    /// partition), put back after; needs root and a CPU left for the rest.
+    #[arg(long)]
+    pub(crate) isolate: bool,
+
     /// Target length of one sample of a micro-benchmark.
     #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = sample_time)]
     pub(crate) sample_time: Duration,

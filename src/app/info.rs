@@ -17,21 +17,24 @@ pub(super) fn cmd_topo(json: bool) -> Result<u8> {
 
 /// `kdelta restore`: replay the journal of kernel settings a killed kdelta
 /// left (`--discard`: remove it without replaying).
+/// Both journals: kernel settings, and the cgroups kdelta made.
 pub(super) fn cmd_restore(discard: bool) -> Result<u8> {
     let root = sysfs_root();
-    let path = crate::harness::journal::path(&root);
-    if discard {
-        out(&format!("{}\n", crate::harness::journal::discard(&path)?));
-        return Ok(exit::OK);
+    // The cgroups first: a cpuset that isolated CPUs gives them back.
+    for path in crate::harness::journal::paths(&root).iter().rev() {
+        if discard {
+            out(&format!("{}\n", crate::harness::journal::discard(path)?));
+            continue;
+        }
+        let Some(done) = crate::harness::journal::replay(path, &root)? else {
+            out(&format!("nothing to restore: no journal at {}\n", path.display()));
+            continue;
+        };
+        for line in &done {
+            out(&format!("{line}\n"));
+        }
+        out(&format!("restored; {} removed\n", path.display()));
     }
-    let Some(done) = crate::harness::journal::replay(&path, &root)? else {
-        out(&format!("nothing to restore: no journal at {}\n", path.display()));
-        return Ok(exit::OK);
-    };
-    for line in &done {
-        out(&format!("{line}\n"));
-    }
-    out(&format!("restored; {} removed\n", path.display()));
     Ok(exit::OK)
 }
 

@@ -49,6 +49,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         sysfs_root: Some(sysfs_root()),
         interleave: a.interleave.into(),
         meta: crate::cli::run_meta(&a.meta)?,
+        isolate: a.isolate,
     })
 }
 

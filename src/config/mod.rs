@@ -19,6 +19,9 @@
 //! `env=NAME=VALUE`, and `preload=tuned|PATH` (sets `LD_PRELOAD`: kdelta's
 //! `libkdelta_mem.so` or a library of your own; [`preload`]). A modifier alone (`sched=batch`) applies to `all`. Each
 //! of `sched=` and `tunables=` at most once, each `env=` name at most once.
+//! Control-group limits (`cpu.max=QUOTA/PERIOD`, `cpus=N` after a `+`,
+//! `cpu.weight=`, `cpuset=`, `memory.max=`, `memory.high=`: [`cgroup`]) are
+//! recorded in [`Config::cgroup`]; the harness makes the worker's cgroup.
 //! Kernel settings (`preempt=`, `smt=`, `governor=`, `boost=`, `thp=`,
 //! `sysctl=NAME=VALUE`, `sysfs=PATH=VALUE`: [`knobs`]) are recorded in
 //! [`Config::knobs`] and switched by the harness in the parent, never here.
@@ -39,6 +42,7 @@ use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
 
+pub(crate) mod cgroup;
 pub(crate) mod knobs;
 
 pub(crate) use crate::model::config::Config;
@@ -55,7 +59,7 @@ pub(crate) struct Unavailable {
 
 /// Names a user can write, for error messages and `--help`.
 pub(crate) const BASES: &str = "all, up, noht (smp), ht (smt), noht1, ht1, smpN, cpus=LIST";
-pub(crate) const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, counters=on|off, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
+pub(crate) const MODIFIERS: &str = "sched=other|batch|idle|fifo|rr, tunables=NAME=V:NAME=V, env=NAME=VALUE, preload=tuned|PATH, counters=on|off, cpu.max=QUOTA/PERIOD, cpus=N, cpu.weight=W, cpuset=LIST, memory.max=SIZE, memory.high=SIZE, preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE";
 
 /// Split a `--config` value into configuration names: at commas, except
 /// that a piece starting with a digit continues a `cpus=` list not yet
@@ -102,7 +106,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         BaseError::Unavailable(r) => unavailable(spec, r),
     })?;
     let mut cfg =
-        Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new(), counters: None };
+        Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new(), counters: None, cgroup: Vec::new() };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
         names.push(add_modifier(spec, m, topo, &mut cfg)?);
@@ -128,6 +132,7 @@ fn check_conflicts(spec: &str, mods: &[&str]) -> Result<()> {
             "tunables" => "GLIBC_TUNABLES".to_string(),
             "preload" => "LD_PRELOAD".to_string(),
             "sysctl" | "sysfs" => format!("+{k}={}", v.split_once('=').map_or(v, |(n, _)| n)),
+            _ if cgroup::is_limit(k) => format!("+{}", cgroup::conflict_key(k)),
             _ => format!("+{k}"),
         };
         if let Some((_, prev)) = seen.iter().find(|(sk, _)| *sk == key) {
@@ -193,6 +198,12 @@ fn add_modifier(spec: &str, m: &str, topo: &Topology, cfg: &mut Config) -> Resul
             Ok(format!("counters={v}"))
         }
         _ if knobs::is_knob(k) => add_knob(spec, k, v, topo, cfg),
+        _ if cgroup::is_limit(k) => {
+            let l = cgroup::parse(k, v, &topo.online, &cfg.cpus)?;
+            let name = l.name();
+            cfg.cgroup.push(l);
+            Ok(name)
+        }
         _ => Err(bad_input(format!("unknown modifier {k:?} in configuration {spec:?}: allowed: {MODIFIERS}"))),
     }
 }
@@ -232,7 +243,7 @@ fn is_modifier(s: &str) -> bool {
         || s.starts_with("env=")
         || s.starts_with("preload=")
         || s.starts_with("counters=")
-        || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k))
+        || s.split_once('=').is_some_and(|(k, _)| knobs::is_knob(k) || (cgroup::is_limit(k) && k != "cpus"))
 }
 
 fn canonical_base(b: &str) -> &str {
@@ -479,6 +490,21 @@ pub(crate) mod tests {
             assert!(e.to_string().contains("conflicting modifiers"), "{bad}: {e}");
         }
         assert_eq!(resolve("up+env=A=1+env=B=2+sched=batch", &t).unwrap().env.len(), 2);
+    }
+
+    #[test]
+    fn cgroup_limits_are_modifiers() {
+        let t = topo(&[&[0], &[1]]);
+        let c = resolve("up+cpu.max=50000/100000", &t).unwrap();
+        assert_eq!(c.name, "up+cpu.max=50000/100000");
+        assert_eq!(c.cgroup, vec![crate::model::config::CgroupLimit::CpuMax { quota_us: 50000, period_us: 100000 }]);
+        assert_eq!(resolve("cpus=1+cpus=1.5", &t).unwrap().name, "cpus=1+cpu.max=150000/100000");
+        assert_eq!(resolve("cpuset=1", &t).unwrap().name, "all+cpuset=1");
+        assert_eq!(resolve("memory.max=64M+cpu.weight=50", &t).unwrap().cgroup.len(), 2);
+        assert_eq!(split_list("up,up+cpus=1.5,cpus=0,1"), ["up", "up+cpus=1.5", "cpus=0,1"]);
+        for bad in ["up+cpuset=1", "up+cpuset=5", "up+cpus=1.5+cpu.max=1000/2000", "up+cpu.weight=0"] {
+            assert!(crate::error::is_bad_input(&resolve(bad, &t).unwrap_err()), "{bad}");
+        }
     }
 
     #[test]

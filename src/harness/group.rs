@@ -169,6 +169,8 @@ pub(super) struct Executor<'a> {
     pub(crate) progress: super::progress::Progress,
     /// Kernel settings switched between workers, when a configuration has any.
     pub(crate) knobs: Option<super::knobs::Session>,
+    /// The workers' cgroups and the isolating cpusets, when the run makes any.
+    pub(crate) cgroups: Option<super::cgroups::Cgroups>,
     /// Workers started so far: the number of the last one.
     pub(crate) job_no: usize,
     pub(crate) was_interrupted: bool,

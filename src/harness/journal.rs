@@ -62,12 +62,51 @@ pub(crate) fn path(root: &Path) -> PathBuf {
     }
 }
 
+/// Where the journal of the cgroups kdelta makes below `root` lives: beside
+/// the kernel settings' (`cgroups.journal`), or `$KDELTA_JOURNAL.cgroups`.
+/// A file of its own, so that switching kernel settings back between
+/// workers (which replays and removes their journal) never touches the cgroups.
+pub(crate) fn cgroups_path(root: &Path) -> PathBuf {
+    match std::env::var_os("KDELTA_JOURNAL") {
+        Some(p) if !p.is_empty() => {
+            let mut p = p;
+            p.push(".cgroups");
+            PathBuf::from(p)
+        }
+        _ => root.join("run/kdelta/cgroups.journal"),
+    }
+}
+
+/// Both journals below `root`: kernel settings, then cgroups.
+pub(crate) fn paths(root: &Path) -> [PathBuf; 2] {
+    [path(root), cgroups_path(root)]
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Line {
-    Owner { version: u32, pid: i32, start: u64 },
-    Wrote { path: PathBuf, original: String },
-    Mounted { path: PathBuf },
+    Owner {
+        version: u32,
+        pid: i32,
+        start: u64,
+    },
+    Wrote {
+        path: PathBuf,
+        original: String,
+    },
+    Mounted {
+        path: PathBuf,
+    },
+    /// A cgroup kdelta made (`harness::cgroups`): removed on replay, what
+    /// is left in it moved to its parent first.
+    Made {
+        path: PathBuf,
+    },
+    /// A controller kdelta enabled in a v2 `cgroup.subtree_control`.
+    Enabled {
+        path: PathBuf,
+        controller: String,
+    },
 }
 
 /// A journal as read from its file.
@@ -80,6 +119,10 @@ pub struct Entries {
     pub wrote: Vec<(PathBuf, String)>,
     /// debugfs mount points kdelta mounted.
     pub mounted: Vec<PathBuf>,
+    /// cgroups kdelta made, oldest first, one per directory.
+    pub cgroups: Vec<PathBuf>,
+    /// (`cgroup.subtree_control`, controller) kdelta enabled, oldest first.
+    pub enabled: Vec<(PathBuf, String)>,
 }
 
 /// A path for a one-line message: quoted, control and bidirectional
@@ -180,6 +223,25 @@ impl Entries {
                     }
                     wrote.push((path, original));
                 }
+                Line::Made { path } => {
+                    if !plain_path(&path) {
+                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                    }
+                    if !e.cgroups.contains(&path) {
+                        e.cgroups.push(path);
+                    }
+                }
+                Line::Enabled { path, controller } => {
+                    if !plain_path(&path) || !matches!(controller.as_str(), "cpu" | "cpuset" | "memory") {
+                        return Err(format!(
+                            "line {n} names {} {controller:?}, not a cgroup controller kdelta enables",
+                            shown(&path)
+                        ));
+                    }
+                    if !e.enabled.iter().any(|(p, c)| *p == path && *c == controller) {
+                        e.enabled.push((path, controller));
+                    }
+                }
                 Line::Mounted { path } => {
                     if !plain_path(&path) {
                         return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
@@ -204,7 +266,14 @@ impl Entries {
     pub fn describe(&self) -> String {
         let mut v: Vec<String> = self.wrote.iter().map(|(p, o)| format!("{} was {o:?}", p.display())).collect();
         v.extend(self.mounted.iter().map(|m| format!("debugfs mounted at {}", m.display())));
+        v.extend(self.cgroups.iter().map(|c| format!("cgroup {} made", c.display())));
+        v.extend(self.enabled.iter().map(|(p, c)| format!("{c} enabled in {}", p.display())));
         v.join(", ")
+    }
+
+    /// Nothing to undo.
+    pub fn is_empty(&self) -> bool {
+        self.wrote.is_empty() && self.mounted.is_empty() && self.cgroups.is_empty() && self.enabled.is_empty()
     }
 
     /// May these entries be undone below `root`? Every file the same as a
@@ -213,6 +282,20 @@ impl Entries {
     pub fn check(&self, root: &Path) -> std::result::Result<(), String> {
         for (p, _) in &self.wrote {
             ck::confined(root, p).map_err(|why| format!("it names {}: {why}", shown(p)))?;
+        }
+        for c in &self.cgroups {
+            cgroup_confined(root, c).map_err(|why| format!("it names {}: {why}", shown(c)))?;
+        }
+        for (p, _) in &self.enabled {
+            if p.file_name() != Some(std::ffi::OsStr::new("cgroup.subtree_control"))
+                || !p.starts_with(crate::sys::cgroup::cgroup_dir(root))
+            {
+                return Err(format!(
+                    "it names {}, not a cgroup.subtree_control below {}",
+                    shown(p),
+                    crate::sys::cgroup::cgroup_dir(root).display()
+                ));
+            }
         }
         let debugfs = root.join(crate::sys::knobs::DEBUGFS);
         for m in &self.mounted {
@@ -226,6 +309,23 @@ impl Entries {
         }
         Ok(())
     }
+}
+
+/// May a journal's cgroup `c` be removed below `root`? It must be below
+/// `ROOT/sys/fs/cgroup` (links resolved, when it still exists) and be or lie
+/// in a cgroup named `kdelta-...`, as every cgroup kdelta makes does.
+pub(crate) fn cgroup_confined(root: &Path, c: &Path) -> std::result::Result<(), String> {
+    let dir = crate::sys::cgroup::cgroup_dir(root);
+    let rel = c.strip_prefix(&dir).map_err(|_| format!("it is not below {}", dir.display()))?;
+    if !rel.components().any(|p| p.as_os_str().to_string_lossy().starts_with("kdelta-")) {
+        return Err("it is not a cgroup kdelta makes (kdelta-...)".into());
+    }
+    if let (Ok(real), Ok(d)) = (c.canonicalize(), dir.canonicalize()) {
+        if !real.starts_with(&d) {
+            return Err(format!("it leads to {}, outside {}", real.display(), dir.display()));
+        }
+    }
+    Ok(())
 }
 
 /// Is the directory `dir` one only root (or this euid) can write?
@@ -311,6 +411,26 @@ fn kept(path: &Path) -> String {
 fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>, Vec<String>> {
     let mut done = Vec::new();
     let mut failed = Vec::new();
+    for c in e.cgroups.iter().rev() {
+        if let Err(why) = cgroup_confined(root, c) {
+            failed.push(format!("{} was not removed: {why}", c.display()));
+            continue;
+        }
+        if !c.is_dir() {
+            continue;
+        }
+        match crate::sys::cgroup::remove(c) {
+            Ok(()) => done.push(format!("cgroup {} removed", c.display())),
+            Err(err) => failed.push(err),
+        }
+    }
+    for (p, ctrl) in e.enabled.iter().rev() {
+        match crate::sys::knobs::write_text(p, &format!("-{ctrl}")) {
+            Ok(()) => done.push(format!("{ctrl} disabled again in {}", p.display())),
+            // Another cgroup below still uses it: left as it is, harmless.
+            Err(err) => done.push(format!("{ctrl} left enabled in {}: {err}", p.display())),
+        }
+    }
     for (p, orig) in e.wrote.iter().rev() {
         let real = match ck::confined(root, p) {
             Ok(r) => r,
@@ -424,7 +544,7 @@ pub(crate) fn discard(path: &Path) -> Result<String> {
                 path.display()
             )));
         }
-        if !e.wrote.is_empty() || !e.mounted.is_empty() {
+        if !e.is_empty() {
             lost = format!(" (not restored: {})", e.describe());
         }
     }
@@ -447,7 +567,11 @@ fn remove(path: &Path) -> Result<()> {
 /// `None` when there is none or its owner still runs. Never blocks, never
 /// reads more than [`MAX_BYTES`].
 pub(crate) fn warning(root: &Path) -> Option<String> {
-    let p = path(root);
+    paths(root).iter().find_map(|p| warning_of(p))
+}
+
+fn warning_of(p: &Path) -> Option<String> {
+    let p = p.to_path_buf();
     let e = match read(&p) {
         Ok(e) => e?,
         Err(err) => {
@@ -461,8 +585,9 @@ pub(crate) fn warning(root: &Path) -> Option<String> {
         return None;
     }
     Some(format!(
-        "kdelta: warning: a kdelta that was killed left kernel settings changed ({}; journal {}): run `kdelta restore`",
-        if e.wrote.is_empty() && e.mounted.is_empty() { "nothing changed yet".to_string() } else { e.describe() },
+        "kdelta: warning: a kdelta that was killed left {} changed ({}; journal {}): run `kdelta restore`",
+        if e.cgroups.is_empty() && e.enabled.is_empty() { "kernel settings" } else { "cgroups" },
+        if e.is_empty() { "nothing changed yet".to_string() } else { e.describe() },
         p.display()
     ))
 }
@@ -470,7 +595,17 @@ pub(crate) fn warning(root: &Path) -> Option<String> {
 /// Refuse to change kernel settings while another journal exists (its
 /// originals would be lost) or the journal's path holds something unusable.
 pub(crate) fn preflight(root: &Path) -> Result<()> {
-    let p = path(root);
+    preflight_at(&path(root))
+}
+
+/// The same for the cgroups' journal: one a killed kdelta left is restored
+/// first (an isolating cpuset of its own would still hold the machine).
+pub(crate) fn preflight_cgroups(root: &Path) -> Result<()> {
+    preflight_at(&cgroups_path(root))
+}
+
+fn preflight_at(p: &Path) -> Result<()> {
+    let p = p.to_path_buf();
     let e = read(&p).map_err(|err| bad_input(format!("{err}: `kdelta restore --discard` removes it")))?;
     if let Some(e) = e {
         let who = match e.owner {
@@ -546,6 +681,23 @@ impl Journal {
         }
         self.append(&Line::Wrote { path: path.to_path_buf(), original: original.to_string() })?;
         self.entries.wrote.push((path.to_path_buf(), original.to_string()));
+        Ok(())
+    }
+
+    /// Record a cgroup before making it.
+    pub(crate) fn will_make(&mut self, dir: &Path) -> Result<()> {
+        if self.entries.cgroups.iter().any(|c| c == dir) {
+            return Ok(());
+        }
+        self.append(&Line::Made { path: dir.to_path_buf() })?;
+        self.entries.cgroups.push(dir.to_path_buf());
+        Ok(())
+    }
+
+    /// Record a controller before enabling it in `subtree_control`.
+    pub(crate) fn will_enable(&mut self, subtree_control: &Path, controller: &str) -> Result<()> {
+        self.append(&Line::Enabled { path: subtree_control.to_path_buf(), controller: controller.to_string() })?;
+        self.entries.enabled.push((subtree_control.to_path_buf(), controller.to_string()));
         Ok(())
     }
 

@@ -10,6 +10,7 @@ fn cfg(name: &str, mods: &[(&str, &str)]) -> Config {
         env: vec![],
         knobs: mods.iter().map(|(kk, v)| ck::parse(kk, v).unwrap()).collect(),
         counters: None,
+        cgroup: vec![],
     }
 }
 

@@ -2,6 +2,7 @@
 //! configuration, interleaves configurations, enforces time limits, and
 //! (inside the worker) calibrates and samples.
 
+pub(crate) mod cgroups;
 mod group;
 pub(crate) mod journal;
 pub(crate) mod knobs;

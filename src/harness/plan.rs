@@ -47,6 +47,8 @@ pub(crate) struct Request {
     pub(crate) interleave: Interleave,
     /// What the user attached to the run (`--meta`), stored with it.
     pub(crate) meta: crate::model::meta::RunMeta,
+    /// `--isolate`: every other task kept off the measured CPUs for the run.
+    pub(crate) isolate: bool,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.
@@ -191,6 +193,12 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
     if configs.iter().any(|c| matches!(c, PlannedConfig::Ready(c) if !c.knobs.is_empty())) {
         super::journal::preflight(&req.root())?;
     }
+    let ready: Vec<Config> =
+        configs.iter().filter_map(|c| if let PlannedConfig::Ready(c) = c { Some(c.clone()) } else { None }).collect();
+    isolated_cpus(req, &ready, topo)?;
+    if req.isolate || ready.iter().any(|c| !c.cgroup.is_empty()) {
+        super::journal::preflight_cgroups(&req.root())?;
+    }
     Ok(Plan { items, configs })
 }
 
@@ -223,6 +231,9 @@ fn check_overrides(req: &Request, infos: &[BenchInfo]) -> Result<()> {
 /// A configuration whose kernel settings this machine cannot apply is
 /// [`Unavailable`], with the machine's reason.
 fn check_knobs(c: Config, req: &Request) -> Result<Config> {
+    if let Err(reason) = config::cgroup::check(&c.cgroup, &req.root()) {
+        return Err(anyhow::Error::new(Unavailable { name: c.name.clone(), reason }));
+    }
     config::knobs::check_distinct(&c.knobs, &req.root(), &c.name)?;
     for s in &c.knobs {
         if let Err(reason) = config::knobs::check(s, &req.root()) {
@@ -230,6 +241,38 @@ fn check_knobs(c: Config, req: &Request) -> Result<Config> {
         }
     }
     Ok(c)
+}
+
+/// With `--isolate`, the CPUs kept for measuring: every CPU the
+/// configurations that run use. Bad input, one line, when it cannot be done:
+/// not root, no cpuset controller, or no CPU left for the other tasks.
+pub(crate) fn isolated_cpus(req: &Request, ready: &[Config], topo: &Topology) -> Result<Option<crate::cpuset::CpuSet>> {
+    if !req.isolate {
+        return Ok(None);
+    }
+    let root = req.root();
+    if root == std::path::Path::new("/") && !crate::sys::knobs::is_root() {
+        return Err(bad_input("--isolate needs root: it moves every other task off the measured CPUs"));
+    }
+    let layout = crate::sys::cgroup::Layout::read(&root);
+    if layout.cpuset.is_none() {
+        return Err(bad_input(format!(
+            "--isolate needs the cgroup cpuset controller, not mounted here ({})",
+            layout.describe()
+        )));
+    }
+    let mut cpus = crate::cpuset::CpuSet::new();
+    for c in ready {
+        cpus = cpus.union(&c.cpus);
+    }
+    let usable = topo.usable().online.clone();
+    if cpus.is_empty() || usable.difference(&cpus).is_empty() {
+        return Err(bad_input(format!(
+            "--isolate needs a CPU left for every other task: the configurations use CPUs {cpus} of the usable {usable}; measure on fewer (e.g. --config cpus={})",
+            usable.iter().last().unwrap_or(0)
+        )));
+    }
+    Ok(Some(cpus))
 }
 
 impl Request {

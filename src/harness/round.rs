@@ -120,6 +120,18 @@ impl Executor<'_> {
         let job_no = self.job_no;
         let wdir = self.tmp.join(format!("w{job_no}"));
         std::fs::create_dir_all(&wdir)?;
+        let placement = match self.cgroups.as_mut() {
+            Some(c) => match c.place(cfg, job_no) {
+                Ok(p) => p,
+                Err(why) => {
+                    return Ok((
+                        job_no,
+                        Outcome::Failed { reason: format!("making the worker's cgroup: {why}"), cpu_secs: 0.0 },
+                    ));
+                }
+            },
+            None => Default::default(),
+        };
         let spec = JobSpec {
             benchmark: first.info.name.to_string(),
             points: sweep.job_points(job),
@@ -133,9 +145,11 @@ impl Executor<'_> {
                     .iter()
                     .any(|t| t.retakes > 0 || sweep.points[t.point].got.set.meta.last().is_some_and(|m| m.disturbed)),
                 counters: cfg.counters.unwrap_or(self.req.counters),
+                cpu_stat: placement.cpu_stat.clone(),
                 ..self.settings(wdir.clone())
             },
             result_path: self.tmp.join(format!("r{job_no}.json")),
+            cgroups: placement.join.clone(),
         };
         let n = job.takes.len();
         let turns = if n > 1 { format!(" (+{} in turn)", n - 1) } else { String::new() };
@@ -149,6 +163,9 @@ impl Executor<'_> {
         let outcome = run_job(&spec, &self.tmp.join(format!("j{job_no}.json")), timeout, &self.interrupted);
         // The directories the worker made elsewhere go with it, however it ended.
         owned::remove_listed(&wdir.join(owned::LIST), owned::Owner::me());
+        if let Some(c) = self.cgroups.as_mut() {
+            c.release(&placement);
+        }
         let _ = std::fs::remove_dir_all(&wdir);
         Ok((job_no, outcome?))
     }
@@ -171,6 +188,7 @@ impl Executor<'_> {
             quiet_first: false,
             owner: Some(owned::Owner::me()),
             counters: self.req.counters,
+            cpu_stat: None,
         }
     }
 

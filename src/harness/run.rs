@@ -88,6 +88,22 @@ pub(crate) fn execute_into(
     let Continuing { mut run, first_seq, progress } = into;
     let ready = ready_configs(&plan);
     let tmp = scratch()?;
+    // The cgroups first, so that a refusal comes before any worker runs.
+    let mut cgroups =
+        (req.isolate || ready.iter().any(|c| !c.cgroup.is_empty())).then(|| super::cgroups::Cgroups::new(&req.root()));
+    let mut isolated = None;
+    if let (Some(cpus), Some(c)) = (super::plan::isolated_cpus(req, &ready, topo)?, cgroups.as_mut()) {
+        match c.isolate(&cpus) {
+            Ok(how) => {
+                eprintln!("kdelta: isolated: {how}");
+                isolated = Some(how);
+            }
+            Err(why) => {
+                drop(cgroups);
+                return Err(crate::error::bad_input(format!("--isolate: {why}")));
+            }
+        }
+    }
     let watch = LoadWatch::start();
     let own_progress = progress.is_none();
     let progress = progress.cloned().unwrap_or_else(|| Progress::new(planned_jobs(req, &plan) as u64));
@@ -101,6 +117,7 @@ pub(crate) fn execute_into(
         interrupted: interrupted.clone(),
         progress,
         knobs: ready.iter().any(|c| !c.knobs.is_empty()).then(|| super::knobs::Session::new(&req.root())),
+        cgroups,
         job_no: 0,
         was_interrupted: false,
         ledger: Ledger::default(),
@@ -124,7 +141,14 @@ pub(crate) fn execute_into(
             eprintln!("kdelta: restoring kernel settings: {e}");
         }
     }
-    let environment = environment(req, ex.auto, watch.finish(ex.ledger.workers_cpu, topo), &ex.ledger, &mut run);
+    // Tasks back on every CPU, kdelta's cgroups removed.
+    if let Some(mut c) = ex.cgroups.take() {
+        if let Err(e) = c.finish() {
+            eprintln!("kdelta: removing cgroups: {e}");
+        }
+    }
+    let mut environment = environment(req, ex.auto, watch.finish(ex.ledger.workers_cpu, topo), &ex.ledger, &mut run);
+    environment.isolated = isolated;
     run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &environment)?;
     run.environment = environment;

@@ -44,6 +44,10 @@ pub(crate) struct JobSpec {
     /// Shared by the points; `samples` and `iterations` come from each point.
     pub(crate) settings: SamplerSettings,
     pub(crate) result_path: PathBuf,
+    /// The cgroups the worker joins before it applies its configuration
+    /// (`harness::cgroups`): its limits' cgroups and, with `--isolate`, the shield.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cgroups: Vec<PathBuf>,
 }
 
 /// One point of a job: its parameters, the samples to take, and the
@@ -112,6 +116,7 @@ fn read_job(job_path: &Path) -> Result<JobSpec> {
 
 fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
+    join(&job.cgroups)?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
     let settings =
         |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
@@ -154,6 +159,16 @@ fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
             .collect();
         Ok(done)
     })
+}
+
+/// Move this process into each cgroup (its `cgroup.procs`): before the
+/// configuration's affinity, which a v1 cpuset would otherwise reset.
+fn join(cgroups: &[PathBuf]) -> Result<()> {
+    let me = std::process::id().to_string();
+    for d in cgroups {
+        crate::sys::cgroup::write(d, "cgroup.procs", &me).map_err(|e| anyhow::anyhow!("joining cgroup: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Written whole, then renamed: the parent never reads half a file.

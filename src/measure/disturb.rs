@@ -10,13 +10,21 @@
 //! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
 //! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity, their idle time from `/proc/stat`, the CPU time of the worker's whole process group | other work exceeds 10 % of the wall time by more than what `/proc/stat` cannot resolve (one clock tick per CPU, at most the wall time: a run shorter than a tick is not judged by it), or steal exceeds 2 % |
 //!
+//! Throttling by the worker's own cgroup under a CPU limit (`+cpu.max=`,
+//! its `cpu.stat` read with each snapshot) is told apart from other work: it
+//! is recorded per sample (`SampleMeta::throttling`) and its seconds are
+//! taken out of the time lost (`solo`) and waited runnable (`waits`, once
+//! per measured task) before the rules above are applied; the idle time
+//! it leaves on the CPUs is not other tasks' time, so `others_s` is
+//! unaffected. Other tasks' time on the CPUs still disturbs a sample.
+//!
 //! Preemption by another task, an interrupt storm and a hypervisor that
 //! stole the virtual CPU all show as time the measured tasks did not run
 //! while the sample's clock did. Where the kernel does not tell (no cpuidle
 //! driver for `waits`), the sample is not judged: `others_s` is absent and
 //! the sample counts as clean.
 
-use crate::model::sample::{Placement, SampleMeta, TaskKind};
+use crate::model::sample::{Placement, SampleMeta, TaskKind, Throttling};
 use crate::sys::perf::{TaskCounters, Unavailable};
 use crate::sys::{clock, cpu, task};
 use std::cell::RefCell;
@@ -59,6 +67,8 @@ pub(crate) struct Snapshot {
     /// The whole process group's other members (whole-run).
     group_cpu: f64,
     cpus: Vec<u32>,
+    /// The worker's cgroup's throttling so far: periods, seconds.
+    throttle: Option<(u64, f64)>,
     idle: Vec<Option<f64>>,
     steal: Vec<f64>,
     /// Perf counts of the measured tasks (`Probe::count`): the counters'
@@ -90,6 +100,8 @@ pub(crate) struct Probe {
     /// Opened at the first snapshot after the tasks are known, reopened when
     /// a peer joins (its generation counts up).
     counters: RefCell<Option<(u32, TaskCounters)>>,
+    /// The worker cgroup's `cpu.stat`, under a CPU limit.
+    cpu_stat: Option<PathBuf>,
 }
 
 impl Probe {
@@ -106,7 +118,14 @@ impl Probe {
             tid: nix::unistd::gettid().as_raw(),
             counting: false,
             counters: RefCell::new(None),
+            cpu_stat: None,
         }
+    }
+
+    /// Read a cgroup's throttling around each sample.
+    pub(crate) fn with_cpu_stat(mut self, cpu_stat: Option<PathBuf>) -> Probe {
+        self.cpu_stat = cpu_stat;
+        self
     }
 
     /// Count perf events (`sys::perf::EVENTS`) of the measured tasks in
@@ -227,6 +246,7 @@ impl Probe {
         let own_delay = task::schedstat(self.tid).map(|s| s.1);
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
         let thread_nivcsw = task::usage(libc::RUSAGE_THREAD).nivcsw;
+        let throttle = self.cpu_stat.as_deref().and_then(crate::sys::cgroup::throttling);
         let unix = clock::unix_now();
         Snapshot {
             at: Instant::now(),
@@ -243,6 +263,7 @@ impl Probe {
             idle,
             steal,
             counts: None,
+            throttle,
         }
     }
 
@@ -295,14 +316,27 @@ impl Probe {
                 _ => None,
             },
             counters: self.counted(a, b),
+            throttling: match (a.throttle, b.throttle) {
+                (Some((n0, s0)), Some((n1, s1))) => {
+                    Some(Throttling { periods: n1.saturating_sub(n0), secs: (s1 - s0).max(0.0) })
+                }
+                _ => None,
+            },
             ..Default::default()
         };
+        // Time the cgroup's quota held the tasks off the CPU is the effect a
+        // `+cpu.max=` configuration studies, not other work: it is taken out
+        // of the time the tasks lost (and waited runnable) before judging.
+        // The kernel adds a throttled stretch to `cpu.stat` when it ends, so a
+        // sample may be credited with one that began before it: at most its
+        // wall time is taken out.
+        let throttled = m.throttling.map_or(0.0, |t| t.secs.min(wall));
         match self.kind {
             TaskKind::Solo => {
                 m.cpu_s = b.thread_cpu - a.thread_cpu;
                 m.nivcsw = b.thread_nivcsw.saturating_sub(a.thread_nivcsw);
                 m.steal_s = steal_on(&used);
-                m.disturbed = judge_solo(wall, m.cpu_s, m.steal_s);
+                m.disturbed = judge_solo(wall, m.cpu_s + throttled, m.steal_s);
             }
             TaskKind::Waits => {
                 let delta = |x: &[Option<f64>], y: &[Option<f64>]| -> f64 {
@@ -320,7 +354,9 @@ impl Probe {
                     Some(Placement::Across) if !m.tasks_on_distinct_cpus() => Some(Placement::Mixed),
                     p => p,
                 };
-                m.disturbed = judge_waits(wall, place, m.others_s, m.run_delay_s, m.steal_s);
+                let tasks = 1.0 + self.peers.len() as f64;
+                let waited = m.run_delay_s.map(|d| (d - throttled * tasks).max(0.0));
+                m.disturbed = judge_waits(wall, place, m.others_s, waited, m.steal_s);
             }
             TaskKind::WholeRun => {
                 m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + (b.group_cpu - a.group_cpu).max(0.0);

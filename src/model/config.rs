@@ -22,6 +22,42 @@ pub struct Config {
     /// whatever `--counters` says (what counting costs, measured interleaved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) counters: Option<bool>,
+    /// Control-group limits (`+cpu.max=`, `+cpuset=`, `+memory.max=`, ...):
+    /// the worker runs in a cgroup of its own with these written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cgroup: Vec<CgroupLimit>,
+}
+
+/// One control-group limit, as written in a configuration. Each names its
+/// cgroup v2 file; `sys::cgroup` and `harness::cgroups` map it to v1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "limit", rename_all = "snake_case")]
+pub(crate) enum CgroupLimit {
+    /// `cpu.max`: at most `quota_us` of CPU time every `period_us` (v1
+    /// `cpu.cfs_quota_us`, `cpu.cfs_period_us`).
+    CpuMax { quota_us: u64, period_us: u64 },
+    /// `cpu.weight`, 1..=10000 (v1 `cpu.shares` = weight * 1024 / 100).
+    CpuWeight { weight: u64 },
+    /// `cpuset.cpus` (and the parent's memory nodes in `cpuset.mems`).
+    Cpuset { cpus: CpuSet },
+    /// `memory.max` in bytes (v1 `memory.limit_in_bytes`).
+    MemoryMax { bytes: u64 },
+    /// `memory.high` in bytes (v1 has no throttling threshold: its
+    /// `memory.soft_limit_in_bytes` acts only under machine-wide pressure).
+    MemoryHigh { bytes: u64 },
+}
+
+impl CgroupLimit {
+    /// The canonical modifier, `cpu.max=50000/100000`.
+    pub(crate) fn name(&self) -> String {
+        match self {
+            CgroupLimit::CpuMax { quota_us, period_us } => format!("cpu.max={quota_us}/{period_us}"),
+            CgroupLimit::CpuWeight { weight } => format!("cpu.weight={weight}"),
+            CgroupLimit::Cpuset { cpus } => format!("cpuset={cpus}"),
+            CgroupLimit::MemoryMax { bytes } => format!("memory.max={bytes}"),
+            CgroupLimit::MemoryHigh { bytes } => format!("memory.high={bytes}"),
+        }
+    }
 }
 
 impl Config {
@@ -39,6 +75,9 @@ impl Config {
         }
         if let Some(c) = self.counters {
             s.push_str(if c { ", counters=on" } else { ", counters=off" });
+        }
+        for l in &self.cgroup {
+            s.push_str(&format!(", {}", l.name()));
         }
         s.push(']');
         s

@@ -90,6 +90,9 @@ pub(crate) struct RunEnvironment {
     /// `[result index, round]` of each worker, in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) schedule: Vec<[u64; 2]>,
+    /// `--isolate`: how the measured CPUs were kept free of other tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) isolated: Option<String>,
     /// The run came from `kdelta simulate --store`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) simulated: bool,

@@ -82,6 +82,23 @@ pub(crate) struct SampleMeta {
     /// (`--counters`): event name (`context-switches`, `cycles`, ...) to count.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub(crate) counters: std::collections::BTreeMap<String, u64>,
+    /// The CPU throttling of the worker's cgroup during the sample, when its
+    /// configuration set a CPU limit (`+cpu.max=`): the effect under study,
+    /// so it is recorded and reported, and never makes a sample disturbed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) throttling: Option<Throttling>,
+}
+
+/// A cgroup's CPU throttling over one sample (`cpu.stat`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub(crate) struct Throttling {
+    /// Periods in which the cgroup ran out of quota (`nr_throttled`).
+    pub(crate) periods: u64,
+    /// Seconds its tasks were held off the CPU for it (`throttled_usec`, v1
+    /// `throttled_time`), as `cpu.stat` grew during the sample: the kernel
+    /// adds a stretch when it ends, so this may include time before the
+    /// sample began (and exceed its wall time).
+    pub(crate) secs: f64,
 }
 
 /// Which of `n` samples a result's figure uses: the ones not judged

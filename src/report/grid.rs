@@ -161,7 +161,7 @@ pub(super) fn comparison(t: &Table, threshold: f64, verbose: bool) -> Grid {
     }
     let geo_from = rows.len();
     for g in &t.geomeans {
-        let (row, m) = geomean_row(g, pv.any());
+        let (row, m) = geomean_row(g, pv.any(), t.tail);
         rows.push(row);
         marks.push(m);
     }
@@ -182,6 +182,10 @@ fn comparison_header(t: &Table, with_params: bool) -> (Vec<String>, Vec<Col>) {
         header.push(c.name.clone());
         header.push("cv".into());
         cols.extend([Col::Figure, Col::Figure]);
+        if t.tail {
+            header.push("p99".into());
+            cols.push(Col::Figure);
+        }
         if i > 0 {
             header.push("change".into());
             cols.push(Col::Change);
@@ -203,6 +207,9 @@ fn comparison_row<'a>(t: &Table, r: &'a Row, pv: &ParamView, said: &mut Said<'a>
     let mut marks = Vec::new();
     for (i, c) in r.cells.iter().enumerate() {
         row.extend(figure_cells(c.as_ref()));
+        if t.tail {
+            row.push(c.as_ref().and_then(|c| c.p99).map(fmt_num).unwrap_or_else(|| "-".into()));
+        }
         if let Some(c) = c {
             said.entries.push(Entry { who: format!("{name} [{}]", t.columns[i].name), unit: &r.unit, cell: c });
         }
@@ -248,7 +255,7 @@ fn change_cell(t: &Table, r: &Row, i: usize, name: &str, said: &mut Said) -> (St
 }
 
 /// `geomean lat (2 of 4 rows)`, its unit, each column's mean and the changes.
-fn geomean_row(g: &GeoRow, with_params: bool) -> (Vec<String>, Vec<Option<bool>>) {
+fn geomean_row(g: &GeoRow, with_params: bool, tail: bool) -> (Vec<String>, Vec<Option<bool>>) {
     let used = if g.rows == g.of { format!("{} rows", g.rows) } else { format!("{} of {} rows", g.rows, g.of) };
     let mut row = vec![format!("geomean {} ({used})", g.family)];
     if with_params {
@@ -259,6 +266,9 @@ fn geomean_row(g: &GeoRow, with_params: bool) -> (Vec<String>, Vec<Option<bool>>
     for (i, v) in g.values.iter().enumerate() {
         row.push(v.map(fmt_num).unwrap_or_else(|| "-".into()));
         row.push(String::new());
+        if tail {
+            row.push(String::new());
+        }
         if i > 0 {
             row.push(g.change_pct[i - 1].map(|c| format!("{}  ", fmt_pct(c))).unwrap_or_else(|| "-  ".into()));
             marks.push(None);
@@ -282,6 +292,14 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
          cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")
     ));
+    if t.tail {
+        notes.push(
+            "p99: 99th percentile of the clean samples (the median is the 50th), shown because a CPU limit is compared: a quota moves the tail first; \
+             throttling by the limit is the effect measured, recorded per sample and never counted as disturbance"
+                .to_string(),
+        );
+        notes.extend(throttle_lines(t, verbose));
+    }
     if t.rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.noisy)) {
         notes.push("?: noisy, fewer clean samples than wanted even after retakes".to_string());
     }
@@ -291,6 +309,41 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
     notes.extend(withheld_lines(&said.withheld, verbose));
     notes.extend(remarks::hint(&said.entries, verbose));
     notes
+}
+
+/// What the CPU limits' throttling was: a line per throttled result (the
+/// first few unless `verbose`), and how many under a limit were never throttled.
+fn throttle_lines(t: &Table, verbose: bool) -> Vec<String> {
+    let mut hit = Vec::new();
+    let mut never = 0;
+    for r in &t.rows {
+        for (i, c) in r.cells.iter().enumerate() {
+            let Some(th) = c.as_ref().and_then(|c| c.throttling) else { continue };
+            if th.periods == 0 {
+                never += 1;
+                continue;
+            }
+            hit.push(format!(
+                "throttled: {} [{}]: in {} of {} samples, {} periods, {:.1} ms held off the CPU ({:.1}% of their time)",
+                label(&r.benchmark, &r.params.display()),
+                t.columns[i].name,
+                th.samples,
+                th.of,
+                th.periods,
+                th.secs * 1e3,
+                th.share * 100.0
+            ));
+        }
+    }
+    let more = if verbose { 0 } else { hit.len().saturating_sub(5) };
+    hit.truncate(hit.len() - more);
+    if more > 0 {
+        hit.push(format!("throttled: ... and {more} more results (--verbose lists them)"));
+    }
+    if never > 0 {
+        hit.push(format!("not throttled: {never} results under a CPU limit never ran out of quota"));
+    }
+    hit
 }
 
 /// Why changes that passed the rank test are not starred: one line each

@@ -46,6 +46,48 @@ pub(crate) struct Cell {
     pub(crate) retaken: usize,
     #[serde(skip)]
     pub(crate) wanted: usize,
+    /// The 99th percentile of the clean samples (the median is the 50th).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) p99: Option<f64>,
+    /// Under a CPU limit (`+cpu.max=`): how much the worker's cgroup was throttled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) throttling: Option<Throttled>,
+}
+
+/// A result's throttling, over the samples its figure uses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct Throttled {
+    /// Samples in which the cgroup was throttled at least once, of `of`.
+    pub(crate) samples: usize,
+    pub(crate) of: usize,
+    /// Periods throttled, and seconds held off the CPU in all of them (each
+    /// sample's at most its wall time).
+    pub(crate) periods: u64,
+    pub(crate) secs: f64,
+    /// `secs` as a share of those samples' wall time, 0..1.
+    pub(crate) share: f64,
+}
+
+/// [`Throttled`] of a result whose samples recorded throttling.
+fn throttled(r: &ResultRecord) -> Option<Throttled> {
+    let used = crate::model::sample::used(&r.samples_meta, r.samples.len());
+    let metas: Vec<&crate::model::sample::SampleMeta> =
+        r.samples_meta.iter().zip(&used).filter(|(_, u)| **u).map(|(m, _)| m).collect();
+    let ts: Vec<_> = metas.iter().filter_map(|m| m.throttling).collect();
+    if ts.is_empty() {
+        return None;
+    }
+    let wall: f64 = metas.iter().filter(|m| m.throttling.is_some()).map(|m| m.wall_s).sum();
+    // Each sample's held-off time within its own wall time (`cpu.stat` adds
+    // a throttled stretch when it ends, maybe after the sample began).
+    let secs: f64 = metas.iter().filter_map(|m| m.throttling.map(|t| t.secs.min(m.wall_s))).sum();
+    Some(Throttled {
+        samples: ts.iter().filter(|t| t.periods > 0).count(),
+        of: ts.len(),
+        periods: ts.iter().map(|t| t.periods).sum(),
+        secs,
+        share: if wall > 0.0 { secs / wall } else { 0.0 },
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +127,9 @@ pub(crate) struct Table {
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: Vec<Row>,
     pub(crate) geomeans: Vec<GeoRow>,
+    /// A CPU limit is compared (a result recorded throttling): the 99th
+    /// percentile is shown beside each median, since a quota moves the tail first.
+    pub(crate) tail: bool,
 }
 
 /// Everything a command prints.
@@ -131,6 +176,8 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
         disturbed: q.disturbed,
         retaken: q.retaken,
         wanted: q.wanted,
+        p99: r.summary.as_ref().map(|s| s.p99).filter(|_| r.status == Status::Ok),
+        throttling: throttled(r),
     }
 }
 
@@ -210,7 +257,8 @@ impl Table {
             }
         }
         let geomeans = families.into_iter().filter_map(|fam| GeoRow::build(&rows, fam, columns.len())).collect();
-        Table { columns, rows, geomeans }
+        let tail = rows.iter().any(|r| r.cells.iter().flatten().any(|c| c.throttling.is_some()));
+        Table { columns, rows, geomeans, tail }
     }
 }
 

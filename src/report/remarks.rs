@@ -261,6 +261,8 @@ mod tests {
             disturbed: 0,
             retaken: 0,
             wanted: 10,
+            p99: None,
+            throttling: None,
         }
     }
 

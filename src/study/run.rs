@@ -87,6 +87,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 sysfs_root: None,
                 interleave: plan::Interleave::default(),
                 meta: ask.meta.clone(),
+                isolate: false,
             }
         })
         .collect();

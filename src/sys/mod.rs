@@ -6,6 +6,7 @@
 //!
 //! | file | kernel area |
 //! |---|---|
+//! | `cgroup.rs` | control groups, v2 and v1: where controllers are mounted, own cgroup, limits' files, `cpu.stat` throttling |
 //! | `clock.rs` | clocks: thread CPU clock, wall clock, clock ticks |
 //! | `task.rs` | one task: `/proc/PID/{stat,schedstat,status}`, `/proc/self/task`, getrusage, sched_getcpu |
 //! | `cpu.rs` | CPUs and load: `/proc/stat`, `/proc/loadavg`, cpuidle residency |
@@ -18,6 +19,7 @@
 //! Child processes (fork, the stop rule, local servers) are in `child/`, which
 //! builds on this module.
 
+pub(crate) mod cgroup;
 pub(crate) mod clock;
 pub(crate) mod cpu;
 pub(crate) mod knobs;

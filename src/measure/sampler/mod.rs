@@ -74,6 +74,10 @@ pub struct SamplerSettings {
     /// (`--counters`; `SampleMeta::counters`).
     #[serde(default)]
     pub counters: bool,
+    /// The `cpu.stat` of the worker's cgroup when its configuration limits
+    /// the CPU: each sample records its throttling (`SampleMeta::throttling`).
+    #[serde(default)]
+    pub cpu_stat: Option<PathBuf>,
 }
 
 fn yes() -> bool {
@@ -100,6 +104,7 @@ impl SamplerSettings {
             quiet_first: false,
             owner: None,
             counters: false,
+            cpu_stat: None,
         }
     }
 }
@@ -214,6 +219,7 @@ impl Sampler {
         if settings.counters {
             probe.count();
         }
+        let probe = Probe::new(TaskKind::Solo).with_cpu_stat(settings.cpu_stat.clone());
         Sampler {
             settings,
             turn: None,

@@ -32,12 +32,14 @@ fn json_of_a_comparison_of_two_configurations() {
               "cv": 0.007262402052227961,
               "median": 0.21,
               "n": 3,
+              "p99": 0.21195999999999998,
               "status": "ok"
             },
             {
               "cv": 0.0055248618784530445,
               "median": 0.181,
               "n": 3,
+              "p99": 0.18198,
               "status": "ok"
             }
           ],
@@ -64,6 +66,7 @@ fn json_of_a_comparison_of_two_configurations() {
               "cv": 0.013333333333333345,
               "median": 1.5,
               "n": 3,
+              "p99": 1.5196,
               "status": "ok"
             },
             {
@@ -71,6 +74,7 @@ fn json_of_a_comparison_of_two_configurations() {
               "cv": 3.0096000245368666,
               "median": 0.15,
               "n": 3,
+              "p99": 0.30679999999999996,
               "status": "ok"
             }
           ],
@@ -92,6 +96,7 @@ fn json_of_a_comparison_of_two_configurations() {
               "cv": 0.0028427657666185795,
               "median": 410.5,
               "n": 3,
+              "p99": 411.97,
               "status": "ok"
             },
             {
@@ -109,7 +114,8 @@ fn json_of_a_comparison_of_two_configurations() {
           "params": {},
           "unit": "us"
         }
-      ]
+      ],
+      "tail": false
     }
   ],
   "notes": [],

@@ -32,6 +32,7 @@ pub(super) fn config(name: &str, cpus: &str) -> Config {
         env: vec![],
         knobs: vec![],
         counters: None,
+        cgroup: vec![],
     }
 }
 

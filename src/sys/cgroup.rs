@@ -1,0 +1,323 @@
+//! Control groups, v2 and v1 alike (cgroups(7)): where each controller kdelta
+//! uses is mounted, the cgroup this process is in, the files a limit is
+//! written to, making and removing cgroups, moving tasks, and a cgroup's CPU
+//! throttling (`cpu.stat`).
+//!
+//! Everything is read below a root (`/` on the live machine), so tests use
+//! fake trees. A controller is found at `ROOT/sys/fs/cgroup`: in the unified
+//! hierarchy (`cgroup.controllers` there, or in `unified/` of a hybrid
+//! layout) when it lists the controller, else in a v1 hierarchy of its own
+//! name (`cpu/`, `cpuset/`, `memory/`, links such as `cpu -> cpu,cpuacct`
+//! followed). The cgroup this process is in comes from `ROOT/proc/self/cgroup`
+//! (`/` when that file is missing).
+
+use std::path::{Path, PathBuf};
+
+/// The controllers kdelta's limits use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Controller {
+    Cpu,
+    Cpuset,
+    Memory,
+}
+
+impl Controller {
+    pub(crate) const ALL: [Controller; 3] = [Controller::Cpu, Controller::Cpuset, Controller::Memory];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Controller::Cpu => "cpu",
+            Controller::Cpuset => "cpuset",
+            Controller::Memory => "memory",
+        }
+    }
+
+    /// A file every v1 hierarchy of this controller has.
+    fn v1_marker(self) -> &'static str {
+        match self {
+            Controller::Cpu => "cpu.shares",
+            Controller::Cpuset => "cpuset.cpus",
+            Controller::Memory => "memory.limit_in_bytes",
+        }
+    }
+}
+
+/// One mounted hierarchy holding a controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hierarchy {
+    /// 1 or 2.
+    pub(crate) version: u8,
+    /// Where it is mounted (below the root).
+    pub(crate) mount: PathBuf,
+    /// The cgroup this process is in, as a directory below `mount`.
+    pub(crate) own: PathBuf,
+}
+
+/// Where each controller kdelta uses is, below one root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) cpu: Option<Hierarchy>,
+    pub(crate) cpuset: Option<Hierarchy>,
+    pub(crate) memory: Option<Hierarchy>,
+}
+
+/// `ROOT/sys/fs/cgroup`.
+pub(crate) fn cgroup_dir(root: &Path) -> PathBuf {
+    root.join("sys/fs/cgroup")
+}
+
+/// The words of a file such as `cgroup.controllers`; empty when unreadable.
+fn words(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p).map(|t| t.split_whitespace().map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// The cgroup of this process in the v2 hierarchy (`0::PATH`) or in the v1
+/// hierarchy holding `ctrl`, from a `/proc/PID/cgroup` text (cgroups(7)).
+pub(crate) fn own_path(text: &str, ctrl: Option<&str>) -> String {
+    for l in text.lines() {
+        let mut it = l.splitn(3, ':');
+        let (_, ctrls, path) = match (it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => continue,
+        };
+        let hit = match ctrl {
+            None => ctrls.is_empty(),
+            Some(c) => ctrls.split(',').any(|x| x == c),
+        };
+        if hit {
+            return path.to_string();
+        }
+    }
+    "/".to_string()
+}
+
+/// Below `mount`, the directory of cgroup `path` (`/a/b`), or the mount when
+/// the path tries to leave it.
+fn below(mount: &Path, path: &str) -> PathBuf {
+    let rel = path.trim_start_matches('/');
+    if rel.split('/').any(|c| c == ".." || c == ".") {
+        return mount.to_path_buf();
+    }
+    if rel.is_empty() {
+        mount.to_path_buf()
+    } else {
+        mount.join(rel)
+    }
+}
+
+impl Layout {
+    /// The controllers mounted below `root` (see the module's notes).
+    pub(crate) fn read(root: &Path) -> Layout {
+        let dir = cgroup_dir(root);
+        let proc = std::fs::read_to_string(root.join("proc/self/cgroup")).unwrap_or_default();
+        let v2: Option<(PathBuf, Vec<String>)> =
+            [dir.clone(), dir.join("unified")].into_iter().find(|d| d.join("cgroup.controllers").is_file()).map(|d| {
+                let w = words(&d.join("cgroup.controllers"));
+                (d, w)
+            });
+        let find = |c: Controller| -> Option<Hierarchy> {
+            if let Some((m, ctrls)) = &v2 {
+                if ctrls.iter().any(|x| x == c.name()) {
+                    return Some(Hierarchy { version: 2, mount: m.clone(), own: below(m, &own_path(&proc, None)) });
+                }
+            }
+            let m = dir.join(c.name());
+            m.join(c.v1_marker()).is_file().then(|| Hierarchy {
+                version: 1,
+                own: below(&m, &own_path(&proc, Some(c.name()))),
+                mount: m,
+            })
+        };
+        Layout { cpu: find(Controller::Cpu), cpuset: find(Controller::Cpuset), memory: find(Controller::Memory) }
+    }
+
+    pub(crate) fn get(&self, c: Controller) -> Option<&Hierarchy> {
+        match c {
+            Controller::Cpu => self.cpu.as_ref(),
+            Controller::Cpuset => self.cpuset.as_ref(),
+            Controller::Memory => self.memory.as_ref(),
+        }
+    }
+
+    /// One line: `cpu v1 at /sys/fs/cgroup/cpu, cpuset v1 ..., memory not mounted`.
+    pub(crate) fn describe(&self) -> String {
+        Controller::ALL
+            .iter()
+            .map(|&c| match self.get(c) {
+                Some(h) => format!("{} v{} at {}", c.name(), h.version, h.mount.display()),
+                None => format!("{} not mounted", c.name()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The file that lists a cgroup's processes (cgroups(7)).
+pub(crate) fn procs(dir: &Path) -> PathBuf {
+    dir.join("cgroup.procs")
+}
+
+/// Write one value to a cgroup file (one write(2), as cgroupfs wants).
+pub(crate) fn write(dir: &Path, file: &str, value: &str) -> Result<(), String> {
+    let p = dir.join(file);
+    super::knobs::write_text(&p, value).map_err(|e| format!("writing {value:?} to {}: {e}", p.display()))
+}
+
+/// A cgroup file's text, trimmed.
+pub(crate) fn read(dir: &Path, file: &str) -> Result<String, String> {
+    let p = dir.join(file);
+    std::fs::read_to_string(&p).map(|t| t.trim().to_string()).map_err(|e| format!("reading {}: {e}", p.display()))
+}
+
+/// mkdir(2) a cgroup (its parent must exist); an existing one is kept. In a
+/// fake tree (not a cgroup file system) the new directory gets what the
+/// kernel would give it: its parent's files, empty but for the statistics
+/// (`*.stat`, copied: a fake tree's counters start where its parent's are).
+pub(crate) fn make(dir: &Path) -> Result<(), String> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(format!("making cgroup {}: {e}", dir.display())),
+    }
+    if let Some(parent) = dir.parent().filter(|p| !is_cgroupfs(p)) {
+        for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                let stat = e.file_name().to_string_lossy().ends_with(".stat");
+                let text = if stat { std::fs::read_to_string(e.path()).unwrap_or_default() } else { String::new() };
+                let _ = std::fs::write(dir.join(e.file_name()), text);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The process ids in a cgroup (`cgroup.procs`; `tasks`, every thread, for
+/// a v1 hierarchy when `threads`).
+pub(crate) fn members(dir: &Path, threads: bool) -> Vec<i32> {
+    let f = if threads { dir.join("tasks") } else { procs(dir) };
+    std::fs::read_to_string(f)
+        .map(|t| t.split_whitespace().filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Move every process of cgroup `dir` into `to` (each written to `to`'s
+/// `cgroup.procs`, threads to `tasks` on v1 where a process cannot move
+/// whole; `tasks` is only in v1). Those that cannot move (kernel threads bound to a CPU, a task
+/// that just ended) are counted, not fatal.
+pub(crate) fn move_all(dir: &Path, to: &Path) -> (usize, usize) {
+    let (mut moved, mut stuck) = (0, 0);
+    let v1 = dir.join("tasks").is_file() && to.join("tasks").is_file();
+    let (list, file) = if v1 { (members(dir, true), "tasks") } else { (members(dir, false), "cgroup.procs") };
+    for id in list {
+        match super::knobs::write_text(&to.join(file), &id.to_string()) {
+            Ok(()) => moved += 1,
+            Err(_) => stuck += 1,
+        }
+    }
+    (moved, stuck)
+}
+
+/// Remove cgroup `dir` (rmdir(2)) after moving what is left in it into its
+/// parent; a cgroup already gone is fine. Tasks forked while others move
+/// (a busy `kdelta-PID-system` holds the whole machine's) are moved on the
+/// next pass: up to [`REMOVE_TRIES`] passes, 10 ms apart. A fake tree's
+/// regular files are removed first (cgroupfs has none to remove).
+pub(crate) fn remove(dir: &Path) -> Result<(), String> {
+    let mut last = None;
+    for _ in 0..REMOVE_TRIES {
+        if !dir.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = dir.parent() {
+            move_all(dir, parent);
+        }
+        let e = match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        // Not a cgroupfs directory (a fake tree in tests): its files are real.
+        if e.raw_os_error() == Some(libc::ENOTEMPTY) && !is_cgroupfs(dir) {
+            return std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()));
+        }
+        if e.raw_os_error() != Some(libc::EBUSY) {
+            return Err(format!("removing cgroup {}: {e}", dir.display()));
+        }
+        last = Some(e);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let left = members(dir, dir.join("tasks").is_file()).len();
+    Err(format!(
+        "removing cgroup {}: {} ({left} tasks would not move out)",
+        dir.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
+}
+
+/// Passes [`remove`] makes before it gives up.
+const REMOVE_TRIES: usize = 100;
+
+/// Is `dir` on a cgroup file system (statfs(2))?
+fn is_cgroupfs(dir: &Path) -> bool {
+    const CGROUP_SUPER_MAGIC: i64 = 0x27e0eb;
+    const CGROUP2_SUPER_MAGIC: i64 = 0x63677270;
+    match nix::sys::statfs::statfs(dir) {
+        Ok(s) => {
+            // f_type's width differs between architectures.
+            #[allow(clippy::unnecessary_cast)]
+            let t = s.filesystem_type().0 as i64;
+            t == CGROUP_SUPER_MAGIC || t == CGROUP2_SUPER_MAGIC
+        }
+        Err(_) => false,
+    }
+}
+
+/// A cgroup's CPU throttling so far (`cpu.stat`): periods throttled and
+/// seconds throttled (v2 `throttled_usec`, v1 `throttled_time` in ns).
+pub(crate) fn throttling(cpu_stat: &Path) -> Option<(u64, f64)> {
+    let t = std::fs::read_to_string(cpu_stat).ok()?;
+    parse_throttling(&t)
+}
+
+/// [`throttling`] of a `cpu.stat` text.
+pub(crate) fn parse_throttling(t: &str) -> Option<(u64, f64)> {
+    let mut n = None;
+    let mut s = None;
+    for l in t.lines() {
+        let mut it = l.split_whitespace();
+        let (Some(k), Some(v)) = (it.next(), it.next()) else { continue };
+        let Ok(v) = v.parse::<u64>() else { continue };
+        match k {
+            "nr_throttled" => n = Some(v),
+            "throttled_usec" => s = Some(v as f64 * 1e-6),
+            "throttled_time" => s = Some(v as f64 * 1e-9),
+            _ => {}
+        }
+    }
+    Some((n?, s?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cgroups_from_proc_self_cgroup() {
+        let t = "9:name=systemd:/\n4:memory:/process_api/abc\n3:cpuset:/\n1:cpu,cpuacct:/x\n0::/user.slice\n";
+        assert_eq!(own_path(t, Some("memory")), "/process_api/abc");
+        assert_eq!(own_path(t, Some("cpu")), "/x");
+        assert_eq!(own_path(t, Some("cpuacct")), "/x");
+        assert_eq!(own_path(t, None), "/user.slice");
+        assert_eq!(own_path("", Some("cpu")), "/");
+        assert_eq!(below(Path::new("/m"), "/../etc"), Path::new("/m"));
+    }
+
+    #[test]
+    fn throttling_of_v1_and_v2() {
+        assert_eq!(parse_throttling("nr_periods 10\nnr_throttled 3\nthrottled_time 2000000000\n"), Some((3, 2.0)));
+        assert_eq!(
+            parse_throttling("usage_usec 5\nnr_periods 9\nnr_throttled 4\nthrottled_usec 1500000\n"),
+            Some((4, 1.5))
+        );
+        assert_eq!(parse_throttling("usage_usec 5\n"), None);
+    }
+}
