@@ -301,14 +301,7 @@ capture_tests! {
 /// (`tests/hwloc/linux/16amd64-8n2c-cpusets*` of hwloc), else skipped.
 #[test]
 fn amd64_16_legacy_cpuset_filesystem() {
-    check_capture(
-        "16amd64-8n2c-cpusets",
-        "16amd64-8n2c-cpusets-disallowed",
-        "16amd64-8n2c-cpusets",
-        8,
-        15,
-        15,
-    );
+    check_capture("16amd64-8n2c-cpusets", "16amd64-8n2c-cpusets-disallowed", "16amd64-8n2c-cpusets", 8, 15, 15);
     if let Some((_tmp, root)) = extract("16amd64-8n2c-cpusets") {
         let t = Topology::read(&root).unwrap();
         let r = t.restriction.expect("the cpuset restricts the usable CPUs");
