@@ -79,7 +79,7 @@ fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     for s in [
-        "[note] cpuidle: driver haltpoll",
+        "[change] cpuidle: driver haltpoll",
         "guest_halt_poll_ns (200000 here)",
         "[note] cpufreq driver: none",
         "[change] transparent huge pages (enabled): always",
