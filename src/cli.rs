@@ -801,6 +801,14 @@ fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, BadInput> {
     crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
 }
 
+/// `doctor --cpus LIST`: a CPU list (checked against the machine by the command).
+fn doctor_cpus(s: &str) -> Result<CpuSet, String> {
+    CpuSet::parse_list(s)
+        .ok()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| format!("malformed CPU list {s:?}: expected e.g. 1 or 0-3,8"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -897,12 +905,4 @@ mod tests {
         );
         assert_eq!((a.threshold, a.ci_target, a.runs), (1.0, 1.0, None));
     }
-}
-
-/// `doctor --cpus LIST`: a CPU list (checked against the machine by the command).
-fn doctor_cpus(s: &str) -> Result<CpuSet, String> {
-    CpuSet::parse_list(s)
-        .ok()
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| format!("malformed CPU list {s:?}: expected e.g. 1 or 0-3,8"))
 }

@@ -215,7 +215,7 @@ fn irqs(root: &Path, measured: &CpuSet) -> Finding {
             served.push((on, format!("irq {} {} ({on} on measured CPUs, affinity {aff})", r.name, r.what)));
         }
     }
-    served.sort_by(|a, b| b.0.cmp(&a.0));
+    served.sort_by_key(|s| std::cmp::Reverse(s.0));
     let active = served.iter().filter(|(n, _)| *n > 0).count();
     let shown: Vec<&str> = served.iter().take(6).map(|(_, s)| s.as_str()).collect();
     let more = if served.len() > 6 { format!("; {} more", served.len() - 6) } else { String::new() };
