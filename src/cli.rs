@@ -6,6 +6,7 @@
 //! as [`BadInput`]: one line naming the value and what is allowed, exit 2,
 //! before anything runs (`app::main` prints it).
 
+use crate::cpuset::CpuSet;
 use crate::error::BadInput;
 use crate::harness::plan;
 use crate::report::Format;
@@ -58,6 +59,29 @@ pub(crate) enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Is this machine fit to measure on? Every setting that moves
+    /// measurements (cpufreq governor and boost, SMT, ASLR, THP, swap, the
+    /// IRQs the measured CPUs serve, isolcpus/nohz_full, the perf sample
+    /// rate, cpuidle, steal time and the busiest other processes over one
+    /// second, whether this is a VM): its value, why it matters and what
+    /// kdelta recommends.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Make the changes kdelta can make, each kernel file's original
+        /// journaled first; restored at the end of the next run, by
+        /// `kdelta doctor --reset` or by `kdelta restore`.
+        #[arg(long, conflicts_with = "reset")]
+        apply: bool,
+        /// Put back what `--apply` changed (replays the journal).
+        #[arg(long)]
+        reset: bool,
+        /// The CPUs you will measure on (default: every CPU kdelta may use),
+        /// for the IRQ and cpuidle checks.
+        #[arg(long, value_name = "LIST", value_parser = doctor_cpus)]
+        cpus: Option<CpuSet>,
     },
     /// List every benchmark: family, unit, direction, parameters with their
     /// defaults, and whether it is supported here (and why not).
@@ -799,6 +823,14 @@ pub(crate) fn run_meta(pairs: &[(String, String)]) -> Result<crate::model::meta:
 /// `runs --meta KEY=VALUE` or `--meta KEY`.
 fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, BadInput> {
     crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
+}
+
+/// `doctor --cpus LIST`: a CPU list (checked against the machine by the command).
+fn doctor_cpus(s: &str) -> Result<CpuSet, String> {
+    CpuSet::parse_list(s)
+        .ok()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| format!("malformed CPU list {s:?}: expected e.g. 1 or 0-3,8"))
 }
 
 #[cfg(test)]

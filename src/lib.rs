@@ -11,6 +11,7 @@ mod child;
 mod cli;
 mod config;
 mod cpuset;
+mod doctor;
 mod error;
 mod harness;
 mod measure;

@@ -138,7 +138,7 @@ fn configurations_stay_within_a_restricted_cpuset() {
     let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("usable      CPUs 2-5 only, by cgroup cpuset 2-5"), "{text}");
+    assert!(text.contains("usable      CPUs 2-5 only, by cgroup v2 cpuset 2-5"), "{text}");
     let line = |name: &str| {
         text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}")).to_string()
     };

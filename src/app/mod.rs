@@ -2,6 +2,7 @@
 //! statuses. One file per group of commands, as `kdelta --help` lists them.
 
 mod check;
+mod doctor;
 mod history;
 mod html;
 mod info;
@@ -203,7 +204,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !quiet && !matches!(cli.command, Command::Restore { .. }) {
+    if !quiet && !matches!(cli.command, Command::Restore { .. } | Command::Doctor { reset: true, .. }) {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
@@ -211,6 +212,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Topo { json } => info::cmd_topo(json),
+        Command::Doctor { json, apply, reset, cpus } => doctor::cmd_doctor(json, apply, reset, cpus),
         Command::List { json, selectors } => info::cmd_list(json, &selectors),
         Command::Run(args) => run::cmd_run(&cli.db, args),
         Command::Compare { by: Some(by), label, threshold, .. } => {

@@ -7,6 +7,12 @@
 //! removes one without replaying it), and every command warns while one
 //! exists.
 //!
+//! `kdelta doctor --apply` writes a journal marked `tuned` and leaves it on
+//! purpose: its settings hold until the next run adopts the journal
+//! ([`adopt`]: it becomes that run's, whose end restores everything), or
+//! `kdelta doctor --reset` or `kdelta restore` replays it. While it waits,
+//! commands note it instead of warning, and a run may change settings.
+//!
 //! One file per root (`ROOT/run/kdelta/knobs.journal`: `/run` is emptied at
 //! boot, as the kernel settings are reset), or `$KDELTA_JOURNAL`. JSON
 //! lines: the owner (format version, pid and start time) first, then
@@ -89,6 +95,9 @@ enum Line {
         version: u32,
         pid: i32,
         start: u64,
+        /// Written by `kdelta doctor --apply`, to outlive its owner.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        tuned: bool,
     },
     Wrote {
         path: PathBuf,
@@ -123,6 +132,8 @@ pub struct Entries {
     pub cgroups: Vec<PathBuf>,
     /// (`cgroup.subtree_control`, controller) kdelta enabled, oldest first.
     pub enabled: Vec<(PathBuf, String)>,
+    /// Made by `kdelta doctor --apply`: left in place on purpose.
+    pub tuned: bool,
 }
 
 /// A path for a one-line message: quoted, control and bidirectional
@@ -196,7 +207,7 @@ impl Entries {
                 }
             })?;
             match line {
-                Line::Owner { version, pid, start } if n == 1 => {
+                Line::Owner { version, pid, start, tuned } if n == 1 => {
                     if version != FORMAT {
                         return Err(format!(
                             "its owner line has format version {version}; this kdelta reads version {FORMAT}"
@@ -206,6 +217,7 @@ impl Entries {
                         return Err(format!("its owner line names process {pid}"));
                     }
                     e.owner = Some(Owner { pid, start });
+                    e.tuned = tuned;
                 }
                 _ if n == 1 => {
                     return Err(format!("it does not begin with kdelta's owner line (format version {FORMAT})"))
@@ -584,6 +596,13 @@ fn warning_of(p: &Path) -> Option<String> {
     if e.owner.is_some_and(|o| o.alive()) {
         return None;
     }
+    if e.tuned {
+        return Some(format!(
+            "kdelta: note: kernel settings tuned by `kdelta doctor --apply` ({}; journal {}): restored at the end of the next run, by `kdelta doctor --reset` or `kdelta restore`",
+            e.describe(),
+            p.display()
+        ));
+    }
     Some(format!(
         "kdelta: warning: a kdelta that was killed left {} changed ({}; journal {}): run `kdelta restore`",
         if e.cgroups.is_empty() && e.enabled.is_empty() { "kernel settings" } else { "cgroups" },
@@ -608,6 +627,10 @@ fn preflight_at(p: &Path) -> Result<()> {
     let p = p.to_path_buf();
     let e = read(&p).map_err(|err| bad_input(format!("{err}: `kdelta restore --discard` removes it")))?;
     if let Some(e) = e {
+        if e.tuned && !e.owner.is_some_and(|o| o.alive()) {
+            // `doctor --apply`'s: the run adopts it.
+            return Ok(());
+        }
         let who = match e.owner {
             Some(o) if o.alive() => format!("kdelta {} is changing kernel settings now", o.pid),
             _ => "a kdelta that was killed left kernel settings changed: run `kdelta restore` first".to_string(),
@@ -631,6 +654,16 @@ impl Journal {
     /// 0700 if missing and refused if group or others can write it, the file
     /// made 0600 with `O_EXCL` (no link followed), as [`read`] wants them.
     pub(crate) fn create(path: &Path, root: &Path) -> Result<Journal> {
+        Journal::create_as(path, root, false)
+    }
+
+    /// [`Journal::create`] for `kdelta doctor --apply`: marked `tuned`, to be
+    /// left in place when this process ends.
+    pub(crate) fn create_tuned(path: &Path, root: &Path) -> Result<Journal> {
+        Journal::create_as(path, root, true)
+    }
+
+    fn create_as(path: &Path, root: &Path, tuned: bool) -> Result<Journal> {
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -657,11 +690,65 @@ impl Journal {
             path: path.to_path_buf(),
             root: root.to_path_buf(),
             file,
-            entries: Entries { owner: Some(me), ..Entries::default() },
+            entries: Entries { owner: Some(me), tuned, ..Entries::default() },
         };
-        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start })?;
+        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start, tuned })?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
         Ok(j)
+    }
+
+    /// Take over the journal `kdelta doctor --apply` left at `path` (marked
+    /// `tuned`, its owner gone): rewritten, atomically, as this process's
+    /// own unmarked journal with the same entries, so a `kdelta restore`
+    /// meanwhile refuses it and a killed run leaves an ordinary journal.
+    /// `None` when there is no such journal (none, or an ordinary one).
+    pub(crate) fn adopt(path: &Path, root: &Path) -> Result<Option<Journal>> {
+        let Some(e) = read(path)? else { return Ok(None) };
+        if !e.tuned || e.owner.is_some_and(|o| o != Owner::me() && o.alive()) {
+            return Ok(None);
+        }
+        e.check(root)
+            .map_err(|why| bad_input(format!("the kernel-settings journal {} is refused: {why}", path.display())))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        check_dir(dir).map_err(|why| {
+            anyhow::anyhow!("the kernel-settings journal {} cannot be adopted: {why}", path.display())
+        })?;
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".adopt");
+        let tmp = dir.join(name);
+        if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
+            std::fs::remove_file(&tmp).with_context(|| format!("removing {}", tmp.display()))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("chmod 600 {}", tmp.display()))?;
+        let me = Owner::me();
+        let mut j = Journal {
+            path: tmp.clone(),
+            root: root.to_path_buf(),
+            file,
+            entries: Entries { owner: Some(me), ..Entries::default() },
+        };
+        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start, tuned: false })?;
+        for (p, o) in &e.wrote {
+            j.will_write(p, o)?;
+        }
+        for m in &e.mounted {
+            j.will_mount(m)?;
+        }
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
+        j.path = path.to_path_buf();
+        Ok(Some(j))
     }
 
     fn append(&mut self, l: &Line) -> Result<()> {

@@ -5,6 +5,12 @@
 //! work. What each configuration read back is kept for its results. The
 //! journal is replayed when the session ends, a worker fails, or it is
 //! dropped (an error on the way out).
+//!
+//! A run that finds the journal `kdelta doctor --apply` left adopts it
+//! ([`Session::start`]): the doctor's settings are its baseline, kept while
+//! it runs (a configuration without settings, or a failed switch, puts back
+//! that baseline, not the originals), and its end replays the whole journal,
+//! the doctor's settings included.
 
 use super::journal::{self, Journal};
 use crate::config::knobs as ck;
@@ -16,13 +22,33 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Session {
     root: PathBuf,
     journal: Option<Journal>,
+    /// The journal was `doctor --apply`'s: mid-run, put back to `mine`,
+    /// replay only at the end.
+    adopted: bool,
+    /// Each file this session changed and its value before that change
+    /// (the baseline a configuration without that setting gets back).
+    mine: Vec<(PathBuf, String)>,
     /// Per configuration name: every distinct read-back, `thp=never`.
     read: BTreeMap<String, Vec<String>>,
 }
 
 impl Session {
     pub(crate) fn new(root: &Path) -> Session {
-        Session { root: root.to_path_buf(), journal: None, read: BTreeMap::new() }
+        Session { root: root.to_path_buf(), journal: None, adopted: false, mine: Vec::new(), read: BTreeMap::new() }
+    }
+
+    /// The session of a run: one adopting the journal `kdelta doctor
+    /// --apply` left, if there is one, else a new one when the run switches
+    /// settings (`switches`), else none.
+    pub(crate) fn start(root: &Path, switches: bool) -> anyhow::Result<Option<Session>> {
+        let adopted = Journal::adopt(&journal::path(root), root)?;
+        if adopted.is_none() && !switches {
+            return Ok(None);
+        }
+        let mut s = Session::new(root);
+        s.adopted = adopted.is_some();
+        s.journal = adopted;
+        Ok(Some(s))
     }
 
     fn journal(&mut self) -> Result<&mut Journal, String> {
@@ -50,10 +76,8 @@ impl Session {
             want.extend(ck::targets(s, &self.root).map_err(|e| format!("{}: {e}", s.name()))?);
         }
         // Others back first (smt=on before a governor of CPUs it brings back).
-        let others: Vec<(PathBuf, String)> = match &self.journal {
-            Some(j) => j.entries.wrote.iter().filter(|(p, _)| !want.iter().any(|(w, _)| w == p)).cloned().collect(),
-            None => Vec::new(),
-        };
+        let others: Vec<(PathBuf, String)> =
+            self.mine.iter().filter(|(p, _)| !want.iter().any(|(w, _)| w == p)).cloned().collect();
         for (p, v) in others.iter().chain(want.iter()) {
             let now = crate::sys::knobs::current_value(p).map_err(|e| format!("reading {}: {e}", p.display()))?;
             if &now == v {
@@ -62,6 +86,9 @@ impl Session {
             // Checked again where it is written, as `kdelta restore` does.
             let real = ck::confined(&self.root, p).map_err(|e| format!("not writing {v:?}: {e}"))?;
             self.journal()?.will_write(p, &now).map_err(|e| format!("{e:#}"))?;
+            if !self.mine.iter().any(|(m, _)| m == p) {
+                self.mine.push((p.clone(), now.clone()));
+            }
             crate::sys::knobs::write_text(&real, v).map_err(|e| format!("writing {v:?} to {}: {e}", p.display()))?;
             crate::sys::knobs::settle(&real, v);
         }
@@ -79,8 +106,44 @@ impl Session {
         Ok(())
     }
 
-    /// Put everything back and remove the journal (nothing to do without one).
+    /// Put the settings back as the run found them: the originals (the
+    /// journal replayed and removed), or, in a session that adopted `doctor
+    /// --apply`'s journal, the doctor's settings (the journal kept for
+    /// [`Session::finish`]).
     pub(crate) fn restore(&mut self) -> Result<(), String> {
+        if self.adopted {
+            return self.put_back();
+        }
+        self.finish()
+    }
+
+    /// Every file this session changed back to its value before, newest first.
+    fn put_back(&mut self) -> Result<(), String> {
+        let mut failed = Vec::new();
+        for (p, v) in self.mine.iter().rev() {
+            if crate::sys::knobs::current_value(p).ok().as_deref() == Some(v.as_str()) {
+                continue;
+            }
+            match ck::confined(&self.root, p) {
+                Ok(real) => match crate::sys::knobs::write_text(&real, v) {
+                    Ok(()) => crate::sys::knobs::settle(&real, v),
+                    Err(e) => failed.push(format!("writing {v:?} to {}: {e}", p.display())),
+                },
+                Err(e) => failed.push(format!("not writing {v:?}: {e}")),
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
+        }
+    }
+
+    /// The end: everything the journal holds put back to its original and
+    /// the journal removed (nothing to do without one).
+    pub(crate) fn finish(&mut self) -> Result<(), String> {
+        self.mine.clear();
+        self.adopted = false;
         match self.journal.take() {
             Some(j) => j.replay().map(|_| ()).map_err(|e| format!("{e:#}")),
             None => Ok(()),
@@ -95,7 +158,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Err(e) = self.restore() {
+        if let Err(e) = self.finish() {
             eprintln!("kdelta: restoring kernel settings: {e}");
         }
     }

@@ -116,7 +116,7 @@ pub(crate) fn execute_into(
         tmp: tmp.path().to_path_buf(),
         interrupted: interrupted.clone(),
         progress,
-        knobs: ready.iter().any(|c| !c.knobs.is_empty()).then(|| super::knobs::Session::new(&req.root())),
+        knobs: super::knobs::Session::start(&req.root(), ready.iter().any(|c| !c.knobs.is_empty()))?,
         cgroups,
         job_no: 0,
         was_interrupted: false,
@@ -137,7 +137,7 @@ pub(crate) fn execute_into(
     }
     // Kernel settings back as found, before anything else can fail.
     if let Some(mut k) = ex.knobs.take() {
-        if let Err(e) = k.restore() {
+        if let Err(e) = k.finish() {
             eprintln!("kdelta: restoring kernel settings: {e}");
         }
     }

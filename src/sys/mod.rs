@@ -11,6 +11,7 @@
 //! | `task.rs` | one task: `/proc/PID/{stat,schedstat,status}`, `/proc/self/task`, getrusage, sched_getcpu |
 //! | `cpu.rs` | CPUs and load: `/proc/stat`, `/proc/loadavg`, cpuidle residency |
 //! | `limits.rs` | system-wide limits in `/proc/sys` |
+//! | `machine.rs` | what moves measurements, below a root: cmdline, interrupts and IRQ affinity, swap, cpuidle, hypervisor signs, steal and per-process ticks |
 //! | `memory.rs` | a process's memory: `/proc/PID/statm` sizes, `/proc/PID/maps` mapping count |
 //! | `net.rs` | `HOST:PORT` to socket addresses |
 //! | `output.rs` | files written at a path the user named: a regular file only, never a FIFO or device |
@@ -24,6 +25,7 @@ pub(crate) mod clock;
 pub(crate) mod cpu;
 pub(crate) mod knobs;
 pub(crate) mod limits;
+pub(crate) mod machine;
 pub(crate) mod memory;
 pub(crate) mod net;
 pub(crate) mod output;

@@ -151,12 +151,33 @@ fn console_cache(kind: &str) -> Option<(u32, &'static str)> {
 /// Compare kdelta's reading of capture `name` with lstopo's and with the
 /// README's counts; panics listing every difference.
 fn check(name: &str, packages: usize, cores: usize, cpus: usize) {
+    check_capture(name, name, name, packages, cores, cpus)
+}
+
+/// The lstopo listing `NAME.console` in the captures folder, None (with a
+/// message) when it is absent.
+fn console_objs(name: &str) -> Option<Vec<Obj>> {
+    let path = captures_dir().join(format!("{name}.console"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(parse_console(&text)),
+        Err(e) => {
+            eprintln!("skipped: {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// Compare kdelta's reading of capture `name` with lstopo's listing of every
+/// online CPU (`console`, `lstopo -v --disallowed` where the capture's process
+/// may not use them all) and its reading of the CPUs the process may use
+/// (`usable_console`, plain `lstopo -v`: hwloc applies the capture's cpuset).
+fn check_capture(name: &str, console: &str, usable_console: &str, packages: usize, cores: usize, cpus: usize) {
+    let (Some(objs), Some(usable_objs)) = (console_objs(console), console_objs(usable_console)) else {
+        return;
+    };
     let Some((_tmp, root)) = extract(name) else {
         return;
     };
-    let console = std::fs::read_to_string(captures_dir().join(format!("{name}.console")))
-        .expect("console file beside the capture");
-    let objs = parse_console(&console);
     let t = Topology::read(&root).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     let mut bad = Vec::new();
 
@@ -195,6 +216,25 @@ fn check(name: &str, packages: usize, cores: usize, cpus: usize) {
         let missing: Vec<_> = want_cores.iter().filter(|c| !got_cores.contains(c)).collect();
         let extra: Vec<_> = got_cores.iter().filter(|c| !want_cores.contains(c)).collect();
         bad.push(format!("core CPU sets differ: lstopo only {missing:?}, kdelta only {extra:?}"));
+    }
+
+    // The CPUs the capture's process may use (affinity, every cpuset layout),
+    // and their cores, as hwloc restricts them.
+    let usable = t.usable();
+    let usable_pus = usable_objs.iter().filter(|o| o.kind == "PU").fold(CpuSet::new(), |a, o| a.union(&o.pus));
+    if usable.online != usable_pus {
+        bad.push(format!(
+            "usable: read {} (restriction {:?}), lstopo allows PUs {usable_pus}",
+            usable.online, t.restriction
+        ));
+    }
+    let mut want_usable_cores: Vec<CpuSet> =
+        usable_objs.iter().filter(|o| o.kind == "Core").map(|o| o.pus.clone()).collect();
+    want_usable_cores.sort();
+    let mut got_usable_cores: Vec<CpuSet> = usable.cores.iter().map(|c| c.cpus.clone()).collect();
+    got_usable_cores.sort();
+    if got_usable_cores != want_usable_cores {
+        bad.push(format!("usable cores: read {got_usable_cores:?}, lstopo {want_usable_cores:?}"));
     }
 
     // Caches: level, type, size and sharing set of every instance.
@@ -250,6 +290,24 @@ capture_tests! {
     em64t_8_asymmetric_caches: "8em64t-2s4c-asymcaches" => 2, 8, 8;
     ia64_8: "8ia64-2s2c2t" => 2, 4, 8;
     offline_cpu0: "offline-cpu0-node0" => 2, 17, 17;
+}
+
+/// hwloc's capture of a 16-CPU Opteron with the legacy cpuset filesystem:
+/// mounted at `/dev/cpuset`, the process in the child cpuset `/dummy` whose
+/// `cpus` file (the old name) allows 0-6,12-15, 11 of its 16 CPUs, CPU 4 of
+/// them offline. lstopo `--disallowed` lists the 15 online CPUs, plain
+/// lstopo the 10 the process may use. Not in the shared folder: it is taken
+/// from `KDELTA_TOPOLOGIES` when that folder holds it
+/// (`tests/hwloc/linux/16amd64-8n2c-cpusets*` of hwloc), else skipped.
+#[test]
+fn amd64_16_legacy_cpuset_filesystem() {
+    check_capture("16amd64-8n2c-cpusets", "16amd64-8n2c-cpusets-disallowed", "16amd64-8n2c-cpusets", 8, 15, 15);
+    if let Some((_tmp, root)) = extract("16amd64-8n2c-cpusets") {
+        let t = Topology::read(&root).unwrap();
+        let r = t.restriction.expect("the cpuset restricts the usable CPUs");
+        assert_eq!(r.cpus.to_string(), "0-3,5-6,12-15");
+        assert_eq!(r.source, "legacy cpuset filesystem 0-6,12-15 (dev/cpuset/dummy/cpus)");
+    }
 }
 
 #[test]

@@ -1,0 +1,49 @@
+//! `kdelta doctor`: the machine's settings that move measurements
+//! (`crate::doctor`), `--apply` and `--reset`.
+
+use super::*;
+use crate::cpuset::CpuSet;
+
+/// How long steal time and the busiest processes are sampled.
+const WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub(super) fn cmd_doctor(json: bool, apply: bool, reset: bool, cpus: Option<CpuSet>) -> Result<u8> {
+    let root = sysfs_root();
+    if reset {
+        for l in crate::doctor::reset(&root)? {
+            out(&format!("{l}\n"));
+        }
+        return Ok(exit::OK);
+    }
+    let topo = read_topology()?;
+    let usable = topo.usable().online.clone();
+    let measured = match cpus {
+        Some(c) if !c.difference(&usable).is_empty() => {
+            return Err(crate::error::bad_input(format!(
+                "--cpus {c}: CPUs {} are not ones kdelta may use here: allowed: {usable}",
+                c.difference(&usable)
+            )))
+        }
+        Some(c) => c,
+        None => usable,
+    };
+    let report = crate::doctor::examine(&root, &measured, WINDOW);
+    let applied = if apply { Some(crate::doctor::apply(&root, &report)?) } else { None };
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(a) = &applied {
+            v["applied"] = serde_json::json!(a);
+        }
+        out_json(&serde_json::to_string_pretty(&v)?);
+    } else {
+        let mut s = crate::doctor::render(&report);
+        if let Some(a) = &applied {
+            s.push_str("\n--apply:\n");
+            for l in a {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+        out(&s);
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,233 @@
+//! `kdelta doctor`: every setting of this machine that moves measurements,
+//! its value, why it matters and what kdelta recommends; `--apply` makes the
+//! changes kdelta can make through the journaled kernel settings
+//! (`config/knobs.rs` checks and spells them, `harness/journal.rs` records
+//! each original before its write), `--reset` replays that journal.
+//!
+//! Everything is read below the sysfs root (`/` or `$KDELTA_SYSFS_ROOT`), so
+//! tests use fake trees. The journal `--apply` writes is marked `tuned`: it
+//! stays when the doctor ends, the next run adopts it and restores it all at
+//! its end (`harness/knobs.rs`), and `kdelta doctor --reset` or `kdelta
+//! restore` replay it at any time.
+//!
+//! Files: `checks.rs` the checks, one function per setting; this file the
+//! findings, their text and JSON, `--apply` and `--reset`.
+
+mod checks;
+#[cfg(test)]
+mod tests;
+
+use crate::config::knobs as ck;
+use crate::cpuset::CpuSet;
+use crate::error::bad_input;
+use crate::harness::journal::{self, Journal};
+use crate::model::knob::KnobSetting;
+use crate::sys::knobs as k;
+use anyhow::Result;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// What kdelta makes of a setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Verdict {
+    /// As kdelta recommends.
+    Ok,
+    /// kdelta recommends a change (by `--apply` or by hand).
+    Change,
+    /// Nothing to change, but it moves measurements: know it.
+    Note,
+}
+
+impl Verdict {
+    fn tag(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Change => "change",
+            Verdict::Note => "note",
+        }
+    }
+}
+
+/// One setting as the doctor sees it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Finding {
+    pub(crate) setting: &'static str,
+    /// Its value here (or what is missing).
+    pub(crate) value: String,
+    pub(crate) why: String,
+    pub(crate) recommend: String,
+    pub(crate) verdict: Verdict,
+    /// The kernel settings `--apply` writes for it, as configuration
+    /// modifiers (`thp=madvise`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) apply: Vec<String>,
+    /// How to make the change by hand, when `--apply` cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) by_hand: Option<String>,
+    #[serde(skip)]
+    pub(crate) settings: Vec<KnobSetting>,
+}
+
+impl Finding {
+    fn new(setting: &'static str, value: impl Into<String>, verdict: Verdict) -> Finding {
+        Finding {
+            setting,
+            value: value.into(),
+            why: String::new(),
+            recommend: String::new(),
+            verdict,
+            apply: Vec::new(),
+            by_hand: None,
+            settings: Vec::new(),
+        }
+    }
+
+    fn why(mut self, s: impl Into<String>) -> Finding {
+        self.why = s.into();
+        self
+    }
+
+    fn recommend(mut self, s: impl Into<String>) -> Finding {
+        self.recommend = s.into();
+        self
+    }
+
+    fn by_hand(mut self, s: impl Into<String>) -> Finding {
+        self.by_hand = Some(s.into());
+        self
+    }
+
+    /// `--apply` writes `key=value` (a kernel-setting modifier, parsed as
+    /// `+key=value` is).
+    fn applies(mut self, key: &str, value: &str) -> Finding {
+        let s = ck::parse(key, value).expect("the doctor's own settings parse");
+        self.apply.push(s.name());
+        self.settings.push(s);
+        self
+    }
+}
+
+/// The doctor's whole answer.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Report {
+    /// The CPUs kdelta would measure on (every usable CPU, or `--cpus`).
+    pub(crate) measured_cpus: String,
+    /// The window steal time and the busiest processes were sampled over.
+    pub(crate) window_s: f64,
+    pub(crate) findings: Vec<Finding>,
+}
+
+/// Examine the machine below `root` for measurements on `measured`,
+/// sampling steal time and processes over `window`.
+pub(crate) fn examine(root: &Path, measured: &CpuSet, window: Duration) -> Report {
+    Report {
+        measured_cpus: measured.to_string(),
+        window_s: window.as_secs_f64(),
+        findings: checks::all(root, measured, window),
+    }
+}
+
+/// The report as text: one block per setting, the changes to make last.
+pub(crate) fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "kdelta doctor: settings that move measurements (measured CPUs {}; sampled over {:.1} s)",
+        r.measured_cpus, r.window_s
+    );
+    for f in &r.findings {
+        let _ = writeln!(o, "\n[{}] {}: {}", f.verdict.tag(), f.setting, f.value);
+        let _ = writeln!(o, "    why: {}", f.why);
+        let _ = writeln!(o, "    kdelta recommends: {}", f.recommend);
+        if !f.apply.is_empty() && f.verdict == Verdict::Change {
+            let _ = writeln!(o, "    --apply sets: {}", f.apply.join(", "));
+        }
+        if let Some(h) = &f.by_hand {
+            let _ = writeln!(o, "    by hand: {h}");
+        }
+    }
+    let change: Vec<&Finding> = r.findings.iter().filter(|f| f.verdict == Verdict::Change).collect();
+    let auto = change.iter().filter(|f| !f.settings.is_empty()).count();
+    let _ = writeln!(
+        o,
+        "\n{} to change, {auto} of them by `kdelta doctor --apply` (restored at the end of the next run, by `kdelta doctor --reset` or `kdelta restore`)",
+        change.len()
+    );
+    o
+}
+
+/// `--apply`: every change kdelta recommends that it can make, each file's
+/// original journaled (in a journal marked `tuned`, left in place) before it
+/// is written. Refused (bad input) while a journal exists. Returns one line
+/// per setting: applied, already so, or why not.
+pub(crate) fn apply(root: &Path, r: &Report) -> Result<Vec<String>> {
+    let path = journal::path(root);
+    if journal::read(&path)?.is_some() {
+        return Err(bad_input(format!(
+            "kernel settings are already changed (journal {}): `kdelta doctor --reset` or `kdelta restore` first",
+            path.display()
+        )));
+    }
+    let mut j: Option<Journal> = None;
+    let mut lines = Vec::new();
+    for f in r.findings.iter().filter(|f| f.verdict == Verdict::Change) {
+        for s in &f.settings {
+            let name = s.name();
+            if let Err(why) = ck::check(s, root) {
+                lines.push(format!("not applied: {why}"));
+                continue;
+            }
+            let targets = match ck::targets(s, root) {
+                Ok(t) => t,
+                Err(why) => {
+                    lines.push(format!("not applied: {name}: {why}"));
+                    continue;
+                }
+            };
+            let mut was = Vec::new();
+            for (p, v) in targets {
+                let now = k::current_value(&p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+                if now == v {
+                    continue;
+                }
+                let real = ck::confined(root, &p).map_err(|e| anyhow::anyhow!("not writing {v:?}: {e}"))?;
+                if j.is_none() {
+                    j = Some(Journal::create_tuned(&path, root)?);
+                }
+                j.as_mut().expect("just made").will_write(&p, &now)?;
+                k::write_text(&real, &v).map_err(|e| anyhow::anyhow!("writing {v:?} to {}: {e}", p.display()))?;
+                k::settle(&real, &v);
+                was.push(now);
+            }
+            if was.is_empty() {
+                lines.push(format!("{name}: already so"));
+            } else {
+                lines.push(format!("applied {name} (was {})", was.join(", ")));
+            }
+        }
+    }
+    if j.is_some() {
+        lines.push(format!(
+            "journal {}: restored at the end of the next run, by `kdelta doctor --reset` or `kdelta restore`",
+            path.display()
+        ));
+    } else {
+        lines.push("nothing changed".to_string());
+    }
+    Ok(lines)
+}
+
+/// `--reset`: replay the journal (the doctor's, or one a killed kdelta left).
+pub(crate) fn reset(root: &Path) -> Result<Vec<String>> {
+    let path = journal::path(root);
+    Ok(match journal::replay(&path, root)? {
+        Some(mut done) => {
+            done.push(format!("restored; {} removed", path.display()));
+            done
+        }
+        None => vec![format!("nothing to reset: no journal at {}", path.display())],
+    })
+}

@@ -1,0 +1,184 @@
+use super::*;
+use std::path::PathBuf;
+
+fn w(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A 2-CPU KVM guest as this VM is: haltpoll cpuidle, no cpufreq driver,
+/// THP always, ASLR off, a deep idle state on CPU 1, a device IRQ on both.
+/// Values are written as a kernel reads them back (no newline), so a file
+/// restored holds the same bytes.
+pub(super) fn fake_vm(root: &Path) {
+    w(root, "sys/devices/system/cpu/online", "0-1\n");
+    for cpu in 0..2 {
+        let t = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        w(root, &format!("{t}/core_cpus_list"), &format!("{cpu}\n"));
+        w(root, &format!("{t}/core_id"), &format!("{cpu}\n"));
+        w(root, &format!("{t}/physical_package_id"), "0\n");
+    }
+    w(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n");
+    let idle = "sys/devices/system/cpu/cpuidle";
+    w(root, &format!("{idle}/current_driver"), "haltpoll");
+    w(root, &format!("{idle}/current_governor_ro"), "haltpoll");
+    for cpu in 0..2 {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
+        for (st, name, lat) in [("state0", "POLL", "0"), ("state1", "haltpoll idle", "1")] {
+            w(root, &format!("{d}/{st}/name"), name);
+            w(root, &format!("{d}/{st}/latency"), lat);
+            w(root, &format!("{d}/{st}/disable"), "0");
+        }
+    }
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/name", "C6");
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/latency", "120");
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "0");
+    w(root, "sys/module/haltpoll/parameters/guest_halt_poll_ns", "0");
+    w(root, "sys/kernel/mm/transparent_hugepage/enabled", "always");
+    w(root, "sys/kernel/mm/transparent_hugepage/defrag", "always");
+    w(root, "proc/sys/kernel/randomize_va_space", "0");
+    w(root, "proc/sys/kernel/perf_event_max_sample_rate", "100000");
+    w(root, "proc/sys/vm/swappiness", "60");
+    w(root, "proc/stat", "cpu  100 0 50 1000 0 0 0 30 0 0\ncpu0 50 0 25 500 0 0 0 15 0 0\n");
+    w(root, "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+    w(root, "proc/meminfo", "MemTotal: 1000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+    w(root, "proc/interrupts", "           CPU0       CPU1\n  4:         10         20   IO-APIC   4-edge      ttyS0\nLOC:       100        200   Local timer interrupts\n");
+    w(root, "proc/irq/4/smp_affinity_list", "0-1");
+    w(root, "proc/cmdline", "quiet cpuidle_haltpoll.force=1");
+    w(root, "proc/42/stat", "42 (some daemon) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 100 0 0");
+}
+
+/// Every file below `root` but the journal, with its bytes.
+fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !p.ends_with("knobs.journal") {
+                v.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn find<'a>(r: &'a Report, setting: &str) -> &'a Finding {
+    r.findings.iter().find(|f| f.setting == setting).unwrap_or_else(|| panic!("no {setting}: {r:#?}"))
+}
+
+#[test]
+fn names_what_moves_measurements_on_a_vm() {
+    let d = tempfile::tempdir().unwrap();
+    fake_vm(d.path());
+    let all = CpuSet::parse_list("0-1").unwrap();
+    let r = examine(d.path(), &all, Duration::from_millis(20));
+    let vm = find(&r, "virtual machine");
+    assert!(vm.value.contains("hypervisor CPU flag") && vm.value.contains("haltpoll"), "{vm:?}");
+    let idle = find(&r, "cpuidle");
+    assert!(idle.value.contains("driver haltpoll") && idle.value.contains("guest_halt_poll_ns=0"), "{idle:?}");
+    assert!(idle.why.contains("haltpoll"), "{idle:?}");
+    assert_eq!(idle.apply, ["sysfs=/sys/devices/system/cpu/cpu1/cpuidle/state2/disable=1"]);
+    assert!(find(&r, "cpufreq driver").value.starts_with("none"));
+    assert_eq!(find(&r, "transparent huge pages (enabled)").apply, ["thp=madvise"]);
+    assert_eq!(find(&r, "ASLR (kernel.randomize_va_space)").verdict, Verdict::Change);
+    assert!(find(&r, "steal time").value.contains("did not advance"), "a fake /proc/stat stands still");
+    let irq = find(&r, "IRQs on the measured CPUs");
+    assert!(irq.value.contains("irq 4 IO-APIC 4-edge ttyS0 (30 on measured CPUs"), "{irq:?}");
+    assert_eq!(find(&r, "swap").verdict, Verdict::Ok);
+    // Measuring on CPU 0 only: CPU 1's deep state is not in the way.
+    let r0 = examine(d.path(), &CpuSet::parse_list("0").unwrap(), Duration::from_millis(1));
+    assert!(find(&r0, "cpuidle").apply.is_empty());
+    assert!(find(&r0, "IRQs on the measured CPUs").value.contains("10 on measured CPUs"));
+    let text = render(&r);
+    for s in [
+        "[change] cpuidle: driver haltpoll",
+        "[change] transparent huge pages",
+        "[note] cpufreq driver: none",
+        "steal time",
+    ] {
+        assert!(text.contains(s), "{s}: {text}");
+    }
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["measured_cpus"], "0-1");
+    assert!(j["findings"].as_array().unwrap().iter().any(|f| f["setting"] == "steal time"));
+}
+
+#[test]
+fn steal_and_busy_processes_from_two_samples() {
+    let f = checks_steal(Some((1000, 10)), Some((1200, 16)));
+    assert!(f.value.starts_with("3.0 %"), "{}", f.value);
+    assert_eq!(f.verdict, Verdict::Change);
+    let f = checks_steal(Some((1000, 10)), Some((1200, 10)));
+    assert_eq!(f.verdict, Verdict::Ok);
+}
+
+fn checks_steal(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Finding {
+    checks::steal_for_tests(a, b, Duration::from_secs(1))
+}
+
+#[test]
+fn apply_then_reset_leaves_every_file_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    fake_vm(d.path());
+    let before = snapshot(d.path());
+    let all = CpuSet::parse_list("0-1").unwrap();
+    let r = examine(d.path(), &all, Duration::from_millis(1));
+    let lines = apply(d.path(), &r).unwrap();
+    assert!(lines.iter().any(|l| l == "applied thp=madvise (was always)"), "{lines:?}");
+    let read = |rel: &str| std::fs::read_to_string(d.path().join(rel)).unwrap();
+    assert_eq!(read("proc/sys/kernel/randomize_va_space"), "2");
+    assert_eq!(read("proc/sys/kernel/perf_event_max_sample_rate"), "1");
+    assert_eq!(read("sys/kernel/mm/transparent_hugepage/defrag"), "madvise");
+    assert_eq!(read("sys/devices/system/cpu/cpu1/cpuidle/state2/disable"), "1");
+    let e = journal::read(&journal::path(d.path())).unwrap().unwrap();
+    assert!(e.tuned, "the doctor's journal is marked to outlive it");
+    assert_eq!(e.wrote.len(), 5);
+    // A second --apply is refused while the first holds.
+    let again = apply(d.path(), &r).unwrap_err();
+    assert!(crate::error::is_bad_input(&again) && again.to_string().contains("--reset"), "{again}");
+    let done = reset(d.path()).unwrap();
+    assert!(done.last().unwrap().starts_with("restored;"), "{done:?}");
+    assert_eq!(snapshot(d.path()), before, "every file as it was");
+    assert!(!journal::path(d.path()).exists());
+    assert!(reset(d.path()).unwrap()[0].starts_with("nothing to reset"));
+}
+
+#[test]
+fn a_run_adopts_the_doctors_settings_and_restores_them_at_its_end() {
+    use crate::harness::knobs::Session;
+    let d = tempfile::tempdir().unwrap();
+    fake_vm(d.path());
+    let before = snapshot(d.path());
+    let r = examine(d.path(), &CpuSet::parse_list("0").unwrap(), Duration::from_millis(1));
+    apply(d.path(), &r).unwrap();
+    let thp = || std::fs::read_to_string(d.path().join(k::THP)).unwrap();
+    assert_eq!(thp(), "madvise");
+    let mut s = Session::start(d.path(), true).unwrap().expect("adopted");
+    let e = journal::read(&journal::path(d.path())).unwrap().unwrap();
+    assert!(!e.tuned && e.owner == Some(crate::measure::owned::Owner::me()), "now the run's own journal");
+    let cfg = |knobs: Vec<KnobSetting>| crate::config::Config {
+        name: "c".into(),
+        cpus: CpuSet::parse_list("0").unwrap(),
+        policy: None,
+        env: vec![],
+        knobs,
+    };
+    s.switch(&cfg(vec![ck::parse("thp", "never").unwrap()])).unwrap();
+    assert_eq!(thp(), "never");
+    // Between configurations: back to the doctor's setting, not the original.
+    s.switch(&cfg(vec![])).unwrap();
+    assert_eq!(thp(), "madvise");
+    s.restore().unwrap();
+    assert_eq!(thp(), "madvise", "mid-run restores keep the doctor's settings");
+    assert!(journal::path(d.path()).exists());
+    s.finish().unwrap();
+    assert_eq!(snapshot(d.path()), before, "the run's end restores the originals");
+    assert!(!journal::path(d.path()).exists());
+    // No doctor's journal and no settings to switch: no session.
+    assert!(Session::start(d.path(), false).unwrap().is_none());
+}
