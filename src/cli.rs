@@ -381,6 +381,13 @@ pub(crate) struct RunArgs {
     /// of printable text, at most 64 keys, each once.
     #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
     pub(crate) meta: Vec<(String, String)>,
+
+    /// Sample the measured tasks' stacks (kernel and user) in every
+    /// configuration, in extra profiled samples apart from the measured ones;
+    /// each result keeps its folded stacks, drawn by `report` and `profile`.
+    /// Needs perf(1) and permission to open perf events.
+    #[arg(long)]
+    pub(crate) profile: bool,
 }
 
 /// `kdelta history`.

@@ -91,6 +91,7 @@ pub mod testing {
                 notes: vec![],
                 warnings: vec![],
                 simulated: false,
+                profile: None,
             }
         }
 

@@ -45,6 +45,8 @@ pub(crate) struct Request {
     pub(crate) interleave: Interleave,
     /// What the user attached to the run (`--meta`), stored with it.
     pub(crate) meta: crate::model::meta::RunMeta,
+    /// `--profile`: how workers sample stacks after their measured samples.
+    pub(crate) profile: Option<crate::measure::profile::ProfileSettings>,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.

@@ -169,6 +169,7 @@ impl Executor<'_> {
             quiet_wait: self.req.quiet_wait,
             quiet_first: false,
             owner: Some(owned::Owner::me()),
+            profile: self.req.profile.clone(),
         }
     }
 

@@ -116,6 +116,22 @@ impl Probe {
         }
     }
 
+    /// The tasks a profile samples: the measuring thread and the peers; for
+    /// a whole-run benchmark every thread of this process too. (Their
+    /// children and later threads are followed by the profiler.)
+    pub(crate) fn tasks(&self) -> Vec<i32> {
+        let mut t = vec![self.tid];
+        if self.kind == TaskKind::WholeRun {
+            if let Ok(d) = std::fs::read_dir("/proc/self/task") {
+                t.extend(d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()));
+            }
+        }
+        t.extend(self.peers.iter().map(|p| p.tid));
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
     /// A snapshot before a sample: the clocks read last, next to the sample.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();

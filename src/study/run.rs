@@ -86,6 +86,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 sysfs_root: None,
                 interleave: plan::Interleave::default(),
                 meta: ask.meta.clone(),
+                profile: None,
             }
         })
         .collect();
