@@ -12,6 +12,7 @@ pub(crate) mod chart;
 pub(crate) mod csv;
 pub(crate) mod extra;
 pub(crate) mod extra_render;
+pub(crate) mod flame;
 pub(crate) mod fingerprint;
 mod grid;
 pub(crate) mod header;

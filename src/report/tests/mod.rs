@@ -98,6 +98,7 @@ pub(super) fn ok(
         notes: vec![],
         warnings: vec![],
         simulated: false,
+        profile: None,
     }
 }
 
