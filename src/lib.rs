@@ -45,6 +45,7 @@ pub mod testing {
     pub use crate::bench::build::BuildMake;
     pub use crate::bench::{find, Benchmark, Params};
     pub use crate::cpuset::CpuSet;
+    pub use crate::measure::profile::ProfileSettings;
     pub use crate::measure::sampler::{Sampler, SamplerSettings};
     pub use crate::model::params::{expand, parse_size};
     pub use crate::sys::set_affinity;

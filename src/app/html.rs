@@ -163,7 +163,10 @@ pub(super) fn cmd_profile(
     let title = format!("{benchmark} [{}] ({name})", a.config);
     let svg = match against {
         Some(b) if b == a.config => {
-            return Err(bad_input(format!("--against {b} is --config itself: give another configuration ({})", configs.join(", "))))
+            return Err(bad_input(format!(
+                "--against {b} is --config itself: give another configuration ({})",
+                configs.join(", ")
+            )))
         }
         Some(b) => {
             let base = pick(b, "--against")?;
@@ -172,7 +175,10 @@ pub(super) fn cmd_profile(
                 bp,
                 p,
                 &format!("{benchmark}: {b} -> {} ({name})", a.config),
-                &format!("{} samples under {}, {} under {b}; red: a larger share under {}, blue: a smaller one", p.samples, a.config, bp.samples, a.config),
+                &format!(
+                    "{} samples under {}, {} under {b}; red: a larger share under {}, blue: a smaller one",
+                    p.samples, a.config, bp.samples, a.config
+                ),
             )?
         }
         None => crate::report::flame::flame(p, &title, &format!("{} {} samples at {} Hz", p.samples, p.event, p.hz))?,

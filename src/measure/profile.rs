@@ -26,16 +26,16 @@ use std::time::{Duration, Instant};
 
 /// How the parent wants stacks sampled (`--profile`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub(crate) struct ProfileSettings {
+pub struct ProfileSettings {
     /// perf's event name: `cycles` or `cpu-clock`.
-    pub(crate) event: String,
+    pub event: String,
     /// Samples a second of a measured task's CPU time.
-    pub(crate) hz: u32,
+    pub hz: u32,
     /// How long a worker's profiled samples last at least, after its
     /// measured ones.
-    pub(crate) time: Duration,
+    pub time: Duration,
     /// The `perf` program.
-    pub(crate) perf: PathBuf,
+    pub perf: PathBuf,
 }
 
 /// Stack samples a second: below perf's default (4000), so that the copied
@@ -154,7 +154,8 @@ impl Recorder {
         if !out.status.success() {
             bail!("perf script failed ({})", crate::child::describe(out.status));
         }
-        let mut p = Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
+        let mut p =
+            Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
         p.add_folded(&fold(&out.stdout)?);
         Ok(p)
     }

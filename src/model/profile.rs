@@ -222,9 +222,11 @@ mod tests {
 
     #[test]
     fn profiles_of_two_workers_merge() {
-        let mut a = Profile { event: "cpu-clock".into(), hz: 999, workers: 1, figures: vec![1.0], ..Default::default() };
+        let mut a =
+            Profile { event: "cpu-clock".into(), hz: 999, workers: 1, figures: vec![1.0], ..Default::default() };
         a.add_folded("x;y 2\n");
-        let mut b = Profile { event: "cpu-clock".into(), hz: 999, workers: 1, figures: vec![2.0], ..Default::default() };
+        let mut b =
+            Profile { event: "cpu-clock".into(), hz: 999, workers: 1, figures: vec![2.0], ..Default::default() };
         b.add_folded("x;y 1\nx;z 1\n");
         b.notes.push("n".into());
         a.absorb(b);

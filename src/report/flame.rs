@@ -42,7 +42,8 @@ pub(crate) fn flame(p: &Profile, title: &str, subtitle: &str) -> Result<Flame> {
     let mut o = options(title, subtitle);
     let mut out = Vec::new();
     let lines = lines(p);
-    inferno::flamegraph::from_lines(&mut o, lines.iter().map(String::as_str), &mut out).context("drawing a flame graph")?;
+    inferno::flamegraph::from_lines(&mut o, lines.iter().map(String::as_str), &mut out)
+        .context("drawing a flame graph")?;
     Ok(Flame(String::from_utf8(out).context("inferno wrote no UTF-8")?))
 }
 

@@ -48,14 +48,15 @@ impl Shift {
     pub(crate) fn describe(&self) -> String {
         let r = self.ratio();
         if self.share_a == 0.0 || self.share_b == 0.0 {
-            return format!(
-                "time in {} {:.0}% -> {:.0}%",
-                self.function,
-                self.share_a * 100.0,
-                self.share_b * 100.0
-            );
+            return format!("time in {} {:.0}% -> {:.0}%", self.function, self.share_a * 100.0, self.share_b * 100.0);
         }
-        let digits = if r >= 10.0 { 0 } else if r >= 0.1 { 1 } else { 2 };
+        let digits = if r >= 10.0 {
+            0
+        } else if r >= 0.1 {
+            1
+        } else {
+            2
+        };
         let digits = if r < 1.0 && digits < 2 { 2 } else { digits };
         format!("time in {} x{:.*}", self.function, digits, r)
     }
@@ -115,7 +116,10 @@ pub(crate) fn shifts(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
         })
         .collect();
     out.sort_by(|x, y| {
-        (y.share_b - y.share_a).abs().total_cmp(&(x.share_b - x.share_a).abs()).then_with(|| x.function.cmp(&y.function))
+        (y.share_b - y.share_a)
+            .abs()
+            .total_cmp(&(x.share_b - x.share_a).abs())
+            .then_with(|| x.function.cmp(&y.function))
     });
     out
 }

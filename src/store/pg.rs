@@ -373,7 +373,8 @@ impl Pg {
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         // A version-3 database read as it is has no profiles.
-        let cols = if self.version >= PROFILES { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
+        let cols =
+            if self.version >= PROFILES { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
         let rows = self.query(&format!("SELECT {cols} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }

@@ -73,7 +73,7 @@ pub struct SamplerSettings {
     /// `--profile`: after the measured samples, take profiled ones apart
     /// ([`crate::measure::profile`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) profile: Option<crate::measure::profile::ProfileSettings>,
+    pub profile: Option<crate::measure::profile::ProfileSettings>,
 }
 
 fn yes() -> bool {

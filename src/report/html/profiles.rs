@@ -65,7 +65,11 @@ pub(super) fn section(rep: &Report) -> Html {
             let p = r.profile.as_ref().expect("profiled");
             match flame::flame(p, &format!("{} [{}]", r.benchmark, r.config), &taken(p)) {
                 Ok(f) => s.push(&Html::flame(&f, &next_id())),
-                Err(e) => html_write!(s, "<p class=\"na\">{}</p>\n", Html::text(&format!("{} [{}]: {e:#}", r.benchmark, r.config))),
+                Err(e) => html_write!(
+                    s,
+                    "<p class=\"na\">{}</p>\n",
+                    Html::text(&format!("{} [{}]: {e:#}", r.benchmark, r.config))
+                ),
             }
             s.push_lit("\n");
         }
@@ -80,9 +84,17 @@ pub(super) fn section(rep: &Report) -> Html {
             }
             s.push_lit("\n");
             let shifts = profile_shift::shifts(pa, pb, profile_shift::ALPHA);
-            let lines: Vec<String> = shifts.iter().take(8).map(|x| format!("{} [{} -> {}]: {}", b.benchmark, a.config, b.config, x.describe())).collect();
+            let lines: Vec<String> = shifts
+                .iter()
+                .take(8)
+                .map(|x| format!("{} [{} -> {}]: {}", b.benchmark, a.config, b.config, x.describe()))
+                .collect();
             if lines.is_empty() {
-                html_write!(s, "<p class=\"notes\">{}</p>\n", Html::text(&format!("{title}: no function's share of samples changed significantly")));
+                html_write!(
+                    s,
+                    "<p class=\"notes\">{}</p>\n",
+                    Html::text(&format!("{title}: no function's share of samples changed significantly"))
+                );
             } else {
                 s.push_lit("<ul class=\"notes\">");
                 for l in lines {

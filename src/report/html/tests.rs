@@ -414,7 +414,10 @@ fn profiled_benchmarks_get_a_flame_graph_per_configuration_and_a_differential_on
     assert!(!h.contains("<script") && !h.contains("onload=") && !h.contains("onclick="), "no script");
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;[U+202E]"), "frame names escaped and neutralised");
     // The widths add up to the samples taken: the root frame holds them all.
-    assert!(h.contains("<title>all (1,000 samples, 100%)</title>") || h.contains("<title>all (1000 samples, 100%)</title>"), "root of up");
+    assert!(
+        h.contains("<title>all (1,000 samples, 100%)</title>") || h.contains("<title>all (1000 samples, 100%)</title>"),
+        "root of up"
+    );
     assert!(h.contains("total_samples=\"1000\"") && h.contains("total_samples=\"1200\""));
     // Kernel frames are drawn.
     assert!(h.contains("<title>try_to_wake_up ("));
@@ -425,7 +428,11 @@ fn profiled_benchmarks_get_a_flame_graph_per_configuration_and_a_differential_on
     ids.dedup();
     assert_eq!(ids.len(), n, "duplicate ids");
     // The change in the idle path is named under the differential graph.
-    assert!(h.contains("lat.pipe [up -&gt; smp2]: time in do_idle x4.2"), "{}", &h[h.find("run-21-profiles").unwrap()..][..3000]);
+    assert!(
+        h.contains("lat.pipe [up -&gt; smp2]: time in do_idle x4.2"),
+        "{}",
+        &h[h.find("run-21-profiles").unwrap()..][..3000]
+    );
 }
 
 #[test]
