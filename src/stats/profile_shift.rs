@@ -83,8 +83,9 @@ fn inclusive(p: &Profile) -> BTreeMap<(String, bool), u64> {
 }
 
 /// The functions whose share changed significantly from `a` to `b`
-/// (module doc), largest change in share first. Empty when either profile
-/// has no samples.
+/// (module doc), largest change in share first; functions with the same
+/// samples on both sides (one call chain) named once. Empty when either
+/// profile has no samples.
 pub(crate) fn shifts(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
     let (na, nb) = (a.samples as f64, b.samples as f64);
     if na == 0.0 || nb == 0.0 {
@@ -115,6 +116,18 @@ pub(crate) fn shifts(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
             (p * tests < alpha).then(|| Shift { function: key.0.clone(), kernel: key.1, share_a: pa, share_b: pb, p })
         })
         .collect();
+    // Functions with the same samples on both sides are one call chain
+    // (a wrapper and what it calls): named once, by its kernel function if
+    // it has one, else its shortest name.
+    out.sort_by(|x, y| {
+        (x.share_a, x.share_b)
+            .partial_cmp(&(y.share_a, y.share_b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| y.kernel.cmp(&x.kernel))
+            .then_with(|| x.function.len().cmp(&y.function.len()))
+            .then_with(|| x.function.cmp(&y.function))
+    });
+    out.dedup_by(|later, first| later.share_a == first.share_a && later.share_b == first.share_b);
     out.sort_by(|x, y| {
         (y.share_b - y.share_a)
             .abs()
@@ -155,6 +168,13 @@ mod tests {
         let a = profile("k;main;do_idle_[k] 1\nk;main;work 9\n");
         let b = profile("k;main;do_idle_[k] 4\nk;main;work 6\n");
         assert!(shifts(&a, &b, ALPHA).is_empty());
+        // One chain (the same samples on both sides) is named once, by its
+        // kernel function.
+        let a = profile("k;main;close;sys_close_[k] 100\nk;main;work 900\n");
+        let b = profile("k;main;close;sys_close_[k] 500\nk;main;work 500\n");
+        let s = shifts(&a, &b, ALPHA);
+        let names: Vec<&str> = s.iter().map(|x| x.function.as_str()).collect();
+        assert_eq!(names, ["sys_close", "work"], "{s:?}");
         // A large but small-in-points change: not named.
         let a = profile("k;main;rare 1\nk;main;work 9999\n");
         let b = profile("k;main;rare 50\nk;main;work 9950\n");
