@@ -207,6 +207,29 @@ pub(crate) enum Command {
         #[arg(long, value_parser = title)]
         title: Option<String>,
     },
+    /// Write a flame graph of a profile stored by `run --profile`: one
+    /// configuration's (--config, default the first profiled), or with
+    /// --against B the differential one from B to --config's (red: a larger
+    /// share of samples under --config, blue: a smaller one). The SVG keeps
+    /// inferno's search and zoom script; it reads without it.
+    Profile {
+        /// A run id or label.
+        run: String,
+        /// The benchmark (its exact name in the run).
+        benchmark: String,
+        /// The configuration drawn (default: the first with a profile).
+        #[arg(long, short = 'c', value_name = "A")]
+        config: Option<String>,
+        /// Draw the change from this configuration to --config's.
+        #[arg(long, value_name = "B", requires = "config")]
+        against: Option<String>,
+        /// The point, when the benchmark has several (NAME=VALUE, repeatable).
+        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+        param: Vec<Setting>,
+        /// Output file.
+        #[arg(long, short = 'o', value_name = "FILE.svg")]
+        out: PathBuf,
+    },
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
     ///
@@ -429,6 +452,13 @@ pub(crate) struct RunArgs {
     /// of printable text, at most 64 keys, each once.
     #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
     pub(crate) meta: Vec<(String, String)>,
+
+    /// Sample the measured tasks' stacks (kernel and user) in every
+    /// configuration, in extra profiled samples apart from the measured ones;
+    /// each result keeps its folded stacks, drawn by `report` and `profile`.
+    /// Needs perf(1) and permission to open perf events.
+    #[arg(long)]
+    pub(crate) profile: bool,
 }
 
 /// `kdelta history`.

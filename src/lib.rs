@@ -46,6 +46,7 @@ pub mod testing {
     pub use crate::bench::build::BuildMake;
     pub use crate::bench::{find, Benchmark, Params};
     pub use crate::cpuset::CpuSet;
+    pub use crate::measure::profile::ProfileSettings;
     pub use crate::measure::sampler::{Sampler, SamplerSettings};
     pub use crate::model::params::{expand, parse_size};
     pub use crate::sys::set_affinity;
@@ -92,6 +93,7 @@ pub mod testing {
                 notes: vec![],
                 warnings: vec![],
                 simulated: false,
+                profile: None,
             }
         }
 

@@ -106,6 +106,95 @@ pub(super) fn cmd_report_history(
 
 /// The directory `--out` writes into, after checking `path` names a file
 /// there that a page may replace (not a directory, FIFO or device).
+/// `kdelta profile RUN BENCHMARK [--config A [--against B]] -o FILE.svg`:
+/// one stored profile's flame graph, or the differential one from B to A,
+/// written as `report` writes its page.
+pub(super) fn cmd_profile(
+    db: &Option<PathBuf>,
+    key: &str,
+    benchmark: &str,
+    config: Option<&str>,
+    against: Option<&str>,
+    param: &[crate::cli::Setting],
+    path: &Path,
+) -> Result<u8> {
+    let dir = output_dir(path)?;
+    let store = open_existing(db)?;
+    let (run, results) = load(&store, key)?;
+    let name = format!("run {}", run.id);
+    let of_bench: Vec<&crate::model::ResultRecord> = results
+        .iter()
+        .filter(|r| r.benchmark == benchmark)
+        .filter(|r| param.iter().all(|s| r.params.0.get(&s.name).map(String::as_str) == Some(s.value.as_str())))
+        .collect();
+    if of_bench.is_empty() {
+        let mut names: Vec<&str> = results.iter().map(|r| r.benchmark.as_str()).collect();
+        names.dedup();
+        let what = if param.is_empty() { String::new() } else { " at the --param point given".to_string() };
+        return Err(bad_input(format!(
+            "{name} has no result of {benchmark}{what}: it holds {}",
+            if names.is_empty() { "no results".to_string() } else { names.join(", ") }
+        )));
+    }
+    let profiled: Vec<&crate::model::ResultRecord> = of_bench.iter().copied().filter(|r| r.profile.is_some()).collect();
+    if profiled.is_empty() {
+        return Err(bad_input(format!(
+            "{name} has no profile of {benchmark}: it was measured without --profile (kdelta run {benchmark} --profile ...)"
+        )));
+    }
+    let mut points: Vec<String> = profiled.iter().map(|r| r.params.display()).collect();
+    points.sort();
+    points.dedup();
+    if points.len() > 1 {
+        return Err(bad_input(format!(
+            "{benchmark} has {} profiled points in {name} ({}): choose one with --param NAME=VALUE",
+            points.len(),
+            points.join("; ")
+        )));
+    }
+    let configs: Vec<&str> = profiled.iter().map(|r| r.config.as_str()).collect();
+    let pick = |c: &str, flag: &str| {
+        profiled.iter().copied().find(|r| r.config == c).ok_or_else(|| {
+            bad_input(format!(
+                "{flag} {c}: {name} has no profile of {benchmark} under {c}; it has: {}",
+                configs.join(", ")
+            ))
+        })
+    };
+    let a = match config {
+        Some(c) => pick(c, "--config")?,
+        None => profiled[0],
+    };
+    let p = a.profile.as_ref().expect("a profiled result");
+    let title = format!("{benchmark} [{}] ({name})", a.config);
+    let svg = match against {
+        Some(b) if b == a.config => {
+            return Err(bad_input(format!(
+                "--against {b} is --config itself: give another configuration ({})",
+                configs.join(", ")
+            )))
+        }
+        Some(b) => {
+            let base = pick(b, "--against")?;
+            let bp = base.profile.as_ref().expect("a profiled result");
+            crate::report::flame::differential(
+                bp,
+                p,
+                &format!("{benchmark}: {b} -> {} ({name})", a.config),
+                &format!(
+                    "{} samples under {}, {} under {b}; red: a larger share under {}, blue: a smaller one",
+                    p.samples, a.config, bp.samples, a.config
+                ),
+            )?
+        }
+        None => crate::report::flame::flame(p, &title, &format!("{} {} samples at {} Hz", p.samples, p.event, p.hz))?,
+    };
+    let svg = svg.file();
+    write_into_place(&dir, path, &svg)?;
+    eprintln!("kdelta: wrote {} ({} bytes)", path.display(), svg.len());
+    Ok(exit::OK)
+}
+
 fn output_dir(path: &Path) -> Result<PathBuf> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

@@ -50,6 +50,23 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         interleave: a.interleave.into(),
         meta: crate::cli::run_meta(&a.meta)?,
         isolate: a.isolate,
+        profile: if a.profile { Some(profile_settings()?) } else { None },
+    })
+}
+
+/// `--profile`: refused before the run when perf(1) is missing or this
+/// process may not sample kernel stacks, with the reason (exit 2).
+fn profile_settings() -> Result<crate::measure::profile::ProfileSettings> {
+    use crate::measure::profile;
+    crate::sys::perf_access::check().map_err(|why| bad_input(format!("--profile: {why}")))?;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let perf = crate::sys::find_in_path("perf", &path)
+        .ok_or_else(|| bad_input("--profile: perf(1) is not installed (install linux-perf or linux-tools)"))?;
+    Ok(profile::ProfileSettings {
+        event: crate::sys::perf_access::sampling_event(std::path::Path::new("/")).to_string(),
+        hz: profile::HZ,
+        time: profile::TIME,
+        perf,
     })
 }
 

@@ -72,6 +72,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli:
             placement: Vec::new(),
             below_resolution: None,
             simulated: true,
+            profile: None,
         };
         store.add_result(id, seq, &rec)?;
     }

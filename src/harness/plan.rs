@@ -49,6 +49,8 @@ pub(crate) struct Request {
     pub(crate) meta: crate::model::meta::RunMeta,
     /// `--isolate`: every other task kept off the measured CPUs for the run.
     pub(crate) isolate: bool,
+    /// `--profile`: how workers sample stacks after their measured samples.
+    pub(crate) profile: Option<crate::measure::profile::ProfileSettings>,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.

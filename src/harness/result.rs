@@ -107,6 +107,7 @@ fn blank(of: Subject, status: Status, reason: Option<String>) -> ResultRecord {
         notes: Vec::new(),
         warnings: Vec::new(),
         simulated: false,
+        profile: None,
     }
 }
 
@@ -157,7 +158,31 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         extras.insert("quiet_waited_s".into(), ((set.quiet_waited_s * 1e3).round() / 1e3).into());
         extras.insert("quiet_in_vain".into(), set.quiet_in_vain.into());
     }
+    let mut notes = set.notes;
+    let profile = set.profile.map(|mut p| {
+        p.bound(crate::model::profile::MAX_BYTES);
+        if p.cut > 0 {
+            notes.push(format!(
+                "profile: the rarest stacks ({} of {} stack samples) merged into {} to keep it within {} KiB",
+                p.cut,
+                p.samples,
+                crate::model::profile::CUT,
+                crate::model::profile::MAX_BYTES / 1024
+            ));
+        }
+        if p.deep > 0 {
+            notes.push(format!(
+                "profile: {} stack samples deeper than {} frames cut at {}",
+                p.deep,
+                crate::model::profile::MAX_DEPTH,
+                crate::model::profile::DEEPER
+            ));
+        }
+        notes.extend(p.notes.iter().cloned());
+        p
+    });
     ResultRecord {
+        profile,
         samples: set.samples,
         samples_meta: if keep_meta { set.meta } else { Vec::new() },
         quality,
@@ -166,7 +191,7 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         summary,
         iterations: set.iterations,
         extras,
-        notes: set.notes,
+        notes,
         warnings: warns,
         unit,
         ..blank(of, status, failed)

@@ -189,6 +189,7 @@ impl Executor<'_> {
             owner: Some(owned::Owner::me()),
             counters: self.req.counters,
             cpu_stat: None,
+            profile: self.req.profile.clone(),
         }
     }
 

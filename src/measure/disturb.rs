@@ -197,6 +197,33 @@ impl Probe {
         }
     }
 
+    /// The tasks a profile samples: the measuring thread and the peers; for
+    /// a whole-run benchmark every thread of every process of the worker's
+    /// process group too (its local servers and clients). Their children
+    /// and later threads are followed by the profiler.
+    pub(crate) fn tasks(&self) -> Vec<i32> {
+        let mut t = vec![self.tid];
+        if self.kind == TaskKind::WholeRun {
+            let threads = |pid: i32| -> Vec<i32> {
+                std::fs::read_dir(format!("/proc/{pid}/task"))
+                    .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()).collect())
+                    .unwrap_or_default()
+            };
+            t.extend(threads(self.pid));
+            if let Ok(d) = std::fs::read_dir("/proc") {
+                for pid in d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+                    if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid) {
+                        t.extend(threads(pid));
+                    }
+                }
+            }
+        }
+        t.extend(self.peers.iter().map(|p| p.tid));
+        t.sort_unstable();
+        t.dedup();
+        t
+    }
+
     /// A snapshot before a sample: the clocks read last, next to the sample.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();

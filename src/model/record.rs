@@ -103,6 +103,10 @@ pub(crate) struct ResultRecord {
     pub(crate) warnings: Vec<Warning>,
     #[serde(default)]
     pub(crate) simulated: bool,
+    /// `--profile`: the folded stacks of the profiled samples, taken apart
+    /// from `samples` (absent when the run did not profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<super::profile::Profile>,
 }
 
 impl ResultRecord {

@@ -14,6 +14,7 @@ pub(crate) mod csv;
 pub(crate) mod extra;
 pub(crate) mod extra_render;
 pub(crate) mod fingerprint;
+pub(crate) mod flame;
 mod grid;
 pub(crate) mod header;
 pub(crate) mod history;

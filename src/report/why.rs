@@ -1,5 +1,7 @@
 //! One "why" line under each starred row: what the counters taken with the
-//! figure say changed with it, from the data (`lat.pipe [up -> noht]:
+//! figure (and, where both sides were profiled, the functions whose share of
+//! the stack samples changed: `stats::profile_shift`) say changed with it,
+//! from the data (`lat.pipe [up -> noht]:
 //! +0.93 migrations/op (0.001 -> 0.93), +1.0 ctx-switches/op (2.0 -> 3.0)`).
 //!
 //! For a starred row (column i against column 0), each counter derived
@@ -118,7 +120,12 @@ pub(crate) fn lines(tables: &[Table], opt: &CompareOptions) -> Vec<String> {
                 let key = (row.benchmark.clone(), row.params.clone());
                 let find = |col: usize| t.columns[col].results.iter().find(|r| r.point_key() == key);
                 let (Some(a), Some(b)) = (find(0), find(i + 1)) else { continue };
-                let terms: Vec<String> = shifts(a, b, opt).iter().take(TERMS).map(Shift::describe).collect();
+                let mut terms: Vec<String> = shifts(a, b, opt).iter().take(TERMS).map(Shift::describe).collect();
+                // What the profiles say, where both sides were profiled.
+                if let (Some(pa), Some(pb)) = (&a.profile, &b.profile) {
+                    let moved = crate::stats::profile_shift::shifts(pa, pb, crate::stats::profile_shift::ALPHA);
+                    terms.extend(moved.iter().take(TERMS).map(|s| s.describe()));
+                }
                 if terms.is_empty() {
                     continue;
                 }

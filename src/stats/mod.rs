@@ -4,6 +4,7 @@ pub(crate) mod changepoint;
 pub(crate) mod compare;
 pub(crate) mod modes;
 pub(crate) mod paired;
+pub(crate) mod profile_shift;
 pub(crate) mod rounds;
 pub(crate) mod summary;
 pub(crate) mod trust;

@@ -10,7 +10,7 @@
 //! leaves every committed row as it was.
 
 use super::location::{redact, scrub, secrets};
-use super::pg_schema::{HOST_KEYS, MIGRATION_LOCK, PG_VERSION, STEPS};
+use super::pg_schema::{HOST_KEYS, MIGRATION_LOCK, PG_VERSION, PROFILES, STEPS};
 use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
 use crate::error::bad_input;
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
@@ -372,8 +372,10 @@ impl Pg {
     }
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
-        let rows =
-            self.query(&format!("SELECT {RESULT_COLS} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
+        // A version-3 database read as it is has no profiles.
+        let cols =
+            if self.version >= PROFILES { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
+        let rows = self.query(&format!("SELECT {cols} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }
 
@@ -678,7 +680,7 @@ fn fill_host_keys(tx: &mut impl GenericClient) -> Result<(), postgres::Error> {
 
 fn insert_result(tx: &mut impl GenericClient, run_id: i64, seq: usize, r: &ResultCols) -> Result<(), postgres::Error> {
     tx.execute(
-        &format!("INSERT INTO results (run_id, seq, {RESULT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)"),
+        &format!("INSERT INTO results (run_id, seq, {RESULT_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)"),
         &[
             &run_id,
             &(seq as i64),
@@ -702,6 +704,7 @@ fn insert_result(tx: &mut impl GenericClient, run_id: i64, seq: usize, r: &Resul
             &r.quality,
             &r.placement,
             &r.below_resolution,
+            &r.profile,
         ],
     )?;
     Ok(())
@@ -753,6 +756,7 @@ fn result_cols_from(row: &Row, at: usize) -> ResultCols {
         quality: row.get(at + 17),
         placement: json(18),
         below_resolution: row.get(at + 19),
+        profile: row.get(at + 20),
     }
 }
 

@@ -1,14 +1,17 @@
 //! The PostgreSQL schema: the same tables and columns as the SQLite one
-//! (`schema.rs`, version 5; PostgreSQL's version 2 is SQLite's 4, 3 is 5), in PostgreSQL's types, plus `runs.origin`, where
+//! (`schema.rs`, version 6; PostgreSQL's version 2 is SQLite's 4, 3 is 5, 4 is 6), in PostgreSQL's types, plus `runs.origin`, where
 //! a run copied by `kdelta push` came from (unique, so a second push stores
 //! nothing). Versioned in the table `kdelta_schema`; bump [`PG_VERSION`] and
 //! append a step to [`STEPS`] for every change, never edit a step in place.
 
 /// The version this kdelta writes.
-pub(super) const PG_VERSION: i32 = 3;
+pub(super) const PG_VERSION: i32 = 4;
 
 /// Each step takes the database from the version before it to its own.
-pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3)];
+pub(super) const STEPS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4)];
+
+/// The first version with the results' `profile` column.
+pub(super) const PROFILES: i32 = 4;
 
 /// The first version with the runs' `meta`, `hostname` and `kernel`
 /// columns; the migration fills the last two for the runs stored before it.
@@ -81,4 +84,10 @@ CREATE INDEX results_benchmark_run ON results(benchmark, run_id);
 /// index alone (an index-only scan), never from the wide result rows.
 const V3: &str = "
 CREATE INDEX results_run_benchmark ON results(run_id, benchmark, family);
+";
+
+/// Version 4 (SQLite's 6): a result's profile (`--profile`), its folded
+/// stacks as JSON.
+const V4: &str = "
+ALTER TABLE results ADD COLUMN profile TEXT;
 ";

@@ -28,11 +28,14 @@ pub(crate) struct ResultCols {
     pub(crate) quality: Option<String>,
     pub(crate) placement: String,
     pub(crate) below_resolution: Option<f64>,
+    /// The profile's JSON (`None` without one, and before SQLite schema 6 /
+    /// PostgreSQL 4).
+    pub(crate) profile: Option<String>,
 }
 
 /// The result columns, comma-separated, as both schemas name them.
 pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, \
-     iterations, simulated, samples_meta, quality, placement, below_resolution";
+     iterations, simulated, samples_meta, quality, placement, below_resolution, profile";
 
 /// [`RESULT_COLS`] as `history` reads them: what follows a point over runs
 /// (its names, samples and which were disturbed), the rest NULL. A store of
@@ -40,7 +43,7 @@ pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, u
 /// disk.
 pub(crate) const HISTORY_RESULT_COLS: &str =
     "benchmark, family, params, config, cpus, unit, better, status, reason, samples, NULL, NULL, NULL, NULL, \
-     iterations, simulated, samples_meta, NULL, NULL, below_resolution";
+     iterations, simulated, samples_meta, NULL, NULL, below_resolution, NULL";
 
 impl ResultCols {
     pub(super) fn of(r: &ResultRecord) -> Result<ResultCols> {
@@ -65,6 +68,7 @@ impl ResultCols {
             quality: r.quality.as_ref().map(serde_json::to_string).transpose()?,
             placement: serde_json::to_string(&r.placement)?,
             below_resolution: r.below_resolution,
+            profile: r.profile.as_ref().map(serde_json::to_string).transpose()?,
         })
     }
 
@@ -98,6 +102,10 @@ impl ResultCols {
             },
             placement: serde_json::from_value(or_default(&self.placement)?).with_context(ctx)?,
             below_resolution: self.below_resolution,
+            profile: match &self.profile {
+                Some(p) => serde_json::from_str(p).with_context(ctx)?,
+                None => None,
+            },
             benchmark: self.benchmark,
             family: self.family,
             config: self.config,

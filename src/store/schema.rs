@@ -3,7 +3,7 @@
 
 /// `PRAGMA application_id`: "kdlt", so kdelta recognises its own files.
 pub const APPLICATION_ID: i32 = 0x6b64_6c74;
-pub const SCHEMA_VERSION: i32 = 5;
+pub const SCHEMA_VERSION: i32 = 6;
 
 pub(super) const V1: &str = "
 CREATE TABLE IF NOT EXISTS runs (
@@ -83,6 +83,13 @@ pub(super) const V5: &str = "
 CREATE INDEX IF NOT EXISTS results_run_benchmark ON results(run_id, benchmark, family);
 ";
 
+/// Version 6: a result's profile (`--profile`): its folded stacks and how
+/// they were taken, as JSON (`model::profile::Profile`); NULL for results
+/// measured without one and for those stored before.
+pub(super) const V6: &str = "
+ALTER TABLE results ADD COLUMN profile TEXT;  -- JSON: event, hz, stacks {folded stack: count}, samples, cut, ...
+";
+
 const RUNS_V1: &[&str] = &[
     "id",
     "label",
@@ -120,6 +127,7 @@ const RESULTS_V1: &[&str] = &[
 const RESULTS_V2: &[&str] = &["samples_meta", "quality", "placement", "below_resolution"];
 const RUNS_V3: &[&str] = &["pid_start"];
 const RUNS_V4: &[&str] = &["meta", "hostname", "kernel"];
+const RESULTS_V6: &[&str] = &["profile"];
 
 /// The tables and the columns a database of schema `version` must have.
 pub(super) fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
@@ -133,6 +141,9 @@ pub(super) fn columns(version: i64) -> Vec<(&'static str, Vec<&'static str>)> {
     }
     if version >= 4 {
         runs.extend_from_slice(RUNS_V4);
+    }
+    if version >= 6 {
+        results.extend_from_slice(RESULTS_V6);
     }
     vec![("runs", runs), ("results", results)]
 }

@@ -150,6 +150,9 @@ impl Sqlite {
         if version < 5 {
             tx.execute_batch(schema::V5)?;
         }
+        if version < 6 {
+            tx.execute_batch(schema::V6)?;
+        }
         if version < SCHEMA_VERSION as i64 {
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
@@ -198,8 +201,8 @@ impl Sqlite {
         tx.execute(
             "INSERT INTO results (run_id, seq, benchmark, family, params, config, cpus, unit, better, status, reason,
                                   samples, summary, extras, notes, warnings, iterations, simulated,
-                                  samples_meta, quality, placement, below_resolution)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                                  samples_meta, quality, placement, below_resolution, profile)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 run_id,
                 seq as i64,
@@ -223,6 +226,7 @@ impl Sqlite {
                 r.quality.as_ref().map(serde_json::to_string).transpose()?,
                 serde_json::to_string(&r.placement)?,
                 r.below_resolution,
+                r.profile.as_ref().map(serde_json::to_string).transpose()?,
             ],
         )?;
         tx.commit()?;
@@ -430,10 +434,12 @@ impl Sqlite {
     /// The statement of [`Sqlite::results`].
     fn results_sql(&self) -> String {
         // A version-1 file read as it is has no per-sample columns.
+        // A version-5 file read as it is has no profiles.
+        let cols = if self.version >= 6 { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
         let cols = if self.version >= 2 {
-            RESULT_COLS.to_string()
+            cols
         } else {
-            RESULT_COLS.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
+            cols.replace("samples_meta, quality, placement, below_resolution", "NULL, NULL, NULL, NULL")
         };
         format!("SELECT {cols} FROM results WHERE run_id = ?1 ORDER BY seq, id")
     }
@@ -463,13 +469,13 @@ impl Sqlite {
         // Two halves: a benchmark named, then a family named (its benchmarks
         // not named), each through the index on (run, benchmark, family) from
         // schema 5, whose entries say the family before a row is read. The
-        // rows' order (seq, id) follows the 20 columns.
+        // rows' order (seq, id) follows the 21 columns.
         let names = "(SELECT value FROM json_each(?2))";
         let index = if self.version >= 5 { "INDEXED BY results_run_benchmark" } else { "" };
         format!(
             "SELECT {cols}, seq, id FROM results WHERE run_id = ?1 AND benchmark IN {names} \
              UNION ALL SELECT {cols}, seq, id FROM results {index} WHERE run_id = ?1 AND family IN {names} \
-             AND benchmark NOT IN {names} ORDER BY 21, 22"
+             AND benchmark NOT IN {names} ORDER BY 22, 23"
         )
     }
 
@@ -503,6 +509,7 @@ impl Sqlite {
                 quality: row.get(17)?,
                 placement: json(18)?,
                 below_resolution: row.get(19)?,
+                profile: row.get(20)?,
             })
         })?;
         let mut out = Vec::new();

@@ -88,6 +88,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 interleave: plan::Interleave::default(),
                 meta: ask.meta.clone(),
                 isolate: false,
+                profile: None,
             }
         })
         .collect();

@@ -173,6 +173,7 @@ fn result(bench: &str, p: &[(&str, &str)], config: &str, better: Better, samples
         notes: Vec::new(),
         warnings: Vec::new(),
         simulated: false,
+        profile: None,
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) mod memory;
 pub(crate) mod net;
 pub(crate) mod output;
 pub(crate) mod perf;
+pub(crate) mod perf_access;
 pub(crate) mod task;
 
 use crate::cpuset::CpuSet;

@@ -231,6 +231,7 @@ impl Benchmark for Chat {
         let addr = remote.or(local.as_ref().map(|l| l.addr)).context("no server address")?;
         if remote.is_some() {
             s.note(format!("remote server at {addr}: server_model is whatever it was started with"));
+            s.profile_local_only(&format!("the chat server at {addr}"));
         }
         let mut elapsed = Vec::new();
         let mut calls = counts::Calls::default();

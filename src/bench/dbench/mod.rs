@@ -399,6 +399,9 @@ impl Benchmark for Tbench {
         let lf = common.load()?;
         let sp = common.spec;
         let mut acc = None;
+        if let Some(r) = &remote {
+            s.profile_local_only(&format!("the tbench server at {r}"));
+        }
         for _ in 0..s.samples_wanted() {
             let local = if remote.is_none() { Some(server::LocalServer::start(sp.threads)?) } else { None };
             if local.as_ref().is_some_and(|l| l.in_process() && !sp.threads) {

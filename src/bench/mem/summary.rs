@@ -181,6 +181,7 @@ mod tests {
             notes: vec![],
             warnings: vec![],
             simulated: false,
+            profile: None,
         }
     }
 

@@ -78,6 +78,10 @@ pub struct SamplerSettings {
     /// the CPU: each sample records its throttling (`SampleMeta::throttling`).
     #[serde(default)]
     pub cpu_stat: Option<PathBuf>,
+    /// `--profile`: after the measured samples, take profiled ones apart
+    /// ([`crate::measure::profile`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::measure::profile::ProfileSettings>,
 }
 
 fn yes() -> bool {
@@ -105,6 +109,7 @@ impl SamplerSettings {
             owner: None,
             counters: false,
             cpu_stat: None,
+            profile: None,
         }
     }
 }
@@ -151,6 +156,9 @@ pub struct SampleSet {
     /// its declared one (`cmd.run` with `figure=rss`: KB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) unit: Option<String>,
+    /// The stacks of the profiled samples (`--profile`), never among `samples`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<crate::model::profile::Profile>,
 }
 
 /// One sample's timed work: the seconds it took in all, the figure, and the
@@ -174,6 +182,11 @@ impl SampleSet {
         self.quiet_in_vain += set.quiet_in_vain;
         self.net_of_overhead |= set.net_of_overhead;
         self.unit = self.unit.take().or(set.unit);
+        match (&mut self.profile, set.profile) {
+            (Some(mine), Some(theirs)) => mine.absorb(theirs),
+            (mine @ None, theirs) => *mine = theirs,
+            (Some(_), None) => {}
+        }
         for (k, v) in set.parts {
             self.parts.entry(k).or_default().extend(v);
         }
@@ -210,6 +223,10 @@ pub struct Sampler {
     born: Instant,
     /// Snapshot at the start of the next pushed sample.
     started: Option<Snapshot>,
+    /// The profiler of a whole-run benchmark's profiled sample, while it runs.
+    recording: Option<(crate::measure::profile::Recorder, Instant)>,
+    /// What the profile does not cover ([`Sampler::profile_local_only`]).
+    profile_notes: Vec<String>,
 }
 
 impl Sampler {
@@ -229,6 +246,8 @@ impl Sampler {
             kind_set: false,
             started: None,
             born: Instant::now(),
+            recording: None,
+            profile_notes: Vec::new(),
         }
     }
 
@@ -273,8 +292,22 @@ impl Sampler {
         self.settings.time_limit.map(|l| l.saturating_sub(self.born.elapsed()))
     }
 
+    /// Samples a whole-run benchmark takes: the ones asked for and, with
+    /// `--profile`, one more, profiled and kept apart from the others.
     pub fn samples_wanted(&self) -> usize {
-        self.settings.samples
+        self.settings.samples + usize::from(self.settings.profile.is_some())
+    }
+
+    /// With `--profile`: the benchmark's other side runs in a process
+    /// kdelta does not own (`what`, a server elsewhere), so the profile
+    /// covers the local side only, and says so.
+    pub fn profile_local_only(&mut self, what: &str) {
+        if self.settings.profile.is_some() {
+            let n = format!("profile of the local side only: {what} runs in another process");
+            if !self.profile_notes.contains(&n) {
+                self.profile_notes.push(n);
+            }
+        }
     }
     pub fn quick(&self) -> bool {
         self.settings.quick
@@ -451,7 +484,49 @@ impl Sampler {
             self.out.meta.push(meta);
         }
         self.out.retaken += taken.saturating_sub(wanted);
+        self.profile_loop(m, &mut op)
+    }
+
+    /// `--profile`: after the measured samples, profiled ones of `m`
+    /// operations for at least the profile's time, their figures kept
+    /// apart from the samples.
+    fn profile_loop<F>(&mut self, m: u64, op: &mut F) -> Result<()>
+    where
+        F: FnMut(u64) -> Result<Timed>,
+    {
+        let Some(settings) = self.settings.profile.clone() else { return Ok(()) };
+        let rec = self.start_recorder(&settings)?;
+        let t = Instant::now();
+        let mut figures = Vec::new();
+        while figures.is_empty() || t.elapsed() < settings.time {
+            match op(m) {
+                Ok(timed) => figures.push(timed.value),
+                Err(e) => {
+                    let _ = rec.finish();
+                    return Err(e);
+                }
+            }
+        }
+        self.keep_profile(rec.finish()?, figures);
         Ok(())
+    }
+
+    fn start_recorder(
+        &mut self,
+        settings: &crate::measure::profile::ProfileSettings,
+    ) -> Result<crate::measure::profile::Recorder> {
+        let dir = self.settings.tmpdir.join(format!("profile-{}", nix::unistd::gettid()));
+        crate::measure::profile::Recorder::start(settings, &self.probe.tasks(), &dir)
+    }
+
+    fn keep_profile(&mut self, mut p: crate::model::profile::Profile, figures: Vec<f64>) {
+        p.figures = figures;
+        p.notes = std::mem::take(&mut self.profile_notes);
+        p.bound(crate::model::profile::MAX_BYTES);
+        match &mut self.out.profile {
+            Some(mine) => mine.absorb(p),
+            None => self.out.profile = Some(p),
+        }
     }
 
     /// [`measure`](Self::measure) recording microseconds per operation.
@@ -474,6 +549,15 @@ impl Sampler {
             turn.yield_turn();
         }
         self.settle();
+        // The sample past those asked for is the profiled one.
+        if let (Some(p), true) = (self.settings.profile.clone(), self.out.samples.len() >= self.settings.samples) {
+            if self.recording.is_none() {
+                match self.start_recorder(&p) {
+                    Ok(r) => self.recording = Some((r, Instant::now())),
+                    Err(e) => self.note(format!("not profiled: {e:#}")),
+                }
+            }
+        }
         self.started = Some(self.probe.snapshot());
     }
 
@@ -505,6 +589,17 @@ impl Sampler {
 
     /// Record one sample of a whole-run benchmark and how long it took.
     pub fn push(&mut self, value: f64, elapsed: Duration) {
+        if self.settings.profile.is_some() && self.out.samples.len() >= self.settings.samples {
+            // The profiled sample: its stacks kept, its figure apart.
+            self.started = None;
+            if let Some((rec, _)) = self.recording.take() {
+                match rec.finish() {
+                    Ok(p) => self.keep_profile(p, vec![value]),
+                    Err(e) => self.note(format!("not profiled: {e:#}")),
+                }
+            }
+            return;
+        }
         if !self.kind_set {
             self.probe.set_kind(TaskKind::WholeRun);
             self.kind_set = true;

@@ -34,8 +34,9 @@ const HEAD_PROBE: &str = "<script>window.__kdErr=[];window.addEventListener('err
 /// Runs after the page: what was laid out, what went wrong, what was fetched.
 const TAIL_PROBE: &str = "<script>function __kdCheck(){var c=[].map.call(document.querySelectorAll('svg.chart'),function(s){var r=s.getBoundingClientRect();var b=s.getBBox();\
 return {kind:s.getAttribute('data-kind'),w:r.width,h:r.height,bw:b.width,bh:b.height,drawn:s.querySelectorAll('rect.bar,polyline.series,circle.speedup').length}});\
+var f=[].map.call(document.querySelectorAll('svg.flame'),function(s){var r=s.getBoundingClientRect();return {w:r.width,h:r.height,frames:s.querySelectorAll('.fg-frames > g').length}});\
 var p=document.getElementById('kd-check')||document.body.appendChild(document.createElement('pre'));p.id='kd-check';\
-p.textContent='KD'+'CHECK'+JSON.stringify({charts:c,errors:__kdErr,resources:performance.getEntriesByType('resource').map(function(e){return e.name})})+'KD'+'END'}\
+p.textContent='KD'+'CHECK'+JSON.stringify({charts:c,flames:f,errors:__kdErr,resources:performance.getEntriesByType('resource').map(function(e){return e.name})})+'KD'+'END'}\
 __kdCheck();window.addEventListener('load',function(){setTimeout(__kdCheck,0)});</script>";
 
 /// Chromium's `--dump-dom` of `page` and its stderr; killed (its whole
@@ -93,17 +94,10 @@ fn run_chromium(bin: &Path, page: &Path, profile: &Path) -> (String, String) {
     (to.join().unwrap(), te.join().unwrap())
 }
 
-#[test]
-fn report_renders_in_headless_chromium_without_errors() {
-    let Some(bin) = chromium() else {
-        println!(
-            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
-        );
-        return;
-    };
-    let html = super::tests::full_page();
-    let want = html.matches("<svg ").count();
-    assert!(want >= 6, "the fixture page has every kind of chart");
+/// `html` opened in headless Chromium with the probes: what was laid out
+/// (`charts`, `flames`), after asserting that there was no console message,
+/// no error and nothing fetched.
+fn probe_in_chromium(bin: &Path, html: &str) -> serde_json::Value {
     let probed = html.replacen("<head>", &format!("<head>{HEAD_PROBE}"), 1).replacen(
         "</body>",
         &format!("{TAIL_PROBE}</body>"),
@@ -113,7 +107,7 @@ fn report_renders_in_headless_chromium_without_errors() {
     let page = dir.path().join("report.html");
     std::fs::write(&page, probed).unwrap();
     let profile = dir.path().join("profile");
-    let (dom, stderr) = run_chromium(&bin, &page, &profile);
+    let (dom, stderr) = run_chromium(bin, &page, &profile);
     let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught")).collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
     let json = dom
@@ -125,6 +119,21 @@ fn report_renders_in_headless_chromium_without_errors() {
     let v: serde_json::Value = serde_json::from_str(&json).expect("probe JSON");
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "errors: {}", v["errors"]);
     assert_eq!(v["resources"].as_array().unwrap().len(), 0, "the page fetched: {}", v["resources"]);
+    v
+}
+
+#[test]
+fn report_renders_in_headless_chromium_without_errors() {
+    let Some(bin) = chromium() else {
+        println!(
+            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
+        );
+        return;
+    };
+    let html = super::tests::full_page();
+    let want = html.matches("<svg ").count();
+    assert!(want >= 6, "the fixture page has every kind of chart");
+    let v = probe_in_chromium(&bin, &html);
     let charts = v["charts"].as_array().unwrap();
     assert_eq!(charts.len(), want, "every chart is in the laid-out page");
     for c in charts {
@@ -132,5 +141,26 @@ fn report_renders_in_headless_chromium_without_errors() {
         assert!(f("w") > 300.0 && f("h") > 100.0, "chart laid out too small: {c}");
         assert!(f("bw") > 300.0 && f("bh") > 100.0, "chart drew too little: {c}");
         assert!(f("drawn") >= 1.0, "chart without data marks: {c}");
+    }
+}
+
+#[test]
+fn flame_graphs_render_in_headless_chromium_without_script_or_errors() {
+    let Some(bin) = chromium() else {
+        println!(
+            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
+        );
+        return;
+    };
+    let html = super::tests::profiled_page();
+    assert!(!html.contains("<script"), "the page has no script");
+    let v = probe_in_chromium(&bin, &html);
+    let flames = v["flames"].as_array().unwrap();
+    // Two configurations: a graph each and the differential one.
+    assert_eq!(flames.len(), 3, "{flames:?}");
+    for f in flames {
+        let g = |k: &str| f[k].as_f64().unwrap_or(0.0);
+        assert!(g("w") > 300.0 && g("h") > 50.0, "flame graph laid out too small: {f}");
+        assert!(g("frames") >= 4.0, "flame graph without frames: {f}");
     }
 }

@@ -44,6 +44,13 @@ impl Html {
         Html(s.to_string())
     }
 
+    /// A flame graph drawn by inferno, inline ([`crate::report::flame`]):
+    /// its text neutralised before inferno wrote it and escaped by inferno's
+    /// XML writer; no script. `id` makes its element ids unique in the page.
+    pub(crate) fn flame(f: &crate::report::flame::Flame, id: &str) -> Html {
+        Html(f.inline(id))
+    }
+
     /// Append another safe piece.
     pub(crate) fn push(&mut self, h: &Html) {
         self.0.push_str(&h.0);

@@ -18,6 +18,7 @@ pub(crate) mod charts;
 pub(crate) mod escape;
 pub(crate) mod history;
 mod host;
+mod profiles;
 pub(crate) mod svg;
 
 use super::extra::ExtraTable;
@@ -75,9 +76,10 @@ tr.cp td{border-top:2px solid #D55E00;color:#D55E00;font-weight:600}td.meta{word
 /// The document up to the opening `<body>`: the title and the inline CSS.
 fn head(title: &str) -> Html {
     html_format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{}{}</style></head><body>\n",
         Html::text(title),
-        Html::lit(CSS)
+        Html::lit(CSS),
+        Html::lit(crate::report::flame::CSS)
     )
 }
 
@@ -195,6 +197,7 @@ fn run_section(rep: &Report) -> Html {
         s.push(&c);
         s.push_lit("\n");
     }
+    s.push(&profiles::section(rep));
     html_write!(s, "<h3 id=\"run-{}-host\">Host</h3>\n", id);
     s.push(&host::render(&run.host));
     html_write!(s, "<h3 id=\"run-{}-warnings\">Warnings</h3>\n", id);

@@ -371,3 +371,71 @@ fn markers_in_every_stored_field_come_out_escaped() {
     assert_clean(&h);
     assert!(h.contains("&amp;amp;&amp;[U+202E]&#39;x"), "the marker's tail is shown, escaped and neutralised");
 }
+
+/// A profile of `samples` stacks of a pipe round trip, `idle` of them in
+/// the kernel's idle path, named with a hostile frame.
+fn pipe_profile(samples: u64, idle: u64) -> crate::model::profile::Profile {
+    let mut p = crate::model::profile::Profile {
+        event: "cpu-clock".into(),
+        hz: 1999,
+        workers: 2,
+        figures: vec![5.0; 10],
+        ..Default::default()
+    };
+    p.add_folded(&format!(
+        "kdelta;main;round_trip;__GI___libc_write;entry_SYSCALL_64_after_hwframe_[k];anon_pipe_write_[k];try_to_wake_up_[k] {}\n\
+         kdelta;main;round_trip;__GI___libc_read;entry_SYSCALL_64_after_hwframe_[k];anon_pipe_read_[k];schedule_[k] {}\n\
+         kdelta;main;<script>alert(1)</script>\u{202e} 3\n\
+         kdelta;do_idle_[k] {idle}\n",
+        (samples - idle - 3) / 2,
+        samples - idle - 3 - (samples - idle - 3) / 2
+    ));
+    p
+}
+
+/// A run of lat.pipe under up and smp2 with profiles.
+pub(super) fn profiled_page() -> String {
+    let mut run = fx::run_record();
+    run.id = 21;
+    run.configs = vec![fx::config("up", "0"), fx::config("smp2", "0-1")];
+    let mut a = fx::us("lat.pipe", &[], "up", "0", &[5.0, 5.1, 5.0, 4.9, 5.0]);
+    a.profile = Some(pipe_profile(1000, 100));
+    let mut b = fx::us("lat.pipe", &[], "smp2", "0-1", &[9.0, 9.1, 9.0, 8.9, 9.0]);
+    b.profile = Some(pipe_profile(1200, 500));
+    let rep = Report::for_run(run, vec![a, b], &CompareOptions::default());
+    Page { title: "profiles".into(), extra: &[] }.render(&[rep]).expect("the page renders")
+}
+
+#[test]
+fn profiled_benchmarks_get_a_flame_graph_per_configuration_and_a_differential_one() {
+    let h = profiled_page();
+    assert!(h.contains("id=\"run-21-profiles\""));
+    assert_eq!(count(&h, "<svg class=\"flame\""), 3, "up, smp2 and up -> smp2");
+    assert!(!h.contains("<script") && !h.contains("onload=") && !h.contains("onclick="), "no script");
+    assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;[U+202E]"), "frame names escaped and neutralised");
+    // The widths add up to the samples taken: the root frame holds them all.
+    assert!(
+        h.contains("<title>all (1,000 samples, 100%)</title>") || h.contains("<title>all (1000 samples, 100%)</title>"),
+        "root of up"
+    );
+    assert!(h.contains("total_samples=\"1000\"") && h.contains("total_samples=\"1200\""));
+    // Kernel frames are drawn.
+    assert!(h.contains("<title>try_to_wake_up ("));
+    // Every id in the page is unique.
+    let mut ids: Vec<&str> = h.split(" id=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), n, "duplicate ids");
+    // The change in the idle path is named under the differential graph.
+    assert!(
+        h.contains("lat.pipe [up -&gt; smp2]: time in do_idle x4.2"),
+        "{}",
+        &h[h.find("run-21-profiles").unwrap()..][..3000]
+    );
+}
+
+#[test]
+fn a_run_without_profiles_has_no_profile_section() {
+    assert!(!full_page().contains("-profiles\""));
+}

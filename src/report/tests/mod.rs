@@ -106,6 +106,7 @@ pub(super) fn ok(
         notes: vec![],
         warnings: vec![],
         simulated: false,
+        profile: None,
     }
 }
 

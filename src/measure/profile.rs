@@ -1,0 +1,230 @@
+//! Stack profiles of the measured tasks (`--profile`), taken by `perf
+//! record` and symbolised by `perf script`, then folded with `inferno`.
+//!
+//! A [`Recorder`] attaches `perf record` to the measured tasks (the
+//! measuring thread, the peers a benchmark names, for a whole-run benchmark
+//! every thread of the worker; their children and threads made later are
+//! followed, as perf's events are inherited), created disabled and enabled
+//! through perf's control FIFO only once perf has acknowledged, so the
+//! profile covers the profiled samples and nothing of perf's own start.
+//! Kernel frames come from the kernel's call chains, symbolised from
+//! /proc/kallsyms; user frames are unwound from a copy of each sample's
+//! user stack with the binaries' DWARF call-frame information (Rust and C
+//! built without frame pointers still unwind) and named from their ELF
+//! symbols, inlined functions from DWARF where present. perf records the
+//! tasks' mappings as they are made, so a forked child that is gone by the
+//! time the stacks are symbolised is still named. Why perf and not an
+//! in-process sampler: see ARCHITECTURE.md.
+
+use crate::model::profile::Profile;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How the parent wants stacks sampled (`--profile`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProfileSettings {
+    /// perf's event name: `cycles` or `cpu-clock`.
+    pub event: String,
+    /// Samples a second of a measured task's CPU time.
+    pub hz: u32,
+    /// How long a worker's profiled samples last at least, after its
+    /// measured ones.
+    pub time: Duration,
+    /// The `perf` program.
+    pub perf: PathBuf,
+}
+
+/// Stack samples a second: below perf's default (4000), so that the copied
+/// user stacks (8 KiB each) stay a few MB per profiled second.
+pub(crate) const HZ: u32 = 1999;
+/// A worker's profiled time by default.
+pub(crate) const TIME: Duration = Duration::from_millis(400);
+/// How long perf may take to start, acknowledge or write its file.
+const PERF_WAIT: Duration = Duration::from_secs(20);
+
+/// `perf record` attached to the measured tasks, sampling while enabled.
+pub(crate) struct Recorder {
+    child: crate::child::Child,
+    ctl: std::fs::File,
+    ack: std::fs::File,
+    dir: PathBuf,
+    settings: ProfileSettings,
+}
+
+impl Recorder {
+    /// Attach `perf record` to `tasks` (thread ids) and start sampling.
+    /// `dir` is made for perf's files, and removed by [`Recorder::finish`].
+    pub(crate) fn start(settings: &ProfileSettings, tasks: &[i32], dir: &Path) -> Result<Recorder> {
+        std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
+        let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
+        for p in [&ctl_path, &ack_path] {
+            nix::unistd::mkfifo(p, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR)
+                .with_context(|| format!("mkfifo {}", p.display()))?;
+        }
+        // Read-write, so neither open waits for perf to open the other end.
+        let open = |p: &Path| std::fs::OpenOptions::new().read(true).write(true).open(p);
+        let ctl = open(&ctl_path).with_context(|| format!("opening {}", ctl_path.display()))?;
+        let ack = open(&ack_path).with_context(|| format!("opening {}", ack_path.display()))?;
+        let log = std::fs::File::create(dir.join("record.log"))?;
+        let tids: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+        let mut cmd = std::process::Command::new(&settings.perf);
+        cmd.args(["record", "-q", "-e", &settings.event, "-F", &settings.hz.to_string()])
+            .args(["--call-graph", "dwarf", "-D", "-1", "-t", &tids.join(",")])
+            .arg("-o")
+            .arg(dir.join("perf.data"))
+            .arg("--control")
+            .arg(format!("fifo:{},{}", ctl_path.display(), ack_path.display()))
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = crate::child::spawn(&mut cmd).with_context(|| format!("starting {}", settings.perf.display()))?;
+        let mut r = Recorder { child, ctl, ack, dir: dir.to_path_buf(), settings: settings.clone() };
+        r.command("enable")?;
+        Ok(r)
+    }
+
+    /// Send a control command and wait for perf's `ack`.
+    fn command(&mut self, what: &str) -> Result<()> {
+        self.ctl.write_all(format!("{what}\n").as_bytes())?;
+        let deadline = Instant::now() + PERF_WAIT;
+        let mut got = Vec::new();
+        while !String::from_utf8_lossy(&got).contains("ack") {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                bail!("perf record did not acknowledge `{what}` within {} s{}", PERF_WAIT.as_secs(), self.log_tail());
+            }
+            let mut fds = [nix::poll::PollFd::new(self.ack.as_fd(), nix::poll::PollFlags::POLLIN)];
+            let ms = left.as_millis().min(200) as u16;
+            match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(ms)) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+                Ok(_) => {
+                    let mut buf = [0u8; 64];
+                    let n = self.ack.read(&mut buf)?;
+                    got.extend_from_slice(&buf[..n]);
+                }
+                Err(e) => return Err(e).context("waiting for perf record"),
+            }
+            if let Some(st) = self.child.try_wait()? {
+                bail!("perf record ended ({}){}", crate::child::describe(st), self.log_tail());
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of perf's messages, for an error.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("record.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).rev().take(3).collect();
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
+        }
+    }
+
+    /// Stop sampling, let perf write its file, symbolise and fold the
+    /// stacks, and remove perf's files.
+    pub(crate) fn finish(mut self) -> Result<Profile> {
+        let got = self.stop_and_fold();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        got
+    }
+
+    fn stop_and_fold(&mut self) -> Result<Profile> {
+        self.command("disable")?;
+        let _ = nix::sys::signal::kill(self.child.pid(), nix::sys::signal::Signal::SIGINT);
+        match self.child.wait_timeout(PERF_WAIT)? {
+            Some(st) if st.success() || st.signal() == Some(libc::SIGINT) => {}
+            Some(st) => bail!("perf record ended ({}){}", crate::child::describe(st), self.log_tail()),
+            None => bail!("perf record did not end within {} s of SIGINT", PERF_WAIT.as_secs()),
+        }
+        let out = std::process::Command::new(&self.settings.perf)
+            .arg("script")
+            .arg("-i")
+            .arg(self.dir.join("perf.data"))
+            .args(["-F", "comm,pid,tid,event,ip,sym,dso"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .context("running perf script")?;
+        if !out.status.success() {
+            bail!("perf script failed ({})", crate::child::describe(out.status));
+        }
+        let mut p =
+            Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
+        p.add_folded(&fold(&out.stdout)?);
+        Ok(p)
+    }
+}
+
+use std::os::unix::process::ExitStatusExt;
+
+/// `perf script` output folded into `stack COUNT` lines, root first,
+/// kernel frames marked `_[k]`, each stack rooted at its task's name.
+pub(crate) fn fold(script: &[u8]) -> Result<String> {
+    use inferno::collapse::Collapse;
+    let mut opt = inferno::collapse::perf::Options::default();
+    opt.annotate_kernel = true;
+    opt.nthreads = 1;
+    let mut out = Vec::new();
+    inferno::collapse::perf::Folder::from(opt).collapse(script, &mut out).context("folding perf script's stacks")?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `perf script -F comm,pid,tid,event,ip,sym,dso` as perf 6.1 writes it
+    /// for two samples of a pipe round trip and one of a fork.
+    const SCRIPT: &str = "\
+kdelta 1200/1200 cpu-clock: 
+\tffffffff810d4a10 try_to_wake_up ([kernel.kallsyms])
+\tffffffff811e2b30 __wake_up_common ([kernel.kallsyms])
+\tffffffff8130c0c4 pipe_write ([kernel.kallsyms])
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t           f82ad __GI___libc_write (inlined)
+\t          5b7b11 kdelta::bench::lat::pipe::round_trip (/usr/bin/kdelta)
+\t          27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+kdelta 1200/1200 cpu-clock: 
+\tffffffff810d4a10 try_to_wake_up ([kernel.kallsyms])
+\tffffffff811e2b30 __wake_up_common ([kernel.kallsyms])
+\tffffffff8130c0c4 pipe_write ([kernel.kallsyms])
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t           f82ad __GI___libc_write (inlined)
+\t          5b7b11 kdelta::bench::lat::pipe::round_trip (/usr/bin/kdelta)
+\t          27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+kdelta 1201/1201 cpu-clock: 
+\tffffffff81234560 copy_page_range ([kernel.kallsyms])
+\tffffffff81090000 dup_mm ([kernel.kallsyms])
+\tffffffff81091000 copy_process ([kernel.kallsyms])
+\t            1234 [unknown] (/usr/bin/kdelta)
+
+";
+
+    #[test]
+    fn perf_script_stacks_fold_root_first_with_kernel_frames_marked() {
+        let folded = fold(SCRIPT.as_bytes()).unwrap();
+        let mut p = Profile::default();
+        p.add_folded(&folded);
+        assert_eq!(p.samples, 3, "{folded}");
+        let pipe = "kdelta;__libc_start_call_main;kdelta::bench::lat::pipe::round_trip;__GI___libc_write;\
+                    entry_SYSCALL_64_after_hwframe_[k];pipe_write_[k];__wake_up_common_[k];try_to_wake_up_[k]";
+        assert_eq!(p.stacks.get(pipe), Some(&2), "{folded}");
+        let fork = p.stacks.keys().find(|s| s.ends_with("copy_page_range_[k]")).expect("the fork's stack");
+        assert!(fork.starts_with("kdelta;"), "{fork}");
+    }
+
+    #[test]
+    fn nothing_sampled_folds_to_nothing() {
+        let mut p = Profile::default();
+        p.add_folded(&fold(b"").unwrap());
+        assert_eq!(p.samples, 0);
+    }
+}
