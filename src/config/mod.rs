@@ -105,8 +105,15 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
         BaseError::Bad(m) => bad_input(m),
         BaseError::Unavailable(r) => unavailable(spec, r),
     })?;
-    let mut cfg =
-        Config { name: String::new(), cpus, policy: None, env: Vec::new(), knobs: Vec::new(), counters: None, cgroup: Vec::new() };
+    let mut cfg = Config {
+        name: String::new(),
+        cpus,
+        policy: None,
+        env: Vec::new(),
+        knobs: Vec::new(),
+        counters: None,
+        cgroup: Vec::new(),
+    };
     let mut names = vec![canonical_base(base).to_string()];
     for m in mods {
         names.push(add_modifier(spec, m, topo, &mut cfg)?);

@@ -265,16 +265,19 @@ fn isolation(root: &Path, measured: &CpuSet) -> Finding {
 fn perf_rate(root: &Path) -> Finding {
     let v = read(root, "proc/sys/kernel/perf_event_max_sample_rate").unwrap_or_else(|| "unreadable".into());
     let f = Finding::new("kernel.perf_event_max_sample_rate", v.clone(), Verdict::Ok).why(
-        "it caps the sampling interrupts any profiler (perf record, a monitoring agent) takes on the measured CPUs; the kernel lowers it by itself when those interrupts run long, so a value below the default 100000 says it happened",
+        "it caps the sampling interrupts a profiler (perf record, a monitoring agent) takes on the measured CPUs; the kernel lowers it by itself when those interrupts run long, so a value below the default 100000 says it happened",
     );
-    if v == "1" {
-        f.recommend("1, as it is (as pyperf sets it; `perf record` wants `kdelta doctor --reset` first)")
-    } else {
-        Finding { verdict: Verdict::Change, ..f }
-            .recommend(
-                "1 while measuring, as pyperf sets it (`kdelta doctor --reset` before profiling with perf record)",
-            )
-            .applies("sysctl", "kernel.perf_event_max_sample_rate=1")
+    // pyperf sets it to 1; kdelta does not: `run --profile` samples stacks
+    // at `measure::profile::HZ` through perf record, which a lower cap
+    // would refuse or thin out, and counting (`--counters`) takes no
+    // sampling interrupt at all.
+    match v.parse::<u64>() {
+        Ok(n) if n < u64::from(crate::measure::profile::HZ) => Finding { verdict: Verdict::Change, ..f }
+            .recommend(format!(
+                "at least {} so that `kdelta run --profile` can sample (sysctl -w kernel.perf_event_max_sample_rate=100000)",
+                crate::measure::profile::HZ
+            )),
+        _ => f.recommend("leave it: nothing samples while kdelta measures unless you ask for --profile"),
     }
 }
 

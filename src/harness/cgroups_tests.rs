@@ -65,6 +65,7 @@ fn cfg(limits: Vec<CgroupLimit>) -> Config {
         policy: None,
         env: vec![],
         knobs: vec![],
+        counters: None,
         cgroup: limits,
     }
 }

@@ -152,7 +152,6 @@ fn entries_outside_sys_or_another_mount_are_refused_whole() {
         wrote: vec![(a.clone(), "x".into()), (p.to_path_buf(), "x".into())],
         mounted: vec![],
         ..Entries::default()
-        tuned: false,
     };
     for (p, why) in [
         (root.join("etc/passwd"), "not allowed"),
@@ -172,9 +171,14 @@ fn entries_outside_sys_or_another_mount_are_refused_whole() {
         mounted: vec![root.join(crate::sys::knobs::DEBUGFS)],
         ..Entries::default()
     };
-    let m = Entries { owner: None, wrote: vec![], mounted: vec![root.join("mnt")], tuned: false };
+    let m = Entries { owner: None, wrote: vec![], mounted: vec![root.join("mnt")], ..Entries::default() };
     assert!(m.check(root).unwrap_err().contains("kdelta mounts only debugfs"));
-    let m = Entries { owner: None, wrote: vec![], mounted: vec![root.join(crate::sys::knobs::DEBUGFS)], tuned: false };
+    let m = Entries {
+        owner: None,
+        wrote: vec![],
+        mounted: vec![root.join(crate::sys::knobs::DEBUGFS)],
+        ..Entries::default()
+    };
     m.check(root).unwrap();
     // In a fake root a mount is never undone.
     assert!(undo(&m, root).unwrap()[0].contains("left alone"));

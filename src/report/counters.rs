@@ -195,6 +195,7 @@ mod tests {
             notes: Vec::new(),
             warnings: Vec::new(),
             simulated: false,
+            profile: None,
         }
     }
 

@@ -179,6 +179,7 @@ mod tests {
             notes: Vec::new(),
             warnings: Vec::new(),
             simulated: false,
+            profile: None,
         }
     }
 
