@@ -18,6 +18,10 @@ fn perf_usable(e: &Env) -> bool {
     let v = json(&out.stdout);
     let r = &v["results"][0];
     let counted = r["samples_meta"][0].get("counters").is_some_and(|c| c.get("task-clock").is_some());
+    // Skipped only where the kernel refused, and said why: counting that
+    // silently took nothing is a failure.
+    let refused = r["extras"]["counters_unavailable"].get("task-clock").is_some();
+    assert!(counted || refused, "--counters took no counts and gave no reason: {r}");
     if !counted {
         eprintln!("skipped: no perf event could be opened here: {}", r["extras"]);
     }

@@ -232,11 +232,10 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(settings: SamplerSettings) -> Self {
         let clock_overhead = clock_overhead_secs();
-        let mut probe = Probe::new(TaskKind::Solo);
+        let mut probe = Probe::new(TaskKind::Solo).with_cpu_stat(settings.cpu_stat.clone());
         if settings.counters {
             probe.count();
         }
-        let probe = Probe::new(TaskKind::Solo).with_cpu_stat(settings.cpu_stat.clone());
         Sampler {
             settings,
             turn: None,
