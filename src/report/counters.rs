@@ -161,13 +161,19 @@ impl Report {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::model::record::SampleMeta;
 
-    fn counted(iterations: u64, per_sample: &[(&str, &[u64])]) -> ResultRecord {
-        let n = per_sample[0].1.len();
-        let meta = (0..n)
+    /// A `lat.pipe` result in `config` with samples `us` (microseconds per
+    /// operation, `iterations` a sample) and each sample's counts.
+    pub(in crate::report) fn counted_in(
+        config: &str,
+        us: &[f64],
+        iterations: u64,
+        per_sample: &[(&str, &[u64])],
+    ) -> ResultRecord {
+        let meta = (0..us.len())
             .map(|i| SampleMeta {
                 round: i as u32 + 1,
                 counters: per_sample.iter().map(|(e, v)| (e.to_string(), v[i])).collect(),
@@ -178,18 +184,18 @@ mod tests {
             benchmark: "lat.pipe".into(),
             family: "lat".into(),
             params: Default::default(),
-            config: "up".into(),
+            config: config.into(),
             cpus: "0".into(),
             unit: "us".into(),
             better: Better::Lower,
             status: Status::Ok,
             reason: None,
-            samples: vec![1.0; n],
+            samples: us.to_vec(),
             samples_meta: meta,
             quality: None,
             placement: Vec::new(),
             below_resolution: None,
-            summary: None,
+            summary: crate::stats::summarize(us, false),
             iterations: Some(iterations),
             extras: Default::default(),
             notes: Vec::new(),
@@ -197,6 +203,10 @@ mod tests {
             simulated: false,
             profile: None,
         }
+    }
+
+    fn counted(iterations: u64, per_sample: &[(&str, &[u64])]) -> ResultRecord {
+        counted_in("up", &vec![1.0; per_sample[0].1.len()], iterations, per_sample)
     }
 
     #[test]

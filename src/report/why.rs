@@ -147,40 +147,9 @@ pub(crate) fn lines(tables: &[Table], opt: &CompareOptions) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::record::{SampleMeta, Status};
-    use crate::model::Better;
 
     fn counted(config: &str, us: &[f64], per_sample: &[(&str, &[u64])]) -> ResultRecord {
-        let meta = (0..us.len())
-            .map(|i| SampleMeta {
-                round: i as u32 + 1,
-                counters: per_sample.iter().map(|(e, v)| (e.to_string(), v[i])).collect(),
-                ..Default::default()
-            })
-            .collect();
-        ResultRecord {
-            benchmark: "lat.pipe".into(),
-            family: "lat".into(),
-            params: Default::default(),
-            config: config.into(),
-            cpus: "0".into(),
-            unit: "us".into(),
-            better: Better::Lower,
-            status: Status::Ok,
-            reason: None,
-            samples: us.to_vec(),
-            samples_meta: meta,
-            quality: None,
-            placement: Vec::new(),
-            below_resolution: None,
-            summary: crate::stats::summarize(us, false),
-            iterations: Some(100),
-            extras: Default::default(),
-            notes: Vec::new(),
-            warnings: Vec::new(),
-            simulated: false,
-            profile: None,
-        }
+        super::super::counters::tests::counted_in(config, us, 100, per_sample)
     }
 
     #[test]
