@@ -246,6 +246,26 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn counter_rows_say_nothing_their_result_does_not() {
+        // A result with one disturbed sample: the line under the table counts
+        // it once, for the result, not again for each of its counters.
+        let mut r = counted_in("up", &[1.0, 1.1, 1.2, 9.0], 10, &[("context-switches", &[20, 21, 20, 40])]);
+        r.samples_meta[3].disturbed = true;
+        r.quality = Some(crate::model::record::Quality { disturbed: 1, clean: 3, wanted: 3, ..Default::default() });
+        let mut b = r.clone();
+        b.config = "noht".into();
+        let cols = [r, b]
+            .into_iter()
+            .map(|x| Column { name: x.config.clone(), cpus: "0".into(), results: expand(&[x]) })
+            .collect();
+        let t = Table::build(cols, &CompareOptions::default());
+        assert_eq!(t.rows.len(), 2, "the figure and its counter");
+        let g = super::super::grid::comparison(&t, 1.0, false);
+        let line = g.notes.iter().find(|n| n.starts_with("disturbed samples")).expect("said");
+        assert!(line.contains("in 2 of 2 results") && !line.contains("ctx-switches"), "{line}");
+    }
+
+    #[test]
     fn each_unavailable_reason_is_said_once() {
         let mut a = counted(1, &[("task-clock", &[1])]);
         let why = serde_json::json!({"cycles": "no PMU", "instructions": "no PMU"});

@@ -198,6 +198,10 @@ fn comparison_header(t: &Table, with_params: bool) -> (Vec<String>, Vec<Col>) {
 /// cv and, after the first, the change against the first; and the marks of
 /// its changes. Its remarks go to `said`.
 fn comparison_row<'a>(t: &Table, r: &'a Row, pv: &ParamView, said: &mut Said<'a>) -> (Vec<String>, Vec<Option<bool>>) {
+    // A counter row shares its result's samples: what they say is said
+    // once, under the result's own row.
+    let mut unsaid = Said { entries: Vec::new(), withheld: Vec::new(), by_mode: Vec::new() };
+    let said = if r.counter.is_some() { &mut unsaid } else { said };
     let name = label(&r.benchmark, &pv.show(&r.benchmark, &r.params));
     let mut row = vec![r.benchmark.clone()];
     if pv.any() {
