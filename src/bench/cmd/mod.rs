@@ -191,8 +191,9 @@ impl Benchmark for CmdRun {
         }
         // As hyperfine orders them: the shell's cost, then the warm-up, so
         // the timed runs follow runs of the command itself.
+        // Stored with every sample (`shell_wall_s_samples`): each worker
+        // measures its own, so a sample is read against the cost taken off it.
         let shell = shell_cost(&plan.how, reaper)?;
-        s.extra("shell_wall_s", shell.wall);
         // `--param warmup=N`, else `--warmup N` (hyperfine's count), else none.
         let warmup = if plan.warmup > 0 { plan.warmup } else { s.warmup_runs().unwrap_or(0) };
         for _ in 0..warmup {
@@ -247,6 +248,7 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Su
         s.push(value, r.wall);
         for (k, v) in [
             ("wall_s", wall),
+            ("shell_wall_s", shell.wall),
             ("user_s", user),
             ("sys_s", sys),
             ("max_rss_kb", (r.usage.max_rss / 1024) as f64),
