@@ -95,7 +95,18 @@ fn show_and_compare_add_counter_rows_only_when_asked() {
     if !perf_usable(&e) {
         return;
     }
-    run(&e, &["lat.syscall", "--config", "up,up+counters=off", "--counters"]);
+    let v = run(&e, &["lat.syscall", "--config", "up,up+counters=off", "--counters"]);
+    // Counting on and off take turns in the same workers (what counting
+    // costs is then read between neighbouring samples of one process).
+    let jobs = |v: &serde_json::Value, cfg: &str| -> std::collections::BTreeSet<u64> {
+        let r = v["results"].as_array().unwrap().iter().find(|r| r["config"] == cfg).unwrap();
+        r["samples_meta"].as_array().unwrap().iter().map(|m| m["job"].as_u64().unwrap()).collect()
+    };
+    assert!(!jobs(&v, "up").is_empty());
+    assert_eq!(jobs(&v, "up"), jobs(&v, "up+counters=off"));
+    // Not when the user asks for a worker per point.
+    let apart = run(&e, &["lat.syscall", "--config", "up,up+counters=off", "--counters", "--interleave", "workers"]);
+    assert!(jobs(&apart, "up").is_disjoint(&jobs(&apart, "up+counters=off")));
     let text = |args: &[&str]| {
         let out = e.cmd().args(args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -9,7 +9,10 @@
 //! (`BenchInfo::lockstep`), the values at each other point of the sweep
 //! form a *tie* (`order::ties`, [`Tie`]) and share one worker, taking turns
 //! sample by sample (`measure::sampler::turns`); `--interleave workers`
-//! turns that off.
+//! turns that off. Configurations that differ only in what a worker
+//! switches per point (`+counters=on|off`, `Config::shares_worker_with`)
+//! join the same tie: counting on against off is then measured in one
+//! process, turn by turn.
 
 use super::order::{compared, ties, visit_order, Axes};
 use super::plan::{param_for, wanted, Interleave, Item, PlannedConfig, Request};
@@ -85,14 +88,19 @@ impl<'g> Sweep<'g> {
     }
 
     /// The group's ties in running order: each tie of items (`item_ties`)
-    /// once per configuration, configurations innermost.
-    pub(super) fn ties(&self, item_ties: Vec<Vec<usize>>, ready: usize) -> Vec<Tie> {
+    /// once per class of configurations that share a worker (`config_ties`),
+    /// configurations innermost; within a tie, configuration by configuration.
+    pub(super) fn ties(&self, item_ties: Vec<Vec<usize>>, cfg_ties: &[Vec<usize>]) -> Vec<Tie> {
         let at = |item: usize, cfg: usize| {
             self.points.iter().position(|p| p.item == item && p.cfg == cfg).expect("a supported item has its points")
         };
         item_ties
             .iter()
-            .flat_map(|tie| (0..ready).map(move |cfg| Tie { points: tie.iter().map(|&ii| at(ii, cfg)).collect() }))
+            .flat_map(|tie| {
+                cfg_ties.iter().map(move |class| Tie {
+                    points: class.iter().flat_map(|&cfg| tie.iter().map(move |&ii| at(ii, cfg))).collect(),
+                })
+            })
             .collect()
     }
 
@@ -210,6 +218,22 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
     out
 }
 
+/// The ready configurations (indices) grouped into those one worker
+/// measures together: for a benchmark that takes turns, configurations that
+/// differ only in counting (`Config::shares_worker_with`), in first-seen
+/// order; otherwise (or with `--interleave workers`) one each.
+pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, c) in ready.iter().enumerate() {
+        let joins = req.interleave == Interleave::Samples && lockstep;
+        match out.iter_mut().find(|class| joins && ready[class[0]].shares_worker_with(c)) {
+            Some(class) => class.push(i),
+            None => out.push(vec![i]),
+        }
+    }
+    out
+}
+
 impl Executor<'_> {
     /// All points of one benchmark's sweep: its planned rounds, then extra
     /// rounds, then its results in storing order; `first_seq` is the
@@ -218,7 +242,8 @@ impl Executor<'_> {
         let aim =
             Aim { want: wanted(self.req, &items[0].info), auto: self.auto, ci_target_pct: self.req.ci_target_pct };
         let mut sweep = Sweep::lay_out(items, self.configs, self.ready.len(), first_seq);
-        let schedule = Schedule::new(sweep.ties(item_ties(self.req, items), self.ready.len()), aim.want);
+        let cfg_ties = config_ties(self.req, items[0].info.lockstep, self.ready);
+        let schedule = Schedule::new(sweep.ties(item_ties(self.req, items), &cfg_ties), aim.want);
         let planned_start = Instant::now();
         for number in 1..=schedule.planned.len() as u32 {
             self.run_round(&mut sweep, &schedule.planned_round(number))?;
@@ -349,7 +374,11 @@ mod tests {
         let points: Vec<(usize, usize, usize)> = sweep.points.iter().map(|p| (p.item, p.cfg, p.seq)).collect();
         assert_eq!(points, [(0, 0, 11), (0, 1, 12), (2, 0, 17), (2, 1, 18)]);
         // Items 2 and 0 compared side by side: a tie per configuration.
-        let ties = sweep.ties(vec![vec![2, 0]], 2);
+        let ties = sweep.ties(vec![vec![2, 0]], &[vec![0], vec![1]]);
         assert_eq!(ties, [Tie { points: vec![2, 0] }, Tie { points: vec![3, 1] }]);
+        // Two configurations one worker measures together: one tie, per
+        // configuration its items.
+        let ties = sweep.ties(vec![vec![2, 0]], &[vec![0, 1]]);
+        assert_eq!(ties, [Tie { points: vec![2, 0, 3, 1] }]);
     }
 }

@@ -60,6 +60,7 @@ impl Sweep<'_> {
                     params: self.items[item].params.clone(),
                     samples: t.samples,
                     iterations: self.iterations[item],
+                    counters: false,
                 }
             })
             .collect()
@@ -134,7 +135,16 @@ impl Executor<'_> {
         };
         let spec = JobSpec {
             benchmark: first.info.name.to_string(),
-            points: sweep.job_points(job),
+            // Points of one tie may differ in counting (`config_ties`).
+            points: sweep
+                .job_points(job)
+                .into_iter()
+                .zip(&job.takes)
+                .map(|(p, t)| JobPoint {
+                    counters: self.ready[sweep.points[t.point].cfg].counters.unwrap_or(self.req.counters),
+                    ..p
+                })
+                .collect(),
             config: cfg.clone(),
             settings: SamplerSettings {
                 time_limit: Some(self.req.timeout.unwrap_or(first.info.timeout)),
@@ -144,7 +154,6 @@ impl Executor<'_> {
                     .takes
                     .iter()
                     .any(|t| t.retakes > 0 || sweep.points[t.point].got.set.meta.last().is_some_and(|m| m.disturbed)),
-                counters: cfg.counters.unwrap_or(self.req.counters),
                 cpu_stat: placement.cpu_stat.clone(),
                 ..self.settings(wdir.clone())
             },

@@ -47,8 +47,13 @@ pub(crate) fn execute(
 /// How many workers a plan will start before any retakes: what its progress
 /// bar counts. A caller that shows several plans on one bar adds these up.
 pub(crate) fn planned_jobs(req: &Request, plan: &Plan) -> usize {
-    let ready = ready_configs(plan).len();
-    groups(&plan.items).map(|g| split_rounds(wanted(req, &g[0].info)).len() * ready * item_ties(req, g).len()).sum()
+    let ready = ready_configs(plan);
+    groups(&plan.items)
+        .map(|g| {
+            let cfg_ties = super::group::config_ties(req, g[0].info.lockstep, &ready).len();
+            split_rounds(wanted(req, &g[0].info)).len() * cfg_ties * item_ties(req, g).len()
+        })
+        .sum()
 }
 
 /// A plan's items cut into groups, one per benchmark: its sweep, whose

@@ -57,6 +57,11 @@ pub(crate) struct JobPoint {
     pub(crate) params: Params,
     pub(crate) samples: usize,
     pub(crate) iterations: Option<u64>,
+    /// Count perf events in this point's samples (`--counters`, or its
+    /// configuration's `+counters=`): per point, since a tie may hold a
+    /// configuration that counts and one that does not.
+    #[serde(default)]
+    pub(crate) counters: bool,
 }
 
 /// One point's samples, or why it failed.
@@ -118,8 +123,12 @@ fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
     let bench = find(&job.benchmark).with_context(|| format!("unknown benchmark {}", job.benchmark))?;
     join(&job.cgroups)?;
     crate::config::apply(&job.config).with_context(|| format!("applying configuration {}", job.config.describe()))?;
-    let settings =
-        |pt: &JobPoint| SamplerSettings { samples: pt.samples, iterations: pt.iterations, ..job.settings.clone() };
+    let settings = |pt: &JobPoint| SamplerSettings {
+        samples: pt.samples,
+        iterations: pt.iterations,
+        counters: pt.counters,
+        ..job.settings.clone()
+    };
     let one = |pt: &JobPoint, mut s: Sampler| -> PointResult {
         let ran = bench.run(&pt.params, &mut s).with_context(|| format!("{} {}", job.benchmark, pt.params.display()));
         let out = s.finish();

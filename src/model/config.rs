@@ -61,6 +61,16 @@ impl CgroupLimit {
 }
 
 impl Config {
+    /// Whether one worker can measure both: the two differ at most in what
+    /// a worker switches point by point (`counters`), so a benchmark that
+    /// takes turns (`BenchInfo::lockstep`) measures them side by side, and
+    /// what counting costs is read between samples a few milliseconds apart
+    /// in one process rather than between workers.
+    pub(crate) fn shares_worker_with(&self, other: &Config) -> bool {
+        let bare = |c: &Config| Config { name: String::new(), counters: None, ..c.clone() };
+        bare(self) == bare(other)
+    }
+
     /// `noht [cpus 0-1]`, `up [cpu 0, sched=fifo]`.
     pub fn describe(&self) -> String {
         let mut s = format!("{} [cpu{} {}", self.name, if self.cpus.len() == 1 { "" } else { "s" }, self.cpus);

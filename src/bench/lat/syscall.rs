@@ -1,6 +1,10 @@
 //! `lat.syscall` (a null system call: getppid, as LMbench and `perf bench
 //! syscall basic` use), `lat.read` (1 byte from /dev/zero), `lat.write`
 //! (1 byte to /dev/null).
+//!
+//! All three are one thread's loop with nothing process-wide, so they take
+//! turns (`BenchInfo::lockstep`): configurations that differ only in
+//! counting (`+counters=on,off`) are measured in one worker.
 
 use super::{os_err, time_n};
 use crate::bench::{BenchInfo, Benchmark, Better, Params, Sampler, Simple};
@@ -9,7 +13,7 @@ use std::os::fd::AsRawFd;
 
 pub(super) fn null() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.syscall", "a null system call (getppid)", "us", Better::Lower),
+        || BenchInfo::new("lat.syscall", "a null system call (getppid)", "us", Better::Lower).lockstep(),
         |_, s| {
             s.measure_us(|n| {
                 time_n(n, || {
@@ -47,14 +51,14 @@ fn one_byte(path: &str, write: bool, s: &mut Sampler) -> Result<()> {
 
 pub(super) fn read() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.read", "read 1 byte from /dev/zero", "us", Better::Lower),
+        || BenchInfo::new("lat.read", "read 1 byte from /dev/zero", "us", Better::Lower).lockstep(),
         |_: &Params, s| one_byte("/dev/zero", false, s),
     )
 }
 
 pub(super) fn write() -> Box<dyn Benchmark> {
     Simple::boxed(
-        || BenchInfo::new("lat.write", "write 1 byte to /dev/null", "us", Better::Lower),
+        || BenchInfo::new("lat.write", "write 1 byte to /dev/null", "us", Better::Lower).lockstep(),
         |_: &Params, s| one_byte("/dev/null", true, s),
     )
 }
