@@ -177,6 +177,19 @@ fn limits_the_machine_cannot_apply_are_refused_before_the_run() {
     let (code, err, _) = run("cpus=1", &["--isolate"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("cpuset controller"), "{err}");
+    // cgroup v2 with kdelta in a cgroup that holds processes: the controller
+    // cannot be enabled for its children, so refused before the run rather
+    // than failing every point.
+    fake_v2(&root);
+    let cg = root.join("sys/fs/cgroup");
+    put(&root.join("proc/self/cgroup"), "0::/session\n");
+    put(&cg.join("session/cgroup.controllers"), "cpu memory\n");
+    put(&cg.join("session/cgroup.subtree_control"), "");
+    put(&cg.join("session/cgroup.procs"), "4242\n");
+    let (code, err, _) = run("up+cpu.max=50000/100000", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("holds 1 process,") && err.trim().lines().count() == 1, "{err}");
+    assert!(ours(&cg).is_empty());
 }
 
 /// On the live machine (root, a cgroup cpu controller): a run with a quota

@@ -130,7 +130,8 @@ fn size(v: &str) -> Option<u64> {
 }
 
 /// Can this machine apply `limits` below `root`? `Err`: why not, for
-/// [`super::Unavailable`]: a controller not mounted, or not root.
+/// [`super::Unavailable`]: a controller not mounted, one cgroup v2 cannot
+/// hand down to kdelta's workers (`Hierarchy::hands_down`), or not root.
 pub(crate) fn check(limits: &[CgroupLimit], root: &Path) -> std::result::Result<(), String> {
     if limits.is_empty() {
         return Ok(());
@@ -138,7 +139,7 @@ pub(crate) fn check(limits: &[CgroupLimit], root: &Path) -> std::result::Result<
     let layout = Layout::read(root);
     for l in limits {
         let c = controller(l);
-        if layout.get(c).is_none() {
+        let Some(h) = layout.get(c) else {
             return Err(format!(
                 "{} needs the cgroup {} controller, which is not mounted below {} ({})",
                 l.name(),
@@ -146,7 +147,8 @@ pub(crate) fn check(limits: &[CgroupLimit], root: &Path) -> std::result::Result<
                 crate::sys::cgroup::cgroup_dir(root).display(),
                 layout.describe()
             ));
-        }
+        };
+        h.hands_down(c).map_err(|why| format!("{}: {why}", l.name()))?;
     }
     if root == Path::new("/") && !crate::sys::knobs::is_root() {
         return Err(format!("{}: making cgroups needs root", limits[0].name()));

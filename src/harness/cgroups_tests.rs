@@ -235,3 +235,32 @@ fn journal_refuses_cgroups_kdelta_does_not_make() {
     }
     assert!(journal::cgroup_confined(root, &root.join("sys/fs/cgroup/cpu/kdelta-1/w2")).is_ok());
 }
+
+#[test]
+fn v2_limits_are_refused_before_the_run_where_the_controller_cannot_be_handed_down() {
+    let d = fake_v2();
+    let root = d.path();
+    let cg = root.join("sys/fs/cgroup");
+    // kdelta in `/user`, which holds processes and has not enabled cpu for its children.
+    put(&root.join("proc/self/cgroup"), "0::/user\n");
+    put(&cg.join("user/cgroup.controllers"), "cpu memory\n");
+    put(&cg.join("user/cgroup.subtree_control"), "");
+    put(&cg.join("user/cgroup.procs"), "4242\n4243\n");
+    let cpu = vec![CgroupLimit::CpuMax { quota_us: 50_000, period_us: 100_000 }];
+    let e = crate::config::cgroup::check(&cpu, root).unwrap_err();
+    assert!(e.contains("holds 2 processes") && e.contains("cpu controller") && e.contains("/user"), "{e}");
+    // A controller that does not reach kdelta's cgroup at all.
+    let cpuset = vec![CgroupLimit::Cpuset { cpus: CpuSet::parse_list("1").unwrap() }];
+    let e = crate::config::cgroup::check(&cpuset, root).unwrap_err();
+    assert!(e.contains("cpuset controller does not reach"), "{e}");
+    // Already handed down, or a cgroup that holds no process: it can be.
+    put(&cg.join("user/cgroup.subtree_control"), "cpu\n");
+    crate::config::cgroup::check(&cpu, root).unwrap();
+    put(&cg.join("user/cgroup.subtree_control"), "");
+    put(&cg.join("user/cgroup.procs"), "");
+    crate::config::cgroup::check(&cpu, root).unwrap();
+    // The root cgroup always can.
+    put(&root.join("proc/self/cgroup"), "0::/\n");
+    put(&cg.join("cgroup.procs"), "1\n");
+    crate::config::cgroup::check(&cpu, root).unwrap();
+}

@@ -152,6 +152,42 @@ impl Layout {
     }
 }
 
+impl Hierarchy {
+    /// On cgroup v2, can controller `c` be handed down to cgroups made below
+    /// this process's own (`own/kdelta-PID/wN`)? `Err`: why not. The root
+    /// cgroup always can; another can only when `c` reaches it (its
+    /// `cgroup.controllers`) and is enabled in its `cgroup.subtree_control`
+    /// or can be, which the kernel refuses (EBUSY) while it holds processes:
+    /// the no-internal-processes rule of cgroups(7), and it holds kdelta.
+    pub(crate) fn hands_down(&self, c: Controller) -> Result<(), String> {
+        if self.version != 2 || self.own == self.mount {
+            return Ok(());
+        }
+        let own = self.own.display();
+        let has = |file: &str| words(&self.own.join(file)).iter().any(|w| w == c.name());
+        if !has("cgroup.controllers") {
+            return Err(format!(
+                "the {} controller does not reach kdelta's cgroup {own} (not in its cgroup.controllers)",
+                c.name()
+            ));
+        }
+        if has("cgroup.subtree_control") {
+            return Ok(());
+        }
+        let procs = members(&self.own, false).len();
+        if procs > 0 {
+            return Err(format!(
+                "kdelta's cgroup {own} holds {procs} process{}, and cgroup v2 hands the {} controller down only from a cgroup that holds none; run kdelta from the root cgroup (echo $$ > {}/cgroup.procs) or from a cgroup with {} in its cgroup.subtree_control",
+                if procs == 1 { "" } else { "es" },
+                c.name(),
+                self.mount.display(),
+                c.name()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The file that lists a cgroup's processes (cgroups(7)).
 pub(crate) fn procs(dir: &Path) -> PathBuf {
     dir.join("cgroup.procs")
