@@ -50,7 +50,7 @@ fn counts(r: &ResultRecord, event: &str) -> Option<Vec<f64>> {
 }
 
 /// The operations each sample timed (1 for a whole-run sample).
-fn ops(r: &ResultRecord) -> Vec<f64> {
+pub(crate) fn ops(r: &ResultRecord) -> Vec<f64> {
     r.samples_meta.iter().map(|m| m.iterations.or(r.iterations).unwrap_or(1).max(1) as f64).collect()
 }
 

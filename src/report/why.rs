@@ -9,7 +9,9 @@
 //! figure is ([`stats::compare_sides`]: threshold, rank test, rounds); a
 //! counter that is zero on one side has no ratio, and counts as changed when
 //! the rank test alone says so. The changed counters are listed by the size
-//! of their change (the log of the ratio; from or to zero first), at most
+//! of their change (the log of the ratio; a count per operation read no
+//! lower than one event in a sample, so 0 -> 0.0006/op, under one event a
+//! sample, ranks below 0.002 -> 2/op), at most
 //! [`TERMS`] of them. A row whose counters did not change gets no line:
 //! nothing is said that the data do not show.
 
@@ -32,15 +34,20 @@ pub(crate) struct Shift {
     pub(crate) unit: String,
     pub(crate) a: f64,
     pub(crate) b: f64,
+    /// For a count per operation (`/op`), one event in a sample of the side
+    /// with fewer operations per sample: what a count can resolve; else 0.
+    pub(crate) floor: f64,
 }
 
 impl Shift {
-    /// How large the change is: |ln(b/a)|, infinite from or to zero.
+    /// How large the change is: |ln(b/a)|, each side read no lower than
+    /// `floor`; infinite from or to zero where there is no floor.
     fn size(&self) -> f64 {
-        if self.a == 0.0 || self.b == 0.0 {
+        let (a, b) = (self.a.max(self.floor), self.b.max(self.floor));
+        if a == 0.0 || b == 0.0 {
             f64::INFINITY
         } else {
-            (self.b / self.a).ln().abs()
+            (b / a).ln().abs()
         }
     }
 
@@ -83,6 +90,8 @@ fn num(x: f64) -> String {
 /// The counters that changed from `a` to `b`, largest change first.
 pub(crate) fn shifts(a: &ResultRecord, b: &ResultRecord, opt: &CompareOptions) -> Vec<Shift> {
     let db = derive(b);
+    let per_sample = |r: &ResultRecord| median(&super::counters::ops(r));
+    let one_event = 1.0 / per_sample(a).min(per_sample(b)).max(1.0);
     let mut out = Vec::new();
     for x in derive(a) {
         let Some(y) = db.iter().find(|y| y.benchmark == x.benchmark) else { continue };
@@ -100,7 +109,8 @@ pub(crate) fn shifts(a: &ResultRecord, b: &ResultRecord, opt: &CompareOptions) -
         };
         if changed {
             let label = x.benchmark.strip_prefix(&a.benchmark).unwrap_or(&x.benchmark).trim().to_string();
-            out.push(Shift { label, unit: x.unit.clone(), a: ma, b: mb });
+            let floor = if x.unit.starts_with('/') { one_event } else { 0.0 };
+            out.push(Shift { label, unit: x.unit.clone(), a: ma, b: mb, floor });
         }
     }
     out.sort_by(|p, q| q.size().total_cmp(&p.size()));
@@ -195,14 +205,28 @@ mod tests {
     }
 
     #[test]
+    fn a_change_from_zero_under_one_event_a_sample_ranks_below_a_large_one() {
+        // 100 operations a sample: one event is 0.01/op.
+        let shift = |label: &str, a: f64, b: f64| Shift { label: label.into(), unit: "/op".into(), a, b, floor: 0.01 };
+        let tiny = shift("migrations", 0.0, 0.006);
+        let large = shift("remote-wakeups", 0.02, 1.99);
+        let from_zero = shift("ctx-switches", 0.0, 1.0);
+        assert!(large.size() > tiny.size() && from_zero.size() > tiny.size());
+        assert!((from_zero.size() - 100f64.ln()).abs() < 1e-9);
+        // Without a floor (a time per operation), zero is infinitely far.
+        let ns = Shift { label: "task-clock".into(), unit: "ns/op".into(), a: 0.0, b: 5.0, floor: 0.0 };
+        assert!(ns.size().is_infinite());
+    }
+
+    #[test]
     fn figures_read_at_about_three_digits() {
         assert_eq!(num(1234.5), "1234");
         assert_eq!(num(12.34), "12.3");
         assert_eq!(num(1.234), "1.23");
         assert_eq!(num(0.01234), "0.012");
-        let ipc = Shift { label: "IPC".into(), unit: "insn/cycle".into(), a: 1.5, b: 0.9 };
+        let ipc = Shift { label: "IPC".into(), unit: "insn/cycle".into(), a: 1.5, b: 0.9, floor: 0.0 };
         assert_eq!(ipc.describe(), "IPC 1.50 -> 0.900");
-        let clock = Shift { label: "task-clock".into(), unit: "ns/op".into(), a: 900.0, b: 1500.0 };
+        let clock = Shift { label: "task-clock".into(), unit: "ns/op".into(), a: 900.0, b: 1500.0, floor: 0.0 };
         assert_eq!(clock.describe(), "task-clock +600 ns/op (900 -> 1500)");
     }
 }
