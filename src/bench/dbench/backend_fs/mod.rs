@@ -322,7 +322,9 @@ mod tests {
         assert!(scan(fb.as_raw_fd(), |name| name.eq_ignore_ascii_case(b"only-in-b")));
         let fb2 = File::open(b.path()).unwrap();
         assert!(!scan(fb2.as_raw_fd(), |name| name.starts_with(b"file-with")));
-        assert!(resolve_in(fb2.as_raw_fd(), &cstr("ONLY-IN-B").unwrap()));
+        // A scan reads from the descriptor's offset: a fresh one for the lookup.
+        let fb3 = File::open(b.path()).unwrap();
+        assert!(resolve_in(fb3.as_raw_fd(), &cstr("ONLY-IN-B").unwrap()));
         let fa2 = File::open(a.path()).unwrap();
         assert!(!resolve_in(fa2.as_raw_fd(), &cstr("Only-In-B").unwrap()));
     }
