@@ -7,7 +7,7 @@
 //! | operation | system calls |
 //! |---|---|
 //! | name lookup (before every path operation) | `stat`; when that fails, read the parent directory comparing names without ASCII case, as dbench's `strcasecmp` (dbench's `resolve_name`, which imitates Samba's case-insensitive lookup) |
-//! | `NTCreateX` | directory option (0x1): `mkdir 0700` then `open O_RDONLY\|O_DIRECTORY` (*kdelta*: no `mkdir` for disposition 1, open-only). Otherwise `open O_RDWR`, plus `O_CREAT` for dispositions 2 (create) and 3 (open-if, *kdelta*: dbench omits it), `O_CREAT\|O_TRUNC` for 0 (supersede, *kdelta*), 4 and 5; `EISDIR` retries as a directory. The handle is kept only when success was expected, as dbench does |
+//! | `NTCreateX` | directory option (0x1): `mkdir 0700` then `open O_RDONLY\|O_DIRECTORY` (*kdelta*: no `mkdir` for disposition 1, open-only). Otherwise `open O_RDWR`, plus `O_CREAT` for dispositions 2 (create) and 3 (open-if, *kdelta*: dbench omits it), `O_CREAT\|O_TRUNC` for 0 (supersede, *kdelta*), 4 and 5; `EISDIR` retries as a directory. The handle is kept only when success was expected, as dbench does, and then `fstat`ed as dbench does |
 //! | `Close` | `close` |
 //! | `Rename` | `rename` |
 //! | `Unlink` | `unlink` |
@@ -212,6 +212,9 @@ impl FsClient {
             },
         };
         if op.status.matches(true) {
+            // dbench's nb_createx stats every handle it keeps (to choose its
+            // xattr hook); the same call, its result unused here too.
+            let _ = fstat_fd(file.as_raw_fd());
             self.handles.insert(h, Handle { file });
         }
         Ok(OK)
@@ -295,6 +298,35 @@ mod tests {
         assert!(wild_match("a?c", "ABC"));
         assert!(wild_match("x\"y", "x.y"));
         assert!(!wild_match("abc", "abcd"));
+    }
+
+    /// Scans share one buffer per thread: each still reads its own
+    /// directory from its descriptor's offset, and a name one directory
+    /// has is not found in the next.
+    #[test]
+    fn scans_reuse_the_buffer() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            std::fs::write(a.path().join(format!("file-with-a-long-name-{i:04}")), b"").unwrap();
+        }
+        std::fs::write(b.path().join("Only-In-B"), b"").unwrap();
+        let fa = File::open(a.path()).unwrap();
+        let fb = File::open(b.path()).unwrap();
+        let mut n = 0;
+        assert!(!scan(fa.as_raw_fd(), |_| {
+            n += 1;
+            false
+        }));
+        assert_eq!(n, 300);
+        assert!(scan(fb.as_raw_fd(), |name| name.eq_ignore_ascii_case(b"only-in-b")));
+        let fb2 = File::open(b.path()).unwrap();
+        assert!(!scan(fb2.as_raw_fd(), |name| name.starts_with(b"file-with")));
+        // A scan reads from the descriptor's offset: a fresh one for the lookup.
+        let fb3 = File::open(b.path()).unwrap();
+        assert!(resolve_in(fb3.as_raw_fd(), &cstr("ONLY-IN-B").unwrap()));
+        let fa2 = File::open(a.path()).unwrap();
+        assert!(!resolve_in(fa2.as_raw_fd(), &cstr("Only-In-B").unwrap()));
     }
 }
 

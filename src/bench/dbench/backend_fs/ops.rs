@@ -111,7 +111,7 @@ impl FsClient {
     #[inline]
     pub(super) fn query_file_info(&self, op: &Op, handle: u32) -> Result<Outcome> {
         Ok(match self.handle(handle) {
-            Ok(h) => match outcome(op, "fstat", h.file.metadata())? {
+            Ok(h) => match outcome(op, "fstat", fstat_fd(h.file.as_raw_fd()))? {
                 Ok(_) => OK,
                 Err(o) => o,
             },
