@@ -63,6 +63,8 @@
 use std::ffi::CStr;
 
 #[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512_set;
@@ -185,10 +187,10 @@ fn routines(v: Variant) -> Routines {
         },
         #[cfg(target_arch = "x86_64")]
         Variant::Avx2 => Routines {
-            copy: x86::copy_avx2,
-            set: x86::set_avx2,
+            copy: avx2::kdelta_copy_avx2,
+            set: avx2::kdelta_set_avx2,
             clear_page: x86::clear_page_avx2,
-            strlen: x86::strlen_avx2,
+            strlen: avx2::kdelta_strlen_avx2,
         },
         #[cfg(target_arch = "x86_64")]
         Variant::Sse2 => Routines {
