@@ -9,8 +9,9 @@
 //! 0.72-0.90x glibc 2.36's `__memmove_avx_unaligned_erms`,
 //! `__memset_avx2_unaligned_erms` and `__strlen_avx2` at 64 B-1.4 KiB warm
 //! (docs/mem.md, issue 38). As in `avx512.rs`: 64-byte aligned entries,
-//! 16-byte aligned branch targets after a `ret` or `jmp`, the size classes
-//! reached in two or three compares. The routines use ymm0-ymm8, whose upper
+//! 16-byte aligned branch targets after a `ret` or `jmp`, loops that do not
+//! straddle a fetch window, the size classes reached in two or three
+//! compares. The routines use ymm0-ymm8, whose upper
 //! halves they dirty, so every path that touched a ymm register runs
 //! `vzeroupper` before it returns or jumps away (as glibc's do); the paths
 //! below 32 bytes use only VEX-encoded xmm forms, which leave no dirty state.
@@ -150,7 +151,8 @@ global_asm!(
     "neg r8",
     "add r8, 32",
     "lea r9, [rdx - 128]",
-    ".p2align 4",
+    // The loop (63 bytes of code) on one 64-byte line, as the fill's.
+    ".p2align 6",
     ".Lkc2_loop:",
     "vmovdqu ymm5, ymmword ptr [rsi + r8]",
     "vmovdqu ymm6, ymmword ptr [rsi + r8 + 32]",
@@ -271,7 +273,10 @@ global_asm!(
     "jbe .Lkf2_last4",
     "lea r8, [rdi + 128]",
     "and r8, -32",
-    ".p2align 4",
+    // The loop (32 bytes of code) in one 32-byte fetch window, as glibc's
+    // starts on a 64-byte line: at 16-byte alignment it straddled one
+    // while the fill ran 0.85-0.95x libc at 360 B-1448 B under load.
+    ".p2align 5",
     ".Lkf2_loop:",
     "vmovdqa ymmword ptr [r8], ymm0",
     "vmovdqa ymmword ptr [r8 + 32], ymm0",
