@@ -274,8 +274,9 @@ global_asm!(
     "lea r8, [rdi + 128]",
     "and r8, -32",
     // The loop (32 bytes of code) in one 32-byte fetch window, as glibc's
-    // starts on a 64-byte line: at 16-byte alignment it straddled one
-    // while the fill ran 0.85-0.95x libc at 360 B-1448 B under load.
+    // starts on a 64-byte line: at 16-byte alignment it straddled one and
+    // the fill ran 0.86-0.99x libc at 360 B-1448 B warm; aligned,
+    // 0.96-1.07x (docs/mem.md, both under load).
     ".p2align 5",
     ".Lkf2_loop:",
     "vmovdqa ymmword ptr [r8], ymm0",
