@@ -45,6 +45,9 @@ mod portable;
 mod rule;
 
 #[cfg(target_arch = "x86_64")]
+#[path = "../src/bench/mem/tuned/avx2.rs"]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
 #[path = "../src/bench/mem/tuned/avx512.rs"]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
@@ -108,12 +111,13 @@ unsafe extern "C" fn move_general(d: *mut u8, s: *const u8, n: usize) -> *mut u8
 }
 
 /// `memcpy` and `memmove` on x86-64: a move of at most 512 bytes on an
-/// AVX-512 machine jumps to the AVX-512 copy, with no overlap test,
-/// because every size class up to 512 bytes loads all its bytes before it
-/// stores any (`src/bench/mem/tuned/avx512.rs`), which is `memmove`'s
-/// contract too (glibc relies on the same for its small moves); the copy
-/// reads its threshold argument (rcx, left as it came) only above 512
-/// bytes, and returns `d` up to 512 bytes. Everything else, and every call
+/// AVX-512 machine jumps to the AVX-512 copy, and one of at most 256 bytes
+/// on an AVX2 machine to the AVX2 copy, with no overlap test, because every
+/// size class up to those sizes loads all its bytes before it stores any
+/// (`src/bench/mem/tuned/avx512.rs`, `avx2.rs`), which is `memmove`'s
+/// contract too (glibc relies on the same for its small moves); the copies
+/// read their threshold argument (rcx, left as it came) only above those
+/// sizes, and return `d` up to them. Everything else, and every call
 /// before the variant is chosen, jumps to [`move_general`]. Written as a naked function for the reason
 /// `strlen` is: the Rust dispatch saved five registers, tested for overlap
 /// and called through the GOT, 3.8 ns against glibc's 2.2 ns for a 128-byte
@@ -131,14 +135,19 @@ macro_rules! move_entry {
             core::arch::naked_asm!(
                 "cmp rdx, {small}",
                 "ja {general}",
-                "cmp byte ptr [rip + {level}], {avx512}",
+                "cmp byte ptr [rip + {level}], {avx2}",
                 "jb {general}",
-                "jmp {fast}",
+                "ja {fast}",
+                "cmp rdx, {small2}",
+                "ja {general}",
+                "jmp {fast2}",
                 small = const 512,
+                small2 = const 256,
                 level = sym setup::LEVEL,
-                avx512 = const setup::AVX512,
+                avx2 = const setup::AVX2,
                 general = sym move_general,
                 fast = sym avx512::kdelta_copy_avx512,
+                fast2 = sym avx2::kdelta_copy_avx2,
             )
         }
     };
@@ -186,7 +195,7 @@ pub unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
 }
 
 /// C's `strlen`. On x86-64 a load, a compare and a direct jump to the
-/// AVX-512 routine (or to `setup::strlen_other`), written as a naked
+/// AVX-512 or AVX2 routine (or to `setup::strlen_other`), written as a naked
 /// function: compiled from Rust the dispatch saved a register on the stack,
 /// ran four compares and jumped through the GOT, a cycle in ten on warm
 /// strings under ~128 bytes (issue 21). It jumps to neither of the four
@@ -199,13 +208,15 @@ pub unsafe extern "C" fn memset(d: *mut u8, c: i32, n: usize) -> *mut u8 {
 #[unsafe(naked)]
 pub unsafe extern "C" fn strlen(p: *const u8) -> usize {
     core::arch::naked_asm!(
-        "cmp byte ptr [rip + {level}], {avx512}",
+        "cmp byte ptr [rip + {level}], {avx2}",
         "jb {other}",
-        "jmp {fast}",
+        "ja {fast}",
+        "jmp {fast2}",
         level = sym setup::LEVEL,
-        avx512 = const setup::AVX512,
+        avx2 = const setup::AVX2,
         other = sym setup::strlen_other,
         fast = sym avx512::kdelta_strlen_avx512,
+        fast2 = sym avx2::kdelta_strlen_avx2,
     )
 }
 

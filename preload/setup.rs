@@ -13,8 +13,9 @@ pub(crate) static LEVEL: AtomicU8 = AtomicU8::new(0);
 const PORTABLE: u8 = 1;
 #[cfg(target_arch = "x86_64")]
 const SSE2: u8 = 2;
+/// The naked entries in `lib.rs` jump to the AVX2 routines on this value.
 #[cfg(target_arch = "x86_64")]
-const AVX2: u8 = 3;
+pub(crate) const AVX2: u8 = 3;
 /// The two AVX-512 variants are the highest values on x86-64, so the naked
 /// entries in `lib.rs` test for either with one compare (`jb`).
 #[cfg(target_arch = "x86_64")]
@@ -75,7 +76,7 @@ pub unsafe fn copy(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
             #[cfg(target_arch = "x86_64")]
             AVX512 => crate::avx512::kdelta_copy_avx512(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            AVX2 => crate::x86::copy_avx2(d, s, n, nt_min),
+            AVX2 => crate::avx2::kdelta_copy_avx2(d, s, n, nt_min),
             #[cfg(target_arch = "x86_64")]
             SSE2 => crate::x86::copy_sse2(d, s, n, nt_min),
             #[cfg(target_arch = "aarch64")]
@@ -96,7 +97,7 @@ pub unsafe fn set(d: *mut u8, c: u8, n: usize, nt_min: usize) {
             #[cfg(target_arch = "x86_64")]
             AVX512 | AVX512_MOVSB => crate::avx512_set::kdelta_set_avx512(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
-            AVX2 => crate::x86::set_avx2(d, c, n, nt_min),
+            AVX2 => crate::avx2::kdelta_set_avx2(d, c, n, nt_min),
             #[cfg(target_arch = "x86_64")]
             SSE2 => crate::x86::set_sse2(d, c, n, nt_min),
             #[cfg(target_arch = "aarch64")]
@@ -119,7 +120,7 @@ pub unsafe extern "C" fn strlen_other(p: *const u8) -> usize {
             #[cfg(target_arch = "x86_64")]
             AVX512 | AVX512_MOVSB => crate::avx512::kdelta_strlen_avx512(p),
             #[cfg(target_arch = "x86_64")]
-            AVX2 => crate::x86::strlen_avx2(p),
+            AVX2 => crate::avx2::kdelta_strlen_avx2(p),
             #[cfg(target_arch = "x86_64")]
             SSE2 => crate::x86::strlen_sse2(p),
             #[cfg(target_arch = "aarch64")]

@@ -16,7 +16,7 @@
 //!   loop of four *aligned* 64-byte stores, as glibc's (a loop that began
 //!   at the first 64-byte boundary re-wrote the head: 16 stores for 728
 //!   bytes where 12 do, 0.74x libc);
-//! - above 2048 without streaming: one `rep stosb` (the string store
+//! - from `rule::REP_STOSB_MIN` (2049) without streaming: one `rep stosb` (the string store
 //!   writes whole lines without reading them first, which temporal vector
 //!   stores cannot: `mem.clear_page`'s measurement in docs/mem.md);
 //! - streaming (`n >= nt_min`, the non-temporal rule's size) above 512 bytes: a tail
@@ -29,10 +29,6 @@
 //! writes; AVX-512F/BW/VL and AVX2 present.
 
 use core::arch::global_asm;
-
-/// Fills from this size up, when not streaming, are one `rep stosb`
-/// (glibc 2.36 takes it above its `rep_stosb_threshold`, 2048).
-pub(super) const REP_STOSB_MIN: usize = 2049;
 
 global_asm!(
     ".pushsection .text.kdelta_set_avx512,\"ax\",@progbits",
@@ -162,7 +158,7 @@ global_asm!(
     "jmp {avx2}",
     ".size kdelta_set_avx512, . - kdelta_set_avx512",
     ".popsection",
-    rep_min = const REP_STOSB_MIN,
+    rep_min = const super::rule::REP_STOSB_MIN,
     avx2 = sym super::x86::set_avx2,
 );
 

@@ -4,14 +4,15 @@
 //! [`Tuned`] handle.
 //!
 //! Techniques (the 2001 study's, in today's form):
-//! - copies and fills up to 128 bytes (AVX2 copies: 256, AVX-512 copies: 512) are two to eight overlapping unaligned
+//! - copies and fills up to 128 bytes (AVX2 copies and fills: 256, AVX-512 copies: 512) are two to eight overlapping unaligned
 //!   moves of the widest fitting width (head and tail), with no byte loop and
 //!   one branch per size class;
 //! - longer ones store an unaligned head, run the main loop with *aligned*
 //!   stores of four vectors per iteration, and finish with an overlapping
 //!   unaligned tail loaded before the loop; on AVX-512 machines (which all
 //!   have fast string moves) long temporal fills and copies are one
-//!   `rep stosb` / `rep movsb`, as the C library's are there;
+//!   `rep stosb` / `rep movsb`, as the C library's are there, and on AVX2
+//!   machines long temporal fills (`rule.rs` says where each starts);
 //! - at or above a threshold (the caller's, by the non-temporal rule of
 //!   `super::ntrule`: bytes touched against the last-level cache as this
 //!   CPU sees it in sysfs) the main loop uses non-temporal stores, which claim
@@ -62,6 +63,8 @@
 
 use std::ffi::CStr;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
@@ -185,10 +188,10 @@ fn routines(v: Variant) -> Routines {
         },
         #[cfg(target_arch = "x86_64")]
         Variant::Avx2 => Routines {
-            copy: x86::copy_avx2,
-            set: x86::set_avx2,
+            copy: avx2::kdelta_copy_avx2,
+            set: avx2::kdelta_set_avx2,
             clear_page: x86::clear_page_avx2,
-            strlen: x86::strlen_avx2,
+            strlen: avx2::kdelta_strlen_avx2,
         },
         #[cfg(target_arch = "x86_64")]
         Variant::Sse2 => Routines {

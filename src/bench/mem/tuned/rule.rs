@@ -9,7 +9,18 @@
 //! 1. aarch64: `neon`. Any other architecture: `portable`.
 //! 2. x86-64 without AVX2 (or without the OS saving the YMM state): `sse2`.
 //! 3. AVX2 without AVX-512F/BW/VL (or without the OS saving the ZMM
-//!    state): `avx2`.
+//!    state): `avx2`, glibc 2.36's AVX2 shapes (`avx2.rs`): fills from
+//!    [`REP_STOSB_MIN`] bytes up (below the fill's streaming size) one
+//!    `rep stosb`, as glibc from its `rep_stosb_threshold` (2048, the same
+//!    on every CPU); copies never `rep movsb` (the 32-byte loop up to the
+//!    copy's streaming size): on an AMD EPYC Zen 3 (family 0x19 model 0x01,
+//!    32 KiB L1d, 512 KiB L2, 32 MiB L3) the loop ran 1.49-1.74x glibc's
+//!    string move at 2896 B-11.5 KiB warm (issue 38, docs/mem.md). Intel
+//!    AVX2 CPUs (Haswell to Alder Lake client parts) take the same path;
+//!    none was measured, and with FSRM glibc's `rep movsb` from 2112 bytes
+//!    may be the better copy there, as it was on the Intel Xeon of point 4.
+//!    AVX2 CPUs without ERMS (where glibc avoids `rep stosb`) take it too;
+//!    none was measured.
 //! 4. AVX-512F/BW/VL and AVX2, Intel (`GenuineIntel`) with ERMS and FSRM:
 //!    `avx512-movsb`, copies from 2112 bytes up are one `rep movsb`, the
 //!    size where glibc 2.36 itself starts it on every CPU with FSRM
@@ -63,6 +74,11 @@ pub enum Variant {
     /// Any CPU: 8-byte words, no streaming stores.
     Portable,
 }
+
+/// Fills from this size up, when not streaming, are one `rep stosb` on
+/// every x86-64 variant but SSE2 (point 3 and the AVX-512 fill): glibc 2.36
+/// takes it above its `rep_stosb_threshold`, 2048 on every CPU.
+pub(crate) const REP_STOSB_MIN: usize = 2049;
 
 /// The size from which the `avx512-movsb` copy is one `rep movsb` (glibc
 /// 2.36's threshold on CPUs with fast short string moves, FSRM).

@@ -1,4 +1,6 @@
-//! x86-64 variants: AVX2 (32-byte vectors) and SSE2 (16-byte vectors).
+//! x86-64 variants: AVX2 (32-byte vectors) and SSE2 (16-byte vectors). The
+//! AVX2 entry points are in assembly (`avx2.rs`); the AVX2 routines here
+//! are its long copies, its streaming fills and every variant's page clear.
 //! Safety contracts are the module's (`super` docs): callers pass pointers
 //! valid for `n` bytes (non-overlapping for copies) and call the AVX2
 //! functions only when the CPU has AVX2.
@@ -193,112 +195,6 @@ pub(super) unsafe extern "C" fn clear_page_avx2(d: *mut u8, nt: bool) {
     _mm_sfence();
 }
 
-/// Load the 32-byte aligned block at `addr` as a machine load.
-///
-/// # Safety
-/// `addr` is 32-aligned and the block holds a byte of mapped memory (then the
-/// whole block is mapped: it lies in one page). AVX2 present.
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn load_block32(addr: usize) -> __m256i {
-    let v: __m256i;
-    asm!("vmovdqa {v}, ymmword ptr [{a}]", a = in(reg) addr, v = out(ymm_reg) v,
-         options(pure, readonly, nostack, preserves_flags));
-    v
-}
-
-/// Load the four 32-byte blocks of the 128-byte aligned block at `addr` with
-/// one assembly block (one address register, displacements in the loads).
-///
-/// # Safety
-/// `addr` is 128-aligned and the 128-byte block holds a byte of mapped
-/// memory (then all of it is mapped: 128 divides the page size). AVX2 present.
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn load_block128(addr: usize) -> [__m256i; 4] {
-    let (a, b, c, d): (__m256i, __m256i, __m256i, __m256i);
-    asm!(
-        "vmovdqa {a}, ymmword ptr [{p}]",
-        "vmovdqa {b}, ymmword ptr [{p} + 32]",
-        "vmovdqa {c}, ymmword ptr [{p} + 64]",
-        "vmovdqa {d}, ymmword ptr [{p} + 96]",
-        p = in(reg) addr, a = out(ymm_reg) a, b = out(ymm_reg) b, c = out(ymm_reg) c, d = out(ymm_reg) d,
-        options(pure, readonly, nostack, preserves_flags)
-    );
-    [a, b, c, d]
-}
-
-/// Load the 32 bytes at `addr` (any alignment) as a machine load.
-///
-/// # Safety
-/// `[addr, addr + 32)` lies in one 4096-byte page that holds a byte of mapped
-/// memory (then all of it is mapped). AVX2 present.
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn load_u32b(addr: usize) -> __m256i {
-    let v: __m256i;
-    asm!("vmovdqu {v}, ymmword ptr [{a}]", a = in(reg) addr, v = out(ymm_reg) v,
-         options(pure, readonly, nostack, preserves_flags));
-    v
-}
-
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn zero_mask32(v: __m256i) -> u32 {
-    _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())) as u32
-}
-
-/// # Safety
-/// `p` starts a NUL-terminated string; AVX2 present. Loads: the 32 bytes at
-/// `p` when they do not cross a 4096-byte boundary (else the aligned block
-/// holding `p`), then 32-byte aligned blocks until a 128-byte boundary, then 128-byte aligned blocks; each starts
-/// at or before a byte not yet known to follow the NUL (module docs).
-#[target_feature(enable = "avx2")]
-pub(super) unsafe extern "C" fn strlen_avx2(p: *const u8) -> usize {
-    let start = p as usize;
-    let mut b = start & !31;
-    if start & (PAGE_MIN - 1) <= PAGE_MIN - 32 {
-        // `[start, start + 32)` stays inside the 4096-byte page holding
-        // `start`, which is mapped (it holds the string's first byte): an
-        // unaligned load there cannot fault, and unlike the aligned block it
-        // needs no shift and covers up to 31 more bytes of a short string.
-        let m = zero_mask32(load_u32b(start));
-        if m != 0 {
-            return m.trailing_zeros() as usize;
-        }
-    } else {
-        // Near a page end: the aligned block holding `start`, with the
-        // bytes before `start` shifted out of the mask.
-        let m = zero_mask32(load_block32(b)) >> (start - b);
-        if m != 0 {
-            return m.trailing_zeros() as usize;
-        }
-    }
-    // Either way no byte of `[start, b + 32)` is the NUL.
-    b += 32;
-    while b & 127 != 0 {
-        let m = zero_mask32(load_block32(b));
-        if m != 0 {
-            return b - start + m.trailing_zeros() as usize;
-        }
-        b += 32;
-    }
-    loop {
-        let [v0, v1, v2, v3] = load_block128(b);
-        // A byte is zero in the minimum iff it is zero in one of the four.
-        let mn = _mm256_min_epu8(_mm256_min_epu8(v0, v1), _mm256_min_epu8(v2, v3));
-        if zero_mask32(mn) != 0 {
-            let lo = zero_mask32(v0) as u64 | (zero_mask32(v1) as u64) << 32;
-            if lo != 0 {
-                return b - start + lo.trailing_zeros() as usize;
-            }
-            let hi = zero_mask32(v2) as u64 | (zero_mask32(v3) as u64) << 32;
-            return b - start + 64 + hi.trailing_zeros() as usize;
-        }
-        b += 128;
-    }
-}
-
 // ---------------------------------------------------------------- SSE2 ----
 
 /// # Safety
@@ -440,7 +336,8 @@ pub(super) unsafe extern "C" fn clear_page_sse2(d: *mut u8, nt: bool) {
 /// Load the 16-byte aligned block at `addr` as a machine load.
 ///
 /// # Safety
-/// As [`load_block32`], for 16-byte blocks (SSE2 is baseline on x86-64).
+/// `addr` is 16-aligned and the block holds a byte of mapped memory (then the
+/// whole block is mapped: it lies in one page). SSE2 is baseline on x86-64.
 #[inline]
 unsafe fn load_block16(addr: usize) -> __m128i {
     let v: __m128i;
@@ -452,7 +349,8 @@ unsafe fn load_block16(addr: usize) -> __m128i {
 /// Load the 16 bytes at `addr` (any alignment) as a machine load.
 ///
 /// # Safety
-/// As [`load_u32b`], for 16 bytes.
+/// `[addr, addr + 16)` lies in one 4096-byte page that holds a byte of mapped
+/// memory (then all of it is mapped).
 #[inline]
 unsafe fn load_u16b(addr: usize) -> __m128i {
     let v: __m128i;
@@ -475,7 +373,7 @@ pub(super) unsafe extern "C" fn strlen_sse2(p: *const u8) -> usize {
     let start = p as usize;
     let mut b = start & !15;
     // An unaligned first load when it stays in `start`'s page, as in
-    // `strlen_avx2`; else the shifted aligned block.
+    // `kdelta_strlen_avx2`; else the shifted aligned block.
     let m = if start & (PAGE_MIN - 1) <= PAGE_MIN - 16 {
         zero_mask16(load_u16b(start))
     } else {
