@@ -169,7 +169,12 @@ fn a_measured_slowdown_exits_1_or_125_on_a_busy_machine() {
     match code {
         1 => assert!(out.contains("worse): regressed"), "{out}"),
         125 => {
-            assert!(out.contains("noisy") || out.contains("busy"), "{out}{err}");
+            // Disturbed samples are kept but not used: a side may be left too
+            // noisy, busy, or with too few clean samples to judge.
+            assert!(
+                out.contains("noisy") || out.contains("busy") || out.contains("too few clean samples"),
+                "{out}{err}"
+            );
             eprintln!("the machine was busy: check could not tell, as it must ({out})");
         }
         _ => panic!("exit {code}: {out}{err}"),
