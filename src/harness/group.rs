@@ -223,9 +223,9 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
 /// differ only in counting (`Config::shares_worker_with`), in first-seen
 /// order; otherwise (or with `--interleave workers`) one each.
 pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Vec<Vec<usize>> {
+    let joins = req.interleave == Interleave::Samples && lockstep;
     let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, c) in ready.iter().enumerate() {
-        let joins = req.interleave == Interleave::Samples && lockstep;
         match out.iter_mut().find(|class| joins && ready[class[0]].shares_worker_with(c)) {
             Some(class) => class.push(i),
             None => out.push(vec![i]),

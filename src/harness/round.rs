@@ -50,8 +50,9 @@ impl Sweep<'_> {
         }
     }
 
-    /// The job's points as its worker is told them, in the order they take turns.
-    fn job_points(&self, job: &Job) -> Vec<JobPoint> {
+    /// The job's points as its worker is told them, in the order they take
+    /// turns; `counts(cfg)`: whether a point of configuration `cfg` counts.
+    fn job_points(&self, job: &Job, counts: impl Fn(usize) -> bool) -> Vec<JobPoint> {
         job.takes
             .iter()
             .map(|t| {
@@ -60,7 +61,7 @@ impl Sweep<'_> {
                     params: self.items[item].params.clone(),
                     samples: t.samples,
                     iterations: self.iterations[item],
-                    counters: false,
+                    counters: counts(self.points[t.point].cfg),
                 }
             })
             .collect()
@@ -136,15 +137,7 @@ impl Executor<'_> {
         let spec = JobSpec {
             benchmark: first.info.name.to_string(),
             // Points of one tie may differ in counting (`config_ties`).
-            points: sweep
-                .job_points(job)
-                .into_iter()
-                .zip(&job.takes)
-                .map(|(p, t)| JobPoint {
-                    counters: self.ready[sweep.points[t.point].cfg].counters.unwrap_or(self.req.counters),
-                    ..p
-                })
-                .collect(),
+            points: sweep.job_points(job, |cfg| self.ready[cfg].counters.unwrap_or(self.req.counters)),
             config: cfg.clone(),
             settings: SamplerSettings {
                 time_limit: Some(self.req.timeout.unwrap_or(first.info.timeout)),
