@@ -7,11 +7,7 @@ mod common;
 use common::{fake_sysfs, json, Env};
 use std::path::{Path, PathBuf};
 
-fn w(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use kdelta::testing::fake_root::{snapshot, write as w};
 
 /// A 2-CPU KVM guest: haltpoll cpuidle, no cpufreq driver, THP always,
 /// ASLR off, a deep idle state on CPU 1. Kernel values are written without a
@@ -46,24 +42,6 @@ fn cmd(e: &Env, root: &Path) -> assert_cmd::Command {
     let mut c = e.cmd();
     c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
     c
-}
-
-/// Every file below `root` but the journal, with its bytes.
-fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.ends_with("knobs.journal") {
-                v.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    v.sort();
-    v
 }
 
 fn journal(root: &Path) -> PathBuf {

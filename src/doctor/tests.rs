@@ -1,11 +1,5 @@
 use super::*;
-use std::path::PathBuf;
-
-fn w(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use crate::testing::fake_root::{snapshot, write as w};
 
 /// A 2-CPU KVM guest as this VM is: haltpoll cpuidle, no cpufreq driver,
 /// THP always, ASLR off, a deep idle state on CPU 1, a device IRQ on both.
@@ -47,24 +41,6 @@ pub(super) fn fake_vm(root: &Path) {
     w(root, "proc/irq/4/smp_affinity_list", "0-1");
     w(root, "proc/cmdline", "quiet cpuidle_haltpoll.force=1");
     w(root, "proc/42/stat", "42 (some daemon) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 100 0 0");
-}
-
-/// Every file below `root` but the journal, with its bytes.
-fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.ends_with("knobs.journal") {
-                v.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    v.sort();
-    v
 }
 
 fn find<'a>(r: &'a Report, setting: &str) -> &'a Finding {
