@@ -4,7 +4,7 @@
 # medians of interleaved runs), or of Debian's tbench with kdelta's tbench
 # (the bar: kdelta at least equal).
 #
-# usage: scripts/dbench-vs-kdelta.sh [-b dbench|tbench] [-d DIR] [-f FS] [-r ROUNDS] [-t SECONDS] [-n] CLIENTS...
+# usage: scripts/dbench-vs-kdelta.sh [-b dbench|tbench] [-d DIR] [-f FS] [-r ROUNDS] [-t SECONDS] [-n] [-x DBENCH] CLIENTS...
 #   -b BENCH    dbench (default) or tbench: tbench against tbench_srv over loopback,
 #               and kdelta's tbench with its own loopback server
 #   -d DIR      filesystem to measure (default: a directory under /var/tmp)
@@ -14,6 +14,8 @@
 #               (see "Fresh filesystems" below)
 #   -r ROUNDS   interleaved rounds (default 10); the order alternates each round
 #   -t SECONDS  timed phase of both tools (default 10)
+#   -x DBENCH   the dbench binary to compare with (default: dbench on PATH), e.g.
+#               one built with scripts/dbench-preparse.patch (docs/fidelity.md)
 #   -n          also run dbench with kill(2) made a no-op (LD_PRELOAD shim;
 #               needs cc): dbench calls kill(parent, 0) before every operation,
 #               as kdelta does by default (its liveness=signal does not)
@@ -41,7 +43,8 @@ secs=10
 nokill=0
 fresh=
 bench=dbench
-while getopts "b:d:f:r:t:n" o; do
+dbench_bin=dbench
+while getopts "b:d:f:r:t:nx:" o; do
   case $o in
     d) dir=$OPTARG ;;
     f) fresh=$OPTARG ;;
@@ -49,11 +52,12 @@ while getopts "b:d:f:r:t:n" o; do
     t) secs=$OPTARG ;;
     n) nokill=1 ;;
     b) bench=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    x) dbench_bin=$OPTARG ;;
+    *) sed -n '2,24p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-b dbench|tbench] [-d DIR] [-f FS] [-r ROUNDS] [-t SECONDS] [-n] CLIENTS..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [-b dbench|tbench] [-d DIR] [-f FS] [-r ROUNDS] [-t SECONDS] [-n] [-x DBENCH] CLIENTS..." >&2; exit 2; }
 case $bench in
   dbench) ;;
   tbench) [ -z "$fresh" ] && [ $nokill = 0 ] || { echo "-f and -n are for dbench only" >&2; exit 2; } ;;
@@ -68,7 +72,11 @@ esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 kdelta=${KDELTA:-$here/target/release/kdelta}
 loadfile=${LOADFILE:-/usr/share/dbench/client.txt}
-command -v "$bench" >/dev/null || { echo "$bench not found (apt install dbench)" >&2; exit 2; }
+if [ "$bench" = dbench ]; then
+  command -v "$dbench_bin" >/dev/null || { echo "-x $dbench_bin: not found (apt install dbench, or a built dbench's path)" >&2; exit 2; }
+else
+  command -v "$bench" >/dev/null || { echo "$bench not found (apt install dbench)" >&2; exit 2; }
+fi
 [ -x "$kdelta" ] || { echo "no kdelta at $kdelta (cargo build --release)" >&2; exit 2; }
 [ -r "$loadfile" ] || { echo "no loadfile at $loadfile" >&2; exit 2; }
 [ -d "$dir" ] || { echo "-d $dir: not a directory" >&2; exit 2; }
@@ -133,8 +141,8 @@ m = r.get("samples_meta") or [{}] * len(r["samples"])
 i = min(range(len(r["samples"])), key=lambda i: (m[i].get("round", 0), m[i].get("t", 0)))
 print("%.2f" % r["samples"][i])'
 }
-run_dbench() { prepare; dbench -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
-run_nokill() { prepare; LD_PRELOAD=$work/nokill.so dbench -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
+run_dbench() { prepare; "$dbench_bin" -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
+run_nokill() { prepare; LD_PRELOAD=$work/nokill.so "$dbench_bin" -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
 run_kdelta() {
   prepare
   KDELTA_DB=$db "$kdelta" run dbench --param clients="$1" --param loadfile="$loadfile" --param dir="$target" \
