@@ -12,20 +12,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SOURCES: [&str; 9] = [
-    "preload/lib.rs",
-    "preload/setup.rs",
-    "preload/overlap.rs",
-    "src/bench/mem/ntrule.rs",
-    "src/bench/mem/tuned/portable.rs",
-    "src/bench/mem/tuned/x86.rs",
-    "src/bench/mem/tuned/avx512.rs",
-    "src/bench/mem/tuned/neon.rs",
-    "preload/build.rs",
-];
+/// The library's own files; the kdelta files it includes by `#[path]` are
+/// read from `preload/lib.rs` itself, so the list cannot miss one (it once
+/// missed `avx2.rs`, and a rebuilt kdelta ran beside a stale library).
+const SOURCES: [&str; 4] = ["preload/lib.rs", "preload/setup.rs", "preload/overlap.rs", "preload/build.rs"];
 
 pub fn build(out: &Path) {
     for s in SOURCES {
+        println!("cargo:rerun-if-changed={s}");
+    }
+    for s in included("preload/lib.rs") {
         println!("cargo:rerun-if-changed={s}");
     }
     let error = match build_lib(out) {
@@ -36,6 +32,17 @@ pub fn build(out: &Path) {
         }
     };
     println!("cargo:rustc-env=KDELTA_PRELOAD_ERROR={}", error.replace(['\n', '\r'], " "));
+}
+
+/// The files `lib` includes with `#[path = "../X"]`, as `X` (relative to
+/// the package root). An unreadable `lib` gives none: building it fails
+/// later and says why.
+fn included(lib: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(lib).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("#[path = \"")?.split('"').next())
+        .map(|p| p.strip_prefix("../").unwrap_or(p).to_string())
+        .collect()
 }
 
 fn build_lib(out: &Path) -> Result<(), String> {
