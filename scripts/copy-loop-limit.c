@@ -38,6 +38,43 @@
 #include <time.h>
 #include <x86intrin.h>
 
+/* The parts kdelta's loop (`cur`) shares with the shapes tried against it:
+   the first 32 and last 128 bytes loaded first, the destination aligned to
+   32 bytes; one 128-byte step; the head and tail stored last. */
+#define COPY_HEAD \
+    "  vmovdqu ymm0, [rsi]\n" \
+    "  vmovdqu ymm1, [rsi + rdx - 128]\n" \
+    "  vmovdqu ymm2, [rsi + rdx - 96]\n" \
+    "  vmovdqu ymm3, [rsi + rdx - 64]\n" \
+    "  vmovdqu ymm4, [rsi + rdx - 32]\n" \
+    "  mov r8, rdi\n" \
+    "  and r8, 31\n" \
+    "  neg r8\n" \
+    "  add r8, 32\n" \
+    "  lea r9, [rdx - 128]\n" \
+    "  .p2align 6\n" \
+    "1:\n"
+#define COPY_STEP \
+    "  vmovdqu ymm5, [rsi + r8]\n" \
+    "  vmovdqu ymm6, [rsi + r8 + 32]\n" \
+    "  vmovdqu ymm7, [rsi + r8 + 64]\n" \
+    "  vmovdqu ymm8, [rsi + r8 + 96]\n" \
+    "  vmovdqa [rdi + r8], ymm5\n" \
+    "  vmovdqa [rdi + r8 + 32], ymm6\n" \
+    "  vmovdqa [rdi + r8 + 64], ymm7\n" \
+    "  vmovdqa [rdi + r8 + 96], ymm8\n" \
+    "  sub r8, -128\n" \
+    "  cmp r8, r9\n" \
+    "  jb 1b\n"
+#define COPY_TAIL \
+    "  vmovdqu [rdi], ymm0\n" \
+    "  vmovdqu [rdi + rdx - 128], ymm1\n" \
+    "  vmovdqu [rdi + rdx - 96], ymm2\n" \
+    "  vmovdqu [rdi + rdx - 64], ymm3\n" \
+    "  vmovdqu [rdi + rdx - 32], ymm4\n" \
+    "  vzeroupper\n" \
+    "  ret\n"
+
 __asm__(
     ".intel_syntax noprefix\n"
     ".text\n"
@@ -66,106 +103,25 @@ __asm__(
     /* rdi = d, rsi = s, rdx = n (>= 512). */
     ".p2align 6\n"
     "lab_cur:\n"
-    "  vmovdqu ymm0, [rsi]\n"
-    "  vmovdqu ymm1, [rsi + rdx - 128]\n"
-    "  vmovdqu ymm2, [rsi + rdx - 96]\n"
-    "  vmovdqu ymm3, [rsi + rdx - 64]\n"
-    "  vmovdqu ymm4, [rsi + rdx - 32]\n"
-    "  mov r8, rdi\n"
-    "  and r8, 31\n"
-    "  neg r8\n"
-    "  add r8, 32\n"
-    "  lea r9, [rdx - 128]\n"
-    "  .p2align 6\n"
-    "1:\n"
-    "  vmovdqu ymm5, [rsi + r8]\n"
-    "  vmovdqu ymm6, [rsi + r8 + 32]\n"
-    "  vmovdqu ymm7, [rsi + r8 + 64]\n"
-    "  vmovdqu ymm8, [rsi + r8 + 96]\n"
-    "  vmovdqa [rdi + r8], ymm5\n"
-    "  vmovdqa [rdi + r8 + 32], ymm6\n"
-    "  vmovdqa [rdi + r8 + 64], ymm7\n"
-    "  vmovdqa [rdi + r8 + 96], ymm8\n"
-    "  sub r8, -128\n"
-    "  cmp r8, r9\n"
-    "  jb 1b\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_HEAD
+    COPY_STEP
+    COPY_TAIL
 
     ".p2align 6\n"
     "lab_pf:\n"
-    "  vmovdqu ymm0, [rsi]\n"
-    "  vmovdqu ymm1, [rsi + rdx - 128]\n"
-    "  vmovdqu ymm2, [rsi + rdx - 96]\n"
-    "  vmovdqu ymm3, [rsi + rdx - 64]\n"
-    "  vmovdqu ymm4, [rsi + rdx - 32]\n"
-    "  mov r8, rdi\n"
-    "  and r8, 31\n"
-    "  neg r8\n"
-    "  add r8, 32\n"
-    "  lea r9, [rdx - 128]\n"
-    "  .p2align 6\n"
-    "1:\n"
+    COPY_HEAD
     "  prefetcht0 [rsi + r8 + 512]\n"
     "  prefetcht0 [rsi + r8 + 576]\n"
-    "  vmovdqu ymm5, [rsi + r8]\n"
-    "  vmovdqu ymm6, [rsi + r8 + 32]\n"
-    "  vmovdqu ymm7, [rsi + r8 + 64]\n"
-    "  vmovdqu ymm8, [rsi + r8 + 96]\n"
-    "  vmovdqa [rdi + r8], ymm5\n"
-    "  vmovdqa [rdi + r8 + 32], ymm6\n"
-    "  vmovdqa [rdi + r8 + 64], ymm7\n"
-    "  vmovdqa [rdi + r8 + 96], ymm8\n"
-    "  sub r8, -128\n"
-    "  cmp r8, r9\n"
-    "  jb 1b\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_STEP
+    COPY_TAIL
 
     ".p2align 6\n"
     "lab_pfw:\n"
-    "  vmovdqu ymm0, [rsi]\n"
-    "  vmovdqu ymm1, [rsi + rdx - 128]\n"
-    "  vmovdqu ymm2, [rsi + rdx - 96]\n"
-    "  vmovdqu ymm3, [rsi + rdx - 64]\n"
-    "  vmovdqu ymm4, [rsi + rdx - 32]\n"
-    "  mov r8, rdi\n"
-    "  and r8, 31\n"
-    "  neg r8\n"
-    "  add r8, 32\n"
-    "  lea r9, [rdx - 128]\n"
-    "  .p2align 6\n"
-    "1:\n"
+    COPY_HEAD
     "  prefetchw [rdi + r8 + 512]\n"
     "  prefetchw [rdi + r8 + 576]\n"
-    "  vmovdqu ymm5, [rsi + r8]\n"
-    "  vmovdqu ymm6, [rsi + r8 + 32]\n"
-    "  vmovdqu ymm7, [rsi + r8 + 64]\n"
-    "  vmovdqu ymm8, [rsi + r8 + 96]\n"
-    "  vmovdqa [rdi + r8], ymm5\n"
-    "  vmovdqa [rdi + r8 + 32], ymm6\n"
-    "  vmovdqa [rdi + r8 + 64], ymm7\n"
-    "  vmovdqa [rdi + r8 + 96], ymm8\n"
-    "  sub r8, -128\n"
-    "  cmp r8, r9\n"
-    "  jb 1b\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_STEP
+    COPY_TAIL
 
     ".p2align 6\n"
     "lab_a64:\n"
@@ -182,17 +138,7 @@ __asm__(
     "  lea r9, [rdx - 128]\n"
     "  .p2align 6\n"
     "1:\n"
-    "  vmovdqu ymm5, [rsi + r8]\n"
-    "  vmovdqu ymm6, [rsi + r8 + 32]\n"
-    "  vmovdqu ymm7, [rsi + r8 + 64]\n"
-    "  vmovdqu ymm8, [rsi + r8 + 96]\n"
-    "  vmovdqa [rdi + r8], ymm5\n"
-    "  vmovdqa [rdi + r8 + 32], ymm6\n"
-    "  vmovdqa [rdi + r8 + 64], ymm7\n"
-    "  vmovdqa [rdi + r8 + 96], ymm8\n"
-    "  sub r8, -128\n"
-    "  cmp r8, r9\n"
-    "  jb 1b\n"
+    COPY_STEP
     "  vmovdqu [rdi], ymm0\n"
     "  vmovdqu [rdi + 32], ymm9\n"
     "  vmovdqu [rdi + rdx - 128], ymm1\n"
@@ -230,13 +176,7 @@ __asm__(
     "  sub r10, -128\n"
     "  cmp r10, r9\n"
     "  jb 1b\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_TAIL
 
     /* 256 bytes a step while i < n - 256, then one 128-byte step if
      * i < n - 128, then the tail [n - 128, n). */
@@ -285,13 +225,7 @@ __asm__(
     "  vmovdqa [rdi + r8 + 64], ymm7\n"
     "  vmovdqa [rdi + r8 + 96], ymm8\n"
     "2:\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_TAIL
 
     /* Loads one step ahead: step k stores what step k - 1 loaded. The first
      * block is loaded before the loop; the loop loads block i + 128 while
@@ -337,13 +271,7 @@ __asm__(
     "  vmovdqa [rdi + r8 + 32], ymm6\n"
     "  vmovdqa [rdi + r8 + 64], ymm7\n"
     "  vmovdqa [rdi + r8 + 96], ymm8\n"
-    "  vmovdqu [rdi], ymm0\n"
-    "  vmovdqu [rdi + rdx - 128], ymm1\n"
-    "  vmovdqu [rdi + rdx - 96], ymm2\n"
-    "  vmovdqu [rdi + rdx - 64], ymm3\n"
-    "  vmovdqu [rdi + rdx - 32], ymm4\n"
-    "  vzeroupper\n"
-    "  ret\n"
+    COPY_TAIL
 
     ".p2align 6\n"
     "lab_movsb:\n"
