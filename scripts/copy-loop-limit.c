@@ -39,9 +39,10 @@
 #include <x86intrin.h>
 
 /* The parts kdelta's loop (`cur`) shares with the shapes tried against it:
-   the first 32 and last 128 bytes loaded first, the destination aligned to
-   32 bytes; one 128-byte step; the head and tail stored last. */
-#define COPY_HEAD \
+   the first 32 and last 128 bytes loaded first and r8 set to align the
+   destination to 32 bytes (COPY_ENDS; COPY_HEAD adds the loop's bound and
+   entry); one 128-byte step; the head and tail stored last. */
+#define COPY_ENDS \
     "  vmovdqu ymm0, [rsi]\n" \
     "  vmovdqu ymm1, [rsi + rdx - 128]\n" \
     "  vmovdqu ymm2, [rsi + rdx - 96]\n" \
@@ -50,7 +51,9 @@
     "  mov r8, rdi\n" \
     "  and r8, 31\n" \
     "  neg r8\n" \
-    "  add r8, 32\n" \
+    "  add r8, 32\n"
+#define COPY_HEAD \
+    COPY_ENDS \
     "  lea r9, [rdx - 128]\n" \
     "  .p2align 6\n" \
     "1:\n"
@@ -182,15 +185,7 @@ __asm__(
      * i < n - 128, then the tail [n - 128, n). */
     ".p2align 6\n"
     "lab_u8:\n"
-    "  vmovdqu ymm0, [rsi]\n"
-    "  vmovdqu ymm1, [rsi + rdx - 128]\n"
-    "  vmovdqu ymm2, [rsi + rdx - 96]\n"
-    "  vmovdqu ymm3, [rsi + rdx - 64]\n"
-    "  vmovdqu ymm4, [rsi + rdx - 32]\n"
-    "  mov r8, rdi\n"
-    "  and r8, 31\n"
-    "  neg r8\n"
-    "  add r8, 32\n"
+    COPY_ENDS
     "  lea r9, [rdx - 256]\n"
     "  .p2align 6\n"
     "1:\n"
@@ -233,15 +228,7 @@ __asm__(
      * after it. */
     ".p2align 6\n"
     "lab_ahead:\n"
-    "  vmovdqu ymm0, [rsi]\n"
-    "  vmovdqu ymm1, [rsi + rdx - 128]\n"
-    "  vmovdqu ymm2, [rsi + rdx - 96]\n"
-    "  vmovdqu ymm3, [rsi + rdx - 64]\n"
-    "  vmovdqu ymm4, [rsi + rdx - 32]\n"
-    "  mov r8, rdi\n"
-    "  and r8, 31\n"
-    "  neg r8\n"
-    "  add r8, 32\n"
+    COPY_ENDS
     "  lea r9, [rdx - 256]\n"
     "  vmovdqu ymm5, [rsi + r8]\n"
     "  vmovdqu ymm6, [rsi + r8 + 32]\n"
