@@ -173,7 +173,7 @@ impl Executor<'_> {
     }
 
     /// The sampler settings every point of a worker shares; each point's
-    /// samples and iterations come from its [`JobPoint`].
+    /// samples, iterations and counting come from its [`JobPoint`].
     fn settings(&self, tmpdir: std::path::PathBuf) -> SamplerSettings {
         SamplerSettings {
             samples: 0,
@@ -189,7 +189,7 @@ impl Executor<'_> {
             quiet_wait: self.req.quiet_wait,
             quiet_first: false,
             owner: Some(owned::Owner::me()),
-            counters: self.req.counters,
+            counters: false,
             cpu_stat: None,
             profile: self.req.profile.clone(),
         }
