@@ -422,37 +422,46 @@ global_asm!(
     "vpminub ymm4, ymm3, ymmword ptr [rdx + 224]",
     "vpminub ymm5, ymm2, ymm4",
     "vpcmpeqb ymm5, ymm5, ymm0",
-    "vpmovmskb eax, ymm5",
+    "vpmovmskb ecx, ymm5",
     "sub rdx, -128",
-    "test eax, eax",
+    "test ecx, ecx",
     "jz .Lks2_loop",
-    // The NUL is in the 128 bytes at rdx. ymm2 = min(first, second): its
-    // zero mask marks where either is zero; if any, the first NUL is the
-    // lowest set bit of (that mask << 32 | the first vector's own mask).
-    // Else the same with ymm4 and the third vector, 64 bytes on.
+    // The NUL is in the 128 bytes at rdx; ecx marks where any of the four
+    // vectors is zero. The first vector's own mask, then ymm2 = min(first,
+    // second) (its zeros are the second's once the first has none); else
+    // the NUL is in the last 64 bytes, the lowest set bit of (ecx << 32 |
+    // the third vector's mask), ecx's low half standing for the fourth's
+    // zeros there. Each vector is tested on its own before the next, as in
+    // glibc: a tail that first tests ymm2 and then rebuilds the first
+    // vector's mask ran strlen 5792 B warm (the NUL in the first vector)
+    // at about 0.90x glibc in kdelta's timed loop (docs/mem.md).
     "sub rdx, rdi",
+    "vpcmpeqb ymm1, ymm1, ymm0",
+    "vpmovmskb eax, ymm1",
+    "test eax, eax",
+    "jnz .Lks2_y1",
     "vpcmpeqb ymm2, ymm2, ymm0",
     "vpmovmskb eax, ymm2",
     "test eax, eax",
-    "jz .Lks2_second",
-    "vpcmpeqb ymm1, ymm1, ymm0",
-    "vpmovmskb ecx, ymm1",
-    "shl rax, 32",
+    "jnz .Lks2_y2",
+    "vpcmpeqb ymm3, ymm3, ymm0",
+    "vpmovmskb eax, ymm3",
+    "shl rcx, 32",
     "or rax, rcx",
     "tzcnt rax, rax",
+    "lea rax, [rdx + rax + 64]",
+    "vzeroupper",
+    "ret",
+    ".p2align 4",
+    ".Lks2_y1:",
+    "tzcnt eax, eax",
     "add rax, rdx",
     "vzeroupper",
     "ret",
     ".p2align 4",
-    ".Lks2_second:",
-    "vpcmpeqb ymm4, ymm4, ymm0",
-    "vpmovmskb eax, ymm4",
-    "vpcmpeqb ymm3, ymm3, ymm0",
-    "vpmovmskb ecx, ymm3",
-    "shl rax, 32",
-    "or rax, rcx",
-    "tzcnt rax, rax",
-    "lea rax, [rdx + rax + 64]",
+    ".Lks2_y2:",
+    "tzcnt eax, eax",
+    "lea rax, [rdx + rax + 32]",
     "vzeroupper",
     "ret",
     ".size kdelta_strlen_avx2, . - kdelta_strlen_avx2",
