@@ -256,10 +256,11 @@ impl Executor<'_> {
     }
 
     /// Rounds after the planned ones, while a point lacks clean samples or
-    /// (with `--runs auto`) precision: for as long again as the planned ones
-    /// took at most (a second at least).
+    /// (with `--runs auto`) precision: for twice as long as the planned ones
+    /// took at most (a second at least), so that a group takes at most about
+    /// 3x its planned time, as a point takes at most 3x its samples.
     fn extra_rounds(&mut self, sweep: &mut Sweep, schedule: &Schedule, aim: Aim, planned: Duration) -> Result<()> {
-        let budget = planned.max(Duration::from_secs(1));
+        let budget = (2 * planned).max(Duration::from_secs(1));
         let start = Instant::now();
         let mut number = schedule.planned.len() as u32;
         while !self.was_interrupted && start.elapsed() < budget {
