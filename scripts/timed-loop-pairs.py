@@ -15,7 +15,8 @@ processes fell below 0.95.
   scripts/timed-loop-pairs.py set 256 -n 20 --rev HEAD~3 --cpu 0
 
 Used for the strlen 5792 B and memset 184-256 B figures in docs/mem.md
-(issue 38). Needs cc, python3 and an x86-64 CPU with AVX2.
+(issue 38). Run from the repository's top directory; needs cc, python3 and
+an x86-64 CPU with AVX2.
 """
 import argparse
 import os
@@ -26,7 +27,7 @@ import sys
 import tempfile
 
 ROUTINES = {
-    # name: (source file, asm section, C library symbol, C call shape)
+    # name: (source file, the routine's symbol and section, the C library's symbol)
     "strlen": ("src/bench/mem/tuned/avx2.rs", "kdelta_strlen_avx2", "strlen"),
     "set": ("src/bench/mem/tuned/avx2.rs", "kdelta_set_avx2", "memset"),
 }
