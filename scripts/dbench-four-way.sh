@@ -25,11 +25,7 @@ k() {
   prep
   KDELTA_DB=$db/k.db "$K" run dbench --param clients="$1" --param loadfile="$L" --param dir="$T" \
     --param warmup=2s --param time=10s --runs 1 --quiet-wait 0 --format json 2>/dev/null |
-    python3 -c 'import json,sys
-r = json.load(sys.stdin)["results"][0]
-m = r.get("samples_meta") or [{}] * len(r["samples"])
-i = min(range(len(r["samples"])), key=lambda i: (m[i].get("round", 0), m[i].get("t", 0)))
-print("%.1f" % r["samples"][i])'
+    python3 "$here/scripts/first-sample.py" 1
 }
 for r in $(seq "$rounds"); do
   for n in 2 8; do

@@ -134,13 +134,7 @@ C
   cc -O2 -shared -fPIC -o "$work/nokill.so" "$work/nokill.c" -ldl
 fi
 # kdelta's first sample from its JSON result (see "Pairs" above).
-first_sample() {
-  python3 -c 'import json,sys
-r = json.load(sys.stdin)["results"][0]
-m = r.get("samples_meta") or [{}] * len(r["samples"])
-i = min(range(len(r["samples"])), key=lambda i: (m[i].get("round", 0), m[i].get("t", 0)))
-print("%.2f" % r["samples"][i])'
-}
+first_sample() { python3 "$here/scripts/first-sample.py" 2; }
 run_dbench() { prepare; "$dbench_bin" -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
 run_nokill() { prepare; LD_PRELOAD=$work/nokill.so "$dbench_bin" -c "$loadfile" -D "$target" -t "$secs" "$1" 2>&1 | awk '/^ *Throughput/{print $2}'; }
 run_kdelta() {
