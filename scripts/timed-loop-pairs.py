@@ -118,7 +118,7 @@ def main():
             )
         exe = os.path.join(d, "pairs")
         subprocess.run(["cc", "-O2", "-o", exe, os.path.join(d, "d.c"), os.path.join(d, "k.S"), "-ldl"], check=True)
-        cmd = ([("taskset"), "-c", a.cpu] if a.cpu else []) + [exe, str(a.size)]
+        cmd = (["taskset", "-c", a.cpu] if a.cpu else []) + [exe, str(a.size)]
         ratios = []
         for _ in range(a.n):
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
