@@ -100,7 +100,8 @@ pub(crate) fn over(rs: &[&ResultRecord], num: &str, den: &str) -> Vec<SizeRatio>
 }
 
 /// Where tuned wins and loses against libc, size by size (from [`over`]):
-/// one line, with the worst loss and the best win named, how many of each
+/// one line, with the worst loss (or, with none, the lowest point) and the
+/// best win named, how many of each
 /// the paired samples' 95 % interval confirms (it lies wholly past the
 /// line), and how many sizes were paired. `None` without a size.
 pub(crate) fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
@@ -135,6 +136,9 @@ pub(crate) fn wins_and_losses(all: &[SizeRatio]) -> Option<String> {
             list.join(", "),
             sure(sure_losses, "below")
         ));
+    } else if let Some(w) = all.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
+        // No loss: the lowest point still says how close the sweep came.
+        line.push_str(&format!(" (lowest {:.2}x at {})", w.ratio, size(w.size)));
     }
     line.push_str(&format!(", {} above {:.2}x", wins.len(), 1.0 / LOSS));
     if let Some(b) = wins.iter().max_by(|a, b| a.ratio.total_cmp(&b.ratio)) {
@@ -226,6 +230,14 @@ mod tests {
     }
 
     #[test]
+    fn without_a_loss_names_the_lowest_point() {
+        let at = |size: u64, ratio: f64| SizeRatio { size, ratio, interval: Some((ratio - 0.02, ratio + 0.02)) };
+        let l = wins_and_losses(&[at(64, 1.20), at(360, 0.97), at(4096, 1.01)]).unwrap();
+        assert!(l.contains("0 of 3 below 0.95x (lowest 0.97x at 360), 1 above 1.05x (best 1.20x at 64;"), "{l}");
+        assert!(!l.contains("worst"), "{l}");
+    }
+
+    #[test]
     fn sides_that_took_turns_compare_pair_by_pair() {
         use crate::model::sample::SampleMeta;
         // libc swings 2x between the worker's samples; tuned, measured in
@@ -272,7 +284,12 @@ mod tests {
         assert!(mem.contains("3.00x") && mem.contains(" -"), "{mem}");
         assert!(lines.iter().any(|l| l.trim_start().starts_with("geomean")));
         // tuned equals libc at the one size both ran: no win, no loss.
-        assert!(lines.iter().any(|l| l.contains("tuned/libc by size: 0 of 1 below 0.95x, 0 above 1.05x")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("tuned/libc by size: 0 of 1 below 0.95x (lowest 1.00x at 4K), 0 above 1.05x")),
+            "{lines:?}"
+        );
         // One implementation only: nothing to compare.
         assert!(summary(&rs[..1]).is_empty());
     }
