@@ -29,7 +29,11 @@
  *   pfw    cur with the destination prefetched for writing (`prefetchw`) 512 bytes ahead;
  *   movsb  one `rep movsb` (glibc's path here from 2112 bytes to the L2 size);
  *   load   loads only, 4 x 32 B aligned per step (the loads' limit);
- *   store  aligned stores only, 4 x 32 B per step (the stores' limit). */
+ *   store  aligned stores only, 4 x 32 B per step (the stores' limit);
+ * and where the CPU has AVX-512BW (else reported unavailable, not run):
+ *   z64    a copy with 64-byte vectors, 4 x 64 B per step, stores 64-byte
+ *          aligned (the first 64 and last 256 bytes loaded first);
+ *   zstore aligned 64-byte stores only, 4 x 64 B per step. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -260,6 +264,59 @@ __asm__(
     "  vmovdqa [rdi + r8 + 96], ymm8\n"
     COPY_TAIL
 
+    /* 64-byte vectors (AVX-512F): rdi = d, rsi = s, rdx = n (>= 512). */
+    ".p2align 6\n"
+    "lab_z64:\n"
+    "  vmovdqu64 zmm0, [rsi]\n"
+    "  vmovdqu64 zmm1, [rsi + rdx - 256]\n"
+    "  vmovdqu64 zmm2, [rsi + rdx - 192]\n"
+    "  vmovdqu64 zmm3, [rsi + rdx - 128]\n"
+    "  vmovdqu64 zmm4, [rsi + rdx - 64]\n"
+    "  mov r8, rdi\n"
+    "  and r8, 63\n"
+    "  neg r8\n"
+    "  add r8, 64\n"
+    "  lea r9, [rdx - 256]\n"
+    "  .p2align 6\n"
+    "1:\n"
+    "  vmovdqu64 zmm5, [rsi + r8]\n"
+    "  vmovdqu64 zmm6, [rsi + r8 + 64]\n"
+    "  vmovdqu64 zmm7, [rsi + r8 + 128]\n"
+    "  vmovdqu64 zmm8, [rsi + r8 + 192]\n"
+    "  vmovdqa64 [rdi + r8], zmm5\n"
+    "  vmovdqa64 [rdi + r8 + 64], zmm6\n"
+    "  vmovdqa64 [rdi + r8 + 128], zmm7\n"
+    "  vmovdqa64 [rdi + r8 + 192], zmm8\n"
+    "  add r8, 256\n"
+    "  cmp r8, r9\n"
+    "  jb 1b\n"
+    "  vmovdqu64 [rdi], zmm0\n"
+    "  vmovdqu64 [rdi + rdx - 256], zmm1\n"
+    "  vmovdqu64 [rdi + rdx - 192], zmm2\n"
+    "  vmovdqu64 [rdi + rdx - 128], zmm3\n"
+    "  vmovdqu64 [rdi + rdx - 64], zmm4\n"
+    "  vzeroupper\n"
+    "  ret\n"
+
+    /* 64-byte stores only: aligned 256-byte steps over [d rounded up to 64, d + n - 256). */
+    ".p2align 6\n"
+    "lab_zstore:\n"
+    "  vpxord zmm5, zmm5, zmm5\n"
+    "  lea r8, [rdi + 63]\n"
+    "  and r8, -64\n"
+    "  lea r9, [rdi + rdx - 256]\n"
+    "  .p2align 6\n"
+    "1:\n"
+    "  vmovdqa64 [r8], zmm5\n"
+    "  vmovdqa64 [r8 + 64], zmm5\n"
+    "  vmovdqa64 [r8 + 128], zmm5\n"
+    "  vmovdqa64 [r8 + 192], zmm5\n"
+    "  add r8, 256\n"
+    "  cmp r8, r9\n"
+    "  jb 1b\n"
+    "  vzeroupper\n"
+    "  ret\n"
+
     ".p2align 6\n"
     "lab_movsb:\n"
     "  mov rax, rdi\n"
@@ -320,6 +377,8 @@ void *lab_ahead(void *, const void *, size_t);
 void *lab_movsb(void *, const void *, size_t);
 void *lab_load(void *, const void *, size_t);
 void *lab_store(void *, const void *, size_t);
+void *lab_z64(void *, const void *, size_t);
+void *lab_zstore(void *, const void *, size_t);
 
 enum { ROUNDS = 61, CHAINS = 2000 };
 
@@ -327,6 +386,7 @@ struct routine {
     const char *name;
     copy_fn f;
     int copies; /* checked to copy */
+    int avx512; /* needs AVX-512F and BW */
 };
 
 static int cmp(const void *a, const void *b) {
@@ -365,10 +425,15 @@ int main(int argc, char **argv) {
         {"ptr", lab_ptr, 1},       {"u8", lab_u8, 1},       {"ahead", lab_ahead, 1},
         {"pf", lab_pf, 1},        {"pfw", lab_pfw, 1},
         {"movsb", lab_movsb, 1},   {"load", lab_load, 0},   {"store", lab_store, 0},
+        {"z64", lab_z64, 1, 1},    {"zstore", lab_zstore, 0, 1},
     };
-    enum { NR = sizeof r / sizeof r[0] };
+    enum { NR_ALL = sizeof r / sizeof r[0] };
+    /* The AVX-512 loops are the last two: left out where the CPU lacks it. */
+    int z = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    const int NR = z ? NR_ALL : NR_ALL - 2;
     double hz = tsc_hz();
     printf("TSC %.1f MHz; source page offset %zu, destination %zu\n", hz / 1e6, so, dof);
+    if (!z) printf("z64, zstore: unavailable (this CPU lacks AVX-512F/BW)\n");
     for (int a = 1; a < argc; a++) {
         size_t n = strtoul(argv[a], 0, 0);
         if (n < 512 || so > 4095 || dof > 4095) {
@@ -391,7 +456,7 @@ int main(int argc, char **argv) {
         }
         /* About 40 us a block: calls = 40e3 ns * ~60 B/ns / n. */
         int calls = (int)(2.4e6 / n) + 1;
-        double bpc[NR][ROUNDS], gbs[NR][ROUNDS], rel[NR][ROUNDS], cpt_add[ROUNDS], cpt_imul[ROUNDS];
+        double bpc[NR_ALL][ROUNDS], gbs[NR_ALL][ROUNDS], rel[NR_ALL][ROUNDS], cpt_add[ROUNDS], cpt_imul[ROUNDS];
         for (int k = 0; k < ROUNDS; k++) {
             uint64_t t0 = ticks();
             lab_clock_add(CHAINS);
@@ -400,7 +465,7 @@ int main(int argc, char **argv) {
             uint64_t t2 = ticks();
             cpt_add[k] = 100.0 * CHAINS / (t1 - t0);
             cpt_imul[k] = 300.0 * (CHAINS / 3) / (t2 - t1);
-            double t[NR];
+            double t[NR_ALL];
             for (int j = 0; j < NR; j++) {
                 int i = (j + k) % NR;
                 r[i].f(d, s, n);
