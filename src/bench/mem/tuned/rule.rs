@@ -32,7 +32,9 @@
 //!    FSRM or ERMS): `avx512`, copies of 2 KiB to 16 KiB in the 32-byte
 //!    (AVX2) loop and `rep movsb` only from 16 KiB: on this AMD EPYC (Zen 4)
 //!    the string move starts slowly, and the loop measured 1.10-1.39x
-//!    glibc's `rep movsb` from 2112 bytes warm (docs/mem.md).
+//!    glibc's `rep movsb` from 2112 bytes warm (docs/mem.md); measured
+//!    again there in issue 38 (family 0x19 model 0x11): 1.10-1.37x at
+//!    2896 B-16 KiB, where the point-4 shape ran 1.03-1.11x.
 //!
 //! # What glibc 2.36 consults, and where this differs
 //! glibc (`sysdeps/x86/cpu-features.c`, `dl-cacheinfo.h`,
