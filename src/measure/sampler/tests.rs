@@ -154,3 +154,13 @@ fn samplers_taking_turns_alternate_sample_by_sample() {
     let log = log.lock().unwrap().clone();
     assert_eq!(log, [(0, 8), (1, 8), (0, 2), (0, 8), (1, 2), (1, 8), (0, 2), (0, 8), (1, 2), (1, 8)]);
 }
+
+#[test]
+fn only_a_solo_task_shortens_its_samples() {
+    // Half the samples or more disturbed: a solo task's next sample is short.
+    assert_eq!(next_iterations(TaskKind::Solo, 1000, 100, 1, 2), 100);
+    assert_eq!(next_iterations(TaskKind::Solo, 1000, 100, 1, 3), 1000);
+    // Tasks that wake each other, and whole runs, keep their length.
+    assert_eq!(next_iterations(TaskKind::Waits, 1000, 100, 3, 3), 1000);
+    assert_eq!(next_iterations(TaskKind::WholeRun, 1000, 100, 3, 3), 1000);
+}
