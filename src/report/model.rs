@@ -46,6 +46,9 @@ pub(crate) struct Cell {
     pub(crate) retaken: usize,
     #[serde(skip)]
     pub(crate) wanted: usize,
+    /// Clean samples (`n` counts every sample when none was clean).
+    #[serde(skip)]
+    pub(crate) clean: usize,
     /// The 99th percentile of the clean samples (the median is the 50th).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) p99: Option<f64>,
@@ -176,6 +179,7 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
         disturbed: q.disturbed,
         retaken: q.retaken,
         wanted: q.wanted,
+        clean: r.quality.as_ref().map_or(r.samples.len(), |q| q.clean),
         p99: r.summary.as_ref().map(|s| s.p99).filter(|_| r.status == Status::Ok),
         throttling: throttled(r),
     }

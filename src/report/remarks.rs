@@ -108,13 +108,14 @@ fn sample_lines(out: &mut Vec<String>, entries: &[Entry], ok: usize) {
         ));
     }
     let noisy: Vec<&Entry> = entries.iter().filter(|e| e.cell.noisy).collect();
-    if let Some(w) = noisy.iter().min_by(|a, b| frac(a.cell.n, a.cell.wanted).total_cmp(&frac(b.cell.n, b.cell.wanted)))
+    if let Some(w) =
+        noisy.iter().min_by(|a, b| frac(a.cell.clean, a.cell.wanted).total_cmp(&frac(b.cell.clean, b.cell.wanted)))
     {
         out.push(format!(
             "noisy (fewer clean samples than wanted; never marked significant) in {} of {ok} results (worst: {}, {} of {} clean)",
             noisy.len(),
             w.who,
-            w.cell.n,
+            w.cell.clean,
             w.cell.wanted
         ));
     }
@@ -261,6 +262,7 @@ mod tests {
             disturbed: 0,
             retaken: 0,
             wanted: 10,
+            clean: 10,
             p99: None,
             throttling: None,
         }
@@ -297,5 +299,19 @@ mod tests {
         let l = lines(&entries, false);
         assert_eq!(l[0], "x [ht] and y [ht]: n/a: needs SMT");
         assert_eq!(l[1], "x [ht] and y [ht]: ext4 without a journal");
+    }
+
+    #[test]
+    fn a_noisy_result_counts_its_clean_samples() {
+        // Every sample disturbed: the figure is of all 30, none of them clean.
+        let mut a = cell(0.0);
+        a.noisy = true;
+        a.n = 30;
+        a.clean = 0;
+        a.disturbed = 30;
+        a.retaken = 20;
+        let entries = vec![Entry { who: "lat.pipe [cpus=0]".into(), unit: "us", cell: &a }];
+        let l = lines(&entries, false);
+        assert!(l.iter().any(|l| l.contains("(worst: lat.pipe [cpus=0], 0 of 10 clean)")), "{l:?}");
     }
 }
