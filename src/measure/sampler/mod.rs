@@ -656,11 +656,6 @@ impl Sampler {
     }
 }
 
-/// Grow `n` until one call lasts a good fraction of the target, then scale to
-/// the target. Preemption on a busy machine can only make a call look slower
-/// (and so `n` too small), so the scaling uses the fastest of three calls. An
-/// operation slower than the target gets `n = 1`.
-
 /// The operations the next sample times, after a disturbed one (`m` now,
 /// `min_m` about a millisecond's worth). Once half the samples taken or
 /// more were disturbed, another task shares the CPU: a `solo` task's
@@ -682,6 +677,11 @@ pub(crate) fn next_iterations(kind: TaskKind, m: u64, min_m: u64, disturbed: usi
         m
     }
 }
+
+/// Grow `n` until one call lasts a good fraction of the target, then scale to
+/// the target. Preemption on a busy machine can only make a call look slower
+/// (and so `n` too small), so the scaling uses the fastest of three calls. An
+/// operation slower than the target gets `n = 1`.
 fn calibrate<F>(op: &mut F, target: Duration) -> Result<u64>
 where
     F: FnMut(u64) -> Result<Duration>,
