@@ -469,12 +469,19 @@ mod tests {
         h.join().unwrap();
         assert!(r.interrupted && t0.elapsed() < Duration::from_secs(10));
         // Other tests in this binary fork short-lived children too; a leaked
-        // 60 s job would still be here after they are gone.
+        // 60 s job (a fork of this binary, never exec'd) would still be here
+        // after they are gone. Programs other tests start and exec (the
+        // report tests' headless Chromium) may outlive the wait: they are
+        // not this run's jobs.
+        let own_exe = std::fs::read_link("/proc/self/exe").ok();
+        let forks = || -> Vec<i32> {
+            my_children().into_iter().filter(|p| std::fs::read_link(format!("/proc/{p}/exe")).ok() == own_exe).collect()
+        };
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while !my_children().is_empty() && std::time::Instant::now() < deadline {
+        while !forks().is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(my_children().is_empty(), "{:?}", my_children());
+        assert!(forks().is_empty(), "{:?}", forks());
     }
 
     #[test]
