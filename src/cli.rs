@@ -371,9 +371,17 @@ pub(crate) struct RunArgs {
     pub(crate) runs: Option<plan::Runs>,
 
     /// With --runs auto: the half-width of each median's 95% interval to
-    /// reach, in percent.
+    /// reach, in percent, for a result compared with nothing (a compared
+    /// one samples until its comparison is different or the same).
     #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = ci_target)]
     pub(crate) ci_target: f64,
+
+    /// With --runs auto: start no extra round once the run has taken this
+    /// long (a comparison still unknown then is reported as unknown).
+    /// Default: extra rounds take at most twice the planned rounds' time;
+    /// `check` defaults to 60s.
+    #[arg(long, value_name = "DURATION", value_parser = budget)]
+    pub(crate) budget: Option<Duration>,
 
     /// List every warning of every result instead of one summary line per kind.
     #[arg(long, short = 'v')]
@@ -719,6 +727,15 @@ fn warmup(s: &str) -> Result<Warmup, BadInput> {
 }
 
 /// `--quiet-wait`: 0 to 60s.
+/// `--budget`: 1s up to a week.
+fn budget(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--budget", s)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(7 * 24 * 3600) {
+        return Err(out_of_range("--budget", s, "1s .. 7days"));
+    }
+    Ok(d)
+}
+
 fn quiet_wait(s: &str) -> Result<Duration, BadInput> {
     let d = duration("--quiet-wait", s)?;
     if d > Duration::from_secs(60) {

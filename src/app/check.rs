@@ -4,17 +4,18 @@
 //! makes (`Report::for_two_runs`, so `stats::compare_sides` decides every
 //! star). The exit status is what CI and `git bisect run` read:
 //!
-//! - 0: no row regressed;
-//! - 1: a row regressed: its change is significant (starred) and worse, in
-//!   the benchmark's direction, than `--max-regression` (by default the
-//!   noise threshold, which a star already passes);
-//! - 125: no row regressed, but a row that matters cannot be judged: a
-//!   failed result on either side, a figure below the timer's resolution,
-//!   or a change worse than the limit whose star is withheld (a side noisy
-//!   or busy, too few rounds) or that too few clean samples could never make
-//!   significant. A row whose change is better, or worse by less than the
-//!   limit, is judged ok whatever its noise: noise withholds stars, and
-//!   there is none to withhold;
+//! Each comparison answers *different*, *same* or *unknown*
+//! (`stats::verdict`); a row is judged from that answer:
+//!
+//! - 0: every row is ok: the same (within the noise threshold), better, or
+//!   worse by less than `--max-regression` with its whole interval within
+//!   that limit (a non-inferiority test);
+//! - 1: a row regressed: different (starred) and worse, in the benchmark's
+//!   direction, than `--max-regression` (by default the noise threshold);
+//! - 125: no row regressed, but a row that matters is unknown at the end of
+//!   `--budget`: its interval still reaches past the limit, a side's star
+//!   was withheld (noisy, busy, too few rounds), a failed result on either
+//!   side, or a figure below the timer's resolution;
 //! - 2: bad input, before anything runs: an unknown run or label, a
 //!   selector matching nothing in the baseline, a baseline measured on
 //!   another machine (without `--any-host`).
@@ -28,6 +29,7 @@ use crate::cli::CheckArgs;
 use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::report::fingerprint::{differences, Fingerprint};
 use crate::report::model::{Cell, Table};
+use crate::stats::verdict::Answer;
 use crate::stats::Comparison;
 use serde_json::Value;
 
@@ -107,19 +109,29 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
             Verdict::Ok(Some(format!("worse, within --max-regression {}%", lim.max_regression_pct)))
         };
     }
-    if !worse {
-        return match c.withheld {
-            Some(w) => Verdict::Ok(Some(format!("not worse; {}", w.describe()))),
-            None => Verdict::Ok(None),
-        };
+    if c.answer == Answer::Same && lim.max_regression_pct >= lim.opt.threshold_pct {
+        return Verdict::Ok(Some("same".into()));
     }
+    // Not different: ok only when even the interval's worse end is within
+    // the limit (non-inferiority); otherwise it is not known yet.
+    let (Some(low), Some(high)) = (c.ci_low, c.ci_high) else {
+        return Verdict::CannotTell(c.withheld.map_or("no interval of the change".into(), |w| w.describe().into()));
+    };
+    let limit = (1.0 + lim.max_regression_pct / 100.0).ln();
+    if -low.ln() < limit {
+        return Verdict::Ok(Some(format!("within --max-regression {}%", lim.max_regression_pct)));
+    }
+    let interval = format!("{:+.1}% to {:+.1}%", (low - 1.0) * 100.0, (high - 1.0) * 100.0);
     match c.withheld {
-        Some(w) => Verdict::CannotTell(w.describe().into()),
+        Some(w) => Verdict::CannotTell(format!("{}; interval {interval}", w.describe())),
         None if best_rank_p(base.n, new.n) >= lim.opt.alpha => Verdict::CannotTell(format!(
-            "too few clean samples to be significant ({} and {}): give more --runs",
+            "too few clean samples to be significant ({} and {}): give more --runs or --budget",
             base.n, new.n
         )),
-        None => Verdict::Ok(Some("worse, not significant".into())),
+        None => Verdict::CannotTell(format!(
+            "interval {interval} reaches past --max-regression {}%: give more --budget",
+            lim.max_regression_pct
+        )),
     }
 }
 
@@ -214,7 +226,15 @@ fn no_run_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn cmd_check(db: &Option<PathBuf>, a: CheckArgs) -> Result<u8> {
+/// `check`'s `--budget` when none is given: an answer near a minute.
+const CHECK_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
+    if a.stored.is_none() {
+        a.run.budget = a.run.budget.or(Some(CHECK_BUDGET));
+    } else if a.run.budget.is_some() {
+        return Err(bad_input("--run judges a stored run: --budget is for a run check makes; drop one"));
+    }
     let lim = Limits {
         opt: CompareOptions { threshold_pct: a.run.threshold, ..Default::default() },
         max_regression_pct: a.max_regression.unwrap_or(a.run.threshold),

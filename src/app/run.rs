@@ -30,6 +30,8 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         overrides: overrides(&a.param)?,
         runs: a.runs.unwrap_or_default(),
         ci_target_pct: a.ci_target,
+        threshold_pct: a.threshold,
+        budget: a.budget,
         quick: a.quick,
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,

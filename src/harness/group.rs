@@ -1,8 +1,11 @@
 //! One benchmark's group of points (parameter point x configuration) run
 //! in rounds of workers: the group laid out as points ([`Sweep`]), its
 //! rounds planned ([`Schedule`]), run one by one (`round.rs`), extra rounds
-//! added while points lack clean samples or (with `--runs auto`) precision,
-//! and every point's samples turned into its stored result.
+//! added while points lack clean samples or (with `--runs auto`) while a
+//! comparison they take part in is unsettled (neither *different* nor
+//! *same*, `stats::verdict`; a point compared with nothing: while its
+//! median's interval is wider than `--ci-target`), and every point's
+//! samples turned into its stored result.
 //!
 //! A worker usually measures one point. When the user compares values of
 //! a parameter (`--param impl=libc,tuned`) of a benchmark that allows it
@@ -104,18 +107,80 @@ impl<'g> Sweep<'g> {
             .collect()
     }
 
-    /// Where each point stands before an extra round.
-    fn standings(&self, aim: Aim) -> Vec<Standing> {
+    /// Where each point stands before an extra round; `unsettled`: per
+    /// point, whether a comparison it takes part in is still unknown
+    /// (`None` for a point compared with nothing).
+    fn standings(&self, aim: Aim, unsettled: &[Option<bool>]) -> Vec<Standing> {
         self.points
             .iter()
-            .map(|p| Standing {
+            .zip(unsettled)
+            .map(|(p, u)| Standing {
                 item: p.item,
                 failed: p.got.failed.is_some(),
                 clean: p.got.clean(),
                 taken: p.got.taken(),
-                imprecise: aim.auto && !ci_met(&p.got.set, aim.ci_target_pct),
+                imprecise: aim.auto && u.unwrap_or_else(|| !ci_met(&p.got.set, aim.ci_target_pct)),
             })
             .collect()
+    }
+
+    /// The comparisons a report will make of this group, as pairs of
+    /// points (base, other): each configuration of an item against the
+    /// first, and within a tie each compared value against the tie's first
+    /// at the same configuration.
+    fn comparisons(&self, ties: &[Tie]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, p) in self.points.iter().enumerate() {
+            if p.cfg > 0 {
+                if let Some(base) = self.points.iter().position(|q| q.item == p.item && q.cfg == 0) {
+                    out.push((base, i));
+                }
+            }
+        }
+        for tie in ties {
+            for (k, &i) in tie.points.iter().enumerate() {
+                let first = tie.points[..k].iter().find(|&&b| self.points[b].cfg == self.points[i].cfg);
+                if let Some(&base) = first {
+                    if self.points[base].item != self.points[i].item {
+                        out.push((base, i));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Per point: whether a comparison it takes part in is unknown
+    /// (`Some(true)`), all of them settled (`Some(false)`), or it takes part
+    /// in none (`None`). Each point is judged as its stored result will be.
+    fn unsettled(&self, ties: &[Tie], aim: Aim, names: &[Config], threshold_pct: f64) -> Vec<Option<bool>> {
+        let mut out = vec![None; self.points.len()];
+        let pairs = self.comparisons(ties);
+        if pairs.is_empty() {
+            return out;
+        }
+        let rec: Vec<ResultRecord> = self
+            .points
+            .iter()
+            .map(|p| {
+                let of = Subject { item: &self.items[p.item], config: &names[p.cfg].name, cpus: String::new() };
+                finish(of, p.got.clone(), aim)
+            })
+            .collect();
+        let opt = crate::stats::CompareOptions { threshold_pct, bootstrap: 0, ..Default::default() };
+        for (a, b) in pairs {
+            let (ra, rb) = (&rec[a], &rec[b]);
+            let open = if ra.status != Status::Ok || rb.status != Status::Ok {
+                false
+            } else {
+                crate::stats::compare::compare_results(ra, rb, &opt)
+                    .is_none_or(|c| c.answer == crate::stats::verdict::Answer::Unknown)
+            };
+            for i in [a, b] {
+                out[i] = Some(out[i].unwrap_or(false) || open);
+            }
+        }
+        out
     }
 
     /// An extra round's samples taken to replace disturbed ones, counted
@@ -133,6 +198,8 @@ impl<'g> Sweep<'g> {
 pub(super) struct Ledger {
     /// (result seq, round) per point of each worker, in the order they ran.
     pub(crate) schedule: Vec<(usize, u32)>,
+    /// Draws every tie's turn order (`sampler::turns`), stored with the run.
+    pub(crate) order_seed: u64,
     pub(crate) retaken: usize,
     pub(crate) auto_met: usize,
     pub(crate) auto_capped: Vec<String>,
@@ -183,7 +250,12 @@ pub(super) struct Executor<'a> {
     pub(crate) job_no: usize,
     pub(crate) was_interrupted: bool,
     pub(crate) ledger: Ledger,
+    /// When the run began (`--budget` counts from here).
+    pub(crate) started: Instant,
 }
+
+/// With `--budget`, a point may take up to this many times its samples.
+const BUDGET_CAP: usize = 50;
 
 /// The ties of a benchmark's group before configurations, as items: its
 /// supported items in visit order (`order.rs`), cut into ties when the
@@ -243,7 +315,11 @@ impl Executor<'_> {
             Aim { want: wanted(self.req, &items[0].info), auto: self.auto, ci_target_pct: self.req.ci_target_pct };
         let mut sweep = Sweep::lay_out(items, self.configs, self.ready.len(), first_seq);
         let cfg_ties = config_ties(self.req, items[0].info.lockstep, self.ready);
-        let schedule = Schedule::new(sweep.ties(item_ties(self.req, items), &cfg_ties), aim.want);
+        let mut schedule = Schedule::new(sweep.ties(item_ties(self.req, items), &cfg_ties), aim.want);
+        if self.req.budget.is_some() {
+            // The budget bounds the time: a comparison may take many more samples to settle.
+            schedule = schedule.capped(BUDGET_CAP);
+        }
         let planned_start = Instant::now();
         for number in 1..=schedule.planned.len() as u32 {
             self.run_round(&mut sweep, &schedule.planned_round(number))?;
@@ -260,12 +336,25 @@ impl Executor<'_> {
     /// took at most (a second at least), so that a group takes at most about
     /// 3x its planned time, as a point takes at most 3x its samples.
     fn extra_rounds(&mut self, sweep: &mut Sweep, schedule: &Schedule, aim: Aim, planned: Duration) -> Result<()> {
-        let budget = (2 * planned).max(Duration::from_secs(1));
+        let budget = match self.req.budget {
+            Some(b) => b.saturating_sub(self.started.elapsed()),
+            None => (2 * planned).max(Duration::from_secs(1)),
+        };
         let start = Instant::now();
         let mut number = schedule.planned.len() as u32;
+        // Each look at the answers is one more chance of a false
+        // *different* (`stats::verdict`): look after the planned rounds,
+        // then each time the group's samples have grown by half.
+        let mut unsettled = vec![None; sweep.points.len()];
+        let mut looked_at = 0;
         while !self.was_interrupted && start.elapsed() < budget {
             number += 1;
-            let Some(round) = schedule.extra_round(number, &sweep.standings(aim)) else { break };
+            let taken: usize = sweep.points.iter().map(|p| p.got.taken()).sum();
+            if aim.auto && (looked_at == 0 || 2 * taken >= 3 * looked_at) {
+                unsettled = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct);
+                looked_at = taken.max(1);
+            }
+            let Some(round) = schedule.extra_round(number, &sweep.standings(aim, &unsettled)) else { break };
             sweep.count_retakes(&round);
             self.progress.add_length(round.jobs.len() as u64);
             self.run_round(sweep, &round)?;

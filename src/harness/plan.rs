@@ -22,8 +22,16 @@ pub(crate) struct Request {
     pub(crate) configs: Vec<String>,
     pub(crate) overrides: BTreeMap<String, String>,
     pub(crate) runs: Runs,
-    /// `--runs auto`: the target half-width of each median's 95 % interval, percent.
+    /// `--runs auto`: the target half-width of each median's 95 % interval,
+    /// percent, for a point that is compared with nothing.
     pub(crate) ci_target_pct: f64,
+    /// The noise threshold (percent) a comparison is settled against
+    /// (`stats::verdict::answer`) under `--runs auto`.
+    pub(crate) threshold_pct: f64,
+    /// `--budget`: no extra round starts once the run has taken this long
+    /// (and a point may then take more than 3x its samples). `None`: extra
+    /// rounds take at most twice the planned rounds' time.
+    pub(crate) budget: Option<Duration>,
     pub(crate) quick: bool,
     pub(crate) label: Option<String>,
     pub(crate) skip_unavailable: bool,

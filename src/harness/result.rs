@@ -52,7 +52,7 @@ pub(super) struct Subject<'a> {
 /// What a point has gathered over its group's rounds: the samples of every
 /// worker that measured it, why it failed if it did, and how many samples
 /// extra rounds took to replace disturbed ones.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Gathered {
     pub(crate) set: SampleSet,
     pub(crate) failed: Option<String>,

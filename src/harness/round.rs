@@ -152,6 +152,7 @@ impl Executor<'_> {
             },
             result_path: self.tmp.join(format!("r{job_no}.json")),
             cgroups: placement.join.clone(),
+            order_seed: order_seed(self.ledger.order_seed, job_no),
         };
         let n = job.takes.len();
         let turns = if n > 1 { format!(" (+{} in turn)", n - 1) } else { String::new() };
@@ -214,4 +215,12 @@ impl Executor<'_> {
             }
         }
     }
+}
+
+/// A worker's turn-order seed from the run's (splitmix64 of the two): never 0.
+fn order_seed(run: u64, job_no: usize) -> u64 {
+    let mut z = run ^ (job_no as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)).max(1)
 }

@@ -125,7 +125,8 @@ pub(crate) fn execute_into(
         cgroups,
         job_no: 0,
         was_interrupted: false,
-        ledger: Ledger::default(),
+        ledger: Ledger { order_seed: rand::random::<u64>().max(1), ..Ledger::default() },
+        started: std::time::Instant::now(),
     };
     let mut results = Vec::new();
     for group in groups(&plan.items) {
@@ -267,6 +268,8 @@ fn environment(req: &Request, auto: bool, load: Load, ledger: &Ledger, run: &mut
         retaken: Some(ledger.retaken as u64),
         noisy: Some(ledger.noisy as u64),
         schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
+        order_seed: Some(ledger.order_seed),
+        budget_s: req.budget.map(|b| b.as_secs_f64()),
         other: std::mem::take(&mut run.environment.other),
         ..RunEnvironment::default()
     }

@@ -88,6 +88,12 @@ impl Schedule {
         Schedule { ties, planned: split_rounds(want), want, cap: 3 * want }
     }
 
+    /// The same, each point taking at most `factor` times its samples.
+    pub(super) fn capped(mut self, factor: usize) -> Schedule {
+        self.cap = factor.max(1) * self.want;
+        self
+    }
+
     /// Planned round `number` (from 1): every tie once, each point taking
     /// that round's samples.
     pub(super) fn planned_round(&self, number: u32) -> Round {

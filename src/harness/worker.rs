@@ -48,6 +48,10 @@ pub(crate) struct JobSpec {
     /// (`harness::cgroups`): its limits' cgroups and, with `--isolate`, the shield.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) cgroups: Vec<PathBuf>,
+    /// Draws the order of a tie's turns after the first cycle (0: in
+    /// order), from the run's order seed and the worker's number.
+    #[serde(default)]
+    pub(crate) order_seed: u64,
 }
 
 /// One point of a job: its parameters, the samples to take, and the
@@ -143,7 +147,11 @@ fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
     }
     // A tie: a thread per point (after the configuration is applied, so each
     // inherits its affinity and policy), one running at a time.
-    let turns = std::sync::Arc::new(crate::measure::sampler::turns::Turns::new(job.points.len()));
+    let mut turns = crate::measure::sampler::turns::Turns::new(job.points.len());
+    if job.order_seed != 0 {
+        turns = turns.shuffled(job.order_seed);
+    }
+    let turns = std::sync::Arc::new(turns);
     std::thread::scope(|sc| {
         let threads: Vec<_> = job
             .points

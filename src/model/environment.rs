@@ -90,6 +90,12 @@ pub(crate) struct RunEnvironment {
     /// `[result index, round]` of each worker, in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) schedule: Vec<[u64; 2]>,
+    /// What drew the order of every tie's turns (`sampler::turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) order_seed: Option<u64>,
+    /// `--budget`, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) budget_s: Option<f64>,
     /// `--isolate`: how the measured CPUs were kept free of other tasks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) isolated: Option<String>,

@@ -3,7 +3,7 @@
 use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::model::{Better, Params};
 use crate::stats::trust::PlacementGroup;
-use crate::stats::{self, CompareOptions, Comparison, Side, Warning};
+use crate::stats::{self, CompareOptions, Comparison, Warning};
 use serde::Serialize;
 
 /// One column of a table: a configuration of a run, or a whole run.
@@ -280,8 +280,7 @@ impl Row {
             .map(|f| match (base, f.filter(|r| r.status == Status::Ok)) {
                 // A figure below resolution has no ratio worth printing.
                 (Some(a), Some(b)) if a.below_resolution.is_none() && b.below_resolution.is_none() => {
-                    let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
-                    stats::compare_sides(&va, &sa, &vb, &sb, any.better, opt)
+                    stats::compare::compare_results(a, b, opt)
                 }
                 _ => None,
             })
@@ -381,7 +380,8 @@ impl Report {
         remarks.dedup();
         // Families add their own lines (the caller fills `summaries`).
         let summaries = Vec::new();
-        let notes = run_notes(&run);
+        let mut notes = run_notes(&run);
+        notes.extend(answers_line(&tables));
         let why = super::why::lines(&tables, opt);
         Report {
             runs: vec![run],
@@ -506,6 +506,30 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
         v.push(line);
     }
     v
+}
+
+/// `answers: 12 different (*), 20 same, 4 unknown (8 judged on adjacent
+/// pairs)`: how the run's comparisons came out (`stats::verdict`), counter
+/// rows left out; `None` without a comparison.
+fn answers_line(tables: &[Table]) -> Option<String> {
+    use crate::stats::verdict::Answer;
+    let changes: Vec<&Comparison> = tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .filter(|r| r.counter.is_none())
+        .flat_map(|r| r.changes.iter().flatten())
+        .collect();
+    if changes.is_empty() {
+        return None;
+    }
+    let count = |a: Answer| changes.iter().filter(|c| c.answer == a).count();
+    let paired = changes.iter().filter(|c| c.paired.is_some()).count();
+    let parts: Vec<String> = [Answer::Different, Answer::Same, Answer::Unknown]
+        .into_iter()
+        .map(|a| format!("{} {}{}", count(a), a.as_str(), if a == Answer::Different { " (*)" } else { "" }))
+        .collect();
+    let paired = if paired > 0 { format!(" ({paired} judged on adjacent pairs)") } else { String::new() };
+    Some(format!("answers: {}{paired}", parts.join(", ")))
 }
 
 fn run_warnings(run: &RunRecord) -> Vec<String> {

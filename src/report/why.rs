@@ -18,7 +18,7 @@
 use super::counters::derive;
 use super::model::Table;
 use crate::model::record::ResultRecord;
-use crate::stats::compare::{compare_sides, mann_whitney_p, Side};
+use crate::stats::compare::{mann_whitney_p, Side};
 use crate::stats::summary::median;
 use crate::stats::CompareOptions;
 
@@ -101,7 +101,7 @@ pub(crate) fn shifts(a: &ResultRecord, b: &ResultRecord, opt: &CompareOptions) -
         }
         let (ma, mb) = (median(&va), median(&vb));
         let changed = if ma > 0.0 && mb > 0.0 {
-            compare_sides(&va, &sa, &vb, &sb, x.better, opt).is_some_and(|c| c.significant)
+            crate::stats::compare::compare_results(&x, y, opt).is_some_and(|c| c.significant)
         } else if ma != mb {
             !(sa.noisy || sb.noisy || sa.busy || sb.busy) && mann_whitney_p(&va, &vb).is_some_and(|p| p < opt.alpha)
         } else {

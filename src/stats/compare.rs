@@ -21,10 +21,29 @@
 //! Welch's t-test must pass as well, as the rule was then. Where a side
 //! splits by where its tasks ran, the change is also judged mode by mode
 //! (`modes`).
+//!
+//! **A veto weighed against the change.** A noisy or busy side withholds
+//! the star only when what disturbed it could explain the change: another
+//! task sharing a CPU with the measured ones takes at most its fair share,
+//! half the time with one competitor, so a change of 2x or more that holds
+//! across the rounds (rule 3) is starred whatever the disturbance (a
+//! two-task latency whose tasks keep both CPUs busy themselves, 5-14x
+//! slower across CPUs, is then no longer withheld as "busy").
+//!
+//! **Pairs first.** Where the two sides took turns in the same workers, the
+//! change is judged on adjacent pairs instead (`verdict::paired_change`):
+//! the estimate, its interval and the star are the pairs', and rules 2-4
+//! do not apply (the pairs are clean ones, and their interval already
+//! widens with few of them or with workers that disagree).
+//!
+//! Every comparison also carries one of three answers (`verdict::Answer`):
+//! *different* (starred), *same* (its interval within the threshold) or
+//! *unknown*; `--runs auto` samples while a comparison is unknown.
 
 use super::modes::{self, ModeChange, ModeInput};
 use super::rounds::{self, Rounds};
 use super::summary::median;
+use super::verdict::{self, Answer, Pair, PairedChange};
 use crate::model::record::ResultRecord;
 use crate::model::sample::Placement;
 use crate::model::Better;
@@ -56,6 +75,13 @@ pub(crate) struct Comparison {
     /// Why a change that passed the rank test and the threshold is not marked significant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) withheld: Option<Withheld>,
+    /// Different (starred), same or unknown.
+    #[serde(default)]
+    pub(crate) answer: Answer,
+    /// The change from adjacent pairs, where the sides took turns: then
+    /// `speedup`, `change_pct` and the interval are the pairs'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paired: Option<PairedChange>,
 }
 
 impl Comparison {
@@ -118,13 +144,24 @@ impl Side {
     }
 }
 
+/// The comparison of two stored results: [`compare_sides`] on their clean
+/// samples, with their adjacent pairs where they took turns.
+pub(crate) fn compare_results(a: &ResultRecord, b: &ResultRecord, opt: &CompareOptions) -> Option<Comparison> {
+    let ((va, sa), (vb, sb)) = (Side::of(a), Side::of(b));
+    let pairs = super::paired::pairs((&a.samples, &a.samples_meta), (&b.samples, &b.samples_meta), a.better);
+    compare_sides(&va, &sa, &vb, &sb, &pairs, a.better, opt)
+}
+
 /// [`compare`], then the rule for a star (the module's documentation):
-/// the rounds must agree, and neither side be noisy or busy.
+/// the pairs decide where there are enough of them; otherwise the rounds
+/// must agree, and neither side be noisy or busy unless the change is
+/// beyond what that could explain.
 pub(crate) fn compare_sides(
     a: &[f64],
     sa: &Side,
     b: &[f64],
     sb: &Side,
+    pairs: &[Pair],
     better: Better,
     opt: &CompareOptions,
 ) -> Option<Comparison> {
@@ -134,24 +171,54 @@ pub(crate) fn compare_sides(
         c.rounds =
             rounds::judge((a, &sa.rounds), (b, &sb.rounds), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
     }
-    c.significant = samples_pass(&c, known, opt);
     c.modes = modes::changes(
         &ModeInput { values: a, rounds: &sa.rounds, placements: &sa.placements, split: sa.split },
         &ModeInput { values: b, rounds: &sb.rounds, placements: &sb.placements, split: sb.split },
         better,
         opt,
     );
+    if let Some(p) = verdict::paired_change(pairs) {
+        c.speedup = p.speedup;
+        c.change_pct = (p.speedup - 1.0) * 100.0;
+        (c.ci_low, c.ci_high) = (Some(p.low), Some(p.high));
+        c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
+        c.significant = c.answer == Answer::Different;
+        c.paired = Some(p);
+        return Some(c);
+    }
+    c.significant = samples_pass(&c, known, opt);
     let why = if sa.noisy || sb.noisy {
         Some(Withheld::Noisy)
     } else if sa.busy || sb.busy {
         Some(Withheld::Busy)
     } else {
-        rounds_fail(&c, known, opt)
+        None
+    };
+    let why = match why {
+        // Disturbance explains at most a halving; rule 3 must still hold.
+        Some(_) if known && c.speedup.ln().abs() >= 2f64.ln() && rounds_fail(&c, known, opt).is_none() => None,
+        Some(w) => Some(w),
+        None => rounds_fail(&c, known, opt),
     };
     if c.significant && why.is_some() {
         c.significant = false;
         c.withheld = why;
     }
+    c.answer = if c.significant {
+        Answer::Different
+    } else {
+        let interval = if known && opt.rounds_paired {
+            verdict::rounds_interval(&rounds::paired_log_speedups((a, &sa.rounds), (b, &sb.rounds), better))
+        } else {
+            c.ci_low.zip(c.ci_high)
+        };
+        match interval {
+            Some((l, h)) if why.is_none() && verdict::answer(c.speedup, l, h, opt.threshold_pct) == Answer::Same => {
+                Answer::Same
+            }
+            _ => Answer::Unknown,
+        }
+    };
     Some(c)
 }
 
@@ -236,6 +303,8 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         rounds: None,
         modes: Vec::new(),
         withheld: None,
+        answer: Answer::Unknown,
+        paired: None,
     };
     c.significant = p_welch.is_some_and(|p| p < opt.alpha)
         && p_mann_whitney.is_some_and(|p| p < opt.alpha)
@@ -449,7 +518,7 @@ mod tests {
             let trials = 400;
             for seed in 0..trials {
                 let ((va, sa), (vb, sb)) = simulate(seed, 5, 2, hog_on_b);
-                let c = compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap();
+                let c = compare_sides(&va, &sa, &vb, &sb, &[], Better::Lower, &opt).unwrap();
                 starred += usize::from(c.significant);
                 starred_plain += usize::from(compare(&va, &vb, Better::Lower, &opt).unwrap().significant);
             }
@@ -471,7 +540,7 @@ mod tests {
         for seed in 0..100 {
             let ((va, sa), (vb, sb)) = simulate(seed, 5, 2, false);
             let vb: Vec<f64> = vb.iter().map(|v| v * 1.15).collect();
-            starred += usize::from(compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap().significant);
+            starred += usize::from(compare_sides(&va, &sa, &vb, &sb, &[], Better::Lower, &opt).unwrap().significant);
         }
         assert!(starred >= 95, "{starred} of 100 real 15 % differences starred");
     }
@@ -495,13 +564,13 @@ mod tests {
                 b.1.rounds.push(r as u32 + 1);
             }
         }
-        let c = compare_sides(&a.0, &a.1, &b.0, &b.1, Better::Lower, &opt).unwrap();
+        let c = compare_sides(&a.0, &a.1, &b.0, &b.1, &[], Better::Lower, &opt).unwrap();
         assert!(c.change_pct < -80.0);
         let r = c.rounds.clone().unwrap();
         assert_eq!((r.test, r.rounds, r.held), (rounds::RoundTest::Sign, 10, 10));
         assert!(c.significant, "{c:?}");
         // The same numbers the other way round: a 6x speedup, starred alike.
-        let d = compare_sides(&b.0, &b.1, &a.0, &a.1, Better::Lower, &opt).unwrap();
+        let d = compare_sides(&b.0, &b.1, &a.0, &a.1, &[], Better::Lower, &opt).unwrap();
         assert!(d.significant && d.change_pct > 400.0);
     }
 
@@ -515,10 +584,11 @@ mod tests {
         let mut found = 0;
         for seed in 0..trials {
             let ((va, sa), (vb, sb)) = simulate(seed, 10, 2, true);
-            false_stars += usize::from(compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap().significant);
+            false_stars +=
+                usize::from(compare_sides(&va, &sa, &vb, &sb, &[], Better::Lower, &opt).unwrap().significant);
             let ((va, sa), (vb, sb)) = simulate(seed + 10_000, 10, 2, false);
             let vb: Vec<f64> = vb.iter().map(|v| v * 1.03).collect();
-            found += usize::from(compare_sides(&va, &sa, &vb, &sb, Better::Lower, &opt).unwrap().significant);
+            found += usize::from(compare_sides(&va, &sa, &vb, &sb, &[], Better::Lower, &opt).unwrap().significant);
         }
         assert!(false_stars * 50 <= trials as usize, "{false_stars} of {trials} A/A comparisons starred");
         assert!(found * 10 >= trials as usize * 8, "{found} of {trials} real 3 % changes starred");
@@ -530,7 +600,7 @@ mod tests {
         let a: Vec<f64> = (0..10).map(|i| 10.0 + (i % 3) as f64 * 0.01).collect();
         let b: Vec<f64> = a.iter().map(|x| x * 1.5).collect();
         let two = Side { rounds: (0..10).map(|i| i % 2 + 1).collect(), ..Default::default() };
-        let c = compare_sides(&a, &two, &b, &two, Better::Lower, &opt).unwrap();
+        let c = compare_sides(&a, &two, &b, &two, &[], Better::Lower, &opt).unwrap();
         assert!(!c.significant && c.withheld == Some(Withheld::FewRounds), "{c:?}");
     }
 
@@ -552,12 +622,14 @@ mod tests {
         let b: Vec<f64> = a.iter().map(|x| x * 1.5).collect();
         let opt = CompareOptions::default();
         let noisy = Side { noisy: true, ..Default::default() };
-        let c = compare_sides(&a, &Side::default(), &b, &noisy, Better::Lower, &opt).unwrap();
+        let c = compare_sides(&a, &Side::default(), &b, &noisy, &[], Better::Lower, &opt).unwrap();
         assert!(!c.significant && c.withheld == Some(Withheld::Noisy));
         let busy = Side { busy: true, ..Default::default() };
-        let c = compare_sides(&a, &busy, &b, &Side::default(), Better::Lower, &opt).unwrap();
+        let c = compare_sides(&a, &busy, &b, &Side::default(), &[], Better::Lower, &opt).unwrap();
         assert!(!c.significant && c.withheld == Some(Withheld::Busy));
-        assert!(compare_sides(&a, &Side::default(), &b, &Side::default(), Better::Lower, &opt).unwrap().significant);
+        assert!(
+            compare_sides(&a, &Side::default(), &b, &Side::default(), &[], Better::Lower, &opt).unwrap().significant
+        );
     }
 
     proptest! {

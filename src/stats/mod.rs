@@ -8,6 +8,7 @@ pub(crate) mod profile_shift;
 pub(crate) mod rounds;
 pub(crate) mod summary;
 pub(crate) mod trust;
+pub(crate) mod verdict;
 pub(crate) mod warnings;
 
 pub(crate) use compare::{compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};

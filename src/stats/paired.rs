@@ -12,7 +12,9 @@
 //! pair ratios (docs/mem.md).
 
 use super::summary::median;
+use super::verdict::Pair;
 use crate::model::sample::{used, SampleMeta};
+use crate::model::Better;
 use std::collections::BTreeMap;
 
 /// The per-pair ratio of two results taken in turns.
@@ -51,6 +53,27 @@ pub(crate) fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]
         }
     }
     of_ratios(ratios)
+}
+
+/// The adjacent pairs of two results taken in turns, as `verdict` judges
+/// them: each worker's `i`-th used sample of one with its `i`-th of the
+/// other, as the log speedup of B against A (> 0 when B is better). Empty
+/// when they were not taken in turns.
+pub(crate) fn pairs(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]), better: Better) -> Vec<Pair> {
+    let (Some(ja), Some(jb)) = (by_job(a.0, a.1), by_job(b.0, b.1)) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (job, xs) in &ja {
+        let Some(ys) = jb.get(job) else { continue };
+        for (x, y) in xs.iter().zip(ys) {
+            if let (Some(x), Some(y)) = (x, y) {
+                let s = super::compare::speedup_of(*x, *y, better);
+                if *x > 0.0 && *y > 0.0 && s.is_finite() {
+                    out.push(Pair { worker: *job, log_speedup: s.ln() });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The median of per-pair ratios and its interval.

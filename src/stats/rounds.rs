@@ -89,6 +89,17 @@ pub(crate) fn round_medians(values: &[f64], rounds: &[u32]) -> BTreeMap<u32, f64
     by.into_iter().map(|(r, v)| (r, median(&v))).collect()
 }
 
+/// The log speedup of each round both sides took (> 0 when B is better),
+/// in round order.
+pub(crate) fn paired_log_speedups(a: (&[f64], &[u32]), b: (&[f64], &[u32]), better: Better) -> Vec<f64> {
+    let (ma, mb) = (round_medians(a.0, a.1), round_medians(b.0, b.1));
+    ma.iter()
+        .filter_map(|(r, &x)| mb.get(r).map(|&y| speedup_of(x, y, better)))
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(f64::ln)
+        .collect()
+}
+
 /// Two-sided sign test: `2 P(Binomial(n, 1/2) >= held)`, at most 1.
 pub(crate) fn sign_p(n: usize, held: usize) -> f64 {
     if held == 0 || n == 0 {

@@ -73,6 +73,8 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 overrides: part.overrides,
                 runs: part.runs.unwrap_or(plan::Runs::Default),
                 ci_target_pct: 1.0,
+                threshold_pct: 1.0,
+                budget: None,
                 quick: ask.quick,
                 label: ask.label.clone(),
                 skip_unavailable: false,

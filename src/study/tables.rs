@@ -312,7 +312,7 @@ impl Building {
     /// (starred when significant) and whether its direction is the
     /// published one.
     fn compared(&mut self, row: &Row, a: &Measured, b: &Measured, opt: &CompareOptions) -> [String; 4] {
-        let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, a.better, opt);
+        let mut c = stats::compare_sides(&a.samples, &a.side, &b.samples, &b.side, &[], a.better, opt);
         // A row of means shows the change of the means it shows;
         // its significance stays the tests' on the samples.
         if row.figure() != Figure::Median {

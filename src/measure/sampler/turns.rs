@@ -27,6 +27,14 @@
 //! noise in tuned/libc of buffers not in cache. Only the holder of the turn
 //! runs, so a shared value is never used by two members at once.
 //!
+//! **Order.** The first cycle (every member's set-up) goes 0, 1, ...; after
+//! it, with a seed ([`Turns::shuffled`], what the harness gives every tie),
+//! each cycle's order is drawn at random: a periodic disturbance, or the
+//! one sample after another's that pays for its cache misses, then hits
+//! every member alike in the long run instead of always the same one.
+//! Each cycle still holds one turn of every member, so sample `i` of one
+//! and sample `i` of another stay adjacent (`stats::paired`).
+//!
 //! The points run where one thread would: a thread woken by another that
 //! is still running lands on an idle CPU, so left alone the two sides of a
 //! comparison would run on different CPUs (of a VM's vCPUs, which the host
@@ -39,6 +47,8 @@
 use crate::cpuset::CpuSet;
 use crate::sys;
 use anyhow::Result;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
@@ -60,17 +70,34 @@ struct State {
     gone: Vec<bool>,
     /// The CPU the last holder handed the turn on.
     cpu: Option<u32>,
+    /// With a seed: the members still to go in this cycle, next last, and
+    /// what draws each new cycle's order.
+    cycle: Vec<usize>,
+    rng: Option<rand_chacha::ChaCha8Rng>,
 }
 
 impl Turns {
     /// A rotation of `n` members; member 0 holds the first turn.
     pub(crate) fn new(n: usize) -> Turns {
         Turns {
-            state: Mutex::new(State { holder: (n > 0).then_some(0), gone: vec![false; n], cpu: None }),
+            state: Mutex::new(State {
+                holder: (n > 0).then_some(0),
+                gone: vec![false; n],
+                cpu: None,
+                cycle: (1..n).rev().collect(),
+                rng: None,
+            }),
             moved: Condvar::new(),
             members: n,
             shared: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same rotation, each cycle after the first in an order drawn
+    /// from `seed`.
+    pub(crate) fn shuffled(self, seed: u64) -> Turns {
+        self.lock().rng = Some(rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -101,7 +128,7 @@ impl Turns {
         let cpu = sys::task::current_cpu();
         let mut s = self.lock();
         if s.holder == Some(me) {
-            s.holder = next(&s.gone, me);
+            s.holder = s.after(me);
             s.cpu = cpu;
             self.moved.notify_all();
         }
@@ -115,9 +142,33 @@ impl Turns {
             *g = true;
         }
         if s.holder == Some(me) {
-            s.holder = next(&s.gone, me);
+            s.holder = s.after(me);
         }
         self.moved.notify_all();
+    }
+}
+
+impl State {
+    /// Who holds the turn after `me`: the next in rotation order, or with a
+    /// seed the next of this cycle's drawn order (a new cycle drawn when
+    /// this one is done).
+    fn after(&mut self, me: usize) -> Option<usize> {
+        let Some(rng) = self.rng.as_mut() else { return next(&self.gone, me) };
+        loop {
+            if self.cycle.is_empty() {
+                let mut live: Vec<usize> = (0..self.gone.len()).filter(|&i| !self.gone[i]).collect();
+                if live.is_empty() {
+                    return None;
+                }
+                live.shuffle(rng);
+                live.reverse();
+                self.cycle = live;
+            }
+            let k = self.cycle.pop()?;
+            if !self.gone[k] {
+                return Some(k);
+            }
+        }
     }
 }
 
@@ -266,6 +317,47 @@ mod tests {
             b.join().unwrap()
         });
         assert!(done);
+    }
+
+    #[test]
+    fn shuffled_cycles_hold_every_member_once_in_a_drawn_order() {
+        let log_seeded = |seed: u64, rounds: &[usize]| {
+            let turns = Arc::new(Turns::new(rounds.len()).shuffled(seed));
+            let log = Arc::new(Mutex::new(Vec::new()));
+            std::thread::scope(|sc| {
+                for (me, &r) in rounds.iter().enumerate() {
+                    let (turns, log) = (&turns, log.clone());
+                    sc.spawn(move || {
+                        let m = turns.enter(me);
+                        for i in 0..r {
+                            if i > 0 {
+                                m.yield_turn();
+                            }
+                            log.lock().unwrap().push(me);
+                        }
+                    });
+                }
+            });
+            let v = log.lock().unwrap().clone();
+            v
+        };
+        let mut firsts = [0usize; 3];
+        for seed in 0..40 {
+            let v = log_seeded(seed, &[6, 6, 6]);
+            assert_eq!(&v[..3], &[0, 1, 2], "the first cycle is in order");
+            for c in v.chunks(3) {
+                let mut c = c.to_vec();
+                firsts[c[0]] += 1;
+                c.sort();
+                assert_eq!(c, [0, 1, 2], "seed {seed}: {v:?}");
+            }
+            // The same seed, the same order.
+            assert_eq!(v, log_seeded(seed, &[6, 6, 6]));
+        }
+        assert!(firsts.iter().all(|&f| f > 20), "every member goes first sometimes: {firsts:?}");
+        // A member that leaves early leaves the others in cycles.
+        let v = log_seeded(7, &[1, 3, 3]);
+        assert_eq!(v.len(), 7);
     }
 
     #[test]

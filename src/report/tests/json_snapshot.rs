@@ -45,6 +45,7 @@ fn json_of_a_comparison_of_two_configurations() {
           ],
           "changes": [
             {
+              "answer": "unknown",
               "change_pct": 16.022099447513803,
               "ci_high": null,
               "ci_low": null,
@@ -118,7 +119,9 @@ fn json_of_a_comparison_of_two_configurations() {
       "tail": false
     }
   ],
-  "notes": [],
+  "notes": [
+    "answers: 0 different (*), 0 same, 1 unknown"
+  ],
   "results": [
     {
       "benchmark": "lat.syscall",

@@ -45,6 +45,7 @@ fn markdown_comparison_of_two_configurations() {
 
 - runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
  lat.pipe [noht]
+- answers: 2 different (*), 0 same, 2 unknown
 - warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );

@@ -45,6 +45,7 @@ not marked significant although the rank test passed: 2 changes (1 held in too f
 
 runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
  lat.pipe [noht]
+answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
@@ -129,6 +130,7 @@ bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
 runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
  lat.pipe [noht]
+answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
     );
