@@ -267,8 +267,20 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     results.retain(|r| selected(&a.run.selectors, r));
     let base_results = base_results.into_iter().filter(|r| selected(&a.run.selectors, r)).collect();
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
+    let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
-    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
+    let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
+    if let Some(why) = moved {
+        // A slower machine looks like a slower build: no regression is
+        // called against a baseline the machine has moved away from.
+        eprintln!("kdelta: {why}");
+        for l in &mut rows {
+            if l.verdict == Some(Verdict::Regressed) {
+                l.verdict = Some(Verdict::CannotTell(why.clone()));
+                l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(": regressed"));
+            }
+        }
+    }
     if rows.iter().all(|l| l.verdict.is_none()) {
         return Err(bad_input(format!(
             "{run_name} has no row {base_name} has (benchmark, parameters and configuration): \

@@ -128,6 +128,8 @@ pub(crate) fn execute_into(
         ledger: Ledger { order_seed: rand::random::<u64>().max(1), ..Ledger::default() },
         started: std::time::Instant::now(),
     };
+    // The machine's own speed now, to compare with what a later check finds.
+    let reference_before = crate::measure::reference::measure();
     let mut results = Vec::new();
     for group in groups(&plan.items) {
         if ex.was_interrupted {
@@ -155,6 +157,8 @@ pub(crate) fn execute_into(
     }
     let mut environment = environment(req, ex.auto, watch.finish(ex.ledger.workers_cpu, topo), &ex.ledger, &mut run);
     environment.isolated = isolated;
+    environment.reference_before = reference_before;
+    environment.reference_after = if ex.was_interrupted { None } else { crate::measure::reference::measure() };
     run.status = if ex.was_interrupted { RunStatus::Incomplete } else { RunStatus::Complete };
     store.finish_run(run.id, run.status, &environment)?;
     run.environment = environment;

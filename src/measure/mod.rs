@@ -7,4 +7,5 @@ pub(crate) mod benchmark;
 pub(crate) mod disturb;
 pub(crate) mod owned;
 pub(crate) mod profile;
+pub(crate) mod reference;
 pub(crate) mod sampler;

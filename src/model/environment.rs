@@ -46,6 +46,19 @@ impl<'de> Deserialize<'de> for RunsAsked {
     }
 }
 
+/// The reference loops' figures at one moment (`measure::reference`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Reference {
+    pub(crate) kinds: Vec<ReferenceKind>,
+}
+
+/// One kind of reference loop: its median nanoseconds per iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ReferenceKind {
+    pub(crate) name: String,
+    pub(crate) ns: f64,
+}
+
 /// A run's environment. Every field is optional: runs from older versions,
 /// interrupted runs and simulated runs carry fewer of them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -90,6 +103,11 @@ pub(crate) struct RunEnvironment {
     /// `[result index, round]` of each worker, in the order they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) schedule: Vec<[u64; 2]>,
+    /// The reference loops before the first worker and after the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reference_before: Option<Reference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reference_after: Option<Reference>,
     /// What drew the order of every tie's turns (`sampler::turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) order_seed: Option<u64>,

@@ -34,6 +34,7 @@
 //! - *unknown*: anything else; `--runs auto` takes more rounds while a
 //!   comparison is unknown, within `--budget`.
 
+use crate::model::environment::RunEnvironment;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
@@ -161,9 +162,44 @@ pub(crate) fn rounds_interval(d: &[f64]) -> Option<(f64, f64)> {
     Some(((m - half).exp(), (m + half).exp()))
 }
 
+/// Whether the machine's own speed moved between a baseline run and a new
+/// one, by their reference loops (`measure::reference`, before the first
+/// worker and after the last): a kind whose figure moved by more than the
+/// limit plus what each run's own two measurements disagree by. `Some`
+/// names the kind and how far it moved; `None` when it did not, or when a
+/// run has no reference (made before kdelta measured one).
+pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_pct: f64) -> Option<String> {
+    let figure = |e: &RunEnvironment, name: &str| {
+        let ns: Vec<f64> = [&e.reference_before, &e.reference_after]
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.kinds.iter().find(|k| k.name == name).map(|k| k.ns))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        let mean = ns.iter().map(|x| x.ln()).sum::<f64>() / ns.len() as f64;
+        let spread = ns.iter().map(|x| (x.ln() - mean).abs()).fold(0.0, f64::max);
+        (!ns.is_empty()).then_some((mean, spread))
+    };
+    let kinds = base.reference_before.as_ref().or(base.reference_after.as_ref())?;
+    for k in &kinds.kinds {
+        let (Some((b, sb)), Some((n, sn))) = (figure(base, &k.name), figure(new, &k.name)) else { continue };
+        let moved = n - b;
+        if moved.abs() > (1.0 + limit_pct / 100.0).ln() + sb.max(sn) {
+            let way = if moved > 0.0 { "slower" } else { "faster" };
+            return Some(format!(
+                "the machine's speed changed since the baseline: its {} reference loop runs {:.1}% {way}",
+                k.name,
+                (moved.abs().exp() - 1.0) * 100.0
+            ));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::environment::{Reference, ReferenceKind};
     use rand::{Rng, SeedableRng};
 
     fn pairs_of(per_worker: &[&[f64]]) -> Vec<Pair> {
@@ -219,6 +255,22 @@ mod tests {
         // Excludes 1, below the threshold and within it: same.
         assert_eq!(answer(1.005, 1.001, 1.008, 1.0), Answer::Same);
         assert_eq!(answer(f64::NAN, 1.0, 1.0, 1.0), Answer::Unknown);
+    }
+
+    #[test]
+    fn a_machine_that_moved_is_told_by_its_reference_loops() {
+        let env = |before: f64, after: f64| RunEnvironment {
+            reference_before: Some(Reference { kinds: vec![ReferenceKind { name: "table loop".into(), ns: before }] }),
+            reference_after: Some(Reference { kinds: vec![ReferenceKind { name: "table loop".into(), ns: after }] }),
+            ..Default::default()
+        };
+        assert_eq!(machine_moved(&env(1.0, 1.0), &env(1.005, 1.0), 1.0), None);
+        let m = machine_moved(&env(1.0, 1.0), &env(1.10, 1.12), 1.0).expect("11 % slower");
+        assert!(m.contains("table loop reference loop runs 11.0% slower"), "{m}");
+        // A run whose own two measurements disagree allows as much.
+        assert_eq!(machine_moved(&env(1.0, 1.2), &env(1.1, 1.1), 1.0), None);
+        // No reference in the baseline: nothing to tell.
+        assert_eq!(machine_moved(&RunEnvironment::default(), &env(2.0, 2.0), 1.0), None);
     }
 
     #[test]
