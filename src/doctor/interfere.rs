@@ -31,13 +31,13 @@ use std::time::{Duration, Instant};
 pub(crate) const KINDS: [&str; 3] = ["shell", "memory", "multiply"];
 
 /// One sample's length.
-const SAMPLE: Duration = Duration::from_millis(3);
+const SAMPLE: Duration = Duration::from_millis(2);
 /// Pairs of samples per kind and ordered pair of CPUs, at most and at least
 /// (fewer on more CPUs, to keep the whole within [`BUDGET`]).
-const MAX_PAIRS: u32 = 31;
+const MAX_PAIRS: u32 = 21;
 const MIN_PAIRS: u32 = 9;
 /// The time the measurement aims at, whatever the number of CPUs.
-const BUDGET: Duration = Duration::from_secs(4);
+const BUDGET: Duration = Duration::from_secs(3);
 /// Above this many CPUs the pairs are not measured (their number grows as
 /// the square): SMT siblings alone count there.
 pub(crate) const MAX_CPUS: usize = 8;
@@ -110,7 +110,7 @@ struct Load {
     running: Arc<AtomicBool>,
     quit: Arc<AtomicBool>,
     spins: Arc<AtomicU64>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<f64>>,
 }
 
 impl Load {
@@ -131,8 +131,18 @@ impl Load {
                     std::thread::park();
                 }
             }
+            clock::thread_cpu_secs()
         });
         Load { on, running, quit, spins, thread: Some(thread) }
+    }
+
+    /// Stop the load for good: the CPU seconds it used.
+    fn end(mut self) -> f64 {
+        self.quit.store(true, Ordering::Release);
+        self.on.store(false, Ordering::Release);
+        let t = self.thread.take().expect("ended once");
+        t.thread().unpark();
+        t.join().unwrap_or(0.0)
     }
 
     fn set(&self, on: bool) {
@@ -203,6 +213,11 @@ pub(crate) fn judge(ratios: &[f64]) -> (Option<f64>, bool) {
     (Some(m - 1.0), m - 1.0 > LIMIT && above * 4 >= v.len() * 3)
 }
 
+/// CPU `cpu`'s idle seconds (`/proc/stat`).
+fn idle_of(cpu: u32) -> Option<f64> {
+    crate::sys::cpu::stat_cpus().get(cpu as usize).map(|t| t.idle_s)
+}
+
 /// Measure how a load on `busy` slows loops on `cpu`, `pairs` pairs of
 /// samples per kind, in a thread pinned to `cpu`.
 fn measure_pair(cpu: u32, busy: u32, pairs: u32) -> Pair {
@@ -210,13 +225,15 @@ fn measure_pair(cpu: u32, busy: u32, pairs: u32) -> Pair {
         let _ = crate::sys::set_affinity(&CpuSet::from_iter([cpu]));
         let mut mem = vec![1u64; MEM_BYTES / 8];
         let load = Load::new(busy);
+        let idle0 = idle_of(busy);
+        let t0 = Instant::now();
         let mut out = std::collections::BTreeMap::new();
         let mut any = false;
         for kind in KINDS {
             let n = calibrate(kind, &mut mem);
             let mut ratios = Vec::new();
             let mut tries = 0;
-            while ratios.len() < pairs as usize && tries < 3 * pairs {
+            while ratios.len() < pairs as usize && tries < 2 * pairs {
                 tries += 1;
                 let loaded_first = tries % 2 == 0;
                 let mut take = |on: bool| {
@@ -241,10 +258,18 @@ fn measure_pair(cpu: u32, busy: u32, pairs: u32) -> Pair {
                 out.insert(kind.to_string(), s);
             }
         }
-        (out, any)
+        let loaded = load.end();
+        let wall = t0.elapsed().as_secs_f64();
+        // Other tasks' share of the busy CPU while it was measured: the
+        // "quiet" side was not quiet when it is large.
+        let other_work = match (idle0, idle_of(busy)) {
+            (Some(a), Some(b)) if wall > 0.0 => Some(((wall - (b - a)).max(0.0) - loaded).max(0.0) / wall),
+            _ => None,
+        };
+        (out, any, other_work)
     });
-    let (slowdown, interferes) = slow.join().unwrap_or_default();
-    Pair { cpu, busy, slowdown, pairs, interferes }
+    let (slowdown, interferes, other_work) = slow.join().unwrap_or_default();
+    Pair { cpu, busy, slowdown, pairs, interferes, other_work }
 }
 
 /// Measure every ordered pair of `cpus` (none above [`MAX_CPUS`]).

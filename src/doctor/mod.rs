@@ -161,6 +161,10 @@ pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path:
     r.interference = rec;
 }
 
+/// Share of a loaded CPU's time other tasks may use while it is measured
+/// before the doctor says the measurement was not quiet.
+const OTHER_WORK: f64 = 0.10;
+
 /// The finding for a measured interference record (`None`: not measured).
 pub(crate) fn interference_finding(
     rec: Option<&crate::measure::interfere::Record>,
@@ -194,17 +198,32 @@ pub(crate) fn interference_finding(
         .map(|p| format!("CPU {} slows CPU {} ({})", p.busy, p.cpu, figures(p)))
         .collect();
     let record = written.map(|w| format!(" (record: {w})")).unwrap_or_default();
+    // A "quiet" side that was not: the slowdowns understate.
+    let busiest = rec.pairs.iter().filter_map(|p| p.other_work.map(|w| (w, p.busy))).max_by(|a, b| a.0.total_cmp(&b.0));
+    let unquiet = match busiest {
+        Some((w, cpu)) if w > OTHER_WORK => {
+            format!(
+                "; measured while other tasks used CPU {cpu} {:.0} % of the time: run again on a quiet machine",
+                w * 100.0
+            )
+        }
+        _ => String::new(),
+    };
     if hits.is_empty() {
         let most = rec.pairs.iter().flat_map(|p| p.slowdown.values().copied()).fold(0.0f64, f64::max);
         Finding::new(
             SETTING,
-            format!("no CPU slows another consistently by more than {:.0} % (largest median {:+.0} %)", rec.limit * 100.0, most * 100.0),
-            Verdict::Ok,
+            format!(
+                "no CPU slows another consistently by more than {:.0} % (largest median {:+.0} %){unquiet}",
+                rec.limit * 100.0,
+                most * 100.0
+            ),
+            if unquiet.is_empty() { Verdict::Ok } else { Verdict::Note },
         )
         .why(why)
         .recommend(format!("nothing{record}"))
     } else {
-        Finding::new(SETTING, hits.join("; "), Verdict::Note).why(why).recommend(format!(
+        Finding::new(SETTING, hits.join("; ") + &unquiet, Verdict::Note).why(why).recommend(format!(
             "kdelta counts these CPUs' busy time as disturbance of samples on the CPUs they slow{record}; \
              measure where they stay quiet, or on one CPU of each pair"
         ))

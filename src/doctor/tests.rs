@@ -175,6 +175,7 @@ fn measured(pairs: &[(u32, u32, f64, f64)]) -> crate::measure::interfere::Record
                 slowdown: [("shell".into(), shell), ("memory".into(), shell + 0.06), ("multiply".into(), mult)].into(),
                 pairs: 31,
                 interferes: shell > LIMIT,
+                other_work: None,
             })
             .collect(),
     }
@@ -196,6 +197,12 @@ fn interference_is_shown_with_its_figures_and_the_records_place() {
     let f = interference_finding(Some(&quiet), &all, None);
     assert_eq!(f.verdict, Verdict::Ok);
     assert_eq!(f.value, "no CPU slows another consistently by more than 5 % (largest median +8 %)");
+    // Measured while other work kept CPU 0 busy: said, with the share.
+    let mut busy = quiet.clone();
+    busy.pairs[1].other_work = Some(0.43);
+    let f = interference_finding(Some(&busy), &all, None);
+    assert!(f.value.ends_with("other tasks used CPU 0 43 % of the time: run again on a quiet machine"), "{f:?}");
+    assert_eq!(f.verdict, Verdict::Note);
     // Not measured (one CPU, or more than the doctor measures).
     let f = interference_finding(None, &CpuSet::parse_list("0").unwrap(), None);
     assert!(f.value.starts_with("not measured on 1 CPUs") && f.verdict == Verdict::Note, "{f:?}");

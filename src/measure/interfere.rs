@@ -55,6 +55,11 @@ pub(crate) struct Pair {
     pub(crate) pairs: u32,
     /// Whether any kind's slowdown exceeds [`LIMIT`].
     pub(crate) interferes: bool,
+    /// Share of the busy CPU's time other tasks used while the pair was
+    /// measured (`/proc/stat` less the load's own time): large, and the
+    /// quiet side was not quiet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) other_work: Option<f64>,
 }
 
 /// The doctor's record.
@@ -108,7 +113,8 @@ pub(crate) fn save(path: &Path, r: &Record) -> anyhow::Result<()> {
     let dir = path.parent().context("no directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
     let tmp = dir.join(format!(".{FILE}.{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string_pretty(r)? + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::write(&tmp, serde_json::to_string_pretty(r)? + "\n")
+        .with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
@@ -136,7 +142,11 @@ mod tests {
 
     fn record(pairs: &[(u32, u32, f64)]) -> Record {
         Record {
-            machine: MachineId { host: "vm".into(), cpu_model: "Intel(R) Xeon(R) Processor".into(), cpus: "0-1".into() },
+            machine: MachineId {
+                host: "vm".into(),
+                cpu_model: "Intel(R) Xeon(R) Processor".into(),
+                cpus: "0-1".into(),
+            },
             measured_at: 1.0,
             limit: LIMIT,
             pairs: pairs
@@ -147,6 +157,7 @@ mod tests {
                     slowdown: [("shell".to_string(), s), ("multiply".to_string(), 0.0)].into(),
                     pairs: 12,
                     interferes: s > LIMIT,
+                    other_work: None,
                 })
                 .collect(),
         }

@@ -167,7 +167,8 @@ mod tests {
 
     #[test]
     fn parses_cpu_pressure() {
-        let t = "some avg10=1.00 avg60=0.50 avg300=0.10 total=2500000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n";
+        let t =
+            "some avg10=1.00 avg60=0.50 avg300=0.10 total=2500000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n";
         assert_eq!(parse_pressure_some(t), Some(2.5));
         assert_eq!(parse_pressure_some("full avg10=0.00 total=7\n"), None);
         assert_eq!(parse_pressure_some("some avg10=0.00\n"), None);

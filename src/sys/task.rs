@@ -242,7 +242,10 @@ mod tests {
     #[test]
     fn an_ended_childs_schedstat_is_kept_before_it_is_reaped() {
         let before = reaped_schedstat();
-        let child = std::process::Command::new("sh").args(["-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"]).spawn().unwrap();
+        let child = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"])
+            .spawn()
+            .unwrap();
         let pid = child.id() as i32;
         // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
