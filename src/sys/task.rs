@@ -240,6 +240,8 @@ mod tests {
     }
 
     #[test]
+    // The child is reaped by `sys::wait4`, not through `Child::wait`.
+    #[allow(clippy::zombie_processes)]
     fn an_ended_childs_schedstat_is_kept_before_it_is_reaped() {
         let before = reaped_schedstat();
         let child = std::process::Command::new("sh")
