@@ -27,7 +27,14 @@ pub(super) fn cmd_doctor(json: bool, apply: bool, reset: bool, cpus: Option<CpuS
         Some(c) => c,
         None => usable,
     };
-    let report = crate::doctor::examine(&root, &measured, WINDOW);
+    let mut report = crate::doctor::examine(&root, &measured, WINDOW);
+    // Which CPUs slow which: every usable CPU, whatever `--cpus` says, since
+    // the record serves every later run; only on the real machine (the
+    // loops run on its CPUs, not on a fake root's).
+    if root == std::path::Path::new("/") {
+        let record = crate::measure::interfere::path();
+        crate::doctor::add_interference(&mut report, &root, &topo.usable().online, record.as_deref());
+    }
     let applied = if apply { Some(crate::doctor::apply(&root, &report)?) } else { None };
     if json {
         let mut v = serde_json::to_value(&report)?;

@@ -10,10 +10,16 @@
 //! its end (`harness/knobs.rs`), and `kdelta doctor --reset` or `kdelta
 //! restore` replay it at any time.
 //!
-//! Files: `checks.rs` the checks, one function per setting; this file the
-//! findings, their text and JSON, `--apply` and `--reset`.
+//! Besides settings, the doctor measures which CPUs slow which (`interfere.rs`:
+//! vCPUs that share a core without the topology saying so) and writes what
+//! it finds to the record the sampler reads (`measure/interfere.rs`).
+//!
+//! Files: `checks.rs` the checks, one function per setting; `interfere.rs`
+//! the interference measurement; this file the findings, their text and
+//! JSON, `--apply` and `--reset`.
 
 mod checks;
+pub(crate) mod interfere;
 #[cfg(test)]
 mod tests;
 
@@ -118,6 +124,12 @@ pub(crate) struct Report {
     /// The window steal time and the busiest processes were sampled over.
     pub(crate) window_s: f64,
     pub(crate) findings: Vec<Finding>,
+    /// Which CPUs slow which, as measured now (`interfere.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) interference: Option<crate::measure::interfere::Record>,
+    /// Where that record was written, or why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) interference_record: Option<String>,
 }
 
 /// Examine the machine below `root` for measurements on `measured`,
@@ -127,6 +139,94 @@ pub(crate) fn examine(root: &Path, measured: &CpuSet, window: Duration) -> Repor
         measured_cpus: measured.to_string(),
         window_s: window.as_secs_f64(),
         findings: checks::all(root, measured, window),
+        interference: None,
+        interference_record: None,
+    }
+}
+
+/// Measure which of `cpus` slow which, write the record to `path` (the
+/// state directory's, `measure::interfere::path`) and add the finding.
+pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path: Option<&Path>) {
+    use crate::measure::interfere as mi;
+    let rec = interfere::measure(mi::MachineId::read(root), cpus);
+    r.interference_record = match (&rec, path) {
+        (None, _) => None,
+        (Some(_), None) => Some("not written: no state directory ($XDG_STATE_HOME or $HOME)".into()),
+        (Some(rec), Some(p)) => Some(match mi::save(p, rec) {
+            Ok(()) => p.display().to_string(),
+            Err(e) => format!("not written: {e:#}"),
+        }),
+    };
+    r.findings.push(interference_finding(rec.as_ref(), cpus, r.interference_record.as_deref()));
+    r.interference = rec;
+}
+
+/// Share of a loaded CPU's time other tasks may use while it is measured
+/// before the doctor says the measurement was not quiet.
+const OTHER_WORK: f64 = 0.10;
+
+/// The finding for a measured interference record (`None`: not measured).
+pub(crate) fn interference_finding(
+    rec: Option<&crate::measure::interfere::Record>,
+    cpus: &CpuSet,
+    written: Option<&str>,
+) -> Finding {
+    const SETTING: &str = "vCPU interference";
+    let why = "CPUs that share a core's caches or front end (SMT siblings, or vCPUs a hypervisor \
+               placed so without saying so) slow each other: a sample on one is slower while the other \
+               is busy, with none of its time taken";
+    let Some(rec) = rec else {
+        return Finding::new(
+            SETTING,
+            format!("not measured on {} CPUs (2 to {})", cpus.len(), interfere::MAX_CPUS),
+            Verdict::Note,
+        )
+        .why(why)
+        .recommend("nothing: SMT siblings from the topology count as interfering");
+    };
+    let figures = |p: &crate::measure::interfere::Pair| -> String {
+        interfere::KINDS
+            .iter()
+            .filter_map(|k| p.slowdown.get(*k).map(|s| format!("{k} {:+.0} %", s * 100.0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let hits: Vec<String> = rec
+        .pairs
+        .iter()
+        .filter(|p| p.interferes)
+        .map(|p| format!("CPU {} slows CPU {} ({})", p.busy, p.cpu, figures(p)))
+        .collect();
+    let record = written.map(|w| format!(" (record: {w})")).unwrap_or_default();
+    // A "quiet" side that was not: the slowdowns understate.
+    let busiest = rec.pairs.iter().filter_map(|p| p.other_work.map(|w| (w, p.busy))).max_by(|a, b| a.0.total_cmp(&b.0));
+    let unquiet = match busiest {
+        Some((w, cpu)) if w > OTHER_WORK => {
+            format!(
+                "; measured while other tasks used CPU {cpu} {:.0} % of the time: run again on a quiet machine",
+                w * 100.0
+            )
+        }
+        _ => String::new(),
+    };
+    if hits.is_empty() {
+        let most = rec.pairs.iter().flat_map(|p| p.slowdown.values().copied()).fold(0.0f64, f64::max);
+        Finding::new(
+            SETTING,
+            format!(
+                "no CPU slows another consistently by more than {:.0} % (largest median {:+.0} %){unquiet}",
+                rec.limit * 100.0,
+                most * 100.0
+            ),
+            if unquiet.is_empty() { Verdict::Ok } else { Verdict::Note },
+        )
+        .why(why)
+        .recommend(format!("nothing{record}"))
+    } else {
+        Finding::new(SETTING, hits.join("; ") + &unquiet, Verdict::Note).why(why).recommend(format!(
+            "kdelta counts these CPUs' busy time as disturbance of samples on the CPUs they slow{record}; \
+             measure where they stay quiet, or on one CPU of each pair"
+        ))
     }
 }
 

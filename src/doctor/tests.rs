@@ -160,3 +160,64 @@ fn a_run_adopts_the_doctors_settings_and_restores_them_at_its_end() {
     // No doctor's journal and no settings to switch: no session.
     assert!(Session::start(d.path(), false).unwrap().is_none());
 }
+
+fn measured(pairs: &[(u32, u32, f64, f64)]) -> crate::measure::interfere::Record {
+    use crate::measure::interfere::{MachineId, Pair, Record, LIMIT};
+    Record {
+        machine: MachineId { host: "vm".into(), cpu_model: "Intel(R) Xeon(R) Processor".into(), cpus: "0-1".into() },
+        measured_at: 1.0,
+        limit: LIMIT,
+        pairs: pairs
+            .iter()
+            .map(|&(cpu, busy, shell, mult)| Pair {
+                cpu,
+                busy,
+                slowdown: [("shell".into(), shell), ("memory".into(), shell + 0.06), ("multiply".into(), mult)].into(),
+                pairs: 31,
+                interferes: shell > LIMIT,
+                other_work: None,
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn interference_is_shown_with_its_figures_and_the_records_place() {
+    let all = CpuSet::parse_list("0-1").unwrap();
+    let rec = measured(&[(0, 1, 0.24, 0.0), (1, 0, 0.31, 0.01)]);
+    let f = interference_finding(Some(&rec), &all, Some("/home/u/.local/state/kdelta/interference.json"));
+    assert_eq!(f.verdict, Verdict::Note);
+    assert_eq!(
+        f.value,
+        "CPU 1 slows CPU 0 (shell +24 %, memory +30 %, multiply +0 %); CPU 0 slows CPU 1 (shell +31 %, memory +37 %, multiply +1 %)"
+    );
+    assert!(f.recommend.contains("interference.json") && f.recommend.contains("disturbance"), "{f:?}");
+    // Nothing above the limit.
+    let quiet = measured(&[(0, 1, 0.02, 0.0), (1, 0, -0.01, 0.0)]);
+    let f = interference_finding(Some(&quiet), &all, None);
+    assert_eq!(f.verdict, Verdict::Ok);
+    assert_eq!(f.value, "no CPU slows another consistently by more than 5 % (largest median +8 %)");
+    // Measured while other work kept CPU 0 busy: said, with the share.
+    let mut busy = quiet.clone();
+    busy.pairs[1].other_work = Some(0.43);
+    let f = interference_finding(Some(&busy), &all, None);
+    assert!(f.value.ends_with("other tasks used CPU 0 43 % of the time: run again on a quiet machine"), "{f:?}");
+    assert_eq!(f.verdict, Verdict::Note);
+    // Not measured (one CPU, or more than the doctor measures).
+    let f = interference_finding(None, &CpuSet::parse_list("0").unwrap(), None);
+    assert!(f.value.starts_with("not measured on 1 CPUs") && f.verdict == Verdict::Note, "{f:?}");
+}
+
+#[test]
+fn the_report_carries_the_record_in_its_json() {
+    let d = tempfile::tempdir().unwrap();
+    fake_vm(d.path());
+    let all = CpuSet::parse_list("0-1").unwrap();
+    let mut r = examine(d.path(), &all, Duration::from_millis(1));
+    let v = serde_json::to_value(&r).unwrap();
+    assert!(v.get("interference").is_none(), "none measured, none shown");
+    r.interference = Some(measured(&[(0, 1, 0.24, 0.0)]));
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["interference"]["pairs"][0]["busy"], 1);
+    assert_eq!(v["interference"]["pairs"][0]["interferes"], true);
+}

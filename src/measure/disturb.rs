@@ -8,7 +8,31 @@
 //! |---|---|---|
 //! | `solo`: one task that never waits | wall time, the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), steal on its CPU | wall exceeds CPU time by more than 2 % (+20 us), or steal exceeds 2 % of the wall time (+1 clock tick, its resolution) |
 //! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
-//! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity, their idle time from `/proc/stat`, the CPU time of the worker's whole process group | other work exceeds 10 % of the wall time by more than what `/proc/stat` cannot resolve (one clock tick per CPU, at most the wall time: a run shorter than a tick is not judged by it), or steal exceeds 2 % |
+//! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity; the time its tasks waited runnable, from the first source this machine has (below); other work on those CPUs from `/proc/stat`'s idle ticks less the process group's CPU time | the time lost to other work, bounded by both (the smaller of: the wait, and the other work plus one clock tick per CPU), exceeds 3 % of the wall time (+20 us); or steal exceeds 2 %. Where no wait source exists: other work exceeds 10 % by more than what the ticks cannot resolve (one tick per CPU, at most the wall time) |
+//! | every kind | the CPUs that share a core with the measured ones and are not theirs: SMT siblings, and those `kdelta doctor` measured slowing them (`interfere.rs`; no record, none) | those CPUs were busy (`/proc/stat`, less one tick each) more than 3 % of the wall time (+20 us): a busy sibling slows a shell-like loop on a VM's vCPU by 24-60 % |
+//!
+//! The whole run's wait sources, best first (recorded as `SampleMeta::wait_source`):
+//!
+//! | source | what it sees |
+//! |---|---|
+//! | `cgroup-pressure` | the worker's own cgroup v2 `cpu.pressure` (`some` total, microseconds), beside its `cpu.stat` under a CPU limit: the wall time any of its tasks waited, exited ones included |
+//! | `pressure` | the system's `/proc/pressure/cpu` (`some`): the wall time any task waited, so also waits on CPUs the run did not use; hence the bound by other work, and by the tasks' own schedstat when they are all seen (below) |
+//! | `schedstat` | `/proc/TID/schedstat` run-queue wait of every task of the process group seen at either snapshot, plus the children reaped in between (read as zombies, `sys::task::note_ended_child`: a `cmd` run's shell or command), when their run time covers 90 % of the run's CPU time; a grandchild that exited is not seen |
+//! | `ticks` | the rule of old, where none of the above exists |
+//!
+//! Not used: taskstats (`cpu_delay_total`, exit notifications) answers only
+//! a process with CAP_NET_ADMIN and, since Linux 5.14, with
+//! `kernel.task_delayacct=1` (off by default). Measured on this project's
+//! shared 2-vCPU Xeon VM (`scripts/run-queue-wait.py`, a shell loop pinned
+//! to CPU 0 while other builds ran, with and without a hog on CPU 0): the
+//! reaped shell's schedstat wait (52-84 % of the wall time) matched the
+//! other work the ticks show on CPU 0 to within 1 % of the wall time, while
+//! the system's pressure said 98-100 %, as it counts every task's wait:
+//! hence its bound by other work. A `kdelta run cmd` there recorded
+//! `wait_source: pressure` and a lost time equal to that wait. 3 % is the
+//! share of its time a run may lose before the loss is several times the
+//! 1 % changes a gate looks for; the machine was never quiet enough to
+//! measure a quiet run's wait.
 //!
 //! Throttling by the worker's own cgroup under a CPU limit (`+cpu.max=`,
 //! its `cpu.stat` read with each snapshot) is told apart from other work: it
@@ -24,18 +48,28 @@
 //! driver for `waits`), the sample is not judged: `others_s` is absent and
 //! the sample counts as clean.
 
-use crate::model::sample::{Placement, SampleMeta, TaskKind, Throttling};
+use crate::model::sample::{Placement, SampleMeta, TaskKind, Throttling, WaitSource};
 use crate::sys::perf::{TaskCounters, Unavailable};
 use crate::sys::{clock, cpu, task};
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Share of a sample's wall time that other work may take before the sample
 /// counts as disturbed (`solo`, `waits`).
 pub(crate) const MAX_LOST: f64 = 0.02;
-/// The same for `whole-run` samples, whose CPU accounting is coarser (clock ticks).
+/// The same for `whole-run` samples judged by `/proc/stat`'s clock ticks
+/// alone ([`WaitSource::Ticks`], where no better source exists).
 pub(crate) const MAX_LOST_WHOLE_RUN: f64 = 0.10;
+/// Share of a whole-run sample's wall time its tasks may have lost to other
+/// work, as a run-queue wait source bounds it, before it counts as disturbed.
+pub(crate) const MAX_WAIT_WHOLE_RUN: f64 = 0.03;
+/// Share of a sample's wall time the CPUs that share a core with the
+/// measured ones (`interfere.rs`) may be busy before it counts as disturbed.
+pub(crate) const MAX_INTERFERING: f64 = 0.03;
+/// The run-queue wait of the tasks seen (and children reaped) stands for the
+/// whole run's when their run time covers this share of its CPU time.
+pub(crate) const SEEN_COVERS: f64 = 0.9;
 /// One look at whether a worker's CPUs are quiet ([`Probe::wait_quiet`]):
 /// ten clock ticks, so that `/proc/stat` resolves the rule's 10 %.
 pub(crate) const QUIET_WINDOW: std::time::Duration = std::time::Duration::from_millis(100);
@@ -74,6 +108,14 @@ pub(crate) struct Snapshot {
     /// Perf counts of the measured tasks (`Probe::count`): the counters'
     /// generation (a new peer reopens them) and each event's count.
     counts: Option<(u32, Vec<Option<u64>>)>,
+    /// The CPU pressure source's `some` total, seconds (whole-run).
+    pressure: Option<f64>,
+    /// Each task of the process group: id, schedstat run and wait (whole-run).
+    tasks: Vec<(i32, f64, f64)>,
+    /// Run and wait of the children reaped so far (`task::note_ended_child`).
+    reaped: (f64, f64),
+    /// Every CPU's idle seconds from `/proc/stat` (the interfering CPUs').
+    stat_idle: Vec<f64>,
 }
 
 /// A task that takes part in the measurement besides the measuring thread.
@@ -102,6 +144,11 @@ pub(crate) struct Probe {
     counters: RefCell<Option<(u32, TaskCounters)>>,
     /// The worker cgroup's `cpu.stat`, under a CPU limit.
     cpu_stat: Option<PathBuf>,
+    /// Where a whole run's tasks' wait is read: the worker cgroup's
+    /// `cpu.pressure` or the system's `/proc/pressure/cpu`.
+    pressure: Option<(WaitSource, PathBuf)>,
+    /// Each watched CPU's interfering CPUs (`interfere::interfering`).
+    near: Vec<(u32, Vec<u32>)>,
 }
 
 impl Probe {
@@ -119,13 +166,44 @@ impl Probe {
             counting: false,
             counters: RefCell::new(None),
             cpu_stat: None,
+            pressure: None,
+            near: Vec::new(),
         }
+        .with_sources(Path::new("/"), crate::measure::interfere::path().as_deref())
     }
 
-    /// Read a cgroup's throttling around each sample.
+    /// Read a cgroup's throttling around each sample (and, in cgroup v2,
+    /// its CPU pressure).
     pub(crate) fn with_cpu_stat(mut self, cpu_stat: Option<PathBuf>) -> Probe {
         self.cpu_stat = cpu_stat;
+        self.pressure = pressure_source(&self.root, self.cpu_stat.as_deref());
         self
+    }
+
+    /// The machine's sources below `root`: CPU pressure, and each watched
+    /// CPU's interfering CPUs from the topology and the doctor's record at
+    /// `record` (when it was made on this machine).
+    pub(crate) fn with_sources(mut self, root: &Path, record: Option<&Path>) -> Probe {
+        use crate::measure::interfere;
+        self.root = root.to_path_buf();
+        self.pressure = pressure_source(root, self.cpu_stat.as_deref());
+        let rec = record.and_then(|p| interfere::load_for(p, &interfere::MachineId::read(root)));
+        self.near = self.watch.iter().map(|&c| (c, interfere::interfering(root, &[c], rec.as_ref()))).collect();
+        self
+    }
+
+    /// The CPUs not in `used` whose busy time disturbs a sample on `used`.
+    fn interfering(&self, used: &[u32]) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .near
+            .iter()
+            .filter(|(c, _)| used.contains(c))
+            .flat_map(|(_, n)| n.iter().copied())
+            .filter(|c| !used.contains(c))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// Count perf events (`sys::perf::EVENTS`) of the measured tasks in
@@ -264,7 +342,10 @@ impl Probe {
                 peer_delay.push(ss.map(|s| s.1));
             }
         }
-        let group_cpu = if self.kind == TaskKind::WholeRun { task::group_cpu_secs(self.pgid, self.pid) } else { 0.0 };
+        let whole = self.kind == TaskKind::WholeRun;
+        let group_cpu = if whole { task::group_cpu_secs(self.pgid, self.pid) } else { 0.0 };
+        let tasks = if whole { task::group_schedstat(self.pgid, self.pid) } else { Vec::new() };
+        let pressure = self.pressure.as_ref().filter(|_| whole).and_then(|(_, p)| cpu::pressure_some_secs(p));
         let idle = match self.kind {
             TaskKind::Solo => Vec::new(),
             TaskKind::Waits => self.watch.iter().map(|&c| cpu::idle_secs(&self.root, c)).collect(),
@@ -272,6 +353,7 @@ impl Probe {
         };
         let own_delay = task::schedstat(self.tid).map(|s| s.1);
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
+        let stat_idle: Vec<f64> = stat.iter().map(|t| t.idle_s).collect();
         let thread_nivcsw = task::usage(libc::RUSAGE_THREAD).nivcsw;
         let throttle = self.cpu_stat.as_deref().and_then(crate::sys::cgroup::throttling);
         let unix = clock::unix_now();
@@ -291,6 +373,10 @@ impl Probe {
             steal,
             counts: None,
             throttle,
+            pressure,
+            tasks,
+            reaped: task::reaped_schedstat(),
+            stat_idle,
         }
     }
 
@@ -304,13 +390,26 @@ impl Probe {
             let a = self.snapshot();
             std::thread::sleep(QUIET_WINDOW);
             let b = self.snapshot_end();
-            if !self.meta(&a, &b).disturbed {
+            if self.quiet(&a, &b) {
                 return (start.elapsed(), true);
             }
             if start.elapsed() >= max {
                 return (start.elapsed(), false);
             }
         }
+    }
+
+    /// Whether the watched CPUs were quiet between two snapshots that took
+    /// no sample ([`wait_quiet`](Self::wait_quiet)): other work on them
+    /// within what the ticks rule allows, and their interfering CPUs idle.
+    /// (No task waited in such a window, so the wait sources cannot tell.)
+    fn quiet(&self, a: &Snapshot, b: &Snapshot) -> bool {
+        let wall = b.at.duration_since(a.at).as_secs_f64();
+        let others = others(&self.watch, &self.watch, wall, 0.0, &a.idle, &b.idle);
+        let unresolved = tick_resolution(self.watch.len(), wall);
+        let near = self.interfering(&self.watch);
+        !judge_shared(wall, others.map(|o| (o - unresolved).max(0.0)), None, MAX_LOST_WHOLE_RUN)
+            && !judge_interfering(wall, busy_lower(&near, wall, &a.stat_idle, &b.stat_idle))
     }
 
     /// The sample between two snapshots, judged.
@@ -390,10 +489,33 @@ impl Probe {
                 m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
                 m.steal_s = steal_on(&self.watch);
                 m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
-                let unresolved = tick_resolution(self.watch.len(), wall);
-                m.disturbed =
-                    judge_shared(wall, m.others_s.map(|o| (o - unresolved).max(0.0)), m.steal_s, MAX_LOST_WHOLE_RUN);
+                let (seen_run, seen_wait) = seen(a, b);
+                let fig = WholeRun {
+                    wall,
+                    others: m.others_s,
+                    unresolved: tick_resolution(self.watch.len(), wall),
+                    pressure: match (&self.pressure, a.pressure, b.pressure) {
+                        (Some((src, _)), Some(x), Some(y)) => Some((*src, (y - x).max(0.0))),
+                        _ => None,
+                    },
+                    seen_wait: (m.cpu_s > 0.0 && seen_run + 1.0 / clock::clk_tck() >= SEEN_COVERS * m.cpu_s)
+                        .then_some(seen_wait),
+                    throttled,
+                };
+                m.run_delay_s = Some(seen_wait);
+                let (source, lost, disturbed) = judge_whole_run(&fig);
+                m.wait_source = Some(source);
+                m.lost_s = lost;
+                m.disturbed = disturbed || stolen(wall, m.steal_s);
             }
+        }
+        // Busy CPUs that share a core with the measured ones slow them
+        // without taking their time: judged for every kind.
+        let measured: &[u32] = if self.kind == TaskKind::WholeRun { &self.watch } else { &used };
+        m.interfering_cpus = self.interfering(measured);
+        if !m.interfering_cpus.is_empty() {
+            m.interfering_s = busy_lower(&m.interfering_cpus, wall, &a.stat_idle, &b.stat_idle);
+            m.disturbed |= judge_interfering(wall, m.interfering_s);
         }
         m
     }
@@ -429,6 +551,95 @@ fn others(watch: &[u32], used: &[u32], wall: f64, ours: f64, ia: &[Option<f64>],
         busy += (wall - idle.max(0.0)).max(0.0);
     }
     Some((busy - ours).max(0.0))
+}
+
+/// The CPU pressure file a whole run's wait is read from: the worker
+/// cgroup's own `cpu.pressure` (cgroup v2, beside its `cpu_stat`), else the
+/// system's `ROOT/proc/pressure/cpu`; `None` without PSI.
+fn pressure_source(root: &Path, cpu_stat: Option<&Path>) -> Option<(WaitSource, PathBuf)> {
+    let own = cpu_stat.map(|s| s.with_file_name("cpu.pressure"));
+    if let Some(p) = own.filter(|p| cpu::pressure_some_secs(p).is_some()) {
+        return Some((WaitSource::CgroupPressure, p));
+    }
+    let sys = root.join("proc/pressure/cpu");
+    cpu::pressure_some_secs(&sys).is_some().then_some((WaitSource::Pressure, sys))
+}
+
+/// Run time and run-queue wait, seconds, of the process group's tasks
+/// between two snapshots (a task seen only at the end counts whole: it
+/// started during the sample) and of the children reaped in between.
+fn seen(a: &Snapshot, b: &Snapshot) -> (f64, f64) {
+    let mut run = (b.reaped.0 - a.reaped.0).max(0.0);
+    let mut wait = (b.reaped.1 - a.reaped.1).max(0.0);
+    for &(tid, r, d) in &b.tasks {
+        let (r0, d0) = a.tasks.iter().find(|t| t.0 == tid).map_or((0.0, 0.0), |t| (t.1, t.2));
+        run += (r - r0).max(0.0);
+        wait += (d - d0).max(0.0);
+    }
+    (run, wait)
+}
+
+/// Busy seconds of `cpus` between two `/proc/stat` idle readings, less one
+/// clock tick each (what the ticks cannot resolve): a lower bound.
+/// `None` when a CPU is not in the readings.
+fn busy_lower(cpus: &[u32], wall: f64, ia: &[f64], ib: &[f64]) -> Option<f64> {
+    if cpus.is_empty() {
+        return None;
+    }
+    let mut busy = 0.0;
+    for &c in cpus {
+        let idle = ib.get(c as usize)? - ia.get(c as usize)?;
+        busy += (wall - idle.max(0.0)).max(0.0);
+    }
+    Some((busy - tick_resolution(cpus.len(), wall)).max(0.0))
+}
+
+/// The interfering-CPU rule: busy time of CPUs that share a core with the
+/// measured ones beyond [`MAX_INTERFERING`] of the wall time.
+pub(crate) fn judge_interfering(wall: f64, busy: Option<f64>) -> bool {
+    busy.is_some_and(|b| b > MAX_INTERFERING * wall + SLACK_S)
+}
+
+/// What a whole-run sample is judged from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WholeRun {
+    pub(crate) wall: f64,
+    /// Other work on the watched CPUs by their idle ticks (busy less the
+    /// run's CPU time), `None` when unknown.
+    pub(crate) others: Option<f64>,
+    /// What the ticks cannot resolve ([`tick_resolution`]).
+    pub(crate) unresolved: f64,
+    /// The pressure source and its `some` seconds over the sample.
+    pub(crate) pressure: Option<(WaitSource, f64)>,
+    /// The run-queue wait of the tasks seen and the children reaped, when
+    /// their run time covers the run's CPU time ([`SEEN_COVERS`]).
+    pub(crate) seen_wait: Option<f64>,
+    /// The worker cgroup's throttled seconds (the effect a limit studies).
+    pub(crate) throttled: f64,
+}
+
+/// The `whole-run` rule: the time the run's tasks lost to other work is at
+/// most the time they waited runnable (pressure: the wall time any task
+/// waited; schedstat: the tasks' summed wait) and at most the other work on
+/// the watched CPUs (their busy ticks less the run's CPU time, plus what the
+/// ticks cannot resolve); the smaller bound above [`MAX_WAIT_WHOLE_RUN`] of
+/// the wall time is disturbed. Waits of the run's tasks for each other (a
+/// build with more jobs than CPUs) are not other work, so the second bound
+/// clears them once a run is long enough for its ticks. Without a wait
+/// source: the ticks rule ([`MAX_LOST_WHOLE_RUN`], the resolution taken
+/// off). Returns the source, the bound and the judgement.
+pub(crate) fn judge_whole_run(f: &WholeRun) -> (WaitSource, Option<f64>, bool) {
+    let upper = f.others.map(|o| o + f.unresolved);
+    let min = |v: &[Option<f64>]| v.iter().flatten().copied().reduce(f64::min);
+    let (source, lost) = match (f.pressure, f.seen_wait) {
+        (Some((src, p)), seen) => (src, min(&[Some((p - f.throttled).max(0.0)), upper, seen])),
+        (None, Some(w)) => (WaitSource::Schedstat, min(&[Some((w - f.throttled).max(0.0)), upper])),
+        (None, None) => {
+            let lost = f.others.map(|o| (o - f.unresolved).max(0.0));
+            return (WaitSource::Ticks, lost, judge_shared(f.wall, lost, None, MAX_LOST_WHOLE_RUN));
+        }
+    };
+    (source, lost, lost.is_some_and(|l| l > MAX_WAIT_WHOLE_RUN * f.wall + SLACK_S))
 }
 
 /// The `solo` rule: wall time the thread did not run, or steal.
@@ -546,6 +757,171 @@ mod tests {
         assert!((o - 0.005).abs() < 1e-9);
         // Idle unknown on a used CPU: no judgement.
         assert!(others(&[0, 1], &[1], 0.010, 0.005, &ia, &[Some(1.0), None]).is_none());
+    }
+
+    fn fig(wall: f64, others: f64, unresolved: f64) -> WholeRun {
+        WholeRun { wall, others: Some(others), unresolved, pressure: None, seen_wait: None, throttled: 0.0 }
+    }
+
+    #[test]
+    fn a_whole_run_that_lost_a_tenth_to_a_hog_is_disturbed_by_its_wait() {
+        // 1 s on one CPU, a hog took 100 ms of it: the ticks alone allow it.
+        let ticks = fig(1.0, 0.10, 0.01);
+        let (src, lost, disturbed) = judge_whole_run(&ticks);
+        assert!(src == WaitSource::Ticks && (lost.unwrap() - 0.09).abs() < 1e-9 && !disturbed);
+        // The run's tasks and the hog waited for each other: pressure says
+        // 200 ms, the other work bounds the loss at 110 ms.
+        let psi = WholeRun { pressure: Some((WaitSource::Pressure, 0.2)), ..ticks };
+        let (src, lost, disturbed) = judge_whole_run(&psi);
+        assert_eq!(src, WaitSource::Pressure);
+        assert!((lost.unwrap() - 0.11).abs() < 1e-9 && disturbed);
+        // The shell loop reaped as a zombie waited 95 ms: schedstat alone
+        // says so where there is no PSI.
+        let sched = WholeRun { seen_wait: Some(0.095), ..ticks };
+        assert_eq!(judge_whole_run(&sched).0, WaitSource::Schedstat);
+        assert!(judge_whole_run(&sched).2);
+        // Its own cgroup's pressure, as exact.
+        let cg = WholeRun { pressure: Some((WaitSource::CgroupPressure, 0.1)), ..ticks };
+        assert_eq!(judge_whole_run(&cg).0, WaitSource::CgroupPressure);
+        assert!(judge_whole_run(&cg).2);
+    }
+
+    #[test]
+    fn a_quiet_whole_run_is_clean_by_every_source() {
+        let quiet = fig(0.2, 0.001, 0.01);
+        for w in [
+            WholeRun { pressure: Some((WaitSource::Pressure, 0.001)), ..quiet },
+            WholeRun { pressure: Some((WaitSource::CgroupPressure, 0.0)), ..quiet },
+            WholeRun { seen_wait: Some(0.0004), ..quiet },
+            quiet,
+        ] {
+            assert!(!judge_whole_run(&w).2, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn waits_a_run_did_not_lose_to_others_do_not_disturb_it() {
+        // A build with more jobs than CPUs waits for itself: pressure 2 s
+        // over a 2 s run on two CPUs, but the other work on them is 10 ms.
+        let build = WholeRun { pressure: Some((WaitSource::Pressure, 2.0)), ..fig(2.0, 0.01, 0.02) };
+        assert!(!judge_whole_run(&build).2);
+        // Other tasks waited on a CPU the run did not use: the system's
+        // pressure says 100 ms, the run's own tasks (all seen) waited 1 ms.
+        let elsewhere =
+            WholeRun { pressure: Some((WaitSource::Pressure, 0.1)), seen_wait: Some(0.001), ..fig(0.1, 0.0, 0.01) };
+        assert_eq!(judge_whole_run(&elsewhere), (WaitSource::Pressure, Some(0.001), false));
+        // Throttling by its own cgroup's quota is the effect studied.
+        let limited =
+            WholeRun { pressure: Some((WaitSource::CgroupPressure, 0.5)), throttled: 0.5, ..fig(1.0, 0.5, 0.01) };
+        assert!(!judge_whole_run(&limited).2);
+        // Idle unknown and nothing else: not judged.
+        let unknown = WholeRun { others: None, ..fig(1.0, 0.0, 0.01) };
+        assert_eq!(judge_whole_run(&unknown), (WaitSource::Ticks, None, false));
+    }
+
+    /// A probe on a fake machine: `watch` CPUs, each one's interfering CPUs.
+    fn fake_probe(kind: TaskKind, watch: &[u32], near: &[(u32, &[u32])]) -> Probe {
+        Probe {
+            kind,
+            peers: Vec::new(),
+            watch: watch.to_vec(),
+            root: PathBuf::from("/nonexistent"),
+            pgid: 0,
+            pid: 0,
+            tid: 0,
+            counting: false,
+            counters: RefCell::new(None),
+            cpu_stat: None,
+            pressure: None,
+            near: near.iter().map(|(c, n)| (*c, n.to_vec())).collect(),
+        }
+    }
+
+    /// A snapshot at `t` seconds after `base`, CPU `cpu`, every CPU's idle
+    /// seconds `idle` (cpuidle and `/proc/stat` alike), `cpu_s` of ours.
+    fn snap(base: Instant, t: f64, cpu: u32, idle: &[f64], cpu_s: f64) -> Snapshot {
+        Snapshot {
+            at: base + std::time::Duration::from_secs_f64(t),
+            unix: t,
+            thread_cpu: cpu_s,
+            thread_nivcsw: 0,
+            own_delay: Some(0.0),
+            process_cpu: cpu_s,
+            process_nivcsw: 0,
+            peer_run: Vec::new(),
+            peer_delay: Vec::new(),
+            group_cpu: 0.0,
+            cpus: vec![cpu],
+            throttle: None,
+            idle: idle.iter().map(|&i| Some(i)).collect(),
+            steal: vec![0.0; idle.len()],
+            counts: None,
+            pressure: None,
+            tasks: Vec::new(),
+            reaped: (0.0, 0.0),
+            stat_idle: idle.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_busy_cpu_that_shares_the_core_disturbs_a_solo_sample() {
+        let base = Instant::now();
+        // 1 s on CPU 0, all of it on the CPU; CPU 1 busy 200 ms of it.
+        let a = snap(base, 0.0, 0, &[5.0, 5.0], 1.0);
+        let b = snap(base, 1.0, 0, &[5.0, 5.8], 2.0);
+        // No SMT, no doctor's record: CPU 1 is none of the sample's business.
+        let m = fake_probe(TaskKind::Solo, &[0, 1], &[]).meta(&a, &b);
+        assert!(!m.disturbed && m.interfering_cpus.is_empty() && m.interfering_s.is_none());
+        // CPU 1 slows CPU 0 (a sibling, or the doctor measured so).
+        let p = fake_probe(TaskKind::Solo, &[0, 1], &[(0, &[1]), (1, &[0])]);
+        let m = p.meta(&a, &b);
+        assert_eq!(m.interfering_cpus, vec![1]);
+        assert!(m.disturbed && m.interfering_s.unwrap() > 0.15, "{m:?}");
+        // CPU 1 idle but for 10 ms (a clock tick): clean.
+        let b = snap(base, 1.0, 0, &[5.0, 5.99], 2.0);
+        assert!(!p.meta(&a, &b).disturbed);
+    }
+
+    #[test]
+    fn a_whole_run_records_its_source_and_its_interfering_cpus() {
+        let base = Instant::now();
+        // A whole run on CPU 0 (its affinity), 1 s, 0.9 s of CPU; CPU 1
+        // slows CPU 0 and was busy 400 ms; nothing else ran on CPU 0.
+        let a = snap(base, 0.0, 0, &[5.0, 5.0], 0.0);
+        let mut b = snap(base, 1.0, 0, &[5.1, 5.6], 0.9);
+        b.reaped = (0.9, 0.0);
+        let p = fake_probe(TaskKind::WholeRun, &[0], &[(0, &[1])]);
+        let m = p.meta(&a, &b);
+        assert_eq!(m.wait_source, Some(WaitSource::Schedstat));
+        assert_eq!(m.lost_s, Some(0.0));
+        assert_eq!(m.interfering_cpus, vec![1]);
+        assert!(m.disturbed, "{m:?}");
+        // Without the doctor's record: clean, judged as before it.
+        let m = fake_probe(TaskKind::WholeRun, &[0], &[]).meta(&a, &b);
+        assert!(!m.disturbed && m.interfering_cpus.is_empty(), "{m:?}");
+        // The reaped child waited 100 ms while a hog ran: disturbed.
+        let mut c = b.clone();
+        c.reaped = (0.9, 0.1);
+        c.stat_idle = vec![5.0, 6.0];
+        c.idle = vec![Some(5.0), Some(6.0)];
+        let m = fake_probe(TaskKind::WholeRun, &[0], &[]).meta(&a, &c);
+        assert!(m.disturbed && m.run_delay_s == Some(0.1), "{m:?}");
+    }
+
+    #[test]
+    fn the_wait_of_tasks_seen_and_children_reaped_adds_up() {
+        let base = Instant::now();
+        let mut a = snap(base, 0.0, 0, &[0.0], 0.0);
+        let mut b = snap(base, 1.0, 0, &[0.0], 0.0);
+        a.tasks = vec![(10, 1.0, 0.5), (11, 2.0, 0.1)];
+        a.reaped = (3.0, 0.2);
+        // Task 10 ran 0.5 s more and waited 0.05 s; 11 is gone (its time
+        // lost with it); 12 started during the sample; a child was reaped.
+        b.tasks = vec![(10, 1.5, 0.55), (12, 0.2, 0.01)];
+        b.reaped = (3.3, 0.23);
+        let (run, wait) = seen(&a, &b);
+        assert!((run - (0.5 + 0.2 + 0.3)).abs() < 1e-9, "{run}");
+        assert!((wait - (0.05 + 0.01 + 0.03)).abs() < 1e-9, "{wait}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub(crate) mod benchmark;
 pub(crate) mod disturb;
+pub(crate) mod interfere;
 pub(crate) mod owned;
 pub(crate) mod profile;
 pub(crate) mod reference;

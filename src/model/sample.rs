@@ -48,8 +48,9 @@ pub(crate) struct SampleMeta {
     /// Involuntary context switches of the measuring thread (`solo`) or process.
     pub(crate) nivcsw: u64,
     /// Seconds the measured tasks (the measuring thread, and its peers for
-    /// `waits`) waited runnable on a run queue (`/proc/TID/schedstat`), when
-    /// the kernel reports it.
+    /// `waits`; for `whole-run` every task of the process group seen and the
+    /// children reaped) waited runnable on a run queue (`/proc/TID/schedstat`),
+    /// when the kernel reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) run_delay_s: Option<f64>,
     /// Seconds other work ran on the CPUs the measured tasks used (`waits`,
@@ -87,6 +88,40 @@ pub(crate) struct SampleMeta {
     /// so it is recorded and reported, and never makes a sample disturbed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) throttling: Option<Throttling>,
+    /// What judged a whole-run sample's time lost to other work (`whole-run`
+    /// only; absent in samples stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) wait_source: Option<WaitSource>,
+    /// Seconds a whole run's tasks may have lost to other work, as the rule
+    /// that judged it bounds them (`measure/disturb.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lost_s: Option<f64>,
+    /// CPUs that share a core with the measured tasks' CPUs (SMT siblings,
+    /// and those `kdelta doctor` measured slowing them) and are not theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) interfering_cpus: Vec<u32>,
+    /// Seconds those CPUs were busy during the sample (`/proc/stat`, less
+    /// what its clock ticks cannot resolve).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) interfering_s: Option<f64>,
+}
+
+/// Where the time a whole-run sample's tasks waited runnable was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum WaitSource {
+    /// The worker's own cgroup v2 `cpu.pressure` (`some` total): the time
+    /// any of its tasks, exited ones included, waited.
+    CgroupPressure,
+    /// The system's `/proc/pressure/cpu` (`some` total): the time any task
+    /// waited, bounded by the other work on the worker's CPUs.
+    Pressure,
+    /// `/proc/TID/schedstat` run-queue wait of the tasks seen and of the
+    /// children reaped, when they account for the run's CPU time.
+    Schedstat,
+    /// Idle clock ticks of `/proc/stat` alone (the old rule): no better
+    /// source here.
+    Ticks,
 }
 
 /// A cgroup's CPU throttling over one sample (`cpu.stat`).

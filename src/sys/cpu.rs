@@ -1,5 +1,6 @@
 //! What the kernel says about the CPUs and the machine's load: `/proc/stat`,
-//! `/proc/loadavg` (both proc(5)) and the cpuidle residency counters in sysfs.
+//! `/proc/loadavg` (both proc(5)), CPU pressure (PSI), the cpuidle residency
+//! counters and SMT siblings in sysfs.
 
 use super::clock::clk_tck;
 use std::path::Path;
@@ -80,6 +81,35 @@ pub(crate) fn parse_machine_busy(s: &str, hz: f64) -> Option<f64> {
     Some((v[0] + v[1] + v[2] + v[5] + v[6]) / hz)
 }
 
+/// The `some` total of a CPU pressure file (`/proc/pressure/cpu`, or a
+/// cgroup v2 `cpu.pressure`; the kernel's Documentation/accounting/psi.rst):
+/// seconds during which at least one task of the system (or of the cgroup)
+/// waited runnable for a CPU. Kept in microseconds by the kernel; `None`
+/// without PSI (`CONFIG_PSI`, `psi=0`).
+pub(crate) fn pressure_some_secs(path: &Path) -> Option<f64> {
+    parse_pressure_some(&std::fs::read_to_string(path).ok()?)
+}
+
+/// The `some ... total=US` figure of a pressure file's text, in seconds.
+pub(crate) fn parse_pressure_some(s: &str) -> Option<f64> {
+    let line = s.lines().find(|l| l.starts_with("some "))?;
+    let us = line.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse::<u64>().ok()?;
+    Some(us as f64 * 1e-6)
+}
+
+/// The other CPUs that share a core with `cpu` (SMT siblings), from
+/// `ROOT/sys/devices/system/cpu/cpuN/topology/thread_siblings_list` (sysfs(5),
+/// the kernel's Documentation/admin-guide/cputopology.rst); empty where the
+/// kernel does not say.
+pub(crate) fn smt_siblings(root: &Path, cpu: u32) -> Vec<u32> {
+    let p = root.join(format!("sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"));
+    std::fs::read_to_string(p)
+        .ok()
+        .and_then(|t| t.trim().parse::<crate::cpuset::CpuSet>().ok())
+        .map(|s| s.iter().filter(|&c| c != cpu).collect())
+        .unwrap_or_default()
+}
+
 /// What `/proc/loadavg` (proc(5)) says.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LoadAvg {
@@ -132,5 +162,29 @@ mod tests {
         assert!(machine_busy_secs().is_some());
         assert!(loadavg().unwrap().tasks >= 1);
         assert!(idle_secs(Path::new("/nonexistent"), 0).is_none());
+        assert!(pressure_some_secs(Path::new("/nonexistent/cpu")).is_none());
+    }
+
+    #[test]
+    fn parses_cpu_pressure() {
+        let t =
+            "some avg10=1.00 avg60=0.50 avg300=0.10 total=2500000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n";
+        assert_eq!(parse_pressure_some(t), Some(2.5));
+        assert_eq!(parse_pressure_some("full avg10=0.00 total=7\n"), None);
+        assert_eq!(parse_pressure_some("some avg10=0.00\n"), None);
+    }
+
+    #[test]
+    fn reads_smt_siblings_below_a_root() {
+        let d = tempfile::tempdir().unwrap();
+        for (cpu, list) in [(0, "0,2"), (1, "1"), (2, "0,2")] {
+            let t = d.path().join(format!("sys/devices/system/cpu/cpu{cpu}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("thread_siblings_list"), format!("{list}\n")).unwrap();
+        }
+        assert_eq!(smt_siblings(d.path(), 0), vec![2]);
+        assert_eq!(smt_siblings(d.path(), 2), vec![0]);
+        assert!(smt_siblings(d.path(), 1).is_empty());
+        assert!(smt_siblings(d.path(), 7).is_empty(), "not said: none");
     }
 }

@@ -44,6 +44,31 @@ pub(crate) fn schedstat(tid: i32) -> Option<(f64, f64)> {
     parse_schedstat(&s)
 }
 
+/// Run time and run-queue wait (schedstat, nanoseconds) of the children this
+/// process reaped after [`note_ended_child`]: a task's own schedstat goes
+/// with it, and the kernel adds it to no other task's.
+static REAPED_RUN_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static REAPED_DELAY_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Before reaping child `pid`, which has ended (a zombie, found by waitid(2)
+/// with `WNOWAIT` or its pidfd): keep its schedstat (proc(5)) for
+/// [`reaped_schedstat`]. Its own figures only: what its children used is
+/// not in them.
+pub(crate) fn note_ended_child(pid: i32) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some((run, delay)) = schedstat(pid) {
+        REAPED_RUN_NS.fetch_add((run * 1e9) as u64, Relaxed);
+        REAPED_DELAY_NS.fetch_add((delay * 1e9) as u64, Relaxed);
+    }
+}
+
+/// Seconds run and waited runnable by the children noted so far
+/// ([`note_ended_child`]).
+pub(crate) fn reaped_schedstat() -> (f64, f64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (REAPED_RUN_NS.load(Relaxed) as f64 * 1e-9, REAPED_DELAY_NS.load(Relaxed) as f64 * 1e-9)
+}
+
 /// The first two fields of a `/proc/TID/schedstat` text (proc(5)), nanoseconds, as seconds.
 pub(crate) fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
     let mut it = s.split_whitespace().map(|x| x.parse::<u64>().ok());
@@ -187,6 +212,16 @@ pub(crate) fn is_own_thread(tid: i32) -> bool {
     std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()
 }
 
+/// Run time and run-queue wait (schedstat, seconds) of every thread of this
+/// process and of the other processes of process group `pgrp`, by thread id.
+pub(crate) fn group_schedstat(pgrp: i32, pid: i32) -> Vec<(i32, f64, f64)> {
+    let mut tids = own_threads();
+    tids.extend(group_threads(pgrp, pid));
+    tids.sort_unstable();
+    tids.dedup();
+    tids.into_iter().filter_map(|t| schedstat(t).map(|(r, d)| (t, r, d))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +237,28 @@ mod tests {
         assert_eq!(st.start, 100);
         assert!(parse_stat("garbage").is_none());
         assert!(parse_stat("1 (x) S 1 2").is_none());
+    }
+
+    #[test]
+    // The child is reaped by `sys::wait4`, not through `Child::wait`.
+    #[allow(clippy::zombie_processes)]
+    fn an_ended_childs_schedstat_is_kept_before_it_is_reaped() {
+        let before = reaped_schedstat();
+        let child = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done"])
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is valid for writes; WNOWAIT leaves the child unreaped.
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        assert_eq!(r, 0);
+        note_ended_child(pid);
+        crate::sys::wait4(pid).unwrap();
+        let after = reaped_schedstat();
+        // A zombie's schedstat is still there: it ran (the wait may be 0).
+        assert!(after.0 > before.0 && after.1 >= before.1, "{before:?} {after:?}");
     }
 
     #[test]

@@ -251,6 +251,10 @@ pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
     let pid = child.id() as i32;
     let ended = wait_draining(pid, &mut taps, how.timeout.map(|l| t0 + l))?;
     let (usage, wall) = if ended {
+        // Its run-queue wait, read while it is a zombie, for the sample's
+        // disturbance rule (`measure/disturb.rs`): the kernel adds it to
+        // no other task's.
+        crate::sys::task::note_ended_child(pid);
         let u = crate::sys::wait4(pid).context("waiting for the command")?;
         (u, t0.elapsed())
     } else {
