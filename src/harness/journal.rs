@@ -340,6 +340,14 @@ pub(crate) fn cgroup_confined(root: &Path, c: &Path) -> std::result::Result<(), 
     Ok(())
 }
 
+/// Is the journal at `path` another user's, in a directory this user may not
+/// even look into (root's `/run/kdelta`, 0700, seen by anyone else)? Such a
+/// journal is not this user's to restore, and a run that switches no kernel
+/// setting needs no journal: it neither adopts nor warns about it.
+pub(crate) fn hidden(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
 /// Is the directory `dir` one only root (or this euid) can write?
 fn check_dir(dir: &Path) -> std::result::Result<(), String> {
     let md = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
@@ -583,6 +591,9 @@ pub(crate) fn warning(root: &Path) -> Option<String> {
 }
 
 fn warning_of(p: &Path) -> Option<String> {
+    if hidden(p) {
+        return None;
+    }
     let p = p.to_path_buf();
     let e = match read(&p) {
         Ok(e) => e?,
