@@ -169,7 +169,8 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
         median: r.summary.as_ref().map(|s| s.median).filter(|_| r.status == Status::Ok),
         cv: r.summary.as_ref().map(|s| s.cv).filter(|_| r.status == Status::Ok),
         n: r.summary.as_ref().map(|s| s.n).or(r.quality.as_ref().map(|q| q.clean)).unwrap_or(r.samples.len()),
-        reason: r.reason.clone(),
+        // A stored reason (a command's stderr) shown, never obeyed.
+        reason: r.reason.as_deref().map(|r| crate::model::text::printable(r).into_owned()),
         remarks,
         below_resolution: r.below_resolution,
         noisy: q.noisy && r.status == Status::Ok,

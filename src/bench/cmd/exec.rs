@@ -95,7 +95,11 @@ impl Ran {
             (None, Some(sig)) => format!("killed by signal {sig}"),
             _ => "an unknown status".to_string(),
         };
-        let tail = self.stderr_tail.trim();
+        // One line, every control character shown, not obeyed: what a
+        // command printed (escape sequences, OSC, NULs) reaches no terminal,
+        // CSV or Markdown raw.
+        let lines: Vec<&str> = self.stderr_tail.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let tail = crate::model::text::printable(&lines.join("; ")).into_owned();
         Some(if tail.is_empty() { how } else { format!("{how}; stderr ends: {tail}") })
     }
 }
@@ -322,6 +326,10 @@ mod tests {
         let r = run("echo first >&2; echo oops >&2; exit 3", &sh(), &reaper()).unwrap();
         let f = r.failure().unwrap();
         assert!(f.contains("exit status 3") && f.contains("oops"), "{f}");
+        let r = run("printf 'a\\033]0;pwned\\007\\033[2J\\000b\\rc\\nd\\n' >&2; exit 1", &sh(), &reaper()).unwrap();
+        let f = r.failure().unwrap();
+        assert!(f.ends_with("stderr ends: a\\x1b]0;pwned\\x07\\x1b[2J\\x00b\\x0dc; d"), "{f}");
+        assert!(!f.chars().any(|c| c.is_control()), "{f:?}");
         let r = run("nonesuch-kdelta-cmd", &sh(), &reaper()).unwrap();
         assert!(r.failure().unwrap().contains("127"), "{:?}", r.failure());
     }
