@@ -9,7 +9,10 @@
 //!   the benchmark's direction, than `--max-regression` (by default the
 //!   noise threshold, which a star already passes);
 //! - 125: no row regressed, but a row that matters cannot be judged: a
-//!   failed result on either side, a figure below the timer's resolution,
+//!   failed result on either side (with `--within`, a compared side that
+//!   failed, the baseline or any other, is such a row: a crashing build
+//!   never passes, and `git bisect run` skips it), a figure below the
+//!   timer's resolution,
 //!   or a change worse than the limit whose star is withheld (a side noisy
 //!   or busy, too few rounds) or that too few clean samples could never make
 //!   significant. A row whose change is better, or worse by less than the
@@ -303,12 +306,26 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
     };
     results.retain(|r| selected(&a.run.selectors, r));
     let run_name = crate::report::header::run_name(&run);
+    // Sides that could not be measured at all (every compared command
+    // failed): no table compares them, and each is a row that cannot be told.
+    let unmeasured: Vec<Line> = results.iter().filter(|r| r.status != Status::Ok).map(unmeasured).collect();
     let rep = Report::for_run(run, results, &lim.opt);
-    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
+    let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
     if rows.iter().all(|l| l.verdict.is_none()) {
-        return Err(bad_input(format!("{run_name}: {WITHIN_NOTHING}")));
+        if unmeasured.is_empty() {
+            return Err(bad_input(format!("{run_name}: {WITHIN_NOTHING}")));
+        }
+        rows = unmeasured;
     }
     Ok(verdict_out(&rows, lim, &format!("{run_name}, each against the first it compares")))
+}
+
+/// The row of a result that failed, judged on its own: it cannot be told.
+fn unmeasured(r: &ResultRecord) -> Line {
+    let name = format!("{} {} [{}]", r.benchmark, one_line(&r.params.display()), r.config);
+    let why = r.reason.as_deref().map(|x| format!(": {}", crate::model::text::printable(x))).unwrap_or_default();
+    let verdict = Verdict::CannotTell(format!("result {}{why}", r.status.as_str()));
+    Line { text: format!("{name}: {}", verdict.text()), name, verdict: Some(verdict) }
 }
 
 const WITHIN_NOTHING: &str = "--within judges what one run compares, each against the first: give two or more \
