@@ -322,6 +322,9 @@ pub(crate) enum Command {
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
+    /// Internal: a worker's watchdog (`harness::worker::watchdog_main`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog { worker: i32, parent: i32, limit_ms: u64 },
 }
 
 /// Which stored runs `runs` lists, `report` adds and `history` follows:
