@@ -287,6 +287,55 @@ fn a_killed_kdelta_leaves_no_command_running() {
     assert_eq!(running("45.25"), 0);
 }
 
+/// Whatever ends kdelta (kill -9, SIGTERM, Ctrl-C, or the command killing
+/// kdelta itself), a daemon the command started in a session of its own
+/// (`setsid`, out of the worker's process group) is killed with it.
+#[test]
+fn a_setsid_daemon_never_outlives_kdelta() {
+    use nix::sys::signal::Signal;
+    // The daemon itself: `sleep MARKER` (kdelta's and the shell's command
+    // lines hold the marker too).
+    let daemons = |marker: &str| {
+        let want = format!("sleep\0{marker}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|d| std::fs::read(d.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
+            .count()
+    };
+    let e = Env::new();
+    let kdelta_of_worker = "kill -9 $(cut -d' ' -f4 /proc/$PPID/stat)";
+    for (marker, sig, then) in [
+        ("46.25", Some(Signal::SIGKILL), "sleep 30"),
+        ("47.25", Some(Signal::SIGTERM), "sleep 30"),
+        ("48.25", Some(Signal::SIGINT), "sleep 30"),
+        ("49.25", None, kdelta_of_worker),
+    ] {
+        let cmd = format!("setsid sleep {marker} & sleep 1; {then}");
+        let mut k = e
+            .spawnable()
+            .args(["run", "cmd", "--config", "up", "--runs", "1", "--cmd", &cmd])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) < 1 && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(daemons(marker) >= 1, "{marker}: the daemon never started");
+        if let Some(sig) = sig {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(k.id() as i32), sig).unwrap();
+        }
+        k.wait().unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) > 0 && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(daemons(marker), 0, "{marker} ({sig:?}): the setsid daemon outlived kdelta");
+    }
+}
+
 #[test]
 fn endless_output_costs_no_memory() {
     let e = Env::new();
