@@ -360,7 +360,8 @@ impl Ended {
         }
         if let Some(sig) = status.signal() {
             let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
-            return Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs };
+            let oom = oom_killed(&job.cgroups, sig).unwrap_or_default();
+            return Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){oom}{tail}"), cpu_secs };
         }
         let written = read_result(&job.result_path);
         if status.code() != Some(0) {
@@ -385,6 +386,22 @@ impl Ended {
         };
         Outcome::Failed { reason, cpu_secs }
     }
+}
+
+/// What a SIGKILL of a worker was, when the kernel's OOM killer did it at
+/// the memory limit of a cgroup the worker alone is in (`kdelta-PID/wN`):
+/// `: the kernel's OOM killer, at the memory limit of its cgroup ...`.
+fn oom_killed(cgroups: &[PathBuf], sig: i32) -> Option<String> {
+    if sig != libc::SIGKILL {
+        return None;
+    }
+    cgroups.iter().find_map(|d| {
+        let n = crate::sys::cgroup::oom_kills(d).filter(|&n| n > 0)?;
+        Some(format!(
+            ": the kernel's OOM killer, at the memory limit of its cgroup {} (oom_kill {n} in its memory events)",
+            d.display()
+        ))
+    })
 }
 
 /// How long after its time limit the watchdog kills a worker the harness
@@ -447,4 +464,22 @@ fn stderr_tail(s: &str) -> String {
 /// Send SIGKILL to a whole process group (killpg(3)); a group that is gone is fine.
 pub(crate) fn kill_group(pgid: libc::pid_t) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_the_oom_killer_ended_is_said_so() {
+        let d = tempfile::tempdir().unwrap();
+        let cg = d.path().join("w1");
+        std::fs::create_dir(&cg).unwrap();
+        std::fs::write(cg.join("memory.events"), "low 0\nhigh 0\nmax 40\noom 1\noom_kill 0\n").unwrap();
+        assert_eq!(oom_killed(std::slice::from_ref(&cg), libc::SIGKILL), None, "no OOM kill counted");
+        std::fs::write(cg.join("memory.events"), "low 0\nhigh 0\nmax 40\noom 1\noom_kill 1\n").unwrap();
+        let why = oom_killed(std::slice::from_ref(&cg), libc::SIGKILL).unwrap();
+        assert!(why.contains("the kernel's OOM killer") && why.contains("w1"), "{why}");
+        assert_eq!(oom_killed(&[cg], libc::SIGSEGV), None, "only a SIGKILL is the OOM killer's");
+    }
 }
