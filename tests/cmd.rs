@@ -138,6 +138,12 @@ fn bad_commands_are_refused_before_the_run() {
     refused(&e, &["--cmd", "echo 'unclosed"], "echo 'unclosed");
     refused(&e, &["--cmd", "true", "--prepare", "kdelta-no-prep"], "kdelta-no-prep: command not found");
     refused(&e, &["--cmd", "true", "--input", "/nonexistent/kdelta-in"], "/nonexistent/kdelta-in");
+    // A FIFO would block every run until the worker's limit: refused at once.
+    let fifo = e.dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let f = fifo.to_str().unwrap();
+    refused(&e, &["--cmd", "true", "--output", f], "a FIFO: the output must be a regular file");
+    refused(&e, &["--cmd", "true", "--input", f], "a FIFO: the input must be a regular file, /dev/null or null");
     refused(&e, &["--cmd", "true", "--cmd", "true"], "given twice");
     refused(&e, &["--cmd", "true", "--figure", "joules"], "joules");
     // A shell assignment first reads as NAME=COMMAND; the error says how to
@@ -145,6 +151,9 @@ fn bad_commands_are_refused_before_the_run() {
     let loop_ = "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done";
     refused(&e, &["--cmd", loop_], "start it with `=` to run `i=0; while");
     let (code, _, err) = run(&e, &["--cmd", &format!("={loop_}")]);
+    assert_eq!(code, 0, "{err}");
+    // /dev/null, the documented default, may be named.
+    let (code, _, err) = run(&e, &["--cmd", "true", "--input", "/dev/null"]);
     assert_eq!(code, 0, "{err}");
 }
 
