@@ -165,12 +165,15 @@ pub(crate) fn execute_into(
     Ok(RunOutput { run, results, interrupted: was_interrupted })
 }
 
-/// The run's temporary directory, marked as this process's; what a kdelta
-/// killed outright left behind (marked, owner dead) goes first.
+/// The run's temporary directory, marked as this process's, mode 0700 (its
+/// job files and workers' directories are no one else's to read); what a
+/// kdelta killed outright left behind (marked, owner dead) goes first.
 fn scratch() -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
     crate::measure::owned::sweep(&std::env::temp_dir());
     let tmp = tempfile::Builder::new()
         .prefix(crate::measure::owned::PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .context("creating a temporary directory")?;
     crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
@@ -269,5 +272,20 @@ fn environment(req: &Request, auto: bool, load: Load, ledger: &Ledger, run: &mut
         schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
         other: std::mem::take(&mut run.environment.other),
         ..RunEnvironment::default()
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_runs_temporary_directories_are_its_own() {
+        let t = super::scratch().unwrap();
+        assert_eq!(std::fs::metadata(t.path()).unwrap().permissions().mode() & 0o777, 0o700);
+        let parent = tempfile::tempdir().unwrap();
+        let made =
+            crate::measure::owned::make_dir(parent.path(), "kdelta-x-", crate::measure::owned::Owner::me()).unwrap();
+        assert_eq!(std::fs::metadata(&made).unwrap().permissions().mode() & 0o777, 0o700);
     }
 }
