@@ -315,3 +315,25 @@ fn another_users_run_that_switches_nothing_ignores_roots_journals() {
     assert!(err.contains("tuned by `kdelta doctor --apply`"), "{err}");
 }
 
+/// A closed stderr never makes a command panic: the warning every command
+/// prints (a journal's) is dropped, and the command does its work (`kdelta
+/// study ... 2>&1 | head` once panicked with exit 101, its run incomplete).
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let f = Fake::new();
+    plant_bytes(&f.journal(), b"garbage\n");
+    let (r, w) = nix::unistd::pipe().unwrap();
+    drop(r);
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"))
+        .env("KDELTA_DB", f.e.db())
+        .env("TMPDIR", f.e.tmp())
+        .env("KDELTA_TEST_BENCHES", "1")
+        .env("KDELTA_SYSFS_ROOT", &f.root)
+        .env_remove("KDELTA_JOURNAL")
+        .arg("list")
+        .stderr(std::process::Stdio::from(w))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lat.syscall"));
+}
