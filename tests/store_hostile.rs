@@ -257,7 +257,7 @@ fn a_full_disk_is_called_so() {
 #[test]
 fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
     let e = Env::new();
-    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "2m") else { return };
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "8m") else { return };
     let db = fs.0.join("results.db");
     e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
     let c = rusqlite::Connection::open(&db).unwrap();
@@ -366,4 +366,38 @@ fn walk(dir: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// A results row damaged in the file (a column that does not parse) is bad
+/// input in every command that reads it: one line naming the run, the
+/// result and the column, exit 2, the file unchanged.
+#[test]
+fn a_damaged_results_row_is_one_line_exit_2_everywhere() {
+    for (column, value) in [("samples", "[1,2"), ("params", "{\"a\":"), ("samples_meta", "7")] {
+        let e = Env::new();
+        stored(&e);
+        let html = e.dir.path().join("r.html");
+        let svg = e.dir.path().join("c.svg");
+        sqlite(&e.db(), &format!("UPDATE results SET {column} = '{value}'"));
+        let before = std::fs::read(e.db()).unwrap();
+        for args in [
+            &["show", "1"][..],
+            &["compare", "1", "1"],
+            &["export", "1", "--format", "csv"],
+            &["report", "1", "-o", html.to_str().unwrap()],
+            &["chart", "1", "-o", svg.to_str().unwrap()],
+            &["history", "test.sleep"],
+            &["report", "--history", "test.sleep", "-o", html.to_str().unwrap()],
+        ] {
+            let out = e.cmd().args(args).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{column}: {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{column}: {args:?}: {err}");
+            assert!(
+                err.contains(&format!("result test.sleep of run 1 is damaged in the store: its {column} column")),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read(e.db()).unwrap(), before, "{column}: the file was changed");
+    }
 }
