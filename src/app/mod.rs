@@ -201,7 +201,11 @@ fn dispatch(cli: Cli) -> Result<u8> {
     // sweep nor warn.
     let quiet = matches!(
         cli.command,
-        Command::Worker { .. } | Command::Watchdog { .. } | Command::Completions { .. } | Command::Man
+        Command::Worker { .. }
+            | Command::Watchdog { .. }
+            | Command::Guard { .. }
+            | Command::Completions { .. }
+            | Command::Man
     );
     if !quiet && !matches!(cli.command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
@@ -214,6 +218,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
+        Command::Guard { pid, start } => Ok(crate::harness::journal::guard_main(&sysfs_root(), pid, start)),
         Command::Watchdog { worker, parent, limit_ms } => {
             Ok(crate::harness::worker::watchdog_main(worker, parent, std::time::Duration::from_millis(limit_ms)))
         }

@@ -96,6 +96,13 @@ pub(crate) fn execute_into(
     // The cgroups first, so that a refusal comes before any worker runs.
     let mut cgroups =
         (req.isolate || ready.iter().any(|c| !c.cgroup.is_empty())).then(|| super::cgroups::Cgroups::new(&req.root()));
+    // Whatever the run changes is put back without a person should kdelta
+    // be killed outright: `--isolate` confines every other task.
+    let _guard = if cgroups.is_some() || ready.iter().any(|c| !c.knobs.is_empty()) {
+        Some(super::journal::start_guard()?)
+    } else {
+        None
+    };
     let mut isolated = None;
     if let (Some(cpus), Some(c)) = (super::plan::isolated_cpus(req, &ready, topo)?, cgroups.as_mut()) {
         match c.isolate(&cpus) {
