@@ -342,6 +342,17 @@ pub(crate) fn oom_kills(dir: &Path) -> Option<u64> {
         .and_then(|t| parse_oom_kills(&t))
 }
 
+/// [`oom_kills`] of this process's own memory cgroup (v2, else the v1
+/// hierarchy holding `memory`, from `/proc/self/cgroup`): compared before
+/// and after a child's run, whether the OOM killer struck meanwhile.
+pub(crate) fn own_oom_kills() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = cgroup_dir(Path::new("/"));
+    [below(&root, &own_path(&text, None)), below(&root.join("memory"), &own_path(&text, Some("memory")))]
+        .iter()
+        .find_map(|d| oom_kills(d))
+}
+
 /// [`oom_kills`] of a `memory.events` or `memory.oom_control` text.
 pub(crate) fn parse_oom_kills(t: &str) -> Option<u64> {
     t.lines().find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
