@@ -322,6 +322,12 @@ pub(crate) enum Command {
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
+    /// Internal: a worker's watchdog (`harness::worker::watchdog_main`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog { worker: i32, parent: i32, limit_ms: u64 },
+    /// Internal: the guard of a run's journals (`harness::journal::guard_main`).
+    #[command(name = "__guard", hide = true)]
+    Guard { pid: i32, start: u64 },
 }
 
 /// Which stored runs `runs` lists, `report` adds and `history` follows:

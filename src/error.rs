@@ -20,6 +20,14 @@ pub(crate) fn is_bad_input(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<BadInput>().is_some())
 }
 
+/// Write one line to stderr; a failure (a closed pipe) is ignored, never a
+/// panic as std's `eprintln!` makes it (see the crate's `eprintln!`).
+pub(crate) fn to_stderr(a: std::fmt::Arguments) {
+    use std::io::Write;
+    let line = format!("{a}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Exit statuses, as documented in the README.
 pub(crate) mod exit {
     pub(crate) const OK: u8 = 0;

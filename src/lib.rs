@@ -5,6 +5,15 @@
 //! the fuzz targets reach below the command line, gathered in [`fuzzing`] and [`testing`].
 #![deny(unreachable_pub)]
 
+/// `eprintln!` for the whole crate (it shadows std's in every module below):
+/// a closed stderr (`kdelta study ... 2>&1 | head`) drops the message
+/// instead of panicking, so a run goes on to its end.
+macro_rules! eprintln {
+    ($($t:tt)*) => {
+        $crate::error::to_stderr(format_args!($($t)*))
+    };
+}
+
 mod app;
 mod bench;
 mod child;

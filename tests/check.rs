@@ -228,6 +228,32 @@ fn within_judges_each_command_against_the_first() {
     assert!(out.lines().last().unwrap().ends_with("(run 2, each against the first it compares)"), "{out}");
 }
 
+/// `--within` never passes a command that fails: a failing new side, a
+/// failing baseline, or both, with two commands or three, is a row that
+/// cannot be told (125), never 0, never a refusal of the run.
+#[test]
+fn within_never_passes_a_failing_command() {
+    let e = Env::new();
+    let within = |cmds: &[&str]| {
+        let mut args = vec!["check", "cmd", "--runs", "3", "--within"];
+        for c in cmds {
+            args.extend(["--cmd", c]);
+        }
+        kdelta(&e, &args)
+    };
+    for (cmds, says) in [
+        (&["base=true", "new=false", "new2=true"][..], "cmd.run [cmd=new vs cmd=base]: "),
+        (&["base=true", "new=false"][..], "cmd.run [cmd=new vs cmd=base]: "),
+        (&["base=false", "new=true"][..], "cannot tell (the baseline's result failed"),
+        (&["base=false", "new=false"][..], "cannot tell (result failed"),
+    ] {
+        let (code, out, err) = within(cmds);
+        assert_eq!(code, 125, "{cmds:?}: {out}{err}");
+        assert!(out.contains(says), "{cmds:?}: {out}");
+        assert!(out.lines().last().unwrap().starts_with("cannot tell: "), "{cmds:?}: {out}");
+    }
+}
+
 #[test]
 fn within_refuses_a_run_that_compares_nothing() {
     let e = Env::new();

@@ -138,6 +138,12 @@ fn bad_commands_are_refused_before_the_run() {
     refused(&e, &["--cmd", "echo 'unclosed"], "echo 'unclosed");
     refused(&e, &["--cmd", "true", "--prepare", "kdelta-no-prep"], "kdelta-no-prep: command not found");
     refused(&e, &["--cmd", "true", "--input", "/nonexistent/kdelta-in"], "/nonexistent/kdelta-in");
+    // A FIFO would block every run until the worker's limit: refused at once.
+    let fifo = e.dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let f = fifo.to_str().unwrap();
+    refused(&e, &["--cmd", "true", "--output", f], "a FIFO: the output must be a regular file");
+    refused(&e, &["--cmd", "true", "--input", f], "a FIFO: the input must be a regular file, /dev/null or null");
     refused(&e, &["--cmd", "true", "--cmd", "true"], "given twice");
     refused(&e, &["--cmd", "true", "--figure", "joules"], "joules");
     // A shell assignment first reads as NAME=COMMAND; the error says how to
@@ -145,6 +151,9 @@ fn bad_commands_are_refused_before_the_run() {
     let loop_ = "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done";
     refused(&e, &["--cmd", loop_], "start it with `=` to run `i=0; while");
     let (code, _, err) = run(&e, &["--cmd", &format!("={loop_}")]);
+    assert_eq!(code, 0, "{err}");
+    // /dev/null, the documented default, may be named.
+    let (code, _, err) = run(&e, &["--cmd", "true", "--input", "/dev/null"]);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -285,6 +294,55 @@ fn a_killed_kdelta_leaves_no_command_running() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(running("45.25"), 0);
+}
+
+/// Whatever ends kdelta (kill -9, SIGTERM, Ctrl-C, or the command killing
+/// kdelta itself), a daemon the command started in a session of its own
+/// (`setsid`, out of the worker's process group) is killed with it.
+#[test]
+fn a_setsid_daemon_never_outlives_kdelta() {
+    use nix::sys::signal::Signal;
+    // The daemon itself: `sleep MARKER` (kdelta's and the shell's command
+    // lines hold the marker too).
+    let daemons = |marker: &str| {
+        let want = format!("sleep\0{marker}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|d| std::fs::read(d.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
+            .count()
+    };
+    let e = Env::new();
+    let kdelta_of_worker = "kill -9 $(cut -d' ' -f4 /proc/$PPID/stat)";
+    for (marker, sig, then) in [
+        ("46.25", Some(Signal::SIGKILL), "sleep 30"),
+        ("47.25", Some(Signal::SIGTERM), "sleep 30"),
+        ("48.25", Some(Signal::SIGINT), "sleep 30"),
+        ("49.25", None, kdelta_of_worker),
+    ] {
+        let cmd = format!("setsid sleep {marker} & sleep 1; {then}");
+        let mut k = e
+            .spawnable()
+            .args(["run", "cmd", "--config", "up", "--runs", "1", "--cmd", &cmd])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) < 1 && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(daemons(marker) >= 1, "{marker}: the daemon never started");
+        if let Some(sig) = sig {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(k.id() as i32), sig).unwrap();
+        }
+        k.wait().unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) > 0 && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(daemons(marker), 0, "{marker} ({sig:?}): the setsid daemon outlived kdelta");
+    }
 }
 
 #[test]

@@ -24,6 +24,14 @@ fn oversized_buffers_are_refused_before_anything_runs() {
     let e = Env::new();
     refused(&e, &["run", "bw.mem.rd", "--param", "size=999T"], "allowed at most");
     refused(&e, &["run", "mem.memset", "--param", "size=16G", "--param", "impl=libc"], "MemTotal");
+    // Past the parameter's own range: bad input, not a point this machine lacks.
+    refused(&e, &["run", "mem.memcpy", "--param", "size=20G"], "size=21474836480 is not allowed for mem.memcpy");
+    // A sweep is bounded before it is built: no billion points in memory.
+    let mut sweep = vec!["run", "cmd", "--cmd", "echo {a}{b}{c}"];
+    for p in ["a=1..1000", "b=1..1000", "c=1..1000"] {
+        sweep.extend(["--param", p]);
+    }
+    refused(&e, &sweep, "has 1000000000 points");
     // `kdelta runs` has nothing to list.
     let out = e.cmd().args(["runs"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).trim().is_empty(), "{out:?}");

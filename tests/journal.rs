@@ -251,3 +251,89 @@ fn sysfs_and_sysctl_naming_one_file_conflict() {
     assert_eq!((knob_value(&f.root, THP), knob_value(&f.root, "proc/sys/kernel/sched_autogroup_enabled")), before);
     assert!(!f.journal().exists());
 }
+
+/// A run that switches no kernel setting needs no journal and no privilege:
+/// a user who may not look into root's journal directory (root's `doctor
+/// --apply` and a killed run's cgroups journalled there) runs, exit 0, and
+/// no command of theirs warns about a journal that is not theirs.
+#[test]
+fn another_users_run_that_switches_nothing_ignores_roots_journals() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let f = Fake::new();
+    let tuned = "{\"kind\":\"owner\",\"version\":2,\"pid\":2147483000,\"start\":1,\"tuned\":true}\n";
+    plant_bytes(&f.journal(), format!("{tuned}{}\n", wrote(&f.root.join(THP), "madvise")).as_bytes());
+    plant(&f.journal().with_file_name("cgroups.journal"), &[]);
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    mode(f.e.dir.path(), 0o755);
+    let home = f.e.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let nobody = Some(nix::unistd::Uid::from_raw(65534));
+    let nogroup = Some(nix::unistd::Gid::from_raw(65534));
+    for d in [&home, &f.e.tmp()] {
+        nix::unistd::chown(d.as_path(), nobody, nogroup).unwrap();
+    }
+    let as_nobody = |args: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"));
+        c.uid(65534)
+            .gid(65534)
+            .env("KDELTA_DB", home.join("results.db"))
+            .env("TMPDIR", f.e.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env("NO_COLOR", "1")
+            .env("KDELTA_SYSFS_ROOT", &f.root)
+            .env_remove("KDELTA_JOURNAL")
+            .args(args);
+        let out = assert_cmd::Command::from_std(c).timeout(Duration::from_secs(60)).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = as_nobody(&[
+        "run",
+        "test.sleep",
+        "--config",
+        "up",
+        "--runs",
+        "1",
+        "--sample-time",
+        "1ms",
+        "--warmup",
+        "0s",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("journal") && !err.contains("warning"), "{err}");
+    let (code, err) = as_nobody(&["runs"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("journal") && !err.contains("warning"), "{err}");
+    // Root's journals are untouched, and root is still told about them.
+    assert!(std::fs::read_to_string(f.journal()).unwrap().starts_with(tuned));
+    let out = f.cmd().arg("list").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tuned by `kdelta doctor --apply`"), "{err}");
+}
+
+/// A closed stderr never makes a command panic: the warning every command
+/// prints (a journal's) is dropped, and the command does its work (`kdelta
+/// study ... 2>&1 | head` once panicked with exit 101, its run incomplete).
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let f = Fake::new();
+    plant_bytes(&f.journal(), b"garbage\n");
+    let (r, w) = nix::unistd::pipe().unwrap();
+    drop(r);
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"))
+        .env("KDELTA_DB", f.e.db())
+        .env("TMPDIR", f.e.tmp())
+        .env("KDELTA_TEST_BENCHES", "1")
+        .env("KDELTA_SYSFS_ROOT", &f.root)
+        .env_remove("KDELTA_JOURNAL")
+        .arg("list")
+        .stderr(std::process::Stdio::from(w))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lat.syscall"));
+}

@@ -245,6 +245,56 @@ fn a_full_disk_is_called_so() {
         assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
     }
     assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(fs.entries(), ["filler", "results.db"], "no -wal or -shm left beside it");
+}
+
+/// The disk fills while a writer's newest pages are only in its `-wal`: its
+/// checkpoint writes the file's first page (with the new page count) and
+/// no more, so the file is shorter than its header says. That database is
+/// not damaged: every command reads every run through the `-wal`, a writer
+/// is refused as on a full disk while there is no room, and once there is,
+/// the next writer finishes the checkpoint. Nothing is moved aside or lost.
+#[test]
+fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
+    let e = Env::new();
+    let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "8m") else { return };
+    let db = fs.0.join("results.db");
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "PRAGMA wal_autocheckpoint = 0; \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) \
+         INSERT INTO runs (label, started, status, kdelta_version, command, configs, host) \
+         SELECT 'copy' || i, started, 'complete', kdelta_version, command, configs, host FROM runs, n;",
+    )
+    .unwrap();
+    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    drop(filler);
+    let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
+    drop(c);
+    let head = std::fs::read(&db).unwrap();
+    let pages = |h: &[u8]| u32::from_be_bytes(h[28..32].try_into().unwrap()) as usize;
+    let page = u16::from_be_bytes([head[16], head[17]]) as usize;
+    assert!(pages(&head) * page > head.len(), "the setup: a file shorter than its header's {} pages", pages(&head));
+    let runs = |want: usize| {
+        let out = e.cmd().env("KDELTA_DB", &db).args(["runs", "--json", "--limit", "1000"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(json(&out.stdout).as_array().unwrap().len(), want);
+    };
+    runs(301);
+    let out = e.cmd().env("KDELTA_DB", &db).args(RUN).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+    runs(301);
+    std::fs::remove_file(fs.0.join("filler")).unwrap();
+    runs(301);
+    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    runs(302);
+    assert_eq!(fs.entries(), ["results.db"], "checkpointed, nothing moved aside");
+    let head = std::fs::read(&db).unwrap();
+    assert!(pages(&head) * page <= head.len());
 }
 
 #[test]
@@ -316,4 +366,38 @@ fn walk(dir: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// A results row damaged in the file (a column that does not parse) is bad
+/// input in every command that reads it: one line naming the run, the
+/// result and the column, exit 2, the file unchanged.
+#[test]
+fn a_damaged_results_row_is_one_line_exit_2_everywhere() {
+    for (column, value) in [("samples", "[1,2"), ("params", "{\"a\":"), ("samples_meta", "7")] {
+        let e = Env::new();
+        stored(&e);
+        let html = e.dir.path().join("r.html");
+        let svg = e.dir.path().join("c.svg");
+        sqlite(&e.db(), &format!("UPDATE results SET {column} = '{value}'"));
+        let before = std::fs::read(e.db()).unwrap();
+        for args in [
+            &["show", "1"][..],
+            &["compare", "1", "1"],
+            &["export", "1", "--format", "csv"],
+            &["report", "1", "-o", html.to_str().unwrap()],
+            &["chart", "1", "-o", svg.to_str().unwrap()],
+            &["history", "test.sleep"],
+            &["report", "--history", "test.sleep", "-o", html.to_str().unwrap()],
+        ] {
+            let out = e.cmd().args(args).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{column}: {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{column}: {args:?}: {err}");
+            assert!(
+                err.contains(&format!("result test.sleep of run 1 is damaged in the store: its {column} column")),
+                "{err}"
+            );
+        }
+        assert_eq!(std::fs::read(e.db()).unwrap(), before, "{column}: the file was changed");
+    }
 }

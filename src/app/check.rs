@@ -15,7 +15,9 @@
 //! - 125: no row regressed, but a row that matters is unknown at the end of
 //!   `--budget`: its interval still reaches past the limit, a side's star
 //!   was withheld (noisy, busy, too few rounds), a failed result on either
-//!   side, or a figure below the timer's resolution;
+//!   side (with `--within`, a compared side that failed, the baseline or
+//!   any other: a crashing build never passes, and `git bisect run` skips
+//!   it), or a figure below the timer's resolution;
 //! - 2: bad input, before anything runs: an unknown run or label, a
 //!   selector matching nothing in the baseline, a baseline measured on
 //!   another machine (without `--any-host`).
@@ -335,12 +337,26 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
     };
     results.retain(|r| selected(&a.run.selectors, r));
     let run_name = crate::report::header::run_name(&run);
+    // Sides that could not be measured at all (every compared command
+    // failed): no table compares them, and each is a row that cannot be told.
+    let unmeasured: Vec<Line> = results.iter().filter(|r| r.status != Status::Ok).map(unmeasured).collect();
     let rep = Report::for_run(run, results, &lim.opt);
-    let rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
+    let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
     if rows.iter().all(|l| l.verdict.is_none()) {
-        return Err(bad_input(format!("{run_name}: {WITHIN_NOTHING}")));
+        if unmeasured.is_empty() {
+            return Err(bad_input(format!("{run_name}: {WITHIN_NOTHING}")));
+        }
+        rows = unmeasured;
     }
     Ok(verdict_out(&rows, lim, &format!("{run_name}, each against the first it compares")))
+}
+
+/// The row of a result that failed, judged on its own: it cannot be told.
+fn unmeasured(r: &ResultRecord) -> Line {
+    let name = format!("{} {} [{}]", r.benchmark, one_line(&r.params.display()), r.config);
+    let why = r.reason.as_deref().map(|x| format!(": {}", crate::model::text::printable(x))).unwrap_or_default();
+    let verdict = Verdict::CannotTell(format!("result {}{why}", r.status.as_str()));
+    Line { text: format!("{name}: {}", verdict.text()), name, verdict: Some(verdict) }
 }
 
 const WITHIN_NOTHING: &str = "--within judges what one run compares, each against the first: give two or more \

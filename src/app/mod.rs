@@ -199,7 +199,14 @@ fn dispatch(cli: Cli) -> Result<u8> {
     // sweeps in the harness, a worker never does. `completions` and `man`
     // only print text (a shell may run them at every start): they neither
     // sweep nor warn.
-    let quiet = matches!(cli.command, Command::Worker { .. } | Command::Completions { .. } | Command::Man);
+    let quiet = matches!(
+        cli.command,
+        Command::Worker { .. }
+            | Command::Watchdog { .. }
+            | Command::Guard { .. }
+            | Command::Completions { .. }
+            | Command::Man
+    );
     if !quiet && !matches!(cli.command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
@@ -211,6 +218,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
+        Command::Guard { pid, start } => Ok(crate::harness::journal::guard_main(&sysfs_root(), pid, start)),
+        Command::Watchdog { worker, parent, limit_ms } => {
+            Ok(crate::harness::worker::watchdog_main(worker, parent, std::time::Duration::from_millis(limit_ms)))
+        }
         Command::Topo { json } => info::cmd_topo(json),
         Command::Doctor { json, apply, reset, cpus } => doctor::cmd_doctor(json, apply, reset, cpus),
         Command::List { json, selectors } => info::cmd_list(json, &selectors),

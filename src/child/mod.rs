@@ -128,6 +128,37 @@ pub(crate) fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::proc
     }
 }
 
+/// In a process spawned with [`die_with_parent`] and a pipe on its stdin
+/// (a worker): wait for the parent's go-ahead, one byte on stdin, sent once
+/// something else will end this process and all it starts should the
+/// parent die (the worker's watchdog, which kills the whole tree, setsid
+/// children included, while this process lives to hold them); then drop
+/// the parent-death signal, which would end this process first and hand
+/// its orphans to init, and put `/dev/null` on stdin. `Err` when the parent
+/// died first (end of file, or another parent): the caller leaves.
+pub(crate) fn await_watchdog() -> std::result::Result<(), String> {
+    let parent = nix::unistd::getppid();
+    let mut go = [0u8; 1];
+    loop {
+        match nix::unistd::read(0, &mut go) {
+            Ok(1) => break,
+            Ok(_) => return Err("the harness ended before its watchdog started".into()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(format!("reading the go-ahead on stdin: {e}")),
+        }
+    }
+    // SAFETY: prctl with integer arguments; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(format!("clearing the parent-death signal: {}", std::io::Error::last_os_error()));
+    }
+    if nix::unistd::getppid() != parent {
+        return Err("the harness ended".into());
+    }
+    let null = std::fs::File::open("/dev/null").map_err(|e| format!("opening /dev/null: {e}"))?;
+    nix::unistd::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0).map_err(|e| format!("stdin from /dev/null: {e}"))?;
+    Ok(())
+}
+
 /// Spawn `cmd` with [`die_with_parent`] as a [`Child`] (std's own handle is
 /// dropped: it neither waits nor kills).
 pub(crate) fn spawn(cmd: &mut std::process::Command) -> std::io::Result<Child> {
@@ -342,6 +373,30 @@ impl Drop for Subreaper {
             unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0 as libc::c_ulong, 0, 0, 0) };
         }
     }
+}
+
+/// SIGKILL process `pid` with everything it started, wherever that went
+/// (its own process group or session: `setsid`): its live descendants
+/// first, again until none is left, while `pid` lives to adopt the orphans
+/// of those killed (it must be a child subreaper, as a worker is, or the
+/// orphans go to init and out of reach), then its process group and itself.
+/// How many descendants were killed.
+pub(crate) fn kill_tree(pid: i32) -> usize {
+    let mut killed = 0;
+    // Bounded: a tree forking faster than it is killed is not chased forever.
+    for _ in 0..200 {
+        let left = crate::sys::task::descendants(pid);
+        if left.is_empty() {
+            break;
+        }
+        for p in left {
+            killed += usize::from(kill(Pid::from_raw(p), Signal::SIGKILL).is_ok());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    killed
 }
 
 /// How a child ended, for messages: `exited with status 3`, `was killed by SIGKILL`.

@@ -340,6 +340,62 @@ pub(crate) fn cgroup_confined(root: &Path, c: &Path) -> std::result::Result<(), 
     Ok(())
 }
 
+/// Start the guard of this process's journals (`kdelta __guard`): a child
+/// in a process group of its own, without a parent-death signal, that puts
+/// back what the journals below `root` list once this process is gone
+/// ([`guard_main`]). Stopped (SIGKILL) when the returned child is dropped.
+pub(crate) fn start_guard() -> Result<crate::child::Child> {
+    use std::os::unix::process::CommandExt;
+    let me = Owner::me();
+    let exe = std::env::current_exe().context("finding kdelta's own executable")?;
+    let c = std::process::Command::new(exe)
+        .arg("__guard")
+        .arg(me.pid.to_string())
+        .arg(me.start.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("starting the guard of the kernel-settings journals")?;
+    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(c.id() as i32))
+        .stop_signal(nix::sys::signal::Signal::SIGKILL, std::time::Duration::ZERO))
+}
+
+/// `kdelta __guard PID START`: while process `PID` (started at `START`) is
+/// this process's parent, wait; once it is gone (kill -9), replay the
+/// journals below `root` that it owns, cgroups first, as `kdelta restore`
+/// would: `--isolate`'s confinement of every other task, its cgroups and
+/// kernel settings are undone without a person. A replay that cannot be
+/// done yet (the owner not yet reaped, a worker still in a cgroup for the
+/// moments its watchdog takes) is tried again, for up to 4 s.
+pub(crate) fn guard_main(root: &Path, pid: i32, start: u64) -> u8 {
+    let owner = Owner { pid, start };
+    while nix::unistd::getppid().as_raw() == pid {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let t0 = std::time::Instant::now();
+    let mut left: Vec<PathBuf> = paths(root).into_iter().rev().collect();
+    while !left.is_empty() && t0.elapsed() < std::time::Duration::from_secs(4) {
+        left.retain(|p| match read(p) {
+            Ok(Some(e)) if e.owner == Some(owner) => replay(p, root).is_err(),
+            _ => false,
+        });
+        if !left.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    u8::from(!left.is_empty())
+}
+
+/// Is the journal at `path` another user's, in a directory this user may not
+/// even look into (root's `/run/kdelta`, 0700, seen by anyone else)? Such a
+/// journal is not this user's to restore, and a run that switches no kernel
+/// setting needs no journal: it neither adopts nor warns about it.
+pub(crate) fn hidden(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
 /// Is the directory `dir` one only root (or this euid) can write?
 fn check_dir(dir: &Path) -> std::result::Result<(), String> {
     let md = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
@@ -583,6 +639,9 @@ pub(crate) fn warning(root: &Path) -> Option<String> {
 }
 
 fn warning_of(p: &Path) -> Option<String> {
+    if hidden(p) {
+        return None;
+    }
     let p = p.to_path_buf();
     let e = match read(&p) {
         Ok(e) => e?,

@@ -40,7 +40,14 @@ impl Session {
     /// The session of a run: one adopting the journal `kdelta doctor
     /// --apply` left, if there is one, else a new one when the run switches
     /// settings (`switches`), else none.
+    ///
+    /// A journal this user may not look at (root's, seen by another user)
+    /// is not adopted by a run that switches nothing: such a run needs no
+    /// journal and no privilege.
     pub(crate) fn start(root: &Path, switches: bool) -> anyhow::Result<Option<Session>> {
+        if !switches && journal::hidden(&journal::path(root)) {
+            return Ok(None);
+        }
         let adopted = Journal::adopt(&journal::path(root), root)?;
         if adopted.is_none() && !switches {
             return Ok(None);

@@ -96,6 +96,13 @@ pub(crate) fn execute_into(
     // The cgroups first, so that a refusal comes before any worker runs.
     let mut cgroups =
         (req.isolate || ready.iter().any(|c| !c.cgroup.is_empty())).then(|| super::cgroups::Cgroups::new(&req.root()));
+    // Whatever the run changes is put back without a person should kdelta
+    // be killed outright: `--isolate` confines every other task.
+    let _guard = if cgroups.is_some() || ready.iter().any(|c| !c.knobs.is_empty()) {
+        Some(super::journal::start_guard()?)
+    } else {
+        None
+    };
     let mut isolated = None;
     if let (Some(cpus), Some(c)) = (super::plan::isolated_cpus(req, &ready, topo)?, cgroups.as_mut()) {
         match c.isolate(&cpus) {
@@ -170,12 +177,15 @@ pub(crate) fn execute_into(
     Ok(RunOutput { run, results, interrupted: was_interrupted })
 }
 
-/// The run's temporary directory, marked as this process's; what a kdelta
-/// killed outright left behind (marked, owner dead) goes first.
+/// The run's temporary directory, marked as this process's, mode 0700 (its
+/// job files and workers' directories are no one else's to read); what a
+/// kdelta killed outright left behind (marked, owner dead) goes first.
 fn scratch() -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
     crate::measure::owned::sweep(&std::env::temp_dir());
     let tmp = tempfile::Builder::new()
         .prefix(crate::measure::owned::PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .context("creating a temporary directory")?;
     crate::measure::owned::mark(tmp.path(), crate::measure::owned::Owner::me())?;
@@ -276,5 +286,20 @@ fn environment(req: &Request, auto: bool, load: Load, ledger: &Ledger, run: &mut
         budget_s: req.budget.map(|b| b.as_secs_f64()),
         other: std::mem::take(&mut run.environment.other),
         ..RunEnvironment::default()
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_runs_temporary_directories_are_its_own() {
+        let t = super::scratch().unwrap();
+        assert_eq!(std::fs::metadata(t.path()).unwrap().permissions().mode() & 0o777, 0o700);
+        let parent = tempfile::tempdir().unwrap();
+        let made =
+            crate::measure::owned::make_dir(parent.path(), "kdelta-x-", crate::measure::owned::Owner::me()).unwrap();
+        assert_eq!(std::fs::metadata(&made).unwrap().permissions().mode() & 0o777, 0o700);
     }
 }

@@ -10,10 +10,18 @@
 //! corrupt them. The configuration is applied in the worker before the
 //! benchmark starts, so the parent's own affinity and policy never change.
 //!
-//! Nothing outlives kdelta: the worker gets the parent-death signal (SIGKILL
-//! when the spawning thread, kdelta's main thread, ends), and a watchdog
-//! forked beside it (`watchdog`) kills the worker's whole group when kdelta
-//! is gone or the worker has overrun its limit by [`WATCHDOG_GRACE`]. The
+//! Nothing outlives kdelta, whatever ends it: a watchdog started beside each
+//! worker (`watchdog`, `kdelta __watchdog`) kills the worker's whole tree
+//! when kdelta is gone (kill -9, or a measured command that killed it) or
+//! the worker has overrun its limit by [`WATCHDOG_GRACE`], and the harness
+//! does the same on Ctrl-C, SIGTERM or a time limit
+//! ([`crate::child::kill_tree`]). The tree, not the process group: the
+//! worker is a child subreaper for its whole life, so a `setsid` daemon a
+//! command started, or anything orphaned, stays below it until then. The
+//! worker keeps the parent-death signal (SIGKILL when the spawning thread,
+//! kdelta's main thread, ends) only until its watchdog runs
+//! (`crate::child::await_watchdog`): that signal would end the worker first
+//! and hand what it holds to init. The
 //! directories a worker makes outside its own are removed by the harness
 //! afterwards, however it ended (`crate::measure::owned`).
 
@@ -87,6 +95,27 @@ enum WorkerResult {
 /// Entry point of `kdelta __worker JOB`. Returns the exit status. A failure
 /// is written to the result file for the parent (and to stderr for people).
 pub(crate) fn worker_main(job_path: &Path, find: Finder) -> i32 {
+    // Killed with all it starts by the watchdog, not by the parent-death
+    // signal, which would leave its orphans to init (see the module's doc).
+    if let Err(why) = crate::child::await_watchdog() {
+        eprintln!("kdelta worker: {why}");
+        return 1;
+    }
+    // Whatever its benchmark's processes leave, setsid daemons included,
+    // stays its own to end, here or by the watchdog.
+    let reaper = match crate::child::Subreaper::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kdelta worker: {e:#}");
+            return 1;
+        }
+    };
+    let code = worker_job(job_path, find);
+    reaper.end_orphans();
+    code
+}
+
+fn worker_job(job_path: &Path, find: Finder) -> i32 {
     let job = match read_job(job_path) {
         Ok(j) => j,
         Err(e) => {
@@ -237,17 +266,34 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
     child
         .arg("__worker")
         .arg(job_path)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SIGKILL when this thread ends: the harness runs workers from its main
-    // thread (`app::run` calls `execute` there), so when kdelta does.
+    // SIGKILL when this thread ends, until the worker has its watchdog: the
+    // harness runs workers from its main thread (`app::run` calls `execute`
+    // there), so when kdelta does.
     let mut child = crate::child::die_with_parent(&mut child).spawn().context("starting a worker process")?;
     let pid = child.id() as libc::pid_t;
-    // Kills the group when kdelta is gone or the worker overruns (see `watchdog`);
-    // stopped (by the stop rule) when this function returns.
-    let _watchdog = watchdog(pid, timeout + WATCHDOG_GRACE)?;
+    // Kills the worker's tree when kdelta is gone or the worker overruns
+    // (see `watchdog`); stopped (by the stop rule) when this function returns.
+    let watching = watchdog(pid, timeout + WATCHDOG_GRACE);
+    // The go-ahead (`child::await_watchdog`): without it (no watchdog) the
+    // worker leaves at once.
+    let mut go = child.stdin.take().expect("piped stdin");
+    let _watchdog = match watching {
+        Ok(w) => {
+            let _ = std::io::Write::write_all(&mut go, b"w");
+            drop(go);
+            w
+        }
+        Err(e) => {
+            drop(go);
+            crate::child::kill_tree(pid);
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
     let mut stderr = child.stderr.take().expect("piped stderr");
     let err_reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -285,10 +331,10 @@ fn wait(
             Ok(w) => break w,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if killed.is_none() && interrupted.load(Ordering::SeqCst) {
-                    kill_group(pid);
+                    crate::child::kill_tree(pid);
                     killed = Some(Killed::Interrupted);
                 } else if killed.is_none() && start.elapsed() > timeout {
-                    kill_group(pid);
+                    crate::child::kill_tree(pid);
                     killed = Some(Killed::Timeout);
                 }
             }
@@ -322,7 +368,8 @@ impl Ended {
         }
         if let Some(sig) = status.signal() {
             let name = nix::sys::signal::Signal::try_from(sig).map(|s| s.as_str()).unwrap_or("?");
-            return Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){tail}"), cpu_secs };
+            let oom = oom_killed(&job.cgroups, sig).unwrap_or_default();
+            return Outcome::Failed { reason: format!("worker killed by signal {sig} ({name}){oom}{tail}"), cpu_secs };
         }
         let written = read_result(&job.result_path);
         if status.code() != Some(0) {
@@ -349,59 +396,68 @@ impl Ended {
     }
 }
 
+/// What a SIGKILL of a worker was, when the kernel's OOM killer did it at
+/// the memory limit of a cgroup the worker alone is in (`kdelta-PID/wN`):
+/// `: the kernel's OOM killer, at the memory limit of its cgroup ...`.
+fn oom_killed(cgroups: &[PathBuf], sig: i32) -> Option<String> {
+    if sig != libc::SIGKILL {
+        return None;
+    }
+    cgroups.iter().find_map(|d| {
+        let n = crate::sys::cgroup::oom_kills(d).filter(|&n| n > 0)?;
+        Some(format!(
+            ": the kernel's OOM killer, at the memory limit of its cgroup {} (oom_kill {n} in its memory events)",
+            d.display()
+        ))
+    })
+}
+
 /// How long after its time limit the watchdog kills a worker the harness
 /// has not (a harness stuck or stopped).
 pub(crate) const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
 
-/// Fork a watchdog for the worker's process group `pgid`: a child of the
-/// harness (not of the worker, whose benchmarks may count or wait for their
-/// children, and without a thread in the worker, which would change how its
-/// benchmarks fork) that checks every 150 ms whether the harness is still
-/// its parent, and SIGKILLs the whole group when the harness is gone (kill -9
-/// of kdelta: the worker itself goes by its parent-death signal, but what it
-/// started in its group may not have one) or when `limit` has passed. It
-/// leaves when the group is gone. It has no parent-death signal of its own,
-/// so it outlives the harness just long enough to do that.
-fn watchdog(pgid: libc::pid_t, limit: Duration) -> Result<crate::child::Child> {
-    fn now() -> libc::timespec {
-        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: clock_gettime writes the timespec it is given.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-        t
-    }
-    let start = now();
-    let deadline = start.tv_sec.saturating_add(limit.as_secs().min(i64::MAX as u64 / 2) as libc::time_t);
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the harness has threads (signal handling, the worker's waiter),
-    // so the child runs only async-signal-safe calls (signal, nanosleep,
-    // getppid, clock_gettime, kill, killpg, _exit) on values computed before
-    // the fork, and never returns into Rust code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error()).context("forking the worker's watchdog");
-    }
-    if pid == 0 {
-        // SAFETY: see above.
-        unsafe {
-            // The harness's SIGTERM handler only sets a flag; the stop rule's
-            // SIGTERM must end this process.
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            let nap = libc::timespec { tv_sec: 0, tv_nsec: 150_000_000 };
-            loop {
-                libc::nanosleep(&nap, std::ptr::null_mut());
-                if libc::kill(-pgid, 0) != 0 {
-                    libc::_exit(0);
-                }
-                if libc::getppid() != parent || now().tv_sec >= deadline {
-                    libc::killpg(pgid, libc::SIGKILL);
-                    libc::_exit(0);
-                }
-            }
+/// Start the watchdog of worker `pid` (which leads its process group):
+/// `kdelta __watchdog`, a child of the harness (not of the worker, whose
+/// benchmarks may count or wait for their children) in a process group of
+/// its own (a terminal's Ctrl-C is the harness's to handle), without a
+/// parent-death signal, so it outlives the harness just long enough to do
+/// its work ([`watchdog_main`]).
+fn watchdog(pid: libc::pid_t, limit: Duration) -> Result<crate::child::Child> {
+    let exe = std::env::current_exe().context("finding kdelta's own executable")?;
+    let c = Command::new(exe)
+        .arg("__watchdog")
+        .arg(pid.to_string())
+        .arg(std::process::id().to_string())
+        .arg(limit.as_millis().min(u64::MAX as u128).to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("starting the worker's watchdog")?;
+    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(c.id() as i32))
+        .stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
+}
+
+/// `kdelta __watchdog WORKER PARENT LIMIT_MS`: every 150 ms, whether the
+/// harness `parent` is still this process's parent; when it is gone (kill
+/// -9 of kdelta, or a measured command that killed it) or `limit` has
+/// passed, SIGKILL the worker's whole tree (`child::kill_tree`: its
+/// descendants, `setsid` ones included, which the worker, a child
+/// subreaper that no parent-death signal ends, holds until then; then its
+/// group and itself). It leaves when the worker's group is gone.
+pub(crate) fn watchdog_main(worker: i32, parent: i32, limit: Duration) -> u8 {
+    let start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(150));
+        if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(worker), None).is_err() {
+            return 0;
+        }
+        if nix::unistd::getppid().as_raw() != parent || start.elapsed() >= limit {
+            crate::child::kill_tree(worker);
+            return 0;
         }
     }
-    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(pid))
-        .stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
 }
 
 fn stderr_tail(s: &str) -> String {
@@ -416,4 +472,22 @@ fn stderr_tail(s: &str) -> String {
 /// Send SIGKILL to a whole process group (killpg(3)); a group that is gone is fine.
 pub(crate) fn kill_group(pgid: libc::pid_t) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_the_oom_killer_ended_is_said_so() {
+        let d = tempfile::tempdir().unwrap();
+        let cg = d.path().join("w1");
+        std::fs::create_dir(&cg).unwrap();
+        std::fs::write(cg.join("memory.events"), "low 0\nhigh 0\nmax 40\noom 1\noom_kill 0\n").unwrap();
+        assert_eq!(oom_killed(std::slice::from_ref(&cg), libc::SIGKILL), None, "no OOM kill counted");
+        std::fs::write(cg.join("memory.events"), "low 0\nhigh 0\nmax 40\noom 1\noom_kill 1\n").unwrap();
+        let why = oom_killed(std::slice::from_ref(&cg), libc::SIGKILL).unwrap();
+        assert!(why.contains("the kernel's OOM killer") && why.contains("w1"), "{why}");
+        assert_eq!(oom_killed(&[cg], libc::SIGSEGV), None, "only a SIGKILL is the OOM killer's");
+    }
 }

@@ -91,6 +91,7 @@ pub(crate) fn mark(dir: &Path, owner: Owner) -> Result<()> {
 pub(crate) fn make_dir(parent: &Path, prefix: &str, owner: Owner) -> Result<PathBuf> {
     let dir = tempfile::Builder::new()
         .prefix(prefix)
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir_in(parent)
         .with_context(|| format!("creating a directory in {}", parent.display()))?
         .keep();

@@ -379,33 +379,56 @@ pub(crate) fn expand_open(
     bench: &str,
     open: bool,
 ) -> Result<Vec<Params>> {
-    let undeclared: Vec<(&String, &String)> =
-        overrides.iter().filter(|(k, _)| !specs.iter().any(|s| s.name == k.as_str())).collect();
-    let mut points = expand_declared(specs, overrides, quick, bench, open)?;
-    for (k, raw) in undeclared {
+    let mut axes = declared_axes(specs, overrides, quick, bench, open)?;
+    for (k, raw) in overrides.iter().filter(|(k, _)| !specs.iter().any(|s| s.name == k.as_str())) {
         let values = scan_list(raw).map_err(|e| anyhow::anyhow!("parameter {k} of {bench}: {e}"))?;
         if values.is_empty() {
             bail!("parameter {k} of {bench} has no value");
         }
-        points = points
-            .into_iter()
-            .flat_map(|p| values.iter().map(move |v| (p.clone(), v)))
-            .map(|(mut p, v)| {
-                p.set(k, v.clone());
-                p
-            })
-            .collect();
+        axes.push((k.clone(), values));
+    }
+    bound_points(&axes, bench)?;
+    let mut points = vec![Params::default()];
+    for (name, values) in &axes {
+        let mut next = Vec::with_capacity(points.len() * values.len());
+        for p in &points {
+            for v in values {
+                let mut q = p.clone();
+                q.set(name, v.clone());
+                next.push(q);
+            }
+        }
+        points = next;
     }
     Ok(points)
 }
 
-fn expand_declared(
+/// Most points one benchmark's sweep may have: the product of its
+/// parameters' value counts is checked against it before any point is built.
+pub(crate) const MAX_POINTS: u64 = 10_000;
+
+/// Refuse a sweep of more than [`MAX_POINTS`] points, naming each swept
+/// parameter's count, before anything is built.
+fn bound_points(axes: &[(String, Vec<String>)], bench: &str) -> Result<()> {
+    let total = axes.iter().try_fold(1u64, |n, (_, v)| n.checked_mul(v.len() as u64));
+    if total.is_some_and(|n| n <= MAX_POINTS) {
+        return Ok(());
+    }
+    let swept: Vec<String> =
+        axes.iter().filter(|(_, v)| v.len() > 1).map(|(k, v)| format!("{k} ({} values)", v.len())).collect();
+    let total = total.map(|n| n.to_string()).unwrap_or_else(|| "too many".into());
+    bail!("the sweep of {bench} has {total} points ({}), more than {MAX_POINTS}: sweep fewer values", swept.join(" x "))
+}
+
+/// Each parameter a benchmark declares with its values (the user's, else
+/// its default), validated, in the specs' order.
+fn declared_axes(
     specs: &[ParamSpec],
     overrides: &BTreeMap<String, String>,
     quick: bool,
     bench: &str,
     open: bool,
-) -> Result<Vec<Params>> {
+) -> Result<Vec<(String, Vec<String>)>> {
     for k in overrides.keys() {
         if !open && !specs.iter().any(|s| s.name == k) {
             let allowed: Vec<&str> = specs.iter().map(|s| s.name).collect();
@@ -415,7 +438,7 @@ fn expand_declared(
             bail!("unknown parameter {k:?} for {bench}: allowed: {}", allowed.join(", "));
         }
     }
-    let mut points = vec![Params::default()];
+    let mut axes = Vec::new();
     for spec in specs {
         let raw = match overrides.get(spec.name) {
             Some(v) => v.as_str(),
@@ -435,17 +458,9 @@ fn expand_declared(
         for v in &values {
             spec.validate(v).map_err(|e| anyhow::anyhow!("{bench}: {e}"))?;
         }
-        let mut next = Vec::with_capacity(points.len() * values.len());
-        for p in &points {
-            for v in &values {
-                let mut q = p.clone();
-                q.set(spec.name, v.clone());
-                next.push(q);
-            }
-        }
-        points = next;
+        axes.push((spec.name.to_string(), values));
     }
-    Ok(points)
+    Ok(axes)
 }
 
 /// Rewrite stored values in their canonical spelling (a run stored with
@@ -508,6 +523,24 @@ mod tests {
         o.insert("bogus".to_string(), "1".to_string());
         let e = expand(&specs, &o, false, "lat.ctx").unwrap_err().to_string();
         assert!(e.contains("bogus") && e.contains("procs, size"), "{e}");
+    }
+
+    #[test]
+    fn a_sweep_past_max_points_is_refused_before_it_is_built() {
+        let o: BTreeMap<String, String> =
+            ["a", "b", "c"].iter().map(|k| (k.to_string(), "1..1000".to_string())).collect();
+        let e = expand_open(&[], &o, false, "cmd", true).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "the sweep of cmd has 1000000000 points (a (1000 values) x b (1000 values) x c (1000 values)), \
+             more than 10000: sweep fewer values"
+        );
+        let mut o: BTreeMap<String, String> = BTreeMap::new();
+        o.insert("a".into(), "1..100".into());
+        o.insert("b".into(), "1..100".into());
+        assert_eq!(expand_open(&[], &o, false, "cmd", true).unwrap().len(), 10_000);
+        o.insert("c".into(), "1,2".into());
+        assert!(expand_open(&[], &o, false, "cmd", true).unwrap_err().to_string().contains("20000 points"));
     }
 
     crate::model::params::choice! {

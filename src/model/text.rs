@@ -41,6 +41,28 @@ fn replace_bidi(s: &str, with: impl Fn(char) -> String) -> Cow<'_, str> {
     Cow::Owned(o)
 }
 
+/// `s` fit for one line of a terminal, a CSV cell, a Markdown table or an
+/// XML text node: every control character (C0, DEL, C1: escape sequences,
+/// OSC, NULs, carriage returns, newlines) written as a visible `\x1b`, and
+/// bidirectional controls as [`neutral`] shows them; borrowed when there is
+/// nothing to change.
+pub(crate) fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_bidi_control(c) {
+            o.push_str(&format!("[U+{:04X}]", c as u32));
+        } else if c.is_control() {
+            o.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    Cow::Owned(o)
+}
+
 /// Longest `--label`, in bytes.
 pub(crate) const LABEL_MAX: usize = 256;
 /// Longest `--title` of a report, in bytes.
@@ -67,6 +89,14 @@ pub(crate) fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        let raw = "a\x1b]0;title\x07\x1b[2J\x1b[31mred\0nul\r\u{9b}x\ty\nz\u{202e}";
+        assert_eq!(printable(raw), "a\\x1b]0;title\\x07\\x1b[2J\\x1b[31mred\\x00nul\\x0d\\x9bx\\x09y\\x0az[U+202E]");
+        assert!(matches!(printable("plain text, ok"), Cow::Borrowed(_)));
+        assert!(!printable(raw).chars().any(|c| c.is_control()));
+    }
 
     #[test]
     fn bidi_controls_become_placeholders() {

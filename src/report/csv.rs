@@ -10,6 +10,8 @@ use super::Renderer;
 use anyhow::Result;
 
 pub(super) fn q(s: &str) -> String {
+    // Control characters (a command's stderr in a reason) shown, not raw.
+    let s = crate::model::text::printable(s);
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

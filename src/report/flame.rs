@@ -23,8 +23,8 @@ pub(crate) struct Flame(String);
 /// the frame names (the same function gets the same colour in every graph).
 fn options(title: &str, subtitle: &str) -> inferno::flamegraph::Options<'static> {
     let mut o = inferno::flamegraph::Options::default();
-    o.title = crate::model::text::neutral(title).into_owned();
-    o.subtitle = Some(crate::model::text::neutral(subtitle).into_owned());
+    o.title = crate::model::text::printable(title).into_owned();
+    o.subtitle = Some(crate::model::text::printable(subtitle).into_owned());
     o.count_name = "samples".into();
     o.hash = true;
     o.deterministic = true;
@@ -32,9 +32,11 @@ fn options(title: &str, subtitle: &str) -> inferno::flamegraph::Options<'static>
     o
 }
 
-/// The folded lines of `p`, names neutralised.
+/// The folded lines of `p`, names neutralised: bidirectional controls, and
+/// control characters, which XML 1.0 does not allow even escaped (a viewer
+/// stops drawing at the first), shown as `\x01`.
 fn lines(p: &Profile) -> Vec<String> {
-    p.folded().into_iter().map(|l| crate::model::text::neutral(&l).into_owned()).collect()
+    p.folded().into_iter().map(|l| crate::model::text::printable(&l).into_owned()).collect()
 }
 
 /// The flame graph of one profile.
@@ -172,6 +174,15 @@ mod tests {
         assert!(r > b, "more time in do_idle: red ({r}, {b})");
         let (r, b) = frame("work");
         assert!(b > r, "less time in work: blue ({r}, {b})");
+    }
+
+    #[test]
+    fn control_characters_in_names_leave_valid_xml() {
+        let p = profile("k;ma\u{1}in\u{1b}[2J;wo\u{7f}rk 10\n");
+        let file = flame(&p, "t\u{0}", "s\u{8}").unwrap().file();
+        let bad: Vec<char> = file.chars().filter(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')).collect();
+        assert!(bad.is_empty(), "{bad:?}");
+        assert!(file.contains("ma\\x01in\\x1b[2J"), "the name is shown, escaped");
     }
 
     #[test]

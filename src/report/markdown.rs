@@ -56,7 +56,7 @@ fn render(rep: &Report) -> String {
 }
 
 pub(super) fn esc(s: &str) -> String {
-    s.replace('|', "\\|")
+    crate::model::text::printable(s).replace('|', "\\|")
 }
 
 fn draw(out: &mut String, g: &Grid) {

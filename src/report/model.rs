@@ -169,7 +169,8 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
         median: r.summary.as_ref().map(|s| s.median).filter(|_| r.status == Status::Ok),
         cv: r.summary.as_ref().map(|s| s.cv).filter(|_| r.status == Status::Ok),
         n: r.summary.as_ref().map(|s| s.n).or(r.quality.as_ref().map(|q| q.clean)).unwrap_or(r.samples.len()),
-        reason: r.reason.clone(),
+        // A stored reason (a command's stderr) shown, never obeyed.
+        reason: r.reason.as_deref().map(|r| crate::model::text::printable(r).into_owned()),
         remarks,
         below_resolution: r.below_resolution,
         noisy: q.noisy && r.status == Status::Ok,
@@ -192,11 +193,22 @@ pub(crate) const COMPARED_ON: &str = "compared_on";
 
 /// For each configuration whose results name a compared parameter
 /// ([`COMPARED_ON`]) with two values or more, a table with a column per value
-/// (the first the base), rows matched on the other parameters.
+/// (the first the base), rows matched on the other parameters. A result
+/// that failed carries no extras: it takes its benchmark's compared
+/// parameter from the results of that configuration that name one, so a
+/// failed alternative is a failed column, never a missing one.
 fn alternatives_tables(results: &[ResultRecord], opt: &CompareOptions) -> Vec<Table> {
+    fn own(r: &ResultRecord) -> Option<&str> {
+        r.extras.get(COMPARED_ON).and_then(|v| v.as_str())
+    }
     let named: Vec<(&ResultRecord, &str)> = results
         .iter()
-        .filter_map(|r| Some((r, r.extras.get(COMPARED_ON)?.as_str()?)))
+        .filter_map(|r| {
+            let p = own(r).or_else(|| {
+                results.iter().filter(|o| o.benchmark == r.benchmark && o.config == r.config).find_map(own)
+            })?;
+            Some((r, p))
+        })
         .filter(|(r, p)| r.params.0.contains_key(*p))
         .collect();
     let mut groups: Vec<(&str, &str)> = Vec::new();
@@ -534,4 +546,41 @@ fn answers_line(tables: &[Table]) -> Option<String> {
 
 fn run_warnings(run: &RunRecord) -> Vec<String> {
     run.environment.warnings.iter().map(|w| w.to_string()).collect()
+}
+
+#[cfg(test)]
+mod alternatives_tests {
+    use super::*;
+    use crate::model::record::Status;
+
+    /// `cmd.run` of command `name`: ok (with the extra naming the compared
+    /// parameter, as the benchmark writes it) or failed (no extras).
+    fn command(name: &str, ok: bool) -> ResultRecord {
+        let mut r = crate::testing::stored::ok_result("cmd.run", &[1.0, 1.1, 0.9]);
+        r.params.set("cmd", name);
+        if ok {
+            r.extras.insert(COMPARED_ON.into(), "cmd".into());
+        } else {
+            r.status = Status::Failed;
+            r.reason = Some("exit status 1".into());
+            r.samples.clear();
+            r.summary = None;
+        }
+        r
+    }
+
+    #[test]
+    fn a_failed_alternative_is_a_failed_column_not_a_missing_one() {
+        let opt = CompareOptions::default();
+        let t = alternatives_tables(&[command("base", true), command("new", false), command("new2", true)], &opt);
+        assert_eq!(t.len(), 1);
+        let names: Vec<&str> = t[0].columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["cmd=base", "cmd=new", "cmd=new2"]);
+        let cells = &t[0].rows[0].cells;
+        assert_eq!(cells[1].as_ref().map(|c| c.status), Some(Status::Failed));
+        // A failed baseline stays the first column.
+        let t = alternatives_tables(&[command("base", false), command("new", true)], &opt);
+        assert_eq!(t[0].columns[0].name, "cmd=base");
+        assert_eq!(t[0].rows[0].cells[0].as_ref().map(|c| c.status), Some(Status::Failed));
+    }
 }

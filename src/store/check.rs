@@ -73,6 +73,17 @@ const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Judge a file from its first bytes (`bytes`, at least the first 100 if it
 /// has them) and its length. Pure, so it can be fuzzed.
 pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
+    check_header_beside(bytes, file_len, false)
+}
+
+/// [`check_header`] of a file with frames in its `-wal` (`wal_pending`):
+/// the page count of the file's own header is then not the database's
+/// length. A checkpoint that ran out of space (a full disk) writes the first
+/// page, with the new count, and not the pages after it; the `-wal` still
+/// holds them all, and reading through it gives every run. Such a file is
+/// not truncated: a writer finishes the checkpoint (see
+/// [`super::sqlite::Sqlite::open`]).
+pub(super) fn check_header_beside(bytes: &[u8], file_len: u64, wal_pending: bool) -> Result<Header, Refusal> {
     if file_len < 100 || bytes.len() < 100 {
         return Err(Refusal::NotKdelta(format!("{file_len} bytes, too short for an SQLite header")));
     }
@@ -109,7 +120,7 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
     }
     // The page count is valid when the change counter matches offset 92.
     let pages = u32_at(28) as u64;
-    if pages > 0 && u32_at(24) == u32_at(92) && pages * page_size as u64 > file_len {
+    if pages > 0 && u32_at(24) == u32_at(92) && pages * page_size as u64 > file_len && !wal_pending {
         return Err(bad(format!("truncated: {file_len} of {} bytes", pages * page_size as u64)));
     }
     let h = Header {
@@ -169,19 +180,31 @@ fn uri(path: &Path, query: &str) -> String {
     s + "?" + query
 }
 
+/// `path` with `ext` appended (`results.db-wal`).
+pub(super) fn sibling(path: &Path, ext: &str) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(ext);
+    std::path::PathBuf::from(s)
+}
+
+/// Whether the `-wal` beside `path` holds frames (more than its 32-byte
+/// header): pages newer than the file's own, which only a connection
+/// reading through the `-wal` sees.
+pub(super) fn wal_pending(path: &Path) -> bool {
+    std::fs::symlink_metadata(sibling(path, "-wal")).is_ok_and(|m| m.is_file() && m.len() > 32)
+}
+
 /// A connection that reads `path` and can neither change it nor create a file
 /// beside it. With a live `-wal` and `-shm` (another process has the database
-/// open) it reads through them (`mode=ro`); otherwise it opens the file as
+/// open), or a `-wal` holding frames no checkpoint has copied (a writer that
+/// ran out of space), it reads through them (`mode=ro`; SQLite then makes the
+/// `-shm` index if it is missing); otherwise it opens the file as
 /// `immutable`: no locks, no `-shm`, no `-wal`, no `-journal`.
 pub(super) fn reader(path: &Path) -> Result<Connection, Refusal> {
-    let sibling = |ext: &str| {
-        let mut s = path.as_os_str().to_owned();
-        s.push(ext);
-        std::path::PathBuf::from(s).exists()
-    };
+    let sibling = |ext: &str| sibling(path, ext).exists();
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let open = |q: &str| Connection::open_with_flags(uri(path, q), flags);
-    if sibling("-wal") && sibling("-shm") {
+    if (sibling("-wal") && sibling("-shm")) || wal_pending(path) {
         if let Ok(c) = open("mode=ro") {
             let _ = c.busy_timeout(std::time::Duration::from_secs(30));
             if c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)).is_ok() {
@@ -203,7 +226,7 @@ pub(super) fn existing(path: &Path, pages_up_to: u64) -> Result<(Found, Connecti
     let mut head = Vec::with_capacity(100);
     f.by_ref().take(100).read_to_end(&mut head).map_err(io)?;
     drop(f);
-    let h = check_header(&head, len)?;
+    let h = check_header_beside(&head, len, wal_pending(path))?;
     let conn = reader(path)?;
     let found = verify_schema(&conn, &h, len <= pages_up_to)?;
     Ok((found, conn))

@@ -4,7 +4,7 @@
 //! columns with the same meaning; only the SQL dialect differs.
 
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// A result's columns, in the order both backends write and read them.
 pub(crate) struct ResultCols {
@@ -72,40 +72,56 @@ impl ResultCols {
         })
     }
 
-    /// The record; `run_id` only names it in an error.
+    /// The record; `run_id` only names it in an error. A column that does
+    /// not parse (a row damaged or forged in the file) is bad input naming
+    /// the result, its run and the column: one line, exit 2, the row left
+    /// as it is.
     pub(super) fn record(self, run_id: i64) -> Result<ResultRecord> {
-        let ctx = || format!("reading result {} of run {run_id}", self.benchmark);
-        let opt = |s: &str| -> Result<serde_json::Value> { serde_json::from_str(s).with_context(ctx) };
-        let or_default = |s: &str| -> Result<serde_json::Value> {
-            let v = opt(s)?;
-            Ok(if v.is_null() { serde_json::Value::Array(vec![]) } else { v })
+        let bad = |col: &str, why: String| {
+            crate::error::bad_input(format!(
+                "result {} of run {run_id} is damaged in the store: its {col} column does not parse ({}); \
+                 nothing was changed",
+                crate::model::text::printable(&self.benchmark),
+                why.replace(['\n', '\r'], " ")
+            ))
         };
-        let extras = opt(&self.extras)?;
+        // A JSON column as its type; NULL (`null`) as `T::default()` where `or_default`.
+        fn col<T: serde::de::DeserializeOwned + Default>(
+            name: &str,
+            text: &str,
+            or_default: bool,
+            bad: &dyn Fn(&str, String) -> anyhow::Error,
+        ) -> Result<T> {
+            let v: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(name, e.to_string()))?;
+            if or_default && v.is_null() {
+                return Ok(T::default());
+            }
+            serde_json::from_value(v).map_err(|e| bad(name, e.to_string()))
+        }
+        fn opt<T: serde::de::DeserializeOwned + Default>(
+            name: &str,
+            text: &Option<String>,
+            bad: &dyn Fn(&str, String) -> anyhow::Error,
+        ) -> Result<T> {
+            text.as_deref().map(|t| col(name, t, false, bad)).unwrap_or_else(|| Ok(T::default()))
+        }
         Ok(ResultRecord {
-            params: serde_json::from_str(&self.params).with_context(ctx)?,
-            better: crate::model::Better::parse(&self.better).with_context(ctx)?,
-            status: crate::model::record::Status::parse(&self.status).with_context(ctx)?,
-            samples: serde_json::from_str(&self.samples).with_context(ctx)?,
-            summary: serde_json::from_str(&self.summary).with_context(ctx)?,
-            extras: if extras.is_null() {
-                Default::default()
-            } else {
-                serde_json::from_value(extras).with_context(ctx)?
-            },
-            notes: serde_json::from_value(or_default(&self.notes)?).with_context(ctx)?,
-            warnings: serde_json::from_value(or_default(&self.warnings)?).with_context(ctx)?,
+            params: col("params", &self.params, false, &bad)?,
+            better: crate::model::Better::parse(&self.better)
+                .ok_or_else(|| bad("better", format!("{:?}", self.better)))?,
+            status: crate::model::record::Status::parse(&self.status)
+                .ok_or_else(|| bad("status", format!("{:?}", self.status)))?,
+            samples: col("samples", &self.samples, false, &bad)?,
+            summary: col("summary", &self.summary, false, &bad)?,
+            extras: col("extras", &self.extras, true, &bad)?,
+            notes: col("notes", &self.notes, true, &bad)?,
+            warnings: col("warnings", &self.warnings, true, &bad)?,
             iterations: self.iterations.map(|i| i as u64),
-            samples_meta: serde_json::from_value(or_default(&self.samples_meta)?).with_context(ctx)?,
-            quality: match &self.quality {
-                Some(q) => serde_json::from_str(q).with_context(ctx)?,
-                None => None,
-            },
-            placement: serde_json::from_value(or_default(&self.placement)?).with_context(ctx)?,
+            samples_meta: col("samples_meta", &self.samples_meta, true, &bad)?,
+            quality: opt("quality", &self.quality, &bad)?,
+            placement: col("placement", &self.placement, true, &bad)?,
             below_resolution: self.below_resolution,
-            profile: match &self.profile {
-                Some(p) => serde_json::from_str(p).with_context(ctx)?,
-                None => None,
-            },
+            profile: opt("profile", &self.profile, &bad)?,
             benchmark: self.benchmark,
             family: self.family,
             config: self.config,

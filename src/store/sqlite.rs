@@ -53,11 +53,40 @@ impl Sqlite {
         }
         crate::sys::can_write(dir)
             .map_err(|e| refuse(Refusal::ReadOnly(format!("its directory, where SQLite keeps the -wal file: {e}"))))?;
-        let opened = Self::open_writer(path);
-        if opened.is_err() && existing != Some(true) {
-            remove_unmade(path, existing.is_none());
+        // An existing database on a full disk: refused before SQLite makes
+        // a -wal and -shm beside it that it could not fill.
+        let had = ["-wal", "-shm"].map(|ext| check::sibling(path, ext).exists());
+        if existing == Some(true) && !had[0] {
+            if let Some(free) = crate::sys::free_bytes(dir).filter(|&b| b < MIN_FREE) {
+                return Err(refuse(Refusal::NoSpace(format!(
+                    "{free} bytes free, less than the {MIN_FREE} its -wal and -shm need"
+                ))));
+            }
+        }
+        let pending = existing == Some(true) && check::wal_pending(path);
+        let opened = Self::open_writer(path).and_then(|s| if pending { s.finish_checkpoint() } else { Ok(s) });
+        if opened.is_err() {
+            if existing == Some(true) {
+                remove_unused_siblings(path, had);
+            } else {
+                remove_unmade(path, existing.is_none());
+            }
         }
         opened
+    }
+
+    /// Copy every page of the `-wal` into the file and empty the `-wal`
+    /// (`wal_checkpoint(TRUNCATE)`): the repair of a database whose last
+    /// checkpoint ran out of space, its first page newer than the rest of the
+    /// file. Refused as a full disk, nothing lost, while there is no room.
+    fn finish_checkpoint(self) -> Result<Sqlite> {
+        // Busy (its first column 1): a reader holds an older snapshot; the
+        // pages stay in the -wal, read through it, and a later checkpoint
+        // copies them.
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| refused(&self.path, e.into()))?;
+        Ok(self)
     }
 
     /// [`Sqlite::open`] once the file is judged: connect, WAL, migrate.
@@ -603,6 +632,25 @@ fn remove_unmade(path: &Path, made: bool) {
         let mut s = path.as_os_str().to_owned();
         s.push(ext);
         let _ = std::fs::remove_file(PathBuf::from(s));
+    }
+}
+
+/// Free bytes below which an existing database is not opened for writing:
+/// the `-shm` index alone takes 32 KiB.
+const MIN_FREE: u64 = 64 * 1024;
+
+/// After an existing database at `path` could not be opened for writing,
+/// remove the `-wal` and `-shm` this attempt made (`had`: whether each was
+/// there before), when the `-wal` holds no frame: nothing was written
+/// through them.
+fn remove_unused_siblings(path: &Path, had: [bool; 2]) {
+    let wal = check::sibling(path, "-wal");
+    if had[0] || std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > 32) {
+        return;
+    }
+    let _ = std::fs::remove_file(&wal);
+    if !had[1] {
+        let _ = std::fs::remove_file(check::sibling(path, "-shm"));
     }
 }
 

@@ -332,9 +332,47 @@ pub(crate) fn parse_throttling(t: &str) -> Option<(u64, f64)> {
     Some((n?, s?))
 }
 
+/// How many tasks the kernel's OOM killer has killed in cgroup `dir` for
+/// reaching its memory limit: `oom_kill` of v2's `memory.events` or v1's
+/// `memory.oom_control` (cgroups(7)); `None` where neither says.
+pub(crate) fn oom_kills(dir: &Path) -> Option<u64> {
+    ["memory.events", "memory.oom_control"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+        .and_then(|t| parse_oom_kills(&t))
+}
+
+/// [`oom_kills`] of this process's own memory cgroup (v2, else the v1
+/// hierarchy holding `memory`, from `/proc/self/cgroup`): compared before
+/// and after a child's run, whether the OOM killer struck meanwhile.
+pub(crate) fn own_oom_kills() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = cgroup_dir(Path::new("/"));
+    [below(&root, &own_path(&text, None)), below(&root.join("memory"), &own_path(&text, Some("memory")))]
+        .iter()
+        .find_map(|d| oom_kills(d))
+}
+
+/// [`oom_kills`] of a `memory.events` or `memory.oom_control` text.
+pub(crate) fn parse_oom_kills(t: &str) -> Option<u64> {
+    t.lines().find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oom_kills_are_read_from_v2_and_v1_files() {
+        let v2 = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), Some(1));
+        assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n"), Some(3));
+        assert_eq!(parse_oom_kills("low 0\n"), None);
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(oom_kills(d.path()), None);
+        std::fs::write(d.path().join("memory.events"), v2).unwrap();
+        assert_eq!(oom_kills(d.path()), Some(1));
+    }
 
     #[test]
     fn own_cgroups_from_proc_self_cgroup() {

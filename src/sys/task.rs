@@ -80,6 +80,8 @@ pub(crate) fn parse_schedstat(s: &str) -> Option<(f64, f64)> {
 /// The fields of `/proc/PID/stat` (proc(5)) kdelta uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Stat {
+    /// Field 3: the state is `Z`: it has ended and waits to be reaped.
+    pub(crate) zombie: bool,
     /// Field 4: the parent's process id.
     pub(crate) ppid: i32,
     /// Field 5: the process group.
@@ -107,6 +109,7 @@ pub(crate) fn parse_stat(s: &str) -> Option<Stat> {
     let num = |k: usize| f.get(k - 3).and_then(|x| x.parse::<i64>().ok());
     let ticks = [14, 15, 16, 17].iter().map(|&k| num(k).unwrap_or(0).max(0) as u64).sum();
     Some(Stat {
+        zombie: f.first() == Some(&"Z"),
         ppid: num(4)? as i32,
         pgrp: num(5)? as i32,
         ticks,
@@ -159,6 +162,25 @@ pub(crate) fn group_threads(pgrp: i32, except: i32) -> Vec<i32> {
 /// The processes whose parent is process `pid`, from `/proc/*/stat` (proc(5)).
 pub(crate) fn children_of(pid: i32) -> Vec<i32> {
     all_pids().into_iter().filter(|&p| stat(p).is_some_and(|st| st.ppid == pid)).collect()
+}
+
+/// Every live descendant of process `pid` (children, their children, ...),
+/// parents before their children, from one pass over `/proc/*/stat`
+/// (proc(5)); zombies, which no signal ends, are left out.
+pub(crate) fn descendants(pid: i32) -> Vec<i32> {
+    let stats: Vec<(i32, Stat)> = all_pids().into_iter().filter_map(|p| Some((p, stat(p)?))).collect();
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        let found: Vec<i32> =
+            stats.iter().filter(|(p, st)| st.ppid == parent && !out.contains(p)).map(|(p, _)| *p).collect();
+        out.extend(found);
+        i += 1;
+    }
+    out.remove(0);
+    out.retain(|p| stats.iter().any(|(q, st)| q == p && !st.zombie));
+    out
 }
 
 /// Whether `/proc/PID` exists (proc(5)): the process runs or is a zombie not

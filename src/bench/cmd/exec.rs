@@ -77,6 +77,9 @@ pub(crate) struct Ran {
     pub(crate) left: usize,
     /// The end of what it wrote to stderr (empty with `Output::Inherit`).
     pub(crate) stderr_tail: String,
+    /// The OOM killer of the worker's memory cgroup killed a task during
+    /// the run (its `oom_kill` count went up): a SIGKILL was most likely it.
+    pub(crate) oom_killed: bool,
 }
 
 impl Ran {
@@ -91,11 +94,22 @@ impl Ran {
         }
         let how = match (self.usage.status.code(), std::os::unix::process::ExitStatusExt::signal(&self.usage.status)) {
             (Some(127), _) => "exit status 127: command not found".to_string(),
+            // The shell's own child killed by SIGKILL (128 + 9).
+            (Some(137), _) if self.oom_killed => {
+                "exit status 137: killed by the kernel's OOM killer, at the memory limit of its cgroup".to_string()
+            }
             (Some(c), _) => format!("exit status {c}"),
+            (None, Some(sig)) if sig == libc::SIGKILL && self.oom_killed => {
+                format!("killed by signal {sig}: the kernel's OOM killer, at the memory limit of its cgroup")
+            }
             (None, Some(sig)) => format!("killed by signal {sig}"),
             _ => "an unknown status".to_string(),
         };
-        let tail = self.stderr_tail.trim();
+        // One line, every control character shown, not obeyed: what a
+        // command printed (escape sequences, OSC, NULs) reaches no terminal,
+        // CSV or Markdown raw.
+        let lines: Vec<&str> = self.stderr_tail.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let tail = crate::model::text::printable(&lines.join("; ")).into_owned();
         Some(if tail.is_empty() { how } else { format!("{how}; stderr ends: {tail}") })
     }
 }
@@ -243,6 +257,7 @@ pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
         c.stdout(Stdio::from(w));
         taps.push(tap);
     }
+    let oom_before = crate::sys::cgroup::own_oom_kills();
     let t0 = Instant::now();
     let child = c.spawn().with_context(|| format!("starting `{text}`"))?;
     // The command's copies of the write ends go with it: the pipes end
@@ -275,7 +290,8 @@ pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
     }
     let tail = taps.first().filter(|_| how.output != Output::Inherit).map(|t| t.tail.clone()).unwrap_or_default();
     let stderr_tail = String::from_utf8_lossy(&tail).into_owned();
-    Ok(Ran { wall, usage, timed_out: !ended, limit: how.timeout, left, stderr_tail })
+    let oom_killed = matches!((oom_before, crate::sys::cgroup::own_oom_kills()), (Some(a), Some(b)) if b > a);
+    Ok(Ran { wall, usage, timed_out: !ended, limit: how.timeout, left, stderr_tail, oom_killed })
 }
 
 /// Whether `fd` has something to read (or its end) right now.
@@ -326,6 +342,19 @@ mod tests {
         let r = run("echo first >&2; echo oops >&2; exit 3", &sh(), &reaper()).unwrap();
         let f = r.failure().unwrap();
         assert!(f.contains("exit status 3") && f.contains("oops"), "{f}");
+        let r = run("printf 'a\\033]0;pwned\\007\\033[2J\\000b\\rc\\nd\\n' >&2; exit 1", &sh(), &reaper()).unwrap();
+        let f = r.failure().unwrap();
+        assert!(f.ends_with("stderr ends: a\\x1b]0;pwned\\x07\\x1b[2J\\x00b\\x0dc; d"), "{f}");
+        assert!(!f.chars().any(|c| c.is_control()), "{f:?}");
+        // A SIGKILL while its cgroup's OOM killer struck is named so.
+        let mut r = run("kill -9 $$", &sh(), &reaper()).unwrap();
+        assert_eq!(r.failure().unwrap(), "killed by signal 9");
+        r.oom_killed = true;
+        assert!(r.failure().unwrap().contains("the kernel's OOM killer"), "{:?}", r.failure());
+        let mut r = run("sh -c 'kill -9 $$'", &sh(), &reaper()).unwrap();
+        assert!(r.failure().unwrap().starts_with("exit status 137"), "{:?}", r.failure());
+        r.oom_killed = true;
+        assert!(r.failure().unwrap().contains("the kernel's OOM killer"), "{:?}", r.failure());
         let r = run("nonesuch-kdelta-cmd", &sh(), &reaper()).unwrap();
         assert!(r.failure().unwrap().contains("127"), "{:?}", r.failure());
     }

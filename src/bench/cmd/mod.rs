@@ -161,10 +161,26 @@ impl Benchmark for CmdRun {
 
     fn check(&self, p: &Params) -> Result<()> {
         let plan = Plan::from(p).map_err(super::bad_param)?;
+        // A FIFO or a device would block the command's every run (until the
+        // worker's hour), or take what it writes: refused before anything runs.
         if let Some(f) = &plan.how.input {
-            if !f.is_file() {
-                return Err(bad_input(format!("input {}: no such file", f.display())));
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() || f.as_path() == std::path::Path::new("/dev/null") => {}
+                Ok(m) => {
+                    return Err(bad_input(format!(
+                        "input {}: {}: the input must be a regular file, /dev/null or null",
+                        f.display(),
+                        crate::sys::output::file_kind(m.file_type())
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(bad_input(format!("input {}: no such file", f.display())))
+                }
+                Err(e) => return Err(bad_input(format!("input {}: {e}", f.display()))),
             }
+        }
+        if let Output::File(f) = &plan.how.output {
+            crate::sys::output::check_output_path("output", f)?;
         }
         dry_run(&plan.text, &plan.how).map_err(|e| match spec::name_of(p) {
             // `--cmd 'i=0; ...'` is named `i`: say how to run it as written.
@@ -342,7 +358,8 @@ fn dry_run(text: &str, how: &How) -> Result<()> {
         std::process::Command::new(sh).arg("-n").arg("-c").arg(text).stdin(std::process::Stdio::null()).output()?;
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
-        return Err(bad_input(format!("`{text}`: {}", why.lines().next().unwrap_or("the shell refuses it"))));
+        let why = why.lines().next().unwrap_or("the shell refuses it");
+        return Err(bad_input(crate::model::text::printable(&format!("`{text}`: {why}")).into_owned()));
     }
     let Some(first) = first_program(text) else { return Ok(()) };
     let known = std::process::Command::new(sh)
