@@ -956,8 +956,8 @@ fn hosts(s: &str) -> Result<crate::fleet::queue::Hosts, BadInput> {
     if s == "all" {
         return Ok(crate::fleet::queue::Hosts::All);
     }
-    let (k, v) = crate::model::meta::pair(s)
-        .map_err(|e| BadInput(format!("--hosts {s:?}: expected all or KEY=VALUE ({e})")))?;
+    let (k, v) =
+        crate::model::meta::pair(s).map_err(|e| BadInput(format!("--hosts {s:?}: expected all or KEY=VALUE ({e})")))?;
     Ok(crate::fleet::queue::Hosts::Label(k, v))
 }
 

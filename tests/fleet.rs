@@ -175,7 +175,9 @@ impl Fleet {
     fn until_finished(&self, ids: &[i64]) {
         self.until("the jobs to end", || {
             let jobs = self.jobs();
-            ids.iter().all(|id| jobs.iter().any(|j| j["id"] == *id && !["queued", "running"].contains(&j["state"].as_str().unwrap())))
+            ids.iter().all(|id| {
+                jobs.iter().any(|j| j["id"] == *id && !["queued", "running"].contains(&j["state"].as_str().unwrap()))
+            })
         });
     }
 
@@ -228,14 +230,17 @@ fn three_agents_run_every_submission_once() {
     }
     let mut ids = Vec::new();
     for _ in 0..4 {
-        let jobs = f.submit(&[&["lat.syscall", "lat.pipe", "--config", "up,noht", "--hosts", "all", "--label", "fleet"], TINY].concat());
+        let jobs = f.submit(
+            &[&["lat.syscall", "lat.pipe", "--config", "up,noht", "--hosts", "all", "--label", "fleet"], TINY].concat(),
+        );
         let mut hosts: Vec<&str> = jobs.iter().map(|(_, h)| h.as_str()).collect();
         hosts.sort();
         assert_eq!(hosts, ["h1", "h2", "h3"]);
         ids.extend(jobs.iter().map(|(id, _)| *id));
     }
     // A label picks hosts.
-    let rack_b = f.submit(&[&["lat.syscall", "--config", "up", "--hosts", "rack=b", "--label", "rack-b"], TINY].concat());
+    let rack_b =
+        f.submit(&[&["lat.syscall", "--config", "up", "--hosts", "rack=b", "--label", "rack-b"], TINY].concat());
     assert_eq!(rack_b.iter().map(|(_, h)| h.as_str()).collect::<Vec<_>>(), ["h3"]);
     ids.extend(rack_b.iter().map(|(id, _)| *id));
     f.until_finished(&ids);
@@ -315,8 +320,7 @@ fn a_killed_agents_job_is_taken_again_after_its_lease_and_stored_once() {
     assert_eq!(attempts[1]["outcome"], "done", "{job}");
     assert_eq!(f.runs_per_job(), vec![(id, 1)], "the job's run is stored once");
     let run = job["run"].as_i64().unwrap();
-    let status: String =
-        f.db.sql().query_one("SELECT status FROM runs WHERE id = $1", &[&run]).unwrap().get(0);
+    let status: String = f.db.sql().query_one("SELECT status FROM runs WHERE id = $1", &[&run]).unwrap().get(0);
     assert_eq!(status, "complete");
     let text = String::from_utf8_lossy(&f.kdelta(&["jobs"]).stdout).into_owned();
     assert!(text.contains("attempt 1") && text.contains("lost at"), "{text}");

@@ -26,8 +26,7 @@ pub(super) fn submitted_args(m: &clap::ArgMatches) -> Vec<String> {
         {
             continue;
         }
-        let raw: Vec<String> =
-            m.get_raw(id).into_iter().flatten().map(|v| v.to_string_lossy().into_owned()).collect();
+        let raw: Vec<String> = m.get_raw(id).into_iter().flatten().map(|v| v.to_string_lossy().into_owned()).collect();
         match arg.get_long() {
             None => positional.extend(raw),
             Some(long) if !arg.get_action().takes_values() => args.push(format!("--{long}")),
@@ -138,7 +137,10 @@ pub(super) fn jobs_table(db: &Option<PathBuf>, label: &str) -> Result<Option<cra
 /// `kdelta jobs` as text: a line per job, under it a line per attempt that
 /// did not end it (lost, failed, put back), then the hosts.
 fn jobs_text(jobs: &[JobRow], hosts: &[crate::fleet::queue::HostRow]) -> String {
-    let mut s = format!("{:>6}  {:<16} {:<10} {:>8}  {:>6}  {:<16} {}\n", "job", "host", "state", "attempts", "run", "label", "what");
+    let mut s = format!(
+        "{:>6}  {:<16} {:<10} {:>8}  {:>6}  {:<16} {}\n",
+        "job", "host", "state", "attempts", "run", "label", "what"
+    );
     for j in jobs {
         let what: Vec<&str> = j.args.iter().map(String::as_str).filter(|a| *a != "--").collect();
         s.push_str(&format!(
@@ -264,7 +266,7 @@ impl AppRunner {
         // benchmark it does not support) is refused, with planning's reason.
         let plan = match plan::plan(&req, &topo, bench::registry()) {
             Ok(p) => p,
-            Err(e) => return Ok(RunEnd::Refused(one_line(&e))),
+            Err(e) => return Ok(RunEnd::Refused(cause_first(&e))),
         };
         for item in &plan.items {
             if let Some(line) = item.bench.preamble(&item.params) {
@@ -272,7 +274,8 @@ impl AppRunner {
             }
         }
         let mut store = open_store(&Some(self.db.clone()))?;
-        let output = crate::harness::run::execute(&req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupt)?;
+        let output =
+            crate::harness::run::execute(&req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupt)?;
         let failed = output.results.iter().filter(|r| r.status == crate::model::record::Status::Failed).count();
         Ok(RunEnd::Stored {
             run: output.run.id,
@@ -280,6 +283,19 @@ impl AppRunner {
             note: (failed > 0).then(|| format!("{failed} of its {} results failed", output.results.len())),
         })
     }
+}
+
+/// An error on one line, its root cause first (what the host lacks, then
+/// what `kdelta run` would advise).
+fn cause_first(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in e.chain().collect::<Vec<_>>().into_iter().rev() {
+        let s = c.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ")
 }
 
 /// A job's `kdelta run ...` command line into `run`'s options, by the same

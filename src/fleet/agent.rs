@@ -68,6 +68,9 @@ pub(crate) struct Tally {
     pub(crate) lost: usize,
 }
 
+/// How long a starting agent waits for another agent's hold on its host.
+const HOST_WAIT: Duration = Duration::from_secs(5);
+
 fn say(name: &str, what: &str) {
     eprintln!("kdelta agent {name}: {what}");
 }
@@ -77,7 +80,15 @@ fn say(name: &str, what: &str) {
 /// own failure is reported to the queue.
 pub(crate) fn serve(s: &Settings, runner: &dyn Runner, stop: Arc<AtomicBool>) -> Result<Tally> {
     let mut q = Queue::open(&s.db)?;
-    if !q.lock_host(&s.name)? {
+    // An agent that was just killed holds the host until the server has
+    // seen its connection end: a restarted one waits a moment for it.
+    let t0 = Instant::now();
+    let mut held = q.lock_host(&s.name)?;
+    while !held && t0.elapsed() < HOST_WAIT && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        held = q.lock_host(&s.name)?;
+    }
+    if !held {
         return Err(crate::error::bad_input(format!(
             "another agent serves host {:?} on {}: one agent per host (give another --host-name)",
             s.name,
@@ -239,7 +250,9 @@ fn take(
     };
     let kept = q.finish(job, agent, &end)?;
     let said = match &end {
-        End::Done { run, note } => format!("done, run {run}{}", note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default()),
+        End::Done { run, note } => {
+            format!("done, run {run}{}", note.as_ref().map(|n| format!(" ({n})")).unwrap_or_default())
+        }
         End::Failed(why) => format!("failed: {why}"),
         End::Refused(why) => format!("refused: {why}"),
         End::Returned(why) => format!("put back in the queue: {why}"),
@@ -320,5 +333,8 @@ impl Holder {
 /// Where an agent's host name comes from when `--host-name` is not given:
 /// the snapshot's (the kernel's node name).
 pub(crate) fn default_name(host: &serde_json::Value) -> Option<String> {
-    host.get("hostname").and_then(|v| v.as_str()).filter(|s| !s.is_empty() && !s.starts_with("unavailable")).map(str::to_string)
+    host.get("hostname")
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty() && !s.starts_with("unavailable"))
+        .map(str::to_string)
 }

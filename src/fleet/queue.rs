@@ -215,7 +215,10 @@ impl Queue {
     pub(crate) fn set_state(&mut self, name: &str, state: &str, note: Option<&str>) -> Result<()> {
         let e = |e| crate::store::pg_error(&self.shown, e);
         self.client
-            .execute("UPDATE fleet_hosts SET state = $2, note = $3, seen = now() WHERE name = $1", &[&name, &state, &note])
+            .execute(
+                "UPDATE fleet_hosts SET state = $2, note = $3, seen = now() WHERE name = $1",
+                &[&name, &state, &note],
+            )
             .map_err(e)?;
         Ok(())
     }
@@ -291,7 +294,7 @@ impl Queue {
                 "WITH c AS (SELECT id FROM jobs WHERE host = $1 AND state = 'queued' AND NOT cancel
                             ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
                  UPDATE jobs SET state = 'running', attempts = attempts + 1, agent = $2,
-                        lease_until = now() + $3 * interval '1 millisecond', reason = NULL
+                        lease_until = now() + $3::bigint * interval '1 millisecond', reason = NULL
                  FROM c WHERE jobs.id = c.id
                  RETURNING jobs.id, jobs.attempts, jobs.kind, jobs.args, jobs.label",
                 &[&host, &agent, &ms],
@@ -324,7 +327,7 @@ impl Queue {
         let row = self
             .client
             .query_opt(
-                "UPDATE jobs SET lease_until = now() + $3 * interval '1 millisecond'
+                "UPDATE jobs SET lease_until = now() + $3::bigint * interval '1 millisecond'
                  WHERE id = $1 AND agent = $2 AND state = 'running' RETURNING cancel",
                 &[&job, &agent, &ms],
             )
@@ -359,8 +362,7 @@ impl Queue {
             tx.commit().map_err(e)?;
             return Ok(Prior::Busy(run));
         }
-        let results: i64 =
-            tx.query_one("SELECT COUNT(*) FROM results WHERE run_id = $1", &[&run]).map_err(e)?.get(0);
+        let results: i64 = tx.query_one("SELECT COUNT(*) FROM results WHERE run_id = $1", &[&run]).map_err(e)?.get(0);
         tx.execute("DELETE FROM runs WHERE id = $1", &[&run]).map_err(e)?;
         tx.commit().map_err(e)?;
         Ok(Prior::Replaced { run, results })
@@ -463,9 +465,7 @@ impl Queue {
             .iter()
             .filter(|h| match hosts {
                 Hosts::All => true,
-                Hosts::Label(k, v) => {
-                    (k == "host" && &h.name == v) || h.labels.get(k).is_some_and(|have| have == v)
-                }
+                Hosts::Label(k, v) => (k == "host" && &h.name == v) || h.labels.get(k).is_some_and(|have| have == v),
             })
             .collect();
         if chosen.is_empty() {
@@ -513,7 +513,8 @@ impl Queue {
     pub(crate) fn cancel(&mut self, id: i64) -> Result<String> {
         let e = |e| crate::store::pg_error(&self.shown, e);
         let mut tx = self.client.transaction().map_err(e)?;
-        let Some(row) = tx.query_opt("SELECT state, host FROM jobs WHERE id = $1 FOR UPDATE", &[&id]).map_err(e)? else {
+        let Some(row) = tx.query_opt("SELECT state, host FROM jobs WHERE id = $1 FOR UPDATE", &[&id]).map_err(e)?
+        else {
             return Err(crate::error::bad_input(format!("no job {id} in {}: see `kdelta jobs`", self.shown.display())));
         };
         let (state, host): (String, String) = (row.get(0), row.get(1));

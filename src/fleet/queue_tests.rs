@@ -15,7 +15,10 @@ struct TestDb {
 impl TestDb {
     fn new(test: &str) -> Option<TestDb> {
         let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(std::env::var_os("KDELTA_REQUIRE_PG").is_none(), "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not");
+            assert!(
+                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
+                "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
+            );
             eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
             return None;
         };
@@ -59,7 +62,9 @@ fn each_job_is_claimed_once_however_many_agents_claim_at_once() {
     registered(&mut q, &["h"]);
     let mut ids = Vec::new();
     for _ in 0..20 {
-        ids.extend(q.submit(&Hosts::All, "run", &["lat.syscall".into()], None, "test").unwrap().into_iter().map(|(id, _)| id));
+        ids.extend(
+            q.submit(&Hosts::All, "run", &["lat.syscall".into()], None, "test").unwrap().into_iter().map(|(id, _)| id),
+        );
     }
     // Four connections claiming for the same host at once (as agents that
     // shared a name would): SKIP LOCKED hands each job to exactly one.
@@ -105,7 +110,11 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
     let j = &q.jobs(Some("l"), 10).unwrap()[0];
     assert_eq!(j.state, FAILED);
     let why = j.reason.as_deref().unwrap();
-    assert!(why.contains("attempt 1 on h lost: lease ran out") && why.contains("attempt 2 on h failed: the store went away"), "{why}");
+    assert!(
+        why.contains("attempt 1 on h lost: lease ran out")
+            && why.contains("attempt 2 on h failed: the store went away"),
+        "{why}"
+    );
     assert_eq!(j.attempts.len(), 2);
     assert!(j.attempts[0].ended.is_some());
 }
@@ -142,7 +151,13 @@ fn an_earlier_attempts_run_is_kept_when_complete_and_replaced_when_abandoned() {
     registered(&mut q, &["h"]);
     let id = q.submit(&Hosts::All, "run", &[], None, "test").unwrap()[0].0;
     assert_eq!(q.prepare_run(id).unwrap(), Prior::Nothing);
-    let mut run = crate::model::record::RunRecord::begin(None, "kdelta run".into(), vec![], serde_json::json!({}), Default::default());
+    let mut run = crate::model::record::RunRecord::begin(
+        None,
+        "kdelta run".into(),
+        vec![],
+        serde_json::json!({}),
+        Default::default(),
+    );
     run.job = Some(id);
     // A writer that is still connected holds its run.
     let mut store = crate::store::Store::open(Path::new(&db.url)).unwrap();
