@@ -51,6 +51,15 @@ pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
     }
     out(&s);
     eprintln!("kdelta: {} jobs queued; `kdelta jobs --watch` follows them", jobs.len());
+    // A host whose agent is not running keeps its job queued until it is.
+    for h in q.hosts()?.iter().filter(|h| jobs.iter().any(|(_, name)| name == &h.name)) {
+        if h.state == "stopped" || h.idle_s > 300.0 {
+            eprintln!(
+                "kdelta: note: host {} was last seen {} ({}): its job waits for its agent",
+                h.name, h.seen, h.state
+            );
+        }
+    }
     Ok(exit::OK)
 }
 
