@@ -333,8 +333,12 @@ fn a_host_without_smt_refuses_ht_and_runs_the_rest() {
     let smt = f.root("smt", &[&[0, 1]]);
     f.agent("flat", &flat, &[]);
     f.agent("smt", &smt, &[]);
-    let ht = f.submit(&[&["test.sleep", "--config", "ht", "--param", "us=100", "--hosts", "all"], TINY].concat());
-    let up = f.submit(&[&["test.sleep", "--config", "up", "--param", "us=100", "--hosts", "all"], TINY].concat());
+    let ht = f.submit(
+        &[&["test.sleep", "--config", "ht", "--param", "us=100", "--hosts", "all", "--label", "smt"], TINY].concat(),
+    );
+    let up = f.submit(
+        &[&["test.sleep", "--config", "up", "--param", "us=100", "--hosts", "all", "--label", "smt"], TINY].concat(),
+    );
     let ids: Vec<i64> = ht.iter().chain(&up).map(|(id, _)| *id).collect();
     f.until_finished(&ids);
     for (id, host) in ht.iter().chain(&up) {
@@ -351,6 +355,13 @@ fn a_host_without_smt_refuses_ht_and_runs_the_rest() {
     }
     let text = String::from_utf8_lossy(&f.kdelta(&["jobs"]).stdout).into_owned();
     assert!(text.contains("refused"), "{text}");
+    // The report of the label lists which hosts ran its jobs, which refused them and why.
+    let page = f.dir.path().join("smt.html");
+    let out = f.kdelta(&["report", "--label", "smt", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Fleet: the jobs labelled smt"), "no fleet table");
+    assert!(html.contains("4 jobs on 2 hosts: 3 done, 1 refused"), "the fleet table counts the jobs");
     // Cancel: a queued job for a host whose agent is not taking work.
     f.signal(0, nix::sys::signal::Signal::SIGTERM);
     assert!(f.reap(0).success());
