@@ -319,6 +319,29 @@ pub(crate) enum Command {
     /// regressed, 1 a row regressed, 125 a row that matters cannot be judged
     /// (what `git bisect run` takes as "skip"), 2 bad input.
     Check(CheckArgs),
+    /// Serve a shared store's job queue on this host: register the host
+    /// (its snapshot, labels and usable CPUs), then take one job at a time
+    /// queued for it (`kdelta submit`), run it as `kdelta run` would, store
+    /// the run in the same store and report the job done, failed (with the
+    /// reason) or refused (a configuration this host cannot give). A job's
+    /// lease is renewed while it runs; one whose agent died goes back to the
+    /// queue when its lease runs out. Takes no job while `kdelta restore` is
+    /// needed. SIGTERM stops the running job (the machine put back as found),
+    /// puts it back in the queue and exits.
+    Agent(AgentArgs),
+    /// Queue a run on the fleet's hosts: one job per registered host that
+    /// --hosts selects, each run by that host's `kdelta agent`. Takes the
+    /// selectors and run options of `kdelta run`; prints each job's id and host.
+    Submit(SubmitArgs),
+    /// The fleet's jobs, newest first: host, state, attempts, run, and why
+    /// an attempt or the job ended as it did; then the registered hosts.
+    Jobs(JobsArgs),
+    /// Cancel a job: a queued one at once, a running one at its agent's next
+    /// lease renewal (its run is then kept as incomplete).
+    Cancel {
+        /// The job's id (from `submit` or `jobs`).
+        job: i64,
+    },
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
@@ -549,6 +572,61 @@ pub(crate) struct CheckArgs {
 
     #[command(flatten)]
     pub(crate) run: RunArgs,
+}
+
+/// `kdelta agent`.
+#[derive(Args, Debug)]
+pub(crate) struct AgentArgs {
+    /// This host's name in the queue and in the runs it stores (default:
+    /// its kernel host name). Jobs are queued by this name.
+    #[arg(long, value_name = "NAME", value_parser = host_name)]
+    pub(crate) host_name: Option<String>,
+    /// Labels `submit --hosts KEY=VALUE` selects this host by (every host
+    /// also has host=NAME). Comma-separated or repeated.
+    #[arg(long, value_name = "KEY=VALUE,...", value_delimiter = ',', value_parser = host_label)]
+    pub(crate) labels: Vec<(String, String)>,
+    /// Take at most one job, and exit when none is queued.
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// How long a job stays this agent's without a renewal (renewed every
+    /// third of it): a job whose agent died is taken again this long after
+    /// its last renewal.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = lease)]
+    pub(crate) lease: Duration,
+    /// Look at the queue at least this often (a submission wakes the agent at once).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = poll)]
+    pub(crate) poll: Duration,
+}
+
+/// `kdelta submit`: where, then what (`kdelta run`'s selectors and options).
+#[derive(Args, Debug)]
+pub(crate) struct SubmitArgs {
+    /// Which registered hosts get a job: all, or those with label KEY=VALUE
+    /// (host=NAME names one).
+    #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
+    pub(crate) hosts: crate::fleet::queue::Hosts,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// The arguments of the run each job makes, as given (filled by `app`).
+    #[arg(skip)]
+    pub(crate) raw: Vec<String>,
+}
+
+/// `kdelta jobs`.
+#[derive(Args, Debug)]
+pub(crate) struct JobsArgs {
+    /// Only the jobs submitted with this label.
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// How many jobs, newest first.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+    /// Print JSON instead of text.
+    #[arg(long, conflicts_with = "watch")]
+    pub(crate) json: bool,
+    /// Print again every 2 s until every job shown has ended.
+    #[arg(long)]
+    pub(crate) watch: bool,
 }
 
 /// `--interleave`.
@@ -876,6 +954,52 @@ pub(crate) fn run_meta(pairs: &[(String, String)]) -> Result<crate::model::meta:
 /// `runs --meta KEY=VALUE` or `--meta KEY`.
 fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, BadInput> {
     crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
+}
+
+/// `agent --host-name`: what a label may hold, without blanks or commas.
+fn host_name(s: &str) -> Result<String, BadInput> {
+    crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;
+    if s.chars().any(|c| c.is_whitespace() || c == ',' || c == '=') {
+        return Err(BadInput(format!("--host-name {s:?}: no blanks, ',' or '=' in a host name")));
+    }
+    Ok(s.to_string())
+}
+
+/// One `agent --labels KEY=VALUE`: as a `--meta` pair, the value without ','.
+fn host_label(s: &str) -> Result<(String, String), BadInput> {
+    let (k, v) = crate::model::meta::pair(s).map_err(|e| BadInput(format!("--labels: {e}")))?;
+    if k == "host" {
+        return Err(BadInput("--labels host=...: every host has host=NAME already (see --host-name)".into()));
+    }
+    Ok((k, v))
+}
+
+/// `submit --hosts`: `all` or `KEY=VALUE`.
+fn hosts(s: &str) -> Result<crate::fleet::queue::Hosts, BadInput> {
+    if s == "all" {
+        return Ok(crate::fleet::queue::Hosts::All);
+    }
+    let (k, v) =
+        crate::model::meta::pair(s).map_err(|e| BadInput(format!("--hosts {s:?}: expected all or KEY=VALUE ({e})")))?;
+    Ok(crate::fleet::queue::Hosts::Label(k, v))
+}
+
+/// `agent --lease`: 1 s to 30 min.
+fn lease(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--lease", s)?;
+    if d < Duration::from_secs(1) || d > Duration::from_secs(1800) {
+        return Err(out_of_range("--lease", s, "1s .. 30m"));
+    }
+    Ok(d)
+}
+
+/// `agent --poll`: 100 ms to 10 min.
+fn poll(s: &str) -> Result<Duration, BadInput> {
+    let d = duration("--poll", s)?;
+    if d < Duration::from_millis(100) || d > Duration::from_secs(600) {
+        return Err(out_of_range("--poll", s, "100ms .. 10m"));
+    }
+    Ok(d)
 }
 
 /// `doctor --cpus LIST`: a CPU list (checked against the machine by the command).

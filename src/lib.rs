@@ -22,6 +22,7 @@ mod config;
 mod cpuset;
 mod doctor;
 mod error;
+mod fleet;
 mod harness;
 mod measure;
 mod model;

@@ -53,6 +53,10 @@ pub(super) fn cmd_report(
             extra.extend(tables);
         }
     }
+    // Runs a fleet made: which hosts ran, refused or failed the jobs of the label, and why.
+    if let Some(label) = &filter.label {
+        extra.extend(super::fleet::jobs_table(db, label)?);
+    }
     let comparisons: Vec<Report> =
         loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
     let names: Vec<String> = loaded

@@ -3,6 +3,7 @@
 
 mod check;
 mod doctor;
+mod fleet;
 mod history;
 mod html;
 mod info;
@@ -77,6 +78,7 @@ fn family_commands() -> Vec<bench::FamilyCommand> {
 fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
     let cmd = <Cli as clap::CommandFactory>::command()
         .mut_subcommand("run", |run| bench::run_flags().iter().fold(run, |run, f| run.arg((f.arg)())))
+        .mut_subcommand("submit", |submit| bench::run_flags().iter().fold(submit, |s, f| s.arg((f.arg)())))
         .mut_subcommand("check", |check| {
             // `check --run RUN` judges a stored run: its selectors are optional.
             let check = check.mut_arg("selectors", |a| a.required(false));
@@ -99,6 +101,10 @@ fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
 fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
     let (a, sub) = match (&mut cli.command, m.subcommand()) {
         (Command::Run(a), Some(("run", sub))) => (a, sub),
+        (Command::Submit(s), Some(("submit", sub))) => {
+            s.raw = fleet::submitted_args(sub);
+            (&mut s.run, sub)
+        }
         (Command::Check(c), Some(("check", sub))) => (&mut c.run, sub),
         _ => return Ok(cli),
     };
@@ -263,6 +269,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Man => shell::cmd_man(),
         Command::History(a) => history::cmd_history(&cli.db, a),
         Command::Check(a) => check::cmd_check(&cli.db, a),
+        Command::Agent(a) => fleet::cmd_agent(&cli.db, a),
+        Command::Submit(a) => fleet::cmd_submit(&cli.db, a),
+        Command::Jobs(a) => fleet::cmd_jobs(&cli.db, a),
+        Command::Cancel { job } => fleet::cmd_cancel(&cli.db, job),
     }
 }
 

@@ -300,6 +300,7 @@ mod tests {
             host: serde_json::json!({}),
             environment: Default::default(),
             meta: Default::default(),
+            job: None,
         };
         let id = store.begin_run(&run).unwrap();
         for (i, r) in results.iter().enumerate() {

@@ -638,6 +638,20 @@ pub(crate) fn warning(root: &Path) -> Option<String> {
     paths(root).iter().find_map(|p| warning_of(p))
 }
 
+/// What stands between this machine and a run that finds it as it should:
+/// a journal a killed kdelta left (kernel settings or cgroups still
+/// changed, or an unusable file where a journal goes), as [`warning`] says
+/// it; `None` when there is none, its owner still runs, or it is `doctor
+/// --apply`'s, which the next run adopts. `kdelta agent` takes no job while
+/// this is `Some`.
+pub(crate) fn restore_needed(root: &Path) -> Option<String> {
+    paths(root).iter().find_map(|p| match read(p) {
+        Ok(None) => None,
+        Ok(Some(e)) if e.tuned || e.owner.is_some_and(|o| o.alive()) => None,
+        _ => warning_of(p),
+    })
+}
+
 fn warning_of(p: &Path) -> Option<String> {
     if hidden(p) {
         return None;

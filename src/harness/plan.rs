@@ -59,6 +59,9 @@ pub(crate) struct Request {
     pub(crate) isolate: bool,
     /// `--profile`: how workers sample stacks after their measured samples.
     pub(crate) profile: Option<crate::measure::profile::ProfileSettings>,
+    /// The queue job this run answers (`kdelta agent`), recorded with the
+    /// run; the harness only passes it to the store.
+    pub(crate) job: Option<i64>,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.

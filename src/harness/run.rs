@@ -40,6 +40,7 @@ pub(crate) fn execute(
     let mut run =
         RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.meta = req.meta.clone();
+    run.job = req.job;
     run.id = store.begin_run(&run)?;
     execute_into(req, plan, topo, store, interrupted, Continuing { run, first_seq: 0, progress: None })
 }

@@ -157,6 +157,10 @@ pub(crate) struct RunRecord {
     /// absent from the JSON when empty, and empty for runs stored before.
     #[serde(default, skip_serializing_if = "super::meta::RunMeta::is_empty")]
     pub(crate) meta: super::meta::RunMeta,
+    /// The fleet job this run answers (`kdelta agent`), absent otherwise: a
+    /// shared store keeps at most one run per job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) job: Option<i64>,
 }
 
 impl RunRecord {
@@ -181,6 +185,7 @@ impl RunRecord {
             host,
             environment,
             meta: Default::default(),
+            job: None,
         }
     }
 }

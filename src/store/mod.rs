@@ -258,6 +258,44 @@ impl Store {
     }
 }
 
+/// A connection of its own to the shared (PostgreSQL) store `db` names, for
+/// the fleet's queue (`fleet/queue.rs`), which keeps its own tables beside
+/// the runs: the schema made or migrated first. An SQLite file is refused
+/// (exit 2): a queue is shared by hosts.
+pub(crate) fn queue_client(db: &Path) -> Result<(postgres::Client, PathBuf)> {
+    match location::locate(db)? {
+        Location::Postgres(url) => pg::queue_client(&url),
+        Location::File(p) => Err(crate::error::bad_input(format!(
+            "{} is an SQLite file: the fleet's queue lives in a shared store, give --db postgresql://USER@HOST/DBNAME",
+            p.display()
+        ))),
+    }
+}
+
+/// [`queue_client`] to read: nothing made or migrated, `None` when the
+/// shared store holds no queue yet (an SQLite file is refused as there).
+pub(crate) fn queue_client_existing(db: &Path) -> Result<Option<(postgres::Client, PathBuf)>> {
+    match location::locate(db)? {
+        Location::Postgres(url) => pg::queue_client_existing(&url),
+        Location::File(p) => Err(crate::error::bad_input(format!(
+            "{} is an SQLite file: the fleet's queue lives in a shared store, give --db postgresql://USER@HOST/DBNAME",
+            p.display()
+        ))),
+    }
+}
+
+/// A PostgreSQL error on the queue's connection as every store error reads
+/// (missing rights: one line, exit 2).
+pub(crate) fn pg_error(shown: &Path, e: postgres::Error) -> anyhow::Error {
+    pg::err(shown, e)
+}
+
+/// The advisory lock key the writer of run `id` holds while it writes
+/// (session-level: freed when its connection ends, however it ends).
+pub(crate) fn run_lock_key(id: i64) -> i64 {
+    pg::run_lock(id)
+}
+
 /// A stored run's label, host name and kernel release.
 pub(crate) type RunKeys = (Option<String>, Option<String>, Option<String>);
 

@@ -34,7 +34,7 @@ pub(super) struct Pg {
 
 /// The advisory lock key of a run: "kdlt" in the high half, so it cannot
 /// meet [`MIGRATION_LOCK`] or another program's small keys.
-fn run_lock(id: i64) -> i64 {
+pub(super) fn run_lock(id: i64) -> i64 {
     (0x6b64_6c74_i64 << 32) | (id & 0xffff_ffff)
 }
 
@@ -494,7 +494,26 @@ impl Pg {
     }
 }
 
-fn err(shown: &Path, e: postgres::Error) -> anyhow::Error {
+/// A connection of its own to a shared store, for the fleet's queue: the
+/// schema made or migrated as for writing, its `search_path` set to it.
+pub(super) fn queue_client(url: &str) -> Result<(Client, PathBuf)> {
+    let (mut client, shown) = Pg::connect(url)?;
+    migrate(&mut client, &shown, super::init_schema())?;
+    Ok((client, shown))
+}
+
+/// The same to read an existing queue: nothing made or migrated; `None`
+/// when the store has no queue yet (no kdelta schema, or one before 5).
+pub(super) fn queue_client_existing(url: &str) -> Result<Option<(Client, PathBuf)>> {
+    let (mut client, shown) = Pg::connect(url)?;
+    let e = |e| self::err(&shown, e);
+    let Some(schema) = layout(&mut client).map_err(e)? else { return Ok(None) };
+    client.batch_execute(&format!("SET search_path TO {schema}")).map_err(e)?;
+    let has: bool = client.query_one("SELECT to_regclass('job_attempts') IS NOT NULL", &[]).map_err(e)?.get(0);
+    Ok(has.then_some((client, shown)))
+}
+
+pub(super) fn err(shown: &Path, e: postgres::Error) -> anyhow::Error {
     // Missing rights are the user's to fix: one line, exit 2.
     if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) {
         return bad_input(format!(
@@ -641,10 +660,10 @@ fn insert_run(
     let meta = run.meta.to_json();
     let row = tx.query_opt(
         "INSERT INTO runs (label, started, finished, status, kdelta_version, command, pid, pid_start, configs, host, environment, origin,
-                           meta, hostname, kernel)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (origin) DO NOTHING RETURNING id",
+                           meta, hostname, kernel, job_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (origin) DO NOTHING RETURNING id",
         &[&run.label, &run.started, &run.finished, &status.as_str(), &run.kdelta_version, &run.command, &pid, &pid_start, &configs, &host, &environment, &origin,
-          &meta, &hostname, &kernel],
+          &meta, &hostname, &kernel, &run.job],
     )?;
     let Some(row) = row else { return Ok(None) };
     let id: i64 = row.get(0);

@@ -189,6 +189,7 @@ impl RunCols {
             host: js(self.host),
             environment: crate::model::RunEnvironment::from_json(js(self.environment)),
             meta: crate::model::meta::RunMeta::from_json(self.meta.as_deref()),
+            job: None,
         }
     }
 }

@@ -59,6 +59,7 @@ pub(super) fn run_record() -> RunRecord {
             "warnings": [{"kind": "busy_machine", "load_before": 1.25, "load_after": 1.5, "others_cpus": 0.4}],
         })),
         meta: Default::default(),
+        job: None,
     }
 }
 
