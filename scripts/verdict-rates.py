@@ -30,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=10)
     ap.add_argument("--ratio", type=float, default=1.03)
-    ap.add_argument("--iters", type=int, default=60_000_000)
+    ap.add_argument("--iters", type=int, default=8_500_000)
     ap.add_argument("--hog", choices=["none", "toggle", "toggle-self"], default="none")
     ap.add_argument("--kdelta", default=os.path.join(HERE, "..", "target", "release", "kdelta"))
     ap.add_argument("extra", nargs="*")
