@@ -42,7 +42,7 @@ fn nothing_worse_exits_0_and_prints_a_line_per_row() {
     assert_eq!(code, 0, "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
-    assert!(lines[0].starts_with("demo.time [up]: 10") && lines[0].ends_with(": ok"), "{out}");
+    assert!(lines[0].starts_with("demo.time [up]: 10") && lines[0].ends_with(": ok (same)"), "{out}");
     assert!(lines[2].starts_with("ok: 2 row(s), none regressed beyond 1%"), "{out}");
     // Better in both directions: improved, still 0.
     let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[time(5.0), rate(20.0)], &[]);
@@ -74,7 +74,7 @@ fn a_row_that_cannot_be_told_exits_125() {
     let noisy = Stored { noisy: true, ..time(20.0) };
     let (code, out, _) = judged(&[time(10.0)], &[noisy], &[]);
     assert_eq!(code, 125, "{out}");
-    assert!(out.contains("cannot tell (a side is noisy)"), "{out}");
+    assert!(out.contains("cannot tell (a side is noisy; interval"), "{out}");
     // A regression elsewhere wins: 1.
     let noisy = Stored { noisy: true, ..time(20.0) };
     let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[noisy, rate(5.0)], &[]);
