@@ -66,7 +66,12 @@ pub(crate) fn pairs(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]), bett
         let Some(ys) = jb.get(job) else { continue };
         for (x, y) in xs.iter().zip(ys) {
             if let (Some(x), Some(y)) = (x, y) {
-                let s = super::compare::speedup_of(*x, *y, better);
+                // B against A, > 1 when B is better (as `compare::speedup_of`,
+                // written here so that this module needs nothing of `compare`).
+                let s = match better {
+                    Better::Lower => x / y,
+                    Better::Higher => y / x,
+                };
                 if *x > 0.0 && *y > 0.0 && s.is_finite() {
                     out.push(Pair { worker: *job, log_speedup: s.ln() });
                 }

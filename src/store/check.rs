@@ -82,7 +82,7 @@ pub fn check_header(bytes: &[u8], file_len: u64) -> Result<Header, Refusal> {
 /// page, with the new count, and not the pages after it; the `-wal` still
 /// holds them all, and reading through it gives every run. Such a file is
 /// not truncated: a writer finishes the checkpoint (see
-/// [`super::sqlite::Sqlite::open`]).
+/// `Sqlite::open` in `sqlite.rs`).
 pub(super) fn check_header_beside(bytes: &[u8], file_len: u64, wal_pending: bool) -> Result<Header, Refusal> {
     if file_len < 100 || bytes.len() < 100 {
         return Err(Refusal::NotKdelta(format!("{file_len} bytes, too short for an SQLite header")));

@@ -243,7 +243,16 @@ mod tests {
     /// Each member logs `rounds` steps, yielding after each: the log is the
     /// members in rotation, one step each, until each is done.
     fn log_of(rounds: &[usize]) -> Vec<usize> {
-        let turns = Arc::new(Turns::new(rounds.len()));
+        logged(None, rounds)
+    }
+
+    /// The same, the rotation shuffled from `seed` when given.
+    fn logged(seed: Option<u64>, rounds: &[usize]) -> Vec<usize> {
+        let mut turns = Turns::new(rounds.len());
+        if let Some(seed) = seed {
+            turns = turns.shuffled(seed);
+        }
+        let turns = Arc::new(turns);
         let log = Arc::new(Mutex::new(Vec::new()));
         std::thread::scope(|sc| {
             for (me, &r) in rounds.iter().enumerate() {
@@ -321,26 +330,7 @@ mod tests {
 
     #[test]
     fn shuffled_cycles_hold_every_member_once_in_a_drawn_order() {
-        let log_seeded = |seed: u64, rounds: &[usize]| {
-            let turns = Arc::new(Turns::new(rounds.len()).shuffled(seed));
-            let log = Arc::new(Mutex::new(Vec::new()));
-            std::thread::scope(|sc| {
-                for (me, &r) in rounds.iter().enumerate() {
-                    let (turns, log) = (&turns, log.clone());
-                    sc.spawn(move || {
-                        let m = turns.enter(me);
-                        for i in 0..r {
-                            if i > 0 {
-                                m.yield_turn();
-                            }
-                            log.lock().unwrap().push(me);
-                        }
-                    });
-                }
-            });
-            let v = log.lock().unwrap().clone();
-            v
-        };
+        let log_seeded = |seed: u64, rounds: &[usize]| logged(Some(seed), rounds);
         let mut firsts = [0usize; 3];
         for seed in 0..40 {
             let v = log_seeded(seed, &[6, 6, 6]);

@@ -8,7 +8,7 @@
 //! instructions, a linear chain of size compares, no alignment control) ran
 //! 0.72-0.90x glibc 2.36's `__memmove_avx_unaligned_erms`,
 //! `__memset_avx2_unaligned_erms` and `__strlen_avx2` at 64 B-1.4 KiB warm
-//! (docs/mem.md, issue 38). As in `avx512.rs`: 64-byte aligned entries,
+//! (docs/mem.md). As in `avx512.rs`: 64-byte aligned entries,
 //! 16-byte aligned branch targets after a `ret` or `jmp`, loops that do not
 //! straddle a fetch window, the size classes reached in two or three
 //! compares. The routines use ymm0-ymm8, whose upper
@@ -191,7 +191,7 @@ global_asm!(
 // - from `rule::REP_STOSB_MIN` up, not streaming: one `rep stosb`, as
 //   glibc from its `rep_stosb_threshold` (2048) up: the string store writes
 //   whole lines without reading them first, which temporal vector stores
-//   cannot (the Rust loop ran 0.55-0.59x libc at 64 MiB, issue 38);
+//   cannot (the Rust loop ran 0.55-0.59x libc at 64 MiB, docs/mem.md);
 // - else, in ascending address order, with r9 = d + n - 128: 65-128 bytes
 //   [d, d + 64) and [r9 + 64, d + n) (n >= 64 each way); 129-256 the first
 //   128 bytes and [r9, d + n) (r9 >= d + 1); 257 and up the first 128,

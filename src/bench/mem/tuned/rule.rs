@@ -15,7 +15,7 @@
 //!    on every CPU); copies never `rep movsb` (the 32-byte loop up to the
 //!    copy's streaming size): on an AMD EPYC Zen 3 (family 0x19 model 0x01,
 //!    32 KiB L1d, 512 KiB L2, 32 MiB L3) the loop ran 1.49-1.74x glibc's
-//!    string move at 2896 B-11.5 KiB warm (issue 38, docs/mem.md). Intel
+//!    string move at 2896 B-11.5 KiB warm (docs/mem.md). Intel
 //!    AVX2 CPUs (Haswell to Alder Lake client parts) take the same path;
 //!    none was measured, and with FSRM glibc's `rep movsb` from 2112 bytes
 //!    may be the better copy there, as it was on the Intel Xeon of point 4.
@@ -27,13 +27,13 @@
 //!    (`dl-cacheinfo.h`: `rep_movsb_threshold = 2112`), 513-2111 bytes the
 //!    64-byte vector loop. On an Intel Xeon (48 KiB L1d, 2 MiB L2, 480 MiB
 //!    L3, glibc 2.36) the `avx512` path's 32-byte loop at 2-8 KiB ran
-//!    0.68-0.73x the C library's string move there (issue 38).
+//!    0.68-0.73x the C library's string move there (docs/mem.md).
 //! 5. Every other AVX-512 CPU (AMD Zen 4 and later, Hygon, Intel without
 //!    FSRM or ERMS): `avx512`, copies of 2 KiB to 16 KiB in the 32-byte
 //!    (AVX2) loop and `rep movsb` only from 16 KiB: on this AMD EPYC (Zen 4)
 //!    the string move starts slowly, and the loop measured 1.10-1.39x
 //!    glibc's `rep movsb` from 2112 bytes warm (docs/mem.md); measured
-//!    again there in issue 38 (family 0x19 model 0x11): 1.10-1.37x at
+//!    again there on a Zen 4 host (family 0x19 model 0x11): 1.10-1.37x at
 //!    2896 B-16 KiB, where the point-4 shape ran 1.03-1.11x.
 //!
 //! # What glibc 2.36 consults, and where this differs
