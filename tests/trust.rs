@@ -191,12 +191,19 @@ fn compared_values_take_turns_sample_by_sample_in_one_worker() {
     assert_eq!(rs.len(), 2);
     let by = samples_by_job(rs);
     for (job, mut s) in by {
-        // Both values in every worker, alternating while both sample.
+        // Both values in every worker, one turn each per cycle while both
+        // sample: each cycle's order is drawn at random, so two samples of
+        // one value may meet across a cycle's end, but neither value ever
+        // gets ahead of the other by more than one sample.
         s.sort_by(|a, b| a.0.total_cmp(&b.0));
         let each = [0, 1].map(|k| s.iter().filter(|x| x.1 == k).count());
         assert!(each[0] > 0 && each[1] > 0, "job {job}: {s:?}");
         let both = 2 * each[0].min(each[1]);
-        assert!(s[..both].windows(2).all(|w| w[0].1 != w[1].1), "job {job}: {s:?}");
+        let mut lead = 0i64;
+        for x in &s[..both] {
+            lead += if x.1 == 0 { 1 } else { -1 };
+            assert!(lead.abs() <= 1, "job {job}: {s:?}");
+        }
     }
     // The figures are each point's own.
     let med = |r: &serde_json::Value| r["median"].as_f64().unwrap();
