@@ -470,9 +470,12 @@ pub(crate) struct RunArgs {
     /// How the values of the parameter you compare (of those given, one
     /// naming alternatives, e.g. --param impl=libc,tuned, before one on a
     /// scale such as size=, then the fewest values) alternate: samples (in
-    /// one worker, sample by sample, for benchmarks that allow it, so both
-    /// see the same moments of the machine) or workers (a worker per value,
-    /// side by side).
+    /// one worker, sample by sample, each cycle's order drawn at random, for
+    /// benchmarks that allow it, so both see the same moments of the
+    /// machine), lockstep (the same, always in one order), duet (each
+    /// cycle's samples at the same moment, on CPUs of the configuration
+    /// that swap each cycle; needs as many CPUs as values) or workers (a
+    /// worker per value, side by side).
     #[arg(long, value_enum, default_value_t = InterleaveArg::Samples)]
     pub(crate) interleave: InterleaveArg,
 
@@ -633,6 +636,8 @@ pub(crate) struct JobsArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum InterleaveArg {
     Samples,
+    Lockstep,
+    Duet,
     Workers,
 }
 
@@ -640,6 +645,8 @@ impl From<InterleaveArg> for plan::Interleave {
     fn from(a: InterleaveArg) -> plan::Interleave {
         match a {
             InterleaveArg::Samples => plan::Interleave::Samples,
+            InterleaveArg::Lockstep => plan::Interleave::Lockstep,
+            InterleaveArg::Duet => plan::Interleave::Duet,
             InterleaveArg::Workers => plan::Interleave::Workers,
         }
     }

@@ -247,6 +247,46 @@ fn interleave_workers_gives_each_value_workers_of_its_own() {
 }
 
 #[test]
+fn a_duet_samples_compared_values_together_on_swapping_cpus() {
+    let e = Env::new();
+    let v = run_json(
+        &e,
+        &["test.turns", "--param", "us=200,600", "--runs", "6", "--interleave", "duet", "--config", "noht"],
+    );
+    let env = &v["run"]["environment"];
+    assert_eq!(env["interleave"], "duet");
+    if env["duet"].is_null() {
+        // One CPU here: the values took turns, and the run says so.
+        assert!(env["duet_fell_back"][0].as_str().unwrap().ends_with("[noht]"), "{env}");
+        return;
+    }
+    let rs = v["results"].as_array().unwrap();
+    // Per job, each value's samples in order: after the set-up cycle, the
+    // i-th of each ran on a CPU of its own (the swapping is unit-tested).
+    let mut met = 0;
+    for job in samples_by_job(rs).keys() {
+        let cpus = |k: usize| -> Vec<u64> {
+            rs[k]["samples_meta"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["job"].as_u64() == Some(*job))
+                .map(|m| m["cpus_start"][0].as_u64().unwrap())
+                .collect()
+        };
+        let (a, b) = (cpus(0), cpus(1));
+        for i in 1..a.len().min(b.len()) {
+            assert_ne!(a[i], b[i], "job {job}: {a:?} {b:?}");
+        }
+        met += a.len().min(b.len()).saturating_sub(1);
+    }
+    assert!(met > 0, "{rs:?}");
+    let out = e.cmd().args(["show", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("duet: compared values sampled at the same moment"), "{text}");
+}
+
+#[test]
 fn a_point_failing_in_a_tie_leaves_the_other_measured() {
     let e = Env::new();
     let out = e

@@ -18,7 +18,7 @@
 //! process, turn by turn.
 
 use super::order::{compared, ties, visit_order, Axes};
-use super::plan::{param_for, wanted, Interleave, Item, PlannedConfig, Request};
+use super::plan::{param_for, wanted, Item, PlannedConfig, Request};
 use super::result::{ci_met, finish, record_only, Aim, Gathered, Subject};
 use super::schedule::{Round, Schedule, Standing, Tie};
 use crate::config::Config;
@@ -200,6 +200,11 @@ pub(super) struct Ledger {
     pub(crate) schedule: Vec<(usize, u32)>,
     /// Draws every tie's turn order (`sampler::turns`), stored with the run.
     pub(crate) order_seed: u64,
+    /// `--interleave duet`: the CPUs ties sampled on, per configuration
+    /// (`0,1 [noht]`), and the configurations with too few CPUs, whose
+    /// ties took turns instead.
+    pub(crate) duet: Vec<String>,
+    pub(crate) duet_fell_back: Vec<String>,
     pub(crate) retaken: usize,
     pub(crate) auto_met: usize,
     pub(crate) auto_capped: Vec<String>,
@@ -210,15 +215,18 @@ pub(super) struct Ledger {
 }
 
 impl Ledger {
-    /// A stored result's quality counted into the run's totals.
-    fn count(&mut self, r: &ResultRecord, auto: bool) {
+    /// A stored result's quality counted into the run's totals; `open`:
+    /// whether a comparison it takes part in was still unknown at the end
+    /// (`None` for a result compared with nothing: then whether its median
+    /// missed the precision target).
+    fn count(&mut self, r: &ResultRecord, auto: bool, open: Option<bool>) {
         let Some(q) = &r.quality else { return };
         self.retaken += q.retaken;
         self.noisy += usize::from(q.noisy);
         if auto && r.status == Status::Ok {
-            match q.ci_target_met {
-                Some(true) => self.auto_met += 1,
-                _ => {
+            match open.unwrap_or(q.ci_target_met != Some(true)) {
+                false => self.auto_met += 1,
+                true => {
                     let shown = r.params.display();
                     let sep = if shown.is_empty() { "" } else { " " };
                     self.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
@@ -271,7 +279,7 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
     };
     let params: Vec<&Params> = group.iter().map(|i| &i.params).collect();
     let order = visit_order(&params, &axes);
-    let tie_on = if req.interleave == Interleave::Samples && info.lockstep { compared(&params, &axes) } else { None };
+    let tie_on = if req.interleave.ties() && info.lockstep { compared(&params, &axes) } else { None };
     let cut = match tie_on {
         Some(p) => ties(&params, &order, p),
         None => order.iter().map(|&i| vec![i]).collect(),
@@ -295,7 +303,7 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
 /// differ only in counting (`Config::shares_worker_with`), in first-seen
 /// order; otherwise (or with `--interleave workers`) one each.
 pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Vec<Vec<usize>> {
-    let joins = req.interleave == Interleave::Samples && lockstep;
+    let joins = req.interleave.ties() && lockstep;
     let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, c) in ready.iter().enumerate() {
         match out.iter_mut().find(|class| joins && ready[class[0]].shares_worker_with(c)) {
@@ -328,7 +336,11 @@ impl Executor<'_> {
             }
         }
         self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
-        Ok(self.records(sweep, aim))
+        let open = match aim.auto {
+            true => sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct),
+            false => vec![None; sweep.points.len()],
+        };
+        Ok(self.records(sweep, aim, &open))
     }
 
     /// Rounds after the planned ones, while a point lacks clean samples or
@@ -364,7 +376,7 @@ impl Executor<'_> {
 
     /// The group's results in storing order. A point interrupted before its
     /// first sample stores nothing.
-    fn records(&mut self, sweep: Sweep, aim: Aim) -> Vec<ResultRecord> {
+    fn records(&mut self, sweep: Sweep, aim: Aim, open: &[Option<bool>]) -> Vec<ResultRecord> {
         let Sweep { items, mut points, slots, .. } = sweep;
         let mut out = Vec::new();
         for slot in slots {
@@ -374,7 +386,7 @@ impl Executor<'_> {
                     if self.was_interrupted && p.got.set.samples.is_empty() && p.got.failed.is_none() {
                         continue;
                     }
-                    self.measured(&items[p.item], p.cfg, std::mem::take(&mut p.got), aim)
+                    self.measured(&items[p.item], p.cfg, std::mem::take(&mut p.got), aim, open[pi])
                 }
                 Slot::Unavailable { item, config, reason } => {
                     record_only(Subject { item: &items[item], config: &config, cpus: String::new() }, reason)
@@ -391,7 +403,7 @@ impl Executor<'_> {
 
     /// A measured point's result, with the kernel settings read back under
     /// its configuration, counted into the ledger.
-    fn measured(&mut self, item: &Item, cfg: usize, got: Gathered, aim: Aim) -> ResultRecord {
+    fn measured(&mut self, item: &Item, cfg: usize, got: Gathered, aim: Aim, open: Option<bool>) -> ResultRecord {
         let cfg = &self.ready[cfg];
         let mut r = finish(Subject { item, config: &cfg.name, cpus: cfg.cpus.to_string() }, got, aim);
         if let Some(k) = &self.knobs {
@@ -401,7 +413,7 @@ impl Executor<'_> {
                 r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
             }
         }
-        self.ledger.count(&r, aim.auto);
+        self.ledger.count(&r, aim.auto, open);
         r
     }
 }

@@ -71,8 +71,31 @@ pub(crate) enum Interleave {
     /// (`BenchInfo::lockstep`); a worker per value otherwise.
     #[default]
     Samples,
+    /// As `Samples`, the turns always in the same order (0, 1, 0, 1, ...).
+    Lockstep,
+    /// As `Samples`, but each cycle's samples taken at the same moment,
+    /// each on its own CPU of the configuration, the CPUs swapping each
+    /// cycle (`sampler::turns`); as `Samples` where the configuration has
+    /// fewer CPUs than the tie has points.
+    Duet,
     /// A worker per value, side by side.
     Workers,
+}
+
+impl Interleave {
+    /// Whether compared values share a worker (all but `Workers`).
+    pub(crate) fn ties(self) -> bool {
+        self != Interleave::Workers
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Interleave::Samples => "samples",
+            Interleave::Lockstep => "lockstep",
+            Interleave::Duet => "duet",
+            Interleave::Workers => "workers",
+        }
+    }
 }
 
 /// How many samples each result takes.

@@ -4,6 +4,7 @@
 //! is folded into the points it measured.
 
 use super::group::{Executor, Sweep};
+use super::plan::Interleave;
 use super::schedule::{Job, Round};
 use super::worker::{run_job, JobPoint, JobSpec, Outcome, PointResult};
 use crate::config::Config;
@@ -152,7 +153,11 @@ impl Executor<'_> {
             },
             result_path: self.tmp.join(format!("r{job_no}.json")),
             cgroups: placement.join.clone(),
-            order_seed: order_seed(self.ledger.order_seed, job_no),
+            order_seed: match self.req.interleave {
+                Interleave::Lockstep => 0,
+                _ => order_seed(self.ledger.order_seed, job_no),
+            },
+            duet: self.duet_cpus(cfg, job.takes.len()),
         };
         let n = job.takes.len();
         let turns = if n > 1 { format!(" (+{} in turn)", n - 1) } else { String::new() };
@@ -214,6 +219,31 @@ impl Executor<'_> {
                 eprintln!("kdelta: restoring kernel settings: {e}");
             }
         }
+    }
+}
+
+impl Executor<'_> {
+    /// With `--interleave duet`, the CPUs of `cfg` a worker of `points`
+    /// points samples on at the same moment (one per core first), counted
+    /// into the ledger; empty (they take turns) otherwise, or when `cfg`
+    /// has fewer CPUs than points.
+    fn duet_cpus(&mut self, cfg: &Config, points: usize) -> Vec<u32> {
+        if self.req.interleave != Interleave::Duet || points < 2 {
+            return Vec::new();
+        }
+        let cpus = self.topo.spread(&cfg.cpus, points);
+        let entry = format!("{} [{}]", cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","), cfg.name);
+        if cpus.len() < points {
+            let took_turns = format!("{} [{}]", cfg.cpus, cfg.name);
+            if !self.ledger.duet_fell_back.contains(&took_turns) {
+                self.ledger.duet_fell_back.push(took_turns);
+            }
+            return Vec::new();
+        }
+        if !self.ledger.duet.contains(&entry) {
+            self.ledger.duet.push(entry);
+        }
+        cpus
     }
 }
 

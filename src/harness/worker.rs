@@ -60,6 +60,10 @@ pub(crate) struct JobSpec {
     /// order), from the run's order seed and the worker's number.
     #[serde(default)]
     pub(crate) order_seed: u64,
+    /// Duet: the CPUs the tie's points sample on at the same moment (empty:
+    /// they take turns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) duet: Vec<u32>,
 }
 
 /// One point of a job: its parameters, the samples to take, and the
@@ -177,7 +181,9 @@ fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
     // A tie: a thread per point (after the configuration is applied, so each
     // inherits its affinity and policy), one running at a time.
     let mut turns = crate::measure::sampler::turns::Turns::new(job.points.len());
-    if job.order_seed != 0 {
+    if !job.duet.is_empty() {
+        turns = turns.duet(&job.duet);
+    } else if job.order_seed != 0 {
         turns = turns.shuffled(job.order_seed);
     }
     let turns = std::sync::Arc::new(turns);

@@ -149,6 +149,9 @@ pub(crate) struct Probe {
     pressure: Option<(WaitSource, PathBuf)>,
     /// Each watched CPU's interfering CPUs (`interfere::interfering`).
     near: Vec<(u32, Vec<u32>)>,
+    /// CPUs whose business never counts as interference: a duet's other
+    /// members', busy by design ([`Probe::focus`]).
+    exempt: Vec<u32>,
 }
 
 impl Probe {
@@ -168,6 +171,7 @@ impl Probe {
             cpu_stat: None,
             pressure: None,
             near: Vec::new(),
+            exempt: Vec::new(),
         }
         .with_sources(Path::new("/"), crate::measure::interfere::path().as_deref())
     }
@@ -192,6 +196,18 @@ impl Probe {
         self
     }
 
+    /// Watch only `cpu` from the next snapshot on, and never count the
+    /// `partners`' CPUs as interfering: a duet member's sample, pinned to
+    /// `cpu` while the other members sample on theirs. Take it before a
+    /// sample's first snapshot, never between its two.
+    pub(crate) fn focus(&mut self, cpu: u32, partners: Vec<u32>) {
+        // `near` keeps every CPU first watched (the configuration's).
+        if self.near.iter().any(|(c, _)| *c == cpu) {
+            self.watch = vec![cpu];
+        }
+        self.exempt = partners;
+    }
+
     /// The CPUs not in `used` whose busy time disturbs a sample on `used`.
     fn interfering(&self, used: &[u32]) -> Vec<u32> {
         let mut v: Vec<u32> = self
@@ -199,7 +215,7 @@ impl Probe {
             .iter()
             .filter(|(c, _)| used.contains(c))
             .flat_map(|(_, n)| n.iter().copied())
-            .filter(|c| !used.contains(c))
+            .filter(|c| !used.contains(c) && !self.exempt.contains(c))
             .collect();
         v.sort_unstable();
         v.dedup();
@@ -834,6 +850,7 @@ mod tests {
             cpu_stat: None,
             pressure: None,
             near: near.iter().map(|(c, n)| (*c, n.to_vec())).collect(),
+            exempt: Vec::new(),
         }
     }
 

@@ -111,6 +111,17 @@ pub(crate) struct RunEnvironment {
     /// What drew the order of every tie's turns (`sampler::turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) order_seed: Option<u64>,
+    /// How compared values alternated (`--interleave`) when not the
+    /// default (`samples`): `lockstep`, `duet` or `workers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) interleave: Option<String>,
+    /// `--interleave duet`: the CPUs each configuration's ties sampled on
+    /// (`0,1 [noht]`), and the configurations whose ties took turns
+    /// instead, having fewer CPUs than points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) duet: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) duet_fell_back: Vec<String>,
     /// `--budget`, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) budget_s: Option<f64>,

@@ -503,19 +503,34 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
         let capped: &[String] = env.auto_capped.as_deref().unwrap_or_default();
         let target = env.ci_target_pct.unwrap_or(f64::NAN);
         let mut line = format!(
-            "runs auto: {met} of {} results have a median known to +-{target}% (95% interval)",
+            "runs auto: {met} of {} results settled (comparisons different or same, other medians within +-{target}%)",
             met as usize + capped.len()
         );
         if !capped.is_empty() {
             let shown: Vec<&str> = capped.iter().take(3).map(|s| s.as_str()).collect();
             let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
             line.push_str(&format!(
-                "; {} stopped at the cap (3x the samples, or the time budget): {}{more}",
+                "; {} still open at the cap (3x the planned time, or the budget): {}{more}",
                 capped.len(),
                 shown.join(", ")
             ));
         }
         v.push(line);
+    }
+    if let Some(mode) = &env.interleave {
+        v.push(format!("interleave: {mode}"));
+    }
+    if !env.duet.is_empty() {
+        v.push(format!(
+            "duet: compared values sampled at the same moment, the CPUs swapping each pair: {}",
+            env.duet.join(", ")
+        ));
+    }
+    if !env.duet_fell_back.is_empty() {
+        v.push(format!(
+            "duet: too few CPUs for every compared value, so they took turns: {}",
+            env.duet_fell_back.join(", ")
+        ));
     }
     v
 }

@@ -156,6 +156,25 @@ impl Topology {
         self.cores.iter().find(|c| c.cpus.contains(cpu))
     }
 
+    /// Up to `n` CPUs of `cpus` for members that run at the same moment (a
+    /// duet): one per core first, in core order, then the cores' other
+    /// CPUs; fewer when `cpus` has fewer.
+    pub fn spread(&self, cpus: &CpuSet, n: usize) -> Vec<u32> {
+        let mut firsts = Vec::new();
+        let mut rest = Vec::new();
+        for c in &self.cores {
+            let mine: Vec<u32> = c.cpus.iter().filter(|&x| cpus.contains(x)).collect();
+            if let Some((f, r)) = mine.split_first() {
+                firsts.push(*f);
+                rest.extend_from_slice(r);
+            }
+        }
+        // CPUs the topology does not list (a fake or partial one) come last.
+        let listed: Vec<u32> = firsts.iter().chain(&rest).copied().collect();
+        rest.extend(cpus.iter().filter(|x| !listed.contains(x)));
+        firsts.into_iter().chain(rest).take(n).collect()
+    }
+
     /// The lowest-numbered CPU of every core: SMT off by affinity.
     pub fn first_cpu_per_core(&self) -> CpuSet {
         CpuSet::from_iter(self.cores.iter().filter_map(|c| c.cpus.first()))

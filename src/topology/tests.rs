@@ -106,6 +106,18 @@ fn two_cores_two_threads_siblings_adjacent() -> anyhow::Result<()> {
 }
 
 #[test]
+fn a_duet_spreads_over_cores_before_siblings() -> anyhow::Result<()> {
+    let f = FakeSys::grid(1, 2, 2, false)?;
+    let t = Topology::read(f.root())?;
+    assert_eq!(t.spread(&set("0-3"), 2), [0, 2]);
+    assert_eq!(t.spread(&set("0-3"), 3), [0, 2, 1]);
+    // Siblings of one core when that is all there is; fewer when fewer.
+    assert_eq!(t.spread(&set("2-3"), 2), [2, 3]);
+    assert_eq!(t.spread(&set("1"), 2), [1]);
+    Ok(())
+}
+
+#[test]
 fn two_cores_two_threads_siblings_split() -> anyhow::Result<()> {
     let f = FakeSys::grid(1, 2, 2, true)?;
     let t = Topology::read(f.root())?;

@@ -451,6 +451,9 @@ impl Sampler {
                 // their set-up and warm-up); then this one's caches, TLB and
                 // predictors are warmed again, untimed.
                 turn.yield_turn();
+                if let Some((cpu, partners)) = turn.duet_cpus() {
+                    self.probe.focus(cpu, partners);
+                }
                 op((m / 4).max(1))?;
             }
             let a = self.probe.snapshot();
@@ -542,8 +545,14 @@ impl Sampler {
         }
         if let (Some(turn), false) = (&self.turn, self.out.samples.is_empty()) {
             turn.yield_turn();
+            if let Some((cpu, partners)) = turn.duet_cpus() {
+                self.probe.focus(cpu, partners);
+            }
         }
-        self.settle();
+        // A duet's members start together: none waits for quiet alone.
+        if self.turn.as_ref().map_or(true, |t| t.duet_cpus().is_none()) {
+            self.settle();
+        }
         // The sample past those asked for is the profiled one.
         if let (Some(p), true) = (self.settings.profile.clone(), self.out.samples.len() >= self.settings.samples) {
             if self.recording.is_none() {

@@ -35,6 +35,16 @@
 //! Each cycle still holds one turn of every member, so sample `i` of one
 //! and sample `i` of another stay adjacent (`stats::paired`).
 //!
+//! **Duet** ([`Turns::duet`], `--interleave duet`; Bulej et al., ICPE
+//! 2020): after the set-up cycle, which still goes one member at a time,
+//! the members take their samples at the same moment instead, each pinned
+//! to one of the given CPUs, and the CPUs rotate by one member each cycle:
+//! whatever slows the machine during a cycle slows every member's sample
+//! of it. Every member waits for the others before each sample (a
+//! barrier), so sample `i` of each is still one pair. Whether that helps
+//! depends on the host: two vCPUs that slow each other make the pairs
+//! noisier, not tighter (`docs/verdicts.md` has the measured comparison).
+//!
 //! The points run where one thread would: a thread woken by another that
 //! is still running lands on an idle CPU, so left alone the two sides of a
 //! comparison would run on different CPUs (of a VM's vCPUs, which the host
@@ -74,6 +84,11 @@ struct State {
     /// what draws each new cycle's order.
     cycle: Vec<usize>,
     rng: Option<rand_chacha::ChaCha8Rng>,
+    /// Duet: the CPUs members sample on, the members waiting at the
+    /// barrier, and how many times it has opened.
+    duet: Vec<u32>,
+    arrived: usize,
+    opened: u64,
 }
 
 impl Turns {
@@ -86,6 +101,9 @@ impl Turns {
                 cpu: None,
                 cycle: (1..n).rev().collect(),
                 rng: None,
+                duet: Vec::new(),
+                arrived: 0,
+                opened: 0,
             }),
             moved: Condvar::new(),
             members: n,
@@ -100,6 +118,16 @@ impl Turns {
         self
     }
 
+    /// The same members, sampling at the same moment after the set-up
+    /// cycle, each on one of `cpus` (as many as members, or more), the
+    /// CPUs rotating by one each cycle. Fewer CPUs than members: unchanged.
+    pub(crate) fn duet(self, cpus: &[u32]) -> Turns {
+        if cpus.len() >= self.members && self.members > 1 {
+            self.lock().duet = cpus.to_vec();
+        }
+        self
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A member that panicked holding the lock changed nothing half-way.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -107,7 +135,7 @@ impl Turns {
 
     /// Wait for `me`'s first turn; the guard leaves the rotation when dropped.
     pub(crate) fn enter(self: &Arc<Self>, me: usize) -> Member {
-        let m = Member { turns: self.clone(), me, allowed: sys::get_affinity().ok() };
+        let m = Member { turns: self.clone(), me, allowed: sys::get_affinity().ok(), duet_cpu: Mutex::new(None) };
         m.follow(self.take(me));
         m
     }
@@ -134,6 +162,25 @@ impl Turns {
         }
     }
 
+    /// Duet: hand the set-up turn on if `me` holds it, wait until every
+    /// member still in the rotation has arrived, and return the CPU `me`
+    /// samples on this cycle.
+    fn meet(&self, me: usize) -> u32 {
+        let mut s = self.lock();
+        if s.holder == Some(me) {
+            s.holder = s.after(me);
+            self.moved.notify_all();
+        }
+        s.arrived += 1;
+        let opened = s.opened;
+        s.open_if_all_came();
+        self.moved.notify_all();
+        while s.opened == opened {
+            s = self.moved.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.duet[(me + s.opened as usize) % s.duet.len()]
+    }
+
     /// Take `me` out of the rotation (what dropping its [`Member`] does;
     /// called directly for a member whose thread never started).
     pub(crate) fn leave(&self, me: usize) {
@@ -144,6 +191,9 @@ impl Turns {
         if s.holder == Some(me) {
             s.holder = s.after(me);
         }
+        if !s.duet.is_empty() {
+            s.open_if_all_came();
+        }
         self.moved.notify_all();
     }
 }
@@ -153,6 +203,10 @@ impl State {
     /// seed the next of this cycle's drawn order (a new cycle drawn when
     /// this one is done).
     fn after(&mut self, me: usize) -> Option<usize> {
+        if !self.duet.is_empty() {
+            // Members set up in order 0, 1, ...; then nobody holds a turn.
+            return (me + 1..self.gone.len()).find(|&i| !self.gone[i]);
+        }
         let Some(rng) = self.rng.as_mut() else { return next(&self.gone, me) };
         loop {
             if self.cycle.is_empty() {
@@ -172,6 +226,18 @@ impl State {
     }
 }
 
+impl State {
+    /// Duet: open the barrier once every member still in the rotation is
+    /// at it (and no member is still setting up).
+    fn open_if_all_came(&mut self) {
+        let live = self.gone.iter().filter(|g| !**g).count();
+        if self.holder.is_none() && self.arrived > 0 && self.arrived >= live {
+            self.arrived = 0;
+            self.opened += 1;
+        }
+    }
+}
+
 /// The first member after `me`, in rotation order, that has not left.
 fn next(gone: &[bool], me: usize) -> Option<usize> {
     let n = gone.len();
@@ -184,6 +250,8 @@ pub struct Member {
     me: usize,
     /// The CPUs this thread may use (the configuration's), when known.
     allowed: Option<CpuSet>,
+    /// Duet: the CPU this member is pinned to for its current sample.
+    duet_cpu: Mutex<Option<u32>>,
 }
 
 impl Member {
@@ -210,10 +278,26 @@ impl Member {
         Ok(v)
     }
 
-    /// Let every other member take one turn, then continue.
+    /// Let every other member take one turn, then continue; in a duet,
+    /// wait for every other member instead, then move to this cycle's CPU.
     pub fn yield_turn(&self) {
-        self.turns.pass(self.me);
-        self.follow(self.turns.take(self.me));
+        if self.turns.lock().duet.is_empty() {
+            self.turns.pass(self.me);
+            self.follow(self.turns.take(self.me));
+            return;
+        }
+        let cpu = self.turns.meet(self.me);
+        if sys::set_affinity(&CpuSet::from_iter([cpu])).is_ok() {
+            *self.duet_cpu.lock().unwrap_or_else(|e| e.into_inner()) = Some(cpu);
+        }
+    }
+
+    /// In a duet, the CPU this member's current sample runs on and the
+    /// other members' CPUs; `None` otherwise (or before the first sample).
+    pub fn duet_cpus(&self) -> Option<(u32, Vec<u32>)> {
+        let cpu = (*self.duet_cpu.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let all = self.turns.lock().duet.clone();
+        Some((cpu, all.into_iter().filter(|&c| c != cpu).collect()))
     }
 
     /// Move to `cpu` (where the last holder ran) if this thread is
@@ -233,6 +317,11 @@ impl Member {
 impl Drop for Member {
     fn drop(&mut self) {
         self.turns.leave(self.me);
+        if self.duet_cpu.get_mut().map_or(false, |c| c.is_some()) {
+            if let Some(allowed) = &self.allowed {
+                let _ = sys::set_affinity(allowed);
+            }
+        }
     }
 }
 
@@ -280,7 +369,8 @@ mod tests {
             made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(vec![7; 16])
         };
-        let (a, b) = (turns.enter(0), Member { turns: turns.clone(), me: 1, allowed: None });
+        let (a, b) =
+            (turns.enter(0), Member { turns: turns.clone(), me: 1, allowed: None, duet_cpu: Mutex::new(None) });
         let x = a.shared("buf", make).unwrap();
         let y = b.shared("buf", make).unwrap();
         assert!(Arc::ptr_eq(&x, &y));
@@ -307,6 +397,60 @@ mod tests {
     fn a_member_that_finishes_early_leaves_the_rest_alternating() {
         assert_eq!(log_of(&[1, 3, 2]), vec![0, 1, 2, 1, 2, 1]);
         assert_eq!(log_of(&[4]), vec![0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_duet_sets_up_in_turn_then_samples_together_on_swapping_cpus() {
+        // Two members, three samples each: set-up one at a time, then each
+        // cycle both meet before sampling, on CPUs 10 and 11 in turn.
+        let turns = Arc::new(Turns::new(2).duet(&[10, 11]));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        std::thread::scope(|sc| {
+            for me in 0..2 {
+                let (turns, log) = (&turns, log.clone());
+                sc.spawn(move || {
+                    let _m = turns.enter(me);
+                    log.lock().unwrap().push(format!("setup {me}"));
+                    for _ in 0..3 {
+                        let cpu = turns.meet(me);
+                        log.lock().unwrap().push(format!("{me}@{cpu}"));
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                });
+            }
+        });
+        let v = log.lock().unwrap().clone();
+        assert_eq!(v[..2], ["setup 0", "setup 1"], "{v:?}");
+        // Each cycle holds both members, on different CPUs, swapped the next.
+        let cycles: Vec<Vec<String>> = v[2..]
+            .chunks(2)
+            .map(|c| {
+                let mut c = c.to_vec();
+                c.sort();
+                c
+            })
+            .collect();
+        assert_eq!(cycles, [["0@11", "1@10"], ["0@10", "1@11"], ["0@11", "1@10"]], "{v:?}");
+    }
+
+    #[test]
+    fn a_duet_goes_on_alone_when_a_member_leaves() {
+        let turns = Arc::new(Turns::new(2).duet(&[0, 1]));
+        let cpus = std::thread::scope(|sc| {
+            let a = sc.spawn(|| {
+                let _m = turns.enter(0);
+                turns.meet(0);
+            });
+            let b = sc.spawn(|| {
+                let _m = turns.enter(1);
+                (0..4).map(|_| turns.meet(1)).collect::<Vec<u32>>()
+            });
+            a.join().unwrap();
+            b.join().unwrap()
+        });
+        assert_eq!(cpus.len(), 4);
+        // Fewer CPUs than members: no duet.
+        assert!(Turns::new(3).duet(&[0, 1]).lock().duet.is_empty());
     }
 
     #[test]

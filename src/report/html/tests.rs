@@ -138,7 +138,7 @@ fn every_section_is_present() {
     assert!(h.contains("<th>cv</th>") && h.contains("<th>change</th>") && h.contains("<th>unit</th>"));
     assert!(h.contains("class=\"num better\">+16.6% *</td>"), "the significant lat.syscall change is marked");
     assert!(h.contains("<tr class=\"geo\">"));
-    assert!(h.contains("* significant: |change| &gt;= 1% on the log scale"), "the rule is stated");
+    assert!(h.contains("* different: where the two sides took turns in one worker"), "the rule is stated");
     // Host snapshot and warnings.
     assert!(
         h.contains("6.18.0 (#1 SMP PREEMPT_DYNAMIC)") && h.contains("voluntary (from /sys/kernel/debug/sched/preempt)")

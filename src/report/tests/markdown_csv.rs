@@ -22,10 +22,12 @@ fn markdown_comparison_of_two_configurations() {
 
 - up: cpus 0
 - noht: cpus 0-1
-- change: + means noht is better (speedup - 1); * significant: \|change\| >= 1% on the log scale (a slowdown and a speedup of one factor\
- alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9\
- of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation of\
- the clean samples; geomean rows invert lower-is-better ratios first
+- change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjace\
+nt pairs' change lies beyond +-1%; otherwise \|change\| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney\
+ p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rou\
+nds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the int\
+erval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is\
+-better ratios first
 - ?: noisy, fewer clean samples than wanted even after retakes
 - parameters of lat.ctx: procs=2 size=16
 - parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -43,7 +45,7 @@ fn markdown_comparison_of_two_configurations() {
  noisy: bw.mem.wr [noht])
 - (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-- runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
  lat.pipe [noht]
 - answers: 2 different (*), 0 same, 2 unknown
 - warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -79,7 +81,7 @@ fn markdown_of_a_single_configuration_run() {
 - bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 - (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-- runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
  lat.pipe [noht]
 - warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,

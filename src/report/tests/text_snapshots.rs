@@ -22,10 +22,12 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
- alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9\
- of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation of\
- the clean samples; geomean rows invert lower-is-better ratios first
+change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent\
+ pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p <\
+ 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds \
+every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the interva\
+l within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-bet\
+ter ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -43,7 +45,7 @@ not marked significant although the rank test passed: 2 changes (1 held in too f
  noisy: bw.mem.wr [noht])
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
  lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -78,7 +80,7 @@ high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
  lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
@@ -107,10 +109,12 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
 geomean bw (2 rows)        MB/s    8947            9893         +10.6%
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
- alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9\
- of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation of\
- the clean samples; geomean rows invert lower-is-better ratios first
+change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent\
+ pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p <\
+ 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds \
+every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the interva\
+l within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-bet\
+ter ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -128,7 +132,7 @@ lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *);
 bw.mem.rd [noht]: change +4.0% not marked significant: held in too few rounds (2 of 3 rounds; per round -0.5% to +8.0%)
 bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
-runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
  lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -157,17 +161,19 @@ bw.mem.wr                  MB/s                  8005  0.3%                    -
 geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8%
 run 12 (baseline) up: cpus 0
 run 13 (patched) up: cpus 0
-change: + means run 13 (patched) up is better (speedup - 1); * significant: |change| >= 1% on the log scale (a slowdown and a speedup of on\
-e factor alike), Mann-Whitney p < 0.05, and the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.\
-05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), neither side noisy nor busy; cv: coefficient of variation\
- of the clean samples; geomean rows invert lower-is-better ratios first
+change: + means run 13 (patched) up is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval \
+of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), M\
+ann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; w\
+ith 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: sa\
+me (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows inve\
+rt lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
 bw.mem.rd [run 12 (baseline) up]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-run 12: runs auto: 10 of 11 results have a median known to +-2% (95% interval); 1 stopped at the cap (3x the samples, or the time budget): \
+run 12: runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget): \
 lat.pipe [noht]
 warning: run 12: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 warning: run 13 is incomplete: it was interrupted, so its results are partial
