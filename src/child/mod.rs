@@ -325,6 +325,15 @@ pub(crate) struct Subreaper(());
 /// How many [`Subreaper`]s this process holds.
 static SUBREAPERS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
 
+/// Children started through [`Subreaper::spawn`] and not yet reaped by the
+/// thread that started them: commands of points that run at the same moment
+/// (a duet), which another point's [`Subreaper::end_orphans`] must leave be.
+static IN_FLIGHT: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn in_flight() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Subreaper {
     pub(crate) fn new() -> Result<Subreaper> {
         let mut held = SUBREAPERS.lock().unwrap_or_else(|e| e.into_inner());
@@ -336,13 +345,34 @@ impl Subreaper {
         Ok(Subreaper(()))
     }
 
+    /// Start `c`, known as in flight until [`Subreaper::reaped`]: no other
+    /// thread's [`Subreaper::end_orphans`] kills or reaps it meanwhile.
+    pub(crate) fn spawn(&self, c: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+        // Held across the fork, so that no scan sees the child untracked.
+        let mut flying = in_flight();
+        let child = c.spawn()?;
+        flying.push(child.id() as i32);
+        Ok(child)
+    }
+
+    /// Child `pid` from [`Subreaper::spawn`] has been reaped by its thread.
+    pub(crate) fn reaped(&self, pid: i32) {
+        in_flight().retain(|&p| p != pid);
+    }
+
     /// SIGKILL every child of this process and reap it, again until none is
     /// left (a dying child's own children become ours): how many there were.
-    /// Call it when every child this process still means to keep has been
-    /// reaped; `waitpid(-1)` first tells, in one system call, whether any is left.
+    /// Children in flight ([`Subreaper::spawn`]) are left alone. Call it when
+    /// every other child this process still means to keep has been reaped;
+    /// with none in flight, `waitpid(-1)` first tells, in one system call,
+    /// whether any is left.
     pub(crate) fn end_orphans(&self) -> usize {
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() };
+        let flying = in_flight();
+        if !flying.is_empty() {
+            return end_all_but(me, &flying);
+        }
         let mut ended = 0;
         loop {
             let mut raw = 0;
@@ -360,6 +390,27 @@ impl Subreaper {
                 _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                 _ => return ended, // ECHILD: none left.
             }
+        }
+    }
+}
+
+/// [`Subreaper::end_orphans`] with children in flight: each other child of
+/// `me` is killed and reaped by its own id, again until none is left.
+fn end_all_but(me: i32, keep: &[i32]) -> usize {
+    let mut ended = 0;
+    loop {
+        let left: Vec<i32> = crate::sys::task::children_of(me).into_iter().filter(|p| !keep.contains(p)).collect();
+        if left.is_empty() {
+            return ended;
+        }
+        for pid in left {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            let mut raw = 0;
+            // SAFETY: `raw` is valid for writes; `pid` is our child.
+            while unsafe { libc::waitpid(pid, &mut raw, 0) } < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {}
+            ended += 1;
         }
     }
 }

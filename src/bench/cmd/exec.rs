@@ -259,23 +259,33 @@ pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
     }
     let oom_before = crate::sys::cgroup::own_oom_kills();
     let t0 = Instant::now();
-    let child = c.spawn().with_context(|| format!("starting `{text}`"))?;
+    let child = reaper.spawn(&mut c).with_context(|| format!("starting `{text}`"))?;
     // The command's copies of the write ends go with it: the pipes end
     // when the command and what it started have closed theirs.
     drop(c);
     let pid = child.id() as i32;
-    let ended = wait_draining(pid, &mut taps, how.timeout.map(|l| t0 + l))?;
+    let ended = match wait_draining(pid, &mut taps, how.timeout.map(|l| t0 + l)) {
+        Ok(ended) => ended,
+        Err(e) => {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            let _ = crate::sys::wait4(pid);
+            reaper.reaped(pid);
+            return Err(e);
+        }
+    };
     let (usage, wall) = if ended {
         // Its run-queue wait, read while it is a zombie, for the sample's
         // disturbance rule (`measure/disturb.rs`): the kernel adds it to
         // no other task's.
         crate::sys::task::note_ended_child(pid);
-        let u = crate::sys::wait4(pid).context("waiting for the command")?;
-        (u, t0.elapsed())
+        let u = crate::sys::wait4(pid);
+        reaper.reaped(pid);
+        (u.context("waiting for the command")?, t0.elapsed())
     } else {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-        let u = crate::sys::wait4(pid).context("waiting for the killed command")?;
-        (u, t0.elapsed())
+        let u = crate::sys::wait4(pid);
+        reaper.reaped(pid);
+        (u.context("waiting for the killed command")?, t0.elapsed())
     };
     // What it left running (daemons, background jobs) goes now, before the
     // pipes are read to their end: they may hold them open.
@@ -370,6 +380,25 @@ mod tests {
         let r = run("sleep 30 & sleep 30 & true", &sh(), &reaper()).unwrap();
         assert!(r.failure().is_none());
         assert_eq!(r.left, 2);
+    }
+
+    #[test]
+    fn runs_at_the_same_moment_leave_each_other_running() {
+        if !alone("runs_at_the_same_moment_leave_each_other_running") {
+            return;
+        }
+        // A duet: one thread's command ends (and its leftovers go) while the
+        // other's still runs; the other's must end on its own, uncounted.
+        let reaper = reaper();
+        let (slow, quick) = std::thread::scope(|sc| {
+            let slow = sc.spawn(|| run("sleep 0.4; exit 7", &sh(), &reaper).unwrap());
+            std::thread::sleep(Duration::from_millis(100));
+            let quick = sc.spawn(|| run("sleep 30 & true", &sh(), &reaper).unwrap());
+            (slow.join().unwrap(), quick.join().unwrap())
+        });
+        assert_eq!(quick.left, 1, "{quick:?}");
+        assert!(slow.failure().unwrap().contains("exit status 7"), "{slow:?}");
+        assert!(slow.wall >= Duration::from_millis(400) && slow.left == 0, "{slow:?}");
     }
 
     #[test]
