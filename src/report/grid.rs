@@ -250,6 +250,9 @@ fn change_cell(t: &Table, r: &Row, i: usize, name: &str, said: &mut Said) -> (St
     if !cmp.modes.is_empty() {
         said.by_mode.push(modes_line(&who, &cmp.modes, (&t.columns[0].name, &t.columns[i].name), &r.unit));
     }
+    if cmp.speeds_a.is_some() || cmp.speeds_b.is_some() {
+        said.by_mode.push(speeds_line(&who, cmp, (&t.columns[0].name, &t.columns[i].name), &r.unit));
+    }
     if let Some(w) = cmp.withheld {
         said.withheld.push((who, w, cmp.change_pct, cmp.rounds.clone()));
     }
@@ -404,6 +407,16 @@ fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
 
 /// `bench.a [noht] by where its tasks ran: on one CPU 7.10 -> 7.32 us (+3.1%);
 /// across CPUs only in noht, 91.5 us (38% of samples); moved: across CPUs`.
+/// `lat.x [noht]: workers in two speeds: up 6 of 10 workers at 1.02 us, 4
+/// at 1.31 us; noht one speed`: where whole workers settled (`stats::speeds`).
+fn speeds_line(who: &str, c: &crate::stats::Comparison, names: (&str, &str), unit: &str) -> String {
+    let side = |name: &str, s: &Option<crate::stats::speeds::Speeds>| match s {
+        Some(s) => format!("{name} {}", s.describe(|x| format!("{} {unit}", fmt_num(x)))),
+        None => format!("{name} one speed"),
+    };
+    format!("{who}: workers in two speeds: {}; {}", side(names.0, &c.speeds_a), side(names.1, &c.speeds_b))
+}
+
 pub(super) fn modes_line(who: &str, modes: &[ModeChange], names: (&str, &str), unit: &str) -> String {
     let parts: Vec<String> = modes
         .iter()

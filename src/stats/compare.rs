@@ -42,6 +42,7 @@
 
 use super::modes::{self, ModeChange, ModeInput};
 use super::rounds::{self, Rounds};
+use super::speeds::{self, Speeds};
 use super::summary::median;
 use super::verdict::{self, Answer, Pair, PairedChange};
 use crate::model::record::ResultRecord;
@@ -82,6 +83,11 @@ pub(crate) struct Comparison {
     /// `speedup`, `change_pct` and the interval are the pairs'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) paired: Option<PairedChange>,
+    /// Where a side's workers fell into two speeds (`speeds`), A's and B's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) speeds_a: Option<Speeds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) speeds_b: Option<Speeds>,
 }
 
 impl Comparison {
@@ -103,6 +109,9 @@ pub(crate) enum Withheld {
     FewRounds,
     /// The change does not hold in enough rounds.
     NotInRounds,
+    /// Workers fell into two speeds and no speed moved: the sides differ
+    /// only in how many workers landed in each (`speeds`).
+    SpeedMix,
 }
 
 impl Withheld {
@@ -112,6 +121,7 @@ impl Withheld {
             Withheld::Busy => "a side was measured on a busy CPU",
             Withheld::FewRounds => "too few rounds to judge",
             Withheld::NotInRounds => "held in too few rounds",
+            Withheld::SpeedMix => "workers fell into two speeds, and neither speed moved",
         }
     }
 }
@@ -194,11 +204,12 @@ pub(crate) fn compare_sides(
     } else {
         None
     };
+    let mix = if known { speed_mix(&mut c, (a, sa), (b, sb), opt) } else { None };
     let why = match why {
         // Disturbance explains at most a halving; rule 3 must still hold.
         Some(_) if known && c.speedup.ln().abs() >= 2f64.ln() && rounds_fail(&c, known, opt).is_none() => None,
         Some(w) => Some(w),
-        None => rounds_fail(&c, known, opt),
+        None => rounds_fail(&c, known, opt).or(mix),
     };
     if c.significant && why.is_some() {
         c.significant = false;
@@ -220,6 +231,17 @@ pub(crate) fn compare_sides(
         }
     };
     Some(c)
+}
+
+/// Workers in two speeds (each round is a worker of the point): records
+/// each side's speeds, and says [`Withheld::SpeedMix`] when the change is
+/// beyond the threshold but no speed the sides share moved by as much.
+fn speed_mix(c: &mut Comparison, a: (&[f64], &Side), b: (&[f64], &Side), opt: &CompareOptions) -> Option<Withheld> {
+    let (ma, mb) = (speeds::worker_medians(a.0, &a.1.rounds), speeds::worker_medians(b.0, &b.1.rounds));
+    (c.speeds_a, c.speeds_b) = (speeds::split(&ma), speeds::split(&mb));
+    let within = speeds::within(&ma, &mb)?;
+    let t = (1.0 + opt.threshold_pct / 100.0).ln();
+    (c.beyond_threshold(opt) && within.iter().all(|r| r.ln().abs() < t)).then_some(Withheld::SpeedMix)
 }
 
 /// Rules 1 and 2; where the rounds are unknown, Welch's t as well. Where
@@ -305,6 +327,8 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         withheld: None,
         answer: Answer::Unknown,
         paired: None,
+        speeds_a: None,
+        speeds_b: None,
     };
     c.significant = p_welch.is_some_and(|p| p < opt.alpha)
         && p_mann_whitney.is_some_and(|p| p < opt.alpha)

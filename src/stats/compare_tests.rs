@@ -176,6 +176,41 @@ fn ten_rounds_a_against_a_and_a_small_real_change() {
     assert!(found * 10 >= trials as usize * 8, "{found} of {trials} real 3 % changes starred");
 }
 
+/// Whole workers in two speeds, 1.0 and 1.3, two samples each: `fast`
+/// says which of twelve rounds' workers landed fast; `scale` multiplies
+/// every sample.
+fn two_speeds(fast: &[bool], scale: f64) -> (Vec<f64>, Side) {
+    let mut out = (Vec::new(), Side::default());
+    for (r, f) in fast.iter().enumerate() {
+        for k in 0..2 {
+            let base = if *f { 1.0 } else { 1.3 };
+            out.0.push(scale * base * (1.0 + 0.002 * ((r + k) % 3) as f64));
+            out.1.rounds.push(r as u32 + 1);
+        }
+    }
+    out
+}
+
+#[test]
+fn workers_in_two_speeds_star_a_moved_speed_never_a_mix() {
+    let opt = CompareOptions { bootstrap: 0, ..Default::default() };
+    // A: 10 of 12 workers fast; B: 2 of 12, just where A's were slow, so
+    // that the change holds in 10 of 12 rounds. No speed moved.
+    let fast_a = [true, true, true, false, true, true, true, true, true, false, true, true];
+    let a = two_speeds(&fast_a, 1.0);
+    let b = two_speeds(&fast_a.map(|f| !f), 1.0);
+    let c = compare_sides(&a.0, &a.1, &b.0, &b.1, &[], Better::Lower, &opt).unwrap();
+    assert!(c.change_pct < -20.0, "{c:?}");
+    assert!(!c.significant && c.withheld == Some(Withheld::SpeedMix), "{c:?}");
+    assert_eq!(c.answer, Answer::Unknown);
+    let (sa, sb) = (c.speeds_a.clone().unwrap(), c.speeds_b.clone().unwrap());
+    assert_eq!((sa.low.workers, sa.high.workers, sb.low.workers, sb.high.workers), (10, 2, 2, 10));
+    // Both speeds 10 % slower, the same mix: a change within each, starred.
+    let b = two_speeds(&fast_a, 1.1);
+    let c = compare_sides(&a.0, &a.1, &b.0, &b.1, &[], Better::Lower, &opt).unwrap();
+    assert!(c.significant && c.withheld.is_none(), "{c:?}");
+}
+
 #[test]
 fn fewer_than_three_rounds_are_not_judged() {
     let opt = CompareOptions::default();

@@ -317,7 +317,7 @@ impl Member {
 impl Drop for Member {
     fn drop(&mut self) {
         self.turns.leave(self.me);
-        if self.duet_cpu.get_mut().map_or(false, |c| c.is_some()) {
+        if self.duet_cpu.get_mut().is_ok_and(|c| c.is_some()) {
             if let Some(allowed) = &self.allowed {
                 let _ = sys::set_affinity(allowed);
             }
