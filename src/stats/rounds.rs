@@ -28,7 +28,7 @@
 //! spread of its rounds but not the direction of a change that holds: a
 //! 6x slowdown holds in every round however far its slower side spreads.
 
-use super::compare::speedup_of;
+use super::speedup::{mann_whitney_p, speedup_of};
 use super::summary::median;
 use crate::model::Better;
 use serde::{Deserialize, Serialize};
@@ -151,7 +151,7 @@ pub(crate) fn judge(
         let s: Vec<f64> =
             rb.iter().map(|&m| speedup_of(base, m, better)).filter(|s| s.is_finite() && *s > 0.0).collect();
         let held = s.iter().filter(|&&x| holds(x)).count();
-        let p = super::compare::mann_whitney_p(&ra, &rb)?;
+        let p = mann_whitney_p(&ra, &rb)?;
         let (low, high) = spread(&s);
         return Some(Rounds { test: RoundTest::RankOfRounds, rounds: rb.len(), held, p, low, high });
     }
