@@ -84,13 +84,6 @@ pub(crate) struct Comparison {
     pub(crate) paired: Option<PairedChange>,
 }
 
-impl Comparison {
-    /// Rule 1: at least the threshold on the log scale.
-    pub(crate) fn beyond_threshold(&self, opt: &CompareOptions) -> bool {
-        speedup::beyond_threshold(self.speedup, opt.threshold_pct)
-    }
-}
-
 /// Reasons a star is withheld.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -242,6 +235,10 @@ fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<With
     }
 }
 
+/// The comparison of two sets of samples before the rounds, the modes and
+/// the pairs are weighed: `significant` is the samples' part of the rule
+/// (rules 1 and 2 with Welch's t, as for results whose rounds are unknown),
+/// which [`compare_sides`] then replaces by the whole rule.
 pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
@@ -258,9 +255,10 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         Some((l, h)) => (Some(l), Some(h)),
         None => (None, None),
     };
-    // Both tests must agree: Welch's t on the means, and the Mann-Whitney rank
-    // test, which outliers and skew cannot sway and which cannot reach
-    // p < 0.05 on three samples a side.
+    // The samples alone, as `compare_sides` judges them where the rounds are
+    // unknown: Welch's t on the means and the Mann-Whitney rank test (which
+    // outliers and skew cannot sway, and which cannot reach p < 0.05 on
+    // three samples a side) must agree, beyond the threshold.
     let mut c = Comparison {
         speedup,
         change_pct,
@@ -275,9 +273,7 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         answer: Answer::Unknown,
         paired: None,
     };
-    c.significant = p_welch.is_some_and(|p| p < opt.alpha)
-        && p_mann_whitney.is_some_and(|p| p < opt.alpha)
-        && c.beyond_threshold(opt);
+    c.significant = samples_pass(&c, false, opt);
     Some(c)
 }
 

@@ -139,7 +139,7 @@ pub(crate) fn judge(
 ) -> Option<Rounds> {
     let (ma, mb) = (round_medians(a.0, a.1), round_medians(b.0, b.1));
     let dir = speedup.ln().signum();
-    let limit = (1.0 + threshold_pct / 100.0).ln();
+    let limit = super::speedup::log_threshold(threshold_pct);
     let holds = |s: f64| dir != 0.0 && dir * s.ln() >= limit;
     let spread = |s: &[f64]| s.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
     if !paired {

@@ -36,11 +36,17 @@ pub(crate) fn speedup_of(a: f64, b: f64, better: Better) -> f64 {
     }
 }
 
-/// Rule 1: the change `speedup` is at least the threshold on the log scale,
-/// so a slowdown and a speedup of the same factor count alike (with a
-/// rounding slack of 1e-12, so a change of exactly the threshold passes).
+/// The noise threshold on the log scale, the one place it is computed: a
+/// change `speedup` passes it when `|ln speedup|` is at least this, so a
+/// slowdown and a speedup of the same factor count alike. A rounding slack
+/// of 1e-12 lets a change of exactly the threshold pass.
+pub(crate) fn log_threshold(threshold_pct: f64) -> f64 {
+    (1.0 + threshold_pct / 100.0).ln() - 1e-12
+}
+
+/// Rule 1: the change `speedup` is at least the threshold ([`log_threshold`]).
 pub(crate) fn beyond_threshold(speedup: f64, threshold_pct: f64) -> bool {
-    speedup.ln().abs() >= (1.0 + threshold_pct / 100.0).ln() - 1e-12
+    speedup.ln().abs() >= log_threshold(threshold_pct)
 }
 
 /// Rules 1 and 2; where the rounds are unknown, Welch's t as well. Where
