@@ -45,8 +45,8 @@ pub mod fuzzing {
     pub use crate::cpuset::CpuSet;
     pub use crate::harness::journal::{Entries, MAX_BYTES, MAX_VALUE};
     pub use crate::model::params::{parse_bool, parse_duration, parse_size, scan_list};
-    pub use crate::place::cli::flat;
     pub use crate::store::{check_header, APPLICATION_ID, SCHEMA_VERSION};
+    pub use crate::topology::flat;
     pub use crate::topology::{Restriction, Topology};
 }
 

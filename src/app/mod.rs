@@ -7,6 +7,7 @@ mod fleet;
 mod history;
 mod html;
 mod info;
+mod place;
 mod push;
 mod run;
 mod serve;
@@ -261,8 +262,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
             serve::cmd_serve(&name, &listen, public, limits, &param)
         }
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
-        Command::Simulate(a) => exit_code(crate::simulate::cli::main(&a)?),
-        Command::Place(a) => exit_code(crate::place::cli::main(&a)?),
+        Command::Simulate(a) => simulate::cmd_simulate(&a),
+        Command::Place(a) => place::cmd_place(&a),
         Command::Study(a) => study::cmd_study(&cli.db, a),
         Command::Restore { discard } => info::cmd_restore(discard),
         Command::Completions { shell } => shell::cmd_completions(shell),
@@ -274,16 +275,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Jobs(a) => fleet::cmd_jobs(&cli.db, a),
         Command::Cancel { job } => fleet::cmd_cancel(&cli.db, job),
     }
-}
-
-/// The helpers' `ExitCode`s carry no readable value; they use 0, 1, 2 and 130.
-fn exit_code(c: ExitCode) -> Result<u8> {
-    for v in [exit::OK, exit::FAILED, exit::BAD_INPUT, exit::INTERRUPTED] {
-        if c == ExitCode::from(v) {
-            return Ok(v);
-        }
-    }
-    Ok(exit::FAILED)
 }
 
 /// The `--param` settings by name; a name given twice is refused.

@@ -1,19 +1,35 @@
-//! `kdelta simulate --store`: a simulation kept as a run.
+//! `kdelta simulate`: print a simulation, and with `--store` keep it as a run.
 
 use super::*;
+use crate::cli::SimulateArgs;
+use crate::model::fmt::TextOrJson;
+use crate::simulate::render::{render_json, render_text};
+use crate::simulate::simulate_all;
+
+/// `kdelta simulate` without `--store`: every policy simulated, printed.
+pub(super) fn cmd_simulate(a: &SimulateArgs) -> Result<u8> {
+    let (cfg, policies) = a.config()?;
+    let results = simulate_all(&cfg, &policies, a.bench_speed)?;
+    if a.format == TextOrJson::Json {
+        out_json(&render_json(&cfg, &results)?);
+    } else {
+        out(&render_text(&cfg, &results));
+    }
+    Ok(exit::OK)
+}
 
 /// `kdelta simulate --store`: print as usual, then store one run whose
 /// configurations are the policies and whose samples are the simulated
 /// iteration times (loops) or makespans (make), marked simulated.
-pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &crate::simulate::cli::SimulateArgs) -> Result<u8> {
+pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &SimulateArgs) -> Result<u8> {
     use crate::model::record::{ResultRecord, RunRecord, RunStatus, Status};
-    let (cfg, policies) = crate::simulate::cli::config(a)?;
-    let results = crate::simulate::cli::simulate_all(&cfg, &policies, false)?;
+    let (cfg, policies) = a.config()?;
+    let results = simulate_all(&cfg, &policies, false)?;
     let mut store = open_store(db)?;
-    if a.format == crate::model::fmt::TextOrJson::Json {
-        out_json(&crate::simulate::cli::render_json(&cfg, &results)?);
+    if a.format == TextOrJson::Json {
+        out_json(&render_json(&cfg, &results)?);
     } else {
-        out(&crate::simulate::cli::render_text(&cfg, &results));
+        out(&render_text(&cfg, &results));
     }
     let (name, mut params) = match &cfg.workload {
         crate::simulate::WorkloadCfg::Loops(l) => {

@@ -2,7 +2,7 @@
 //! print its tables (the published figures beside today's).
 
 use super::*;
-use crate::study::cli::{StudyArg, StudyArgs};
+use crate::cli::{StudyArg, StudyArgs};
 use crate::study::run::{self as srun, Ask};
 use crate::study::{estimate, Meta, STUDIES};
 

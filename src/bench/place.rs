@@ -83,8 +83,8 @@ impl Benchmark for PlaceLoops {
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
         let PlaceParams { policy, loops, iterations, rounds } = PlaceParams::from(p)?;
-        let (topo, guessed) = crate::place::cli::live_topology();
-        let smt = crate::place::cli::smt_known(&topo, guessed.is_some());
+        let (topo, guessed) = crate::place::live::live_topology();
+        let smt = crate::place::live::smt_known(&topo, guessed.is_some());
         if let Some(g) = guessed {
             s.note(g);
         }

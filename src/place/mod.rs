@@ -8,9 +8,13 @@
 //! - [`decide`]: the placement decisions, pure functions of topology and busy state.
 //! - [`job`]: the built-in deterministic CPU-bound job.
 //! - [`runner`]: the loops, sampling and the monitor; children are always reaped.
-//! - [`cli`]: the command.
+//! - [`live`]: the live topology; [`session`]: one `kdelta place`; [`render`]: its output.
+//!
+//! The command's arguments are `cli::PlaceArgs`; `app::place` runs it.
 
-pub(crate) mod cli;
 pub(crate) mod decide;
 pub(crate) mod job;
+pub(crate) mod live;
+pub(crate) mod render;
 pub(crate) mod runner;
+pub(crate) mod session;

@@ -8,14 +8,15 @@
 //! They are named `BENCHMARK LABEL` and carry the event in their extras
 //! ([`COUNTER`]); they never enter a family's geometric mean.
 
-use super::model::{Column, Report, Table};
+pub(crate) use super::table::COUNTER;
+#[cfg(test)]
+use super::table::{Column, Table};
 use crate::measure::sampler::COUNTERS_UNAVAILABLE;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
-use crate::stats::{self, CompareOptions};
-
-/// The extra key that marks a derived counter result: the event it counts.
-pub(crate) const COUNTER: &str = "counter";
+use crate::stats;
+#[cfg(test)]
+use crate::stats::CompareOptions;
 
 /// Events as shown: perf's name, the label of the derived row, and whether
 /// the count is nanoseconds (task-clock) rather than events.
@@ -97,8 +98,8 @@ fn derived(r: &ResultRecord, event: &str, label: &str, unit: String, better: Bet
     }
     let mut extras = serde_json::Map::new();
     extras.insert(COUNTER.into(), event.into());
-    if let Some(c) = r.extras.get(super::model::COMPARED_ON) {
-        extras.insert(super::model::COMPARED_ON.into(), c.clone());
+    if let Some(c) = r.extras.get(super::table::COMPARED_ON) {
+        extras.insert(super::table::COMPARED_ON.into(), c.clone());
     }
     let mut d = ResultRecord {
         benchmark: format!("{} {label}", r.benchmark),
@@ -119,13 +120,13 @@ fn derived(r: &ResultRecord, event: &str, label: &str, unit: String, better: Bet
 }
 
 /// Each result followed by its derived counter results.
-fn expand(rs: &[ResultRecord]) -> Vec<ResultRecord> {
+pub(super) fn expand(rs: &[ResultRecord]) -> Vec<ResultRecord> {
     rs.iter().flat_map(|r| std::iter::once(r.clone()).chain(derive(r))).collect()
 }
 
 /// The events no result of the report could count, each with its reason,
 /// said once.
-fn uncounted(results: &[ResultRecord]) -> Vec<String> {
+pub(super) fn uncounted(results: &[ResultRecord]) -> Vec<String> {
     let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
     for r in results {
         let Some(m) = r.extras.get(COUNTERS_UNAVAILABLE).and_then(|v| v.as_object()) else { continue };
@@ -139,25 +140,6 @@ fn uncounted(results: &[ResultRecord]) -> Vec<String> {
         }
     }
     by_reason.into_iter().map(|(why, evs)| format!("counters unavailable: {}: {why}", evs.join(", "))).collect()
-}
-
-impl Report {
-    /// `--counters`: every result followed by its counters per operation,
-    /// in the results and in every table, and a line for the events that
-    /// could not be counted.
-    pub(crate) fn add_counters(&mut self, opt: &CompareOptions) {
-        self.results = expand(&self.results);
-        for t in &mut self.tables {
-            let cols: Vec<Column> =
-                t.columns.iter().map(|c| Column { results: expand(&c.results), ..c.clone() }).collect();
-            *t = Table::build(cols, opt);
-        }
-        let lines = uncounted(&self.results);
-        if lines.is_empty() && !self.results.iter().any(|r| r.extras.contains_key(COUNTER)) {
-            self.notes.push("no counters were taken in this run: run it with --counters".into());
-        }
-        self.notes.extend(lines);
-    }
 }
 
 #[cfg(test)]

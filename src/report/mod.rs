@@ -25,6 +25,7 @@ pub(crate) mod model;
 pub(crate) mod pooled;
 pub(crate) mod remarks;
 mod sweep;
+pub(crate) mod table;
 pub(crate) mod text;
 pub(crate) mod why;
 

@@ -16,7 +16,7 @@
 //! nothing is said that the data do not show.
 
 use super::counters::derive;
-use super::model::Table;
+use super::table::Table;
 use crate::model::record::ResultRecord;
 use crate::stats::compare::{mann_whitney_p, Side};
 use crate::stats::summary::median;

@@ -9,11 +9,13 @@
 //! - [`engine`]: the event loop and rate model, independent of policies.
 //! - [`policy`]: `stock-2002`, `ht-aware-2002`, `modern`.
 //! - [`workload`]: `loops` and `make`.
-//! - [`summary`]: distributions and the result document; [`cli`]: the command.
+//! - [`summary`]: distributions and the result document; [`render`]: its text and JSON.
+//!
+//! The command's arguments are `cli::SimulateArgs`; `app::simulate` runs it.
 
-pub(crate) mod cli;
 pub(crate) mod engine;
 pub(crate) mod policy;
+pub(crate) mod render;
 pub(crate) mod shape;
 pub(crate) mod state;
 pub(crate) mod summary;
@@ -27,6 +29,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use shape::Shape;
+use std::time::Instant;
+use summary::{summarize, PolicyResult};
 use workload::loops::{Iteration, Loops, LoopsCfg};
 use workload::make::{Make, MakeCfg};
 
@@ -37,12 +41,43 @@ pub(crate) const DEFAULT_SMT_RATE: f64 = 0.55;
 /// `--cross-core-rate` default: 2.55 s alone against 2.60 s with the other
 /// physical CPU busy (2.55 / 2.60, rounded).
 pub(crate) const DEFAULT_CROSS_CORE_RATE: f64 = 0.98;
+/// `--balance-ms` default: the balance interval, milliseconds.
+pub(crate) const DEFAULT_BALANCE_MS: f64 = 4.0;
+/// `--timeslice-ms` default: the time slice, milliseconds.
+pub(crate) const DEFAULT_TIMESLICE_MS: f64 = 100.0;
+/// `--jitter` default: the relative spread of a loop's work per iteration.
+pub(crate) const DEFAULT_JITTER: f64 = 0.01;
+/// `--seed` default.
+pub(crate) const DEFAULT_SEED: u64 = 1;
 
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub(crate) enum WorkloadCfg {
     Loops(LoopsCfg),
     Make(MakeCfg),
+}
+
+impl Default for EngineCfg {
+    /// The rates and intervals `kdelta simulate` takes when none are given.
+    fn default() -> EngineCfg {
+        EngineCfg {
+            smt_rate: DEFAULT_SMT_RATE,
+            cross_core_rate: DEFAULT_CROSS_CORE_RATE,
+            timeslice: DEFAULT_TIMESLICE_MS / 1e3,
+            balance: DEFAULT_BALANCE_MS / 1e3,
+        }
+    }
+}
+
+impl WorkloadCfg {
+    /// Seeded repetitions when `--reps` is not given: one of the loops (each
+    /// already many iterations), ten builds.
+    pub(crate) fn default_reps(&self) -> usize {
+        match self {
+            WorkloadCfg::Loops(_) => 1,
+            WorkloadCfg::Make(_) => 10,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -102,4 +137,33 @@ pub(crate) fn run_rep(cfg: &SimConfig, rep: usize) -> anyhow::Result<RepResult> 
 /// Run all repetitions of one configuration.
 pub(crate) fn run(cfg: &SimConfig) -> anyhow::Result<Vec<RepResult>> {
     (0..cfg.reps.max(1)).map(|r| run_rep(cfg, r)).collect()
+}
+
+/// Run every requested policy.
+pub(crate) fn simulate_all(
+    cfg: &SimConfig,
+    policies: &[policy::PolicyName],
+    bench_speed: bool,
+) -> anyhow::Result<Vec<PolicyResult>> {
+    let mut out = Vec::new();
+    for p in policies {
+        let mut c = cfg.clone();
+        c.policy = *p;
+        let t0 = Instant::now();
+        let reps = run(&c)?;
+        let mut res = summarize(&c, p.as_str(), reps, t0.elapsed().as_secs_f64(), c.trace);
+        if bench_speed {
+            // Re-run (without trace) until a second has passed, for a steadier rate.
+            c.trace = false;
+            let (mut ev, t1) = (0u64, Instant::now());
+            while t1.elapsed().as_secs_f64() < 1.0 {
+                ev += run(&c)?.iter().map(|r| r.counters.events).sum::<u64>();
+            }
+            res.wall_seconds = t1.elapsed().as_secs_f64();
+            res.events = ev;
+            res.events_per_sec = ev as f64 / res.wall_seconds;
+        }
+        out.push(res);
+    }
+    Ok(out)
 }

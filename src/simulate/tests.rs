@@ -1,7 +1,9 @@
 //! Simulator tests: hand-computed cases, the figures of Molnar's 2002 post, and properties.
 
-use super::cli::{config, simulate_all, SimulateArgs};
+use super::render::{render_json, render_text};
+use super::simulate_all;
 use super::summary::PolicyResult;
+use crate::cli::SimulateArgs;
 use clap::Parser;
 
 #[derive(clap::Parser)]
@@ -16,7 +18,7 @@ fn args(s: &str) -> SimulateArgs {
 }
 
 fn sim(s: &str) -> Vec<PolicyResult> {
-    let (cfg, p) = config(&args(s)).unwrap();
+    let (cfg, p) = args(s).config().unwrap();
     simulate_all(&cfg, &p, false).unwrap()
 }
 
@@ -26,9 +28,9 @@ fn sim(s: &str) -> Vec<PolicyResult> {
 #[ignore]
 fn show() {
     let a = args(&std::env::var("SIMARGS").unwrap());
-    let (cfg, p) = config(&a).unwrap();
+    let (cfg, p) = a.config().unwrap();
     let r = simulate_all(&cfg, &p, false).unwrap();
-    println!("{}", super::cli::render_text(&cfg, &r));
+    println!("{}", render_text(&cfg, &r));
 }
 
 use super::engine::{Engine, EngineCfg, Phase, State, TaskId, Workload};
@@ -197,7 +199,7 @@ fn bad_arguments_are_bad_input() {
     for a in
         ["--topology 2x1", "--smt-rate 0", "--smt-rate 1.5", "--workload make -j 0", "--iterations 0", "--work nan"]
     {
-        let e = config(&args(a)).unwrap_err();
+        let e = args(a).config().unwrap_err();
         assert!(crate::error::is_bad_input(&e), "{a}: {e}");
     }
     // Closed sets are refused by the parser itself, naming what is allowed.
@@ -210,14 +212,14 @@ fn bad_arguments_are_bad_input() {
 
 #[test]
 fn text_and_json_output() {
-    let (cfg, p) = config(&args("--iterations 3 --trace")).unwrap();
+    let (cfg, p) = args("--iterations 3 --trace").config().unwrap();
     let r = simulate_all(&cfg, &p, false).unwrap();
-    let txt = super::cli::render_text(&cfg, &r);
+    let txt = render_text(&cfg, &r);
     assert!(txt.contains("SIMULATED") && txt.contains("trace of stock-2002") && txt.contains("events/s"));
-    let (cfg, p) = config(&args("--workload make --jobs 20 --reps 2")).unwrap();
+    let (cfg, p) = args("--workload make --jobs 20 --reps 2").config().unwrap();
     let r = simulate_all(&cfg, &p, false).unwrap();
-    assert!(super::cli::render_text(&cfg, &r).contains("best s"));
-    let v: serde_json::Value = serde_json::from_str(&super::cli::render_json(&cfg, &r).unwrap()).unwrap();
+    assert!(render_text(&cfg, &r).contains("best s"));
+    let v: serde_json::Value = serde_json::from_str(&render_json(&cfg, &r).unwrap()).unwrap();
     assert_eq!(v["simulated"], true);
     assert_eq!(v["config"]["workload"]["kind"], "make");
     assert_eq!(v["results"].as_array().unwrap().len(), 3);

@@ -23,7 +23,7 @@
 //! change in percent with a 95 % bootstrap interval over the runs, and
 //! whether the raw samples behind the runs agree (Mann-Whitney).
 
-use super::compare::{bootstrap_ci, mann_whitney_p};
+use super::speedup::{bootstrap_ci, mann_whitney_p};
 use super::summary::median;
 use crate::model::Better;
 use rand::seq::SliceRandom;

@@ -43,14 +43,14 @@
 use super::modes::{self, ModeChange, ModeInput};
 use super::rounds::{self, Rounds};
 use super::speeds::{self, Speeds};
+use super::speedup;
+pub(crate) use super::speedup::{bootstrap_ci, mann_whitney_p, speedup_of, welch_p, CompareOptions};
 use super::summary::median;
 use super::verdict::{self, Answer, Pair, PairedChange};
 use crate::model::record::ResultRecord;
 use crate::model::sample::Placement;
 use crate::model::Better;
-use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Comparison {
@@ -88,13 +88,6 @@ pub(crate) struct Comparison {
     pub(crate) speeds_a: Option<Speeds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speeds_b: Option<Speeds>,
-}
-
-impl Comparison {
-    /// Rule 1: at least the threshold on the log scale.
-    pub(crate) fn beyond_threshold(&self, opt: &CompareOptions) -> bool {
-        self.speedup.ln().abs() >= (1.0 + opt.threshold_pct / 100.0).ln() - 1e-12
-    }
 }
 
 /// Reasons a star is withheld.
@@ -240,16 +233,15 @@ fn speed_mix(c: &mut Comparison, a: (&[f64], &Side), b: (&[f64], &Side), opt: &C
     let (ma, mb) = (speeds::worker_medians(a.0, &a.1.rounds), speeds::worker_medians(b.0, &b.1.rounds));
     (c.speeds_a, c.speeds_b) = (speeds::split(&ma), speeds::split(&mb));
     let within = speeds::within(&ma, &mb)?;
-    let t = (1.0 + opt.threshold_pct / 100.0).ln();
-    (c.beyond_threshold(opt) && within.iter().all(|r| r.ln().abs() < t)).then_some(Withheld::SpeedMix)
+    let moved = within.iter().any(|&r| speedup::beyond_threshold(r, opt.threshold_pct));
+    (speedup::beyond_threshold(c.speedup, opt.threshold_pct) && !moved).then_some(Withheld::SpeedMix)
 }
 
 /// Rules 1 and 2; where the rounds are unknown, Welch's t as well. Where
 /// they are known Welch's t, which a side split into modes sways, is
 /// reported but not required.
 fn samples_pass(c: &Comparison, known: bool, opt: &CompareOptions) -> bool {
-    let welch = known || c.p_welch.is_some_and(|p| p < opt.alpha);
-    welch && c.p_mann_whitney.is_some_and(|p| p < opt.alpha) && c.beyond_threshold(opt)
+    speedup::samples_pass(c.speedup, c.p_welch, c.p_mann_whitney, known, opt)
 }
 
 /// Rule 3: why the rounds withhold the star (`None` when they do not, or
@@ -265,36 +257,10 @@ fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<With
     }
 }
 
-/// Rules 1 to 3 for a comparison whose `rounds` were judged (`known`).
-pub(super) fn passes(c: &Comparison, known: bool, opt: &CompareOptions) -> bool {
-    samples_pass(c, known, opt) && rounds_fail(c, known, opt).is_none()
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct CompareOptions {
-    pub(crate) alpha: f64,
-    /// Noise threshold in percent.
-    pub(crate) threshold_pct: f64,
-    pub(crate) bootstrap: usize,
-    /// The two sides' rounds were taken together (one run's configurations
-    /// or parameter values), so round k of one pairs with round k of the
-    /// other; false for two runs.
-    pub(crate) rounds_paired: bool,
-}
-
-impl Default for CompareOptions {
-    fn default() -> Self {
-        CompareOptions { alpha: 0.05, threshold_pct: 1.0, bootstrap: 2000, rounds_paired: true }
-    }
-}
-
-pub(crate) fn speedup_of(a: f64, b: f64, better: Better) -> f64 {
-    match better {
-        Better::Lower => a / b,
-        Better::Higher => b / a,
-    }
-}
-
+/// The comparison of two sets of samples before the rounds, the modes and
+/// the pairs are weighed: `significant` is the samples' part of the rule
+/// (rules 1 and 2 with Welch's t, as for results whose rounds are unknown),
+/// which [`compare_sides`] then replaces by the whole rule.
 pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
@@ -311,9 +277,10 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         Some((l, h)) => (Some(l), Some(h)),
         None => (None, None),
     };
-    // Both tests must agree: Welch's t on the means, and the Mann-Whitney rank
-    // test, which outliers and skew cannot sway and which cannot reach
-    // p < 0.05 on three samples a side.
+    // The samples alone, as `compare_sides` judges them where the rounds are
+    // unknown: Welch's t on the means and the Mann-Whitney rank test (which
+    // outliers and skew cannot sway, and which cannot reach p < 0.05 on
+    // three samples a side) must agree, beyond the threshold.
     let mut c = Comparison {
         speedup,
         change_pct,
@@ -330,103 +297,8 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         speeds_a: None,
         speeds_b: None,
     };
-    c.significant = p_welch.is_some_and(|p| p < opt.alpha)
-        && p_mann_whitney.is_some_and(|p| p < opt.alpha)
-        && c.beyond_threshold(opt);
+    c.significant = samples_pass(&c, false, opt);
     Some(c)
-}
-
-fn mean_var(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
-    (m, var)
-}
-
-/// Welch's unequal-variance t-test, two-sided p-value.
-pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (ma, va) = mean_var(a);
-    let (mb, vb) = mean_var(b);
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let se2 = va / na + vb / nb;
-    if se2 == 0.0 {
-        return Some(if ma == mb { 1.0 } else { 0.0 });
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
-}
-
-/// Mann-Whitney U test, two-sided, normal approximation with tie correction
-/// and continuity correction. Needs at least 2 samples a side.
-pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (na, nb) = (a.len(), b.len());
-    if na < 2 || nb < 2 {
-        return None;
-    }
-    let mut all: Vec<(f64, usize)> = a.iter().map(|&x| (x, 0)).chain(b.iter().map(|&x| (x, 1))).collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let n = all.len();
-    let mut ranks = vec![0.0; n];
-    let mut tie_term = 0.0;
-    let mut i = 0;
-    while i < n {
-        let mut j = i;
-        while j + 1 < n && all[j + 1].0 == all[i].0 {
-            j += 1;
-        }
-        let r = (i + j) as f64 / 2.0 + 1.0;
-        for k in ranks.iter_mut().take(j + 1).skip(i) {
-            *k = r;
-        }
-        let t = (j - i + 1) as f64;
-        tie_term += t * t * t - t;
-        i = j + 1;
-    }
-    let ra: f64 = all.iter().zip(&ranks).filter(|(x, _)| x.1 == 0).map(|(_, r)| r).sum();
-    let (naf, nbf, nf) = (na as f64, nb as f64, n as f64);
-    let u = ra - naf * (naf + 1.0) / 2.0;
-    let mu = naf * nbf / 2.0;
-    let sigma2 = naf * nbf / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
-    if sigma2 <= 0.0 {
-        return Some(1.0);
-    }
-    let z = ((u - mu).abs() - 0.5).max(0.0) / sigma2.sqrt();
-    let norm = Normal::new(0.0, 1.0).ok()?;
-    Some((2.0 * (1.0 - norm.cdf(z))).clamp(0.0, 1.0))
-}
-
-/// Percentile bootstrap of the speedup (ratio of medians), 95 %, with a fixed
-/// seed so the same samples always give the same interval.
-pub(crate) fn bootstrap_ci(a: &[f64], b: &[f64], better: Better, reps: usize) -> Option<(f64, f64)> {
-    if a.len() < 2 || b.len() < 2 || reps < 100 {
-        return None;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x6b64_656c_7461);
-    let mut ra = vec![0.0; a.len()];
-    let mut rb = vec![0.0; b.len()];
-    let mut out = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        for x in ra.iter_mut() {
-            *x = a[rng.gen_range(0..a.len())];
-        }
-        for x in rb.iter_mut() {
-            *x = b[rng.gen_range(0..b.len())];
-        }
-        let s = speedup_of(median(&ra), median(&rb), better);
-        if s.is_finite() {
-            out.push(s);
-        }
-    }
-    if out.len() < reps / 2 {
-        return None;
-    }
-    out.sort_by(|x, y| x.total_cmp(y));
-    Some((super::summary::quantile_sorted(&out, 0.025), super::summary::quantile_sorted(&out, 0.975)))
 }
 
 /// Geometric mean of positive values (None if any is not positive, NaN or

@@ -1,7 +1,7 @@
 //! Tests of `compare.rs`: known answers, the star rule, simulated runs.
 use super::*;
 use proptest::prelude::*;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 
 #[test]
 fn direction() {

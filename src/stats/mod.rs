@@ -7,6 +7,7 @@ pub(crate) mod paired;
 pub(crate) mod profile_shift;
 pub(crate) mod rounds;
 pub(crate) mod speeds;
+pub(crate) mod speedup;
 pub(crate) mod summary;
 pub(crate) mod trust;
 pub(crate) mod verdict;

@@ -5,8 +5,8 @@
 //! moved: `lat.pipe` from one CPU to two may be as fast as before when both
 //! tasks share a CPU, and slower only because it now also runs across CPUs.
 
-use super::compare::{compare, passes, CompareOptions};
 use super::rounds::{self, Rounds};
+use super::speedup::{mann_whitney_p, rounds_hold, samples_pass, speedup_of, welch_p, CompareOptions};
 use super::summary::median;
 use crate::model::sample::Placement;
 use crate::model::Better;
@@ -88,17 +88,20 @@ pub(crate) fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &Compar
         }
         let mut m = ModeChange { placement: p, a: ma, b: mb, change_pct: None, rounds: None, significant: false };
         if m.a.is_some() && m.b.is_some() {
-            // The mode's median and tests only: its bootstrap interval is never shown.
-            if let Some(mut c) = compare(&va, &vb, better, &CompareOptions { bootstrap: 0, ..*opt }) {
+            // The mode's median and tests only (no bootstrap interval: it is never shown).
+            let speedup = speedup_of(median(&va), median(&vb), better);
+            if speedup.is_finite() && speedup > 0.0 {
                 let known = ra.iter().any(|&r| r > 0) && rb.iter().any(|&r| r > 0);
-                if known {
-                    c.rounds =
-                        rounds::judge((&va, &ra), (&vb, &rb), better, c.speedup, opt.threshold_pct, opt.rounds_paired);
-                }
+                let rounds = if known {
+                    rounds::judge((&va, &ra), (&vb, &rb), better, speedup, opt.threshold_pct, opt.rounds_paired)
+                } else {
+                    None
+                };
                 // The row's rule, judged on the mode's samples and rounds.
-                m.significant = passes(&c, known, opt);
-                m.change_pct = Some(c.change_pct);
-                m.rounds = c.rounds;
+                m.significant = samples_pass(speedup, welch_p(&va, &vb), mann_whitney_p(&va, &vb), known, opt)
+                    && rounds_hold(known, rounds.as_ref().map(|r| r.p), opt.alpha);
+                m.change_pct = Some((speedup - 1.0) * 100.0);
+                m.rounds = rounds;
             }
         }
         out.push(m);

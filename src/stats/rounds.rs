@@ -28,7 +28,7 @@
 //! spread of its rounds but not the direction of a change that holds: a
 //! 6x slowdown holds in every round however far its slower side spreads.
 
-use super::compare::speedup_of;
+use super::speedup::{mann_whitney_p, speedup_of};
 use super::summary::median;
 use crate::model::Better;
 use serde::{Deserialize, Serialize};
@@ -139,7 +139,7 @@ pub(crate) fn judge(
 ) -> Option<Rounds> {
     let (ma, mb) = (round_medians(a.0, a.1), round_medians(b.0, b.1));
     let dir = speedup.ln().signum();
-    let limit = (1.0 + threshold_pct / 100.0).ln();
+    let limit = super::speedup::log_threshold(threshold_pct);
     let holds = |s: f64| dir != 0.0 && dir * s.ln() >= limit;
     let spread = |s: &[f64]| s.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
     if !paired {
@@ -151,7 +151,7 @@ pub(crate) fn judge(
         let s: Vec<f64> =
             rb.iter().map(|&m| speedup_of(base, m, better)).filter(|s| s.is_finite() && *s > 0.0).collect();
         let held = s.iter().filter(|&&x| holds(x)).count();
-        let p = super::compare::mann_whitney_p(&ra, &rb)?;
+        let p = mann_whitney_p(&ra, &rb)?;
         let (low, high) = spread(&s);
         return Some(Rounds { test: RoundTest::RankOfRounds, rounds: rb.len(), held, p, low, high });
     }

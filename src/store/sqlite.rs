@@ -18,6 +18,12 @@ use super::check_header;
 use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
 use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 
+mod files;
+use files::*;
+
+mod columns;
+use columns::*;
+
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
@@ -571,93 +577,5 @@ impl Sqlite {
             cols = cols.replace(", meta", ", NULL");
         }
         cols
-    }
-}
-
-/// The benchmarks stored in a list of runs (a JSON array of ids).
-const RESULT_NAMES_SQL: &str =
-    "SELECT DISTINCT benchmark, family FROM results WHERE run_id IN (SELECT value FROM json_each(?1))";
-
-fn run_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunRecord> {
-    let cols = RunCols {
-        id: row.get(0)?,
-        label: row.get(1)?,
-        started: row.get(2)?,
-        finished: row.get(3)?,
-        status: row.get(4)?,
-        kdelta_version: row.get(5)?,
-        command: row.get(6)?,
-        pid: row.get(7)?,
-        configs: row.get(8)?,
-        host: row.get(9)?,
-        environment: row.get(10)?,
-        pid_start: row.get(11)?,
-        meta: row.get(12)?,
-    };
-    let status =
-        super::effective_status(cols.stored_status(), cols.pid.map(|p| p as u32), cols.pid_start.map(|t| t as u64));
-    Ok(cols.record(status))
-}
-
-/// Copy the host name and kernel release out of every older run's `host`
-/// JSON into their own columns (schema 4), in the migration's transaction.
-fn fill_host_keys(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
-    let mut read = tx.prepare("SELECT id, host FROM runs WHERE hostname IS NULL AND kernel IS NULL")?;
-    let rows: Vec<(i64, Option<String>)> =
-        read.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    let mut write = tx.prepare("UPDATE runs SET hostname = ?2, kernel = ?3 WHERE id = ?1")?;
-    for (id, host) in rows {
-        let (hostname, kernel) = host_keys_of_text(host.as_deref());
-        if hostname.is_some() || kernel.is_some() {
-            write.execute(params![id, hostname, kernel])?;
-        }
-    }
-    Ok(())
-}
-
-/// After a new database at `path` could not be made (a full disk, most
-/// often), remove what the attempt left: its `-wal`, `-shm` and `-journal`,
-/// and the file itself, still empty, when this attempt created it (`made`).
-/// A file with anything in it is left alone with its siblings: another
-/// process made the database meanwhile (a database in WAL mode has its
-/// header in the file itself).
-fn remove_unmade(path: &Path, made: bool) {
-    if !path.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
-        return;
-    }
-    if made {
-        let _ = std::fs::remove_file(path);
-    }
-    for ext in ["-wal", "-shm", "-journal"] {
-        let mut s = path.as_os_str().to_owned();
-        s.push(ext);
-        let _ = std::fs::remove_file(PathBuf::from(s));
-    }
-}
-
-/// Free bytes below which an existing database is not opened for writing:
-/// the `-shm` index alone takes 32 KiB.
-const MIN_FREE: u64 = 64 * 1024;
-
-/// After an existing database at `path` could not be opened for writing,
-/// remove the `-wal` and `-shm` this attempt made (`had`: whether each was
-/// there before), when the `-wal` holds no frame: nothing was written
-/// through them.
-fn remove_unused_siblings(path: &Path, had: [bool; 2]) {
-    let wal = check::sibling(path, "-wal");
-    if had[0] || std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > 32) {
-        return;
-    }
-    let _ = std::fs::remove_file(&wal);
-    if !had[1] {
-        let _ = std::fs::remove_file(check::sibling(path, "-shm"));
-    }
-}
-
-/// A failed write as the refusal it is (full disk, read-only), else as it was.
-fn refused(path: &Path, e: anyhow::Error) -> anyhow::Error {
-    match e.downcast_ref::<rusqlite::Error>().and_then(|s| check::write_refusal(s, path)) {
-        Some(r) => r.error(path),
-        None => e,
     }
 }

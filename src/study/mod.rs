@@ -8,7 +8,6 @@
 //! [`Request`](crate::harness::plan::Request), plans it, drops the points a
 //! resumed run already has, and executes the rest into the study's run.
 
-pub(crate) mod cli;
 pub(crate) mod estimate;
 mod ht2003;
 pub(crate) mod published;

@@ -8,8 +8,13 @@
 //! smt-aware, kernel) on every logical CPU (role `machine`, config `all`).
 
 use super::{pair, single, Def, Parts, RoleUse, StudyName, Variant};
+use crate::simulate::engine::EngineCfg;
+use crate::simulate::policy::PolicyName;
+use crate::simulate::shape::Shape;
+use crate::simulate::workload::loops::LoopsCfg;
+use crate::simulate::workload::make::{MakeCfg, DEFAULT_JOBS};
+use crate::simulate::{simulate_all, SimConfig, WorkloadCfg, DEFAULT_JITTER, DEFAULT_SEED};
 use crate::topology::Topology;
-use clap::Parser;
 
 pub(super) const DEF: Def = Def {
     name: StudyName::Sched2002,
@@ -44,12 +49,6 @@ fn request(_quick: bool) -> Vec<Parts> {
     ]
 }
 
-#[derive(Parser)]
-struct Sim {
-    #[command(flatten)]
-    a: crate::simulate::cli::SimulateArgs,
-}
-
 /// The simulated samples of a `sim.*` row: per-loop times (loops) or
 /// makespans (make) of stock-2002 (A) or ht-aware-2002 (B). Deterministic
 /// (seeded), so they are computed when the table is built, not stored.
@@ -58,21 +57,31 @@ pub(super) fn simulated(
     params: &std::collections::BTreeMap<String, String>,
     b: bool,
 ) -> Result<Vec<f64>, String> {
-    let policy = if b { "ht-aware-2002" } else { "stock-2002" };
-    let mut args = vec!["sim".to_string(), "--topology".into(), "2x1x2".into(), "--policy".into(), policy.into()];
-    match bench {
-        "sim.loops" => {
-            args.extend(["--workload", "loops", "-k", "2", "--work", "2.55", "--iterations", "20"].map(String::from))
-        }
+    let policy = if b { PolicyName::HtAware2002 } else { PolicyName::Stock2002 };
+    let workload = match bench {
+        "sim.loops" => WorkloadCfg::Loops(LoopsCfg { loops: 2, work: 2.55, iterations: 20, jitter: DEFAULT_JITTER }),
         "sim.make" => {
-            let j = params.get("parallel").cloned().unwrap_or_else(|| "2".into());
-            args.extend(["--workload".to_string(), "make".into(), "-j".into(), j]);
+            let j = params.get("parallel").map(String::as_str).unwrap_or("2");
+            let parallel = j
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=4096).contains(n))
+                .ok_or_else(|| format!("parallel {j:?}: allowed is 1 to 4096"))?;
+            WorkloadCfg::Make(MakeCfg { parallel, jobs: DEFAULT_JOBS })
         }
         other => return Err(format!("no simulation named {other}")),
-    }
-    let sim = Sim::try_parse_from(&args).map_err(|e| e.to_string())?;
-    let (cfg, policies) = crate::simulate::cli::config(&sim.a).map_err(|e| e.to_string())?;
-    let r = crate::simulate::cli::simulate_all(&cfg, &policies, false).map_err(|e| e.to_string())?;
+    };
+    // Molnar's box, as `kdelta simulate --topology 2x1x2` takes it by default.
+    let cfg = SimConfig {
+        shape: Shape::parse("2x1x2").map_err(|e| e.to_string())?,
+        engine: EngineCfg::default(),
+        policy,
+        reps: workload.default_reps(),
+        workload,
+        seed: DEFAULT_SEED,
+        trace: false,
+    };
+    let r = simulate_all(&cfg, &[policy], false).map_err(|e| e.to_string())?;
     let r = r.into_iter().next().ok_or("the simulation gave no result")?;
     Ok(match (r.loops, r.make) {
         (Some(l), _) => l.times,

@@ -202,3 +202,32 @@ impl Topology {
         self.caches.iter().filter(|c| c.level == lvl && c.kind != "Instruction").filter_map(|c| c.size_bytes).max()
     }
 }
+
+/// A topology where every CPU is its own core (no SMT).
+pub fn flat(cpus: &CpuSet) -> Topology {
+    let list: Vec<u32> = cpus.iter().collect();
+    Topology {
+        online: cpus.clone(),
+        offline: CpuSet::new(),
+        cpus: list
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| Cpu {
+                id,
+                core: i,
+                package: -1,
+                die: None,
+                core_id: None,
+                siblings: CpuSet::from_iter([id]),
+                node: None,
+            })
+            .collect(),
+        cores: list.iter().map(|&id| Core { package: -1, core_id: None, cpus: CpuSet::from_iter([id]) }).collect(),
+        packages: vec![-1],
+        caches: vec![],
+        nodes: vec![],
+        smt_control: None,
+        smt_active: None,
+        restriction: None,
+    }
+}

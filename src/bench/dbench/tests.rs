@@ -285,7 +285,7 @@ fn strict_1_runs_strict() {
     assert!(!Common::from(&params(&Tbench, &[])).unwrap().spec.strict);
 }
 
-/// Issue 15: links planted in the tree are refused and counted, never
+/// Links planted in the tree are refused and counted, never
 /// followed, whether they stand for a directory on the way or for the last
 /// name; `Deltree` removes a link without entering it.
 #[test]

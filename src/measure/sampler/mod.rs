@@ -27,139 +27,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How the parent wants this worker to sample.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SamplerSettings {
-    pub samples: usize,
-    /// Target duration of one sample.
-    pub target: Duration,
-    /// Minimum warm-up before the first sample (at least one call of the
-    /// calibrated loop).
-    #[serde(default = "default_warmup")]
-    pub warmup: Duration,
-    /// `--warmup N`: untimed runs a whole-run benchmark makes first
-    /// ([`Sampler::warmup_runs`]).
-    #[serde(default)]
-    pub warmup_runs: Option<u64>,
-    /// The worker's time limit for this point, when the harness set one
-    /// ([`Sampler::time_left`]).
-    #[serde(default)]
-    pub time_limit: Option<Duration>,
-    pub quick: bool,
-    /// Iteration count found by an earlier worker for the same benchmark and
-    /// parameters; reused so every round of every configuration times the same work.
-    pub iterations: Option<u64>,
-    pub tmpdir: PathBuf,
-    /// Last-level cache size from sysfs, for benchmarks sized relative to it.
-    pub llc_bytes: Option<u64>,
-    /// Take disturbed samples again (the harness always does; direct calls
-    /// from tests do not, so they get exactly the samples they ask for).
-    #[serde(default = "yes")]
-    pub retake: bool,
-    /// How long a whole-run sample that follows a disturbed one waits for
-    /// the worker's CPUs to go quiet ([`Sampler::begin_sample`]); zero
-    /// (direct calls, old job files) never waits.
-    #[serde(default)]
-    pub quiet_wait: Duration,
-    /// The last sample of one of this worker's points, in an earlier
-    /// worker, was disturbed (a retake's always was): its first whole-run
-    /// sample waits for quiet too.
-    #[serde(default)]
-    pub quiet_first: bool,
-    /// Who answers for the directories the benchmark makes outside `tmpdir`
-    /// ([`Sampler::owned_dir`]): the harness; `None`, this process.
-    #[serde(default)]
-    pub owner: Option<crate::measure::owned::Owner>,
-    /// Count perf events of the measured tasks in every sample
-    /// (`--counters`; `SampleMeta::counters`).
-    #[serde(default)]
-    pub counters: bool,
-    /// The `cpu.stat` of the worker's cgroup when its configuration limits
-    /// the CPU: each sample records its throttling (`SampleMeta::throttling`).
-    #[serde(default)]
-    pub cpu_stat: Option<PathBuf>,
-    /// `--profile`: after the measured samples, take profiled ones apart
-    /// ([`crate::measure::profile`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::measure::profile::ProfileSettings>,
-}
+mod settings;
+pub use settings::*;
 
-fn yes() -> bool {
-    true
-}
-
-impl SamplerSettings {
-    /// Settings for calling a benchmark directly, outside the harness (tests,
-    /// measurement helpers): a 2 ms target, no warm-up, quick, no calibration
-    /// carried over, LLC unknown. Change fields with struct update syntax.
-    pub fn direct(samples: usize, tmpdir: impl Into<PathBuf>) -> Self {
-        SamplerSettings {
-            samples,
-            target: Duration::from_millis(2),
-            warmup: Duration::ZERO,
-            warmup_runs: None,
-            time_limit: None,
-            quick: true,
-            iterations: None,
-            tmpdir: tmpdir.into(),
-            llc_bytes: None,
-            retake: false,
-            quiet_wait: Duration::ZERO,
-            quiet_first: false,
-            owner: None,
-            counters: false,
-            cpu_stat: None,
-            profile: None,
-        }
-    }
-}
-
-fn default_warmup() -> Duration {
-    Duration::from_millis(100)
-}
-
-/// What a worker hands back.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SampleSet {
-    pub samples: Vec<f64>,
-    /// Wall-clock seconds each sample took (for the "too short" warning).
-    pub(crate) sample_secs: Vec<f64>,
-    pub(crate) iterations: Option<u64>,
-    /// Benchmark-specific figures stored beside the result (counts, sub-timings).
-    pub extras: serde_json::Map<String, serde_json::Value>,
-    /// Remarks the benchmark wants shown (never a changed number).
-    pub notes: Vec<String>,
-    /// One per sample: its circumstances and whether it was disturbed.
-    #[serde(default)]
-    pub(crate) meta: Vec<SampleMeta>,
-    #[serde(default)]
-    pub(crate) kind: TaskKind,
-    /// Samples taken beyond the count asked for, because some were disturbed.
-    #[serde(default)]
-    pub(crate) retaken: usize,
-    /// Seconds whole-run samples waited for quiet CPUs before they began,
-    /// and how many such waits ended with the CPUs still busy.
-    #[serde(default)]
-    pub(crate) quiet_waited_s: f64,
-    #[serde(default)]
-    pub(crate) quiet_in_vain: usize,
-    /// The figure is a difference: a measured overhead was subtracted.
-    #[serde(default)]
-    pub(crate) net_of_overhead: bool,
-    /// The raw figures a derived sample was computed from, by name, one per
-    /// sample (aligned with `samples`): `catch_us` and `send_us` of
-    /// `lat.sig.catch`. The stored result's extras keep each one's median
-    /// over the clean samples (`NAME`) and every value (`NAME_samples`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub parts: BTreeMap<String, Vec<f64>>,
-    /// The samples' unit when the benchmark's parameters chose another than
-    /// its declared one (`cmd.run` with `figure=rss`: KB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) unit: Option<String>,
-    /// The stacks of the profiled samples (`--profile`), never among `samples`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) profile: Option<crate::model::profile::Profile>,
-}
+mod sample_set;
+pub(crate) use sample_set::*;
 
 /// One sample's timed work: the seconds it took in all, the figure, and the
 /// named raw figures the figure was derived from (none for a plain loop).
@@ -167,43 +39,6 @@ struct Timed {
     secs: f64,
     value: f64,
     parts: Vec<(&'static str, f64)>,
-}
-
-impl SampleSet {
-    /// Append another worker's samples (same benchmark and point).
-    pub fn absorb(&mut self, set: SampleSet) {
-        self.samples.extend(set.samples);
-        self.sample_secs.extend(set.sample_secs);
-        self.meta.extend(set.meta);
-        self.iterations = self.iterations.or(set.iterations);
-        self.kind = set.kind;
-        self.retaken += set.retaken;
-        self.quiet_waited_s += set.quiet_waited_s;
-        self.quiet_in_vain += set.quiet_in_vain;
-        self.net_of_overhead |= set.net_of_overhead;
-        self.unit = self.unit.take().or(set.unit);
-        match (&mut self.profile, set.profile) {
-            (Some(mine), Some(theirs)) => mine.absorb(theirs),
-            (mine @ None, theirs) => *mine = theirs,
-            (Some(_), None) => {}
-        }
-        for (k, v) in set.parts {
-            self.parts.entry(k).or_default().extend(v);
-        }
-        for (k, v) in set.extras {
-            self.extras.insert(k, v);
-        }
-        for n in set.notes {
-            if !self.notes.contains(&n) {
-                self.notes.push(n);
-            }
-        }
-    }
-
-    /// Samples not judged disturbed (all of them when there is no meta).
-    pub fn clean(&self) -> usize {
-        self.samples.len() - self.meta.iter().filter(|m| m.disturbed).count()
-    }
 }
 
 pub(crate) mod turns;

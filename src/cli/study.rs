@@ -1,7 +1,8 @@
 //! `kdelta study`'s arguments.
 
-use super::{StudyName, Variant, STUDIES};
+use super::parse::{label, meta_pair};
 use crate::report::Format;
+use crate::study::{StudyName, Variant, STUDIES};
 
 /// `list`, or one study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +46,7 @@ pub(crate) struct StudyArgs {
     #[arg(long)]
     pub(crate) quick: bool,
     /// A label for the study's run (find it later by it; `--resume` picks the run with this label).
-    #[arg(long, short = 'l', value_parser = crate::cli::label)]
+    #[arg(long, short = 'l', value_parser = label)]
     pub(crate) label: Option<String>,
     /// Continue the newest incomplete run of this study (same --quick, --variant and label): only its missing points run.
     #[arg(long)]
@@ -57,7 +58,7 @@ pub(crate) struct StudyArgs {
     pub(crate) format: Format,
     /// Metadata stored with the study's run (commit=abc123), as `kdelta run --meta`;
     /// with --resume, the run keeps its own and a --meta given must equal it.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::cli::meta_pair)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = meta_pair)]
     pub(crate) meta: Vec<(String, String)>,
     /// For tests only: a tiny plan (the first three benchmarks of the
     /// study's first part, three samples each), so a test can interrupt and

@@ -1,0 +1,38 @@
+//! `kdelta check`'s arguments.
+
+use super::parse::max_regression;
+use super::run::RunArgs;
+use clap::Args;
+
+/// `kdelta check`: the run options of `kdelta run`, a baseline, and the limit.
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The baseline: a run id, or a label (its newest run).
+    #[arg(long, value_name = "RUN|LABEL", required_unless_present = "within")]
+    pub(crate) against: Option<String>,
+
+    /// No stored baseline: judge what the run compares (its --config
+    /// values, a --param's values, its --cmd commands), each against the
+    /// first, measured interleaved in the same run.
+    #[arg(long, conflicts_with_all = ["against", "any_host"])]
+    pub(crate) within: bool,
+
+    /// Judge this stored run (an id or a label) instead of running; the
+    /// selectors, if given, pick its rows.
+    #[arg(long = "run", value_name = "RUN|LABEL")]
+    pub(crate) stored: Option<String>,
+
+    /// The slowdown allowed, in percent, in each benchmark's direction: a
+    /// row regresses when its change is significant and worse than this.
+    /// Default: the noise threshold (--threshold).
+    #[arg(long, value_name = "PCT", value_parser = max_regression)]
+    pub(crate) max_regression: Option<f64>,
+
+    /// Judge against a baseline measured on another machine (different CPU
+    /// model, topology, memory or architecture).
+    #[arg(long)]
+    pub(crate) any_host: bool,
+
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+}

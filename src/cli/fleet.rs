@@ -1,0 +1,61 @@
+//! The fleet's arguments: `agent`, `submit`, `jobs`.
+
+use super::parse::{host_label, host_name, hosts, lease, poll};
+use super::run::RunArgs;
+use clap::Args;
+use std::time::Duration;
+
+/// `kdelta agent`.
+#[derive(Args, Debug)]
+pub(crate) struct AgentArgs {
+    /// This host's name in the queue and in the runs it stores (default:
+    /// its kernel host name). Jobs are queued by this name.
+    #[arg(long, value_name = "NAME", value_parser = host_name)]
+    pub(crate) host_name: Option<String>,
+    /// Labels `submit --hosts KEY=VALUE` selects this host by (every host
+    /// also has host=NAME). Comma-separated or repeated.
+    #[arg(long, value_name = "KEY=VALUE,...", value_delimiter = ',', value_parser = host_label)]
+    pub(crate) labels: Vec<(String, String)>,
+    /// Take at most one job, and exit when none is queued.
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// How long a job stays this agent's without a renewal (renewed every
+    /// third of it): a job whose agent died is taken again this long after
+    /// its last renewal.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = lease)]
+    pub(crate) lease: Duration,
+    /// Look at the queue at least this often (a submission wakes the agent at once).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = poll)]
+    pub(crate) poll: Duration,
+}
+
+/// `kdelta submit`: where, then what (`kdelta run`'s selectors and options).
+#[derive(Args, Debug)]
+pub(crate) struct SubmitArgs {
+    /// Which registered hosts get a job: all, or those with label KEY=VALUE
+    /// (host=NAME names one).
+    #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
+    pub(crate) hosts: crate::fleet::queue::Hosts,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// The arguments of the run each job makes, as given (filled by `app`).
+    #[arg(skip)]
+    pub(crate) raw: Vec<String>,
+}
+
+/// `kdelta jobs`.
+#[derive(Args, Debug)]
+pub(crate) struct JobsArgs {
+    /// Only the jobs submitted with this label.
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// How many jobs, newest first.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+    /// Print JSON instead of text.
+    #[arg(long, conflicts_with = "watch")]
+    pub(crate) json: bool,
+    /// Print again every 2 s until every job shown has ended.
+    #[arg(long)]
+    pub(crate) watch: bool,
+}

@@ -1,0 +1,373 @@
+//! The command line (clap derive): every command's arguments, one file per
+//! group of commands (ripgrep's `flags/` habit). `app` dispatches on
+//! [`Command`].
+//!
+//! Every value arrives in its final type: durations, percentages, labels,
+//! `--param` settings and the rest go through the value parsers in
+//! [`parse`], each check written once. A value they refuse is reported
+//! as [`crate::error::BadInput`]: one line naming the value and what is allowed, exit 2,
+//! before anything runs (`app::main` prints it).
+
+mod check;
+mod fleet;
+mod parse;
+mod place;
+mod run;
+mod shell;
+mod simulate;
+mod stored;
+mod study;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use check::CheckArgs;
+pub(crate) use fleet::{AgentArgs, JobsArgs, SubmitArgs};
+pub(crate) use parse::run_meta;
+pub(crate) use parse::{Setting, Warmup};
+pub(crate) use place::PlaceArgs;
+pub(crate) use run::RunArgs;
+pub(crate) use shell::Shell;
+pub(crate) use simulate::SimulateArgs;
+pub(crate) use stored::{HistoryArgs, HistorySearch, PoolBy, RunSelect};
+pub(crate) use study::{StudyArg, StudyArgs};
+
+use crate::cpuset::CpuSet;
+use crate::report::Format;
+use clap::{Parser, Subcommand};
+use parse::{doctor_cpus, idle_timeout, param, serve_limit, shared_store, threshold, title, write_timeout};
+use shell::ShellParser;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// kdelta: what does this change do to the speed of my system?
+///
+/// Runs benchmarks under configurations derived from the machine's topology
+/// (one CPU, one CPU per core, every SMT sibling, scheduling policies, ...),
+/// interleaved, keeps every raw sample in a results database, and compares
+/// configurations or runs with statistics.
+///
+/// Exit status: 0 ok, 1 a benchmark failed, 2 bad input (or a configuration
+/// this machine cannot give), 130 interrupted.
+#[derive(Parser, Debug)]
+#[command(name = "kdelta", version = env!("KDELTA_VERSION"), about, long_about, max_term_width = 100)]
+pub(crate) struct Cli {
+    /// Results database: a file path (SQLite) or postgresql://USER@HOST[:PORT]/DBNAME,
+    /// a store shared by many hosts (default: $KDELTA_DB, else
+    /// ~/.local/share/kdelta/results.db).
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub(crate) db: Option<PathBuf>,
+
+    /// Let kdelta make its own schema (`kdelta`) in a PostgreSQL database
+    /// that holds other tables; without it such a database is refused
+    /// untouched.
+    #[arg(long, global = true)]
+    pub(crate) init_schema: bool,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
+    /// NUMA nodes, kernel, preemption model, C library, mitigations, the
+    /// CPU set of every named configuration, and every kernel setting kdelta
+    /// can switch (its value here and whether it can change it).
+    Topo {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Is this machine fit to measure on? Every setting that moves
+    /// measurements (cpufreq governor and boost, SMT, ASLR, THP, swap, the
+    /// IRQs the measured CPUs serve, isolcpus/nohz_full, the perf sample
+    /// rate, cpuidle, steal time and the busiest other processes over one
+    /// second, whether this is a VM): its value, why it matters and what
+    /// kdelta recommends.
+    Doctor {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Make the changes kdelta can make, each kernel file's original
+        /// journaled first; restored at the end of the next run, by
+        /// `kdelta doctor --reset` or by `kdelta restore`.
+        #[arg(long, conflicts_with = "reset")]
+        apply: bool,
+        /// Put back what `--apply` changed (replays the journal).
+        #[arg(long)]
+        reset: bool,
+        /// The CPUs you will measure on (default: every CPU kdelta may use),
+        /// for the IRQ and cpuidle checks.
+        #[arg(long, value_name = "LIST", value_parser = doctor_cpus)]
+        cpus: Option<CpuSet>,
+    },
+    /// List every benchmark: family, unit, direction, parameters with their
+    /// defaults, and whether it is supported here (and why not).
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only benchmarks matching these selectors.
+        selectors: Vec<String>,
+    },
+    /// Run benchmarks, store every sample, print the results (a comparison
+    /// when several configurations are given).
+    Run(RunArgs),
+    /// Compare two configurations of one run, or the same benchmarks in two
+    /// runs (by id or label). Without arguments: the latest complete run.
+    Compare {
+        /// A run id or label (default: the latest complete run).
+        run_a: Option<String>,
+        /// A second run, to compare run against run.
+        run_b: Option<String>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Noise threshold in percent: smaller changes are never marked significant.
+        #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
+        threshold: f64,
+        /// List every warning of every result instead of one summary line per kind.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+        /// Show each result's perf counters per operation (taken with `run
+        /// --counters`) as rows under it, compared like figures.
+        #[arg(long)]
+        counters: bool,
+        /// Pool the complete runs (of --label, if given) by kernel release or
+        /// by host: one column each, runs as the unit of significance.
+        #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
+        by: Option<PoolBy>,
+        /// With --by: only the runs with this label.
+        #[arg(long, requires = "by")]
+        label: Option<String>,
+    },
+    /// List stored runs, newest first.
+    Runs {
+        /// How many.
+        #[arg(long, default_value_t = 30)]
+        limit: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        select: RunSelect,
+    },
+    /// Copy runs from a local SQLite database (--db) to a shared PostgreSQL
+    /// store, raw samples and host snapshot included. Pushing a run twice
+    /// stores it once.
+    Push {
+        /// Run ids or labels (default: every finished run).
+        runs: Vec<String>,
+        /// The shared store: postgresql://USER@HOST[:PORT]/DBNAME.
+        #[arg(long, value_name = "URL", value_parser = shared_store)]
+        to: String,
+    },
+    /// Show one stored run.
+    Show {
+        /// A run id or label.
+        run: String,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// List every warning of every result instead of one summary line per kind.
+        #[arg(long, short = 'v')]
+        verbose: bool,
+        /// Print only the warnings, one line each, with the retake and noise counts.
+        #[arg(long)]
+        warnings: bool,
+        /// Show each result's perf counters per operation (taken with `run
+        /// --counters`) as rows under it, compared like figures.
+        #[arg(long)]
+        counters: bool,
+    },
+    /// Export one stored run with every raw sample.
+    Export {
+        /// A run id or label.
+        run: String,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+    },
+    /// Draw a stored run as an SVG chart: a line per configuration for each
+    /// benchmark swept over a numeric parameter, and bars of the speedup of each
+    /// configuration against the first for the rest.
+    Chart {
+        /// A run id or label (default: the latest complete run).
+        run: Option<String>,
+        /// Output file.
+        #[arg(long, short = 'o', default_value = "kdelta.svg")]
+        out: PathBuf,
+    },
+    /// Write one self-contained HTML page of stored runs (ids or labels; a
+    /// label names its newest run): the tables as `show` prints them, charts
+    /// as inline SVG (bars per configuration, lines over a swept parameter,
+    /// speedups with their intervals), the host snapshot, the warnings and
+    /// the command that produced each run. Later runs are also compared
+    /// with the first. Opens from disk; nothing is fetched.
+    Report {
+        /// Run ids or labels (each label its newest run); with --host,
+        /// --kernel or --label, every finished run they select is added.
+        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta", "history"], value_name = "RUN_OR_LABEL")]
+        runs: Vec<String>,
+        #[command(flatten)]
+        select: RunSelect,
+        /// Instead of runs: these benchmarks followed over the stored runs,
+        /// as `kdelta history` follows them (--host, --kernel, --label and
+        /// --meta choose the runs, --config, --param, --since, --alpha,
+        /// --min-segment, --permutations and --seed as there): a chart per
+        /// series with each run's median and interval, segment medians and
+        /// change points, then its change points and runs as tables.
+        #[arg(long, num_args = 1.., value_name = "SELECTOR", conflicts_with = "runs")]
+        history: Vec<String>,
+        #[command(flatten)]
+        search: HistorySearch,
+        /// Output file.
+        #[arg(long, short = 'o', value_name = "FILE.html")]
+        out: PathBuf,
+        /// The page's title (default: the runs named).
+        #[arg(long, value_parser = title)]
+        title: Option<String>,
+    },
+    /// Write a flame graph of a profile stored by `run --profile`: one
+    /// configuration's (--config, default the first profiled), or with
+    /// --against B the differential one from B to --config's (red: a larger
+    /// share of samples under --config, blue: a smaller one). The SVG keeps
+    /// inferno's search and zoom script; it reads without it.
+    Profile {
+        /// A run id or label.
+        run: String,
+        /// The benchmark (its exact name in the run).
+        benchmark: String,
+        /// The configuration drawn (default: the first with a profile).
+        #[arg(long, short = 'c', value_name = "A")]
+        config: Option<String>,
+        /// Draw the change from this configuration to --config's.
+        #[arg(long, value_name = "B", requires = "config")]
+        against: Option<String>,
+        /// The point, when the benchmark has several (NAME=VALUE, repeatable).
+        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+        param: Vec<Setting>,
+        /// Output file.
+        #[arg(long, short = 'o', value_name = "FILE.svg")]
+        out: PathBuf,
+    },
+    /// Run a benchmark's server alone, so clients on another machine can drive
+    /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
+    ///
+    /// Limits, every one counted when it bites and the counts said on stop:
+    /// connections past --max-conns are closed as soon as accepted; a chat
+    /// HELLO for a run past --max-runs is refused (the connection closed); a
+    /// connection that sends nothing for --idle-timeout is closed; a receiver
+    /// that takes no byte for --write-timeout is dropped. A chat receiver
+    /// that falls behind holds back its room: the server stops reading the
+    /// room's senders while one member has more than 256 KiB waiting (events
+    /// model) or 64 messages queued (threads model), so a member that stops
+    /// reading costs bounded memory and at most --write-timeout of its
+    /// room's time; other rooms go on. A HELLO costs what arrives, not what
+    /// it announces. The log says at most 10 lines per 10 s, then how many
+    /// it left out.
+    ///
+    /// The benchmark protocols have no authentication: the server listens on
+    /// loopback unless --public is given.
+    Serve {
+        /// Which server: chat or tbench.
+        #[arg(value_name = "SERVER")]
+        name: String,
+        /// Address to listen on; one that is not loopback (0.0.0.0:P, [::]:P,
+        /// a LAN address) needs --public.
+        #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
+        listen: String,
+        /// Allow a --listen address other machines can reach (anyone who can
+        /// connect can use the server: there is no authentication).
+        #[arg(long)]
+        public: bool,
+        /// Connections open at once.
+        #[arg(long, default_value_t = 4096, value_name = "N", value_parser = serve_limit)]
+        max_conns: usize,
+        /// Chat runs being seated or served at once.
+        #[arg(long, default_value_t = 64, value_name = "N", value_parser = serve_limit)]
+        max_runs: usize,
+        /// Close a connection that sends nothing for this long (e.g. 300s, 5m).
+        #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = idle_timeout)]
+        idle_timeout: Duration,
+        /// Drop a receiver that takes no byte of its output for this long.
+        #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = write_timeout)]
+        write_timeout: Duration,
+        /// Server parameters (e.g. server_model=events). Repeatable.
+        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+        param: Vec<Setting>,
+    },
+    /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
+    /// experiment): loops of CPU-bound jobs or a make -jN build.
+    Simulate(SimulateArgs),
+    /// Run N concurrent loops of a command (each iteration a new process) under
+    /// naive, SMT-aware or kernel placement and report per-iteration times.
+    Place(PlaceArgs),
+    /// Run a classic study (ht-2003, threads-2004, sched-2002, tuning-2001)
+    /// as one stored run and print it in the study's shape, the published
+    /// figures beside today's; `study list` shows what each needs and takes.
+    Study(StudyArgs),
+    /// Put back the kernel settings (`+thp=`, `+smt=`, ...) a kdelta that was
+    /// killed left changed, from its journal, and unmount a debugfs it mounted.
+    /// Only a journal kdelta wrote is replayed, and only files below /sys and
+    /// /proc/sys are written; any other is refused and kept.
+    Restore {
+        /// Remove the journal without restoring anything (one that is refused,
+        /// garbage included); never a directory or device, never through a link.
+        #[arg(long)]
+        discard: bool,
+    },
+    /// Write a completion script for bash, zsh or fish to stdout (see the
+    /// README for where to put it).
+    Completions {
+        /// The shell.
+        #[arg(value_parser = ShellParser)]
+        shell: Shell,
+    },
+    /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`.
+    Man,
+    /// Follow benchmark points over the stored runs and find where they
+    /// changed: one series per benchmark, parameters, configuration and
+    /// host (the hostname of each run's host snapshot), each run's median
+    /// with its 95% interval, and the change points E-divisive means finds
+    /// in the run medians (a permutation test at --alpha), each with the
+    /// runs on either side, the change in percent with its 95% interval,
+    /// and whether the raw samples agree. Complete runs only, in run order.
+    History(HistoryArgs),
+
+    /// A regression gate: run benchmarks (or take a stored run with --run)
+    /// and judge each row against a baseline run. Exit status: 0 nothing
+    /// regressed, 1 a row regressed, 125 a row that matters cannot be judged
+    /// (what `git bisect run` takes as "skip"), 2 bad input.
+    Check(CheckArgs),
+    /// Serve a shared store's job queue on this host: register the host
+    /// (its snapshot, labels and usable CPUs), then take one job at a time
+    /// queued for it (`kdelta submit`), run it as `kdelta run` would, store
+    /// the run in the same store and report the job done, failed (with the
+    /// reason) or refused (a configuration this host cannot give). A job's
+    /// lease is renewed while it runs; one whose agent died goes back to the
+    /// queue when its lease runs out. Takes no job while `kdelta restore` is
+    /// needed. SIGTERM stops the running job (the machine put back as found),
+    /// puts it back in the queue and exits.
+    Agent(AgentArgs),
+    /// Queue a run on the fleet's hosts: one job per registered host that
+    /// --hosts selects, each run by that host's `kdelta agent`. Takes the
+    /// selectors and run options of `kdelta run`; prints each job's id and host.
+    Submit(SubmitArgs),
+    /// The fleet's jobs, newest first: host, state, attempts, run, and why
+    /// an attempt or the job ended as it did; then the registered hosts.
+    Jobs(JobsArgs),
+    /// Cancel a job: a queued one at once, a running one at its agent's next
+    /// lease renewal (its run is then kept as incomplete).
+    Cancel {
+        /// The job's id (from `submit` or `jobs`).
+        job: i64,
+    },
+    /// Internal: run one job in a worker process.
+    #[command(name = "__worker", hide = true)]
+    Worker { job: PathBuf },
+    /// Internal: a worker's watchdog (`harness::worker::watchdog_main`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog { worker: i32, parent: i32, limit_ms: u64 },
+    /// Internal: the guard of a run's journals (`harness::journal::guard_main`).
+    #[command(name = "__guard", hide = true)]
+    Guard { pid: i32, start: u64 },
+}

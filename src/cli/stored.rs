@@ -1,0 +1,94 @@
+//! The arguments of the commands that read stored runs: which runs
+//! (`runs`, `report`, `history`), how a history searches, `compare --by`.
+
+use super::parse::{alpha, meta_filter, min_segment, param, permutations, since, Setting};
+use crate::report::Format;
+use clap::Args;
+
+/// Which stored runs `runs` lists, `report` adds and `history` follows:
+/// those from a host, a kernel, with a label or metadata (every one given
+/// must match). One definition for these commands, so they select alike.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct RunSelect {
+    /// Runs from this host (its hostname).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) host: Option<String>,
+    /// Runs under this kernel release (`uname -r`).
+    #[arg(long, value_name = "RELEASE")]
+    pub(crate) kernel: Option<String>,
+    /// Runs with this label.
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// Runs whose metadata has KEY=VALUE, or KEY with any value (given
+    /// with `run --meta`). Repeatable: every one must match.
+    #[arg(long, value_name = "KEY[=VALUE]", value_parser = meta_filter)]
+    pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
+}
+
+/// `kdelta history`.
+#[derive(Args, Debug)]
+pub(crate) struct HistoryArgs {
+    /// Benchmarks: a family (lat), a name (lat.syscall) or a glob ('lat.sel*').
+    #[arg(required = true)]
+    pub(crate) selectors: Vec<String>,
+    #[command(flatten)]
+    pub(crate) runs: RunSelect,
+    #[command(flatten)]
+    pub(crate) search: HistorySearch,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// Which results a history follows within the runs chosen, and how it looks
+/// for change points: one definition for `history` and `report --history`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct HistorySearch {
+    /// Only results of this configuration (as `show` names it: up, noht, ...).
+    #[arg(long, short = 'c', value_name = "NAME")]
+    pub(crate) config: Option<String>,
+    /// Only results with this parameter value. Repeatable.
+    #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+    pub(crate) param: Vec<Setting>,
+    /// Runs started on or after this date (YYYY-MM-DD, UTC) or time
+    /// (YYYY-MM-DDTHH:MM:SSZ).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub(crate) since: Option<String>,
+    /// Significance level of the change-point test.
+    #[arg(long, default_value_t = 0.05, value_parser = alpha)]
+    pub(crate) alpha: f64,
+    /// Fewest runs on each side of a change point; a series needs twice as many.
+    #[arg(long, default_value_t = 5, value_name = "RUNS", value_parser = min_segment)]
+    pub(crate) min_segment: usize,
+    /// Shuffles of the permutation test (p moves in steps of 1/(N+1)).
+    #[arg(long, default_value_t = 199, value_name = "N", value_parser = permutations)]
+    pub(crate) permutations: usize,
+    /// Seed of the shuffles: the same seed gives the same answer; another
+    /// seed, fresh permutations.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+}
+
+/// `compare --by`: what pooled runs are grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PoolBy {
+    Kernel,
+    Host,
+}
+
+impl PoolBy {
+    /// The field of a run's host snapshot that names its group.
+    pub(crate) fn host_key(self) -> &'static str {
+        match self {
+            PoolBy::Kernel => "kernel_release",
+            PoolBy::Host => "hostname",
+        }
+    }
+
+    /// What a group is called in the table's heading.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            PoolBy::Kernel => "kernel",
+            PoolBy::Host => "host",
+        }
+    }
+}
