@@ -2,7 +2,7 @@
 //! they take minutes). Run in release:
 //!
 //! ```text
-//! cargo test --release --test aim9_measure -- --ignored --nocapture --test-threads=1
+//! cargo test --release --test it aim9_measure:: -- --ignored --nocapture --test-threads=1
 //! ```
 //!
 //! - `suite_at_default_period`: every test at its default parameters (period

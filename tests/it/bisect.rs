@@ -3,8 +3,8 @@
 //! time of `work.sh`, a baseline measured at the first, and git driving
 //! `kdelta check` through the history by its exit statuses.
 
-mod common;
-use common::Env;
+use crate::common;
+use crate::common::Env;
 use std::path::Path;
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! by default: it runs real builds for minutes). Run:
 //!
 //! ```text
-//! cargo test --test build_bars -- --ignored --nocapture
+//! cargo test --test it build_bars:: -- --ignored --nocapture
 //! ```
 //!
 //! `KDELTA_BUILD_JOBS` (default `1,2,4`), `KDELTA_BUILD_FILES` (default 300)

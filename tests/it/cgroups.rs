@@ -4,8 +4,9 @@
 //! controller) nothing of kdelta's left in `/sys/fs/cgroup` after a run, nor
 //! after `kill -9` (its guard puts it back, without `kdelta restore`).
 
-mod common;
-use common::Env;
+use crate::common;
+use crate::common::sysfs_cmd as cmd;
+use crate::common::Env;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -68,12 +69,6 @@ fn ours(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
-}
-
-fn cmd(e: &Env, root: &Path) -> assert_cmd::Command {
-    let mut c = e.cmd();
-    c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
-    c
 }
 
 const QUOTA: &str = "up,up+cpu.max=50000/100000+memory.max=64M";

@@ -1,8 +1,7 @@
 //! `kdelta check` on the real binary: every exit status, from stored runs
 //! written as test data (deterministic) and from runs it measures itself.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use kdelta::testing::stored::{write_run, Result as Stored};
 use serde_json::json;
 

@@ -1,7 +1,6 @@
 //! The binary end to end, with tiny sample counts.
 
-mod common;
-use common::*;
+use crate::common::*;
 use predicates::prelude::*;
 
 #[test]

@@ -2,8 +2,7 @@
 //! several compared, placeholders filled, and every way a command can
 //! misbehave refused before the run or failed alone, saying why.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use std::time::{Duration, Instant};
 
 /// `kdelta run cmd ARGS --config up --runs 3 --format json`, its status,

@@ -109,3 +109,27 @@ pub fn knob_value(root: &Path, rel: &str) -> String {
         .map(String::from)
         .unwrap_or_else(|| t.trim().to_string())
 }
+
+/// `kdelta` with this env, reading the fake machine below `root`
+/// (`KDELTA_SYSFS_ROOT`) and no outside journal.
+pub fn sysfs_cmd(e: &Env, root: &Path) -> Command {
+    let mut c = e.cmd();
+    c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
+    c
+}
+
+/// The kernel settings' journal of the fake machine below `root`.
+pub fn knobs_journal(root: &Path) -> PathBuf {
+    root.join("run/kdelta/knobs.journal")
+}
+
+/// A deterministic wobble of about ±1 % around 1, different for each `i`.
+pub fn wobble(i: usize, j: usize) -> f64 {
+    let x = ((i * 7919 + j * 104_729) % 1000) as f64 / 1000.0;
+    1.0 + (x - 0.5) * 0.02
+}
+
+/// Eight samples around `level`.
+pub fn samples(level: f64, i: usize) -> Vec<f64> {
+    (0..8).map(|j| level * wobble(i, j) * wobble(j + 3, i)).collect()
+}

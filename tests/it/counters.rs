@@ -3,8 +3,7 @@
 //! compared as figures are, events the machine cannot count said
 //! unavailable with the reason (never a zero), and `+counters=off`.
 
-mod common;
-use common::{json, Env};
+use crate::common::{json, Env};
 
 /// Whether this process may open perf events of its own tasks at all.
 fn perf_usable(e: &Env) -> bool {

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! KD_BENCH=dbench.throughput|tbench.throughput  KD_PARAMS="clients=2 time=10s loadfile=/usr/share/dbench/client.txt"
-//! cargo test --release --test dbench_compare -- --ignored --nocapture
+//! cargo test --release --test it dbench_compare:: -- --ignored --nocapture
 //! ```
 
 use kdelta::testing::{Sampler, SamplerSettings};

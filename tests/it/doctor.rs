@@ -3,9 +3,10 @@
 //! the next run restoring what `--apply` changed, and bad input.
 //! Nothing here touches the real machine's settings.
 
-mod common;
-use common::{fake_sysfs, json, Env};
-use std::path::{Path, PathBuf};
+use crate::common::knobs_journal as journal;
+use crate::common::sysfs_cmd as cmd;
+use crate::common::{fake_sysfs, json, Env};
+use std::path::Path;
 
 use kdelta::testing::fake_root::{snapshot, write as w};
 
@@ -36,16 +37,6 @@ fn fake_vm(root: &Path) {
     w(root, "proc/meminfo", "SwapTotal: 0 kB\nSwapFree: 0 kB\n");
     w(root, "proc/interrupts", "      CPU0  CPU1\n  4:  10  20  IO-APIC 4-edge ttyS0\n");
     w(root, "proc/cmdline", "quiet");
-}
-
-fn cmd(e: &Env, root: &Path) -> assert_cmd::Command {
-    let mut c = e.cmd();
-    c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
-    c
-}
-
-fn journal(root: &Path) -> PathBuf {
-    root.join("run/kdelta/knobs.journal")
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! Faults: killed and hung workers, bad databases, concurrent writers, Ctrl-C.
 
-mod common;
-use common::*;
+use crate::common::*;
 use predicates::prelude::*;
 use std::time::Duration;
 

@@ -6,8 +6,7 @@
 //! touched), taking jobs that `kdelta submit` queued. No timing is asserted
 //! beyond generous bounds: every wait polls the queue's state.
 
-mod common;
-use common::{fake_knobs, fake_sysfs, knob_value};
+use crate::common::{fake_knobs, fake_sysfs, knob_value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

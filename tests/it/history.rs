@@ -2,21 +2,10 @@
 //! runs (written straight through `kdelta::testing::stored`), the step found
 //! where it is, every format, and bad input refused on one line.
 
-mod common;
-use common::{json, Env};
+use crate::common::samples;
+use crate::common::{json, Env};
 use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
 use predicates::prelude::*;
-
-/// A deterministic wobble of about ±1 % around 1, different for each `i`.
-fn wobble(i: usize, j: usize) -> f64 {
-    let x = ((i * 7919 + j * 104_729) % 1000) as f64 / 1000.0;
-    1.0 + (x - 0.5) * 0.02
-}
-
-/// Eight samples around `level`.
-fn samples(level: f64, i: usize) -> Vec<f64> {
-    (0..8).map(|j| level * wobble(i, j) * wobble(j + 3, i)).collect()
-}
 
 /// `n` runs labelled `nightly` on host `alpha`: `lat.syscall` steps up by 5 %
 /// at run `step` (0-based), `lat.pipe` stays flat.

@@ -2,7 +2,7 @@
 //! connections stay bounded (issue 15). Each check runs light here (tens of
 //! MB, 100 connections, timeouts of a second or two); the `#[ignore]`d
 //! `full_size_bars` runs the bars at full size and prints the figures:
-//! `cargo test --release --test hostile -- --ignored --nocapture`.
+//! `cargo test --release --test it hostile:: -- --ignored --nocapture`.
 //!
 //! Server memory is read from `/proc/PID/status` (VmRSS sampled while the
 //! clients work, VmHWM at the end). Limits are generous: the checks are of

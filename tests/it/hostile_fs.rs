@@ -1,8 +1,7 @@
 //! Issue 15: dbench cannot be made to write outside its tree, and nothing a
 //! run starts or makes outlives kdelta, even `kill -9` of kdelta itself.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,8 +1,8 @@
 //! Inputs refused at the door (exit 2, one line, nothing run or stored), the
 //! `--config` list syntax, and configurations bounded by a restricted cpuset.
 
-mod common;
-use common::{fake_sysfs, Env};
+use crate::common;
+use crate::common::{fake_sysfs, Env};
 use std::time::{Duration, Instant};
 
 /// Run kdelta with `args`; it must exit 2 within seconds, with one line on

@@ -6,8 +6,7 @@
 //! without hanging or growing; a refused journal is kept, one line, exit 2,
 //! and `restore --discard` clears it. No real system file is touched.
 
-mod common;
-use common::{fake_knobs, fake_sysfs, knob_value, Env};
+use crate::common::{fake_knobs, fake_sysfs, knob_value, Env};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,8 +3,9 @@
 //! reason, the journal of a killed kdelta replayed by `kdelta restore`.
 //! Nothing here touches the real machine's settings.
 
-mod common;
-use common::{fake_knobs, fake_sysfs, json, knob_value, Env};
+use crate::common::knobs_journal as journal;
+use crate::common::sysfs_cmd as cmd;
+use crate::common::{fake_knobs, fake_sysfs, json, knob_value, Env};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,16 +17,6 @@ fn setup() -> (Env, PathBuf) {
     fake_sysfs(&root, &[&[0], &[1]]);
     fake_knobs(&root);
     (e, root)
-}
-
-fn cmd(e: &Env, root: &Path) -> assert_cmd::Command {
-    let mut c = e.cmd();
-    c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
-    c
-}
-
-fn journal(root: &Path) -> PathBuf {
-    root.join("run/kdelta/knobs.journal")
 }
 
 /// Every knob's value in force, for before-and-after comparisons.

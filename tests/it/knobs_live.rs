@@ -1,10 +1,10 @@
 //! Kernel settings on the real machine (root only, `#[ignore]`d: they change
 //! transparent huge pages machine-wide for a few seconds, so they must not
 //! run beside anything that depends on THP). Run on demand:
-//! `cargo test --release --test knobs_live -- --ignored --test-threads 1`.
+//! `cargo test --release --test it knobs_live:: -- --ignored --test-threads 1`.
 
-mod common;
-use common::Env;
+use crate::common;
+use crate::common::Env;
 use std::time::{Duration, Instant};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";

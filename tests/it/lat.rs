@@ -2,8 +2,7 @@
 //! their results say about the work they did (the program exec started,
 //! the parts of a net figure, the measuring process's footprint).
 
-mod common;
-use common::{json, Env};
+use crate::common::{json, Env};
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec![

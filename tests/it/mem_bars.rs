@@ -2,9 +2,9 @@
 //! default: it takes minutes and needs a release build). Run:
 //!
 //! ```text
-//! cargo test --release --test mem_bars -- --ignored --nocapture --test-threads=1
+//! cargo test --release --test it mem_bars:: -- --ignored --nocapture --test-threads=1
 //! GLIBC_TUNABLES=glibc.cpu.x86_non_temporal_threshold=0x1000000 \
-//!   KDELTA_BARS=band cargo test --release --test mem_bars -- --ignored --nocapture
+//!   KDELTA_BARS=band cargo test --release --test it mem_bars:: -- --ignored --nocapture
 //! ```
 //!
 //! `KDELTA_BARS` picks parts (comma list): `band` (memcpy libc vs tuned at

@@ -6,9 +6,8 @@
 //! Tools that are missing (nm, objdump, cc, sort, python3, git) skip their
 //! part with a printed `SKIPPED:` reason.
 
-mod common;
-
-use common::Env;
+use crate::common;
+use crate::common::Env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

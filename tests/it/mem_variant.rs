@@ -3,9 +3,8 @@
 //! lacks is recorded unavailable with the reason, not run; every result
 //! names both sides' paths (`variant`, `libc_impl`).
 
-mod common;
-
-use common::Env;
+use crate::common;
+use crate::common::Env;
 use kdelta::testing::mem::{choose, cpu, Variant};
 
 #[test]

@@ -2,8 +2,7 @@
 //! filters by it, `show` and `export` carry it, and a bad pair is refused
 //! with one line and exit 2 before anything is stored.
 
-mod common;
-use common::*;
+use crate::common::*;
 use predicates::prelude::*;
 
 /// A tiny run of `test.sleep` with these extra arguments.

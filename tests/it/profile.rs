@@ -2,8 +2,7 @@
 //! apart from the measured ones, stored per result, drawn as flame graphs;
 //! and the refusals.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Why profiles cannot be taken here, if they cannot: no perf(1), or no
 /// permission to sample kernel stacks.

@@ -4,20 +4,9 @@
 //! chart and tables show the change point; hostile stored text shown as
 //! text; bad input refused on one line with nothing written.
 
-mod common;
-use common::Env;
+use crate::common::samples;
+use crate::common::Env;
 use kdelta::testing::stored::{store_run_with_meta, StoredResult, StoredRun};
-
-/// A deterministic wobble of about ±1 % around 1, different for each `i`.
-fn wobble(i: usize, j: usize) -> f64 {
-    let x = ((i * 7919 + j * 104_729) % 1000) as f64 / 1000.0;
-    1.0 + (x - 0.5) * 0.02
-}
-
-/// Eight samples around `level`.
-fn samples(level: f64, i: usize) -> Vec<f64> {
-    (0..8).map(|j| level * wobble(i, j) * wobble(j + 3, i)).collect()
-}
 
 /// `n` runs labelled `label` on host `host`, run `i` carrying
 /// `commit=c{i}`: `lat.syscall` (under `config`) steps up by 5 % at run

@@ -3,8 +3,7 @@
 //! written. The page's rendering in a browser is tested in
 //! `src/report/html/browser.rs`.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 
 fn two_runs(e: &Env) {
     e.cmd()

@@ -1,8 +1,7 @@
 //! What kdelta gives a shell and `man`: the completion scripts, the manual
 //! page, and a `--version` that names the commit it was built from.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use std::process::Command;
 
 /// `kdelta`'s path, for scripts that run it themselves.

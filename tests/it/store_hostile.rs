@@ -5,8 +5,7 @@
 //! tests run as root, whom permission bits do not stop) and skipped, saying
 //! so, where chattr is refused.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

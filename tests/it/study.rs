@@ -2,8 +2,7 @@
 //! nothing run). The plans, tables and resume logic are unit-tested in
 //! `src/study/tests.rs`; the studies themselves take minutes.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use std::time::Duration;
 
 #[test]

@@ -5,8 +5,7 @@
 //! never sleeps a fixed time), then `--resume` runs only the missing points
 //! and the final tables have every row of the tiny plan.
 
-mod common;
-use common::Env;
+use crate::common::Env;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,7 @@
 //! records, the interleaved schedule, retakes, figures below resolution,
 //! summarised warnings.
 
-mod common;
-use common::{json, Env};
+use crate::common::{json, Env};
 use predicates::prelude::*;
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
