@@ -14,6 +14,7 @@ mod cli;
 mod cmd;
 mod counters;
 mod dbench_compare;
+mod docs;
 mod doctor;
 mod faults;
 mod fleet;
