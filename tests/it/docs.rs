@@ -170,11 +170,11 @@ fn invocations(line: &str, at: &str) -> Vec<Invocation> {
         let mut flags = Vec::new();
         for tok in rest.split_whitespace() {
             let tok = tok.trim_start_matches(['[', '(']);
-            if flags.is_empty() && words.len() < 2 && tok.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
-                if !tok.starts_with('-') && !tok.is_empty() {
-                    words.push(tok.to_string());
-                    continue;
-                }
+            let word =
+                !tok.is_empty() && !tok.starts_with('-') && tok.chars().all(|c| c.is_ascii_lowercase() || c == '-');
+            if flags.is_empty() && words.len() < 2 && word {
+                words.push(tok.to_string());
+                continue;
             }
             let mut s = tok;
             while let Some(i) = s.find("--") {
@@ -236,7 +236,7 @@ fn all_invocations() -> Vec<Invocation> {
                 }
             }
             for l in joined.iter().map(|l| without_comment(l)) {
-                out.extend(invocations(&l, &format!("{}: {l}", file.display())));
+                out.extend(invocations(l, &format!("{}: {l}", file.display())));
             }
         }
         for line in &prose {
