@@ -2,7 +2,7 @@
 //! for `LD_PRELOAD` (the `preload=tuned` configuration modifier).
 //!
 //! It exports exactly `memcpy`, `memmove`, `memset` and `strlen`, with the C
-//! library's semantics, and nothing else (`tests/mem_preload.rs` checks the
+//! library's semantics, and nothing else (`tests/it/mem_preload.rs` checks the
 //! dynamic symbol table, the semantics through a C program at random sizes,
 //! offsets and overlaps between guard pages, and that no instruction calls or
 //! jumps to any of the four names).

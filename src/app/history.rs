@@ -204,7 +204,7 @@ fn patterns(selectors: &[String]) -> Result<Vec<(String, glob::Pattern)>> {
 /// A result with samples to follow that passes `--config` and `--param`.
 fn kept(r: &ResultRecord, a: &HistorySearch) -> bool {
     r.status == Status::Ok
-        && a.config.as_ref().map_or(true, |c| r.config == *c)
+        && a.config.as_ref().is_none_or(|c| r.config == *c)
         && a.param.iter().all(|s| r.params.0.get(&s.name) == Some(&s.value))
 }
 

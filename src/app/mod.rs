@@ -212,7 +212,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             | Command::Watchdog { .. }
             | Command::Guard { .. }
             | Command::Completions { .. }
-            | Command::Man
+            | Command::Man { .. }
     );
     if !quiet && !matches!(cli.command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
@@ -267,7 +267,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Study(a) => study::cmd_study(&cli.db, a),
         Command::Restore { discard } => info::cmd_restore(discard),
         Command::Completions { shell } => shell::cmd_completions(shell),
-        Command::Man => shell::cmd_man(),
+        Command::Man { all: None } => shell::cmd_man(),
+        Command::Man { all: Some(dir) } => shell::cmd_man_all(&dir),
         Command::History(a) => history::cmd_history(&cli.db, a),
         Command::Check(a) => check::cmd_check(&cli.db, a),
         Command::Agent(a) => fleet::cmd_agent(&cli.db, a),

@@ -87,9 +87,9 @@ impl RunFilter {
 
     pub(super) fn keeps(&self, r: &crate::model::record::RunRecord) -> bool {
         let host = |k: &str| r.host.get(k).and_then(|v| v.as_str());
-        self.host.as_deref().map_or(true, |h| host("hostname") == Some(h))
-            && self.kernel.as_deref().map_or(true, |k| host("kernel_release") == Some(k))
-            && self.label.as_deref().map_or(true, |l| r.label.as_deref() == Some(l))
+        self.host.as_deref().is_none_or(|h| host("hostname") == Some(h))
+            && self.kernel.as_deref().is_none_or(|k| host("kernel_release") == Some(k))
+            && self.label.as_deref().is_none_or(|l| r.label.as_deref() == Some(l))
             && self.meta.iter().all(|m| m.keeps(&r.meta))
     }
 }
@@ -120,8 +120,7 @@ pub(super) fn cmd_compare_pooled(
         .into_iter()
         .map(|(r, _)| r)
         .filter(|r| {
-            r.status == crate::model::record::RunStatus::Complete
-                && label.map_or(true, |l| r.label.as_deref() == Some(l))
+            r.status == crate::model::record::RunStatus::Complete && label.is_none_or(|l| r.label.as_deref() == Some(l))
         })
         .collect();
     runs.reverse();

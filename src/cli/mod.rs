@@ -268,7 +268,7 @@ pub(crate) enum Command {
     /// The benchmark protocols have no authentication: the server listens on
     /// loopback unless --public is given.
     Serve {
-        /// Which server: chat or tbench.
+        /// Which server: chat, tbench or lat.tcp.
         #[arg(value_name = "SERVER")]
         name: String,
         /// Address to listen on; one that is not loopback (0.0.0.0:P, [::]:P,
@@ -322,8 +322,15 @@ pub(crate) enum Command {
         #[arg(value_parser = ShellParser)]
         shell: Shell,
     },
-    /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`.
-    Man,
+    /// Write kdelta's manual page (roff) to stdout: `kdelta man | man -l -`;
+    /// with --all DIR, one page per command and subcommand into DIR instead
+    /// (kdelta.1, kdelta-run.1, ...), made if missing.
+    Man {
+        /// Write every page into this directory (then, for instance,
+        /// `man -l DIR/kdelta-run.1`).
+        #[arg(long, value_name = "DIR")]
+        all: Option<PathBuf>,
+    },
     /// Follow benchmark points over the stored runs and find where they
     /// changed: one series per benchmark, parameters, configuration and
     /// host (the hostname of each run's host snapshot), each run's median

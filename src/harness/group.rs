@@ -174,7 +174,7 @@ impl<'g> Sweep<'g> {
                 false
             } else {
                 crate::stats::compare::compare_results(ra, rb, &opt)
-                    .map_or(true, |c| c.answer == crate::stats::verdict::Answer::Unknown)
+                    .is_none_or(|c| c.answer == crate::stats::verdict::Answer::Unknown)
             };
             for i in [a, b] {
                 out[i] = Some(out[i].unwrap_or(false) || open);

@@ -97,7 +97,7 @@ fn best_split(x: &[f64], min: usize) -> Option<(usize, f64)> {
             continue;
         }
         let q = divergence(t, n - t, total - left - right, left, right);
-        if best.map_or(true, |(_, b)| q > b) {
+        if best.is_none_or(|(_, b)| q > b) {
             best = Some((t, q));
         }
     }

@@ -1,6 +1,6 @@
 /* The preload library's exported routines against byte-loop references, at
  * random sizes, offsets and overlaps, with PROT_NONE guard pages on both
- * sides of every buffer. Built and run by tests/mem_preload.rs:
+ * sides of every buffer. Built and run by tests/it/mem_preload.rs:
  *   check LIB SEED CASES
  * The library is opened with dlopen and its symbols called through
  * pointers, so the C library's routines cannot stand in for them. Exit 0

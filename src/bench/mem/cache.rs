@@ -64,7 +64,7 @@ pub fn llc_share(root: &Path, cpu: u32) -> Option<Llc> {
         else {
             continue;
         };
-        if best.map_or(true, |(l, _)| level > l) {
+        if best.is_none_or(|(l, _)| level > l) {
             best = Some((level, Llc { bytes, sharing }));
         }
     }

@@ -252,7 +252,7 @@ fn place(labels: &[(f64, usize, Anchor)], lo: f64, hi: f64) -> Vec<Placed> {
         };
         let free = |row: &[(f64, f64)]| row.iter().all(|&(a, b)| to + GAP < a || b + GAP < from);
         let clear = |row: &[(f64, f64)]| row.iter().all(|&(a, b)| x < a - 1.0 || b + 1.0 < x);
-        let fits = |k: usize, rows: &[Vec<(f64, f64)>]| rows.get(k).map_or(true, |r| free(r));
+        let fits = |k: usize, rows: &[Vec<(f64, f64)>]| rows.get(k).is_none_or(|r| free(r));
         let row = (0..=rows.len())
             .find(|&k| fits(k, &rows) && rows.iter().take(k).all(|r| clear(r)))
             .or_else(|| (0..=rows.len()).find(|&k| fits(k, &rows)))

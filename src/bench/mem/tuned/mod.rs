@@ -56,7 +56,7 @@
 //! does the same with aligned word reads through pointers, which is what C
 //! libraries do but is formally outside Rust's rules (Miri would reject it);
 //! it is used only where no vector variant exists or when forced in tests.
-//! `tests/mem_guard.rs` places strings ending just before a `PROT_NONE` page
+//! `tests/it/mem_guard.rs` places strings ending just before a `PROT_NONE` page
 //! at every alignment, and strings starting within a vector width of a page
 //! end (so the unaligned first load would cross into the guard page if it
 //! were taken), to check the bound.

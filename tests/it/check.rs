@@ -1,0 +1,274 @@
+//! `kdelta check` on the real binary: every exit status, from stored runs
+//! written as test data (deterministic) and from runs it measures itself.
+
+use crate::common::Env;
+use kdelta::testing::stored::{write_run, Result as Stored};
+use serde_json::json;
+
+/// Ten samples around `m`, spread by 1 %.
+fn around(m: f64) -> Vec<f64> {
+    (0..10).map(|i| m * (1.0 + (i as f64 - 4.5) / 450.0)).collect()
+}
+
+fn time(m: f64) -> Stored {
+    Stored { benchmark: "demo.time".into(), samples: around(m), ..Default::default() }
+}
+
+fn rate(m: f64) -> Stored {
+    Stored { benchmark: "demo.rate".into(), higher_is_better: true, samples: around(m), ..Default::default() }
+}
+
+/// `kdelta ARGS`: exit status, stdout, stderr.
+fn kdelta(e: &Env, args: &[&str]) -> (i32, String, String) {
+    let out = e.cmd().args(args).output().unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
+}
+
+/// Two stored runs on the same (unknown) host; `check --run B --against A`.
+fn judged(a: &[Stored], b: &[Stored], extra: &[&str]) -> (i32, String, String) {
+    let e = Env::new();
+    write_run(&e.db(), Some("base"), json!({}), a).unwrap();
+    let id = write_run(&e.db(), Some("new"), json!({}), b).unwrap().to_string();
+    let mut args = vec!["check", "--run", &id, "--against", "base"];
+    args.extend_from_slice(extra);
+    kdelta(&e, &args)
+}
+
+#[test]
+fn nothing_worse_exits_0_and_prints_a_line_per_row() {
+    let (code, out, err) = judged(&[time(10.0), rate(10.0)], &[time(10.0), rate(10.0)], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("demo.time [up]: 10") && lines[0].ends_with(": ok (same)"), "{out}");
+    assert!(lines[2].starts_with("ok: 2 row(s), none regressed beyond 1%"), "{out}");
+    // Better in both directions: improved, still 0.
+    let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[time(5.0), rate(20.0)], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches(": improved").count(), 2, "{out}");
+}
+
+#[test]
+fn a_regression_in_either_direction_exits_1_naming_it() {
+    let (code, out, err) = judged(&[time(10.0), rate(10.0)], &[time(20.0), rate(10.0)], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("demo.time [up]: 10.00 -> 20.00 ms (+100.0%, worse): regressed"), "{out}");
+    assert!(out.lines().last().unwrap().starts_with("regressed: demo.time [up] (run 2 (new) against run 1 (base)"));
+    // A rate halved is worse too.
+    let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[time(10.0), rate(5.0)], &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("demo.rate [up]: 10.00 -> 5.000 ms (-50.0%, worse): regressed"), "{out}");
+    // Within --max-regression: ok.
+    let (code, out, _) = judged(&[time(10.0)], &[time(20.0)], &["--max-regression", "150"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_row_that_cannot_be_told_exits_125() {
+    let failed = Stored { failed: Some("exit status 3".into()), ..time(10.0) };
+    let (code, out, err) = judged(&[failed], &[time(10.0)], &[]);
+    assert_eq!(code, 125, "{out}{err}");
+    assert!(out.contains("cannot tell (the baseline's result failed: exit status 3)"), "{out}");
+    let noisy = Stored { noisy: true, ..time(20.0) };
+    let (code, out, _) = judged(&[time(10.0)], &[noisy], &[]);
+    assert_eq!(code, 125, "{out}");
+    assert!(out.contains("cannot tell (a side is noisy; interval"), "{out}");
+    // A regression elsewhere wins: 1.
+    let noisy = Stored { noisy: true, ..time(20.0) };
+    let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[noisy, rate(5.0)], &[]);
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let one_line = |(code, out, err): (i32, String, String)| {
+        assert_eq!(code, 2, "{out}{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        err
+    };
+    let err = one_line(judged(&[time(10.0)], &[time(10.0)], &["lat"]));
+    assert!(err.contains("selector \"lat\" matches nothing in run 1 (base): it has demo.time"), "{err}");
+    let err = one_line(judged(&[time(10.0)], &[time(10.0)], &["--runs", "3"]));
+    assert!(err.contains("--run judges a stored run"), "{err}");
+    let err = one_line(judged(&[time(10.0)], &[time(10.0)], &["--format", "json"]));
+    assert!(err.contains("--format and --verbose are for `kdelta run`"), "{err}");
+    let err = one_line(judged(&[time(10.0)], &[rate(10.0)], &[]));
+    assert!(err.contains("run 2 (new) has no row run 1 (base) has"), "{err}");
+    let e = Env::new();
+    write_run(&e.db(), Some("base"), json!({}), &[time(10.0)]).unwrap();
+    let err = one_line(kdelta(&e, &["check", "--run", "1", "--against", "nope"]));
+    assert!(err.contains("no run \"nope\""), "{err}");
+    let err = one_line(kdelta(&e, &["check", "--against", "base"]));
+    assert!(err.contains("no benchmark given"), "{err}");
+}
+
+fn host(model: &str) -> serde_json::Value {
+    json!({"cpu_model": model, "kernel_release": "6.1.0", "topology": {"packages": [0], "cores": [{}], "cpus": [{}]}})
+}
+
+#[test]
+fn a_baseline_from_another_machine_is_refused_unless_any_host() {
+    let e = Env::new();
+    write_run(&e.db(), Some("base"), host("Imaginary CPU 9000"), &[time(10.0)]).unwrap();
+    write_run(&e.db(), Some("new"), host("Other CPU 1"), &[time(10.0)]).unwrap();
+    let (code, _, err) = kdelta(&e, &["check", "--run", "new", "--against", "base"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("run 1 (base) was measured on another machine (CPU model: Imaginary CPU 9000 vs Other CPU 1)"));
+    assert!(err.contains("--any-host"), "{err}");
+    let (code, out, err) = kdelta(&e, &["check", "--run", "new", "--against", "base", "--any-host"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("the baseline comes from another machine"), "{err}");
+
+    // Running: refused before anything runs or is stored.
+    let cmd = Stored { benchmark: "cmd.run".into(), ..time(10.0) };
+    write_run(&e.db(), Some("cmd-base"), host("Imaginary CPU 9000"), &[cmd]).unwrap();
+    let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true", "--runs", "3", "--against", "cmd-base"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("run 3 (cmd-base) was measured on another machine (CPU model: Imaginary CPU 9000 vs "));
+    let (_, runs, _) = kdelta(&e, &["runs", "--json"]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&runs).unwrap().as_array().unwrap().len(), 3);
+}
+
+/// A script the tests rewrite between runs: the command's text, and so the
+/// row, stays the same.
+fn script(e: &Env, body: &str) -> String {
+    let p = e.dir.path().join("work.sh");
+    std::fs::write(&p, body).unwrap();
+    format!("sh {}", p.display())
+}
+
+#[test]
+fn a_measured_run_against_itself_exits_0_and_is_stored() {
+    let e = Env::new();
+    let cmd = script(&e, "sleep 0.02\n");
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "4", "--label", "base"]);
+    assert_eq!(code, 0, "{err}");
+    // Only a tripling could fail this: the machine's noise cannot.
+    let args = ["check", "cmd", "--cmd", &cmd, "--runs", "4", "--against", "base", "--max-regression", "200"];
+    let (code, out, err) = kdelta(&e, &[&args[..], &["--label", "after"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("cmd.run [all]: "), "{out}");
+    assert!(err.contains("kdelta: stored as run 2 (after)"), "{err}");
+    let (_, runs, _) = kdelta(&e, &["runs", "--json"]);
+    let runs: serde_json::Value = serde_json::from_str(&runs).unwrap();
+    assert_eq!(runs[0]["label"], "after", "{runs}");
+}
+
+#[test]
+fn a_measured_slowdown_exits_1_or_125_on_a_busy_machine() {
+    let e = Env::new();
+    let cmd = script(&e, "sleep 0.02\n");
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "6", "--label", "base"]);
+    assert_eq!(code, 0, "{err}");
+    script(&e, "sleep 0.06\n");
+    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", &cmd, "--runs", "6", "--against", "base"]);
+    // Three times slower: regressed, unless a side's samples were disturbed
+    // by other work, when check must say it cannot tell rather than guess.
+    match code {
+        1 => assert!(out.contains("worse): regressed"), "{out}"),
+        125 => {
+            // Disturbed samples are kept but not used: a side may be left too
+            // noisy, busy, or with too few clean samples to judge.
+            assert!(
+                out.contains("noisy") || out.contains("busy") || out.contains("too few clean samples"),
+                "{out}{err}"
+            );
+            eprintln!("the machine was busy: check could not tell, as it must ({out})");
+        }
+        _ => panic!("exit {code}: {out}{err}"),
+    }
+}
+
+#[test]
+fn a_baseline_whose_command_failed_exits_125() {
+    let e = Env::new();
+    let cmd = script(&e, "exit 3\n");
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]);
+    assert_eq!(code, 1, "{err}");
+    script(&e, "true\n");
+    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", &cmd, "--runs", "3", "--against", "base"]);
+    assert_eq!(code, 125, "{out}{err}");
+    assert!(out.contains("cannot tell (the baseline's result failed"), "{out}");
+}
+
+/// `--within`: the run's own comparison, each against the first `--cmd`,
+/// measured interleaved; no stored baseline needed.
+#[test]
+fn within_judges_each_command_against_the_first() {
+    let e = Env::new();
+    let within = |base: &str, new: &str| {
+        let b = format!("base={base}");
+        let n = format!("new={new}");
+        kdelta(&e, &["check", "cmd", "--cmd", &b, "--cmd", &n, "--runs", "6", "--within"])
+    };
+    let (code, out, err) = within("sleep 0.01", "sleep 0.05");
+    // Five times slower: regressed, unless other work disturbed a side.
+    match code {
+        1 => {
+            assert!(out.contains("cmd.run [cmd=new vs cmd=base]: "), "{out}");
+            assert!(out.contains("worse): regressed"), "{out}");
+            assert!(
+                out.lines().last().unwrap().starts_with("regressed: cmd.run [cmd=new vs cmd=base] (run 1"),
+                "{out}"
+            );
+        }
+        125 => assert!(out.contains("cannot tell"), "{out}{err}"),
+        _ => panic!("exit {code}: {out}{err}"),
+    }
+    assert!(err.contains("kdelta: stored as run 1"), "{err}");
+    // Faster than the first: never a regression.
+    let (code, out, err) = within("sleep 0.05", "sleep 0.01");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("better): improved") || out.contains("better): ok"), "{out}");
+    // A stored run judged the same way.
+    let (code, out, _) = kdelta(&e, &["check", "--run", "2", "--within"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.lines().last().unwrap().ends_with("(run 2, each against the first it compares)"), "{out}");
+}
+
+/// `--within` never passes a command that fails: a failing new side, a
+/// failing baseline, or both, with two commands or three, is a row that
+/// cannot be told (125), never 0, never a refusal of the run.
+#[test]
+fn within_never_passes_a_failing_command() {
+    let e = Env::new();
+    let within = |cmds: &[&str]| {
+        let mut args = vec!["check", "cmd", "--runs", "3", "--within"];
+        for c in cmds {
+            args.extend(["--cmd", c]);
+        }
+        kdelta(&e, &args)
+    };
+    for (cmds, says) in [
+        (&["base=true", "new=false", "new2=true"][..], "cmd.run [cmd=new vs cmd=base]: "),
+        (&["base=true", "new=false"][..], "cmd.run [cmd=new vs cmd=base]: "),
+        (&["base=false", "new=true"][..], "cannot tell (the baseline's result failed"),
+        (&["base=false", "new=false"][..], "cannot tell (result failed"),
+    ] {
+        let (code, out, err) = within(cmds);
+        assert_eq!(code, 125, "{cmds:?}: {out}{err}");
+        assert!(out.contains(says), "{cmds:?}: {out}");
+        assert!(out.lines().last().unwrap().starts_with("cannot tell: "), "{cmds:?}: {out}");
+    }
+}
+
+#[test]
+fn within_refuses_a_run_that_compares_nothing() {
+    let e = Env::new();
+    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", "sleep 0.01", "--runs", "3", "--within"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--within judges what one run compares"), "{err}");
+    assert!(!e.db().exists(), "nothing runs, nothing is stored");
+    // A stored run of one command: the same refusal, naming the run.
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", "true", "--runs", "3"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = kdelta(&e, &["check", "--run", "1", "--within"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("run 1: --within judges"), "{err}");
+    // With a baseline as well: one or the other.
+    let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true", "--within", "--against", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("'--within' cannot be used with '--against"), "{err}");
+}

@@ -1,0 +1,376 @@
+//! The `cmd` family on the real binary: a user's command timed per run,
+//! several compared, placeholders filled, and every way a command can
+//! misbehave refused before the run or failed alone, saying why.
+
+use crate::common::Env;
+use std::time::{Duration, Instant};
+
+/// `kdelta run cmd ARGS --config up --runs 3 --format json`, its status,
+/// stdout as JSON (when it is JSON) and stderr.
+fn run(e: &Env, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut all = vec!["run", "cmd", "--config", "up", "--runs", "3", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = e.cmd().args(&all).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Refused before the run: exit 2, one line naming `what`, nothing stored.
+fn refused(e: &Env, args: &[&str], what: &str) {
+    let (code, _, err) = run(e, args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(what), "{args:?}: {err}");
+    assert!(!e.db().exists(), "{args:?} stored something");
+}
+
+#[test]
+fn a_command_is_timed_with_its_costs_stored_per_run() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.02"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(
+        (r["benchmark"].as_str(), r["status"].as_str(), r["unit"].as_str()),
+        (Some("cmd.run"), Some("ok"), Some("ms"))
+    );
+    let median = r["median"].as_f64().unwrap();
+    assert!((19.0..200.0).contains(&median), "{median}");
+    let n = r["samples"].as_array().unwrap().len();
+    for part in ["wall_s", "user_s", "sys_s", "max_rss_kb", "minor_faults", "major_faults", "voluntary_switches"] {
+        let xs = r["extras"][format!("{part}_samples")].as_array().unwrap_or_else(|| panic!("{part}: {r}"));
+        assert_eq!(xs.len(), n, "{part}");
+    }
+    assert!(r["extras"]["max_rss_kb"].as_f64().unwrap() > 0.0);
+    assert!(r["extras"]["shell_wall_s"].as_f64().unwrap() > 0.0);
+    assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
+}
+
+#[test]
+fn the_shell_start_up_is_subtracted_from_every_run() {
+    // Not a timing bound (the machine may be loaded): each sample is its
+    // run's wall time less the shell cost its worker measured, floored at 0,
+    // and the run lies within the sample's own span (`samples_meta.wall_s`).
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "true"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    let samples = r["samples"].as_array().unwrap();
+    let shell = r["extras"]["shell_wall_s_samples"].as_array().unwrap();
+    let meta = r["samples_meta"].as_array().unwrap();
+    assert_eq!((shell.len(), meta.len()), (samples.len(), samples.len()), "{r}");
+    for ((x, sh), m) in samples.iter().zip(shell).zip(meta) {
+        let (x, sh, gross) = (x.as_f64().unwrap(), sh.as_f64().unwrap(), m["wall_s"].as_f64().unwrap());
+        assert!(sh > 0.0, "{r}");
+        let net_ms = (gross - sh).max(0.0) * 1e3;
+        assert!(
+            x >= 0.0 && x <= net_ms + 1e-6,
+            "sample {x} ms: its span {gross} s less the shell's {sh} s is {net_ms} ms"
+        );
+    }
+}
+
+#[test]
+fn named_commands_are_compared_and_placeholders_swept() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "short=sleep 0.01", "--cmd", "long=sleep 0.05"]);
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|r| r["params"]["cmd"].as_str().unwrap()).collect();
+    assert_eq!(names, ["short", "long"]);
+    let m: Vec<f64> = v["results"].as_array().unwrap().iter().map(|r| r["median"].as_f64().unwrap()).collect();
+    assert!(m[1] > m[0] + 20.0, "{m:?}");
+    // A table compares the commands as configurations are compared.
+    let t = &v["comparisons"][0];
+    assert_eq!(t["columns"][1]["name"], "cmd=long", "{t}");
+    assert!(t["rows"][0]["changes"][0]["change_pct"].as_f64().unwrap() < -50.0, "{t}");
+
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.0{t}", "--param", "t=1,4"]);
+    assert_eq!(code, 0, "{err}");
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[1]["params"]["t"], "4");
+    assert_eq!(rs[1]["extras"]["command"], "sleep 0.04");
+    assert!(rs[1]["median"].as_f64().unwrap() > rs[0]["median"].as_f64().unwrap() + 15.0);
+}
+
+#[test]
+fn setup_prepare_cleanup_and_input_run_where_hyperfine_runs_them() {
+    let e = Env::new();
+    let d = e.dir.path();
+    let log = d.join("log");
+    std::fs::write(d.join("in"), "needle\n").unwrap();
+    let l = log.to_str().unwrap();
+    let (setup, prepare, cleanup) =
+        (format!("echo setup >> {l}"), format!("echo prepare >> {l}"), format!("echo cleanup >> {l}"));
+    let input = d.join("in");
+    let args = [
+        "--cmd",
+        "grep -q needle",
+        "--input",
+        input.to_str().unwrap(),
+        "--setup",
+        &setup,
+        "--prepare",
+        &prepare,
+        "--cleanup",
+        &cleanup,
+    ];
+    let (code, v, err) = run(&e, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let count = |w: &str| text.lines().filter(|x| *x == w).count();
+    let runs = v["results"][0]["samples"].as_array().unwrap().len();
+    assert_eq!(count("prepare"), runs, "{text}");
+    assert_eq!(count("setup"), count("cleanup"));
+    assert!(count("setup") >= 1 && text.starts_with("setup") && text.ends_with("cleanup\n"), "{text}");
+}
+
+#[test]
+fn bad_commands_are_refused_before_the_run() {
+    let e = Env::new();
+    refused(&e, &["--cmd", ""], "empty");
+    refused(&e, &["--cmd", "fast=   "], "empty");
+    refused(&e, &["--cmd", "kdelta-no-such-program --flag"], "kdelta-no-such-program: command not found");
+    refused(&e, &["--cmd", "kdelta-no-such-program", "--shell", "none"], "kdelta-no-such-program: command not found");
+    refused(&e, &["--cmd", "echo 'unclosed"], "echo 'unclosed");
+    refused(&e, &["--cmd", "true", "--prepare", "kdelta-no-prep"], "kdelta-no-prep: command not found");
+    refused(&e, &["--cmd", "true", "--input", "/nonexistent/kdelta-in"], "/nonexistent/kdelta-in");
+    // A FIFO would block every run until the worker's limit: refused at once.
+    let fifo = e.dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let f = fifo.to_str().unwrap();
+    refused(&e, &["--cmd", "true", "--output", f], "a FIFO: the output must be a regular file");
+    refused(&e, &["--cmd", "true", "--input", f], "a FIFO: the input must be a regular file, /dev/null or null");
+    refused(&e, &["--cmd", "true", "--cmd", "true"], "given twice");
+    refused(&e, &["--cmd", "true", "--figure", "joules"], "joules");
+    // A shell assignment first reads as NAME=COMMAND; the error says how to
+    // run it as written, and that way it runs.
+    let loop_ = "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done";
+    refused(&e, &["--cmd", loop_], "start it with `=` to run `i=0; while");
+    let (code, _, err) = run(&e, &["--cmd", &format!("={loop_}")]);
+    assert_eq!(code, 0, "{err}");
+    // /dev/null, the documented default, may be named.
+    let (code, _, err) = run(&e, &["--cmd", "true", "--input", "/dev/null"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_failing_command_fails_alone_quoting_its_stderr() {
+    let e = Env::new();
+    let (code, v, _) = run(&e, &["--cmd", "bad=echo first >&2; echo boom >&2; exit 4", "--cmd", "good=true"]);
+    assert_eq!(code, 1);
+    let rs = v["results"].as_array().unwrap();
+    assert_eq!(rs[0]["status"], "failed");
+    let why = rs[0]["reason"].as_str().unwrap();
+    assert!(why.contains("exit status 4") && why.contains("boom"), "{why}");
+    assert_eq!(rs[1]["status"], "ok");
+    let (code, v, err) = run(&e, &["--cmd", "exit 4", "--ignore-failure"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+}
+
+/// Processes whose command line holds `marker`.
+fn running(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|d| std::fs::read(d.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
+
+#[test]
+fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
+    let e = Env::new();
+    let t0 = Instant::now();
+    let (code, v, _) = run(&e, &["--cmd", "sleep 41.25 & sleep 41.25", "--param", "timeout=300ms"]);
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_eq!(code, 1);
+    let why = v["results"][0]["reason"].as_str().unwrap();
+    assert!(why.contains("timed out") && why.contains("process group"), "{why}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("41.25"), 0);
+}
+
+#[test]
+fn daemons_left_behind_are_killed_and_counted() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 42.75 & sleep 42.75 & true"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(r["status"], "ok");
+    let left = r["extras"]["left_processes_samples"].as_array().unwrap();
+    assert!(!left.is_empty() && left.iter().all(|n| n.as_f64() == Some(2.0)), "{}", r["extras"]);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("left") && notes.contains("killed"), "{notes}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("42.75"), 0);
+}
+
+#[test]
+fn figure_picks_the_compared_cost_and_its_unit() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "head -c 30000000 /dev/zero | cat >/dev/null", "--figure", "rss"]);
+    assert_eq!(code, 0, "{err}");
+    let r = &v["results"][0];
+    assert_eq!(r["unit"], "KB");
+    assert_eq!(r["median"].as_f64(), r["extras"]["max_rss_kb"].as_f64(), "{r}");
+    let (code, v, err) = run(&e, &["--cmd", "true", "--figure", "faults"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["unit"], "faults");
+    assert!(v["results"][0]["median"].as_f64().unwrap() >= 1.0);
+    let (code, _, err) = run(&e, &["--cmd", "true", "--figure", "bogus"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bogus") && err.contains("rss"), "{err}");
+}
+
+#[test]
+fn a_daemon_in_a_session_of_its_own_is_still_found_and_killed() {
+    let e = Env::new();
+    // setsid forks when it leads a process group: the daemon leaves the
+    // command's group and session, and its parent ends at once.
+    let (code, v, err) = run(&e, &["--cmd", "setsid sleep 43.25 & true"]);
+    assert_eq!(code, 0, "{err}");
+    let left = v["results"][0]["extras"]["left_processes_samples"].as_array().unwrap().clone();
+    assert!(left.iter().all(|n| n.as_f64() >= Some(1.0)), "{left:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running("43.25"), 0);
+}
+
+#[test]
+fn warmup_n_runs_the_command_n_times_first_in_each_worker() {
+    let e = Env::new();
+    let log = e.tmp().join("runs.log");
+    let cmd = format!("echo run >> {}", log.display());
+    for (warmup, extra) in [("0", 0), ("2", 2)] {
+        let _ = std::fs::remove_file(&log);
+        let (code, v, err) = run(&e, &["--cmd", &cmd, "--warmup", warmup]);
+        assert_eq!(code, 0, "{err}");
+        // Every sample (disturbed ones too) is one run; each worker adds its warm-up.
+        let samples = v["results"][0]["samples"].as_array().unwrap().len();
+        let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+        let warm = lines - samples;
+        assert!(
+            if extra == 0 { warm == 0 } else { warm >= extra && warm % extra == 0 },
+            "--warmup {warmup}: {lines} runs, {samples} samples"
+        );
+    }
+}
+
+#[test]
+fn a_hang_ends_inside_the_worker_limit_as_the_command_s_own_failure() {
+    let e = Env::new();
+    let t0 = Instant::now();
+    let (code, v, err) = run(&e, &["--cmd", "sleep 44.25", "--timeout", "2s"]);
+    assert_eq!(code, 1, "{err}");
+    let why = v["results"][0]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(why.contains("timed out after"), "{why}");
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert_eq!(running("44.25"), 0);
+}
+
+#[test]
+fn a_killed_kdelta_leaves_no_command_running() {
+    let e = Env::new();
+    let mut k = e
+        .spawnable()
+        .args(["run", "cmd", "--config", "up", "--runs", "1", "--cmd", "sleep 45.25 & sleep 45.25"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while running("45.25") < 2 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(running("45.25") >= 2, "the command never started");
+    k.kill().unwrap();
+    k.wait().unwrap();
+    let t0 = Instant::now();
+    while running("45.25") > 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(running("45.25"), 0);
+}
+
+/// Whatever ends kdelta (kill -9, SIGTERM, Ctrl-C, or the command killing
+/// kdelta itself), a daemon the command started in a session of its own
+/// (`setsid`, out of the worker's process group) is killed with it.
+#[test]
+fn a_setsid_daemon_never_outlives_kdelta() {
+    use nix::sys::signal::Signal;
+    // The daemon itself: `sleep MARKER` (kdelta's and the shell's command
+    // lines hold the marker too).
+    let daemons = |marker: &str| {
+        let want = format!("sleep\0{marker}\0");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|d| std::fs::read(d.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
+            .count()
+    };
+    let e = Env::new();
+    let kdelta_of_worker = "kill -9 $(cut -d' ' -f4 /proc/$PPID/stat)";
+    for (marker, sig, then) in [
+        ("46.25", Some(Signal::SIGKILL), "sleep 30"),
+        ("47.25", Some(Signal::SIGTERM), "sleep 30"),
+        ("48.25", Some(Signal::SIGINT), "sleep 30"),
+        ("49.25", None, kdelta_of_worker),
+    ] {
+        let cmd = format!("setsid sleep {marker} & sleep 1; {then}");
+        let mut k = e
+            .spawnable()
+            .args(["run", "cmd", "--config", "up", "--runs", "1", "--cmd", &cmd])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) < 1 && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(daemons(marker) >= 1, "{marker}: the daemon never started");
+        if let Some(sig) = sig {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(k.id() as i32), sig).unwrap();
+        }
+        k.wait().unwrap();
+        let t0 = Instant::now();
+        while daemons(marker) > 0 && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(daemons(marker), 0, "{marker} ({sig:?}): the setsid daemon outlived kdelta");
+    }
+}
+
+#[test]
+fn endless_output_costs_no_memory() {
+    let e = Env::new();
+    for output in ["null", "pipe"] {
+        let (code, v, err) = run(&e, &["--cmd", "yes kdelta", "--output", output, "--param", "timeout=500ms"]);
+        assert_eq!(code, 1, "{err}");
+        assert!(v["results"][0]["reason"].as_str().unwrap().contains("timed out"));
+    }
+    // A lot of output through the pipe: read and thrown away as it comes.
+    let (code, v, err) = run(&e, &["--cmd", "head -c 300000000 /dev/zero", "--output", "pipe"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["results"][0]["status"], "ok");
+}
+
+/// Compared commands take turns in one worker, run by run (`lockstep`), so
+/// both see the same moments of the machine; `--interleave workers` gives
+/// each its own workers instead.
+#[test]
+fn compared_commands_take_turns_in_one_worker() {
+    let e = Env::new();
+    let jobs = |v: &serde_json::Value, i: usize| -> std::collections::BTreeSet<u64> {
+        v["results"][i]["samples_meta"].as_array().unwrap().iter().map(|m| m["job"].as_u64().unwrap()).collect()
+    };
+    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(jobs(&v, 0), jobs(&v, 1));
+    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02", "--interleave", "workers"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
+}

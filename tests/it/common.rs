@@ -1,0 +1,135 @@
+//! Shared helpers for the integration tests: a kdelta command with its own
+//! database and temporary directory, and fake sysfs trees.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        Env { dir }
+    }
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+    /// `kdelta` with this env's database, its own TMPDIR and the test family.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("kdelta").unwrap();
+        c.env("KDELTA_DB", self.db())
+            .env("TMPDIR", self.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env_remove("KDELTA_SYSFS_ROOT")
+            .env("NO_COLOR", "1");
+        c
+    }
+    /// The same as a `std::process::Command`, to spawn and kill.
+    pub fn spawnable(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"));
+        c.env("KDELTA_DB", self.db())
+            .env("TMPDIR", self.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env_remove("KDELTA_SYSFS_ROOT")
+            .env("NO_COLOR", "1");
+        c
+    }
+    /// Entries left in the private TMPDIR (kdelta must leave none).
+    pub fn tmp_leftovers(&self) -> Vec<String> {
+        std::fs::read_dir(self.tmp()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    }
+}
+
+/// Write a fake sysfs tree: `cores` lists each core's logical CPUs.
+pub fn fake_sysfs(root: &Path, cores: &[&[u32]]) {
+    let cpu = root.join("sys/devices/system/cpu");
+    let mut all: Vec<u32> = cores.iter().flat_map(|c| c.iter().copied()).collect();
+    all.sort();
+    std::fs::create_dir_all(&cpu).unwrap();
+    let list = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+    std::fs::write(cpu.join("online"), format!("{}\n", list(&all))).unwrap();
+    std::fs::write(cpu.join("possible"), format!("{}\n", list(&all))).unwrap();
+    std::fs::write(cpu.join("present"), format!("{}\n", list(&all))).unwrap();
+    for (i, core) in cores.iter().enumerate() {
+        for &c in *core {
+            let t = cpu.join(format!("cpu{c}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("core_cpus_list"), format!("{}\n", list(core))).unwrap();
+            std::fs::write(t.join("thread_siblings_list"), format!("{}\n", list(core))).unwrap();
+            std::fs::write(t.join("core_id"), format!("{i}\n")).unwrap();
+            std::fs::write(t.join("physical_package_id"), "0\n").unwrap();
+        }
+    }
+}
+
+pub fn json(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// Add every kernel setting kdelta switches to a fake tree, present and
+/// writable: preemption `full`, SMT `on`, two cpufreq policies on
+/// `schedutil`, boost on, THP `madvise`, one sysctl.
+pub fn fake_knobs(root: &Path) {
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
+    w("sys/devices/system/cpu/smt/control", "on\n");
+    for p in ["policy0", "policy1"] {
+        w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_governor"), "schedutil\n");
+        w(
+            &format!("sys/devices/system/cpu/cpufreq/{p}/scaling_available_governors"),
+            "performance powersave schedutil\n",
+        );
+    }
+    w("sys/devices/system/cpu/cpufreq/boost", "1\n");
+    w("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    w("proc/sys/kernel/sched_autogroup_enabled", "1\n");
+}
+
+/// A choice file's value in force (`always [madvise] never` reads `madvise`),
+/// or the file's text.
+pub fn knob_value(root: &Path, rel: &str) -> String {
+    let t = std::fs::read_to_string(root.join(rel)).unwrap();
+    t.split_whitespace()
+        .find_map(|w| {
+            w.strip_prefix('[')
+                .and_then(|w| w.strip_suffix(']'))
+                .or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')))
+        })
+        .map(String::from)
+        .unwrap_or_else(|| t.trim().to_string())
+}
+
+/// `kdelta` with this env, reading the fake machine below `root`
+/// (`KDELTA_SYSFS_ROOT`) and no outside journal.
+pub fn sysfs_cmd(e: &Env, root: &Path) -> Command {
+    let mut c = e.cmd();
+    c.env("KDELTA_SYSFS_ROOT", root).env_remove("KDELTA_JOURNAL");
+    c
+}
+
+/// The kernel settings' journal of the fake machine below `root`.
+pub fn knobs_journal(root: &Path) -> PathBuf {
+    root.join("run/kdelta/knobs.journal")
+}
+
+/// A deterministic wobble of about ±1 % around 1, different for each `i`.
+pub fn wobble(i: usize, j: usize) -> f64 {
+    let x = ((i * 7919 + j * 104_729) % 1000) as f64 / 1000.0;
+    1.0 + (x - 0.5) * 0.02
+}
+
+/// Eight samples around `level`.
+pub fn samples(level: f64, i: usize) -> Vec<f64> {
+    (0..8).map(|j| level * wobble(i, j) * wobble(j + 3, i)).collect()
+}

@@ -1,0 +1,137 @@
+//! `kdelta doctor` on a fake sysfs/proc root: what it names, `--json`,
+//! `--apply` followed by `--reset` (every file as it was, byte for byte),
+//! the next run restoring what `--apply` changed, and bad input.
+//! Nothing here touches the real machine's settings.
+
+use crate::common::knobs_journal as journal;
+use crate::common::sysfs_cmd as cmd;
+use crate::common::{fake_sysfs, json, Env};
+use std::path::Path;
+
+use kdelta::testing::fake_root::{snapshot, write as w};
+
+/// A 2-CPU KVM guest: haltpoll cpuidle, no cpufreq driver, THP always,
+/// ASLR off, a deep idle state on CPU 1. Kernel values are written without a
+/// newline, as a restore writes them back.
+fn fake_vm(root: &Path) {
+    fake_sysfs(root, &[&[0], &[1]]);
+    w(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n");
+    w(root, "sys/devices/system/cpu/cpuidle/current_driver", "haltpoll");
+    for cpu in 0..2 {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
+        for (st, name, lat) in [("state0", "POLL", "0"), ("state1", "haltpoll idle", "1")] {
+            w(root, &format!("{d}/{st}/name"), name);
+            w(root, &format!("{d}/{st}/latency"), lat);
+            w(root, &format!("{d}/{st}/disable"), "0");
+        }
+    }
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/name", "C6");
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/latency", "120");
+    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "0");
+    w(root, "sys/module/haltpoll/parameters/guest_halt_poll_ns", "200000");
+    w(root, "sys/kernel/mm/transparent_hugepage/enabled", "always");
+    w(root, "sys/kernel/mm/transparent_hugepage/defrag", "always");
+    w(root, "proc/sys/kernel/randomize_va_space", "0");
+    w(root, "proc/sys/kernel/perf_event_max_sample_rate", "100000");
+    w(root, "proc/stat", "cpu  100 0 50 1000 0 0 0 30 0 0\n");
+    w(root, "proc/meminfo", "SwapTotal: 0 kB\nSwapFree: 0 kB\n");
+    w(root, "proc/interrupts", "      CPU0  CPU1\n  4:  10  20  IO-APIC 4-edge ttyS0\n");
+    w(root, "proc/cmdline", "quiet");
+}
+
+#[test]
+fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
+    let e = Env::new();
+    let root = e.dir.path().join("vm");
+    fake_vm(&root);
+    let out = cmd(&e, &root).args(["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    for s in [
+        "[change] cpuidle: driver haltpoll",
+        "guest_halt_poll_ns (200000 here)",
+        "[note] cpufreq driver: none",
+        "[change] transparent huge pages (enabled): always",
+        "--apply sets: thp=madvise",
+        "steal time: unknown",
+        "[note] virtual machine: yes",
+    ] {
+        assert!(text.contains(s), "{s:?} missing:\n{text}");
+    }
+    let out = cmd(&e, &root).args(["doctor", "--json", "--cpus", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let j = json(&out.stdout);
+    assert_eq!(j["measured_cpus"], "0");
+    let f = j["findings"].as_array().unwrap();
+    let idle = f.iter().find(|x| x["setting"] == "cpuidle").unwrap();
+    assert_eq!(idle["verdict"], "note", "CPU 1's deep state is not measured: {idle}");
+    assert!(f.iter().any(|x| x["setting"] == "steal time"));
+}
+
+#[test]
+fn apply_then_reset_leaves_every_file_as_it_was() {
+    let e = Env::new();
+    let root = e.dir.path().join("vm");
+    fake_vm(&root);
+    let before = snapshot(&root);
+    let out = cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("applied thp=madvise (was always)"), "{text}");
+    assert!(text.contains("applied sysfs=/sys/devices/system/cpu/cpu1/cpuidle/state2/disable=1 (was 0)"), "{text}");
+    assert_ne!(snapshot(&root), before);
+    assert!(journal(&root).exists());
+    // Other commands note it (not the warning of a killed kdelta).
+    let out = cmd(&e, &root).args(["topo"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("tuned by `kdelta doctor --apply`") && !err.contains("killed"), "{err}");
+    // A second --apply is refused: one line, exit 2, nothing changed.
+    let mid = snapshot(&root);
+    let out = cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--reset"), "{err}");
+    assert_eq!(snapshot(&root), mid);
+    let out = cmd(&e, &root).args(["doctor", "--reset"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(snapshot(&root), before, "every file as it was");
+    assert!(!journal(&root).exists());
+}
+
+#[test]
+fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
+    let e = Env::new();
+    let root = e.dir.path().join("vm");
+    fake_vm(&root);
+    let before = snapshot(&root);
+    assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
+    let out = cmd(&e, &root)
+        .args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(snapshot(&root), before, "restored at the run's end");
+    assert!(!journal(&root).exists());
+    // `kdelta restore` replays it as well.
+    assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
+    let out = cmd(&e, &root).args(["restore"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(snapshot(&root), before);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let e = Env::new();
+    let root = e.dir.path().join("vm");
+    fake_vm(&root);
+    for args in [&["doctor", "--cpus", "7"][..], &["doctor", "--cpus", "x-"], &["doctor", "--apply", "--reset"]] {
+        let out = cmd(&e, &root).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = cmd(&e, &root).args(["doctor", "--cpus", "7"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--cpus 7") && err.contains("allowed: 0-1"), "{err}");
+}

@@ -1,0 +1,198 @@
+//! `run --profile` and `kdelta profile`: stacks sampled in extra samples
+//! apart from the measured ones, stored per result, drawn as flame graphs;
+//! and the refusals.
+
+use crate::common::*;
+
+/// Why profiles cannot be taken here, if they cannot: no perf(1), or no
+/// permission to sample kernel stacks.
+fn cannot_profile() -> Option<String> {
+    let perf = std::process::Command::new("perf").arg("--version").output();
+    if !perf.map(|o| o.status.success()).unwrap_or(false) {
+        return Some("perf(1) is not installed (.ci/run installs linux-perf)".into());
+    }
+    let root = nix::unistd::geteuid().is_root();
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(3);
+    if !root && paranoid > 1 {
+        return Some(format!("not root and kernel.perf_event_paranoid is {paranoid}"));
+    }
+    None
+}
+
+#[test]
+fn a_profiled_run_keeps_stacks_apart_from_the_figures_and_draws_them() {
+    if let Some(why) = cannot_profile() {
+        println!("SKIPPED: perf events cannot be opened here: {why}");
+        return;
+    }
+    let e = Env::new();
+    e.cmd()
+        .args([
+            "run",
+            "lat.pipe",
+            "--config",
+            "up",
+            "--runs",
+            "2",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "1ms",
+            "--profile",
+        ])
+        .assert()
+        .success();
+    let out = e.cmd().args(["show", "1", "--format", "json"]).output().unwrap();
+    let v = json(&out.stdout);
+    let r = &v["reports"][0]["results"][0];
+    let r = if r.is_null() { &v["results"][0] } else { r };
+    let p = &r["profile"];
+    assert!(p.is_object(), "a profile is stored: {r}");
+    let samples = p["samples"].as_u64().unwrap();
+    assert!(samples > 0, "{p}");
+    let stacks = p["stacks"].as_object().unwrap();
+    assert_eq!(stacks.values().map(|n| n.as_u64().unwrap()).sum::<u64>(), samples, "the widths add up to the samples");
+    assert!(
+        stacks.keys().any(|s| s.contains("_[k]")),
+        "kernel frames: {:?}",
+        stacks.keys().take(5).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        p["event"],
+        if std::path::Path::new("/sys/bus/event_source/devices/cpu/events/cpu-cycles").exists() {
+            "cycles"
+        } else {
+            "cpu-clock"
+        }
+    );
+    // The profiled samples' figures are kept apart: never among the samples.
+    let profiled = p["figures"].as_array().unwrap().len();
+    assert!(profiled >= 1);
+    let taken = r["samples"].as_array().unwrap().len();
+    let q = &r["quality"];
+    assert_eq!(taken, q["clean"].as_u64().unwrap() as usize + q["disturbed"].as_u64().unwrap() as usize);
+    assert!(e.tmp_leftovers().is_empty(), "perf's files are removed: {:?}", e.tmp_leftovers());
+
+    // One configuration's graph as a file.
+    let svg = e.dir.path().join("pipe.svg");
+    e.cmd().args(["profile", "1", "lat.pipe", "-o"]).arg(&svg).assert().success();
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("<svg") && s.contains("lat.pipe [up]") && s.contains(&format!("total_samples=\"{samples}\"")));
+
+    // The report draws it inline, without script.
+    let page = e.dir.path().join("r.html");
+    e.cmd().args(["report", "1", "-o"]).arg(&page).assert().success();
+    let h = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(h.matches("<svg class=\"flame\"").count(), 1, "one configuration, one graph");
+    assert!(!h.contains("<script"));
+}
+
+#[test]
+fn profile_refuses_bad_inputs_with_one_line() {
+    let e = Env::new();
+    let svg = e.dir.path().join("p.svg");
+    let out = e.cmd().args(["profile", "1", "lat.pipe", "-o"]).arg(&svg).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "no database");
+    e.cmd().args(["run", "test.sleep", "--config", "up", "--runs", "1", "--sample-time", "1ms"]).assert().success();
+    let s = svg.display().to_string();
+    let dir = e.dir.path().display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["9", "test.sleep", "-o", &s], "no run \"9\""),
+        (vec!["1", "lat.nosuch", "-o", &s], "has no result of lat.nosuch: it holds test.sleep"),
+        (vec!["1", "test.sleep", "-o", &s], "measured without --profile"),
+        (vec!["1", "test.sleep", "-o", &dir], "is a directory"),
+    ];
+    for (args, says) in cases {
+        let out = e.cmd().arg("profile").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    // --against needs --config; -o is required.
+    let out = e.cmd().args(["profile", "1", "test.sleep", "--against", "up", "-o", &s]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(e.cmd().args(["profile", "1", "test.sleep"]).output().unwrap().status.code(), Some(2));
+    assert!(!svg.exists());
+}
+
+#[test]
+fn profile_choices_of_configuration_are_checked() {
+    if let Some(why) = cannot_profile() {
+        println!("SKIPPED: perf events cannot be opened here: {why}");
+        return;
+    }
+    let e = Env::new();
+    e.cmd()
+        .args([
+            "run",
+            "lat.syscall",
+            "--config",
+            "up",
+            "--runs",
+            "1",
+            "--sample-time",
+            "1ms",
+            "--warmup",
+            "1ms",
+            "--profile",
+        ])
+        .assert()
+        .success();
+    let s = e.dir.path().join("p.svg").display().to_string();
+    for (args, says) in [
+        (
+            vec!["1", "lat.syscall", "-c", "smp9", "-o", &s],
+            "--config smp9: run 1 has no profile of lat.syscall under smp9; it has: up",
+        ),
+        (vec!["1", "lat.syscall", "-c", "up", "--against", "up", "-o", &s], "--against up is --config itself"),
+        (vec!["1", "lat.syscall", "-c", "up", "--against", "noht", "-o", &s], "--against noht: run 1 has no profile"),
+    ] {
+        let out = e.cmd().arg("profile").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// A user who may not sample kernel stacks is refused before the run, with
+/// the reason and the sysctl that allows it. Needs root (to become another
+/// user) and a paranoid level that refuses that user.
+#[test]
+fn profile_without_permission_is_refused_before_the_run() {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(-1);
+    let setpriv = std::process::Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !nix::unistd::geteuid().is_root() || paranoid < 2 || !setpriv {
+        println!("SKIPPED: needs root, setpriv and kernel.perf_event_paranoid >= 2 (it is {paranoid})");
+        return;
+    }
+    let e = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("kdelta");
+    let db = e.dir.path().join("never.db");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .arg("--db")
+        .arg(&db)
+        .args(["run", "lat.syscall", "--config", "up", "--runs", "1", "--profile"])
+        .env("TMPDIR", "/tmp")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("Permission denied") && !err.contains("perf_event_paranoid") {
+        println!("SKIPPED: user 65534 cannot run {}: {err}", bin.display());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // One line says why and what allows it (another user may also be
+    // warned that the kernel-settings journal is not theirs).
+    let line = err.lines().find(|l| l.contains("--profile")).unwrap_or_else(|| panic!("{err}"));
+    assert!(line.contains(&format!("kernel.perf_event_paranoid is {paranoid}")), "{err}");
+    assert!(line.contains("sysctl -w kernel.perf_event_paranoid=1"), "{err}");
+    assert!(!db.exists(), "nothing stored");
+}
