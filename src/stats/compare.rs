@@ -103,6 +103,12 @@ pub(crate) enum Withheld {
     FewRounds,
     /// The change does not hold in enough rounds.
     NotInRounds,
+    /// Too few clean samples for the rank test to pass at all, whatever
+    /// the change (3 against 3, as `--runs 3` or `--quick` give).
+    FewSamples,
+    /// The sides took turns, and the interval of their pairs' change is too
+    /// wide to tell it from the threshold (too few pairs or workers).
+    WideInterval,
 }
 
 impl Withheld {
@@ -112,6 +118,8 @@ impl Withheld {
             Withheld::Busy => "a side was measured on a busy CPU",
             Withheld::FewRounds => "too few rounds to judge",
             Withheld::NotInRounds => "held in too few rounds",
+            Withheld::FewSamples => "too few clean samples to judge",
+            Withheld::WideInterval => "too few pairs to judge",
         }
     }
 }
@@ -184,6 +192,9 @@ pub(crate) fn compare_sides(
         c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
         c.significant = c.answer == Answer::Different;
         c.paired = Some(p);
+        if !c.significant && c.beyond_threshold(opt) {
+            c.withheld = Some(Withheld::WideInterval);
+        }
         return Some(c);
     }
     c.significant = samples_pass(&c, known, opt);
@@ -203,6 +214,14 @@ pub(crate) fn compare_sides(
     if c.significant && why.is_some() {
         c.significant = false;
         c.withheld = why;
+    } else if !c.significant && c.beyond_threshold(opt) {
+        // A change beyond the threshold that failed the rank test: say why
+        // when it could not have passed, or a side was disturbed.
+        c.withheld = if best_rank_p(a.len(), b.len()) >= opt.alpha {
+            Some(Withheld::FewSamples)
+        } else {
+            why.filter(|w| *w != Withheld::NotInRounds)
+        };
     }
     c.answer = if c.significant {
         Answer::Different
@@ -339,6 +358,14 @@ pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Mann-Whitney U test, two-sided, normal approximation with tie correction
 /// and continuity correction. Needs at least 2 samples a side.
+/// The smallest p-value the rank test can give with `n` and `m` samples:
+/// that of two sides that do not overlap at all.
+pub(crate) fn best_rank_p(n: usize, m: usize) -> f64 {
+    let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let b: Vec<f64> = (n..n + m).map(|i| i as f64).collect();
+    mann_whitney_p(&a, &b).unwrap_or(1.0)
+}
+
 pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let (na, nb) = (a.len(), b.len());
     if na < 2 || nb < 2 {
