@@ -188,11 +188,7 @@ impl Benchmark for CmdRun {
                 "{e} (read as --cmd NAME=COMMAND, named {name:?}; start it with `=` to run `{name}={}` as written)",
                 plan.text
             )),
-            // `--cmd 'FAST=gzip -1'`: an assignment, then `-1`, not found.
-            None if e.to_string().ends_with("command not found") && plan.text.split_whitespace().next().is_some_and(is_assignment) => {
-                let var = plan.text.split('=').next().unwrap_or_default();
-                bad_input(format!("{e} ({var}= reads as an environment assignment; to name the command, spell {var} with a lower-case letter)"))
-            }
+            None => assignment_hint(e, &plan.text),
             _ => e,
         })?;
         for c in [plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten() {
@@ -386,6 +382,26 @@ fn first_program(text: &str) -> Option<String> {
     let first = words.into_iter().find(|w| !is_assignment(w))?;
     let plain = !first.is_empty() && !first.contains(|c| "$`*?[{~\\\"'".contains(c));
     (plain && !RESERVED.contains(&first.as_str())).then_some(first)
+}
+
+/// `--cmd 'FAST=gzip -1'` is an assignment, then `-1`, not found: when the
+/// value assigned is a program, the refusal says how to name the command.
+fn assignment_hint(e: anyhow::Error, text: &str) -> anyhow::Error {
+    let first = text.split_whitespace().next().unwrap_or_default();
+    let path = std::env::var("PATH").unwrap_or_default();
+    match first.split_once('=') {
+        Some((var, value))
+            if is_assignment(first)
+                && e.to_string().ends_with("command not found")
+                && crate::sys::find_in_path(value, &path).is_some() =>
+        {
+            bad_input(format!(
+                "{e} ({var}= reads as an environment assignment; to name the command, spell {var} with a \
+                 lower-case letter)"
+            ))
+        }
+        _ => e,
+    }
 }
 
 fn is_assignment(w: &str) -> bool {
