@@ -36,4 +36,7 @@ pub(crate) mod exit {
     pub(crate) const INTERRUPTED: u8 = 130;
     /// `kdelta check` cannot tell: what `git bisect run` takes as "skip".
     pub(crate) const CANNOT_TELL: u8 = 125;
+    /// `kdelta check` refused its input or failed before judging: above 127,
+    /// so `git bisect run` stops instead of marking the commit bad.
+    pub(crate) const CHECK_REFUSED: u8 = 128;
 }

@@ -18,9 +18,11 @@
 //!   side (with `--within`, a compared side that failed, the baseline or
 //!   any other: a crashing build never passes, and `git bisect run` skips
 //!   it), or a figure below the timer's resolution;
-//! - 2: bad input, before anything runs: an unknown run or label, a
+//! - 128: bad input, before anything runs: an unknown run or label, a
 //!   selector matching nothing in the baseline, a baseline measured on
-//!   another machine (without `--any-host`).
+//!   another machine (without `--any-host`), no row in common; or a failure
+//!   before a verdict. Above 127, `git bisect run` stops rather than take
+//!   it as "bad" (`app::main` maps every error of `check` to it).
 //!
 //! The machine is its hardware as the host snapshot records it (CPU model,
 //! topology, architecture, memory within 5 %), not its software: bisecting a
@@ -73,14 +75,6 @@ fn worse_beyond(c: &Comparison, pct: f64) -> bool {
     c.speedup < 1.0 && -c.speedup.ln() >= (1.0 + pct / 100.0).ln() - 1e-12
 }
 
-/// The smallest p-value the rank test can give with `n` and `m` samples:
-/// that of two sides that do not overlap at all.
-fn best_rank_p(n: usize, m: usize) -> f64 {
-    let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let b: Vec<f64> = (n..n + m).map(|i| i as f64).collect();
-    crate::stats::compare::mann_whitney_p(&a, &b).unwrap_or(1.0)
-}
-
 fn failed(side: &str, c: &Cell) -> Option<Verdict> {
     if c.status == Status::Ok {
         return None;
@@ -125,12 +119,14 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
     }
     let interval = format!("{:+.1}% to {:+.1}%", (low - 1.0) * 100.0, (high - 1.0) * 100.0);
     match c.withheld {
-        Some(w) => Verdict::CannotTell(format!("{}; interval {interval}", w.describe())),
-        None if best_rank_p(base.n, new.n) >= lim.opt.alpha => Verdict::CannotTell(format!(
+        Some(w) if w != crate::stats::Withheld::FewSamples => {
+            Verdict::CannotTell(format!("{}; interval {interval}", w.describe()))
+        }
+        _ if crate::stats::compare::best_rank_p(base.n, new.n) >= lim.opt.alpha => Verdict::CannotTell(format!(
             "too few clean samples to be significant ({} and {}): give more --runs or --budget",
             base.n, new.n
         )),
-        None => Verdict::CannotTell(format!(
+        _ => Verdict::CannotTell(format!(
             "interval {interval} reaches past --max-regression {}%: give more --budget",
             lim.max_regression_pct
         )),
@@ -247,8 +243,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     let Some(against) = &a.against else { return check_within(db, &a, &lim) };
     let store = stored::open_existing(db)?;
     let base = store.find_run(against)?;
-    let base_results = stored::results(&store, base.id)?;
+    let mut base_results = stored::results(&store, base.id)?;
     selectors_in_baseline(&a.run.selectors, &base, &base_results)?;
+    base_results.retain(|r| selected(&a.run.selectors, r));
     let (run, mut results) = match &a.stored {
         Some(key) => {
             no_run_options(&a.run)?;
@@ -260,14 +257,16 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
             let host = host_snapshot()?;
             same_machine(&base, &serde_json::to_value(&host)?, a.any_host)?;
             drop(store);
-            match measured(db, &a.run, &run::request(&a.run)?, host)? {
+            let req = run::request(&a.run)?;
+            let plan = planned_run(&a.run, &req, &host)?;
+            planned::share_a_row(&plan, &crate::report::header::run_name(&base), &base_results)?;
+            match measured(db, &req, plan, host)? {
                 Some(got) => got,
                 None => return Ok(exit::INTERRUPTED),
             }
         }
     };
     results.retain(|r| selected(&a.run.selectors, r));
-    let base_results = base_results.into_iter().filter(|r| selected(&a.run.selectors, r)).collect();
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
@@ -292,18 +291,28 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     Ok(verdict_out(&rows, &lim, &format!("{run_name} against {base_name}")))
 }
 
-/// Run `req` (made of `a`) and store it: the run and its results, or
-/// `None` when it was interrupted.
-fn measured(
-    db: &Option<PathBuf>,
+/// The plan of the run `req` (made of `a`) asks for: every mistake in it
+/// is refused here, before anything runs or is stored.
+fn planned_run(
     a: &RunArgs,
     req: &crate::harness::plan::Request,
-    host: crate::topology::Host,
-) -> Result<Option<(RunRecord, Vec<ResultRecord>)>> {
+    host: &crate::topology::Host,
+) -> Result<crate::harness::plan::Plan> {
     if a.selectors.is_empty() {
         return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
     }
-    let output = run::measure(db, req, host)?;
+    plan::plan(req, &host.topology, bench::registry())
+}
+
+/// Run `plan` (of `req`) and store it: the run and its results, or `None`
+/// when it was interrupted.
+fn measured(
+    db: &Option<PathBuf>,
+    req: &crate::harness::plan::Request,
+    plan: crate::harness::plan::Plan,
+    host: crate::topology::Host,
+) -> Result<Option<(RunRecord, Vec<ResultRecord>)>> {
+    let output = run::measure_planned(db, req, plan, host)?;
     if output.interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", output.run.id);
         return Ok(None);
@@ -326,10 +335,12 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
         }
         None => {
             let req = run::request(&a.run)?;
-            if !compares(&req) {
+            let host = host_snapshot()?;
+            let plan = planned_run(&a.run, &req, &host)?;
+            if !planned::compares(&plan) {
                 return Err(bad_input(WITHIN_NOTHING));
             }
-            match measured(db, &a.run, &req, host_snapshot()?)? {
+            match measured(db, &req, plan, host)? {
                 Some(got) => got,
                 None => return Ok(exit::INTERRUPTED),
             }
@@ -361,13 +372,6 @@ fn unmeasured(r: &ResultRecord) -> Line {
 
 const WITHIN_NOTHING: &str = "--within judges what one run compares, each against the first: give two or more \
      --config values, values of a --param (a,b) or --cmd commands (the first is the baseline)";
-
-/// Whether a run asked for compares anything: two configurations, or a
-/// parameter given several values (a list, or one per line as `--cmd` gives
-/// them).
-fn compares(req: &crate::harness::plan::Request) -> bool {
-    req.configs.len() > 1 || req.overrides.values().any(|v| v.contains(',') || v.contains('\n'))
-}
 
 /// Print the rows and the verdict's line; the exit status.
 fn verdict_out(rows: &[Line], lim: &Limits, what: &str) -> u8 {
@@ -432,16 +436,17 @@ fn one_line(v: &str) -> String {
     crate::model::params::one_line(v).into_owned()
 }
 
-/// `23.0 -> 46.1 ms (+100.2%, worse)`: the medians and their change.
+/// `23.0 -> 46.1 ms (+100.2%, 2.00x slower, worse)`: the medians and their
+/// change, in percent and as a factor.
 fn figures(base: &Cell, new: &Cell, unit: &str, change: Option<&Comparison>) -> String {
     let median = |c: &Cell| c.median.map(report::fmt_num).unwrap_or_else(|| c.status.as_str().to_string());
     let mut s = format!("{} -> {} {unit}", median(base), median(new));
     if let (Some(a), Some(b)) = (base.median, new.median) {
         if a != 0.0 {
             let way = match change.map(|c| c.speedup) {
-                Some(x) if x < 1.0 => ", worse",
-                Some(x) if x > 1.0 => ", better",
-                _ => "",
+                Some(x) if x < 1.0 => format!(", {}, worse", report::fmt_factor(x, unit)),
+                Some(x) if x > 1.0 => format!(", {}, better", report::fmt_factor(x, unit)),
+                _ => String::new(),
             };
             s.push_str(&format!(" ({:+.1}%{way})", (b / a - 1.0) * 100.0));
         }
@@ -468,5 +473,6 @@ fn summary(code: u8, rows: &[Line], lim: &Limits, what: &str) -> String {
     }
 }
 
+mod planned;
 #[cfg(test)]
 mod tests;

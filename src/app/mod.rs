@@ -43,6 +43,10 @@ pub fn main() -> ExitCode {
             None => <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|cli| Parsed::Cli(Box::new(cli), m)),
         }
     });
+    // `check`'s statuses are read by `git bisect run`, where 1 to 127 mean
+    // "bad": anything but a verdict stops the bisection instead.
+    let check = is_check(std::env::args_os().skip(1));
+    let refused = |code: u8| ExitCode::from(if check { exit::CHECK_REFUSED } else { code });
     let result = match parsed {
         Ok(Parsed::Cli(cli, m)) => with_run_flags(*cli, &m).and_then(dispatch),
         Ok(Parsed::Family(run, m)) => run(&m).map(|()| exit::OK),
@@ -50,10 +54,14 @@ pub fn main() -> ExitCode {
             // A value our parsers refused (`cli`): one line, like every bad input.
             if let Some(bad) = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<BadInput>()) {
                 eprintln!("kdelta: {bad}");
-                return ExitCode::from(exit::BAD_INPUT);
+                return refused(exit::BAD_INPUT);
+            }
+            if let Some(hint) = forgot_cmd(&e, std::env::args_os().skip(1)) {
+                eprintln!("kdelta: {hint}");
+                return refused(exit::BAD_INPUT);
             }
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { exit::BAD_INPUT } else { exit::OK });
+            return if e.use_stderr() { refused(exit::BAD_INPUT) } else { ExitCode::from(exit::OK) };
         }
     };
     match result {
@@ -66,9 +74,38 @@ pub fn main() -> ExitCode {
                     exit::FAILED
                 };
             eprintln!("kdelta: {}", one_line(&e));
-            ExitCode::from(code)
+            refused(code)
         }
     }
+}
+
+/// `kdelta run --cmd X` with no benchmark named: what to type instead.
+fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let sub = args.iter().find(|a| ["run", "check", "submit"].contains(&a.as_str()))?;
+    args.iter().any(|a| a == "--cmd" || a.starts_with("--cmd=")).then(|| {
+        format!("--cmd times a command with the cmd family, named first: kdelta {sub} cmd --cmd 'COMMAND' ...")
+    })
+}
+
+/// Whether the command line is `kdelta [GLOBAL OPTIONS] check ...`: its
+/// first word that is neither a global option nor `--db`'s value.
+fn is_check(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let mut args = args;
+    while let Some(a) = args.next() {
+        match a.to_str() {
+            Some("--db") => {
+                args.next();
+            }
+            Some(s) if s.starts_with("--db=") || s == "--init-schema" => {}
+            Some(s) => return s == "check",
+            None => return false,
+        }
+    }
+    false
 }
 
 /// The families' own subcommands (`kdelta loadfile`), which join the derived ones.
@@ -329,6 +366,18 @@ mod quote_tests {
         assert_eq!(super::shell_quote("a b"), "'a b'");
         assert_eq!(super::shell_quote("it's"), "'it'\\''s'");
         assert_eq!(super::shell_quote(""), "''");
+    }
+
+    #[test]
+    fn check_is_found_after_the_global_options() {
+        let is = |a: &[&str]| super::is_check(a.iter().map(std::ffi::OsString::from));
+        assert!(is(&["check", "--against", "x"]));
+        assert!(is(&["--db", "check.db", "check"]));
+        assert!(is(&["--db=x", "--init-schema", "check"]));
+        assert!(!is(&["--db", "check"]));
+        assert!(!is(&["run", "check"]));
+        assert!(!is(&["--help"]));
+        assert!(!is(&[]));
     }
 
     #[test]

@@ -76,8 +76,18 @@ fn profile_settings() -> Result<crate::measure::profile::ProfileSettings> {
 /// Plan, then measure and store the run on this host; a bad request is
 /// refused before the store is opened.
 pub(super) fn measure(db: &Option<PathBuf>, req: &Request, host: crate::topology::Host) -> Result<run::RunOutput> {
+    let plan = plan::plan(req, &host.topology, bench::registry())?;
+    measure_planned(db, req, plan, host)
+}
+
+/// [`measure`] of a plan already made (and judged) from `req`.
+pub(super) fn measure_planned(
+    db: &Option<PathBuf>,
+    req: &Request,
+    plan: plan::Plan,
+    host: crate::topology::Host,
+) -> Result<run::RunOutput> {
     let topo = host.topology.clone();
-    let plan = plan::plan(req, &topo, bench::registry())?;
     for item in &plan.items {
         if let Some(line) = item.bench.preamble(&item.params) {
             eprintln!("{}: {line}", item.info.name);

@@ -343,7 +343,8 @@ pub(crate) enum Command {
     /// A regression gate: run benchmarks (or take a stored run with --run)
     /// and judge each row against a baseline run. Exit status: 0 nothing
     /// regressed, 1 a row regressed, 125 a row that matters cannot be judged
-    /// (what `git bisect run` takes as "skip"), 2 bad input.
+    /// (what `git bisect run` takes as "skip"), 128 bad input or another
+    /// failure before a verdict (above 127: `git bisect run` stops).
     Check(CheckArgs),
     /// Serve a shared store's job queue on this host: register the host
     /// (its snapshot, labels and usable CPUs), then take one job at a time

@@ -156,6 +156,15 @@ pub(crate) fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Resu
             }
         }
         if !hit {
+            // `kdelta run 'gzip -1 f'`: a command where a benchmark goes.
+            let path = std::env::var("PATH").unwrap_or_default();
+            let program = sel.split_whitespace().next().unwrap_or_default();
+            if sel.contains(char::is_whitespace) || crate::sys::find_in_path(program, &path).is_some() {
+                return Err(bad_input(format!(
+                    "unknown benchmark {sel:?}: to time a command, name the cmd family: kdelta run cmd --cmd '{}'",
+                    sel.replace('\'', "'\\''")
+                )));
+            }
             let mut families: Vec<&str> = infos.iter().map(|i| i.family).collect();
             families.dedup();
             return Err(bad_input(format!(
@@ -191,6 +200,16 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
                         own.insert(name.to_string(), v.clone());
                     }
                 }
+            }
+        }
+        // `--warmup N` is the count of a benchmark's own warm-up runs
+        // (`cmd`): stored as its parameter, so every output says it.
+        if let Some(n) = req.warmup_runs {
+            let counted = |s: &crate::model::ParamSpec| {
+                s.name == "warmup" && matches!(s.kind, crate::model::params::ParamKind::Int { .. })
+            };
+            if info.params.iter().any(counted) {
+                own.entry("warmup".to_string()).or_insert_with(|| n.to_string());
             }
         }
         let points = crate::model::params::expand_open(&info.params, &own, req.quick, info.name, info.open)

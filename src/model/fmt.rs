@@ -52,9 +52,38 @@ pub(crate) fn fmt_pct(v: f64) -> String {
     }
 }
 
+/// A change as a factor, as hyperfine says "times faster": `5.75x slower`
+/// for a speedup (B against A, > 1 better) of 0.174. A time or a rate is
+/// faster or slower; another figure (a size, a count) better or worse.
+pub(crate) fn fmt_factor(speedup: f64, unit: &str) -> String {
+    if !speedup.is_finite() || speedup <= 0.0 {
+        return "-".into();
+    }
+    let speed = ["ns", "us", "ms", "s"].contains(&unit) || unit.ends_with("/s");
+    let (up, down) = if speed { ("faster", "slower") } else { ("better", "worse") };
+    if speedup >= 1.0 {
+        format!("{speedup:.2}x {up}")
+    } else {
+        format!("{:.2}x {down}", 1.0 / speedup)
+    }
+}
+
 /// Output of the commands that print only text or JSON (`simulate`, `place`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum TextOrJson {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_change_reads_as_a_factor_its_way() {
+        use super::fmt_factor;
+        assert_eq!(fmt_factor(1.0 / 5.75, "ms"), "5.75x slower");
+        assert_eq!(fmt_factor(2.0, "GB/s"), "2.00x faster");
+        assert_eq!(fmt_factor(1.0, "us"), "1.00x faster");
+        assert_eq!(fmt_factor(0.5, "KB"), "2.00x worse");
+        assert_eq!(fmt_factor(f64::NAN, "ms"), "-");
+    }
 }

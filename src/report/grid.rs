@@ -2,7 +2,7 @@
 
 use super::model::{GeoRow, Report, Row, Table};
 use super::remarks::{self, Entry};
-use super::{fmt_num, fmt_pct};
+use super::{fmt_factor, fmt_num, fmt_pct};
 use crate::model::record::Status;
 use crate::stats::modes::ModeChange;
 use crate::stats::rounds::Rounds;
@@ -137,8 +137,8 @@ fn figure(c: &super::model::Cell) -> String {
     }
 }
 
-/// A change not starred although its rank test passed: who, why, the
-/// change, and its rounds.
+/// A change beyond the threshold not starred: who, why, the change, and
+/// its rounds.
 type Held = (String, crate::stats::Withheld, f64, Option<Rounds>);
 
 /// What the rows of a comparison say beyond their cells, for the notes.
@@ -258,7 +258,13 @@ fn change_cell(t: &Table, r: &Row, i: usize, name: &str, said: &mut Said) -> (St
     }
     let star = if cmp.significant { " *" } else { "  " };
     let mark = if cmp.significant { Some(cmp.change_pct > 0.0) } else { None };
-    (format!("{}{star}", fmt_pct(cmp.change_pct)), mark)
+    (format!("{}{star}", change_text(cmp.change_pct, &r.unit)), mark)
+}
+
+/// `-82.6% (5.75x slower)`: a change in percent and as a factor, since a
+/// slowdown's percent never passes -100 %.
+fn change_text(change_pct: f64, unit: &str) -> String {
+    format!("{} ({})", fmt_pct(change_pct), fmt_factor(1.0 + change_pct / 100.0, unit))
 }
 
 /// `geomean lat (2 of 4 rows)`, its unit, each column's mean and the changes.
@@ -277,7 +283,10 @@ fn geomean_row(g: &GeoRow, with_params: bool, tail: bool) -> (Vec<String>, Vec<O
             row.push(String::new());
         }
         if i > 0 {
-            row.push(g.change_pct[i - 1].map(|c| format!("{}  ", fmt_pct(c))).unwrap_or_else(|| "-  ".into()));
+            let unit = g.unit.as_deref().unwrap_or_default();
+            row.push(
+                g.change_pct[i - 1].map(|c| format!("{}  ", change_text(c, unit))).unwrap_or_else(|| "-  ".into()),
+            );
             marks.push(None);
         }
     }
@@ -293,7 +302,7 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
         .map(|c| format!("{}: cpus {}", c.name, if c.cpus.is_empty() { "-" } else { &c.cpus }))
         .collect();
     notes.push(format!(
-        "change: + means {} is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval \
+        "change: + means {} is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5% interval \
          of the adjacent pairs' change lies beyond +-{threshold}%; otherwise |change| >= {threshold}% on the log scale (a slowdown and a speedup \
          of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes {threshold}% \
          its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy \
@@ -355,8 +364,9 @@ fn throttle_lines(t: &Table, verbose: bool) -> Vec<String> {
     hit
 }
 
-/// Why changes that passed the rank test are not starred: one line each
-/// (`verbose`), or one line naming them by kind.
+/// Why changes beyond the threshold are not starred (a withheld star, or
+/// too few samples or pairs to judge): one line each (`verbose`), or one
+/// line naming them by kind.
 fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
     let held = |r: &Option<Rounds>| r.as_ref().map(|r| r.describe()).unwrap_or_default();
     if verbose {
@@ -399,7 +409,7 @@ fn withheld_lines(withheld: &[Held], verbose: bool) -> Vec<String> {
         .collect();
     let changes = if withheld.len() == 1 { "change" } else { "changes" };
     vec![format!(
-        "not marked significant although the rank test passed: {} {changes} ({})",
+        "not marked significant although beyond the threshold: {} {changes} ({})",
         withheld.len(),
         parts.join("; ")
     )]

@@ -75,7 +75,7 @@ fn single<'a>(reports: &'a [Report], format: &str) -> Result<&'a Report> {
     }
 }
 
-pub(crate) use crate::model::fmt::{fmt_num, fmt_pct};
+pub(crate) use crate::model::fmt::{fmt_factor, fmt_num, fmt_pct};
 
 #[cfg(test)]
 mod tests;

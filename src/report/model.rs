@@ -34,7 +34,9 @@ pub(crate) struct Report {
 
 /// For each configuration whose results name a compared parameter
 /// ([`COMPARED_ON`]) with two values or more, a table with a column per value
-/// (the first the base), rows matched on the other parameters. A result
+/// (the first the base), rows matched on the other parameters; with one
+/// value, the same by the first parameter that varies (a swept placeholder:
+/// each value against the first, as hyperfine's parameter scans). A result
 /// that failed carries no extras: it takes its benchmark's compared
 /// parameter from the results of that configuration that name one, so a
 /// failed alternative is a failed column, never a missing one.
@@ -62,15 +64,27 @@ fn alternatives_tables(results: &[ResultRecord], opt: &CompareOptions) -> Vec<Ta
     for (config, param) in groups {
         let mine: Vec<&ResultRecord> =
             named.iter().filter(|(r, p)| r.config == config && *p == param).map(|(r, _)| *r).collect();
-        let mut values: Vec<&str> = Vec::new();
-        for r in &mine {
-            let v = r.params.0[param].as_str();
-            if !values.contains(&v) {
-                values.push(v);
+        let values_of = |param: &str| {
+            let mut values: Vec<&str> = Vec::new();
+            for r in &mine {
+                let v = r.params.0.get(param).map_or("", String::as_str);
+                if !values.contains(&v) {
+                    values.push(v);
+                }
             }
-        }
+            values
+        };
+        let mut values = values_of(param);
+        let mut param = param;
         if values.len() < 2 {
-            continue;
+            // One alternative, swept over another parameter (a placeholder
+            // of `cmd`, `--param level=1..9`): each value against the first.
+            let Some(swept) = mine[0].params.0.keys().find(|k| values_of(k).len() > 1) else { continue };
+            param = swept.as_str();
+            values = values_of(param);
+            if !mine.iter().all(|r| r.params.0.contains_key(param)) {
+                continue;
+            }
         }
         let columns = values
             .iter()

@@ -44,7 +44,7 @@ use super::modes::{self, ModeChange, ModeInput};
 use super::rounds::{self, Rounds};
 use super::speeds::{self, Speeds};
 use super::speedup;
-pub(crate) use super::speedup::{bootstrap_ci, mann_whitney_p, speedup_of, welch_p, CompareOptions};
+pub(crate) use super::speedup::{best_rank_p, bootstrap_ci, mann_whitney_p, speedup_of, welch_p, CompareOptions};
 use super::summary::median;
 use super::verdict::{self, Answer, Pair, PairedChange};
 use crate::model::record::ResultRecord;
@@ -105,6 +105,12 @@ pub(crate) enum Withheld {
     /// Workers fell into two speeds and no speed moved: the sides differ
     /// only in how many workers landed in each (`speeds`).
     SpeedMix,
+    /// Too few clean samples for the rank test to pass at all, whatever
+    /// the change (3 against 3, as `--runs 3` or `--quick` give).
+    FewSamples,
+    /// The sides took turns, and the interval of their pairs' change is too
+    /// wide to tell it from the threshold (too few pairs or workers).
+    WideInterval,
 }
 
 impl Withheld {
@@ -115,6 +121,8 @@ impl Withheld {
             Withheld::FewRounds => "too few rounds to judge",
             Withheld::NotInRounds => "held in too few rounds",
             Withheld::SpeedMix => "workers fell into two speeds, and neither speed moved",
+            Withheld::FewSamples => "too few clean samples to judge",
+            Withheld::WideInterval => "too few pairs to judge",
         }
     }
 }
@@ -187,6 +195,9 @@ pub(crate) fn compare_sides(
         c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
         c.significant = c.answer == Answer::Different;
         c.paired = Some(p);
+        if !c.significant && speedup::beyond_threshold(c.speedup, opt.threshold_pct) {
+            c.withheld = Some(Withheld::WideInterval);
+        }
         return Some(c);
     }
     c.significant = samples_pass(&c, known, opt);
@@ -207,6 +218,14 @@ pub(crate) fn compare_sides(
     if c.significant && why.is_some() {
         c.significant = false;
         c.withheld = why;
+    } else if !c.significant && speedup::beyond_threshold(c.speedup, opt.threshold_pct) {
+        // A change beyond the threshold that failed the rank test: say why
+        // when it could not have passed, or a side was disturbed.
+        c.withheld = if best_rank_p(a.len(), b.len()) >= opt.alpha {
+            Some(Withheld::FewSamples)
+        } else {
+            why.filter(|w| *w != Withheld::NotInRounds)
+        };
     }
     c.answer = if c.significant {
         Answer::Different

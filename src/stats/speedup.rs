@@ -99,6 +99,14 @@ pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
 }
 
+/// The smallest p-value the rank test can give with `n` and `m` samples:
+/// that of two sides that do not overlap at all.
+pub(crate) fn best_rank_p(n: usize, m: usize) -> f64 {
+    let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let b: Vec<f64> = (n..n + m).map(|i| i as f64).collect();
+    mann_whitney_p(&a, &b).unwrap_or(1.0)
+}
+
 /// Mann-Whitney U test, two-sided, normal approximation with tie correction
 /// and continuity correction. Needs at least 2 samples a side.
 pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {

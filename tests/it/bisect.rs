@@ -1,10 +1,14 @@
 //! `git bisect run kdelta check ...` finds the commit that made a program
 //! slower: a small repository whose fifth of eight commits triples the
 //! time of `work.sh`, a baseline measured at the first, and git driving
-//! `kdelta check` through the history by its exit statuses.
+//! `kdelta check` through the history by its exit statuses. Input check
+//! refuses (a typo in the label, another machine's baseline, a changed
+//! command) stops the bisection instead of naming a commit.
 
 use crate::common;
 use crate::common::Env;
+use kdelta::testing::stored::{write_run, Result as Stored};
+use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 
@@ -98,4 +102,61 @@ fn git_bisect_run_finds_the_commit_that_made_the_program_slower() {
         eprintln!("attempt {attempt}: the machine was too busy for check to judge every commit");
     }
     eprintln!("the machine stayed too busy to bisect: nothing wrong was named, nothing proven");
+}
+
+/// `git bisect run sh -c SCRIPT` from `good` to `bad`, as the README's
+/// one-liner runs it: whether git succeeded, and all it printed.
+fn bisect_script(e: &Env, repo: &Path, good: &str, bad: &str, script: &str) -> (bool, String) {
+    ok(e, repo, &["bisect", "start", bad, good]);
+    let out = git(e, repo).args(["bisect", "run", "sh", "-c", script]).output().expect("git bisect run");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    ok(e, repo, &["bisect", "reset"]);
+    (out.status.success(), text)
+}
+
+/// Each refusal of check stops `git bisect run` at its first step: git says
+/// the script failed and names no commit, whatever the history holds.
+#[test]
+fn a_refused_check_stops_git_bisect_run() {
+    let e = Env::new();
+    let (repo, ids) = history(&e);
+    let kdelta = assert_cmd::cargo::cargo_bin("kdelta");
+    let work = repo.join("work.sh");
+    // The baseline: measured at the first commit, and one from another machine.
+    let cmd = format!("sh {}", work.display());
+    let base =
+        common::Env::cmd(&e).args(["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]).output().unwrap();
+    assert!(base.status.success(), "{}", String::from_utf8_lossy(&base.stderr));
+    let other = json!({"cpu_model": "Imaginary CPU 9000", "topology": {"packages": [0], "cores": [{}], "cpus": [{}]}});
+    let samples = vec![20.0, 20.1, 19.9];
+    write_run(
+        &e.db(),
+        Some("elsewhere"),
+        other,
+        &[Stored { benchmark: "cmd.run".into(), samples, ..Default::default() }],
+    )
+    .unwrap();
+    let runs_before = stored_runs(&e);
+    let k = kdelta.display();
+    let w = work.display();
+    for (what, check) in [
+        ("a typo in the label", format!("{k} check cmd --cmd 'sh {w}' --runs 3 --against bsae")),
+        ("another machine's baseline", format!("{k} check cmd --cmd 'sh {w}' --runs 3 --against elsewhere")),
+        ("a changed command text", format!("{k} check cmd --cmd 'sh  {w}' --runs 3 --against base")),
+        ("a malformed flag", format!("{k} check cmd --cmd 'sh {w}' --runs three --against base")),
+    ] {
+        let script = format!("true >/dev/null || exit 125; {check}");
+        let (success, text) = bisect_script(&e, &repo, &ids[0], &ids[COMMITS - 1], &script);
+        assert!(!success, "{what}: git bisect run succeeded: {text}");
+        assert!(!text.contains("is the first bad commit"), "{what}: a commit was blamed: {text}");
+        assert!(text.contains("bisect run failed"), "{what}: {text}");
+        assert!(text.contains("exit code 128"), "{what}: {text}");
+    }
+    assert_eq!(stored_runs(&e), runs_before, "a refused check stores nothing");
+}
+
+fn stored_runs(e: &Env) -> usize {
+    let out = common::Env::cmd(e).args(["runs", "--json"]).output().unwrap();
+    common::json(&out.stdout).as_array().unwrap().len()
 }

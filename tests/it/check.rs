@@ -53,12 +53,12 @@ fn nothing_worse_exits_0_and_prints_a_line_per_row() {
 fn a_regression_in_either_direction_exits_1_naming_it() {
     let (code, out, err) = judged(&[time(10.0), rate(10.0)], &[time(20.0), rate(10.0)], &[]);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("demo.time [up]: 10.00 -> 20.00 ms (+100.0%, worse): regressed"), "{out}");
+    assert!(out.contains("demo.time [up]: 10.00 -> 20.00 ms (+100.0%, 2.00x slower, worse): regressed"), "{out}");
     assert!(out.lines().last().unwrap().starts_with("regressed: demo.time [up] (run 2 (new) against run 1 (base)"));
     // A rate halved is worse too.
     let (code, out, _) = judged(&[time(10.0), rate(10.0)], &[time(10.0), rate(5.0)], &[]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("demo.rate [up]: 10.00 -> 5.000 ms (-50.0%, worse): regressed"), "{out}");
+    assert!(out.contains("demo.rate [up]: 10.00 -> 5.000 ms (-50.0%, 2.00x slower, worse): regressed"), "{out}");
     // Within --max-regression: ok.
     let (code, out, _) = judged(&[time(10.0)], &[time(20.0)], &["--max-regression", "150"]);
     assert_eq!(code, 0, "{out}");
@@ -81,9 +81,9 @@ fn a_row_that_cannot_be_told_exits_125() {
 }
 
 #[test]
-fn bad_input_exits_2_with_one_line() {
+fn bad_input_exits_128_with_one_line() {
     let one_line = |(code, out, err): (i32, String, String)| {
-        assert_eq!(code, 2, "{out}{err}");
+        assert_eq!(code, 128, "{out}{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         err
     };
@@ -113,7 +113,7 @@ fn a_baseline_from_another_machine_is_refused_unless_any_host() {
     write_run(&e.db(), Some("base"), host("Imaginary CPU 9000"), &[time(10.0)]).unwrap();
     write_run(&e.db(), Some("new"), host("Other CPU 1"), &[time(10.0)]).unwrap();
     let (code, _, err) = kdelta(&e, &["check", "--run", "new", "--against", "base"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 128, "{err}");
     assert!(err.contains("run 1 (base) was measured on another machine (CPU model: Imaginary CPU 9000 vs Other CPU 1)"));
     assert!(err.contains("--any-host"), "{err}");
     let (code, out, err) = kdelta(&e, &["check", "--run", "new", "--against", "base", "--any-host"]);
@@ -124,7 +124,7 @@ fn a_baseline_from_another_machine_is_refused_unless_any_host() {
     let cmd = Stored { benchmark: "cmd.run".into(), ..time(10.0) };
     write_run(&e.db(), Some("cmd-base"), host("Imaginary CPU 9000"), &[cmd]).unwrap();
     let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true", "--runs", "3", "--against", "cmd-base"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 128, "{err}");
     assert!(err.contains("run 3 (cmd-base) was measured on another machine (CPU model: Imaginary CPU 9000 vs "));
     let (_, runs, _) = kdelta(&e, &["runs", "--json"]);
     assert_eq!(serde_json::from_str::<serde_json::Value>(&runs).unwrap().as_array().unwrap().len(), 3);
@@ -257,7 +257,7 @@ fn within_never_passes_a_failing_command() {
 fn within_refuses_a_run_that_compares_nothing() {
     let e = Env::new();
     let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", "sleep 0.01", "--runs", "3", "--within"]);
-    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(code, 128, "{out}{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("--within judges what one run compares"), "{err}");
     assert!(!e.db().exists(), "nothing runs, nothing is stored");
@@ -265,10 +265,57 @@ fn within_refuses_a_run_that_compares_nothing() {
     let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", "true", "--runs", "3"]);
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = kdelta(&e, &["check", "--run", "1", "--within"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 128, "{err}");
     assert!(err.contains("run 1: --within judges"), "{err}");
     // With a baseline as well: one or the other.
     let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true", "--within", "--against", "1"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 128, "{err}");
     assert!(err.contains("'--within' cannot be used with '--against"), "{err}");
+}
+
+fn stored_runs(e: &Env) -> usize {
+    let (_, runs, _) = kdelta(e, &["runs", "--json"]);
+    serde_json::from_str::<serde_json::Value>(&runs).map_or(0, |v| v.as_array().map_or(0, Vec::len))
+}
+
+/// Every refusal comes before anything runs or is stored: the store's run
+/// count is the same after each, and the status stops `git bisect run`.
+#[test]
+fn every_refusal_comes_before_anything_runs_or_is_stored() {
+    let e = Env::new();
+    let cmd = script(&e, "true\n");
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]);
+    assert_eq!(code, 0, "{err}");
+    let spaced = cmd.replacen(' ', "  ", 1);
+    for (args, says) in [
+        (
+            vec!["--cmd", &spaced, "--against", "base"],
+            format!("cmd.run cmd is {spaced:?} here, {cmd:?} in the baseline"),
+        ),
+        (vec!["--cmd", &cmd, "--warmup", "1", "--against", "base"], "warmup is \"1\" here, \"0\"".to_string()),
+        (vec!["--cmd", &cmd, "--against", "bsae"], "no run \"bsae\"".to_string()),
+        (vec!["--cmd", &cmd, "--max-regression", "lots", "--against", "base"], "lots".to_string()),
+        (vec!["--cmd", &cmd, "--within"], "--within judges what one run compares".to_string()),
+    ] {
+        let args = [&["check", "cmd", "--runs", "3"][..], &args].concat();
+        let (code, out, err) = kdelta(&e, &args);
+        assert_eq!(code, 128, "{args:?}: {out}{err}");
+        assert!(err.contains(&says), "{args:?}: {err}");
+        assert_eq!(stored_runs(&e), 1, "{args:?} stored a run");
+    }
+}
+
+/// `--within` judges a swept placeholder of one `cmd` command, each value
+/// against the first, live and on the stored run.
+#[test]
+fn within_judges_a_swept_placeholder() {
+    let e = Env::new();
+    let args = ["check", "cmd", "--cmd", "sleep {t}", "--param", "t=0.01,0.05", "--runs", "3", "--within"];
+    for args in [&args[..], &["check", "--run", "1", "--within"]] {
+        let (code, out, err) = kdelta(&e, args);
+        assert!(code == 1 || code == 125, "{args:?}: exit {code}: {out}{err}");
+        assert!(out.starts_with("cmd.run [t=0.05 vs t=0.01]: "), "{out}");
+        assert!(out.contains("x slower, worse)"), "{out}");
+    }
+    assert_eq!(stored_runs(&e), 1);
 }

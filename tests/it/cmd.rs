@@ -256,7 +256,13 @@ fn warmup_n_runs_the_command_n_times_first_in_each_worker() {
             if extra == 0 { warm == 0 } else { warm >= extra && warm % extra == 0 },
             "--warmup {warmup}: {lines} runs, {samples} samples"
         );
+        // The parameter every output shows is the count that ran.
+        assert_eq!(v["results"][0]["params"]["warmup"], warmup, "{}", v["results"][0]["params"]);
     }
+    // The text report's parameter line says it too.
+    let out = e.cmd().args(["run", "cmd", "--cmd", "true", "--runs", "3", "--warmup", "1"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("warmup=1") && !text.contains("warmup=0"), "{text}");
 }
 
 #[test]
@@ -373,4 +379,55 @@ fn compared_commands_take_turns_in_one_worker() {
     let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02", "--interleave", "workers"]);
     assert_eq!(code, 0, "{err}");
     assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
+}
+
+/// A name with capitals is a name (`Fast=`); one in capitals only is an
+/// environment assignment, and when that leaves no command to run, the
+/// refusal says how to name it.
+#[test]
+fn a_mixed_case_name_names_the_command() {
+    let e = Env::new();
+    let (code, v, err) = run(&e, &["--cmd", "Fast=true", "--cmd", "Slow=true"]);
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<&str> =
+        v["results"].as_array().unwrap().iter().filter_map(|r| r["params"]["cmd"].as_str()).collect();
+    assert_eq!(names, ["Fast", "Slow"], "{v}");
+    let e = Env::new();
+    refused(&e, &["--cmd", "FAST=gzip -1 -c /dev/null"], "spell FAST with a lower-case letter");
+}
+
+/// A command where a benchmark goes, or `--cmd` without the family: one
+/// line saying what to type, exit 2, nothing run.
+#[test]
+fn a_command_without_the_cmd_family_says_what_to_type() {
+    let e = Env::new();
+    for args in [&["run", "gzip -1 f"][..], &["run", "true"], &["run", "--cmd", "gzip -1 f"], &["run", "--cmd=true"]] {
+        let out = e.cmd().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(" cmd --cmd '"), "{args:?}: {err}");
+    }
+    assert!(!e.db().exists());
+}
+
+/// A sweep of a placeholder is compared against its first value, with the
+/// change as a factor; a change too few samples can star says why.
+#[test]
+fn a_sweep_is_compared_against_its_first_value_and_an_unstarred_change_says_why() {
+    let e = Env::new();
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--cmd", "sleep {t}", "--param", "t=0.01,0.05", "--runs", "3", "--config", "up"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("t=0.05") && text.contains("x slower)"), "{text}");
+    let starred = text.lines().any(|l| l.starts_with("cmd.run") && l.trim_end().ends_with('*'));
+    assert!(starred || text.contains("not marked significant although beyond the threshold: 1 change ("), "{text}");
+    let out = e.cmd().args(["compare", "1"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("nothing to compare"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("x slower)"));
 }

@@ -142,7 +142,7 @@ impl Benchmark for CmdRun {
                 "warmup",
                 ParamKind::Int { min: 0, max: 10_000 },
                 "0",
-                "untimed runs in each worker first (0: --warmup N, else none)",
+                "untimed runs in each worker first (--warmup N sets it)",
             ))
             .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: just inside the worker's)"))
             .param(ParamSpec::new(
@@ -188,6 +188,7 @@ impl Benchmark for CmdRun {
                 "{e} (read as --cmd NAME=COMMAND, named {name:?}; start it with `=` to run `{name}={}` as written)",
                 plan.text
             )),
+            None => assignment_hint(e, &plan.text),
             _ => e,
         })?;
         for c in [plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten() {
@@ -210,9 +211,9 @@ impl Benchmark for CmdRun {
         // Stored with every sample (`shell_wall_s_samples`): each worker
         // measures its own, so a sample is read against the cost taken off it.
         let shell = shell_cost(&plan.how, reaper)?;
-        // `--param warmup=N`, else `--warmup N` (hyperfine's count), else none.
-        let warmup = if plan.warmup > 0 { plan.warmup } else { s.warmup_runs().unwrap_or(0) };
-        for _ in 0..warmup {
+        // `--param warmup=N`, or `--warmup N` (hyperfine's count) made that
+        // parameter by the plan.
+        for _ in 0..plan.warmup {
             if let Some(c) = &plan.prepare {
                 must(exec::run(c, &plan.how, reaper)?, "prepare")?;
             }
@@ -383,6 +384,26 @@ fn first_program(text: &str) -> Option<String> {
     (plain && !RESERVED.contains(&first.as_str())).then_some(first)
 }
 
+/// `--cmd 'FAST=gzip -1'` is an assignment, then `-1`, not found: when the
+/// value assigned is a program, the refusal says how to name the command.
+fn assignment_hint(e: anyhow::Error, text: &str) -> anyhow::Error {
+    let first = text.split_whitespace().next().unwrap_or_default();
+    let path = std::env::var("PATH").unwrap_or_default();
+    match first.split_once('=') {
+        Some((var, value))
+            if is_assignment(first)
+                && e.to_string().ends_with("command not found")
+                && crate::sys::find_in_path(value, &path).is_some() =>
+        {
+            bad_input(format!(
+                "{e} ({var}= reads as an environment assignment; to name the command, spell {var} with a \
+                 lower-case letter)"
+            ))
+        }
+        _ => e,
+    }
+}
+
 fn is_assignment(w: &str) -> bool {
     w.split_once('=').is_some_and(|(n, _)| {
         n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -405,8 +426,12 @@ macro_rules! one {
 const FLAGS: [RunFlag; 9] = [
     RunFlag {
         arg: || {
-            flag("cmd", "A command to time (cmd family), [NAME=]COMMAND; several are compared")
-                .action(clap::ArgAction::Append)
+            flag(
+                "cmd",
+                "A command to time (cmd family), [NAME=]COMMAND; several are compared. NAME: letters, digits, _-. \
+                 (a NAME in capitals only, LANG=C, is an environment assignment)",
+            )
+            .action(clap::ArgAction::Append)
         },
         settings: spec::cmd_settings,
     },

@@ -12,11 +12,13 @@ pub(crate) const COMMANDS: &str = "commands";
 /// The value of a command parameter meaning "nothing" (no `--prepare`).
 pub(crate) const NONE: &str = "none";
 
-/// A `--cmd` value as (name, command): `fast=gzip -1 data` is named `fast`;
-/// a value is named only when what comes before its first `=` is a word of
-/// lower-case letters, digits, `_`, `-` and `.` starting with a letter, so
-/// `LANG=C sort data` (an assignment for the shell) is a command. A leading
-/// `=` says "no name": `=x=1 true` is the command `x=1 true`.
+/// A `--cmd` value as (name, command): `fast=gzip -1 data` is named `fast`,
+/// `Fast=...` `Fast`; a value is named when what comes before its first `=`
+/// is a word of letters, digits, `_`, `-` and `.` starting with a letter,
+/// unless it is all capitals, digits and `_` (`LANG=C sort data`: an
+/// environment variable, by the convention for their names, assigned for
+/// the shell), which leaves the value a command. A leading `=` says "no
+/// name": `=x=1 true` is the command `x=1 true`.
 pub(crate) fn named(v: &str) -> (Option<&str>, &str) {
     if let Some(rest) = v.strip_prefix('=') {
         return (None, rest);
@@ -29,8 +31,10 @@ pub(crate) fn named(v: &str) -> (Option<&str>, &str) {
 
 fn is_name(s: &str) -> bool {
     let mut c = s.chars();
-    c.next().is_some_and(|f| f.is_ascii_lowercase())
-        && c.all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || "_-.".contains(x))
+    let variable = s.chars().all(|x| x.is_ascii_uppercase() || x.is_ascii_digit() || x == '_');
+    !variable
+        && c.next().is_some_and(|f| f.is_ascii_alphabetic())
+        && c.all(|x| x.is_ascii_alphanumeric() || "_-.".contains(x))
 }
 
 /// The settings a list of `--cmd` values stands for: `cmd` with one line per
@@ -148,9 +152,14 @@ mod tests {
     }
 
     #[test]
-    fn names_are_lower_case_words_before_an_equals_sign() {
+    fn names_are_words_before_an_equals_sign_but_variables() {
         assert_eq!(named("fast=gzip -1 data"), (Some("fast"), "gzip -1 data"));
+        assert_eq!(named("Fast=gzip -1 data"), (Some("Fast"), "gzip -1 data"));
+        assert_eq!(named("gzipBest=gzip -9"), (Some("gzipBest"), "gzip -9"));
+        assert_eq!(named("X-1=true"), (Some("X-1"), "true"));
         assert_eq!(named("LANG=C sort data"), (None, "LANG=C sort data"));
+        assert_eq!(named("LC_ALL=C sort"), (None, "LC_ALL=C sort"));
+        assert_eq!(named("A1=x true"), (None, "A1=x true"));
         assert_eq!(named("=x=1 true"), (None, "x=1 true"));
         assert_eq!(named("gzip -9"), (None, "gzip -9"));
         assert_eq!(named("a b=c"), (None, "a b=c"));
@@ -195,7 +204,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn a_named_cmd_flag_round_trips(name in "[a-z][a-z0-9_.-]{0,8}", cmd in "[ -~]{1,30}") {
+        fn a_named_cmd_flag_round_trips(name in "[a-z][A-Za-z0-9_.-]{0,8}", cmd in "[ -~]{1,30}") {
             prop_assume!(!cmd.trim().is_empty());
             let s = cmd_settings(&[format!("{name}={cmd}")]).unwrap();
             prop_assert_eq!(&s[0].1, &name);

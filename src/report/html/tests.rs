@@ -136,7 +136,10 @@ fn every_section_is_present() {
     assert!(h.contains("<pre class=\"cmd\">kdelta run lat.syscall lat.pipe lat.ctx -c up</pre>"));
     // The tables as in the terminal: units, cv, changes with stars, geomeans.
     assert!(h.contains("<th>cv</th>") && h.contains("<th>change</th>") && h.contains("<th>unit</th>"));
-    assert!(h.contains("class=\"num better\">+16.6% *</td>"), "the significant lat.syscall change is marked");
+    assert!(
+        h.contains("class=\"num better\">+16.6% (1.17x faster) *</td>"),
+        "the significant lat.syscall change is marked"
+    );
     assert!(h.contains("<tr class=\"geo\">"));
     assert!(h.contains("* different: where the two sides took turns in one worker"), "the rule is stated");
     // Host snapshot and warnings.

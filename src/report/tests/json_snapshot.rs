@@ -52,7 +52,8 @@ fn json_of_a_comparison_of_two_configurations() {
               "p_mann_whitney": 0.08085559837341072,
               "p_welch": 0.000035096706832549174,
               "significant": false,
-              "speedup": 1.160220994475138
+              "speedup": 1.160220994475138,
+              "withheld": "few-samples"
             }
           ],
           "family": "lat",

@@ -11,23 +11,23 @@ fn markdown_comparison_of_two_configurations() {
 
 | benchmark | unit | up | cv | noht | cv | change |
 |:---|:---|---:|---:|---:|---:|---:|
-| lat.syscall | us | 0.2105 | 6.6% | 0.1805 | 0.6% | +16.6% * |
-| lat.pipe | us | 5.205 | 0.5% | 7.135 | 53.5% | -27.0% * |
+| lat.syscall | us | 0.2105 | 6.6% | 0.1805 | 0.6% | +16.6% (1.17x faster) * |
+| lat.pipe | us | 5.205 | 0.5% | 7.135 | 53.5% | -27.0% (1.37x slower) * |
 | lat.ctx | us | 1.505 | 1.6% | < 0.3100 | - | - |
 | lat.proc.exec | us | 410.9 | 0.5% | failed |  | - |
-| bw.mem.rd | MB/s | 10,000 | 2.7% | 10,400 | 1.0% | +4.0% |
-| bw.mem.wr | MB/s | 8005 | 0.3% | 9410 ? | 0.3% | +17.6% |
-| **geomean lat (2 of 4 rows)** | **us** | **1.047** |  | **1.135** |  | **-7.8%** |
-| **geomean bw (2 rows)** | **MB/s** | **8947** |  | **9893** |  | **+10.6%** |
+| bw.mem.rd | MB/s | 10,000 | 2.7% | 10,400 | 1.0% | +4.0% (1.04x faster) |
+| bw.mem.wr | MB/s | 8005 | 0.3% | 9410 ? | 0.3% | +17.6% (1.18x faster) |
+| **geomean lat (2 of 4 rows)** | **us** | **1.047** |  | **1.135** |  | **-7.8% (1.08x slower)** |
+| **geomean bw (2 rows)** | **MB/s** | **8947** |  | **9893** |  | **+10.6% (1.11x faster)** |
 
 - up: cpus 0
 - noht: cpus 0-1
-- change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjace\
-nt pairs' change lies beyond +-1%; otherwise \|change\| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney\
- p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rou\
-nds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the int\
-erval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is\
--better ratios first
+- change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.\
+5% interval of the adjacent pairs' change lies beyond +-1%; otherwise \|change\| >= 1% on the log scale (a slowdown and a speedup of one fa\
+ctor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of\
+ 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or mor\
+e; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geo\
+mean rows invert lower-is-better ratios first
 - ?: noisy, fewer clean samples than wanted even after retakes
 - parameters of lat.ctx: procs=2 size=16
 - parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -41,7 +41,7 @@ erval within +-1%) or unknown, counted on the answers line; cv: coefficient of v
 - bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 - lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
  moved: on one CPU, across CPUs
-- not marked significant although the rank test passed: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
+- not marked significant although beyond the threshold: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
  noisy: bw.mem.wr [noht])
 - (every remark of every result: --verbose, or kdelta show RUN --warnings)
 

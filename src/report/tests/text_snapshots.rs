@@ -9,25 +9,25 @@ fn text_comparison_of_two_configurations() {
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
-benchmark                  unit      up    cv      noht     cv    change
-------------------------------------------------------------------------
-lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
-lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
-lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
-lat.proc.exec              us     410.9  0.5%    failed              -
-bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%
-bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
-------------------------------------------------------------------------
-geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
-geomean bw (2 rows)        MB/s    8947            9893         +10.6%
+benchmark                  unit      up    cv      noht     cv                   change
+---------------------------------------------------------------------------------------
+lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% (1.17x faster) *
+lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% (1.37x slower) *
+lat.ctx                    us     1.505  1.6%  < 0.3100      -                      -
+lat.proc.exec              us     410.9  0.5%    failed                             -
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0% (1.04x faster)
+bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6% (1.18x faster)
+---------------------------------------------------------------------------------------
+geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8% (1.08x slower)
+geomean bw (2 rows)        MB/s    8947            9893         +10.6% (1.11x faster)
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent\
- pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p <\
- 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds \
-every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the interva\
-l within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-bet\
-ter ratios first
+change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
+ interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
+ alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
+suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; n\
+o star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean\
+ rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -41,7 +41,7 @@ outliers beyond 1.5 IQR in 1 of 11 results (worst: lat.syscall [up], 1 of 6 samp
 bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
  moved: on one CPU, across CPUs
-not marked significant although the rank test passed: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
+not marked significant although beyond the threshold: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
  noisy: bw.mem.wr [noht])
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
@@ -96,25 +96,25 @@ fn text_verbose_lists_every_remark_and_every_withheld_star() {
         r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
-benchmark                  unit      up    cv      noht     cv    change
-------------------------------------------------------------------------
-lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% *
-lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% *
-lat.ctx                    us     1.505  1.6%  < 0.3100      -       -
-lat.proc.exec              us     410.9  0.5%    failed              -
-bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%
-bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%
-------------------------------------------------------------------------
-geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8%
-geomean bw (2 rows)        MB/s    8947            9893         +10.6%
+benchmark                  unit      up    cv      noht     cv                   change
+---------------------------------------------------------------------------------------
+lat.syscall                us    0.2105  6.6%    0.1805   0.6%  +16.6% (1.17x faster) *
+lat.pipe                   us     5.205  0.5%     7.135  53.5%  -27.0% (1.37x slower) *
+lat.ctx                    us     1.505  1.6%  < 0.3100      -                      -
+lat.proc.exec              us     410.9  0.5%    failed                             -
+bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0% (1.04x faster)
+bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6% (1.18x faster)
+---------------------------------------------------------------------------------------
+geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8% (1.08x slower)
+geomean bw (2 rows)        MB/s    8947            9893         +10.6% (1.11x faster)
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent\
- pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p <\
- 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds \
-every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: same (the interva\
-l within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-bet\
-ter ratios first
+change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
+ interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
+ alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
+suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; n\
+o star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean\
+ rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -149,24 +149,24 @@ fn text_comparison_of_two_runs() {
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 run 13 "patched": 2024-05-02T09:30:00Z (incomplete), kdelta 0.1.0
 
-benchmark                  unit  run 12 (baseline) up    cv  run 13 (patched) up    cv    change
-------------------------------------------------------------------------------------------------
-lat.syscall                us                  0.2105  6.6%               0.1905  0.6%  +10.5% *
-lat.pipe                   us                   5.205  0.5%                5.205  0.4%   +0.0%
-lat.ctx                    us                   1.505  1.6%                1.405  1.0%   +7.1% *
-lat.proc.exec              us                   410.9  0.5%                    -             -
-bw.mem.rd                  MB/s                10,000  2.7%                    -             -
-bw.mem.wr                  MB/s                  8005  0.3%                    -             -
-------------------------------------------------------------------------------------------------
-geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8%
+benchmark                  unit  run 12 (baseline) up    cv  run 13 (patched) up    cv                   change
+---------------------------------------------------------------------------------------------------------------
+lat.syscall                us                  0.2105  6.6%               0.1905  0.6%  +10.5% (1.10x faster) *
+lat.pipe                   us                   5.205  0.5%                5.205  0.4%   +0.0% (1.00x faster)
+lat.ctx                    us                   1.505  1.6%                1.405  1.0%   +7.1% (1.07x faster) *
+lat.proc.exec              us                   410.9  0.5%                    -                            -
+bw.mem.rd                  MB/s                10,000  2.7%                    -                            -
+bw.mem.wr                  MB/s                  8005  0.3%                    -                            -
+---------------------------------------------------------------------------------------------------------------
+geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8% (1.06x faster)
 run 12 (baseline) up: cpus 0
 run 13 (patched) up: cpus 0
-change: + means run 13 (patched) up is better (speedup - 1); * different: where the two sides took turns in one worker, the 99.5% interval \
-of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), M\
-ann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; w\
-ith 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; no star: sa\
-me (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows inve\
-rt lower-is-better ratios first
+change: + means run 13 (patched) up is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one wo\
+rker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedu\
+p of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p <\
+ 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change i\
+s 2x or more; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean s\
+amples; geomean rows invert lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
@@ -191,16 +191,20 @@ fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
     );
     let lines: Vec<&str> = coloured.lines().collect();
     assert!(
-        lines.contains(&"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% *\x1b[0m"),
+        lines.contains(
+            &"lat.syscall                us    0.2105  6.6%    0.1805   0.6%  \x1b[32m+16.6% (1.17x faster) *\x1b[0m"
+        ),
         "better: green"
     );
     assert!(
-        lines.contains(&"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% *\x1b[0m"),
+        lines.contains(
+            &"lat.pipe                   us     5.205  0.5%     7.135  53.5%  \x1b[31m-27.0% (1.37x slower) *\x1b[0m"
+        ),
         "worse: red"
     );
     // Changes without a star stay plain, the withheld ones included.
-    assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0%"));
-    assert!(lines.contains(&"bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6%"));
+    assert!(lines.contains(&"bw.mem.rd                  MB/s  10,000  2.7%    10,400   1.0%   +4.0% (1.04x faster)"));
+    assert!(lines.contains(&"bw.mem.wr                  MB/s    8005  0.3%    9410 ?   0.3%  +17.6% (1.18x faster)"));
     assert!(lines.contains(&"\x1b[2mup: cpus 0\x1b[0m"), "notes under the table are dimmed");
     assert!(lines.contains(&"warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average"));
 }
