@@ -375,3 +375,24 @@ fn compared_commands_take_turns_in_one_worker() {
     assert_eq!(code, 0, "{err}");
     assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
 }
+
+/// `--output inherit` shows what the command writes, on kdelta's stdout and
+/// stderr (hyperfine's `--show-output`), piped or not.
+#[test]
+fn output_inherit_shows_the_commands_output() {
+    let e = Env::new();
+    let cmd = "echo kdelta-said-out; echo kdelta-said-err >&2";
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd, "--output", "inherit"])
+        .output()
+        .unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{se}");
+    assert!(so.contains("kdelta-said-out"), "stdout: {so}");
+    assert!(se.contains("kdelta-said-err"), "stderr: {se}");
+    // Without it, nothing of the command's is shown.
+    let out = e.cmd().args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd]).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && !all.contains("kdelta-said"), "{all}");
+}

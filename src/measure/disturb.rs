@@ -290,7 +290,8 @@ impl Probe {
             t.extend(threads(self.pid));
             if let Ok(d) = std::fs::read_dir("/proc") {
                 for pid in d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
-                    if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid) {
+                    // A zombie has no threads left to watch or profile.
+                    if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid && !s.zombie) {
                         t.extend(threads(pid));
                     }
                 }

@@ -511,7 +511,11 @@ impl Sampler {
         settings: &crate::measure::profile::ProfileSettings,
     ) -> Result<crate::measure::profile::Recorder> {
         let dir = self.settings.tmpdir.join(format!("profile-{}", nix::unistd::gettid()));
-        crate::measure::profile::Recorder::start(settings, &self.probe.tasks(), &dir)
+        // A whole-run benchmark's work runs in other tasks (children, client
+        // threads); this thread only starts and waits for it.
+        let exclude =
+            if self.probe.kind() == TaskKind::WholeRun { vec![nix::unistd::gettid().as_raw()] } else { vec![] };
+        crate::measure::profile::Recorder::start(settings, &self.probe.tasks(), &exclude, &dir)
     }
 
     fn keep_profile(&mut self, mut p: crate::model::profile::Profile, figures: Vec<f64>) {
