@@ -143,8 +143,37 @@ pub(super) fn cmd_profile(
     let (run, results) = load(&store, key)?;
     let name = format!("run {}", run.id);
     let (a, base) = pick_profiles(&name, &results, benchmark, pick)?;
+    let text = render(benchmark, &name, a, base, format)?;
+    match (dir, path) {
+        (Some(dir), Some(path)) => {
+            write_into_place(&dir, path, &text)?;
+            eprintln!("kdelta: wrote {} ({} bytes)", path.display(), text.len());
+        }
+        _ => {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                // A closed pipe (`| head`) ends the output, not kdelta with an error.
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(anyhow::Error::new(e).context("writing to stdout"));
+                }
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// What `kdelta profile` writes of profiled result `a` (against `base`),
+/// in `format`; `name` names the run.
+fn render(
+    benchmark: &str,
+    name: &str,
+    a: &crate::model::ResultRecord,
+    base: Option<&crate::model::ResultRecord>,
+    format: crate::cli::ProfileFormat,
+) -> Result<String> {
+    use crate::cli::ProfileFormat;
     let p = a.profile.as_ref().expect("a profiled result");
-    let text = match (format, base) {
+    Ok(match (format, base) {
         (ProfileFormat::Svg, Some(base)) => {
             let bp = base.profile.as_ref().expect("a profiled result");
             let (sa, b) = (side(a), side(base));
@@ -185,23 +214,7 @@ pub(super) fn cmd_profile(
             }
             s
         }
-    };
-    match (dir, path) {
-        (Some(dir), Some(path)) => {
-            write_into_place(&dir, path, &text)?;
-            eprintln!("kdelta: wrote {} ({} bytes)", path.display(), text.len());
-        }
-        _ => {
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                // A closed pipe (`| head`) ends the output, not kdelta with an error.
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(anyhow::Error::new(e).context("writing to stdout"));
-                }
-            }
-        }
-    }
-    Ok(exit::OK)
+    })
 }
 
 fn lines_text(lines: Vec<String>) -> String {
