@@ -303,6 +303,23 @@ impl Probe {
         t
     }
 
+    /// For a whole-run benchmark, its processes (this one and the others
+    /// of its process group, zombies left out); `None` for other kinds.
+    pub(crate) fn processes(&self) -> Option<Vec<i32>> {
+        if self.kind != TaskKind::WholeRun {
+            return None;
+        }
+        let mut p = vec![self.pid];
+        if let Ok(d) = std::fs::read_dir("/proc") {
+            for pid in d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+                if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid && !s.zombie) {
+                    p.push(pid);
+                }
+            }
+        }
+        Some(p)
+    }
+
     /// A snapshot before a sample: the clocks read last, next to the sample.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let mut s = self.read_kernel();

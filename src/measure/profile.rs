@@ -47,6 +47,14 @@ pub(crate) const TIME: Duration = Duration::from_millis(400);
 /// How long perf may take to start, acknowledge or write its file.
 const PERF_WAIT: Duration = Duration::from_secs(20);
 
+/// What `perf record` attaches to.
+pub(crate) enum Target {
+    /// These threads (`-t`).
+    Threads(Vec<i32>),
+    /// Every thread of these processes (`-p`).
+    Processes(Vec<i32>),
+}
+
 /// `perf record` attached to the measured tasks, sampling while enabled.
 pub(crate) struct Recorder {
     child: crate::child::Child,
@@ -64,7 +72,7 @@ impl Recorder {
     /// the samples of the threads in `exclude` are dropped when folded
     /// (their children's are kept). `dir` is made for perf's files, and
     /// removed by [`Recorder::finish`].
-    pub(crate) fn start(settings: &ProfileSettings, tasks: &[i32], exclude: &[i32], dir: &Path) -> Result<Recorder> {
+    pub(crate) fn start(settings: &ProfileSettings, target: &Target, exclude: &[i32], dir: &Path) -> Result<Recorder> {
         std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
         let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
         for p in [&ctl_path, &ack_path] {
@@ -76,10 +84,14 @@ impl Recorder {
         let ctl = open(&ctl_path).with_context(|| format!("opening {}", ctl_path.display()))?;
         let ack = open(&ack_path).with_context(|| format!("opening {}", ack_path.display()))?;
         let log = std::fs::File::create(dir.join("record.log"))?;
-        let tids: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+        let (flag, ids) = match target {
+            Target::Threads(t) => ("-t", t),
+            Target::Processes(p) => ("-p", p),
+        };
+        let ids: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
         let mut cmd = std::process::Command::new(&settings.perf);
         cmd.args(["record", "-q", "-e", &settings.event, "-F", &settings.hz.to_string()])
-            .args(["--call-graph", "dwarf", "-D", "-1", "--inherit", "-t", &tids.join(",")])
+            .args(["--call-graph", "dwarf", "-D", "-1", "--inherit", flag, &ids.join(",")])
             .arg("-o")
             .arg(dir.join("perf.data"))
             .arg("--control")
