@@ -254,7 +254,7 @@ mod tests {
         let c = profile("k;main;do_idle_[k] 10\nk;main;work 90\n");
         let d = profile("k;main;do_idle_[k] 60\nk;main;work 40\n");
         let s = differential(&c, &d, "t", "").unwrap().file();
-        assert!(!s.contains("no significant change"));
+        assert!(!s.contains("no significant change: no function"), "no caption when something changed");
         assert!(s.contains(GREY), "main did not change: grey");
     }
 
