@@ -8,6 +8,7 @@
 use super::stored::{load, open_existing};
 use super::*;
 use crate::report::html::Page;
+use crate::report::profile_tables::{compared_on, point, side};
 use crate::report::Renderer;
 
 pub(super) fn cmd_report(
@@ -110,31 +111,137 @@ pub(super) fn cmd_report_history(
 
 /// The directory `--out` writes into, after checking `path` names a file
 /// there that a page may replace (not a directory, FIFO or device).
-/// `kdelta profile RUN BENCHMARK [--config A [--against B]] -o FILE.svg`:
+/// Which stored profile `kdelta profile` draws: `--config`, `--against`
+/// and the `--param` point.
+pub(super) struct ProfilePick<'a> {
+    pub(super) config: Option<&'a str>,
+    pub(super) against: Option<&'a str>,
+    pub(super) param: &'a [crate::cli::Setting],
+}
+
+/// `kdelta profile RUN BENCHMARK [--config A [--against B]] [--format F] [-o FILE]`:
 /// one stored profile's flame graph, or the differential one from B to A,
-/// written as `report` writes its page.
+/// written as `report` writes its page; or their folded stacks or tables,
+/// to the file or to stdout.
 pub(super) fn cmd_profile(
     db: &Option<PathBuf>,
     key: &str,
     benchmark: &str,
-    config: Option<&str>,
-    against: Option<&str>,
-    param: &[crate::cli::Setting],
-    path: &Path,
+    pick: &ProfilePick,
+    format: crate::cli::ProfileFormat,
+    path: Option<&Path>,
 ) -> Result<u8> {
-    let dir = output_dir(path)?;
+    use crate::cli::ProfileFormat;
+    let dir = match (path, format) {
+        (Some(p), _) => Some(output_dir(p)?),
+        (None, ProfileFormat::Svg) => {
+            return Err(bad_input("--format svg needs --out FILE.svg (folded and text may go to stdout)".to_string()))
+        }
+        (None, _) => None,
+    };
     let store = open_existing(db)?;
     let (run, results) = load(&store, key)?;
     let name = format!("run {}", run.id);
+    let (a, base) = pick_profiles(&name, &results, benchmark, pick)?;
+    let text = render(benchmark, &name, a, base, format)?;
+    match (dir, path) {
+        (Some(dir), Some(path)) => {
+            write_into_place(&dir, path, &text)?;
+            eprintln!("kdelta: wrote {} ({} bytes)", path.display(), text.len());
+        }
+        _ => {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                // A closed pipe (`| head`) ends the output, not kdelta with an error.
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(anyhow::Error::new(e).context("writing to stdout"));
+                }
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// What `kdelta profile` writes of profiled result `a` (against `base`),
+/// in `format`; `name` names the run.
+fn render(
+    benchmark: &str,
+    name: &str,
+    a: &crate::model::ResultRecord,
+    base: Option<&crate::model::ResultRecord>,
+    format: crate::cli::ProfileFormat,
+) -> Result<String> {
+    use crate::cli::ProfileFormat;
+    let p = a.profile.as_ref().expect("a profiled result");
+    Ok(match (format, base) {
+        (ProfileFormat::Svg, Some(base)) => {
+            let bp = base.profile.as_ref().expect("a profiled result");
+            let (sa, b) = (side(a), side(base));
+            crate::report::flame::differential(
+                bp,
+                p,
+                &format!("{benchmark}: {b} -> {sa} ({name})"),
+                &format!(
+                    "{} samples under {sa}, {} under {b}; red: a larger share under {sa}, blue: a smaller one",
+                    p.samples, bp.samples
+                ),
+            )?
+            .file()
+        }
+        (ProfileFormat::Svg, None) => crate::report::flame::flame(
+            p,
+            &format!("{benchmark} [{}] ({name})", side(a)),
+            &format!("{} {} samples at {} Hz", p.samples, p.event, p.hz),
+        )?
+        .file(),
+        (ProfileFormat::Folded, Some(base)) => {
+            lines_text(crate::report::flame::differential_folded(base.profile.as_ref().expect("profiled"), p)?)
+        }
+        (ProfileFormat::Folded, None) => lines_text(crate::report::flame::folded(p)),
+        (ProfileFormat::Text, base) => {
+            use crate::report::profile_tables as t;
+            let mut s = String::new();
+            if let Some(base) = base {
+                let bp = base.profile.as_ref().expect("profiled");
+                s.push_str(&t::top_text(bp, &format!("{benchmark} [{}] ({name})", side(base)), t::TOP));
+                s.push('\n');
+            }
+            s.push_str(&t::top_text(p, &format!("{benchmark} [{}] ({name})", side(a)), t::TOP));
+            if let Some(base) = base {
+                s.push('\n');
+                let bp = base.profile.as_ref().expect("profiled");
+                s.push_str(&t::changes_text(bp, p, &side(base), &side(a), t::TOP));
+            }
+            s
+        }
+    })
+}
+
+fn lines_text(lines: Vec<String>) -> String {
+    let mut s = lines.join("\n");
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// The profiled result `pick` names in `results` (`name`: the run, for
+/// messages), and the one `--against` names: each refusal in one line.
+fn pick_profiles<'r>(
+    name: &str,
+    results: &'r [crate::model::ResultRecord],
+    benchmark: &str,
+    pick: &ProfilePick,
+) -> Result<(&'r crate::model::ResultRecord, Option<&'r crate::model::ResultRecord>)> {
     let of_bench: Vec<&crate::model::ResultRecord> = results
         .iter()
         .filter(|r| r.benchmark == benchmark)
-        .filter(|r| param.iter().all(|s| r.params.0.get(&s.name).map(String::as_str) == Some(s.value.as_str())))
+        .filter(|r| pick.param.iter().all(|s| r.params.0.get(&s.name).map(String::as_str) == Some(s.value.as_str())))
         .collect();
     if of_bench.is_empty() {
         let mut names: Vec<&str> = results.iter().map(|r| r.benchmark.as_str()).collect();
         names.dedup();
-        let what = if param.is_empty() { String::new() } else { " at the --param point given".to_string() };
+        let what = if pick.param.is_empty() { String::new() } else { " at the --param point given".to_string() };
         return Err(bad_input(format!(
             "{name} has no result of {benchmark}{what}: it holds {}",
             if names.is_empty() { "no results".to_string() } else { names.join(", ") }
@@ -146,7 +253,9 @@ pub(super) fn cmd_profile(
             "{name} has no profile of {benchmark}: it was measured without --profile (kdelta run {benchmark} --profile ...)"
         )));
     }
-    let mut points: Vec<String> = profiled.iter().map(|r| r.params.display()).collect();
+    // The point, less the parameter its sides are compared on (`cmd`'s
+    // commands): the sides are configurations, or that parameter's values.
+    let mut points: Vec<String> = profiled.iter().map(|r| point(r).display()).collect();
     points.sort();
     points.dedup();
     if points.len() > 1 {
@@ -156,47 +265,52 @@ pub(super) fn cmd_profile(
             points.join("; ")
         )));
     }
-    let configs: Vec<&str> = profiled.iter().map(|r| r.config.as_str()).collect();
-    let pick = |c: &str, flag: &str| {
-        profiled.iter().copied().find(|r| r.config == c).ok_or_else(|| {
-            bad_input(format!(
+    let sides: Vec<String> = profiled.iter().map(|r| side(r)).collect();
+    let find = |c: &str, flag: &str| {
+        let hits: Vec<&crate::model::ResultRecord> = profiled.iter().copied().filter(|r| names_side(r, c)).collect();
+        match hits.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(bad_input(format!(
                 "{flag} {c}: {name} has no profile of {benchmark} under {c}; it has: {}",
-                configs.join(", ")
-            ))
-        })
+                sides.join(", ")
+            ))),
+            _ => Err(bad_input(format!(
+                "{flag} {c}: {name} has {} profiles of {benchmark} under {c}; name one of: {}",
+                hits.len(),
+                sides.join(", ")
+            ))),
+        }
     };
-    let a = match config {
-        Some(c) => pick(c, "--config")?,
+    let a = match pick.config {
+        Some(c) => find(c, "--config")?,
         None => profiled[0],
     };
-    let p = a.profile.as_ref().expect("a profiled result");
-    let title = format!("{benchmark} [{}] ({name})", a.config);
-    let svg = match against {
-        Some(b) if b == a.config => {
+    let base = match pick.against {
+        Some(b) if names_side(a, b) => {
             return Err(bad_input(format!(
                 "--against {b} is --config itself: give another configuration ({})",
-                configs.join(", ")
+                sides.join(", ")
             )))
         }
-        Some(b) => {
-            let base = pick(b, "--against")?;
-            let bp = base.profile.as_ref().expect("a profiled result");
-            crate::report::flame::differential(
-                bp,
-                p,
-                &format!("{benchmark}: {b} -> {} ({name})", a.config),
-                &format!(
-                    "{} samples under {}, {} under {b}; red: a larger share under {}, blue: a smaller one",
-                    p.samples, a.config, bp.samples, a.config
-                ),
-            )?
-        }
-        None => crate::report::flame::flame(p, &title, &format!("{} {} samples at {} Hz", p.samples, p.event, p.hz))?,
+        Some(b) => Some(find(b, "--against")?),
+        None => None,
     };
-    let svg = svg.file();
-    write_into_place(&dir, path, &svg)?;
-    eprintln!("kdelta: wrote {} ({} bytes)", path.display(), svg.len());
-    Ok(exit::OK)
+    Ok((a, base))
+}
+
+/// Whether `given` (`--config`, `--against`) names `r`'s side: its
+/// configuration, or the compared parameter's value (`fast`, `cmd=fast`).
+fn names_side(r: &crate::model::ResultRecord, given: &str) -> bool {
+    if r.config == given || side(r) == given {
+        return true;
+    }
+    match compared_on(r) {
+        Some(on) => {
+            let v = &r.params.0[on];
+            given == v || given.strip_prefix(on).and_then(|x| x.strip_prefix('=')) == Some(v.as_str())
+        }
+        None => false,
+    }
 }
 
 fn output_dir(path: &Path) -> Result<PathBuf> {

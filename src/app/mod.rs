@@ -285,8 +285,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         }
         Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Profile { run, benchmark, config, against, param, out: path } => {
-            html::cmd_profile(&cli.db, &run, &benchmark, config.as_deref(), against.as_deref(), &param, &path)
+        Command::Profile { run, benchmark, config, against, param, format, out: path } => {
+            let pick = html::ProfilePick { config: config.as_deref(), against: against.as_deref(), param: &param };
+            html::cmd_profile(&cli.db, &run, &benchmark, &pick, format, path.as_deref())
         }
         Command::Report { history, select, search, out: path, title, .. } if !history.is_empty() => {
             html::cmd_report_history(&cli.db, &history, &select, &search, &path, title)

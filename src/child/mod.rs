@@ -188,6 +188,7 @@ pub(crate) struct Stopped {
 impl Child {
     /// Take charge of child `pid`, started some other way and not yet reaped.
     pub(crate) fn adopt(pid: Pid) -> Child {
+        held_children().push(pid.as_raw());
         Child { pid, group: false, signal: Signal::SIGTERM, grace: GRACE, status: None }
     }
 
@@ -252,6 +253,7 @@ impl Child {
             let r = unsafe { libc::waitpid(self.pid.as_raw(), &mut raw, if block { 0 } else { libc::WNOHANG }) };
             if r == self.pid.as_raw() {
                 self.status = Some(ExitStatus::from_raw(raw));
+                held_children().retain(|&p| p != r);
                 return Ok(self.status);
             }
             if r == 0 {
@@ -315,6 +317,15 @@ pub(crate) fn stop_all(children: &mut [Child]) -> Vec<Result<Stopped>> {
     out.into_iter().map(|o| o.expect("every child answered")).collect()
 }
 
+/// The children a [`Child`] holds and has not reaped: [`Subreaper::end_orphans`]
+/// leaves them alone (a profiler started before the measured command,
+/// reaped by its own holder).
+static HELD: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn held_children() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    HELD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// This process as a child subreaper (prctl(2) `PR_SET_CHILD_SUBREAPER`)
 /// for as long as any such value lives: orphaned descendants become its
 /// children instead of init's. Dropping the last one clears the attribute
@@ -360,57 +371,60 @@ impl Subreaper {
         in_flight().retain(|&p| p != pid);
     }
 
-    /// SIGKILL every child of this process and reap it, again until none is
-    /// left (a dying child's own children become ours): how many there were.
-    /// Children in flight ([`Subreaper::spawn`]) are left alone. Call it when
-    /// every other child this process still means to keep has been reaped;
-    /// with none in flight, `waitpid(-1)` first tells, in one system call,
-    /// whether any is left.
+    /// SIGKILL every child of this process that no [`Child`] holds and that
+    /// is not in flight ([`Subreaper::spawn`]), and reap it, again until none
+    /// is left (a dying child's own children become ours): how many there
+    /// were. Call it when every child this process still means to keep has
+    /// been reaped, is held by a [`Child`] or is in flight; waitid(2) first
+    /// tells, in one system call, whether any child is left.
     pub(crate) fn end_orphans(&self) -> usize {
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() };
-        let flying = in_flight();
-        if !flying.is_empty() {
-            return end_all_but(me, &flying);
-        }
         let mut ended = 0;
         loop {
-            let mut raw = 0;
-            // SAFETY: `raw` is valid for writes. An exited child is reaped
-            // here; 0 means children are left and still running.
-            match unsafe { libc::waitpid(-1, &mut raw, libc::WNOHANG) } {
-                r if r > 0 => ended += 1,
-                0 => {
-                    for pid in crate::sys::task::children_of(me) {
-                        // Our unreaped child: the id is still its own.
-                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                    }
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-                _ => return ended, // ECHILD: none left.
+            if !any_child() {
+                return ended;
+            }
+            let held = held_children().clone();
+            // Held while the orphans are told apart and killed, so that no
+            // command another thread starts meanwhile is taken for one.
+            let flying = in_flight();
+            let orphans: Vec<i32> = crate::sys::task::children_of(me)
+                .into_iter()
+                .filter(|p| !held.contains(p) && !flying.contains(p))
+                .collect();
+            if orphans.is_empty() {
+                return ended;
+            }
+            for &pid in &orphans {
+                // Our unreaped child: the id is still its own.
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            for pid in orphans {
+                let mut raw = 0;
+                // SAFETY: `raw` is valid for writes; `pid` is our child, killed.
+                while unsafe { libc::waitpid(pid, &mut raw, 0) } < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {}
+                ended += 1;
             }
         }
     }
 }
 
-/// [`Subreaper::end_orphans`] with children in flight: each other child of
-/// `me` is killed and reaped by its own id, again until none is left.
-fn end_all_but(me: i32, keep: &[i32]) -> usize {
-    let mut ended = 0;
+/// Whether this process has any child, running or ended, without reaping
+/// one (waitid(2) with `WNOWAIT`).
+fn any_child() -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value of this plain C struct.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     loop {
-        let left: Vec<i32> = crate::sys::task::children_of(me).into_iter().filter(|p| !keep.contains(p)).collect();
-        if left.is_empty() {
-            return ended;
+        // SAFETY: `info` is valid for writes; the flags leave every child as it is.
+        let r = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+        if r == 0 {
+            return true;
         }
-        for pid in left {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-            let mut raw = 0;
-            // SAFETY: `raw` is valid for writes; `pid` is our child.
-            while unsafe { libc::waitpid(pid, &mut raw, 0) } < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {}
-            ended += 1;
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false; // ECHILD: none.
         }
     }
 }

@@ -68,6 +68,17 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// What `kdelta profile` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProfileFormat {
+    /// A flame graph (SVG).
+    Svg,
+    /// Folded stacks, one `stack COUNT` line each.
+    Folded,
+    /// The top functions (and the change table with --against).
+    Text,
+}
+
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Show the machine as kdelta sees it: packages, cores, SMT siblings, caches,
@@ -230,7 +241,11 @@ pub(crate) enum Command {
     /// configuration's (--config, default the first profiled), or with
     /// --against B the differential one from B to --config's (red: a larger
     /// share of samples under --config, blue: a smaller one). The SVG keeps
-    /// inferno's search and zoom script; it reads without it.
+    /// inferno's search and zoom script; it reads without it. `--format
+    /// folded` writes the folded stacks instead (`stack COUNT`, or with
+    /// --against `stack A B`, for FlameGraph, inferno and speedscope);
+    /// `--format text` the top functions by share (and with --against each
+    /// function's share under both and the change).
     Profile {
         /// A run id or label.
         run: String,
@@ -245,9 +260,12 @@ pub(crate) enum Command {
         /// The point, when the benchmark has several (NAME=VALUE, repeatable).
         #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
         param: Vec<Setting>,
-        /// Output file.
-        #[arg(long, short = 'o', value_name = "FILE.svg")]
-        out: PathBuf,
+        /// What is written: the flame graph, the folded stacks or the tables.
+        #[arg(long, value_enum, default_value = "svg")]
+        format: ProfileFormat,
+        /// Output file (needed for svg; folded and text go to stdout without it).
+        #[arg(long, short = 'o', visible_alias = "output", value_name = "FILE.svg")]
+        out: Option<PathBuf>,
     },
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.

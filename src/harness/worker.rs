@@ -268,12 +268,15 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
     std::fs::write(job_path, serde_json::to_vec(job)?).with_context(|| format!("writing {}", job_path.display()))?;
     let _ = std::fs::remove_file(&job.result_path);
     let exe = std::env::current_exe().context("finding kdelta's own executable")?;
+    // `--output inherit`: what the measured command writes is shown, its
+    // stdout on kdelta's, its stderr (the worker's) copied to kdelta's.
+    let passthrough = job.points.iter().any(|p| p.params.0.get("output").is_some_and(|o| o == "inherit"));
     let mut child = Command::new(exe);
     child
         .arg("__worker")
         .arg(job_path)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(if passthrough { Stdio::inherit() } else { Stdio::null() })
         .stderr(Stdio::piped())
         .process_group(0);
     // SIGKILL when this thread ends, until the worker has its watchdog: the
@@ -302,10 +305,24 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
     };
     let mut stderr = child.stderr.take().expect("piped stderr");
     let err_reader = std::thread::spawn(move || {
+        // The first MiB is kept; the rest is drained so the worker never
+        // blocks on a full pipe.
         let mut buf = Vec::new();
-        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut buf);
-        // Drain the rest so the worker never blocks on a full pipe.
-        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        let mut chunk = [0u8; 16384];
+        loop {
+            match stderr.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if passthrough {
+                        let _ = std::io::Write::write_all(&mut std::io::stderr(), &chunk[..n]);
+                    }
+                    let room = (1usize << 20).saturating_sub(buf.len());
+                    buf.extend_from_slice(&chunk[..n.min(room)]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
         buf
     });
     let (waited, killed) = wait(pid, timeout, interrupted);

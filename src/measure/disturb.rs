@@ -309,7 +309,8 @@ impl Probe {
             t.extend(threads(self.pid));
             if let Ok(d) = std::fs::read_dir("/proc") {
                 for pid in d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
-                    if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid) {
+                    // A zombie has no threads left to watch or profile.
+                    if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid && !s.zombie) {
                         t.extend(threads(pid));
                     }
                 }
@@ -319,6 +320,23 @@ impl Probe {
         t.sort_unstable();
         t.dedup();
         t
+    }
+
+    /// For a whole-run benchmark, its processes (this one and the others
+    /// of its process group, zombies left out); `None` for other kinds.
+    pub(crate) fn processes(&self) -> Option<Vec<i32>> {
+        if self.kind != TaskKind::WholeRun {
+            return None;
+        }
+        let mut p = vec![self.pid];
+        if let Ok(d) = std::fs::read_dir("/proc") {
+            for pid in d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+                if pid != self.pid && task::stat(pid).is_some_and(|s| s.pgrp == self.pgid && !s.zombie) {
+                    p.push(pid);
+                }
+            }
+        }
+        Some(p)
     }
 
     /// A snapshot before a sample: the clocks read last, next to the sample.

@@ -4,7 +4,8 @@
 //! A [`Recorder`] attaches `perf record` to the measured tasks (the
 //! measuring thread, the peers a benchmark names, for a whole-run benchmark
 //! every thread of the worker; their children and threads made later are
-//! followed, as perf's events are inherited), created disabled and enabled
+//! followed, as perf's events are inherited: `--inherit`, which `-t` would
+//! otherwise turn off), created disabled and enabled
 //! through perf's control FIFO only once perf has acknowledged, so the
 //! profile covers the profiled samples and nothing of perf's own start.
 //! Kernel frames come from the kernel's call chains, symbolised from
@@ -46,6 +47,14 @@ pub(crate) const TIME: Duration = Duration::from_millis(400);
 /// How long perf may take to start, acknowledge or write its file.
 const PERF_WAIT: Duration = Duration::from_secs(20);
 
+/// What `perf record` attaches to.
+pub(crate) enum Target {
+    /// These threads (`-t`).
+    Threads(Vec<i32>),
+    /// Every thread of these processes (`-p`).
+    Processes(Vec<i32>),
+}
+
 /// `perf record` attached to the measured tasks, sampling while enabled.
 pub(crate) struct Recorder {
     child: crate::child::Child,
@@ -53,12 +62,17 @@ pub(crate) struct Recorder {
     ack: std::fs::File,
     dir: PathBuf,
     settings: ProfileSettings,
+    /// Threads whose samples are left out: the harness thread of a
+    /// whole-run benchmark, which only starts and waits for the work.
+    exclude: Vec<i32>,
 }
 
 impl Recorder {
-    /// Attach `perf record` to `tasks` (thread ids) and start sampling.
-    /// `dir` is made for perf's files, and removed by [`Recorder::finish`].
-    pub(crate) fn start(settings: &ProfileSettings, tasks: &[i32], dir: &Path) -> Result<Recorder> {
+    /// Attach `perf record` to `tasks` (thread ids) and start sampling;
+    /// the samples of the threads in `exclude` are dropped when folded
+    /// (their children's are kept). `dir` is made for perf's files, and
+    /// removed by [`Recorder::finish`].
+    pub(crate) fn start(settings: &ProfileSettings, target: &Target, exclude: &[i32], dir: &Path) -> Result<Recorder> {
         std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
         let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
         for p in [&ctl_path, &ack_path] {
@@ -70,10 +84,14 @@ impl Recorder {
         let ctl = open(&ctl_path).with_context(|| format!("opening {}", ctl_path.display()))?;
         let ack = open(&ack_path).with_context(|| format!("opening {}", ack_path.display()))?;
         let log = std::fs::File::create(dir.join("record.log"))?;
-        let tids: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+        let (flag, ids) = match target {
+            Target::Threads(t) => ("-t", t),
+            Target::Processes(p) => ("-p", p),
+        };
+        let ids: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
         let mut cmd = std::process::Command::new(&settings.perf);
         cmd.args(["record", "-q", "-e", &settings.event, "-F", &settings.hz.to_string()])
-            .args(["--call-graph", "dwarf", "-D", "-1", "-t", &tids.join(",")])
+            .args(["--call-graph", "dwarf", "-D", "-1", "--inherit", flag, &ids.join(",")])
             .arg("-o")
             .arg(dir.join("perf.data"))
             .arg("--control")
@@ -82,7 +100,8 @@ impl Recorder {
             .stdout(log.try_clone()?)
             .stderr(log);
         let child = crate::child::spawn(&mut cmd).with_context(|| format!("starting {}", settings.perf.display()))?;
-        let mut r = Recorder { child, ctl, ack, dir: dir.to_path_buf(), settings: settings.clone() };
+        let mut r =
+            Recorder { child, ctl, ack, dir: dir.to_path_buf(), settings: settings.clone(), exclude: exclude.to_vec() };
         r.command("enable")?;
         Ok(r)
     }
@@ -142,26 +161,82 @@ impl Recorder {
             Some(st) => bail!("perf record ended ({}){}", crate::child::describe(st), self.log_tail()),
             None => bail!("perf record did not end within {} s of SIGINT", PERF_WAIT.as_secs()),
         }
-        let out = std::process::Command::new(&self.settings.perf)
+        // In a process group of its own: the addr2line helpers perf script
+        // starts for inlined names may outlive it, and go with the group.
+        let mut script = std::process::Command::new(&self.settings.perf)
             .arg("script")
             .arg("-i")
             .arg(self.dir.join("perf.data"))
             .args(["-F", "comm,pid,tid,event,ip,sym,dso"])
             .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
-            .output()
+            .process_group(0)
+            .spawn()
             .context("running perf script")?;
+        let pgid = script.id() as i32;
+        let mut text = Vec::new();
+        let read = script.stdout.take().map(|mut o| o.read_to_end(&mut text));
+        let status = script.wait();
+        end_group(pgid);
+        read.transpose().context("reading perf script's output")?;
+        let out = std::process::Output {
+            status: status.context("waiting for perf script")?,
+            stdout: text,
+            stderr: Vec::new(),
+        };
         if !out.status.success() {
             bail!("perf script failed ({})", crate::child::describe(out.status));
         }
         let mut p =
             Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
-        p.add_folded(&fold(&out.stdout)?);
+        p.add_folded(&fold(&without_tasks(&out.stdout, &self.exclude))?);
         Ok(p)
     }
 }
 
-use std::os::unix::process::ExitStatusExt;
+/// `perf script` output without the samples of the threads in `tids`
+/// (a sample is a header line `comm pid/tid event:` and its frames, up to
+/// a blank line).
+pub(crate) fn without_tasks(script: &[u8], tids: &[i32]) -> Vec<u8> {
+    if tids.is_empty() {
+        return script.to_vec();
+    }
+    let mut out = Vec::with_capacity(script.len());
+    let mut keep = true;
+    for line in script.split_inclusive(|&b| b == b'\n') {
+        if !line.starts_with(b"\t") && !line.iter().all(u8::is_ascii_whitespace) {
+            keep = sample_tid(line).map_or(true, |t| !tids.contains(&t));
+        }
+        if keep {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// The thread id of a sample's header line (`comm pid/tid event:`; comm
+/// may hold spaces, so the field is found from the event's end).
+fn sample_tid(header: &[u8]) -> Option<i32> {
+    let text = String::from_utf8_lossy(header);
+    text.split_whitespace().rev().find_map(|w| w.split_once('/').and_then(|(_, t)| t.parse().ok()))
+}
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+/// SIGKILL process group `pgid` (a helper's, its leader already reaped) and
+/// reap those of its members that are this process's children: a child
+/// subreaper (a `cmd` worker) adopts them, and an unreaped one would be
+/// taken for something the measured command left.
+fn end_group(pgid: i32) {
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+    let me = std::process::id() as i32;
+    for pid in crate::sys::task::children_of(me) {
+        if crate::sys::task::stat(pid).is_some_and(|st| st.pgrp == pgid) {
+            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+        }
+    }
+}
 
 /// `perf script` output folded into `stack COUNT` lines, root first,
 /// kernel frames marked `_[k]`, each stack rooted at its task's name.
@@ -219,6 +294,17 @@ kdelta 1201/1201 cpu-clock:
         assert_eq!(p.stacks.get(pipe), Some(&2), "{folded}");
         let fork = p.stacks.keys().find(|s| s.ends_with("copy_page_range_[k]")).expect("the fork's stack");
         assert!(fork.starts_with("kdelta;"), "{fork}");
+    }
+
+    #[test]
+    fn the_harness_threads_samples_are_left_out() {
+        let kept = without_tasks(SCRIPT.as_bytes(), &[1200]);
+        let mut p = Profile::default();
+        p.add_folded(&fold(&kept).unwrap());
+        assert_eq!(p.samples, 1, "only the fork's sample is left");
+        assert!(p.stacks.keys().all(|s| s.ends_with("copy_page_range_[k]")));
+        assert_eq!(without_tasks(SCRIPT.as_bytes(), &[]), SCRIPT.as_bytes());
+        assert_eq!(sample_tid(b"my prog 12/34 cpu-clock: \n"), Some(34));
     }
 
     #[test]

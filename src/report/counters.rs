@@ -113,6 +113,9 @@ fn derived(r: &ResultRecord, event: &str, label: &str, unit: String, better: Bet
         extras,
         notes: Vec::new(),
         warnings: Vec::new(),
+        // The stacks are the result's own, drawn once under it, not again
+        // under each of its counters.
+        profile: None,
         ..r.clone()
     };
     d.summary = stats::summarize(&d.clean_samples(), false);
@@ -214,6 +217,10 @@ pub(super) mod tests {
         assert!(d[0].samples_meta.iter().all(|m| m.counters.is_empty()));
         // A derived result derives nothing further.
         assert!(derive(&d[0]).is_empty());
+        // Nor does it carry its result's profile (drawn once, for the result).
+        let mut r = r;
+        r.profile = Some(Default::default());
+        assert!(derive(&r).iter().all(|d| d.profile.is_none()));
     }
 
     #[test]

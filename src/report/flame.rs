@@ -14,6 +14,7 @@
 //! escapes it as XML text.
 
 use crate::model::profile::Profile;
+use crate::stats::profile_shift;
 use anyhow::{Context, Result};
 
 /// A flame graph as inferno drew it.
@@ -50,18 +51,80 @@ pub(crate) fn flame(p: &Profile, title: &str, subtitle: &str) -> Result<Flame> {
 }
 
 /// The differential flame graph from `a` to `b`: `b`'s stacks, coloured
-/// by the change of each frame's share from `a` (red: more, blue: fewer).
+/// by the change of each frame's share from `a` (red: more, blue: fewer),
+/// only where that function's share changed significantly
+/// ([`profile_shift::significant`]); every other frame is grey, and when no
+/// function changed significantly the subtitle begins with "no significant
+/// change".
 pub(crate) fn differential(a: &Profile, b: &Profile, title: &str, subtitle: &str) -> Result<Flame> {
+    let diff = differential_folded(a, b)?;
+    let sig = profile_shift::significant(a, b, profile_shift::ALPHA);
+    let subtitle = if sig.is_empty() {
+        format!("no significant change: no function's share of samples changed significantly; {subtitle}")
+    } else {
+        format!("{subtitle}; grey: no significant change")
+    };
+    let mut o = options(title, &subtitle);
+    let mut out = Vec::new();
+    inferno::flamegraph::from_lines(&mut o, diff.iter().map(String::as_str), &mut out)
+        .context("drawing a differential flame graph")?;
+    let svg = String::from_utf8(out).context("inferno wrote no UTF-8")?;
+    let names: Vec<String> = sig.iter().map(|x| xml_text(&crate::model::text::printable(&x.function))).collect();
+    Ok(Flame(grey_unless(&svg, &names)))
+}
+
+/// The differential folded lines from `a` to `b` (`stack A B`, `a` scaled
+/// to `b`'s sample count), as FlameGraph's `difffolded.pl` writes them.
+pub(crate) fn differential_folded(a: &Profile, b: &Profile) -> Result<Vec<String>> {
     let (la, lb) = (lines(a).join("\n"), lines(b).join("\n"));
     let mut diff = Vec::new();
     let dopt = inferno::differential::Options { normalize: true, ..Default::default() };
     inferno::differential::from_readers(dopt, la.as_bytes(), lb.as_bytes(), &mut diff)
         .context("comparing two profiles")?;
-    let diff = String::from_utf8_lossy(&diff).into_owned();
-    let mut o = options(title, subtitle);
-    let mut out = Vec::new();
-    inferno::flamegraph::from_lines(&mut o, diff.lines(), &mut out).context("drawing a differential flame graph")?;
-    Ok(Flame(String::from_utf8(out).context("inferno wrote no UTF-8")?))
+    Ok(String::from_utf8_lossy(&diff).lines().map(str::to_string).collect())
+}
+
+/// The folded lines of one profile, names made printable.
+pub(crate) fn folded(p: &Profile) -> Vec<String> {
+    lines(p)
+}
+
+/// The fill of a frame whose function's share did not change significantly.
+const GREY: &str = "rgb(225,225,225)";
+
+/// `svg` with every frame grey whose function (its title up to ` (`, as
+/// XML text) is not in `keep`.
+fn grey_unless(svg: &str, keep: &[String]) -> String {
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(i) = rest.find("<g><title>") {
+        let (head, tail) = rest.split_at(i);
+        out.push_str(head);
+        let Some(end) = tail.find("</g>") else {
+            rest = tail;
+            break;
+        };
+        let frame = &tail[..end];
+        let title = &frame["<g><title>".len()..frame.find("</title>").unwrap_or(frame.len())];
+        let name = title.rfind(" (").map_or(title, |j| &title[..j]);
+        match frame.find("fill=\"rgb(") {
+            Some(f) if !keep.iter().any(|k| k == name) => {
+                let close = frame[f..].find(')').map_or(frame.len(), |c| f + c + 1);
+                out.push_str(&frame[..f]);
+                out.push_str(&format!("fill=\"{GREY}"));
+                out.push_str(&frame[close..]);
+            }
+            _ => out.push_str(frame),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `s` escaped as inferno escapes XML text.
+fn xml_text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
 }
 
 /// What the inline graphs share in the page: inferno's rules, reaching
@@ -174,6 +237,25 @@ mod tests {
         assert!(r > b, "more time in do_idle: red ({r}, {b})");
         let (r, b) = frame("work");
         assert!(b > r, "less time in work: blue ({r}, {b})");
+    }
+
+    #[test]
+    fn a_differential_graph_of_noise_says_so_and_stays_grey() {
+        let a = profile("k;main;do_idle_[k] 11\nk;main;work 89\n");
+        let b = profile("k;main;do_idle_[k] 13\nk;main;work 87\n");
+        let s = differential(&a, &b, "up -> noht", "100 samples").unwrap().file();
+        assert!(s.contains("no significant change"), "the caption says so");
+        let fills: Vec<&str> =
+            s.match_indices("fill=\"rgb(").map(|(i, _)| &s[i + 6..i + s[i..].find(')').unwrap() + 1]).collect();
+        // Black: inferno's text, not frames.
+        let frames: Vec<&&str> = fills.iter().filter(|f| **f != "rgb(0,0,0)").collect();
+        assert!(frames.len() >= 3 && frames.iter().all(|f| **f == GREY), "{fills:?}");
+        // A significant change keeps its colour, with no such caption.
+        let c = profile("k;main;do_idle_[k] 10\nk;main;work 90\n");
+        let d = profile("k;main;do_idle_[k] 60\nk;main;work 40\n");
+        let s = differential(&c, &d, "t", "").unwrap().file();
+        assert!(!s.contains("no significant change: no function"), "no caption when something changed");
+        assert!(s.contains(GREY), "main did not change: grey");
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub(crate) mod json;
 pub(crate) mod markdown;
 pub(crate) mod model;
 pub(crate) mod pooled;
+pub(crate) mod profile_tables;
 pub(crate) mod remarks;
 mod sweep;
 pub(crate) mod table;

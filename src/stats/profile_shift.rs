@@ -65,7 +65,7 @@ impl Shift {
 /// Each function's inclusive samples in `p`, keyed by name and whether it
 /// is a kernel frame. The root (the task's name) and kdelta's markers for
 /// cut stacks are left out.
-fn inclusive(p: &Profile) -> BTreeMap<(String, bool), u64> {
+pub(crate) fn inclusive(p: &Profile) -> BTreeMap<(String, bool), u64> {
     let mut out: BTreeMap<(String, bool), u64> = BTreeMap::new();
     for (stack, &n) in &p.stacks {
         let mut seen = BTreeSet::new();
@@ -82,40 +82,27 @@ fn inclusive(p: &Profile) -> BTreeMap<(String, bool), u64> {
     out
 }
 
+/// Each function's self samples in `p` (the stacks it is the leaf of),
+/// keyed as [`inclusive`] keys them.
+pub(crate) fn exclusive(p: &Profile) -> BTreeMap<(String, bool), u64> {
+    let mut out: BTreeMap<(String, bool), u64> = BTreeMap::new();
+    for (stack, &n) in &p.stacks {
+        let Some(leaf) = stack.split(';').skip(1).last() else { continue };
+        if leaf == CUT || leaf == DEEPER {
+            continue;
+        }
+        let (name, kernel) = frame_name(leaf);
+        *out.entry((name.to_string(), kernel)).or_default() += n;
+    }
+    out
+}
+
 /// The functions whose share changed significantly from `a` to `b`
 /// (module doc), largest change in share first; functions with the same
 /// samples on both sides (one call chain) named once. Empty when either
 /// profile has no samples.
 pub(crate) fn shifts(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
-    let (na, nb) = (a.samples as f64, b.samples as f64);
-    if na == 0.0 || nb == 0.0 {
-        return Vec::new();
-    }
-    let (ia, ib) = (inclusive(a), inclusive(b));
-    let names: BTreeSet<&(String, bool)> = ia.keys().chain(ib.keys()).collect();
-    let tests = names.len().max(1) as f64;
-    let normal = Normal::new(0.0, 1.0).expect("the standard normal");
-    let mut out: Vec<Shift> = names
-        .into_iter()
-        .filter_map(|key| {
-            let xa = *ia.get(key).unwrap_or(&0) as f64;
-            let xb = *ib.get(key).unwrap_or(&0) as f64;
-            let (pa, pb) = (xa / na, xb / nb);
-            let big = (pb - pa).abs() * 100.0 >= MIN_POINTS
-                && (pa == 0.0 || pb == 0.0 || pb / pa >= MIN_RATIO || pa / pb >= MIN_RATIO);
-            if !big {
-                return None;
-            }
-            let pooled = (xa + xb) / (na + nb);
-            let se = (pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)).sqrt();
-            if se == 0.0 {
-                return None;
-            }
-            let z = ((pb - pa) / se).abs();
-            let p = 2.0 * (1.0 - normal.cdf(z));
-            (p * tests < alpha).then(|| Shift { function: key.0.clone(), kernel: key.1, share_a: pa, share_b: pb, p })
-        })
-        .collect();
+    let mut out = significant(a, b, alpha);
     // Functions with the same samples on both sides are one call chain
     // (a wrapper and what it calls): named once, by its kernel function if
     // it has one, else its shortest name.
@@ -135,6 +122,40 @@ pub(crate) fn shifts(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
             .then_with(|| x.function.cmp(&y.function))
     });
     out
+}
+
+/// Every function whose share changed significantly from `a` to `b`
+/// (module doc), each member of a call chain included, in no set order.
+pub(crate) fn significant(a: &Profile, b: &Profile, alpha: f64) -> Vec<Shift> {
+    let (na, nb) = (a.samples as f64, b.samples as f64);
+    if na == 0.0 || nb == 0.0 {
+        return Vec::new();
+    }
+    let (ia, ib) = (inclusive(a), inclusive(b));
+    let names: BTreeSet<&(String, bool)> = ia.keys().chain(ib.keys()).collect();
+    let tests = names.len().max(1) as f64;
+    let normal = Normal::new(0.0, 1.0).expect("the standard normal");
+    names
+        .into_iter()
+        .filter_map(|key| {
+            let xa = *ia.get(key).unwrap_or(&0) as f64;
+            let xb = *ib.get(key).unwrap_or(&0) as f64;
+            let (pa, pb) = (xa / na, xb / nb);
+            let big = (pb - pa).abs() * 100.0 >= MIN_POINTS
+                && (pa == 0.0 || pb == 0.0 || pb / pa >= MIN_RATIO || pa / pb >= MIN_RATIO);
+            if !big {
+                return None;
+            }
+            let pooled = (xa + xb) / (na + nb);
+            let se = (pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)).sqrt();
+            if se == 0.0 {
+                return None;
+            }
+            let z = ((pb - pa) / se).abs();
+            let p = 2.0 * (1.0 - normal.cdf(z));
+            (p * tests < alpha).then(|| Shift { function: key.0.clone(), kernel: key.1, share_a: pa, share_b: pb, p })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -46,17 +46,27 @@ const KERNEL_ONLY: &[&str] =
 
 /// A tracepoint's id from tracefs (`/sys/kernel/tracing`, or under debugfs).
 fn tracepoint(name: &str) -> Result<Tracepoint, String> {
+    tracepoint_id(name, &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]).map(Tracepoint::with_id)
+}
+
+/// A tracepoint's id under the first of `bases` that has it; when none
+/// has tracefs's `events` directory, the reason says how to mount it.
+fn tracepoint_id(name: &str, bases: &[&str]) -> Result<u64, String> {
     let (sys, ev) = name.split_once(':').ok_or_else(|| format!("{name} is not SYSTEM:EVENT"))?;
-    for base in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+    for base in bases {
         if let Ok(s) = std::fs::read_to_string(format!("{base}/events/{sys}/{ev}/id")) {
             if let Ok(id) = s.trim().parse() {
-                return Ok(Tracepoint::with_id(id));
+                return Ok(id);
             }
         }
     }
-    Err(format!(
-        "the tracepoint's id is not readable: tracefs is not mounted at /sys/kernel/tracing, or this kernel has no {name}"
-    ))
+    if !bases.iter().any(|b| std::path::Path::new(b).join("events").is_dir()) {
+        let at = bases.first().copied().unwrap_or("/sys/kernel/tracing");
+        return Err(format!(
+            "tracefs is not mounted, so {name} cannot be opened: mount it with `mount -t tracefs nodev {at}` (as root)"
+        ));
+    }
+    Err(format!("this kernel has no tracepoint {name} (or its id under tracefs is not readable)"))
 }
 
 fn builder(name: &str) -> Result<Builder<'static>, String> {
@@ -232,6 +242,20 @@ mod tests {
         }
         assert!(builder("bogus").is_err());
         assert!(builder("nosuch:tracepoint").is_err());
+    }
+
+    #[test]
+    fn a_missing_tracefs_is_named_with_how_to_mount_it() {
+        let dir = std::env::temp_dir().join(format!("kdelta-tracefs-{}", std::process::id()));
+        let base = dir.display().to_string();
+        let why = tracepoint_id("sched:sched_switch", &[&base]).unwrap_err();
+        assert!(why.contains(&format!("mount -t tracefs nodev {base}")), "{why}");
+        std::fs::create_dir_all(dir.join("events/sched/sched_switch")).unwrap();
+        let why = tracepoint_id("sched:nosuch", &[&base]).unwrap_err();
+        assert!(why.contains("this kernel has no tracepoint sched:nosuch") && !why.contains("mount"), "{why}");
+        std::fs::write(dir.join("events/sched/sched_switch/id"), "316\n").unwrap();
+        assert_eq!(tracepoint_id("sched:sched_switch", &[&base]), Ok(316));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The software events count this thread's own work where perf events

@@ -430,4 +430,26 @@ fn a_sweep_is_compared_against_its_first_value_and_an_unstarred_change_says_why(
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("nothing to compare"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("x slower)"));
+
+/// `--output inherit` shows what the command writes, on kdelta's stdout and
+/// stderr (hyperfine's `--show-output`), piped or not.
+#[test]
+fn output_inherit_shows_the_commands_output() {
+    let e = Env::new();
+    let cmd = "echo kdelta-said-out; echo kdelta-said-err >&2";
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd, "--output", "inherit"])
+        .output()
+        .unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{se}");
+    // Whole lines: the command's text is also in the parameters line.
+    assert!(so.lines().any(|l| l == "kdelta-said-out"), "stdout: {so}");
+    assert!(se.lines().any(|l| l == "kdelta-said-err"), "stderr: {se}");
+    // Without it, nothing of the command's is shown.
+    let out = e.cmd().args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd]).output().unwrap();
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    assert!(!all.lines().any(|l| l == "kdelta-said-out" || l == "kdelta-said-err"), "{all}");
 }

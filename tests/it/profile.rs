@@ -196,3 +196,67 @@ fn profile_without_permission_is_refused_before_the_run() {
     assert!(line.contains("sysctl -w kernel.perf_event_paranoid=1"), "{err}");
     assert!(!db.exists(), "nothing stored");
 }
+
+/// `run cmd --profile` profiles each command's whole process tree (the
+/// shell and what it runs, not kdelta's harness thread), and `kdelta
+/// profile` picks a command by name: a flame graph, folded stacks and the
+/// tables. No perf process or file is left behind.
+#[test]
+fn each_command_of_cmd_is_profiled_and_drawn() {
+    if let Some(why) = cannot_profile() {
+        println!("SKIPPED: perf events cannot be opened here: {why}");
+        return;
+    }
+    let e = Env::new();
+    let spin = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--config", "up", "--runs", "2"])
+        .args(["--cmd", &format!("a={spin}"), "--cmd", &format!("b={spin}; {spin}"), "--profile"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let all = format!("{}{err}", String::from_utf8_lossy(&out.stdout));
+    assert!(!all.contains("not profiled") && !all.contains("the command left"), "{all}");
+    let v = json(&e.cmd().args(["show", "1", "--format", "json"]).output().unwrap().stdout);
+    let results = v["results"].as_array().or_else(|| v["reports"][0]["results"].as_array()).unwrap().clone();
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        let p = &r["profile"];
+        assert!(p["samples"].as_u64().unwrap_or(0) > 0, "a profile of each command: {r}");
+        let stacks = p["stacks"].as_object().unwrap();
+        assert!(stacks.keys().any(|s| !s.starts_with("kdelta;")), "the command's own stacks: {stacks:?}");
+        assert!(
+            !stacks.keys().any(|s| s.contains("wait_draining")),
+            "no harness frames: the waiting thread is left out"
+        );
+    }
+    let svg = e.dir.path().join("d.svg");
+    e.cmd().args(["profile", "1", "cmd.run", "--config", "b", "--against", "a", "-o"]).arg(&svg).assert().success();
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.contains("cmd.run: cmd=a [up] -&gt; cmd=b [up]"), "{}", &s[..s.len().min(3000)]);
+    // Folded stacks to stdout, as FlameGraph reads them.
+    let out = e.cmd().args(["profile", "1", "cmd.run", "-c", "cmd=a", "--format", "folded"]).output().unwrap();
+    assert!(out.status.success());
+    let folded = String::from_utf8_lossy(&out.stdout);
+    assert!(!folded.is_empty());
+    for l in folded.lines() {
+        let (stack, n) = l.rsplit_once(' ').unwrap();
+        assert!(!stack.is_empty() && n.parse::<u64>().is_ok(), "{l}");
+    }
+    // The tables: top functions of each side and the change.
+    let out =
+        e.cmd().args(["profile", "1", "cmd.run", "-c", "b", "--against", "a", "--format", "text"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("self %") && text.contains("change of each function's total share"), "{text}");
+    // Nothing of perf's is left: no process, no file.
+    assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
+    let perf_left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|d| std::fs::read_to_string(d.path().join("cmdline")).ok())
+        .filter(|c| c.contains(&e.dir.path().display().to_string()) && c.starts_with("perf"))
+        .count();
+    assert_eq!(perf_left, 0);
+}

@@ -349,7 +349,18 @@ impl Sampler {
         settings: &crate::measure::profile::ProfileSettings,
     ) -> Result<crate::measure::profile::Recorder> {
         let dir = self.settings.tmpdir.join(format!("profile-{}", nix::unistd::gettid()));
-        crate::measure::profile::Recorder::start(settings, &self.probe.tasks(), &dir)
+        // A whole-run benchmark's work runs in other tasks (children, client
+        // threads); this thread only starts and waits for it.
+        let exclude =
+            if self.probe.kind() == TaskKind::WholeRun { vec![nix::unistd::gettid().as_raw()] } else { vec![] };
+        // A whole-run benchmark's processes by process id: perf then skips a
+        // thread that ends while it attaches, where a listed thread id that
+        // is gone would stop it.
+        let target = match self.probe.processes() {
+            Some(pids) => crate::measure::profile::Target::Processes(pids),
+            None => crate::measure::profile::Target::Threads(self.probe.tasks()),
+        };
+        crate::measure::profile::Recorder::start(settings, &target, &exclude, &dir)
     }
 
     fn keep_profile(&mut self, mut p: crate::model::profile::Profile, figures: Vec<f64>) {

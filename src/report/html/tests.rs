@@ -430,6 +430,14 @@ fn profiled_benchmarks_get_a_flame_graph_per_configuration_and_a_differential_on
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), n, "duplicate ids");
+    // Each graph has its table: the top functions, or the change of each.
+    assert_eq!(count(&h, "<table class=\"profile-top\">"), 2);
+    assert_eq!(count(&h, "<table class=\"profile-diff\">"), 1);
+    assert!(h.contains("<th>up %</th><th>smp2 %</th>"));
+    assert!(
+        h.contains("<td class=\"num\">+31.7</td><td>*</td><td>do_idle [k]</td>"),
+        "the idle path's change is starred"
+    );
     // The change in the idle path is named under the differential graph.
     assert!(
         h.contains("lat.pipe [up -&gt; smp2]: time in do_idle x4.2"),
