@@ -117,7 +117,8 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
     if -low.ln() < limit {
         return Verdict::Ok(Some(format!("within --max-regression {}%", lim.max_regression_pct)));
     }
-    let interval = format!("{:+.1}% to {:+.1}%", (low - 1.0) * 100.0, (high - 1.0) * 100.0);
+    // As a slowdown (+ worse), the sign a time's change is printed with.
+    let interval = format!("of the slowdown {:+.1}% to {:+.1}%", (1.0 / high - 1.0) * 100.0, (1.0 / low - 1.0) * 100.0);
     match c.withheld {
         Some(w) if w != crate::stats::Withheld::FewSamples => {
             Verdict::CannotTell(format!("{}; interval {interval}", w.describe()))

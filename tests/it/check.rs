@@ -144,10 +144,12 @@ fn a_measured_run_against_itself_exits_0_and_is_stored() {
     let cmd = script(&e, "sleep 0.02\n");
     let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "4", "--label", "base"]);
     assert_eq!(code, 0, "{err}");
-    // Only a tripling could fail this: the machine's noise cannot.
+    // Only a tripling could call it regressed: the machine's noise cannot.
+    // A machine so busy that a side keeps too few clean samples leaves it
+    // unknown (125), never regressed.
     let args = ["check", "cmd", "--cmd", &cmd, "--runs", "4", "--against", "base", "--max-regression", "200"];
     let (code, out, err) = kdelta(&e, &[&args[..], &["--label", "after"]].concat());
-    assert_eq!(code, 0, "{out}{err}");
+    assert!(code == 0 || (code == 125 && out.contains("cannot tell")), "exit {code}: {out}{err}");
     assert!(out.starts_with("cmd.run [all]: "), "{out}");
     assert!(err.contains("kdelta: stored as run 2 (after)"), "{err}");
     let (_, runs, _) = kdelta(&e, &["runs", "--json"]);
@@ -217,13 +219,17 @@ fn within_judges_each_command_against_the_first() {
         _ => panic!("exit {code}: {out}{err}"),
     }
     assert!(err.contains("kdelta: stored as run 1"), "{err}");
-    // Faster than the first: never a regression.
+    // Faster than the first: never a regression (unknown at most, when other
+    // work left a side too few clean samples).
     let (code, out, err) = within("sleep 0.05", "sleep 0.01");
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("better): improved") || out.contains("better): ok"), "{out}");
+    match code {
+        0 => assert!(out.contains("better): improved") || out.contains("better): ok"), "{out}"),
+        125 => assert!(out.contains("cannot tell"), "{out}{err}"),
+        _ => panic!("exit {code}: {out}{err}"),
+    }
     // A stored run judged the same way.
-    let (code, out, _) = kdelta(&e, &["check", "--run", "2", "--within"]);
-    assert_eq!(code, 0, "{out}");
+    let (code2, out, _) = kdelta(&e, &["check", "--run", "2", "--within"]);
+    assert_eq!(code2, code, "{out}");
     assert!(out.lines().last().unwrap().ends_with("(run 2, each against the first it compares)"), "{out}");
 }
 
