@@ -430,6 +430,7 @@ fn a_sweep_is_compared_against_its_first_value_and_an_unstarred_change_says_why(
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("nothing to compare"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("x slower)"));
+}
 
 /// `--output inherit` shows what the command writes, on kdelta's stdout and
 /// stderr (hyperfine's `--show-output`), piped or not.
