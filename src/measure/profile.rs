@@ -206,7 +206,7 @@ pub(crate) fn without_tasks(script: &[u8], tids: &[i32]) -> Vec<u8> {
     let mut keep = true;
     for line in script.split_inclusive(|&b| b == b'\n') {
         if !line.starts_with(b"\t") && !line.iter().all(u8::is_ascii_whitespace) {
-            keep = sample_tid(line).map_or(true, |t| !tids.contains(&t));
+            keep = sample_tid(line).is_none_or(|t| !tids.contains(&t));
         }
         if keep {
             out.extend_from_slice(line);

@@ -133,3 +133,49 @@ pub fn wobble(i: usize, j: usize) -> f64 {
 pub fn samples(level: f64, i: usize) -> Vec<f64> {
     (0..8).map(|j| level * wobble(i, j) * wobble(j + 3, i)).collect()
 }
+
+/// A fresh database on the test server (`KDELTA_TEST_PG`), dropped at the
+/// end; `None` (the test skips) without a server, unless `KDELTA_REQUIRE_PG`
+/// says one must be there.
+pub struct PgDb {
+    admin: String,
+    name: String,
+    pub url: String,
+}
+
+impl PgDb {
+    pub fn new(test: &str) -> Option<PgDb> {
+        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
+            assert!(
+                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
+                "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
+            );
+            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
+            return None;
+        };
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = format!("kdelta_it_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        let (scheme, rest) = admin.split_once("://").unwrap();
+        let q = rest.find('?').unwrap_or(rest.len());
+        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
+        Some(PgDb { admin, name, url })
+    }
+
+    /// A client of the database, its kdelta schema first on the search path.
+    pub fn sql(&self) -> postgres::Client {
+        let mut c = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
+        c.batch_execute("SET search_path TO kdelta").unwrap();
+        c
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //! touched), taking jobs that `kdelta submit` queued. No timing is asserted
 //! beyond generous bounds: every wait polls the queue's state.
 
-use crate::common::{fake_knobs, fake_sysfs, knob_value};
+use crate::common::{fake_knobs, fake_sysfs, knob_value, PgDb as Db};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -15,50 +15,6 @@ use std::time::{Duration, Instant};
 const PATIENCE: Duration = Duration::from_secs(300);
 
 const THP: &str = "sys/kernel/mm/transparent_hugepage/enabled";
-
-/// A fresh database on the test server, dropped at the end.
-struct Db {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl Db {
-    fn new(test: &str) -> Option<Db> {
-        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(
-                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
-                "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
-            );
-            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
-            return None;
-        };
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name =
-            format!("kdelta_fleet_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let (scheme, rest) = admin.split_once("://").unwrap();
-        let q = rest.find('?').unwrap_or(rest.len());
-        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
-        Some(Db { admin, name, url })
-    }
-
-    fn sql(&self) -> postgres::Client {
-        let mut c = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
-        c.batch_execute("SET search_path TO kdelta").unwrap();
-        c
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
-}
 
 /// A test's fleet: its database, a directory, and the agents it started
 /// (killed and reaped however the test ends).

@@ -4,6 +4,7 @@
 //! cases need `$KDELTA_TEST_PG` (set by `.ci/run`, which starts a throwaway
 //! cluster); without it they print "SKIPPED: ..." and pass.
 
+use crate::common::PgDb as Db;
 use assert_cmd::Command;
 use std::path::Path;
 
@@ -37,44 +38,6 @@ fn urls_are_never_taken_as_paths() {
         }
     }
     assert_eq!(listing(dir.path()), Vec::<String>::new(), "a path was made from a URL");
-}
-
-/// A fresh database on the test server, dropped at the end.
-struct Db {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl Db {
-    fn new(test: &str) -> Option<Db> {
-        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(
-                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
-                "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
-            );
-            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
-            return None;
-        };
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name =
-            format!("kdelta_cli_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let (scheme, rest) = admin.split_once("://").unwrap();
-        let q = rest.find('?').unwrap_or(rest.len());
-        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
-        Some(Db { admin, name, url })
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
 }
 
 fn runs_json(cwd: &Path, db: &str) -> Vec<serde_json::Value> {

@@ -345,6 +345,11 @@ impl Drop for Hog {
     }
 }
 
+/// A command that keeps its CPU busy: beside the hog it waits in the run
+/// queue for about half its time, which the whole-run rule sees (a `sleep`
+/// that the scheduler wakes ahead of the hog would not be disturbed).
+const SPIN: &str = "=i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
+
 /// `--quiet-wait`: after a disturbed whole-run sample, and before a
 /// retake's first, the worker waits for its CPUs to go quiet; a worker that
 /// waited in vain once waits no more, and how long it all took is stored.
@@ -355,7 +360,7 @@ fn whole_run_samples_wait_for_quiet_cpus_once_per_worker_and_say_how_long() {
     let run = |wait: &str| {
         let v = run_json(
             &e,
-            &["cmd", "--cmd", "sleep 0.12", "--config", "up", "--runs", "2", "--quiet-wait", wait, "--timeout", "60s"],
+            &["cmd", "--cmd", SPIN, "--config", "up", "--runs", "2", "--quiet-wait", wait, "--timeout", "60s"],
         );
         v["results"][0].clone()
     };

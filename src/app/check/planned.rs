@@ -68,7 +68,7 @@ fn difference(planned: &[(String, Params)], base: &[ResultRecord]) -> String {
                 .filter(|k| p.0.get(*k) != r.params.0.get(*k))
                 .map(|k| format!("{bench} {k} is {} here, {} in the baseline", one(p.0.get(k)), one(r.params.0.get(k))))
                 .collect();
-            if best.as_ref().map_or(true, |b| diff.len() < b.len()) {
+            if best.as_ref().is_none_or(|b| diff.len() < b.len()) {
                 best = Some(diff);
             }
         }

@@ -396,7 +396,7 @@ impl Sampler {
             }
         }
         // A duet's members start together: none waits for quiet alone.
-        if self.turn.as_ref().map_or(true, |t| t.duet_cpus().is_none()) {
+        if self.turn.as_ref().is_none_or(|t| t.duet_cpus().is_none()) {
             self.settle();
         }
         // The sample past those asked for is the profiled one.
