@@ -99,7 +99,7 @@ def tally(a, mode, codes, walls, widths, spreads):
 
 def paired(kdelta, db):
     """The paired estimate of the first comparison of the store's last run, if any."""
-    p = subprocess.run([kdelta, "export", "--format", "json"], env={**os.environ, "KDELTA_DB": db},
+    p = subprocess.run([kdelta, "export", "1", "--format", "json"], env={**os.environ, "KDELTA_DB": db},
                        capture_output=True, text=True)
     try:
         v = json.loads(p.stdout)
