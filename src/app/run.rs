@@ -24,6 +24,10 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
 
 /// The harness request `kdelta run` (and `check`) makes of its options.
 pub(super) fn request(a: &RunArgs) -> Result<Request> {
+    let interleave = match a.interleave {
+        Some(i) => (i.into(), None),
+        None => default_interleave(),
+    };
     Ok(Request {
         selectors: a.selectors.clone(),
         configs: a.config.iter().flat_map(|c| crate::config::split_list(c)).collect(),
@@ -49,12 +53,31 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         counters: a.counters,
         command: command_line(),
         sysfs_root: Some(sysfs_root()),
-        interleave: a.interleave.into(),
+        interleave: interleave.0,
+        interleave_why: interleave.1,
         meta: crate::cli::run_meta(&a.meta)?,
         isolate: a.isolate,
         profile: if a.profile { Some(profile_settings()?) } else { None },
         job: None,
     })
+}
+
+/// The interleave of a run that does not say: the one `kdelta doctor`
+/// found gives tighter pairs on this machine (its record, when made here),
+/// with its figures; otherwise taking turns sample by sample.
+fn default_interleave() -> (plan::Interleave, Option<String>) {
+    use crate::measure::interfere as mi;
+    let record = mi::path().and_then(|p| mi::load_for(&p, &mi::MachineId::read(std::path::Path::new("/"))));
+    match record.and_then(|r| r.pairing) {
+        Some(p) => {
+            let mode = match p.best {
+                mi::PairingMode::Alternate => plan::Interleave::Samples,
+                mi::PairingMode::Duet => plan::Interleave::Duet,
+            };
+            (mode, Some(format!("chosen by kdelta doctor: {}", p.describe())))
+        }
+        None => (plan::Interleave::Samples, None),
+    }
 }
 
 /// `--profile`: refused before the run when perf(1) is missing or this

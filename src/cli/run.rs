@@ -111,9 +111,10 @@ pub(crate) struct RunArgs {
     /// machine), lockstep (the same, always in one order), duet (each
     /// cycle's samples at the same moment, on CPUs of the configuration
     /// that swap each cycle; needs as many CPUs as values) or workers (a
-    /// worker per value, side by side).
-    #[arg(long, value_enum, default_value_t = InterleaveArg::Samples)]
-    pub(crate) interleave: InterleaveArg,
+    /// worker per value, side by side). Default: the way `kdelta doctor`
+    /// found gives tighter pairs on this machine, else samples.
+    #[arg(long, value_enum)]
+    pub(crate) interleave: Option<InterleaveArg>,
 
     /// Noise threshold in percent for marking a change significant.
     #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]

@@ -171,7 +171,7 @@ impl Drop for Load {
 
 /// One timed sample of `n` rounds of `kind`: wall seconds, or `None` when
 /// the thread did not run through it.
-fn sample(kind: &str, n: u64, mem: &mut [u64]) -> Option<f64> {
+pub(super) fn sample(kind: &str, n: u64, mem: &mut [u64]) -> Option<f64> {
     let c0 = clock::thread_cpu_secs();
     let t = Instant::now();
     std::hint::black_box(work(kind, n, mem));
@@ -181,7 +181,7 @@ fn sample(kind: &str, n: u64, mem: &mut [u64]) -> Option<f64> {
 }
 
 /// Rounds of `kind` that take about [`SAMPLE`] here.
-fn calibrate(kind: &str, mem: &mut [u64]) -> u64 {
+pub(super) fn calibrate(kind: &str, mem: &mut [u64]) -> u64 {
     let mut n = 1u64;
     loop {
         let t = Instant::now();
@@ -287,7 +287,7 @@ pub(crate) fn measure(machine: crate::measure::interfere::MachineId, cpus: &CpuS
             out.push(measure_pair(c, b, pairs));
         }
     }
-    Some(Record { machine, measured_at: clock::unix_now(), limit: LIMIT, pairs: out })
+    Some(Record { machine, measured_at: clock::unix_now(), limit: LIMIT, pairs: out, pairing: None })
 }
 
 #[cfg(test)]

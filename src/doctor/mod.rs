@@ -20,6 +20,7 @@
 
 mod checks;
 pub(crate) mod interfere;
+mod pairing;
 #[cfg(test)]
 mod tests;
 
@@ -148,7 +149,11 @@ pub(crate) fn examine(root: &Path, measured: &CpuSet, window: Duration) -> Repor
 /// state directory's, `measure::interfere::path`) and add the finding.
 pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path: Option<&Path>) {
     use crate::measure::interfere as mi;
-    let rec = interfere::measure(mi::MachineId::read(root), cpus);
+    let mut rec = interfere::measure(mi::MachineId::read(root), cpus);
+    if let Some(rec) = &mut rec {
+        let v: Vec<u32> = cpus.iter().collect();
+        rec.pairing = pairing::measure([v[0], v[1]]);
+    }
     r.interference_record = match (&rec, path) {
         (None, _) => None,
         (Some(_), None) => Some("not written: no state directory ($XDG_STATE_HOME or $HOME)".into()),
@@ -158,7 +163,43 @@ pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path:
         }),
     };
     r.findings.push(interference_finding(rec.as_ref(), cpus, r.interference_record.as_deref()));
+    match rec.as_ref().map(|r| r.pairing.as_ref()) {
+        Some(Some(p)) => r.findings.push(pairing_finding(p)),
+        Some(None) => r.findings.push(
+            Finding::new(
+                "interleave",
+                "not measured: too few samples ran through without being preempted (a busy machine)",
+                Verdict::Note,
+            )
+            .why("the way of pairing compared values is chosen from pairs of identical loops timed here")
+            .recommend("run kdelta doctor again on a quiet machine; until then a run takes turns (samples)"),
+        ),
+        None => {}
+    }
     r.interference = rec;
+}
+
+/// The finding for the interleave measurement: which way a run takes by default.
+pub(crate) fn pairing_finding(p: &crate::measure::interfere::Pairing) -> Finding {
+    use crate::measure::interfere::PairingMode;
+    let (value, recommend) = match p.best {
+        PairingMode::Alternate => (
+            "compared values take turns on one CPU",
+            "nothing: a run with no --interleave takes turns sample by sample (samples); \
+             --interleave duet forces the other way",
+        ),
+        PairingMode::Duet => (
+            "compared values run at the same moment on two CPUs",
+            "nothing: a run with no --interleave samples compared values at the same moment (duet); \
+             --interleave samples forces the other way",
+        ),
+    };
+    Finding::new("interleave", format!("{value}: {}", p.describe()), Verdict::Ok)
+        .why(
+            "a comparison is judged on the ratios of adjacent pairs: the way of pairing whose ratios \
+             spread least here finds a change soonest",
+        )
+        .recommend(recommend)
 }
 
 /// Share of a loaded CPU's time other tasks may use while it is measured

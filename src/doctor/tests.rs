@@ -167,6 +167,7 @@ fn measured(pairs: &[(u32, u32, f64, f64)]) -> crate::measure::interfere::Record
         machine: MachineId { host: "vm".into(), cpu_model: "Intel(R) Xeon(R) Processor".into(), cpus: "0-1".into() },
         measured_at: 1.0,
         limit: LIMIT,
+        pairing: None,
         pairs: pairs
             .iter()
             .map(|&(cpu, busy, shell, mult)| Pair {

@@ -153,7 +153,16 @@ impl<'g> Sweep<'g> {
     /// Per point: whether a comparison it takes part in is unknown
     /// (`Some(true)`), all of them settled (`Some(false)`), or it takes part
     /// in none (`None`). Each point is judged as its stored result will be.
-    fn unsettled(&self, ties: &[Tie], aim: Aim, names: &[Config], threshold_pct: f64) -> Vec<Option<bool>> {
+    /// With `cap` (samples a point may take), an unknown that the cap's
+    /// samples could not settle counts as settled: sampling it more is futile.
+    fn unsettled(
+        &self,
+        ties: &[Tie],
+        aim: Aim,
+        names: &[Config],
+        threshold_pct: f64,
+        cap: Option<usize>,
+    ) -> Vec<Option<bool>> {
         let mut out = vec![None; self.points.len()];
         let pairs = self.comparisons(ties);
         if pairs.is_empty() {
@@ -170,11 +179,18 @@ impl<'g> Sweep<'g> {
         let opt = crate::stats::CompareOptions { threshold_pct, bootstrap: 0, ..Default::default() };
         for (a, b) in pairs {
             let (ra, rb) = (&rec[a], &rec[b]);
+            // With `cap`: open only while more samples, up to the cap, could
+            // still settle it (`verdict::Evidence::could_settle`).
+            let taken = self.points[a].got.taken().min(self.points[b].got.taken()).max(1);
+            let futile = |e: &crate::stats::verdict::Evidence| {
+                cap.is_some_and(|cap| !e.could_settle(cap as f64 / taken as f64, threshold_pct))
+            };
             let open = if ra.status != Status::Ok || rb.status != Status::Ok {
                 false
             } else {
-                crate::stats::compare::compare_results(ra, rb, &opt)
-                    .is_none_or(|c| c.answer == crate::stats::verdict::Answer::Unknown)
+                crate::stats::compare::compare_results(ra, rb, &opt).is_none_or(|c| {
+                    c.answer == crate::stats::verdict::Answer::Unknown && !c.evidence.as_ref().is_some_and(futile)
+                })
             };
             for i in [a, b] {
                 out[i] = Some(out[i].unwrap_or(false) || open);
@@ -337,7 +353,7 @@ impl Executor<'_> {
         }
         self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
         let open = match aim.auto {
-            true => sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct),
+            true => sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, None),
             false => vec![None; sweep.points.len()],
         };
         Ok(self.records(sweep, aim, &open))
@@ -363,7 +379,8 @@ impl Executor<'_> {
             number += 1;
             let taken: usize = sweep.points.iter().map(|p| p.got.taken()).sum();
             if aim.auto && (looked_at == 0 || 2 * taken >= 3 * looked_at) {
-                unsettled = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct);
+                unsettled =
+                    sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, Some(schedule.cap));
                 looked_at = taken.max(1);
             }
             let Some(round) = schedule.extra_round(number, &sweep.standings(aim, &unsettled)) else { break };

@@ -53,6 +53,9 @@ pub(crate) struct Request {
     pub(crate) sysfs_root: Option<std::path::PathBuf>,
     /// How the values of a compared parameter alternate.
     pub(crate) interleave: Interleave,
+    /// Why `interleave` is what it is when the user did not say: what
+    /// `kdelta doctor` measured on this host (stated with the run).
+    pub(crate) interleave_why: Option<String>,
     /// What the user attached to the run (`--meta`), stored with it.
     pub(crate) meta: crate::model::meta::RunMeta,
     /// `--isolate`: every other task kept off the measured CPUs for the run.

@@ -284,7 +284,9 @@ fn environment(req: &Request, auto: bool, load: Load, ledger: &Ledger, run: &mut
         noisy: Some(ledger.noisy as u64),
         schedule: ledger.schedule.iter().map(|(seq, round)| [*seq as u64, *round as u64]).collect(),
         order_seed: Some(ledger.order_seed),
-        interleave: (req.interleave != super::plan::Interleave::Samples).then(|| req.interleave.as_str().to_string()),
+        interleave: (req.interleave != super::plan::Interleave::Samples || req.interleave_why.is_some())
+            .then(|| req.interleave.as_str().to_string()),
+        interleave_why: req.interleave_why.clone(),
         duet: ledger.duet.clone(),
         duet_fell_back: ledger.duet_fell_back.clone(),
         budget_s: req.budget.map(|b| b.as_secs_f64()),

@@ -71,6 +71,59 @@ pub(crate) struct Record {
     /// The [`LIMIT`] it was judged with.
     pub(crate) limit: f64,
     pub(crate) pairs: Vec<Pair>,
+    /// Which interleave gave tighter pairs of identical work here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pairing: Option<Pairing>,
+}
+
+/// How compared values best take turns on this machine, as `kdelta doctor`
+/// measured it (`doctor/pairing.rs`): the spread of pair ratios of two
+/// identical loops taken one after the other on one CPU, against taken at
+/// the same moment on two CPUs that swap each pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Pairing {
+    /// The two CPUs the duet pairs ran on (the first also ran the alternating ones).
+    pub(crate) cpus: [u32; 2],
+    /// Robust spread (1.4826 x MAD) of the log ratios, percent: one after the other.
+    pub(crate) alternating_pct: f64,
+    /// The same, at the same moment on the two CPUs.
+    pub(crate) duet_pct: f64,
+    /// Pairs behind each figure.
+    pub(crate) pairs: u32,
+    pub(crate) best: PairingMode,
+}
+
+/// The interleave a run takes by default on a machine with a [`Pairing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum PairingMode {
+    /// One after the other on one CPU (`--interleave samples`).
+    Alternate,
+    /// At the same moment on two CPUs (`--interleave duet`).
+    Duet,
+}
+
+/// Duet must be tighter than alternation by this factor to be the default:
+/// it needs two quiet CPUs where alternation needs one.
+pub(crate) const DUET_MARGIN: f64 = 0.8;
+
+impl Pairing {
+    /// The better mode for these spreads.
+    pub(crate) fn best_of(alternating_pct: f64, duet_pct: f64) -> PairingMode {
+        if duet_pct < DUET_MARGIN * alternating_pct {
+            PairingMode::Duet
+        } else {
+            PairingMode::Alternate
+        }
+    }
+
+    /// One line: the figures and what a run does by default.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "pairs of identical loops spread {:.1} % one after the other on CPU {}, {:.1} % at the same moment on CPUs {},{} ({} pairs each)",
+            self.alternating_pct, self.cpus[0], self.duet_pct, self.cpus[0], self.cpus[1], self.pairs
+        )
+    }
 }
 
 impl Record {
@@ -142,6 +195,7 @@ mod tests {
 
     fn record(pairs: &[(u32, u32, f64)]) -> Record {
         Record {
+            pairing: None,
             machine: MachineId {
                 host: "vm".into(),
                 cpu_model: "Intel(R) Xeon(R) Processor".into(),

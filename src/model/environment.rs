@@ -112,9 +112,13 @@ pub(crate) struct RunEnvironment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) order_seed: Option<u64>,
     /// How compared values alternated (`--interleave`) when not the
-    /// default (`samples`): `lockstep`, `duet` or `workers`.
+    /// default (`samples`): `lockstep`, `duet` or `workers`; or any, when
+    /// `kdelta doctor`'s record chose it (`interleave_why`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) interleave: Option<String>,
+    /// Why: what `kdelta doctor` measured, when the run did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) interleave_why: Option<String>,
     /// `--interleave duet`: the CPUs each configuration's ties sampled on
     /// (`0,1 [noht]`), and the configurations whose ties took turns
     /// instead, having fewer CPUs than points.

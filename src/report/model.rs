@@ -266,7 +266,7 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
             let shown: Vec<&str> = capped.iter().take(3).map(|s| s.as_str()).collect();
             let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
             line.push_str(&format!(
-                "; {} still open at the cap (3x the planned time, or the budget): {}{more}",
+                "; {} still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): {}{more}",
                 capped.len(),
                 shown.join(", ")
             ));
@@ -274,7 +274,10 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
         v.push(line);
     }
     if let Some(mode) = &env.interleave {
-        v.push(format!("interleave: {mode}"));
+        match &env.interleave_why {
+            Some(why) => v.push(format!("interleave: {mode} ({why})")),
+            None => v.push(format!("interleave: {mode}")),
+        }
     }
     if !env.duet.is_empty() {
         v.push(format!(

@@ -88,6 +88,10 @@ pub(crate) struct Comparison {
     pub(crate) speeds_a: Option<Speeds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speeds_b: Option<Speeds>,
+    /// The interval the answer was read from, as evidence (not stored):
+    /// whether more samples could settle an unknown (`--runs auto`).
+    #[serde(skip)]
+    pub(crate) evidence: Option<verdict::Evidence>,
 }
 
 /// Reasons a star is withheld.
@@ -193,6 +197,7 @@ pub(crate) fn compare_sides(
         c.change_pct = (p.speedup - 1.0) * 100.0;
         (c.ci_low, c.ci_high) = (Some(p.low), Some(p.high));
         c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
+        c.evidence = verdict::Evidence::of_interval(p.low, p.high, p.workers as f64 - 1.0);
         c.significant = c.answer == Answer::Different;
         c.paired = Some(p);
         if !c.significant && speedup::beyond_threshold(c.speedup, opt.threshold_pct) {
@@ -231,7 +236,12 @@ pub(crate) fn compare_sides(
         Answer::Different
     } else {
         let interval = if known && opt.rounds_paired {
-            verdict::rounds_interval(&rounds::paired_log_speedups((a, &sa.rounds), (b, &sb.rounds), better))
+            let d = rounds::paired_log_speedups((a, &sa.rounds), (b, &sb.rounds), better);
+            let i = verdict::rounds_interval(&d);
+            if let Some((l, h)) = i {
+                c.evidence = verdict::Evidence::of_interval(l, h, d.len() as f64 - 1.0);
+            }
+            i
         } else {
             c.ci_low.zip(c.ci_high)
         };
@@ -315,6 +325,7 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         paired: None,
         speeds_a: None,
         speeds_b: None,
+        evidence: None,
     };
     c.significant = samples_pass(&c, false, opt);
     Some(c)

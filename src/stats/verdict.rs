@@ -147,6 +147,57 @@ pub(crate) fn answer(speedup: f64, low: f64, high: f64, threshold_pct: f64) -> A
     }
 }
 
+/// What an answer was read from: the estimate of the log speedup, its
+/// standard error and the degrees of freedom of its interval. Kept so the
+/// harness can ask whether more samples could still settle an unknown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Evidence {
+    pub(crate) est: f64,
+    pub(crate) se: f64,
+    pub(crate) df: f64,
+}
+
+impl Evidence {
+    /// From a speedup interval at [`LEVEL`] read with Student's t on `df`
+    /// degrees of freedom; `None` when anything is not finite or `df < 1`.
+    /// The estimate is the interval's centre (both intervals read here are
+    /// symmetric on the log scale).
+    pub(crate) fn of_interval(low: f64, high: f64, df: f64) -> Option<Evidence> {
+        let (lo, hi) = (low.ln(), high.ln());
+        if !(lo.is_finite() && hi.is_finite() && df >= 1.0) || lo > hi {
+            return None;
+        }
+        let se = (hi - lo) / 2.0 / t_at_level(df)?;
+        Some(Evidence { est: (lo + hi) / 2.0, se, df })
+    }
+
+    /// Whether `growth` times the samples (and clusters) could still turn
+    /// an unknown into *different* or *same*: the interval projected to
+    /// that size (standard error shrinking as the square root, Student's t
+    /// on the larger clusters' count), around today's estimate, with room
+    /// for the estimate to move by a quarter of that half-width. `false`
+    /// means more samples are futile: a change sitting on the threshold, or
+    /// spread too wide to settle within the cap; the comparison stays
+    /// *unknown* and the run stops sampling it (a futility stop, which
+    /// cannot add a false *different*).
+    pub(crate) fn could_settle(&self, growth: f64, threshold_pct: f64) -> bool {
+        if growth.is_nan() || growth <= 1.0 {
+            return false;
+        }
+        let t = (1.0 + threshold_pct / 100.0).ln();
+        let df = (self.df + 1.0) * growth - 1.0;
+        let Some(q) = t_at_level(df) else { return true };
+        let half = 0.75 * q * self.se / growth.sqrt();
+        let e = self.est.abs();
+        (e >= t && e > half) || e + half < t
+    }
+}
+
+/// The two-sided [`LEVEL`] point of Student's t on `df` degrees of freedom.
+fn t_at_level(df: f64) -> Option<f64> {
+    Some(StudentsT::new(0.0, 1.0, df).ok()?.inverse_cdf(1.0 - (1.0 - LEVEL) / 2.0))
+}
+
 /// Student's t interval at [`LEVEL`] of the mean of `d` (log speedups of
 /// paired rounds), as a speedup interval; `None` with fewer than 3 values.
 pub(crate) fn rounds_interval(d: &[f64]) -> Option<(f64, f64)> {
@@ -271,6 +322,29 @@ mod tests {
         assert_eq!(machine_moved(&env(1.0, 1.2), &env(1.1, 1.1), 1.0), None);
         // No reference in the baseline: nothing to tell.
         assert_eq!(machine_moved(&RunEnvironment::default(), &env(2.0, 2.0), 1.0), None);
+    }
+
+    #[test]
+    fn more_samples_are_futile_only_where_the_cap_could_not_settle_it() {
+        let ev =
+            |est_pct: f64, se_pct: f64, df: f64| Evidence { est: (1.0 + est_pct / 100.0).ln(), se: se_pct / 100.0, df };
+        // Far from the threshold either way: more samples settle it.
+        assert!(ev(0.0, 0.2, 9.0).could_settle(3.0, 1.0));
+        assert!(ev(10.0, 2.0, 9.0).could_settle(3.0, 1.0));
+        // Just inside the threshold: not *different* (the estimate is below
+        // it), and the interval will not shrink inside it: futile.
+        assert!(!ev(0.9, 0.5, 9.0).could_settle(3.0, 1.0));
+        // Identical sides, standard error 2 % from 5 clusters: 3x the
+        // samples leave a half-width near 3 %, never inside +-1 %; 50x may.
+        assert!(!ev(0.2, 2.0, 4.0).could_settle(3.0, 1.0));
+        assert!(ev(0.2, 2.0, 4.0).could_settle(50.0, 1.0));
+        // No room to grow: nothing more can be learnt.
+        assert!(!ev(0.0, 0.1, 9.0).could_settle(1.0, 1.0));
+        // From an interval: the estimate is its centre on the log scale.
+        let e = Evidence::of_interval(1.0 / 1.02, 1.02, 4.0).unwrap();
+        assert!(e.est.abs() < 1e-12 && e.se > 0.0, "{e:?}");
+        assert!(Evidence::of_interval(1.1, 1.0, 4.0).is_none());
+        assert!(Evidence::of_interval(0.9, 1.1, 0.0).is_none());
     }
 
     #[test]

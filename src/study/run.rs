@@ -91,6 +91,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 meta: ask.meta.clone(),
                 isolate: false,
                 profile: None,
+                interleave_why: None,
                 job: None,
             }
         })

@@ -381,6 +381,52 @@ fn compared_commands_take_turns_in_one_worker() {
     assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
 }
 
+/// A run that does not say how to interleave takes the way `kdelta doctor`
+/// found tighter on this machine, and says so; `--interleave` overrides it,
+/// and a record made on another machine is ignored.
+#[test]
+fn the_doctor_s_record_chooses_the_default_interleave() {
+    let e = Env::new();
+    let text = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    let mut models: Vec<String> = Vec::new();
+    for line in text("/proc/cpuinfo").lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+            if k.trim() == "model name" && !v.is_empty() && !models.contains(&v) {
+                models.push(v);
+            }
+        }
+    }
+    if models.is_empty() {
+        eprintln!("skipped: no `model name` in /proc/cpuinfo");
+        return;
+    }
+    let record = |host: &str| {
+        serde_json::json!({
+            "machine": {"host": host, "cpu_model": models.join(" + "), "cpus": text("/sys/devices/system/cpu/possible")},
+            "measured_at": 1.0, "limit": 0.05, "pairs": [],
+            "pairing": {"cpus": [0, 1], "alternating_pct": 9.0, "duet_pct": 3.0, "pairs": 60, "best": "duet"}
+        })
+    };
+    let dir = e.state().join("kdelta");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |v: serde_json::Value| std::fs::write(dir.join("interference.json"), v.to_string()).unwrap();
+    write(record(&text("/proc/sys/kernel/hostname")));
+    let two = ["--cmd", "a=true", "--cmd", "b=true", "--quiet-wait", "0"];
+    let (code, v, err) = run(&e, &two);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["run"]["environment"]["interleave"], "duet", "{v}");
+    let why = v["run"]["environment"]["interleave_why"].as_str().unwrap_or_default();
+    assert!(why.contains("chosen by kdelta doctor") && why.contains("3.0 % at the same moment"), "{why}");
+    let (code, v, err) = run(&e, &[&two[..], &["--interleave", "samples"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(v["run"]["environment"]["interleave"].is_null(), "{v}");
+    write(record("another-host"));
+    let (code, v, err) = run(&e, &two);
+    assert_eq!(code, 0, "{err}");
+    assert!(v["run"]["environment"]["interleave"].is_null(), "{v}");
+}
+
 /// A name with capitals is a name (`Fast=`); one in capitals only is an
 /// environment assignment, and when that leaves no command to run, the
 /// refusal says how to name it.

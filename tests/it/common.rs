@@ -21,6 +21,11 @@ impl Env {
     pub fn tmp(&self) -> PathBuf {
         self.dir.path().join("tmp")
     }
+    /// Its own state directory (`$XDG_STATE_HOME`): no record `kdelta
+    /// doctor` made on this machine reaches a test unless the test writes it.
+    pub fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
     /// `kdelta` with this env's database, its own TMPDIR and the test family.
     pub fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("kdelta").unwrap();
@@ -28,6 +33,7 @@ impl Env {
             .env("TMPDIR", self.tmp())
             .env("KDELTA_TEST_BENCHES", "1")
             .env_remove("KDELTA_SYSFS_ROOT")
+            .env("XDG_STATE_HOME", self.state())
             .env("NO_COLOR", "1");
         c
     }
@@ -38,6 +44,7 @@ impl Env {
             .env("TMPDIR", self.tmp())
             .env("KDELTA_TEST_BENCHES", "1")
             .env_remove("KDELTA_SYSFS_ROOT")
+            .env("XDG_STATE_HOME", self.state())
             .env("NO_COLOR", "1");
         c
     }

@@ -45,7 +45,7 @@ mean rows invert lower-is-better ratios first
  noisy: bw.mem.wr [noht])
 - (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
+- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
  lat.pipe [noht]
 - answers: 2 different (*), 0 same, 2 unknown
 - warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -81,7 +81,7 @@ fn markdown_of_a_single_configuration_run() {
 - bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 - (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
+- runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
  lat.pipe [noht]
 - warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,

@@ -45,7 +45,7 @@ not marked significant although beyond the threshold: 2 changes (1 held in too f
  noisy: bw.mem.wr [noht])
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
  lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -80,7 +80,7 @@ high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
  lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 "#,
@@ -132,7 +132,7 @@ lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *);
 bw.mem.rd [noht]: change +4.0% not marked significant: held in too few rounds (2 of 3 rounds; per round -0.5% to +8.0%)
 bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget):\
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
  lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
@@ -173,7 +173,7 @@ outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline)
 bw.mem.rd [run 12 (baseline) up]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-run 12: runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still open at the cap (3x the planned time, or the budget): \
+run 12: runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): \
 lat.pipe [noht]
 warning: run 12: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 warning: run 13 is incomplete: it was interrupted, so its results are partial
