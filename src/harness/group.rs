@@ -153,15 +153,16 @@ impl<'g> Sweep<'g> {
     /// Per point: whether a comparison it takes part in is unknown
     /// (`Some(true)`), all of them settled (`Some(false)`), or it takes part
     /// in none (`None`). Each point is judged as its stored result will be.
-    /// With `cap` (samples a point may take), an unknown that the cap's
-    /// samples could not settle counts as settled: sampling it more is futile.
+    /// With `room` (what sampling may still add), an unknown that the most
+    /// samples it could still get would not settle counts as settled:
+    /// sampling it more is futile.
     fn unsettled(
         &self,
         ties: &[Tie],
         aim: Aim,
         names: &[Config],
         threshold_pct: f64,
-        cap: Option<usize>,
+        room: Option<Room>,
     ) -> Vec<Option<bool>> {
         let mut out = vec![None; self.points.len()];
         let pairs = self.comparisons(ties);
@@ -183,7 +184,7 @@ impl<'g> Sweep<'g> {
             // still settle it (`verdict::Evidence::could_settle`).
             let taken = self.points[a].got.taken().min(self.points[b].got.taken()).max(1);
             let futile = |e: &crate::stats::verdict::Evidence| {
-                cap.is_some_and(|cap| !e.could_settle(cap as f64 / taken as f64, threshold_pct))
+                room.is_some_and(|r| !e.could_settle((r.cap as f64 / taken as f64).min(r.time), threshold_pct))
             };
             let open = if ra.status != Status::Ok || rb.status != Status::Ok {
                 false
@@ -206,6 +207,15 @@ impl<'g> Sweep<'g> {
             self.points[t.point].got.retaken_extra += t.retakes;
         }
     }
+}
+
+/// How much more a group's sampling may grow: a point's sample cap, and
+/// the group's time so far against all it may take (the cap of extra
+/// rounds, or what is left of `--budget`), as a factor.
+#[derive(Debug, Clone, Copy)]
+struct Room {
+    cap: usize,
+    time: f64,
 }
 
 /// What the run tells about its workers and rounds, stored in the run's
@@ -379,8 +389,10 @@ impl Executor<'_> {
             number += 1;
             let taken: usize = sweep.points.iter().map(|p| p.got.taken()).sum();
             if aim.auto && (looked_at == 0 || 2 * taken >= 3 * looked_at) {
-                unsettled =
-                    sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, Some(schedule.cap));
+                let used = planned + start.elapsed();
+                let time = (planned + budget).as_secs_f64() / used.as_secs_f64().max(1e-3);
+                let room = Room { cap: schedule.cap, time };
+                unsettled = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, Some(room));
                 looked_at = taken.max(1);
             }
             let Some(round) = schedule.extra_round(number, &sweep.standings(aim, &unsettled)) else { break };
