@@ -169,9 +169,8 @@ mod tests {
         let row = t.lines().nth(1).unwrap();
         assert!(row.contains("(2 runs, 10 samples)") && !row.contains('*'), "{t}");
         // Consistent runs that differ are marked, given 4 runs a side.
-        let runs: Vec<PooledRun> = (0..4)
-            .flat_map(|i| [run("6.1", 10.0 + 0.01 * i as f64), run("6.18", 12.0 + 0.01 * i as f64)])
-            .collect();
+        let runs: Vec<PooledRun> =
+            (0..4).flat_map(|i| [run("6.1", 10.0 + 0.01 * i as f64), run("6.18", 12.0 + 0.01 * i as f64)]).collect();
         let t = render(&runs, "kernel", 1.0);
         assert!(t.lines().nth(1).unwrap().contains("(4 runs, 20 samples)"), "{t}");
         assert!(starred(&runs), "{t}");
@@ -186,18 +185,15 @@ mod tests {
     /// threshold is never marked.
     #[test]
     fn the_one_rule_decides() {
-        let three: Vec<PooledRun> = (0..3)
-            .flat_map(|i| [run("6.1", 10.0 + 0.01 * i as f64), run("6.18", 12.0 + 0.01 * i as f64)])
-            .collect();
+        let three: Vec<PooledRun> =
+            (0..3).flat_map(|i| [run("6.1", 10.0 + 0.01 * i as f64), run("6.18", 12.0 + 0.01 * i as f64)]).collect();
         assert!(!starred(&three));
-        let small: Vec<PooledRun> = (0..6)
-            .flat_map(|i| [run("6.1", 10.0 + 0.001 * i as f64), run("6.18", 10.05 + 0.001 * i as f64)])
-            .collect();
+        let small: Vec<PooledRun> =
+            (0..6).flat_map(|i| [run("6.1", 10.0 + 0.001 * i as f64), run("6.18", 10.05 + 0.001 * i as f64)]).collect();
         assert!(!starred(&small), "0.5 % is within the 1 % threshold");
         // A slowdown counts as a speedup of the same factor does (log scale).
-        let slower: Vec<PooledRun> = (0..4)
-            .flat_map(|i| [run("6.1", 12.0 + 0.01 * i as f64), run("6.18", 10.0 + 0.01 * i as f64)])
-            .collect();
+        let slower: Vec<PooledRun> =
+            (0..4).flat_map(|i| [run("6.1", 12.0 + 0.01 * i as f64), run("6.18", 10.0 + 0.01 * i as f64)]).collect();
         assert!(starred(&slower));
     }
 }

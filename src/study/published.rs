@@ -93,7 +93,9 @@ impl Figure {
             None | Some("median") => Ok(Figure::Median),
             Some("mean") => Ok(Figure::Mean),
             Some(x) => match x.strip_prefix("mean:") {
-                Some(name) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => Ok(Figure::PartMean(name.to_string())),
+                Some(name) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
+                    Ok(Figure::PartMean(name.to_string()))
+                }
                 _ => Err(BadFigure(x.to_string())),
             },
         }
@@ -293,7 +295,10 @@ mod tests {
         assert_eq!(Figure::parse(Some("mean")), Ok(Figure::Mean));
         assert_eq!(Figure::parse(Some("mean:sys_s")), Ok(Figure::PartMean("sys_s".into())));
         for bad in ["max", "mean:", "mean:a b", "Mean"] {
-            assert!(Figure::parse(Some(bad)).unwrap_err().to_string().contains("allowed are median, mean and mean:NAME"), "{bad}");
+            assert!(
+                Figure::parse(Some(bad)).unwrap_err().to_string().contains("allowed are median, mean and mean:NAME"),
+                "{bad}"
+            );
         }
         let bad = r#"{"study":"x","title":"t","source":"s","machine":"m","a":"a","b":"b","tables":[{"id":"1","title":"T","geomean":null}],
                      "rows":[{"table":"1","row":"r","bench":"build.make","figure":"p99"}]}"#;

@@ -307,9 +307,15 @@ impl Building {
             }
             (Ok(a), Ok(b)) => self.compared(row, a, b, opt),
             _ => {
-                let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).map(ToString::to_string).next().unwrap_or_default();
+                let why = [&a, &b]
+                    .iter()
+                    .filter_map(|s| s.as_ref().err())
+                    .map(ToString::to_string)
+                    .next()
+                    .unwrap_or_default();
                 self.unavailable.push(format!("unavailable: {}: {why}", row.row));
-                let cell = |s: &Result<Measured, NoFigure>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
+                let cell =
+                    |s: &Result<Measured, NoFigure>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
                 [cell(&a), cell(&b), "-".into(), "-".into()]
             }
         };

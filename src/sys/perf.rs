@@ -50,7 +50,9 @@ const KERNEL_ONLY: &[&str] =
 pub(crate) enum EventError {
     #[error("{0} is not SYSTEM:EVENT")]
     NotSystemEvent(String),
-    #[error("tracefs is not mounted, so {name} cannot be opened: mount it with `mount -t tracefs nodev {at}` (as root)")]
+    #[error(
+        "tracefs is not mounted, so {name} cannot be opened: mount it with `mount -t tracefs nodev {at}` (as root)"
+    )]
     NoTracefs { name: String, at: String },
     #[error("this kernel has no tracepoint {0} (or its id under tracefs is not readable)")]
     NoTracepoint(String),
