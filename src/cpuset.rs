@@ -34,6 +34,7 @@ impl CpuSet {
     /// empty line for e.g. `offline` when every CPU is online).
     pub fn parse_list(s: &str) -> Result<Self, CpuListError> {
         let err = |why: String| CpuListError { input: s.to_string(), why };
+        let bad = |e: BadCpu| err(e.to_string());
         let mut set = BTreeSet::new();
         let t = s.trim();
         if t.is_empty() {
@@ -45,9 +46,9 @@ impl CpuSet {
                 return Err(err("empty item".into()));
             }
             let (lo, hi) = match item.split_once('-') {
-                Some((a, b)) => (parse_cpu(a).map_err(&err)?, parse_cpu(b).map_err(&err)?),
+                Some((a, b)) => (parse_cpu(a).map_err(&bad)?, parse_cpu(b).map_err(&bad)?),
                 None => {
-                    let c = parse_cpu(item).map_err(&err)?;
+                    let c = parse_cpu(item).map_err(&bad)?;
                     (c, c)
                 }
             };
@@ -120,14 +121,24 @@ impl CpuSet {
     }
 }
 
-fn parse_cpu(s: &str) -> Result<u32, String> {
+/// One item of a CPU list that is no CPU kdelta takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadCpu {
+    #[error("{0:?} is not a CPU number")]
+    NotANumber(String),
+    #[error("CPU {0} above {max}", max = MAX_CPU)]
+    TooHigh(u64),
+}
+
+fn parse_cpu(s: &str) -> Result<u32, BadCpu> {
     let s = s.trim();
+    let nan = || BadCpu::NotANumber(s.to_string());
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{s:?} is not a CPU number"));
+        return Err(nan());
     }
-    let v: u64 = s.parse().map_err(|_| format!("{s:?} is not a CPU number"))?;
+    let v: u64 = s.parse().map_err(|_| nan())?;
     if v > MAX_CPU as u64 {
-        return Err(format!("CPU {v} above {MAX_CPU}"));
+        return Err(BadCpu::TooHigh(v));
     }
     Ok(v as u32)
 }

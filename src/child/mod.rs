@@ -136,27 +136,45 @@ pub(crate) fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::proc
 /// the parent-death signal, which would end this process first and hand
 /// its orphans to init, and put `/dev/null` on stdin. `Err` when the parent
 /// died first (end of file, or another parent): the caller leaves.
-pub(crate) fn await_watchdog() -> std::result::Result<(), String> {
+pub(crate) fn await_watchdog() -> std::result::Result<(), NoGoAhead> {
     let parent = nix::unistd::getppid();
     let mut go = [0u8; 1];
     loop {
         match nix::unistd::read(0, &mut go) {
             Ok(1) => break,
-            Ok(_) => return Err("the harness ended before its watchdog started".into()),
+            Ok(_) => return Err(NoGoAhead::EndedFirst),
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(e) => return Err(format!("reading the go-ahead on stdin: {e}")),
+            Err(e) => return Err(NoGoAhead::Read(e)),
         }
     }
     // SAFETY: prctl with integer arguments; no memory is passed.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0 as libc::c_ulong, 0, 0, 0) } != 0 {
-        return Err(format!("clearing the parent-death signal: {}", std::io::Error::last_os_error()));
+        return Err(NoGoAhead::ParentDeathSignal(std::io::Error::last_os_error()));
     }
     if nix::unistd::getppid() != parent {
-        return Err("the harness ended".into());
+        return Err(NoGoAhead::Ended);
     }
-    let null = std::fs::File::open("/dev/null").map_err(|e| format!("opening /dev/null: {e}"))?;
-    nix::unistd::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0).map_err(|e| format!("stdin from /dev/null: {e}"))?;
+    let null = std::fs::File::open("/dev/null").map_err(NoGoAhead::DevNull)?;
+    nix::unistd::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0).map_err(NoGoAhead::Stdin)?;
     Ok(())
+}
+
+/// Why a worker did not get, or could not take, its go-ahead
+/// ([`await_watchdog`]): it then leaves.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoGoAhead {
+    #[error("the harness ended before its watchdog started")]
+    EndedFirst,
+    #[error("reading the go-ahead on stdin: {0}")]
+    Read(nix::errno::Errno),
+    #[error("clearing the parent-death signal: {0}")]
+    ParentDeathSignal(std::io::Error),
+    #[error("the harness ended")]
+    Ended,
+    #[error("opening /dev/null: {0}")]
+    DevNull(std::io::Error),
+    #[error("stdin from /dev/null: {0}")]
+    Stdin(nix::errno::Errno),
 }
 
 /// Spawn `cmd` with [`die_with_parent`] as a [`Child`] (std's own handle is

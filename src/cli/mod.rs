@@ -135,7 +135,7 @@ pub(crate) enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
         /// Noise threshold in percent: smaller changes are never marked significant.
-        #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
+        #[arg(long, default_value_t = crate::stats::defaults::THRESHOLD_PCT, value_name = "PCT", value_parser = threshold)]
         threshold: f64,
         /// List every warning of every result instead of one summary line per kind.
         #[arg(long, short = 'v')]

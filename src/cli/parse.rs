@@ -32,14 +32,24 @@ pub(crate) enum Warmup {
 /// A refusal: [`BadInput`], or a parse error clap words itself.
 pub(super) type Refusal = Box<dyn std::error::Error + Send + Sync>;
 
+/// A value clap reports in its own words (`invalid value 'X' for '--runs
+/// <N|auto>': ...`), unlike a [`BadInput`], which is the whole line.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Malformed {
+    #[error("{0:?} is not allowed: expected auto or a whole number from 1 to 10000")]
+    Runs(String),
+    #[error("malformed CPU list {0:?}: expected e.g. 1 or 0-3,8")]
+    CpuList(String),
+}
+
 /// `--runs`: a whole number from 1 to 10000, or `auto`.
-pub(super) fn runs(s: &str) -> Result<plan::Runs, String> {
+pub(super) fn runs(s: &str) -> Result<plan::Runs, Malformed> {
     if s == "auto" {
         return Ok(plan::Runs::Auto);
     }
     match s.parse::<usize>() {
         Ok(n) if (1..=10000).contains(&n) => Ok(plan::Runs::Fixed(n)),
-        _ => Err(format!("{s:?} is not allowed: expected auto or a whole number from 1 to 10000")),
+        _ => Err(Malformed::Runs(s.to_string())),
     }
 }
 
@@ -296,9 +306,6 @@ pub(super) fn poll(s: &str) -> Result<Duration, BadInput> {
 }
 
 /// `doctor --cpus LIST`: a CPU list (checked against the machine by the command).
-pub(super) fn doctor_cpus(s: &str) -> Result<CpuSet, String> {
-    CpuSet::parse_list(s)
-        .ok()
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| format!("malformed CPU list {s:?}: expected e.g. 1 or 0-3,8"))
+pub(super) fn doctor_cpus(s: &str) -> Result<CpuSet, Malformed> {
+    CpuSet::parse_list(s).ok().filter(|c| !c.is_empty()).ok_or_else(|| Malformed::CpuList(s.to_string()))
 }

@@ -38,7 +38,7 @@ pub(crate) struct RunArgs {
     /// With --runs auto: the half-width of each median's 95% interval to
     /// reach, in percent, for a result compared with nothing (a compared
     /// one samples until its comparison is different or the same).
-    #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = ci_target)]
+    #[arg(long, default_value_t = crate::stats::defaults::CI_TARGET_PCT, value_name = "PCT", value_parser = ci_target)]
     pub(crate) ci_target: f64,
 
     /// With --runs auto: start no extra round once the run has taken this
@@ -117,7 +117,7 @@ pub(crate) struct RunArgs {
     pub(crate) interleave: Option<InterleaveArg>,
 
     /// Noise threshold in percent for marking a change significant.
-    #[arg(long, default_value_t = 1.0, value_name = "PCT", value_parser = threshold)]
+    #[arg(long, default_value_t = crate::stats::defaults::THRESHOLD_PCT, value_name = "PCT", value_parser = threshold)]
     pub(crate) threshold: f64,
 
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -54,13 +54,13 @@ pub(crate) struct HistorySearch {
     #[arg(long, value_name = "DATE", value_parser = since)]
     pub(crate) since: Option<String>,
     /// Significance level of the change-point test.
-    #[arg(long, default_value_t = 0.05, value_parser = alpha)]
+    #[arg(long, default_value_t = crate::stats::defaults::ALPHA, value_parser = alpha)]
     pub(crate) alpha: f64,
     /// Fewest runs on each side of a change point; a series needs twice as many.
-    #[arg(long, default_value_t = 5, value_name = "RUNS", value_parser = min_segment)]
+    #[arg(long, default_value_t = crate::stats::defaults::MIN_SEGMENT, value_name = "RUNS", value_parser = min_segment)]
     pub(crate) min_segment: usize,
     /// Shuffles of the permutation test (p moves in steps of 1/(N+1)).
-    #[arg(long, default_value_t = 199, value_name = "N", value_parser = permutations)]
+    #[arg(long, default_value_t = crate::stats::defaults::PERMUTATIONS, value_name = "N", value_parser = permutations)]
     pub(crate) permutations: usize,
     /// Seed of the shuffles: the same seed gives the same answer; another
     /// seed, fresh permutations.

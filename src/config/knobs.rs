@@ -15,11 +15,78 @@ use crate::sys::knobs as k;
 use crate::topology::Topology;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub(crate) const MODIFIERS: &str =
     "preempt=none|voluntary|full|lazy, smt=off|on, governor=NAME, boost=on|off, thp=always|madvise|never, sysctl=NAME=VALUE, sysfs=PATH=VALUE (PATH below /sys or /proc/sys)";
 
 const KEYS: &[&str] = &["preempt", "smt", "governor", "boost", "thp", "sysctl", "sysfs"];
+
+/// Why the machine below a root cannot take a kernel setting, or has no file
+/// for it: one line, naming the file.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum KnobError {
+    #[error("{} does not exist ({why})", .file.display())]
+    Missing { file: PathBuf, why: &'static str },
+    #[error("neither {} nor {} exists (no cpufreq driver with boost control)", .boost.display(), .no_turbo.display())]
+    NoBoostControl { boost: PathBuf, no_turbo: PathBuf },
+    #[error("{} has no policy with a scaling_governor (no CPU frequency driver)", .0.display())]
+    NoGovernor(PathBuf),
+    #[error("{} does not exist", .0.display())]
+    Absent(PathBuf),
+    #[error("{} is not below the sysfs root {}", .file.display(), .root.display())]
+    NotBelowRoot { file: PathBuf, root: PathBuf },
+    #[error("{} is not UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    /// The path itself is not allowed (`check_sysfs_path`'s message).
+    #[error("{0}")]
+    PathNotAllowed(String),
+    #[error("{}: {source}", .file.display())]
+    Io { file: PathBuf, source: Arc<std::io::Error> },
+    #[error("{} leads to {}, outside /sys and /proc/sys", .file.display(), .real.display())]
+    Outside { file: PathBuf, real: PathBuf },
+    #[error("{} reads notsupported: this CPU has no SMT to switch", .0.display())]
+    SmtNotSupported(PathBuf),
+    #[error("{} reads notimplemented: this architecture cannot switch SMT", .0.display())]
+    SmtNotImplemented(PathBuf),
+    #[error("{} reads forceoff: SMT was forced off at boot (nosmt=force) and cannot come back", .0.display())]
+    SmtForcedOff(PathBuf),
+    #[error("{} reads {read:?}, not on or off", .file.display())]
+    SmtUnknown { file: PathBuf, read: String },
+    #[error("changing kernel settings needs root (kdelta runs as uid {0})")]
+    NeedsRoot(u32),
+    #[error(transparent)]
+    NotWritable(#[from] k::NotWritable),
+    #[error("this kernel offers {}", .0.join(", "))]
+    NotOffered(Vec<String>),
+    /// Why debugfs, which `preempt=` needs, is not there.
+    #[error("{0}")]
+    NoDebugfs(String),
+    /// What `kdelta topo` shows where a setting has no one file.
+    #[error("the file {0} names")]
+    NamedByUser(&'static str),
+    #[error("unreadable ({0})")]
+    Unreadable(Arc<std::io::Error>),
+    #[error("unreadable: {0:?}")]
+    Unparsed(String),
+    /// The setting `name` (`smt=off`) and why.
+    #[error("{name}: {source}")]
+    Setting { name: String, source: Box<KnobError> },
+}
+
+impl KnobError {
+    fn setting(name: String) -> impl Fn(KnobError) -> KnobError {
+        move |e| KnobError::Setting { name: name.clone(), source: Box::new(e) }
+    }
+
+    /// The reason without the setting's name.
+    fn unnamed(self) -> KnobError {
+        match self {
+            KnobError::Setting { source, .. } => *source,
+            e => e,
+        }
+    }
+}
 
 /// Is `key` (before the `=`) a kernel-setting modifier?
 pub(crate) fn is_knob(key: &str) -> bool {
@@ -146,13 +213,13 @@ fn with_debugfs<T: Send>(root: &Path, f: impl FnOnce(Option<String>) -> T + Send
 
 /// The files a knob writes, for reading and checking (several for the
 /// governor, one per cpufreq policy). `Err`: why the machine has none.
-pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, String> {
-    let one = |rel: &str, what: &str| {
+pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf>, KnobError> {
+    let one = |rel: &str, why: &'static str| {
         let p = root.join(rel);
         if p.exists() {
             Ok(vec![p])
         } else {
-            Err(format!("{} does not exist ({what})", p.display()))
+            Err(KnobError::Missing { file: p, why })
         }
     };
     match knob {
@@ -165,11 +232,7 @@ pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf
             } else if root.join(k::NO_TURBO).exists() {
                 Ok(vec![root.join(k::NO_TURBO)])
             } else {
-                Err(format!(
-                    "neither {} nor {} exists (no cpufreq driver with boost control)",
-                    root.join(k::BOOST).display(),
-                    root.join(k::NO_TURBO).display()
-                ))
+                Err(KnobError::NoBoostControl { boost: root.join(k::BOOST), no_turbo: root.join(k::NO_TURBO) })
             }
         }
         Knob::Governor => {
@@ -179,10 +242,7 @@ pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf
                 .filter(|p| p.exists())
                 .collect();
             if v.is_empty() {
-                Err(format!(
-                    "{} has no policy with a scaling_governor (no CPU frequency driver)",
-                    root.join(k::CPUFREQ).display()
-                ))
+                Err(KnobError::NoGovernor(root.join(k::CPUFREQ)))
             } else {
                 Ok(v)
             }
@@ -206,17 +266,17 @@ pub(crate) fn files(knob: &Knob, root: &Path) -> std::result::Result<Vec<PathBuf
 /// empty component), and, its links resolved, still lie below `root`'s
 /// `sys` or `proc/sys`. Returns the resolved file, to be written with
 /// `O_NOFOLLOW`; `Err` says why not, on one line.
-pub(crate) fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, String> {
+pub(crate) fn confined(root: &Path, file: &Path) -> std::result::Result<PathBuf, KnobError> {
     let rel = file
         .strip_prefix(root)
-        .map_err(|_| format!("{} is not below the sysfs root {}", file.display(), root.display()))?;
-    let rel = rel.to_str().ok_or_else(|| format!("{} is not UTF-8", file.display()))?;
-    check_sysfs_path(&format!("/{rel}")).map_err(|e| e.to_string())?;
-    let real = file.canonicalize().map_err(|e| format!("{}: {e}", file.display()))?;
+        .map_err(|_| KnobError::NotBelowRoot { file: file.to_path_buf(), root: root.to_path_buf() })?;
+    let rel = rel.to_str().ok_or_else(|| KnobError::NotUtf8(file.to_path_buf()))?;
+    check_sysfs_path(&format!("/{rel}")).map_err(|e| KnobError::PathNotAllowed(e.to_string()))?;
+    let real = file.canonicalize().map_err(|e| KnobError::Io { file: file.to_path_buf(), source: e.into() })?;
     let allowed = [root.join("sys"), root.join(k::PROC_SYS)];
     let allowed: Vec<PathBuf> = allowed.iter().filter_map(|a| a.canonicalize().ok()).collect();
     if !allowed.iter().any(|a| real.starts_with(a)) {
-        return Err(format!("{} leads to {}, outside /sys and /proc/sys", file.display(), real.display()));
+        return Err(KnobError::Outside { file: file.to_path_buf(), real });
     }
     Ok(real)
 }
@@ -254,7 +314,7 @@ fn spelled(knob: &Knob, path: &Path, raw: &str) -> String {
 }
 
 /// The files to write for a setting and the value each takes.
-pub(crate) fn targets(s: &KnobSetting, root: &Path) -> std::result::Result<Vec<(PathBuf, String)>, String> {
+pub(crate) fn targets(s: &KnobSetting, root: &Path) -> std::result::Result<Vec<(PathBuf, String)>, KnobError> {
     let fs = files(&s.knob, root)?;
     Ok(fs
         .into_iter()
@@ -311,50 +371,47 @@ fn offered(knob: &Knob, files: &[PathBuf]) -> Option<Vec<String>> {
 
 /// Why this machine cannot apply `s` (`Ok`: it can). Needs root on the live
 /// machine; in a fake tree only the files' permissions count.
+/// The reason is a `String` because it becomes the stored
+/// `Unavailable::reason` (`harness::plan`); [`judge`] is the typed check.
 pub(crate) fn check(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
-    if s.knob == Knob::Preempt {
-        return with_debugfs(root, |missing| match missing {
-            Some(why) => Err(format!("{}: {why}", s.name())),
-            None => check_files(s, root),
-        });
-    }
-    check_files(s, root)
+    judge(s, root).map_err(|e| e.to_string())
 }
 
-fn check_files(s: &KnobSetting, root: &Path) -> std::result::Result<(), String> {
-    let name = s.name();
-    let fs = files(&s.knob, root).map_err(|e| format!("{name}: {e}"))?;
+/// [`check`], typed: the error names the setting ([`KnobError::Setting`]).
+pub(crate) fn judge(s: &KnobSetting, root: &Path) -> std::result::Result<(), KnobError> {
+    let named = KnobError::setting(s.name());
+    if s.knob == Knob::Preempt {
+        return with_debugfs(root, |missing| match missing {
+            Some(why) => Err(KnobError::NoDebugfs(why)),
+            None => check_files(s, root),
+        })
+        .map_err(named);
+    }
+    check_files(s, root).map_err(named)
+}
+
+fn check_files(s: &KnobSetting, root: &Path) -> std::result::Result<(), KnobError> {
+    let fs = files(&s.knob, root)?;
     if s.knob == Knob::Smt {
-        let ctl = k::read_text(&fs[0]).map_err(|e| format!("{name}: {}: {e}", fs[0].display()))?;
+        let f = fs[0].clone();
+        let ctl = k::read_text(&f).map_err(|e| KnobError::Io { file: f.clone(), source: e.into() })?;
         match ctl.as_str() {
             "on" | "off" => {}
-            "notsupported" => {
-                return Err(format!("{name}: {} reads notsupported: this CPU has no SMT to switch", fs[0].display()))
-            }
-            "notimplemented" => {
-                return Err(format!(
-                    "{name}: {} reads notimplemented: this architecture cannot switch SMT",
-                    fs[0].display()
-                ))
-            }
-            "forceoff" => {
-                return Err(format!(
-                    "{name}: {} reads forceoff: SMT was forced off at boot (nosmt=force) and cannot come back",
-                    fs[0].display()
-                ))
-            }
-            other => return Err(format!("{name}: {} reads {other:?}, not on or off", fs[0].display())),
+            "notsupported" => return Err(KnobError::SmtNotSupported(f)),
+            "notimplemented" => return Err(KnobError::SmtNotImplemented(f)),
+            "forceoff" => return Err(KnobError::SmtForcedOff(f)),
+            other => return Err(KnobError::SmtUnknown { file: f, read: other.to_string() }),
         }
     }
     if root == Path::new("/") && !k::is_root() {
-        return Err(format!("{name}: changing kernel settings needs root (kdelta runs as uid {})", k::euid()));
+        return Err(KnobError::NeedsRoot(k::euid()));
     }
     for f in &fs {
-        k::writable(f).map_err(|e| format!("{name}: {e}"))?;
+        k::writable(f)?;
     }
     if let Some(o) = offered(&s.knob, &fs) {
         if !o.contains(&s.value) {
-            return Err(format!("{name}: this kernel offers {}", o.join(", ")));
+            return Err(KnobError::NotOffered(o));
         }
     }
     Ok(())
@@ -379,10 +436,10 @@ pub(crate) struct State {
     pub(crate) key: &'static str,
     pub(crate) file: String,
     /// The value in force, or why it cannot be read.
-    pub(crate) current: std::result::Result<String, String>,
+    pub(crate) current: std::result::Result<String, KnobError>,
     pub(crate) offered: Option<Vec<String>>,
     /// Whether kdelta could change it here, or why not.
-    pub(crate) change: std::result::Result<(), String>,
+    pub(crate) change: std::result::Result<(), KnobError>,
 }
 
 /// Every knob's state below `root`. `sysctl=` and `sysfs=` are judged on
@@ -394,13 +451,13 @@ pub(crate) fn states(root: &Path) -> Vec<State> {
     }
     for (key, dir) in [("sysctl", root.join(k::PROC_SYS)), ("sysfs", root.join("sys"))] {
         let change = if !dir.is_dir() {
-            Err(format!("{} does not exist", dir.display()))
+            Err(KnobError::Absent(dir.clone()))
         } else if root == Path::new("/") && !k::is_root() {
-            Err(format!("changing kernel settings needs root (kdelta runs as uid {})", k::euid()))
+            Err(KnobError::NeedsRoot(k::euid()))
         } else {
             Ok(())
         };
-        let current = Err(if key == "sysctl" { "the file NAME names" } else { "the file PATH names" }.to_string());
+        let current = Err(KnobError::NamedByUser(if key == "sysctl" { "NAME" } else { "PATH" }));
         out.push(State { key, file: dir.display().to_string(), current, offered: None, change });
     }
     out
@@ -410,7 +467,7 @@ pub(crate) fn states(root: &Path) -> Vec<State> {
 fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) -> State {
     let fs = files(&knob, root);
     let (file, current, offered_v, change) = match (&fs, missing) {
-        (_, Some(why)) => (String::new(), Err(why.clone()), None, Err(why)),
+        (_, Some(why)) => (String::new(), Err(KnobError::NoDebugfs(why.clone())), None, Err(KnobError::NoDebugfs(why))),
         (Err(why), None) => (String::new(), Err(why.clone()), None, Err(why.clone())),
         (Ok(fs), None) => {
             let shown = if fs.len() == 1 {
@@ -419,14 +476,13 @@ fn state(key: &'static str, knob: Knob, root: &Path, missing: Option<String>) ->
                 format!("{} ({} policies)", fs[0].display(), fs.len())
             };
             let cur = read_back(&knob, root).ok_or_else(|| match k::read_text(&fs[0]) {
-                Err(e) => format!("unreadable ({e})"),
-                Ok(t) => format!("unreadable: {t:?}"),
+                Err(e) => KnobError::Unreadable(e.into()),
+                Ok(t) => KnobError::Unparsed(t),
             });
             let off = offered(&knob, fs);
             // Judged with a value the kernel offers, so only the machine counts.
             let probe_value = off.as_ref().and_then(|o| o.first().cloned()).unwrap_or_else(|| "on".into());
-            let chk = check(&KnobSetting { knob: knob.clone(), value: probe_value.clone() }, root)
-                .map_err(|e| e.trim_start_matches(&format!("{key}={probe_value}: ")).to_string());
+            let chk = judge(&KnobSetting { knob: knob.clone(), value: probe_value }, root).map_err(KnobError::unnamed);
             (shown, cur, off, chk)
         }
     };
@@ -448,8 +504,8 @@ pub(crate) fn states_text(root: &Path) -> String {
         };
         let cur = match &st.current {
             Ok(v) => format!("{v}{}", off(v)),
-            Err(w) if st.change.as_ref().err() == Some(w) => String::new(),
-            Err(w) => w.clone(),
+            Err(w) if st.change.as_ref().err().map(ToString::to_string) == Some(w.to_string()) => String::new(),
+            Err(w) => w.to_string(),
         };
         let change = match &st.change {
             Ok(()) => "can change".to_string(),

@@ -32,7 +32,7 @@ pub(crate) fn resolve(v: &str) -> anyhow::Result<Resolved> {
         }
         "tuned" => match tuned_path() {
             Ok(p) => p,
-            Err(why) => return Ok(Resolved::Unavailable(why)),
+            Err(why) => return Ok(Resolved::Unavailable(why.to_string())),
         },
         path => {
             if path.contains([' ', ':', '\0']) {
@@ -69,21 +69,30 @@ pub(crate) fn resolve(v: &str) -> anyhow::Result<Resolved> {
     Ok(Resolved::Path(shown))
 }
 
+/// Why `preload=tuned` has no library here.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoTuned {
+    #[error("{lib} was not built: {0}", lib = LIB_NAME)]
+    NotBuilt(&'static str),
+    #[error("cannot find the kdelta binary to look for {lib} beside it: {0}", lib = LIB_NAME)]
+    NoExe(std::io::Error),
+    #[error("{} has no directory", .0.display())]
+    NoDir(PathBuf),
+    #[error("{lib} is not next to kdelta in {} (cargo build puts it there; install it beside the binary)", .0.display(), lib = LIB_NAME)]
+    Absent(PathBuf),
+}
+
 /// `libkdelta_mem.so` next to the running kdelta.
-fn tuned_path() -> Result<PathBuf, String> {
+fn tuned_path() -> Result<PathBuf, NoTuned> {
     let build_error = env!("KDELTA_PRELOAD_ERROR");
     if !build_error.is_empty() {
-        return Err(format!("{LIB_NAME} was not built: {build_error}"));
+        return Err(NoTuned::NotBuilt(build_error));
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the kdelta binary to look for {LIB_NAME} beside it: {e}"))?;
-    let dir = exe.parent().ok_or_else(|| format!("{} has no directory", exe.display()))?;
+    let exe = std::env::current_exe().map_err(NoTuned::NoExe)?;
+    let dir = exe.parent().ok_or_else(|| NoTuned::NoDir(exe.clone()))?;
     let lib = dir.join(LIB_NAME);
     if !lib.is_file() {
-        return Err(format!(
-            "{LIB_NAME} is not next to kdelta in {} (cargo build puts it there; install it beside the binary)",
-            dir.display()
-        ));
+        return Err(NoTuned::Absent(dir.to_path_buf()));
     }
     Ok(lib)
 }
@@ -110,38 +119,60 @@ pub(crate) fn host_machine() -> Option<(u16, &'static str)> {
     }
 }
 
+/// Why a file cannot be preloaded here ([`usable`]), or read as ELF
+/// ([`read_elf`]).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum Unusable {
+    #[error("the preload library is written for x86-64 and aarch64, not {}", std::env::consts::ARCH)]
+    Arch,
+    #[error("not a shared library (ELF type {0})")]
+    NotShared(u16),
+    #[error("built for ELF machine {found}, this is {name} ({machine})")]
+    Machine { found: u16, name: &'static str, machine: u16 },
+    #[error("cannot open: {0}")]
+    Open(String),
+    #[error("cannot read: {0}")]
+    Read(String),
+    #[error("not an ELF file")]
+    NotElf,
+    #[error("not a 64-bit little-endian ELF file (class {class}, data {data})")]
+    Not64Le { class: u8, data: u8 },
+    #[error("truncated program headers")]
+    Truncated,
+}
+
 /// Why `lib` cannot be preloaded here, if it cannot.
-pub(crate) fn usable(lib: &Path) -> Result<(), String> {
+pub(crate) fn usable(lib: &Path) -> Result<(), Unusable> {
     let Some((machine, name)) = host_machine() else {
-        return Err(format!("the preload library is written for x86-64 and aarch64, not {}", std::env::consts::ARCH));
+        return Err(Unusable::Arch);
     };
     let elf = read_elf(lib)?;
     if elf.kind != 3 {
-        return Err(format!("not a shared library (ELF type {})", elf.kind));
+        return Err(Unusable::NotShared(elf.kind));
     }
     if elf.machine != machine {
-        return Err(format!("built for ELF machine {}, this is {name} ({machine})", elf.machine));
+        return Err(Unusable::Machine { found: elf.machine, name, machine });
     }
     Ok(())
 }
 
 /// Read a 64-bit little-endian ELF header and its program headers.
-pub(crate) fn read_elf(path: &Path) -> Result<Elf, String> {
+pub(crate) fn read_elf(path: &Path) -> Result<Elf, Unusable> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut f = std::fs::File::open(path).map_err(|e| Unusable::Open(e.to_string()))?;
     let mut head = Vec::new();
-    f.by_ref().take(64 * 1024).read_to_end(&mut head).map_err(|e| format!("cannot read: {e}"))?;
+    f.by_ref().take(64 * 1024).read_to_end(&mut head).map_err(|e| Unusable::Read(e.to_string()))?;
     parse_elf(&head)
 }
 
 /// [`read_elf`] on bytes (the first 64 KiB suffice for the program headers
 /// of any ordinary file).
-pub(crate) fn parse_elf(b: &[u8]) -> Result<Elf, String> {
+pub(crate) fn parse_elf(b: &[u8]) -> Result<Elf, Unusable> {
     if b.len() < 64 || &b[..4] != b"\x7fELF" {
-        return Err("not an ELF file".into());
+        return Err(Unusable::NotElf);
     }
     if b[4] != 2 || b[5] != 1 {
-        return Err(format!("not a 64-bit little-endian ELF file (class {}, data {})", b[4], b[5]));
+        return Err(Unusable::Not64Le { class: b[4], data: b[5] });
     }
     let u16_at = |o: usize| b.get(o..o + 2).map(|s| u16::from_le_bytes([s[0], s[1]]));
     let u32_at = |o: usize| b.get(o..o + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]));
@@ -157,7 +188,7 @@ pub(crate) fn parse_elf(b: &[u8]) -> Result<Elf, String> {
             match phoff.checked_add(i * phentsize).and_then(u32_at) {
                 Some(3) => interp = true, // PT_INTERP
                 Some(_) => {}
-                None => return Err("truncated program headers".into()),
+                None => return Err(Unusable::Truncated),
             }
         }
     }
@@ -190,8 +221,8 @@ mod tests {
         assert!(parse_elf(b"#!/bin/sh\n").is_err());
         let mut b = header(3, 62, false);
         b[4] = 1;
-        assert!(parse_elf(&b).unwrap_err().contains("64-bit"));
-        assert!(parse_elf(&header(3, 62, false)[..100]).unwrap_err().contains("truncated"));
+        assert!(parse_elf(&b).unwrap_err().to_string().contains("64-bit"));
+        assert!(parse_elf(&header(3, 62, false)[..100]).unwrap_err().to_string().contains("truncated"));
     }
 
     #[test]
@@ -206,7 +237,7 @@ mod tests {
         ] {
             let p = t.path().join(name);
             std::fs::write(&p, bytes).unwrap();
-            assert!(usable(&p).unwrap_err().contains(why), "{name}");
+            assert!(usable(&p).unwrap_err().to_string().contains(why), "{name}");
             match resolve(p.to_str().unwrap()).unwrap() {
                 Resolved::Unavailable(r) => assert!(r.contains(why), "{r}"),
                 Resolved::Path(p) => panic!("{p} accepted"),

@@ -45,7 +45,8 @@ pub(crate) struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { alpha: 0.05, min_segment: 5, permutations: 199, seed: 0 }
+        use super::defaults as d;
+        Options { alpha: d::ALPHA, min_segment: d::MIN_SEGMENT, permutations: d::PERMUTATIONS, seed: 0 }
     }
 }
 

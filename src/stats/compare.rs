@@ -167,7 +167,7 @@ pub(crate) fn compare_results(a: &ResultRecord, b: &ResultRecord, opt: &CompareO
     compare_sides(&va, &sa, &vb, &sb, &pairs, a.better, opt)
 }
 
-/// [`compare`], then the rule for a star (the module's documentation):
+/// [`compare`]'s figures, then the rule for a star (the module's documentation):
 /// the pairs decide where there are enough of them; otherwise the rounds
 /// must agree, and neither side be noisy or busy unless the change is
 /// beyond what that could explain.
@@ -286,11 +286,10 @@ fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<With
     }
 }
 
-/// The comparison of two sets of samples before the rounds, the modes and
-/// the pairs are weighed: `significant` is the samples' part of the rule
-/// (rules 1 and 2 with Welch's t, as for results whose rounds are unknown),
-/// which [`compare_sides`] then replaces by the whole rule.
-pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
+/// The figures of two sets of samples (speedup, p-values, interval) before
+/// anything is judged: `significant` is false and the answer unknown until
+/// [`compare_sides`], the one place a star is decided, weighs them.
+fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -306,11 +305,7 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         Some((l, h)) => (Some(l), Some(h)),
         None => (None, None),
     };
-    // The samples alone, as `compare_sides` judges them where the rounds are
-    // unknown: Welch's t on the means and the Mann-Whitney rank test (which
-    // outliers and skew cannot sway, and which cannot reach p < 0.05 on
-    // three samples a side) must agree, beyond the threshold.
-    let mut c = Comparison {
+    Some(Comparison {
         speedup,
         change_pct,
         p_welch,
@@ -326,9 +321,7 @@ pub(crate) fn compare(a: &[f64], b: &[f64], better: Better, opt: &CompareOptions
         speeds_a: None,
         speeds_b: None,
         evidence: None,
-    };
-    c.significant = samples_pass(&c, false, opt);
-    Some(c)
+    })
 }
 
 /// Geometric mean of positive values (None if any is not positive, NaN or

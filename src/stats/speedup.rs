@@ -23,7 +23,12 @@ pub(crate) struct CompareOptions {
 
 impl Default for CompareOptions {
     fn default() -> Self {
-        CompareOptions { alpha: 0.05, threshold_pct: 1.0, bootstrap: 2000, rounds_paired: true }
+        CompareOptions {
+            alpha: super::defaults::ALPHA,
+            threshold_pct: super::defaults::THRESHOLD_PCT,
+            bootstrap: 2000,
+            rounds_paired: true,
+        }
     }
 }
 

@@ -49,6 +49,20 @@ fn request(_quick: bool) -> Vec<Parts> {
     ]
 }
 
+/// Why a `sim.*` row has no simulated samples.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoSimulation {
+    #[error("parallel {0:?}: allowed is 1 to 4096")]
+    Parallel(String),
+    #[error("no simulation named {0}")]
+    Unknown(String),
+    /// The simulator refused its configuration, or failed.
+    #[error("{0}")]
+    Failed(String),
+    #[error("the simulation gave no result")]
+    NoResult,
+}
+
 /// The simulated samples of a `sim.*` row: per-loop times (loops) or
 /// makespans (make) of stock-2002 (A) or ht-aware-2002 (B). Deterministic
 /// (seeded), so they are computed when the table is built, not stored.
@@ -56,7 +70,7 @@ pub(super) fn simulated(
     bench: &str,
     params: &std::collections::BTreeMap<String, String>,
     b: bool,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, NoSimulation> {
     let policy = if b { PolicyName::HtAware2002 } else { PolicyName::Stock2002 };
     let workload = match bench {
         "sim.loops" => WorkloadCfg::Loops(LoopsCfg { loops: 2, work: 2.55, iterations: 20, jitter: DEFAULT_JITTER }),
@@ -66,14 +80,14 @@ pub(super) fn simulated(
                 .parse::<usize>()
                 .ok()
                 .filter(|n| (1..=4096).contains(n))
-                .ok_or_else(|| format!("parallel {j:?}: allowed is 1 to 4096"))?;
+                .ok_or_else(|| NoSimulation::Parallel(j.to_string()))?;
             WorkloadCfg::Make(MakeCfg { parallel, jobs: DEFAULT_JOBS })
         }
-        other => return Err(format!("no simulation named {other}")),
+        other => return Err(NoSimulation::Unknown(other.to_string())),
     };
     // Molnar's box, as `kdelta simulate --topology 2x1x2` takes it by default.
     let cfg = SimConfig {
-        shape: Shape::parse("2x1x2").map_err(|e| e.to_string())?,
+        shape: Shape::parse("2x1x2").map_err(|e| NoSimulation::Failed(e.to_string()))?,
         engine: EngineCfg::default(),
         policy,
         reps: workload.default_reps(),
@@ -81,8 +95,8 @@ pub(super) fn simulated(
         seed: DEFAULT_SEED,
         trace: false,
     };
-    let r = simulate_all(&cfg, &[policy], false).map_err(|e| e.to_string())?;
-    let r = r.into_iter().next().ok_or("the simulation gave no result")?;
+    let r = simulate_all(&cfg, &[policy], false).map_err(|e| NoSimulation::Failed(e.to_string()))?;
+    let r = r.into_iter().next().ok_or(NoSimulation::NoResult)?;
     Ok(match (r.loops, r.make) {
         (Some(l), _) => l.times,
         (_, Some(m)) => m.makespans,

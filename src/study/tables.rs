@@ -30,12 +30,41 @@ pub(crate) struct Measured {
     pub(crate) notes: Vec<String>,
 }
 
+/// Why a side of a row has no figure (shown as `unavailable: ROW: WHY`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoFigure {
+    /// The stored result failed or was skipped: its reason, or its status.
+    #[error("{0}")]
+    NotOk(String),
+    #[error("no clean sample")]
+    NoCleanSample,
+    #[error("{bench} stored no {name} per sample in this run ({key} is missing or does not line up with the samples)")]
+    NoPerSample { bench: String, name: String, key: String },
+    #[error(transparent)]
+    Simulation(#[from] super::sched2002::NoSimulation),
+    #[error("the simulation gave no figure")]
+    NoSimulatedFigure,
+    /// The row cannot be measured here (the study's reason).
+    #[error("{0}")]
+    Unmeasurable(String),
+    #[error("the study has no configuration role {0:?}")]
+    NoRole(String),
+    #[error("{wanted} is not available: {why}")]
+    NotAvailable { wanted: String, why: String },
+    #[error("not in the tiny plan of the tests")]
+    NotInTinyPlan,
+    #[error("not in the --quick plan")]
+    NotInQuickPlan,
+    #[error("not measured in this run (interrupted? `--resume` runs the missing points)")]
+    NotMeasured,
+}
+
 impl Measured {
     /// A result's figure as the row asks: its median, the mean of its clean
     /// samples, or the mean of a raw figure stored beside each sample.
-    fn of(r: &ResultRecord, figure: &Figure) -> Result<Measured, String> {
+    fn of(r: &ResultRecord, figure: &Figure) -> Result<Measured, NoFigure> {
         if r.status != Status::Ok {
-            return Err(r.reason.clone().unwrap_or_else(|| r.status.as_str().to_string()));
+            return Err(NoFigure::NotOk(r.reason.clone().unwrap_or_else(|| r.status.as_str().to_string())));
         }
         let clean = r.clean_with_meta();
         let (_, side) = Side::of(r);
@@ -43,12 +72,12 @@ impl Measured {
         let (samples, median) = match figure {
             Figure::Median => (
                 clean.iter().map(|(v, _)| *v).collect(),
-                r.summary.as_ref().map(|s| s.median).ok_or("no clean sample")?,
+                r.summary.as_ref().map(|s| s.median).ok_or(NoFigure::NoCleanSample)?,
             ),
             Figure::Mean => {
                 let v: Vec<f64> = clean.iter().map(|(v, _)| *v).collect();
                 if v.is_empty() {
-                    return Err("no clean sample".into());
+                    return Err(NoFigure::NoCleanSample);
                 }
                 let m = mean(&v);
                 (v, m)
@@ -62,7 +91,7 @@ impl Measured {
                     .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
                     .unwrap_or_default();
                 if all.len() != r.samples.len() || all.is_empty() {
-                    return Err(format!("{} stored no {name} per sample in this run ({key} is missing or does not line up with the samples)", r.benchmark));
+                    return Err(NoFigure::NoPerSample { bench: r.benchmark.clone(), name: name.clone(), key });
                 }
                 let used = crate::model::sample::used(&r.samples_meta, r.samples.len());
                 let v: Vec<f64> = all.iter().zip(&used).filter(|(_, u)| **u).map(|(x, _)| *x).collect();
@@ -76,10 +105,10 @@ impl Measured {
     }
 
     /// Simulated samples (seconds, lower is better).
-    pub(crate) fn simulated(samples: Vec<f64>) -> Result<Measured, String> {
+    pub(crate) fn simulated(samples: Vec<f64>) -> Result<Measured, NoFigure> {
         let median = stats::summary::median(&samples);
         if samples.is_empty() || !median.is_finite() {
-            return Err("the simulation gave no figure".into());
+            return Err(NoFigure::NoSimulatedFigure);
         }
         Ok(Measured {
             samples,
@@ -95,22 +124,21 @@ impl Measured {
 
 /// One side of a row: its result in `results` (the newest matching one),
 /// the simulation for `sim.*` rows, or why there is none.
-pub(crate) fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result<Measured, String> {
+pub(crate) fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) -> Result<Measured, NoFigure> {
     if let Some(why) = &row.unmeasurable {
-        return Err(why.clone());
+        return Err(NoFigure::Unmeasurable(why.clone()));
     }
     let params = row.side_params(b);
     if row.bench.starts_with("sim.") {
-        return super::sched2002::simulated(&row.bench, &params, b).and_then(Measured::simulated);
+        return Measured::simulated(super::sched2002::simulated(&row.bench, &params, b)?);
     }
     let role = if b { row.role_b() } else { row.role_a() };
-    let use_ = meta.role(role).ok_or_else(|| format!("the study has no configuration role {role:?}"))?;
+    let use_ = meta.role(role).ok_or_else(|| NoFigure::NoRole(role.to_string()))?;
     let Some(config) = &use_.config else {
-        return Err(format!(
-            "{} is not available: {}",
-            use_.wanted,
-            use_.unavailable.as_deref().unwrap_or("no reason recorded")
-        ));
+        return Err(NoFigure::NotAvailable {
+            wanted: use_.wanted.to_string(),
+            why: use_.unavailable.as_deref().unwrap_or("no reason recorded").to_string(),
+        });
     };
     let hit = results
         .iter()
@@ -122,11 +150,11 @@ pub(crate) fn side(row: &Row, b: bool, meta: &Meta, results: &[ResultRecord]) ->
             let parts =
                 super::def_by_id(&meta.name).map(|d| super::run::parts(d, meta.quick, meta.tiny)).unwrap_or_default();
             if meta.tiny && !in_plan(&parts, &row.bench, &params) {
-                "not in the tiny plan of the tests".to_string()
+                NoFigure::NotInTinyPlan
             } else if meta.quick && !in_plan(&parts, &row.bench, &params) {
-                "not in the --quick plan".to_string()
+                NoFigure::NotInQuickPlan
             } else {
-                "not measured in this run (interrupted? `--resume` runs the missing points)".to_string()
+                NoFigure::NotMeasured
             }
         })?;
     Measured::of(hit, &row.figure())
@@ -279,9 +307,15 @@ impl Building {
             }
             (Ok(a), Ok(b)) => self.compared(row, a, b, opt),
             _ => {
-                let why = [&a, &b].iter().filter_map(|s| s.as_ref().err()).next().cloned().unwrap_or_default();
+                let why = [&a, &b]
+                    .iter()
+                    .filter_map(|s| s.as_ref().err())
+                    .map(ToString::to_string)
+                    .next()
+                    .unwrap_or_default();
                 self.unavailable.push(format!("unavailable: {}: {why}", row.row));
-                let cell = |s: &Result<Measured, String>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
+                let cell =
+                    |s: &Result<Measured, NoFigure>| s.as_ref().map(show).unwrap_or_else(|_| "unavailable".into());
                 [cell(&a), cell(&b), "-".into(), "-".into()]
             }
         };

@@ -216,7 +216,8 @@ fn directions_on_synthetic_results() {
 
 #[test]
 fn a_noisy_side_leaves_the_direction_unclear() {
-    let mut c = crate::stats::compare::compare(&spread(1.0), &spread(0.8), Better::Lower, &Default::default()).unwrap();
+    let (a, b, none) = (spread(1.0), spread(0.8), crate::stats::Side::default());
+    let mut c = crate::stats::compare_sides(&a, &none, &b, &none, &[], Better::Lower, &Default::default()).unwrap();
     assert_eq!(measured_direction(&c, 1.0), Ok(published::Direction::Better));
     c.significant = false;
     c.withheld = Some(crate::stats::Withheld::Noisy);

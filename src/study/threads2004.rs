@@ -28,6 +28,7 @@ fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Pa
             r.push(single("preempt-on", "noht+preempt=full", topo));
         }
         Err(why) => {
+            let why = why.to_string();
             r.push(RoleUse {
                 unavailable: Some(why.clone()),
                 ..RoleUse::none("preempt-off", "noht+preempt=none", String::new())
@@ -44,15 +45,25 @@ fn roles(topo: &Topology, _variant: Variant, host: &serde_json::Value, root: &Pa
 /// Whether this machine can switch the preemption model between points
 /// (`+preempt=none` and `+preempt=full`, judged under `root` as the harness
 /// will judge them), or why not, naming the model the kernel runs.
-pub(super) fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), String> {
-    let model = host.get("preempt_model").and_then(|v| v.as_str()).unwrap_or("unknown");
+pub(super) fn preempt_axis(host: &serde_json::Value, root: &Path) -> Result<(), NoPreemptAxis> {
+    let model = host.get("preempt_model").and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
     for v in ["none", "full"] {
-        let s = knobs::parse("preempt", v).map_err(|e| e.to_string())?;
-        if let Err(why) = knobs::check(&s, root) {
-            return Err(format!("+preempt= cannot switch the preemption model here ({why}), so the kernel's preemption ({model}) stays as it is for the whole run"));
+        let s = knobs::parse("preempt", v).map_err(|e| NoPreemptAxis::Setting(e.to_string()))?;
+        if let Err(why) = knobs::judge(&s, root) {
+            return Err(NoPreemptAxis::Fixed { why, model });
         }
     }
     Ok(())
+}
+
+/// Why the study cannot switch the preemption model between rounds.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoPreemptAxis {
+    /// `preempt=` itself was refused (kdelta's own spelling: never expected).
+    #[error("{0}")]
+    Setting(String),
+    #[error("+preempt= cannot switch the preemption model here ({why}), so the kernel's preemption ({model}) stays as it is for the whole run")]
+    Fixed { why: knobs::KnobError, model: String },
 }
 
 fn request(quick: bool) -> Vec<Parts> {

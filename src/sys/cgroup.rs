@@ -152,6 +152,26 @@ impl Layout {
     }
 }
 
+/// Why cgroup v2 cannot hand a controller down to kdelta's workers.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum HandDown {
+    #[error("the {controller} controller does not reach kdelta's cgroup {} (not in its cgroup.controllers)", .own.display())]
+    NotReaching { controller: &'static str, own: PathBuf },
+    #[error(
+        "kdelta's cgroup {} holds {procs} process{}, and cgroup v2 hands the {controller} controller down only from a cgroup that holds none; run kdelta from the root cgroup (echo $$ > {}/cgroup.procs) or from a cgroup with {controller} in its cgroup.subtree_control",
+        .own.display(), plural_es(.procs), .mount.display()
+    )]
+    HoldsProcesses { controller: &'static str, own: PathBuf, procs: usize, mount: PathBuf },
+}
+
+fn plural_es(n: &usize) -> &'static str {
+    if *n == 1 {
+        ""
+    } else {
+        "es"
+    }
+}
+
 impl Hierarchy {
     /// On cgroup v2, can controller `c` be handed down to cgroups made below
     /// this process's own (`own/kdelta-PID/wN`)? `Err`: why not. The root
@@ -159,30 +179,25 @@ impl Hierarchy {
     /// `cgroup.controllers`) and is enabled in its `cgroup.subtree_control`
     /// or can be, which the kernel refuses (EBUSY) while it holds processes:
     /// the no-internal-processes rule of cgroups(7), and it holds kdelta.
-    pub(crate) fn hands_down(&self, c: Controller) -> Result<(), String> {
+    pub(crate) fn hands_down(&self, c: Controller) -> Result<(), HandDown> {
         if self.version != 2 || self.own == self.mount {
             return Ok(());
         }
-        let own = self.own.display();
         let has = |file: &str| words(&self.own.join(file)).iter().any(|w| w == c.name());
         if !has("cgroup.controllers") {
-            return Err(format!(
-                "the {} controller does not reach kdelta's cgroup {own} (not in its cgroup.controllers)",
-                c.name()
-            ));
+            return Err(HandDown::NotReaching { controller: c.name(), own: self.own.clone() });
         }
         if has("cgroup.subtree_control") {
             return Ok(());
         }
         let procs = members(&self.own, false).len();
         if procs > 0 {
-            return Err(format!(
-                "kdelta's cgroup {own} holds {procs} process{}, and cgroup v2 hands the {} controller down only from a cgroup that holds none; run kdelta from the root cgroup (echo $$ > {}/cgroup.procs) or from a cgroup with {} in its cgroup.subtree_control",
-                if procs == 1 { "" } else { "es" },
-                c.name(),
-                self.mount.display(),
-                c.name()
-            ));
+            return Err(HandDown::HoldsProcesses {
+                controller: c.name(),
+                own: self.own.clone(),
+                procs,
+                mount: self.mount.clone(),
+            });
         }
         Ok(())
     }

@@ -18,6 +18,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub(crate) const DEBUGFS: &str = "sys/kernel/debug";
 pub(crate) const PREEMPT: &str = "sys/kernel/debug/sched/preempt";
@@ -101,28 +102,39 @@ pub(crate) fn write_text(path: &Path, value: &str) -> std::io::Result<()> {
     f.write_all(value.as_bytes())
 }
 
+/// Why this process cannot write a kernel file ([`writable`]); each
+/// message names the file, on one line.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum NotWritable {
+    #[error("{}: {source}", .file.display())]
+    Unreadable { file: PathBuf, source: Arc<std::io::Error> },
+    #[error("{} is not a regular file", .0.display())]
+    NotAFile(PathBuf),
+    #[error("{} is read-only (mode {mode:o})", .file.display())]
+    ReadOnly { file: PathBuf, mode: u32 },
+    #[error("{} exists but cannot be opened for writing, even by root: {source}", .file.display())]
+    RootRefused { file: PathBuf, source: Arc<std::io::Error> },
+    #[error("{} cannot be opened for writing: {source} (kdelta runs as uid {uid}; changing kernel settings needs root)", .file.display())]
+    NeedsRoot { file: PathBuf, source: Arc<std::io::Error>, uid: u32 },
+}
+
 /// Can this process write `path`? The file must give someone write
 /// permission (a sysfs attribute without a store method is `0444`, and root's
 /// DAC override would open a fake one) and open(2) with `O_WRONLY` must
 /// succeed; nothing is written. `Err` says why, with the file's name.
-pub(crate) fn writable(path: &Path) -> Result<(), String> {
-    let md = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub(crate) fn writable(path: &Path) -> Result<(), NotWritable> {
+    let file = || path.to_path_buf();
+    let md = std::fs::metadata(path).map_err(|e| NotWritable::Unreadable { file: file(), source: e.into() })?;
     if !md.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
+        return Err(NotWritable::NotAFile(file()));
     }
     if md.permissions().mode() & 0o222 == 0 {
-        return Err(format!("{} is read-only (mode {:o})", path.display(), md.permissions().mode() & 0o777));
+        return Err(NotWritable::ReadOnly { file: file(), mode: md.permissions().mode() & 0o777 });
     }
     match std::fs::OpenOptions::new().write(true).open(path) {
         Ok(_) => Ok(()),
-        Err(e) if is_root() => {
-            Err(format!("{} exists but cannot be opened for writing, even by root: {e}", path.display()))
-        }
-        Err(e) => Err(format!(
-            "{} cannot be opened for writing: {e} (kdelta runs as uid {}; changing kernel settings needs root)",
-            path.display(),
-            euid()
-        )),
+        Err(e) if is_root() => Err(NotWritable::RootRefused { file: file(), source: e.into() }),
+        Err(e) => Err(NotWritable::NeedsRoot { file: file(), source: e.into(), uid: euid() }),
     }
 }
 
@@ -292,7 +304,7 @@ mod tests {
         write_text(&f, "never").unwrap();
         assert_eq!(read_text(&f).unwrap(), "never");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
-        assert!(writable(&f).unwrap_err().contains("read-only"), "{:?}", writable(&f));
+        assert!(writable(&f).unwrap_err().to_string().contains("read-only"), "{:?}", writable(&f));
         assert!(writable(&d.path().join("absent")).is_err());
         let p = d.path().join(CPUFREQ);
         for n in [10, 2, 0] {

@@ -44,15 +44,31 @@ pub(crate) const EVENTS: &[(&str, bool)] = &[
 const KERNEL_ONLY: &[&str] =
     &["context-switches", "cpu-migrations", "ipi:ipi_send_cpu", "sched:sched_wake_idle_without_ipi"];
 
+/// Why an event cannot be opened before the kernel is asked: it is no
+/// event kdelta knows, or its tracepoint is not there.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum EventError {
+    #[error("{0} is not SYSTEM:EVENT")]
+    NotSystemEvent(String),
+    #[error(
+        "tracefs is not mounted, so {name} cannot be opened: mount it with `mount -t tracefs nodev {at}` (as root)"
+    )]
+    NoTracefs { name: String, at: String },
+    #[error("this kernel has no tracepoint {0} (or its id under tracefs is not readable)")]
+    NoTracepoint(String),
+    #[error("{0} is not an event kdelta counts")]
+    Unknown(String),
+}
+
 /// A tracepoint's id from tracefs (`/sys/kernel/tracing`, or under debugfs).
-fn tracepoint(name: &str) -> Result<Tracepoint, String> {
+fn tracepoint(name: &str) -> Result<Tracepoint, EventError> {
     tracepoint_id(name, &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]).map(Tracepoint::with_id)
 }
 
 /// A tracepoint's id under the first of `bases` that has it; when none
 /// has tracefs's `events` directory, the reason says how to mount it.
-fn tracepoint_id(name: &str, bases: &[&str]) -> Result<u64, String> {
-    let (sys, ev) = name.split_once(':').ok_or_else(|| format!("{name} is not SYSTEM:EVENT"))?;
+fn tracepoint_id(name: &str, bases: &[&str]) -> Result<u64, EventError> {
+    let (sys, ev) = name.split_once(':').ok_or_else(|| EventError::NotSystemEvent(name.into()))?;
     for base in bases {
         if let Ok(s) = std::fs::read_to_string(format!("{base}/events/{sys}/{ev}/id")) {
             if let Ok(id) = s.trim().parse() {
@@ -62,14 +78,12 @@ fn tracepoint_id(name: &str, bases: &[&str]) -> Result<u64, String> {
     }
     if !bases.iter().any(|b| std::path::Path::new(b).join("events").is_dir()) {
         let at = bases.first().copied().unwrap_or("/sys/kernel/tracing");
-        return Err(format!(
-            "tracefs is not mounted, so {name} cannot be opened: mount it with `mount -t tracefs nodev {at}` (as root)"
-        ));
+        return Err(EventError::NoTracefs { name: name.into(), at: at.into() });
     }
-    Err(format!("this kernel has no tracepoint {name} (or its id under tracefs is not readable)"))
+    Err(EventError::NoTracepoint(name.into()))
 }
 
-fn builder(name: &str) -> Result<Builder<'static>, String> {
+fn builder(name: &str) -> Result<Builder<'static>, EventError> {
     fn b(e: impl Event + 'static) -> Builder<'static> {
         Builder::new(e)
     }
@@ -88,7 +102,7 @@ fn builder(name: &str) -> Result<Builder<'static>, String> {
         "branch-misses" => b(Hardware::BRANCH_MISSES),
         "LLC-load-misses" => b(miss(CacheId::LL)),
         "dTLB-load-misses" => b(miss(CacheId::DTLB)),
-        _ => return Err(format!("{name} is not an event kdelta counts")),
+        _ => return Err(EventError::Unknown(name.into())),
     })
 }
 
@@ -156,8 +170,8 @@ impl TaskCounters {
             for (i, &tid) in tids.iter().enumerate() {
                 let mut b = match builder(name) {
                     Ok(b) => b,
-                    Err(reason) => {
-                        unavailable.push(Unavailable { event: name, reason });
+                    Err(e) => {
+                        unavailable.push(Unavailable { event: name, reason: e.to_string() });
                         continue 'event;
                     }
                 };
@@ -248,10 +262,10 @@ mod tests {
     fn a_missing_tracefs_is_named_with_how_to_mount_it() {
         let dir = std::env::temp_dir().join(format!("kdelta-tracefs-{}", std::process::id()));
         let base = dir.display().to_string();
-        let why = tracepoint_id("sched:sched_switch", &[&base]).unwrap_err();
+        let why = tracepoint_id("sched:sched_switch", &[&base]).unwrap_err().to_string();
         assert!(why.contains(&format!("mount -t tracefs nodev {base}")), "{why}");
         std::fs::create_dir_all(dir.join("events/sched/sched_switch")).unwrap();
-        let why = tracepoint_id("sched:nosuch", &[&base]).unwrap_err();
+        let why = tracepoint_id("sched:nosuch", &[&base]).unwrap_err().to_string();
         assert!(why.contains("this kernel has no tracepoint sched:nosuch") && !why.contains("mount"), "{why}");
         std::fs::write(dir.join("events/sched/sched_switch/id"), "316\n").unwrap();
         assert_eq!(tracepoint_id("sched:sched_switch", &[&base]), Ok(316));

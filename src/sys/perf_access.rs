@@ -13,27 +13,36 @@ const CAP_PERFMON: u32 = 38;
 /// The sysctl that lets unprivileged users sample kernel stacks.
 pub(crate) const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 
+/// Why this process may not sample kernel stacks.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum NoSampling {
+    #[error("this kernel has no perf events ({} is missing)", PARANOID)]
+    NoPerfEvents,
+    #[error(
+        "kernel.perf_event_paranoid is {0}: a user without CAP_PERFMON may not sample kernel stacks; \
+         run as root or allow it with `sysctl -w kernel.perf_event_paranoid=1`"
+    )]
+    Paranoid(i32),
+}
+
 /// The decision, from what the kernel says: the effective user id, the
 /// effective capabilities (`CapEff` of /proc/self/status) and
 /// `perf_event_paranoid` (absent: the kernel has no perf events). Kernel
 /// stacks need root, CAP_PERFMON or CAP_SYS_ADMIN, or a paranoid level of 1
 /// or less.
-pub(crate) fn decide(euid: u32, cap_eff: Option<u64>, paranoid: Option<i32>) -> Result<(), String> {
+pub(crate) fn decide(euid: u32, cap_eff: Option<u64>, paranoid: Option<i32>) -> Result<(), NoSampling> {
     let Some(level) = paranoid else {
-        return Err(format!("this kernel has no perf events ({PARANOID} is missing)"));
+        return Err(NoSampling::NoPerfEvents);
     };
     let capable = cap_eff.is_some_and(|c| c & (1 << CAP_PERFMON) != 0 || c & (1 << CAP_SYS_ADMIN) != 0);
     if euid == 0 || capable || level <= 1 {
         return Ok(());
     }
-    Err(format!(
-        "kernel.perf_event_paranoid is {level}: a user without CAP_PERFMON may not sample kernel stacks; \
-         run as root or allow it with `sysctl -w kernel.perf_event_paranoid=1`"
-    ))
+    Err(NoSampling::Paranoid(level))
 }
 
 /// [`decide`] for this process.
-pub(crate) fn check() -> Result<(), String> {
+pub(crate) fn check() -> Result<(), NoSampling> {
     let paranoid = std::fs::read_to_string(PARANOID).ok().and_then(|s| s.trim().parse().ok());
     let cap_eff = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| cap_eff(&s));
     decide(nix::unistd::geteuid().as_raw(), cap_eff, paranoid)
@@ -71,10 +80,10 @@ mod tests {
         assert!(decide(1000, Some(1 << CAP_SYS_ADMIN), Some(2)).is_ok(), "CAP_SYS_ADMIN");
         assert!(decide(1000, Some(0), Some(1)).is_ok(), "paranoid 1");
         assert!(decide(1000, None, Some(-1)).is_ok());
-        let e = decide(1000, Some(0), Some(2)).unwrap_err();
+        let e = decide(1000, Some(0), Some(2)).unwrap_err().to_string();
         assert!(e.contains("perf_event_paranoid is 2") && e.contains("sysctl -w kernel.perf_event_paranoid=1"), "{e}");
         assert!(decide(1000, Some(0), Some(4)).is_err());
-        assert!(decide(0, None, None).unwrap_err().contains("no perf events"));
+        assert!(decide(0, None, None).unwrap_err().to_string().contains("no perf events"));
     }
 
     #[test]

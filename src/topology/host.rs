@@ -158,12 +158,20 @@ fn short_io(e: &std::io::Error) -> String {
     }
 }
 
-/// The text of `rel` below `root`, trimmed; the error names the file as the
-/// live system would (`/proc/cpuinfo`).
-fn read_rel(root: &Path, rel: &str) -> Result<String, String> {
+/// A file of the host that could not be read, named as the live system
+/// would name it (`/proc/cpuinfo`).
+#[derive(Debug, thiserror::Error)]
+#[error("/{rel}: {}", short_io(.source))]
+struct Unreadable {
+    rel: String,
+    source: std::io::Error,
+}
+
+/// The text of `rel` below `root`, trimmed.
+fn read_rel(root: &Path, rel: &str) -> Result<String, Unreadable> {
     fs::read(root.join(rel))
         .map(|b| String::from_utf8_lossy(&b).trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string())
-        .map_err(|e| format!("/{rel}: {}", short_io(&e)))
+        .map_err(|source| Unreadable { rel: rel.to_string(), source })
 }
 
 #[cfg(target_env = "gnu")]
@@ -265,7 +273,7 @@ fn preemption(root: &Path, kernel_version: &str) -> (String, String) {
             let flag = uname_flag.map(|f| format!(" ({f})")).unwrap_or_default();
             return (format!("{active}{flag}"), format!("/{debugfs}"));
         }
-        Err(e) => e,
+        Err(e) => e.to_string(),
         Ok(None) => format!("/{debugfs}: no active model in parentheses"),
     };
     let Some(flag) = uname_flag else {
