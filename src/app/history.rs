@@ -60,8 +60,33 @@ pub(super) fn follow(
         // answer needs the list of every run's (a scan of the runs).
         check_filters(&store, &query)?;
     }
-    let mut runs: Vec<(RunRecord, Vec<ResultRecord>)> =
-        got.runs.into_iter().filter(|(r, _)| select.meta.iter().all(|m| m.keeps(&r.meta))).collect();
+    // A damaged row, or a run or result holding values no run can have,
+    // costs its own point: one warning naming it, and the history goes on.
+    for (_, why) in &got.damaged {
+        eprintln!("kdelta: warning: {}; left out of the history", why.trim_end_matches("; nothing was changed"));
+    }
+    let mut runs: Vec<(RunRecord, Vec<ResultRecord>)> = got
+        .runs
+        .into_iter()
+        .filter(|(r, _)| select.meta.iter().all(|m| m.keeps(&r.meta)))
+        .filter(|(r, _)| match garbage_run(r) {
+            Some(why) => {
+                eprintln!("kdelta: warning: run {} {why}; left out of the history", r.id);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    for (run, rs) in runs.iter_mut() {
+        rs.retain(|r| match garbage_result(r) {
+            Some(why) => {
+                let name = crate::model::text::printable(&r.benchmark);
+                eprintln!("kdelta: warning: result {name} of run {} {why}; left out of the history", run.id);
+                false
+            }
+            None => true,
+        });
+    }
     if runs.is_empty() {
         let meta: String = select
             .meta
@@ -85,6 +110,25 @@ pub(super) fn follow(
     let opt = Options { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed };
     let series = gathered.into_iter().map(|g| search(g, &opt)).collect();
     Ok(History { alpha: a.alpha, min_segment: a.min_segment, permutations: a.permutations, seed: a.seed, series })
+}
+
+/// Why a stored run cannot be placed in a history (a start that is no
+/// date: its place in time is unknown), or `None`.
+fn garbage_run(r: &RunRecord) -> Option<String> {
+    match humantime::parse_rfc3339_weak(&r.started) {
+        Ok(_) => None,
+        Err(_) => Some(format!(
+            "has a start time that is not a date ({:?})",
+            crate::model::text::printable(&r.started).chars().take(40).collect::<String>()
+        )),
+    }
+}
+
+/// Why a stored result's samples cannot be followed (a figure no
+/// measurement gives: below zero, or not finite), or `None`.
+fn garbage_result(r: &ResultRecord) -> Option<String> {
+    let bad = r.samples.iter().find(|v| !v.is_finite() || **v < 0.0)?;
+    Some(format!("holds the sample {bad}, which no measurement gives (times, rates and sizes are 0 or more)"))
 }
 
 /// The run filters given, as the error messages name them.
@@ -255,13 +299,26 @@ fn new_series(r: &ResultRecord, host: &str) -> Series {
 fn search(g: Gathered, opt: &Options) -> Series {
     let mut s = g.series;
     let medians: Vec<f64> = s.runs.iter().map(|p| p.median).collect();
-    let found = match changepoint::detect(&medians, opt) {
+    let (detection, cut_short) = changepoint::detect_bounded(&medians, opt, changepoint::MAX_SHUFFLED);
+    let found = match detection {
         Detection::TooShort { len, needed } => {
             s.too_short = Some((len, needed));
             return s;
         }
         Detection::Found(c) => c,
     };
+    if cut_short {
+        eprintln!(
+            "kdelta: warning: {} --config {} on host {} ({} runs): the change-point search stopped after {} change point(s), \
+             at its bound of {} values shuffled; fewer --permutations finds the rest",
+            crate::model::text::printable(&s.benchmark),
+            crate::model::text::printable(&s.config),
+            crate::model::text::printable(&s.host),
+            medians.len(),
+            found.len(),
+            changepoint::MAX_SHUFFLED
+        );
+    }
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(found.iter().map(|c| c.index));
     bounds.push(medians.len());

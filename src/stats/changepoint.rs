@@ -8,7 +8,9 @@
 //! the pairs across, within A and within B), and the statistic is
 //! `q = m·k/(m+k) · E`: large when the two sides differ in location, weighted
 //! so that a split near an end needs a larger difference. All splits of a
-//! segment are scored in O(n²) from running sums.
+//! segment are scored in O(n log n): each value's summed distance to the
+//! values before it comes from a Fenwick tree over the values' ranks, and
+//! running sums give every split from those.
 //!
 //! **The search.** Start with the whole series as one segment. Each step
 //! takes, over every segment, the split with the largest `q` that leaves at
@@ -16,7 +18,13 @@
 //! segment `permutations` times, find the largest `q` of each shuffle, and
 //! `p = (1 + shuffles at least as large) / (1 + permutations)`. When
 //! `p < alpha` the split is a change point and its segment becomes two;
-//! otherwise the search stops. The shuffles come from a seeded generator:
+//! otherwise the search stops. The shuffles stop as soon as `p` can no
+//! longer fall below `alpha` (after `alpha·(1 + permutations)` shuffles at
+//! least as large), so a test costs at most `permutations` shuffles of
+//! O(n log n) each, and a split that is no change point usually far fewer.
+//! A series's search shuffles at most [`MAX_SHUFFLED`] values in all: one
+//! that would need more stops with the change points found so far, and
+//! says so. The shuffles come from a seeded generator:
 //! the same series and seed give the same answer.
 //!
 //! [`step`] then describes one change point: the segments' medians, the
@@ -70,23 +78,109 @@ pub(crate) enum Detection {
     Found(Vec<ChangePoint>),
 }
 
-/// The best split of `x` with at least `min` values a side: `(t, q)`.
-fn best_split(x: &[f64], min: usize) -> Option<(usize, f64)> {
-    let n = x.len();
-    let min = min.max(1);
-    if n < 2 * min {
-        return None;
+/// The values of a segment ready to be scored in any order: each value's
+/// rank, the values sorted, and each rank's summed distance to every value.
+/// A shuffle reorders the ranks; none of this changes, so a permutation
+/// costs O(n log n), not the O(n²) of summing every pair again.
+struct Ranked {
+    /// `rank[i]`: where `x[i]` sorts (ties by position, which changes
+    /// nothing: equal values are 0 apart).
+    rank: Vec<usize>,
+    /// The values, sorted and moved by their mean (distances do not move;
+    /// sums of smaller numbers keep more digits).
+    sorted: Vec<f64>,
+    /// `dist[r]`: the sum of `|sorted[r] - v|` over every value `v`.
+    dist: Vec<f64>,
+}
+
+impl Ranked {
+    fn of(x: &[f64]) -> Ranked {
+        let n = x.len();
+        let mean = if n == 0 { 0.0 } else { x.iter().sum::<f64>() / n as f64 };
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| x[a].total_cmp(&x[b]).then(a.cmp(&b)));
+        let sorted: Vec<f64> = order.iter().map(|&i| x[i] - mean).collect();
+        let mut rank = vec![0; n];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r;
+        }
+        let total: f64 = sorted.iter().sum();
+        let mut below = 0.0;
+        let dist = (0..n)
+            .map(|r| {
+                let v = sorted[r];
+                let d = (v * r as f64 - below) + (total - below - v) - v * (n - r - 1) as f64;
+                below += v;
+                d
+            })
+            .collect();
+        Ranked { rank, sorted, dist }
     }
-    // before[i]: sum of |x_i - x_j| over j < i; after[i]: over j > i.
-    let mut before = vec![0.0; n];
-    let mut after = vec![0.0; n];
-    for i in 0..n {
-        for j in (i + 1)..n {
-            let d = (x[i] - x[j]).abs();
-            after[i] += d;
-            before[j] += d;
+
+    /// The best split of the values in the order `ranks` gives, with at
+    /// least `min` a side: `(t, q)`.
+    fn best_split(&self, ranks: &[usize], min: usize) -> Option<(usize, f64)> {
+        let n = ranks.len();
+        let min = min.max(1);
+        if n < 2 * min {
+            return None;
+        }
+        // before[i]: sum of |x_i - x_j| over j < i, from the counts and sums
+        // of the values seen so far below x_i's rank (a Fenwick tree over
+        // ranks); after[i]: x_i's distance to all, less that.
+        let mut count = Fenwick::new(n);
+        let mut sum = Fenwick::new(n);
+        let (mut before, mut after) = (vec![0.0; n], vec![0.0; n]);
+        let mut seen_sum = 0.0;
+        for (i, &r) in ranks.iter().enumerate() {
+            let v = self.sorted[r];
+            let (c, s) = (count.prefix(r), sum.prefix(r));
+            let b = (v * c - s) + (seen_sum - s) - v * (i as f64 - c);
+            before[i] = b;
+            after[i] = self.dist[r] - b;
+            count.add(r, 1.0);
+            sum.add(r, v);
+            seen_sum += v;
+        }
+        split_from(&before, &after, min)
+    }
+}
+
+/// A Fenwick (binary indexed) tree of sums over ranks.
+struct Fenwick(Vec<f64>);
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick(vec![0.0; n + 1])
+    }
+    fn add(&mut self, at: usize, v: f64) {
+        let mut i = at + 1;
+        while i < self.0.len() {
+            self.0[i] += v;
+            i += i & i.wrapping_neg();
         }
     }
+    /// The sum over ranks below `at`.
+    fn prefix(&self, at: usize) -> f64 {
+        let (mut i, mut s) = (at, 0.0);
+        while i > 0 {
+            s += self.0[i];
+            i -= i & i.wrapping_neg();
+        }
+        s
+    }
+}
+
+/// The best split of `x` with at least `min` values a side: `(t, q)`.
+fn best_split(x: &[f64], min: usize) -> Option<(usize, f64)> {
+    let ranked = Ranked::of(x);
+    ranked.best_split(&ranked.rank, min)
+}
+
+/// The best split from each value's summed distance to the values before
+/// it and after it.
+fn split_from(before: &[f64], after: &[f64], min: usize) -> Option<(usize, f64)> {
+    let n = before.len();
     let total: f64 = after.iter().sum();
     let (mut left, mut right) = (0.0, total);
     let mut best: Option<(usize, f64)> = None;
@@ -116,29 +210,59 @@ fn divergence(m: usize, k: usize, across: f64, within_a: f64, within_b: f64) -> 
     mf * kf / (mf + kf) * e
 }
 
-/// The permutation test of a split of `seg` whose statistic is `q`.
-fn permutation_p(seg: &[f64], q: f64, opt: &Options, rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
-    let mut shuffled = seg.to_vec();
+/// The permutation test of a split of `seg` whose statistic is `q`, and
+/// how many shuffles it took. It stops as soon as the answer is settled:
+/// once `p` can no longer fall below `alpha`, the remaining shuffles cannot
+/// make the split a change point (a p-value at or above `alpha` is never
+/// reported), so a flat series costs a few shuffles, and a change point the
+/// shuffles asked for.
+fn shuffled_p(seg: &[f64], q: f64, opt: &Options, rng: &mut rand_chacha::ChaCha8Rng) -> (f64, usize) {
+    let ranked = Ranked::of(seg);
+    let mut shuffled = ranked.rank.clone();
     let mut hits = 0usize;
+    let settled = |hits: usize| (1 + hits) as f64 / (1 + opt.permutations) as f64 >= opt.alpha;
+    let mut taken = 0;
     for _ in 0..opt.permutations {
         shuffled.shuffle(rng);
-        if best_split(&shuffled, opt.min_segment).is_some_and(|(_, s)| s >= q * (1.0 - 1e-12)) {
+        taken += 1;
+        if ranked.best_split(&shuffled, opt.min_segment).is_some_and(|(_, s)| s >= q * (1.0 - 1e-12)) {
             hits += 1;
+            if settled(hits) {
+                break;
+            }
         }
     }
-    (1 + hits) as f64 / (1 + opt.permutations) as f64
+    ((1 + hits) as f64 / (1 + opt.permutations) as f64, taken)
 }
+
+/// Values shuffled and scored in one series's search, at most: the work
+/// bound that keeps any `--permutations` on any series within tens of
+/// seconds (5·10^8 values is 250,000 shuffles of 2,000 runs, 25 tests at
+/// 10,000 permutations). A search that reaches it stops there with the
+/// change points found so far ([`detect_bounded`] says so).
+pub(crate) const MAX_SHUFFLED: usize = 500_000_000;
 
 /// E-divisive means over `x` (the module's documentation). Values must be
 /// finite; a series shorter than two minimum segments is [`Detection::TooShort`].
+#[cfg(test)]
 pub(crate) fn detect(x: &[f64], opt: &Options) -> Detection {
+    detect_bounded(x, opt, MAX_SHUFFLED).0
+}
+
+/// [`detect`] within `budget` values shuffled and scored, and whether the
+/// budget ended the search before it was done (a next test would have
+/// passed it). Deterministic: the same series, seed and budget give the
+/// same answer.
+pub(crate) fn detect_bounded(x: &[f64], opt: &Options, budget: usize) -> (Detection, bool) {
     let min = opt.min_segment.max(1);
     if x.len() < 2 * min {
-        return Detection::TooShort { len: x.len(), needed: 2 * min };
+        return (Detection::TooShort { len: x.len(), needed: 2 * min }, false);
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opt.seed);
     let mut bounds = vec![0, x.len()];
     let mut found = Vec::new();
+    let mut spent = 0usize;
+    let mut cut_short = false;
     loop {
         let best = bounds
             .windows(2)
@@ -148,7 +272,15 @@ pub(crate) fn detect(x: &[f64], opt: &Options) -> Detection {
         if q.is_nan() || q <= 0.0 {
             break;
         }
-        let p = permutation_p(&x[lo..hi], q, opt, &mut rng);
+        // A test takes at most this much; one that might pass the budget
+        // is not started.
+        let cost = (hi - lo).saturating_mul(opt.permutations);
+        if spent.saturating_add(cost) > budget {
+            cut_short = true;
+            break;
+        }
+        let (p, taken) = shuffled_p(&x[lo..hi], q, opt, &mut rng);
+        spent += (hi - lo) * taken;
         if p >= opt.alpha {
             break;
         }
@@ -157,7 +289,7 @@ pub(crate) fn detect(x: &[f64], opt: &Options) -> Detection {
         bounds.sort_unstable();
     }
     found.sort_by_key(|c| c.index);
-    Detection::Found(found)
+    (Detection::Found(found), cut_short)
 }
 
 /// One change point described: its two segments compared.
@@ -248,6 +380,76 @@ mod tests {
         assert!((q - 8.0 / 3.0).abs() < 1e-12, "{q}");
         let (t, _) = best_split(&[1.0, 1.0, 1.0, 5.0, 5.0, 5.0], 1).unwrap();
         assert_eq!(t, 3);
+    }
+
+    /// Every split scored as its definition says: every pair summed.
+    fn best_split_by_pairs(x: &[f64], min: usize) -> Option<(usize, f64)> {
+        let n = x.len();
+        let mut before = vec![0.0; n];
+        let mut after = vec![0.0; n];
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let d = (x[i] - x[j]).abs();
+                after[i] += d;
+                before[j] += d;
+            }
+        }
+        if n < 2 * min.max(1) {
+            return None;
+        }
+        split_from(&before, &after, min.max(1))
+    }
+
+    #[test]
+    fn ranked_scoring_matches_every_pair_summed() {
+        for seed in 0..20u64 {
+            let mut x = noisy(60, 1000.0, 0.05, seed);
+            x.extend(noisy(40, 1030.0, 0.05, seed + 99));
+            x[7] = x[3]; // a tie
+            for min in [1, 5, 20] {
+                let (t, q) = best_split(&x, min).unwrap();
+                let (t2, q2) = best_split_by_pairs(&x, min).unwrap();
+                assert_eq!(t, t2, "seed {seed} min {min}");
+                assert!((q - q2).abs() <= 1e-9 * q2.abs().max(1.0), "seed {seed}: {q} vs {q2}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_split_that_is_no_change_stops_shuffling_early() {
+        // 10,000 shuffles asked for; a flat series settles "no change" after
+        // about alpha x 10,000 = 500 shuffles at least as large.
+        let x = noisy(400, 100.0, 0.02, 5);
+        let (_, q) = best_split(&x, 5).unwrap();
+        let opt = Options { permutations: 10_000, ..Options::default() };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let (p, taken) = shuffled_p(&x, q, &opt, &mut rng);
+        assert!(p >= opt.alpha, "{p}");
+        assert!(taken < opt.permutations / 2, "{taken} shuffles");
+        // A real step still takes every shuffle, and its p is exact.
+        let mut y = noisy(200, 100.0, 0.01, 6);
+        y.extend(noisy(200, 110.0, 0.01, 7));
+        let (_, q) = best_split(&y, 5).unwrap();
+        let (p, taken) = shuffled_p(&y, q, &opt, &mut rng);
+        assert_eq!((p, taken), (1.0 / 10_001.0, 10_000));
+    }
+
+    #[test]
+    fn a_search_stops_within_its_budget_and_says_so() {
+        let mut x = Vec::new();
+        for k in 0..8 {
+            x.extend(noisy(30, 100.0 + 5.0 * (k % 2) as f64, 0.005, k));
+        }
+        let opt = Options { permutations: 999, ..Options::default() };
+        let (all, short) = detect_bounded(&x, &opt, usize::MAX);
+        assert!(!short);
+        assert!(found(&all).len() >= 7, "{all:?}");
+        // Room for the first test and a few of the next: fewer, and said.
+        let (some, short) = detect_bounded(&x, &opt, 240 * 999 * 3);
+        assert!(short);
+        let some = found(&some);
+        assert!(!some.is_empty() && some.len() < found(&all).len(), "{some:?}");
+        assert!(some.iter().all(|c| found(&all).contains(c)));
     }
 
     #[test]

@@ -202,8 +202,13 @@ impl Store {
         // By run, in the order stored (runs come in time order, which need
         // not be their ids' order).
         let mut by_run: std::collections::HashMap<i64, Vec<ResultRecord>> = std::collections::HashMap::new();
+        // A damaged row costs its own point, not the whole history.
+        let mut damaged = Vec::new();
         for (id, r) in each!(self, s => s.history_results(&ids, &names))? {
-            by_run.entry(id).or_default().push(r);
+            match r {
+                Ok(r) => by_run.entry(id).or_default().push(r),
+                Err(e) => damaged.push((id, format!("{e:#}"))),
+            }
         }
         let runs = runs
             .into_iter()
@@ -212,7 +217,7 @@ impl Store {
                 (r, mine)
             })
             .collect();
-        Ok(HistoryRuns { runs, ids })
+        Ok(HistoryRuns { runs, ids, damaged })
     }
 
     /// Every benchmark name stored in runs `ids`, sorted: what an error
@@ -324,6 +329,9 @@ pub(crate) struct HistoryRuns {
     pub(crate) runs: Vec<(RunRecord, Vec<ResultRecord>)>,
     /// The runs' ids, for [`Store::names_in`].
     pub(crate) ids: Vec<i64>,
+    /// Result rows that do not parse, left out of `runs`: each run's id and
+    /// why (one line naming the result, its run and the column).
+    pub(crate) damaged: Vec<(i64, String)>,
 }
 
 /// Which results [`Store::history`] reads.

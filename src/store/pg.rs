@@ -11,7 +11,9 @@
 
 use super::location::{redact, scrub, secrets};
 use super::pg_schema::{HOST_KEYS, MIGRATION_LOCK, PG_VERSION, PROFILES, STEPS};
-use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
+use super::rows::{
+    host_keys, host_keys_of_text, result_cols_read, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS,
+};
 use crate::error::bad_input;
 use crate::model::record::{ResultRecord, RunRecord, RunStatus};
 use anyhow::{Context, Result};
@@ -379,8 +381,12 @@ impl Pg {
 
     pub(super) fn results(&self, run_id: i64) -> Result<Vec<ResultRecord>> {
         // A version-3 database read as it is has no profiles.
-        let cols =
-            if self.version >= PROFILES { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
+        // An oversized profile is never fetched (`result_cols_read`).
+        let cols = if self.version >= PROFILES {
+            result_cols_read(&|c| format!("octet_length({c})"))
+        } else {
+            RESULT_COLS.replace(", profile", ", NULL")
+        };
         let rows = self.query(&format!("SELECT {cols} FROM results WHERE run_id = $1 ORDER BY seq, id"), &[&run_id])?;
         rows.iter().map(|r| result_cols(r).record(run_id)).collect()
     }
@@ -389,7 +395,9 @@ impl Pg {
     /// `names`, in one query, with the columns history reads
     /// ([`HISTORY_RESULT_COLS`]): each with its run's id, by run, then
     /// in the order stored.
-    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, ResultRecord)>> {
+    /// A row that does not parse comes as its error, for history to leave
+    /// out with a warning.
+    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, Result<ResultRecord>)>> {
         let rows = self.query(
             &format!(
                 "SELECT run_id, {HISTORY_RESULT_COLS} FROM results WHERE run_id = ANY($1) \
@@ -400,7 +408,7 @@ impl Pg {
         rows.iter()
             .map(|r| {
                 let run_id: i64 = r.get(0);
-                Ok((run_id, result_cols_from(r, 1).record(run_id)?))
+                Ok((run_id, result_cols_from(r, 1).record(run_id)))
             })
             .collect()
     }

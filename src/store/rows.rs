@@ -37,6 +37,34 @@ pub(crate) struct ResultCols {
 pub(crate) const RESULT_COLS: &str = "benchmark, family, params, config, cpus, unit, better, status, reason, samples, summary, extras, notes, warnings, \
      iterations, simulated, samples_meta, quality, placement, below_resolution, profile";
 
+/// The most bytes of a stored profile's JSON either store reads: four
+/// times the folded text a profile keeps ([`MAX_BYTES`](crate::model::profile::MAX_BYTES)),
+/// room for the JSON's quotes, counts and escapes. A longer one (forged,
+/// or written by something else) is not read: its row reads without a
+/// profile and with a note saying so.
+pub(crate) const PROFILE_READ_MAX: usize = 4 * crate::model::profile::MAX_BYTES;
+
+/// [`RESULT_COLS`] as a store reads them: the profile column as it is
+/// when it is within [`PROFILE_READ_MAX`] bytes, else its length as a JSON
+/// string, so an oversized profile is never fetched. `bytes` is the
+/// dialect's byte-length function (`octet_length` in PostgreSQL; SQLite's
+/// `length` counts characters, so there it is given a cast to BLOB).
+pub(crate) fn result_cols_read(bytes: &dyn Fn(&str) -> String) -> String {
+    let len = bytes("profile");
+    RESULT_COLS.replace(
+        ", profile",
+        &format!(", CASE WHEN {len} > {PROFILE_READ_MAX} THEN '\"' || {len} || '\"' ELSE profile END"),
+    )
+}
+
+/// A profile as stored: bounded to what a profile keeps (a store never
+/// holds more, whoever wrote the row).
+fn bounded(p: &crate::model::profile::Profile) -> crate::model::profile::Profile {
+    let mut p = p.clone();
+    p.bound(crate::model::profile::MAX_BYTES);
+    p
+}
+
 /// [`RESULT_COLS`] as `history` reads them: what follows a point over runs
 /// (its names, samples and which were disturbed), the rest NULL. A store of
 /// years of runs keeps its large columns (extras, summary, warnings) on
@@ -68,7 +96,7 @@ impl ResultCols {
             quality: r.quality.as_ref().map(serde_json::to_string).transpose()?,
             placement: serde_json::to_string(&r.placement)?,
             below_resolution: r.below_resolution,
-            profile: r.profile.as_ref().map(serde_json::to_string).transpose()?,
+            profile: r.profile.as_ref().map(|p| serde_json::to_string(&bounded(p))).transpose()?,
         })
     }
 
@@ -105,6 +133,19 @@ impl ResultCols {
         ) -> Result<T> {
             text.as_deref().map(|t| col(name, t, false, bad)).unwrap_or_else(|| Ok(T::default()))
         }
+        // A profile over the read cap came as its length (a JSON string):
+        // the result reads without it, and says so.
+        let mut notes: Vec<String> = col("notes", &self.notes, true, &bad)?;
+        let profile: Option<crate::model::profile::Profile> = match self.profile.as_deref() {
+            Some(t) if t.starts_with('"') => {
+                notes.push(format!(
+                    "its stored profile ({} bytes) is larger than the {PROFILE_READ_MAX} bytes a profile may take: not read",
+                    t.trim_matches('"')
+                ));
+                None
+            }
+            _ => opt::<Option<crate::model::profile::Profile>>("profile", &self.profile, &bad)?.map(|p| bounded(&p)),
+        };
         Ok(ResultRecord {
             params: col("params", &self.params, false, &bad)?,
             better: crate::model::Better::parse(&self.better)
@@ -114,14 +155,14 @@ impl ResultCols {
             samples: col("samples", &self.samples, false, &bad)?,
             summary: col("summary", &self.summary, false, &bad)?,
             extras: col("extras", &self.extras, true, &bad)?,
-            notes: col("notes", &self.notes, true, &bad)?,
+            notes,
             warnings: col("warnings", &self.warnings, true, &bad)?,
             iterations: self.iterations.map(|i| i as u64),
             samples_meta: col("samples_meta", &self.samples_meta, true, &bad)?,
             quality: opt("quality", &self.quality, &bad)?,
             placement: col("placement", &self.placement, true, &bad)?,
             below_resolution: self.below_resolution,
-            profile: opt("profile", &self.profile, &bad)?,
+            profile,
             benchmark: self.benchmark,
             family: self.family,
             config: self.config,

@@ -15,7 +15,9 @@ use std::time::Duration;
 use super::check::{self, Refusal};
 #[cfg(test)]
 use super::check_header;
-use super::rows::{host_keys, host_keys_of_text, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS};
+use super::rows::{
+    host_keys, host_keys_of_text, result_cols_read, ResultCols, RunCols, HISTORY_RESULT_COLS, RESULT_COLS, RUN_COLS,
+};
 use super::schema::{self, APPLICATION_ID, SCHEMA_VERSION};
 
 mod files;
@@ -470,7 +472,12 @@ impl Sqlite {
     fn results_sql(&self) -> String {
         // A version-1 file read as it is has no per-sample columns.
         // A version-5 file read as it is has no profiles.
-        let cols = if self.version >= 6 { RESULT_COLS.to_string() } else { RESULT_COLS.replace(", profile", ", NULL") };
+        // An oversized profile is never fetched (`result_cols_read`).
+        let cols = if self.version >= 6 {
+            result_cols_read(&|c| format!("length(CAST({c} AS BLOB))"))
+        } else {
+            RESULT_COLS.replace(", profile", ", NULL")
+        };
         let cols = if self.version >= 2 {
             cols
         } else {
@@ -482,13 +489,15 @@ impl Sqlite {
     /// The results of runs `ids` whose benchmark or family is one of
     /// `names`, with the columns history reads ([`HISTORY_RESULT_COLS`]),
     /// each with its run's id: run by run through one cached statement.
-    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, ResultRecord)>> {
+    /// A row that does not parse comes as its error, for history to leave
+    /// out with a warning.
+    pub(super) fn history_results(&self, ids: &[i64], names: &[String]) -> Result<Vec<(i64, Result<ResultRecord>)>> {
         let sql = self.history_results_sql();
         let names = serde_json::to_string(names)?;
         self.reading(|| {
             let mut out = Vec::new();
             for &id in ids {
-                out.extend(self.query_results(&sql, id, Some(names.clone()))?.into_iter().map(|r| (id, r)));
+                out.extend(self.query_rows(&sql, id, Some(names.clone()))?.into_iter().map(|r| (id, r)));
             }
             Ok(out)
         })
@@ -517,6 +526,11 @@ impl Sqlite {
     /// Results by `sql`, whose `?1` is the run's id and `?2`, when given,
     /// a JSON array of names.
     fn query_results(&self, sql: &str, run_id: i64, names: Option<String>) -> Result<Vec<ResultRecord>> {
+        self.query_rows(sql, run_id, names)?.into_iter().collect()
+    }
+
+    /// [`Sqlite::query_results`], each row's record or why it does not parse.
+    fn query_rows(&self, sql: &str, run_id: i64, names: Option<String>) -> Result<Vec<Result<ResultRecord>>> {
         let mut st = self.conn.prepare_cached(sql)?;
         let values: Vec<rusqlite::types::Value> = std::iter::once(run_id.into()).chain(names.map(Into::into)).collect();
         let rows = st.query_map(rusqlite::params_from_iter(values), |row| {
@@ -549,7 +563,7 @@ impl Sqlite {
         })?;
         let mut out = Vec::new();
         for r in rows {
-            out.push(r?.record(run_id)?);
+            out.push(r?.record(run_id));
         }
         Ok(out)
     }

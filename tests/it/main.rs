@@ -18,6 +18,7 @@ mod docs;
 mod doctor;
 mod faults;
 mod fleet;
+mod hardening4;
 mod history;
 mod hostile;
 mod hostile_fs;

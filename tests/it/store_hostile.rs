@@ -369,7 +369,8 @@ fn walk(dir: &Path) -> Vec<String> {
 
 /// A results row damaged in the file (a column that does not parse) is bad
 /// input in every command that reads it: one line naming the run, the
-/// result and the column, exit 2, the file unchanged.
+/// result and the column, exit 2, the file unchanged. (`history` leaves
+/// such a row out with a warning and goes on: `hardening4.rs`.)
 #[test]
 fn a_damaged_results_row_is_one_line_exit_2_everywhere() {
     for (column, value) in [("samples", "[1,2"), ("params", "{\"a\":"), ("samples_meta", "7")] {
@@ -385,8 +386,6 @@ fn a_damaged_results_row_is_one_line_exit_2_everywhere() {
             &["export", "1", "--format", "csv"],
             &["report", "1", "-o", html.to_str().unwrap()],
             &["chart", "1", "-o", svg.to_str().unwrap()],
-            &["history", "test.sleep"],
-            &["report", "--history", "test.sleep", "-o", html.to_str().unwrap()],
         ] {
             let out = e.cmd().args(args).output().unwrap();
             let err = stderr(&out);

@@ -19,6 +19,7 @@
 //! `timeout`; processes it leaves behind are killed and counted (the worker
 //! is their subreaper).
 
+pub(crate) mod escape;
 pub(crate) mod exec;
 pub(crate) mod spec;
 
@@ -240,12 +241,16 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Su
         Figure::Switches => s.unit("switches"),
         Figure::Wall | Figure::User | Figure::Sys | Figure::Cpu => {}
     }
+    // Whether a run leaves its CPUs or cgroup (`escape`).
+    let mut watch = escape::Watch::open();
     for _ in 0..s.samples_wanted() {
         if let Some(c) = &plan.prepare {
             must(exec::run(c, &plan.how, reaper)?, "prepare")?;
         }
         s.begin_sample();
+        watch.start();
         let r = exec::run(&plan.text, &plan.limited(s), reaper)?;
+        watch.stop(r.usage.user_s + r.usage.sys_s, r.wall.as_secs_f64());
         left += r.left;
         s.part("left_processes", r.left as f64);
         let r = judge(r, plan, "run")?;
@@ -276,6 +281,9 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Su
         ] {
             s.part(k, v);
         }
+    }
+    if let Some(n) = watch.note() {
+        s.note(n);
     }
     if left > 0 {
         s.note(format!("the command left {left} processes in its process group; they were killed after each run"));

@@ -145,13 +145,48 @@ impl Common {
             )));
         }
         match &self.loadfile {
-            Some(p) => load(Some(p)).map(drop),
+            Some(p) => {
+                let lf = load(Some(p))?;
+                match idle_timed_phase(&lf, self.spec.warmup, self.spec.time) {
+                    Some(why) => Err(crate::error::bad_input(format!("loadfile={}: {why}", p.display()))),
+                    None => Ok(()),
+                }
+            }
             None => Ok(()),
         }
     }
     fn load(&self) -> Result<loadfile::Loadfile> {
         load(self.loadfile.as_deref())
     }
+}
+
+/// Why a loadfile's timestamps leave the timed phase without payload, or
+/// `None`. A client waits for each operation's timestamp (seconds from the
+/// start of its pass), so when they run past the end of the run
+/// (`warmup + time`) only the first pass is replayed, and the timed phase
+/// moves the payload of the ReadX and WriteX operations due in it. dbench
+/// reports that, whatever it is; when no such operation is due there at
+/// all, its figure would be 0 MB/s by the timestamps alone, never by the
+/// machine: refused before the run.
+fn idle_timed_phase(lf: &loadfile::Loadfile, warmup: Duration, time: Duration) -> Option<String> {
+    let last = lf.ops.iter().filter_map(|o| o.time).fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))))?;
+    let (from, to) = (warmup.as_secs_f64(), (warmup + time).as_secs_f64());
+    if last < to {
+        return None;
+    }
+    let payload = |o: &&loadfile::Op| {
+        matches!(o.kind, loadfile::OpKind::ReadX { .. } | loadfile::OpKind::WriteX { .. })
+            && o.time.is_some_and(|t| t >= from && t < to)
+    };
+    if lf.ops.iter().any(|o| payload(&o)) {
+        return None;
+    }
+    Some(format!(
+        "its timestamps run to {last:.3} s, past the run's end (warmup {from} s + time {} s), and none of its ReadX \
+         or WriteX operations is due between {from} s and {to} s: the timed phase would move nothing (0 MB/s); \
+         give warmup= and time= that reach its operations, or a loadfile without timestamps",
+        time.as_secs_f64()
+    ))
 }
 
 /// `dbench.throughput`'s parameters.

