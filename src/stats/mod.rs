@@ -6,6 +6,7 @@ pub(crate) mod modes;
 pub(crate) mod paired;
 pub(crate) mod profile_shift;
 pub(crate) mod rounds;
+pub(crate) mod run_modes;
 pub(crate) mod speeds;
 pub(crate) mod speedup;
 pub(crate) mod summary;
