@@ -4,8 +4,8 @@
 //! A net figure below resolution has no median, only its bound. A run's
 //! metadata (`--meta`) is the last column (`meta`; `a_meta`, `b_meta` of
 //! the compared sides), as a JSON object, empty when the run has none.
-//! Then one column per parameter that names a point (`param.NAME`, empty
-//! where a result has none), and for `cmd` commands the text each ran
+//! Before it, one column per parameter that names a point (`param.NAME`,
+//! empty where a result has none), and for `cmd` commands the text each ran
 //! (`command`; `a_command`, `b_command`), so no cell holds `k=v k=v`
 //! to split.
 
@@ -37,11 +37,11 @@ impl Renderer for Csv {
     }
 }
 
-const RESULTS_HEADER: &str = "run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolution,meta\n";
+const RESULTS_HEADER: &str = "run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolution";
 
 const COMPARISON_HEADER: &str =
     "benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,\
-     a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds,a_meta,b_meta\n";
+     a_noisy,a_below_resolution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds";
 
 /// The metadata cell of a run: its JSON object, empty when it has none.
 fn meta(run: Option<&crate::model::RunRecord>) -> String {
@@ -58,15 +58,15 @@ fn column_meta(rep: &Report, i: usize) -> String {
 fn results(rep: &Report) -> String {
     let keys = param_keys(rep.results.iter().map(|r| &r.params));
     let commands = rep.results.iter().any(|r| command(&r.params).is_some());
-    let mut out = RESULTS_HEADER.trim_end().to_string();
-    out.push_str(&extra_header(&keys, if commands { &["command"] } else { &[] }));
+    let mut out = RESULTS_HEADER.to_string();
+    out.push_str(&extra_header(&keys, if commands { &["command", "meta"] } else { &["meta"] }));
     let run = rep.runs.first().map(|r| r.id).unwrap_or(0);
     let run_meta = meta(rep.runs.first());
     for r in &rep.results {
         let s = r.summary.as_ref();
         let samples = r.samples.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(";");
         out.push_str(&format!(
-            "{run},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{run_meta}\n",
+            "{run},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             q(&r.benchmark),
             q(&r.family),
             q(&r.params.display()),
@@ -89,12 +89,11 @@ fn results(rep: &Report) -> String {
             r.is_noisy(),
             num(r.below_resolution)
         ));
-        out.pop();
         out.push_str(&param_cells(&keys, &r.params));
         if commands {
             out.push_str(&format!(",{}", q(&command(&r.params).unwrap_or_default())));
         }
-        out.push('\n');
+        out.push_str(&format!(",{run_meta}\n"));
     }
     out
 }
@@ -129,28 +128,27 @@ fn comparisons(rep: &Report) -> String {
     let keys = param_keys(rep.tables.iter().flat_map(|t| t.rows.iter().map(|r| &r.params)));
     let ran_any = |t: &Table, r: &Row| (0..t.columns.len()).any(|i| ran(t, r, i).is_some());
     let commands = rep.tables.iter().any(|t| t.rows.iter().any(|r| ran_any(t, r)));
-    let mut out = COMPARISON_HEADER.trim_end().to_string();
-    out.push_str(&extra_header(&keys, if commands { &["a_command", "b_command"] } else { &[] }));
-    let metas = |i: usize| format!(",{},{}", column_meta(rep, 0), column_meta(rep, i));
+    let mut out = COMPARISON_HEADER.to_string();
+    let tail: &[&str] = if commands { &["a_command", "b_command", "a_meta", "b_meta"] } else { &["a_meta", "b_meta"] };
+    out.push_str(&extra_header(&keys, tail));
+    let metas = |i: usize| format!(",{},{}\n", column_meta(rep, 0), column_meta(rep, i));
     for t in &rep.tables {
         for r in &t.rows {
             for i in 1..t.columns.len() {
                 out.push_str(&pair_line(t, r, i));
-                out.push_str(&metas(i));
                 out.push_str(&param_cells(&keys, &r.params));
                 if commands {
                     let c = |i| q(&ran(t, r, i).unwrap_or_default());
                     out.push_str(&format!(",{},{}", c(0), c(i)));
                 }
-                out.push('\n');
+                out.push_str(&metas(i));
             }
         }
         for g in &t.geomeans {
             for i in 1..t.columns.len() {
                 out.push_str(&geomean_line(t, g, i));
-                out.push_str(&metas(i));
                 out.push_str(&",".repeat(keys.len() + if commands { 2 } else { 0 }));
-                out.push('\n');
+                out.push_str(&metas(i));
             }
         }
     }
