@@ -102,6 +102,9 @@ pub(super) fn follow(
             describe(&query)
         )));
     }
+    if let Some(key) = &how.order_by {
+        order_by_meta(&mut runs, key)?;
+    }
     for (_, rs) in runs.iter_mut() {
         bench::canonical_results(rs);
     }
@@ -337,4 +340,27 @@ fn search(g: Gathered, opt: &Options) -> Series {
         }
     }
     s
+}
+
+/// `--order-by KEY`: the runs that have metadata KEY, ordered by its value
+/// (as numbers when every value is one, else as text; ties by start time)
+/// rather than by start time. None having it is bad input.
+fn order_by_meta(runs: &mut Vec<(RunRecord, Vec<ResultRecord>)>, key: &str) -> Result<()> {
+    runs.retain(|(r, _)| r.meta.get(key).is_some());
+    if runs.is_empty() {
+        return Err(bad_input(format!(
+            "--order-by {key}: no run chosen has metadata {key} (given with run --meta {key}=VALUE)"
+        )));
+    }
+    let value = |r: &RunRecord| r.meta.get(key).unwrap_or_default().to_string();
+    let numeric = runs.iter().all(|(r, _)| value(r).parse::<f64>().is_ok_and(f64::is_finite));
+    // Stable: runs of one value keep their start-time order.
+    if numeric {
+        runs.sort_by(|(a, _), (b, _)| {
+            value(a).parse::<f64>().unwrap_or(0.0).total_cmp(&value(b).parse().unwrap_or(0.0))
+        });
+    } else {
+        runs.sort_by_key(|(r, _)| value(r));
+    }
+    Ok(())
 }

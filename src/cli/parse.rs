@@ -259,6 +259,12 @@ pub(super) fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, Bad
     crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
 }
 
+/// `history --order-by KEY`: a metadata key as `--meta` takes one.
+pub(super) fn meta_key(s: &str) -> Result<String, BadInput> {
+    crate::model::meta::key(s).map_err(|e| BadInput(format!("--order-by: {e}")))?;
+    Ok(s.to_string())
+}
+
 /// `agent --host-name`: what a label may hold, without blanks or commas.
 pub(super) fn host_name(s: &str) -> Result<String, BadInput> {
     crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;

@@ -1,7 +1,7 @@
 //! The arguments of the commands that read stored runs: which runs
 //! (`runs`, `report`, `history`), how a history searches, `compare --by`.
 
-use super::parse::{alpha, meta_filter, min_segment, param, permutations, since, Setting};
+use super::parse::{alpha, meta_filter, meta_key, min_segment, param, permutations, since, Setting};
 use crate::report::Format;
 use clap::Args;
 
@@ -66,6 +66,12 @@ pub(crate) struct HistorySearch {
     /// seed, fresh permutations.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Order each series by this key of the runs' metadata (`run --meta
+    /// KEY=VALUE`: a commit's position, a backfilled date) instead of by
+    /// start time: numerically when every value is a number, else as text.
+    /// Runs without the key are left out.
+    #[arg(long, value_name = "KEY", value_parser = meta_key)]
+    pub(crate) order_by: Option<String>,
 }
 
 /// `compare --by`: what pooled runs are grouped by.

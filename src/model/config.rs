@@ -71,6 +71,12 @@ impl Config {
         bare(self) == bare(other)
     }
 
+    /// The placement a configuration is named for: the part of its name
+    /// before the first modifier (`noht` of `noht+sched=batch`).
+    fn placement_name(&self) -> &str {
+        self.name.split('+').next().unwrap_or_default()
+    }
+
     /// `noht [cpus 0-1]`, `up [cpu 0, sched=fifo]`.
     pub fn describe(&self) -> String {
         let mut s = format!("{} [cpu{} {}", self.name, if self.cpus.len() == 1 { "" } else { "s" }, self.cpus);
@@ -128,5 +134,78 @@ impl Policy {
     }
     pub(crate) fn is_realtime(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+/// A line for each group of configurations named for different placements
+/// that resolved to the same CPUs on this machine (`up` and `cpus=0` where
+/// `up` is CPU 0; `up` and `noht` under a one-CPU affinity), so a difference
+/// between them is not read as an effect of placement: `same placement: up
+/// and cpus=0 both run on CPU 0 here (nothing else differs: a difference
+/// between them is noise)`.
+pub(crate) fn same_placement(configs: &[Config]) -> Vec<String> {
+    let mut groups: Vec<Vec<&Config>> = Vec::new();
+    for c in configs.iter().filter(|c| !c.cpus.is_empty()) {
+        match groups.iter_mut().find(|g| g[0].cpus == c.cpus) {
+            Some(g) => g.push(c),
+            None => groups.push(vec![c]),
+        }
+    }
+    let mut out = Vec::new();
+    for g in groups {
+        let mut placements: Vec<&str> = g.iter().map(|c| c.placement_name()).collect();
+        placements.sort_unstable();
+        placements.dedup();
+        if placements.len() < 2 {
+            continue;
+        }
+        let names: Vec<&str> = g.iter().map(|c| c.name.as_str()).collect();
+        let bare = |c: &Config| Config { name: String::new(), ..c.clone() };
+        let alike = g.iter().all(|c| bare(c) == bare(g[0]));
+        let plural = if g[0].cpus.len() == 1 { "" } else { "s" };
+        let names = match names.split_last() {
+            Some((last, rest)) if rest.len() == 1 => format!("{} and {last} both", rest[0]),
+            _ => format!("{} all", names.join(", ")),
+        };
+        out.push(format!(
+            "same placement: {names} run on CPU{plural} {} here, so a difference between them is not a placement effect{}",
+            g[0].cpus,
+            if alike { " (nothing else differs: it is noise)" } else { "" }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(name: &str, cpus: &str, policy: Option<Policy>) -> Config {
+        Config {
+            name: name.into(),
+            cpus: cpus.parse().unwrap(),
+            policy,
+            env: Vec::new(),
+            knobs: Vec::new(),
+            counters: None,
+            cgroup: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn configurations_on_the_same_cpus_are_said_to_share_a_placement() {
+        let up = cfg("up", "0", None);
+        let lines = same_placement(&[up.clone(), cfg("cpus=0", "0", None), cfg("all", "0-1", None)]);
+        assert_eq!(
+            lines,
+            ["same placement: up and cpus=0 both run on CPU 0 here, so a difference between them is not a placement \
+              effect (nothing else differs: it is noise)"]
+        );
+        // Another policy on the same CPUs: still the same placement, not noise.
+        let l = same_placement(&[up.clone(), cfg("noht+sched=batch", "0", Some(Policy::Batch))]);
+        assert!(l.len() == 1 && l[0].contains("CPU 0") && !l[0].contains("noise"), "{l:?}");
+        // One placement with modifiers, or different CPUs: nothing to say.
+        assert!(same_placement(&[up.clone(), cfg("up+sched=batch", "0", Some(Policy::Batch))]).is_empty());
+        assert!(same_placement(&[up, cfg("noht", "0-1", None)]).is_empty());
     }
 }

@@ -301,10 +301,96 @@ impl Params {
         self.0.insert(name.to_string(), v.into());
     }
     /// `name=value name=value`, for tables; a value of several lines shows
-    /// them separated by `\n`, so it stays on one line.
+    /// them separated by `\n`, so it stays on one line. [`CARRIED`]
+    /// parameters are left out: they name nothing.
     pub fn display(&self) -> String {
-        self.0.iter().map(|(k, v)| format!("{k}={}", one_line(v))).collect::<Vec<_>>().join(" ")
+        self.shown().map(|(k, v)| format!("{k}={}", one_line(v))).collect::<Vec<_>>().join(" ")
     }
+
+    /// The parameters that name the point, by name: all but [`CARRIED`] ones.
+    pub(crate) fn shown(&self) -> impl Iterator<Item = (&String, &String)> + Clone {
+        self.0.iter().filter(|(k, _)| !is_carried(k))
+    }
+
+    /// What the [`CARRIED`] parameters hold, as (parameter, name, text) for
+    /// each of their `NAME=TEXT` lines, in order.
+    pub(crate) fn carried(&self) -> Vec<(&str, &str, &str)> {
+        let mut out = Vec::new();
+        for (k, v) in self.0.iter().filter(|(k, _)| is_carried(k)) {
+            for (name, text) in v.lines().filter_map(|l| l.split_once('=')) {
+                out.push((k.as_str(), name, text));
+            }
+        }
+        out
+    }
+}
+
+/// Parameters that carry data to the worker rather than name a point:
+/// `cmd.run`'s `commands`, the `NAME=COMMAND` line of each named command
+/// (the point is `cmd=NAME`). Each holds `NAME=TEXT` lines and is the same at
+/// every point of a run; it is kept with the result (old runs match new
+/// ones only with the same texts) but never shown in a point's name, a
+/// table, a title or an export's `params`: its texts are said once, as a
+/// legend ([`legend`]), and given their own column or field.
+pub(crate) const CARRIED: &[&str] = &["commands"];
+
+pub(crate) fn is_carried(name: &str) -> bool {
+    CARRIED.contains(&name)
+}
+
+/// A point as runs stored before [`CARRIED`] parameters were left out wrote
+/// it (`cmd.run cleanup=none cmd=fast commands=fast=gzip -1\\nbest=gzip -9
+/// figure=wall [up]`), without them: each `NAME=...` is cut up to the next
+/// parameter, which sorts after it (the names were in order), or ` [`.
+pub(crate) fn without_carried(shown: &str) -> String {
+    let mut s = shown.to_string();
+    for k in CARRIED {
+        let Some(at) = s.find(&format!(" {k}=")) else { continue };
+        let rest = &s[at + 1 + k.len() + 1..];
+        let next = rest
+            .match_indices(' ')
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let word = rest[i + 1..].split(['=', ' ']).next().unwrap_or_default();
+                let named = rest[i + 1..].starts_with(&format!("{word}="))
+                    && word > *k
+                    && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                named || rest[i..].starts_with(" [")
+            })
+            .unwrap_or(rest.len());
+        let end = at + 1 + k.len() + 1 + next;
+        s.replace_range(at..end, "");
+    }
+    s
+}
+
+/// The line under a table that says what the names stand for, `commands:
+/// fast = gzip -1 -c f; best = gzip -9 -c f`, from the points' carried
+/// parameters (each name once, in the order first met); `None` when none.
+pub(crate) fn legend<'a>(points: impl IntoIterator<Item = &'a Params>) -> Option<String> {
+    let mut by_param: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    for p in points {
+        for (k, name, text) in p.carried() {
+            let i = match by_param.iter().position(|(q, _)| *q == k) {
+                Some(i) => i,
+                None => {
+                    by_param.push((k, Vec::new()));
+                    by_param.len() - 1
+                }
+            };
+            if !by_param[i].1.iter().any(|(n, t)| *n == name && *t == text) {
+                by_param[i].1.push((name, text));
+            }
+        }
+    }
+    let lines: Vec<String> = by_param
+        .iter()
+        .map(|(k, named)| {
+            let each: Vec<String> = named.iter().map(|(n, t)| format!("{n} = `{t}`")).collect();
+            format!("{k}: {}", each.join("; "))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| crate::model::text::printable(&lines.join("; ")).into_owned())
 }
 
 /// A parameter value on one line, as tables show it: the lines of a value

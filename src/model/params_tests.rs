@@ -134,3 +134,23 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn carried_parameters_are_data_not_names() {
+    let mut p = Params::default();
+    p.set("cmd", "fast");
+    p.set("commands", "fast=gzip -1 -c f\nbest=gzip -9 -c \"a, b\"");
+    p.set("t", "2");
+    assert_eq!(p.display(), "cmd=fast t=2");
+    assert_eq!(p.carried(), [("commands", "fast", "gzip -1 -c f"), ("commands", "best", "gzip -9 -c \"a, b\"")]);
+    assert_eq!(
+        super::legend([&p, &p]).as_deref(),
+        Some("commands: fast = `gzip -1 -c f`; best = `gzip -9 -c \"a, b\"`")
+    );
+    assert_eq!(super::legend([&Params::default()]), None);
+    // A line stored by an older kdelta, read back without the blob.
+    let old = "cmd.run cleanup=none cmd=fast commands=fast=gzip -1 -c f\\nbest=gzip -9 figure=wall t=2 [up]";
+    assert_eq!(super::without_carried(old), "cmd.run cleanup=none cmd=fast figure=wall t=2 [up]");
+    assert_eq!(super::without_carried("cmd.run cmd=a commands=a=true [up]"), "cmd.run cmd=a [up]");
+    assert_eq!(super::without_carried("lat.syscall size=1 [up]"), "lat.syscall size=1 [up]");
+}

@@ -43,6 +43,8 @@ pub(super) struct ParamView {
     varying: std::collections::BTreeMap<String, Vec<String>>,
     /// (benchmark, its constant parameters as `k=v k=v`).
     constant: Vec<(String, String)>,
+    /// What the names of carried parameters stand for (`commands: fast = gzip -1`).
+    legend: Option<String>,
 }
 
 impl ParamView {
@@ -57,7 +59,7 @@ impl ParamView {
         }
         for b in names {
             let ps: Vec<&crate::model::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
-            let keys: Vec<String> = ps[0].0.keys().cloned().collect();
+            let keys: Vec<String> = ps[0].shown().map(|(k, _)| k.clone()).collect();
             let (var, cons): (Vec<String>, Vec<String>) =
                 keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
             if !cons.is_empty() {
@@ -71,7 +73,8 @@ impl ParamView {
             }
             varying.insert(b.to_string(), var);
         }
-        ParamView { varying, constant }
+        let legend = crate::model::params::legend(rows.map(|(_, p)| p));
+        ParamView { varying, constant, legend }
     }
     /// The varying parameters of one row, `procs=2 size=0`.
     pub(super) fn show(&self, bench: &str, p: &crate::model::Params) -> String {
@@ -103,6 +106,7 @@ impl ParamView {
                     format!("parameters of {}: {c}", bs.join(", "))
                 }
             })
+            .chain(self.legend.clone())
             .collect()
     }
 }

@@ -48,7 +48,28 @@ fn render(rep: &Report) -> Result<String> {
         "summaries": rep.summaries,
         "why": rep.why,
     });
+    let mut v = v;
+    let named = commands(rep);
+    if let (Some(o), false) = (v.as_object_mut(), named.is_empty()) {
+        o.insert("commands".into(), json!(named));
+    }
     Ok(serde_json::to_string_pretty(&v).context("writing the report as JSON")? + "\n")
+}
+
+/// What each name of a carried parameter stands for (`cmd.run`'s named
+/// commands), once each: `[{"benchmark": "cmd.run", "param": "commands",
+/// "name": "fast", "text": "gzip -1 -c f"}]`. Absent when there is none.
+fn commands(rep: &Report) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for r in &rep.results {
+        for (param, name, text) in r.params.carried() {
+            let v = json!({"benchmark": r.benchmark, "param": param, "name": name, "text": text});
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// A run's object with its metadata (`"meta": {"commit": "abc123"}`), a

@@ -254,6 +254,8 @@ fn run_remarks(run: &RunRecord) -> Vec<String> {
 fn run_notes(run: &RunRecord) -> Vec<String> {
     let mut v = Vec::new();
     let env = &run.environment;
+    // Before the comparisons are read: which of them compare nothing placed.
+    v.extend(crate::model::config::same_placement(&run.configs));
     if env.runs == Some(crate::model::RunsAsked::Auto) {
         let met = env.auto_met.unwrap_or(0);
         let capped: &[String] = env.auto_capped.as_deref().unwrap_or_default();
@@ -263,7 +265,8 @@ fn run_notes(run: &RunRecord) -> Vec<String> {
             met as usize + capped.len()
         );
         if !capped.is_empty() {
-            let shown: Vec<&str> = capped.iter().take(3).map(|s| s.as_str()).collect();
+            // Runs stored before named commands were left out of a point's name.
+            let shown: Vec<String> = capped.iter().take(3).map(|s| crate::model::params::without_carried(s)).collect();
             let more = if capped.len() > 3 { format!(" and {} more", capped.len() - 3) } else { String::new() };
             line.push_str(&format!(
                 "; {} still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): {}{more}",

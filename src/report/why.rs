@@ -139,7 +139,8 @@ pub(crate) fn lines(tables: &[Table], opt: &CompareOptions) -> Vec<String> {
                 if terms.is_empty() {
                     continue;
                 }
-                let params: Vec<String> = row.params.0.iter().map(|(k, v)| format!(" {k}={v}")).collect();
+                let params: Vec<String> =
+                    row.params.shown().map(|(k, v)| format!(" {k}={}", crate::model::params::one_line(v))).collect();
                 out.push(format!(
                     "why {}{} [{} -> {}]: {}",
                     row.benchmark,

@@ -78,6 +78,12 @@ struct Plan {
     figure: Figure,
 }
 
+/// The command a point of `cmd.run` runs, its placeholders filled (`None`
+/// for a point of another benchmark): what exports give as its `command`.
+pub(crate) fn command_text(p: &Params) -> Option<String> {
+    p.0.contains_key(CMD).then(|| spec::command_of(p).ok()).flatten().map(|t| spec::fill(&t, p, &DECLARED))
+}
+
 fn optional(p: &Params, k: &str) -> Result<Option<String>> {
     let v = p.str(k)?;
     Ok((v != NONE).then(|| spec::fill(v, p, &DECLARED)))

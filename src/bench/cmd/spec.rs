@@ -167,6 +167,15 @@ mod tests {
     }
 
     #[test]
+    fn the_named_commands_are_carried_not_shown() {
+        assert!(crate::model::params::is_carried(COMMANDS));
+        let s = cmd_settings(&["fast=gzip -1".into(), "best=gzip -9".into()]).unwrap();
+        let p = params(&[("cmd", s[0].1.lines().next().unwrap()), ("commands", &s[1].1)]);
+        assert_eq!(p.display(), "cmd=fast");
+        assert_eq!(command_of(&p).unwrap(), "gzip -1");
+    }
+
+    #[test]
     fn settings_name_each_command_once() {
         let s = cmd_settings(&["fast=gzip -1".into(), "gzip -9, then".into()]).unwrap();
         assert_eq!(s[0], ("cmd".to_string(), "fast\ngzip -9, then".to_string()));

@@ -93,20 +93,20 @@ fn csv_comparison_of_two_configurations() {
     assert_snapshot(
         &rendered(&Csv, &[comparison()]),
         r#"
-benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,a_noisy,a_below_re\
-solution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds,a_meta,b_meta
-lat.syscall,,us,lower,up,0,0.2105,0.06551498602016824,noht,0-1,0.1805,0.005810575336122728,16.620498614958446,0.0015870818511587448,,,true,\
-false,,false,,,0.004846601210286794,,,,,
-lat.pipe,,us,lower,up,0,5.205,0.004767892616240423,noht,0-1,7.135,0.5349260620226706,-27.049754730203222,0.008238300231932172,,,true,false,\
-,false,,,0.0013755912673600879,,,,,
-lat.ctx,procs=2 size=16,us,lower,up,0,1.505,0.016463717597515307,noht,0-1,,2.040408122440814,,,,,,false,,false,0.31,,,,,,,
-lat.proc.exec,,us,lower,up,0,410.9,0.005399198699527286,noht,0-1,,,,,,,,false,,false,,,,,,,,
-bw.mem.rd,size=64m,MB/s,higher,up,0,10000,0.026855167100578614,noht,0-1,10400,0.010119621221459903,4.0000000000000036,0.016688815475644825,\
-,,false,false,,false,,held in too few rounds,0.030638987936359774,3,2,1,,
-bw.mem.wr,size=64m,MB/s,higher,up,0,8005,0.003100866685900383,noht,0-1,9410,0.0027501443063206086,17.55153029356653,0.000000000000052624571\
-36723242,,,false,false,,true,,a side is noisy,0.008113117265224457,,,,,
-geomean lat,,us,,up,0,1.0467342069503605,,noht,0-1,1.1348425000853641,,-7.763922582065463,,,,,,,,,,,,,,
-geomean bw,,MB/s,,up,0,8947.066558375436,,noht,0-1,9892.623514518293,,10.56834606039343,,,,,,,,,,,,,,
+benchmark,params,unit,better,a,a_cpus,a_median,a_cv,b,b_cpus,b_median,b_cv,change_pct,p_welch,ci_low,ci_high,significant,a_noisy,a_below_res\
+olution,b_noisy,b_below_resolution,withheld,p_mann_whitney,rounds,rounds_held,p_rounds,param.procs,param.size,a_meta,b_meta
+lat.syscall,,us,lower,up,0,0.2105,0.06551498602016824,noht,0-1,0.1805,0.005810575336122728,16.620498614958446,0.0015870818511587448,,,true,f\
+alse,,false,,,0.004846601210286794,,,,,,,
+lat.pipe,,us,lower,up,0,5.205,0.004767892616240423,noht,0-1,7.135,0.5349260620226706,-27.049754730203222,0.008238300231932172,,,true,false,,\
+false,,,0.0013755912673600879,,,,,,,
+lat.ctx,procs=2 size=16,us,lower,up,0,1.505,0.016463717597515307,noht,0-1,,2.040408122440814,,,,,,false,,false,0.31,,,,,,2,16,,
+lat.proc.exec,,us,lower,up,0,410.9,0.005399198699527286,noht,0-1,,,,,,,,false,,false,,,,,,,,,,
+bw.mem.rd,size=64m,MB/s,higher,up,0,10000,0.026855167100578614,noht,0-1,10400,0.010119621221459903,4.0000000000000036,0.016688815475644825,,\
+,false,false,,false,,held in too few rounds,0.030638987936359774,3,2,1,,64m,,
+bw.mem.wr,size=64m,MB/s,higher,up,0,8005,0.003100866685900383,noht,0-1,9410,0.0027501443063206086,17.55153029356653,0.0000000000000526245713\
+6723242,,,false,false,,true,,a side is noisy,0.008113117265224457,,,,,64m,,
+geomean lat,,us,,up,0,1.0467342069503605,,noht,0-1,1.1348425000853641,,-7.763922582065463,,,,,,,,,,,,,,,,
+geomean bw,,MB/s,,up,0,8947.066558375436,,noht,0-1,9892.623514518293,,10.56834606039343,,,,,,,,,,,,,,,,
 "#,
     );
 }
@@ -116,19 +116,19 @@ fn csv_of_a_single_configuration_run() {
     assert_snapshot(
         &rendered(&Csv, &[single_config()]),
         r#"
-run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resol\
-ution,meta
-12,lat.syscall,lat,,noht,0-1,us,lower,ok,,6,0.1805,0.1805,0.179,0.182,0.0010488088481701524,0.005810575336122728,0.18;0.182;0.181;0.179;0.1\
-8;0.181,6,0,false,,
-12,lat.pipe,lat,,noht,0-1,us,lower,ok,,10,7.135,12.120999999999999,7.05,20.1,6.483838797776789,0.5349260620226706,7.05;19.2;7.1;7.12;19.8;7\
-.08;7.15;19.5;7.11;20.1,10,0,false,,
-12,lat.ctx,lat,procs=2 size=16,noht,0-1,us,lower,ok,,6,,0.09333333333333334,-0.2,0.31,0.19043809142780935,2.040408122440814,-0.2;0.31;0.1;0\
-.25;-0.05;0.15,6,0,false,0.31,
-12,lat.proc.exec,lat,,noht,0-1,us,lower,failed,child failed (wait status 0x100): the program could not be run,0,,,,,,,,0,0,false,,
-12,bw.mem.rd,bw,size=64m,noht,0-1,MB/s,higher,ok,,6,10400,10375.778256143149,10240,10490,105.00793620801558,0.010119621221459903,10470;1049\
-0;10390;10410;10240;10260,6,0,false,,
-12,bw.mem.wr,bw,size=64m,noht,0-1,MB/s,higher,ok,,5,9410,9411.943098151984,9380,9450,25.88435821108957,0.0027501443063206086,9400;7200;9450\
-;9380;6900;9420;7500;9410,8,3,true,,
+run,benchmark,family,params,config,cpus,unit,better,status,reason,n,median,mean,min,max,stddev,cv,samples,taken,disturbed,noisy,below_resolu\
+tion,param.procs,param.size,meta
+12,lat.syscall,lat,,noht,0-1,us,lower,ok,,6,0.1805,0.1805,0.179,0.182,0.0010488088481701524,0.005810575336122728,0.18;0.182;0.181;0.179;0.18\
+;0.181,6,0,false,,,,
+12,lat.pipe,lat,,noht,0-1,us,lower,ok,,10,7.135,12.120999999999999,7.05,20.1,6.483838797776789,0.5349260620226706,7.05;19.2;7.1;7.12;19.8;7.\
+08;7.15;19.5;7.11;20.1,10,0,false,,,,
+12,lat.ctx,lat,procs=2 size=16,noht,0-1,us,lower,ok,,6,,0.09333333333333334,-0.2,0.31,0.19043809142780935,2.040408122440814,-0.2;0.31;0.1;0.\
+25;-0.05;0.15,6,0,false,0.31,2,16,
+12,lat.proc.exec,lat,,noht,0-1,us,lower,failed,child failed (wait status 0x100): the program could not be run,0,,,,,,,,0,0,false,,,,
+12,bw.mem.rd,bw,size=64m,noht,0-1,MB/s,higher,ok,,6,10400,10375.778256143149,10240,10490,105.00793620801558,0.010119621221459903,10470;10490\
+;10390;10410;10240;10260,6,0,false,,,64m,
+12,bw.mem.wr,bw,size=64m,noht,0-1,MB/s,higher,ok,,5,9410,9411.943098151984,9380,9450,25.88435821108957,0.0027501443063206086,9400;7200;9450;\
+9380;6900;9420;7500;9410,8,3,true,,,64m,
 "#,
     );
 }
@@ -147,7 +147,7 @@ fn a_runs_metadata_is_in_every_format() {
     rep.runs[0].meta = meta(&[("commit", "abc123"), ("branch", "main")]);
     let csv = rendered(&Csv, std::slice::from_ref(&rep));
     let cell = r#""{""branch"":""main"",""commit"":""abc123""}""#;
-    assert!(csv.lines().next().unwrap().ends_with(",noisy,below_resolution,meta"), "{csv}");
+    assert!(csv.lines().next().unwrap().ends_with(",noisy,below_resolution,param.procs,param.size,meta"), "{csv}");
     assert!(csv.lines().skip(1).all(|l| l.ends_with(cell)), "{csv}");
     let text = rendered(&Text { color: false }, std::slice::from_ref(&rep));
     assert!(text.contains("(complete), kdelta 0.1.0\n  meta: branch=main commit=abc123\n"), "{text}");
