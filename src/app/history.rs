@@ -294,12 +294,41 @@ fn new_series(r: &ResultRecord, host: &str) -> Series {
         better: r.better,
         runs: Vec::new(),
         too_short: None,
+        modes: None,
         changes: Vec::new(),
     }
 }
 
-/// Search one series and describe its change points.
+/// Search one series and describe its change points; a series whose runs
+/// fall into two speeds that take turns (`stats::run_modes`) is searched
+/// speed by speed, each change named by its runs in the whole series.
 fn search(g: Gathered, opt: &Options) -> Series {
+    let medians: Vec<f64> = g.series.runs.iter().map(|p| p.median).collect();
+    let Some(modes) = crate::stats::run_modes::of(&medians) else { return search_one(g, opt) };
+    let mut s = g.series.clone();
+    s.modes = Some(modes.speeds.clone());
+    let mut too_short = Vec::new();
+    for high in [false, true] {
+        let at = modes.positions(high);
+        let mut part = g.series.clone();
+        part.runs = at.iter().map(|&i| g.series.runs[i].clone()).collect();
+        let samples = at.iter().map(|&i| g.samples[i].clone()).collect();
+        let found = search_one(Gathered { series: part, samples }, opt);
+        too_short.extend(found.too_short);
+        s.changes.extend(found.changes.into_iter().map(|mut c| {
+            c.index = at[c.index];
+            c
+        }));
+    }
+    s.changes.sort_by_key(|c| c.index);
+    if s.changes.is_empty() {
+        s.too_short = too_short.into_iter().next();
+    }
+    s
+}
+
+/// Search one series (or one speed of it) for change points.
+fn search_one(g: Gathered, opt: &Options) -> Series {
     let mut s = g.series;
     let medians: Vec<f64> = s.runs.iter().map(|p| p.median).collect();
     let (detection, cut_short) = changepoint::detect_bounded(&medians, opt, changepoint::MAX_SHUFFLED);

@@ -40,6 +40,10 @@ pub(crate) struct Series {
     /// there are and how many it takes (2 × the minimum segment).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) too_short: Option<(usize, usize)>,
+    /// Set when the runs fall into two speeds that take turns
+    /// (`stats::run_modes`): change points were looked for within each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) modes: Option<crate::stats::speeds::Speeds>,
     pub(crate) changes: Vec<Change>,
 }
 
@@ -136,6 +140,17 @@ pub(super) fn interval(ci: Option<(f64, f64)>) -> String {
 
 /// The line that says what the search found in a series, or why it did not look.
 pub(super) fn outcome(h: &History, s: &Series) -> String {
+    let found = found(h, s);
+    match &s.modes {
+        Some(m) => format!(
+            "runs in two speeds, taking turns ({}): searched speed by speed; {found}",
+            m.describe(|x| format!("{} {}", fmt_num(x), s.unit)).replace("workers", "runs")
+        ),
+        None => found,
+    }
+}
+
+fn found(h: &History, s: &Series) -> String {
     match s.too_short {
         Some((len, needed)) => format!(
             "too few runs to look for a change point: {len}, it takes {needed} (2 x --min-segment {})",

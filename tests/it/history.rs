@@ -176,3 +176,35 @@ fn runs_are_chosen_by_their_metadata() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.trim().lines().count() == 1 && err.contains("--meta commit=zzz"), "{err}");
 }
+
+/// Thirty runs in two speeds that take turns (near 30 and near 55), with a
+/// 7 % step in both from run 16: searched speed by speed, the step is found
+/// (the series as one is as wide as the gap) and the speeds are named.
+#[test]
+fn runs_in_two_alternating_speeds_are_searched_speed_by_speed() {
+    let e = Env::new();
+    let slow_at = [1, 2, 5, 7, 8, 11, 13, 14, 17, 19, 20, 22, 25, 26, 28];
+    for i in 0..30 {
+        let base = if slow_at.contains(&i) { 55.0 } else { 30.0 };
+        let level = if i >= 16 { base * 1.07 } else { base };
+        let a = samples(level, i);
+        let started = format!("2024-06-{:02}T{:02}:00:00Z", i / 24 + 1, i % 24);
+        let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1.0" };
+        let results = [StoredResult { benchmark: "lat.syscall", params: &[], config: "up", samples: &a }];
+        store_run(&e.db(), &run, &results).unwrap();
+    }
+    let v = ok_json(&e, &["lat.syscall"]);
+    let s = &v["series"][0];
+    assert_eq!(s["modes"]["low"]["workers"], 15, "{s}");
+    let changes = s["changes"].as_array().unwrap();
+    assert!(!changes.is_empty(), "{s}");
+    for c in changes {
+        let i = c["index"].as_u64().unwrap();
+        assert!((16..=17).contains(&i), "{c}");
+        let pct = c["change_pct"].as_f64().unwrap();
+        assert!((pct - 7.0).abs() < 2.0, "{c}");
+    }
+    let out = history(&e, &["lat.syscall"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("runs in two speeds, taking turns (15 of 30 runs at"), "{text}");
+}

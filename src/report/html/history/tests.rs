@@ -64,6 +64,7 @@ fn series(benchmark: &str, config: &str, host: &str, n: usize, steps: &[usize]) 
         better: Better::Lower,
         runs,
         too_short: None,
+        modes: None,
         changes,
     }
 }
