@@ -41,7 +41,8 @@ def main():
     ap.add_argument("--ratio", type=float, default=1.03)
     ap.add_argument("--iters", type=int, default=8_500_000)
     ap.add_argument("--hog", choices=["none", "toggle", "toggle-self"], default="none")
-    ap.add_argument("--interleave", default="samples", help="samples, lockstep, duet, or a comma list")
+    ap.add_argument("--interleave", default="default",
+                    help="default (no --interleave: what kdelta doctor chose), samples, lockstep, duet, or a comma list")
     ap.add_argument("--kdelta", default=os.path.join(HERE, "..", "target", "release", "kdelta"))
     ap.add_argument("extra", nargs="*")
     a = ap.parse_args()
@@ -57,8 +58,8 @@ def main():
     config = ["--config", "cpus=0"] if a.hog == "toggle-self" else []
     modes = a.interleave.split(",")
     for m in modes:
-        if m not in ("samples", "lockstep", "duet"):
-            sys.exit(f"--interleave {m!r}: one of samples, lockstep, duet")
+        if m not in ("default", "samples", "lockstep", "duet"):
+            sys.exit(f"--interleave {m!r}: one of default (kdelta's own choice), samples, lockstep, duet")
     got = {m: ([], [], [], []) for m in modes}
     try:
         for i in range(a.n * len(modes)):
@@ -66,7 +67,8 @@ def main():
             codes, walls, widths, spreads = got[mode]
             db = os.path.join(tmp, f"try{i}.db")
             cmd = [a.kdelta, "check", "cmd", "--cmd", f"base={spin} {a.iters}", "--cmd", f"new={spin} {new_iters}",
-                   "--within", "--interleave", mode, *([] if mode == "duet" else config), *a.extra]
+                   "--within", *([] if mode == "default" else ["--interleave", mode]),
+               *([] if mode == "duet" else config), *a.extra]
             t0 = time.monotonic()
             p = subprocess.run(cmd, env={**os.environ, "KDELTA_DB": db}, capture_output=True, text=True)
             wall = time.monotonic() - t0
