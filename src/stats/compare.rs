@@ -142,6 +142,10 @@ pub(crate) struct Side {
     pub(crate) split: bool,
     pub(crate) noisy: bool,
     pub(crate) busy: bool,
+    /// How far this side's disturbed samples moved from its clean ones
+    /// (|log ratio of their medians|): what disturbance was seen to do to
+    /// it. `None` without both kinds of sample.
+    pub(crate) disturbance_moved: Option<f64>,
 }
 
 impl Side {
@@ -154,8 +158,24 @@ impl Side {
         let rounds = if known { clean.iter().map(|(_, m)| m.map_or(0, |m| m.round)).collect() } else { Vec::new() };
         let placements =
             if recorded { clean.iter().map(|(_, m)| m.and_then(|m| m.placement())).collect() } else { Vec::new() };
-        let side = Side { rounds, placements, split: !r.placement.is_empty(), noisy: r.is_noisy(), busy: r.is_busy() };
-        (clean.into_iter().map(|(v, _)| v).collect(), side)
+        let values: Vec<f64> = clean.into_iter().map(|(v, _)| v).collect();
+        let disturbed: Vec<f64> = if r.samples_meta.len() == r.samples.len() {
+            r.samples.iter().zip(&r.samples_meta).filter(|(_, m)| m.disturbed).map(|(v, _)| *v).collect()
+        } else {
+            Vec::new()
+        };
+        let moved = (!values.is_empty() && !disturbed.is_empty())
+            .then(|| (median(&disturbed) / median(&values)).ln().abs())
+            .filter(|x| x.is_finite());
+        let side = Side {
+            rounds,
+            placements,
+            split: !r.placement.is_empty(),
+            noisy: r.is_noisy(),
+            busy: r.is_busy(),
+            disturbance_moved: moved,
+        };
+        (values, side)
     }
 }
 
@@ -215,8 +235,10 @@ pub(crate) fn compare_sides(
     };
     let mix = if known { speed_mix(&mut c, (a, sa), (b, sb), opt) } else { None };
     let why = match why {
-        // Disturbance explains at most a halving; rule 3 must still hold.
-        Some(_) if known && c.speedup.ln().abs() >= 2f64.ln() && rounds_fail(&c, known, opt).is_none() => None,
+        // Disturbance explains at most a halving, and no more than twice
+        // what it was seen to do to the side's disturbed samples; rule 3
+        // must still hold.
+        Some(_) if known && beyond_disturbance(c.speedup, sa, sb, opt) && rounds_fail(&c, known, opt).is_none() => None,
         Some(w) => Some(w),
         None => rounds_fail(&c, known, opt).or(mix),
     };
@@ -253,6 +275,27 @@ pub(crate) fn compare_sides(
         }
     };
     Some(c)
+}
+
+/// Whether a change is larger than disturbance could explain: 2x or more
+/// (another task sharing a CPU takes at most half of it), or beyond the
+/// threshold plus twice how far the disturbed samples of every noisy or
+/// busy side moved from its clean ones. A side with no disturbed samples to
+/// tell by (noisy for want of samples) leaves the 2x rule alone.
+fn beyond_disturbance(speedup: f64, sa: &Side, sb: &Side, opt: &CompareOptions) -> bool {
+    let change = speedup.ln().abs();
+    if change >= 2f64.ln() {
+        return true;
+    }
+    let vetoing = [sa, sb].into_iter().filter(|s| s.noisy || s.busy);
+    let seen: Option<Vec<f64>> = vetoing.map(|s| s.disturbance_moved).collect();
+    match seen {
+        Some(v) if !v.is_empty() => {
+            let most = v.into_iter().fold(0.0, f64::max);
+            change > speedup::log_threshold(opt.threshold_pct) + 2.0 * most
+        }
+        _ => false,
+    }
 }
 
 /// Workers in two speeds (each round is a worker of the point): records

@@ -26,8 +26,8 @@ fn markdown_comparison_of_two_configurations() {
 5% interval of the adjacent pairs' change lies beyond +-1%; otherwise \|change\| >= 1% on the log scale (a slowdown and a speedup of one fa\
 ctor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of\
  10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or mor\
-e; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geo\
-mean rows invert lower-is-better ratios first
+e or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: \
+coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 - ?: noisy, fewer clean samples than wanted even after retakes
 - parameters of lat.ctx: procs=2 size=16
 - parameters of bw.mem.rd, bw.mem.wr: size=64m

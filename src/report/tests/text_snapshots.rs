@@ -25,9 +25,9 @@ noht: cpus 0-1
 change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
  interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
  alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
-suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; n\
-o star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean\
- rows invert lower-is-better ratios first
+suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or\
+ beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coef\
+ficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -112,9 +112,9 @@ noht: cpus 0-1
 change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
  interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
  alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
-suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more; n\
-o star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean\
- rows invert lower-is-better ratios first
+suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or\
+ beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coef\
+ficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -165,8 +165,8 @@ change: + means run 13 (patched) up is better (speedup - 1; in brackets as a fac
 rker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedu\
 p of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p <\
  0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change i\
-s 2x or more; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean s\
-amples; geomean rows invert lower-is-better ratios first
+s 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers\
+ line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
