@@ -22,6 +22,10 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
+/// The warm-up when `--warmup` is not given: up to 100 ms, ending early
+/// once the loop settles (`Request::warmup_settles`).
+const DEFAULT_WARMUP: Warmup = Warmup::Time(std::time::Duration::from_millis(100));
+
 /// The harness request `kdelta run` (and `check`) makes of its options.
 pub(super) fn request(a: &RunArgs) -> Result<Request> {
     let interleave = match a.interleave {
@@ -40,11 +44,12 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         label: a.label.clone(),
         skip_unavailable: a.skip_unavailable,
         sample_time: a.sample_time,
-        warmup: match a.warmup {
+        warmup: match a.warmup.unwrap_or(DEFAULT_WARMUP) {
             Warmup::Time(d) => d,
             Warmup::Runs(n) => (a.sample_time * n.min(10_000) as u32).min(std::time::Duration::from_secs(60)),
         },
-        warmup_runs: match a.warmup {
+        warmup_settles: a.warmup.is_none(),
+        warmup_runs: match a.warmup.unwrap_or(DEFAULT_WARMUP) {
             Warmup::Runs(n) => Some(n),
             Warmup::Time(_) => None,
         },

@@ -87,9 +87,11 @@ pub(crate) struct RunArgs {
     /// Warm-up in each worker before its first sample: a DURATION (a
     /// micro-benchmark's minimum warm-up), or N untimed runs, as hyperfine
     /// counts them (a whole-run benchmark such as cmd runs N times first; a
-    /// micro-benchmark warms up for N sample times).
-    #[arg(long, default_value = "100ms", value_name = "DURATION|N", value_parser = warmup)]
-    pub(crate) warmup: Warmup,
+    /// micro-benchmark warms up for N sample times). Default: until the
+    /// loop's time settles (3 calls within 2 %), 30 ms to 100 ms; none for
+    /// a whole-run benchmark.
+    #[arg(long, value_name = "DURATION|N", value_parser = warmup)]
+    pub(crate) warmup: Option<Warmup>,
 
     /// Time limit for one worker (overrides each benchmark's own); a worker
     /// whose points take turns gets it once per point.

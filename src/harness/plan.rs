@@ -41,6 +41,8 @@ pub(crate) struct Request {
     pub(crate) warmup: Duration,
     /// Untimed runs first, for benchmarks that count them (`--warmup N`).
     pub(crate) warmup_runs: Option<u64>,
+    /// No `--warmup` given: the warm-up may end once the loop settles.
+    pub(crate) warmup_settles: bool,
     /// How long a whole-run sample waits for quiet CPUs after a disturbed
     /// one (`SamplerSettings::quiet_wait`).
     pub(crate) quiet_wait: Duration,

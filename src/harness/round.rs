@@ -186,6 +186,7 @@ impl Executor<'_> {
             target: self.req.sample_time,
             warmup: self.req.warmup,
             warmup_runs: self.req.warmup_runs,
+            warmup_settles: self.req.warmup_settles,
             time_limit: None,
             quick: self.req.quick,
             iterations: None,

@@ -81,6 +81,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 sample_time: Duration::from_millis(10),
                 warmup: Duration::from_millis(100),
                 warmup_runs: None,
+                warmup_settles: false,
                 timeout: None,
                 quiet_wait: plan::DEFAULT_QUIET_WAIT,
                 counters: false,

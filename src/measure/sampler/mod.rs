@@ -259,10 +259,15 @@ impl Sampler {
         // Warm-up: caches, TLB, page faults, branch predictors, and the
         // scheduler's and hypervisor's idea of the tasks (a pipe round trip is
         // ~20% slower in its first tens of milliseconds on a VM).
+        // The default warm-up ends early once the loop's time has settled
+        // (`settings::settled`), after `SETTLE_MIN` at least.
         let t = Instant::now();
-        op(n)?;
+        let mut calls = vec![op(n)?.secs];
         while t.elapsed() < self.settings.warmup {
-            op(n)?;
+            if self.settings.warmup_settles && t.elapsed() >= settings::SETTLE_MIN && settings::settled(&calls) {
+                break;
+            }
+            calls.push(op(n)?.secs);
         }
         let wanted = self.settings.samples;
         let cap = if self.settings.retake { 3 * wanted } else { wanted };

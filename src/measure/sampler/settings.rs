@@ -16,6 +16,11 @@ pub struct SamplerSettings {
     /// ([`Sampler::warmup_runs`]).
     #[serde(default)]
     pub warmup_runs: Option<u64>,
+    /// The warm-up may end before `warmup` once the loop's time has
+    /// settled ([`SETTLE_MIN`] at least): the default warm-up, not one the
+    /// user gave.
+    #[serde(default)]
+    pub warmup_settles: bool,
     /// The worker's time limit for this point, when the harness set one
     /// ([`Sampler::time_left`]).
     #[serde(default)]
@@ -73,6 +78,7 @@ impl SamplerSettings {
             target: Duration::from_millis(2),
             warmup: Duration::ZERO,
             warmup_runs: None,
+            warmup_settles: false,
             time_limit: None,
             quick: true,
             iterations: None,
@@ -87,6 +93,24 @@ impl SamplerSettings {
             profile: None,
         }
     }
+}
+
+/// The shortest warm-up that may end early, and how close the last
+/// [`SETTLE_CALLS`] calls of the loop must agree (max over min) for it to.
+pub(crate) const SETTLE_MIN: Duration = Duration::from_millis(30);
+pub(crate) const SETTLE_CALLS: usize = 3;
+pub(crate) const SETTLE_SPREAD: f64 = 0.02;
+
+/// Whether a warm-up's call times (oldest first) have settled: the last
+/// [`SETTLE_CALLS`] within [`SETTLE_SPREAD`] of each other, and the newest
+/// no faster than the others by more than that (not still speeding up).
+pub(crate) fn settled(secs: &[f64]) -> bool {
+    if secs.len() < SETTLE_CALLS {
+        return false;
+    }
+    let last = &secs[secs.len() - SETTLE_CALLS..];
+    let (lo, hi) = last.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    lo > 0.0 && hi / lo - 1.0 <= SETTLE_SPREAD
 }
 
 pub(super) fn default_warmup() -> Duration {

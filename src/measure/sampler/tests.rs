@@ -164,3 +164,17 @@ fn only_a_solo_task_shortens_its_samples() {
     assert_eq!(next_iterations(TaskKind::Waits, 1000, 100, 3, 3), 1000);
     assert_eq!(next_iterations(TaskKind::WholeRun, 1000, 100, 3, 3), 1000);
 }
+
+#[test]
+fn a_warm_up_settles_when_its_last_calls_agree() {
+    use super::settings::settled;
+    // Still speeding up (a pipe round trip's first tens of milliseconds).
+    assert!(!settled(&[12.0, 11.0, 10.4, 10.0]));
+    // The last three within 2 %.
+    assert!(settled(&[12.0, 10.1, 10.0, 10.05]));
+    // Too few calls to tell.
+    assert!(!settled(&[10.0, 10.0]));
+    // A call that stalled: not settled until three agree again.
+    assert!(!settled(&[10.0, 10.0, 13.0]));
+    assert!(!settled(&[0.0, 0.0, 0.0]));
+}
