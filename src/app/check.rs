@@ -273,13 +273,18 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
     if let Some(why) = moved {
-        // A slower machine looks like a slower build: no regression is
-        // called against a baseline the machine has moved away from.
+        // A slower machine looks like a slower build, and a faster one
+        // hides a slower build: nothing is judged against a baseline the
+        // machine has moved away from (125: measure both builds now, with
+        // `--within`, or record the baseline again).
         eprintln!("kdelta: {why}");
         for l in &mut rows {
-            if l.verdict == Some(Verdict::Regressed) {
-                l.verdict = Some(Verdict::CannotTell(why.clone()));
-                l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(": regressed"));
+            if let Some(v) = &l.verdict {
+                if !matches!(v, Verdict::CannotTell(_)) {
+                    let suffix = format!(": {}", v.text());
+                    l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
+                    l.verdict = Some(Verdict::CannotTell(why.clone()));
+                }
             }
         }
     }

@@ -238,7 +238,9 @@ pub(crate) fn compare_sides(
         // Disturbance explains at most a halving, and no more than twice
         // what it was seen to do to the side's disturbed samples; rule 3
         // must still hold.
-        Some(_) if known && beyond_disturbance(c.speedup, sa, sb, opt) && rounds_fail(&c, known, opt).is_none() => None,
+        // Where the disturbance cannot explain the change, what withholds
+        // it is the rounds, if anything: say so.
+        Some(_) if known && beyond_disturbance(c.speedup, sa, sb, opt) => rounds_fail(&c, known, opt).or(mix),
         Some(w) => Some(w),
         None => rounds_fail(&c, known, opt).or(mix),
     };

@@ -270,6 +270,15 @@ fn a_busy_side_withholds_only_what_its_disturbance_could_explain() {
     assert!(c.significant && c.withheld.is_none(), "{c:?}");
     let c = compare_sides(&a, &quiet, &b, &busy(1.3f64.ln()), &[], Better::Lower, &opt).unwrap();
     assert!(!c.significant && c.withheld == Some(Withheld::Busy), "{c:?}");
+    // Beyond what disturbance explains, but one round of eight does not
+    // hold: the rounds withhold it, and say so (not "busy").
+    let r8: Vec<u32> = (0..16).map(|i| i / 2 + 1).collect();
+    let a8: Vec<f64> = (0..16).map(|i| 10.0 + (i % 3) as f64 * 0.05).collect();
+    let b8: Vec<f64> = a8.iter().zip(&r8).map(|(x, &r)| if r == 8 { *x } else { x * 1.6 }).collect();
+    let quiet8 = Side { rounds: r8.clone(), ..Default::default() };
+    let busy8 = Side { rounds: r8.clone(), busy: true, disturbance_moved: Some(0.05), ..Default::default() };
+    let c = compare_sides(&a8, &busy8, &b8, &quiet8, &[], Better::Lower, &opt).unwrap();
+    assert!(!c.significant && c.withheld == Some(Withheld::NotInRounds), "{c:?}");
     // Nothing seen to tell by: the 2x rule alone.
     let unseen = Side { rounds: rounds.clone(), busy: true, ..Default::default() };
     let c = compare_sides(&a, &quiet, &b, &unseen, &[], Better::Lower, &opt).unwrap();

@@ -325,3 +325,35 @@ fn within_judges_a_swept_placeholder() {
     }
     assert_eq!(stored_runs(&e), 1);
 }
+
+/// A stored baseline measured when the machine ran at another speed (its
+/// reference loops moved beyond the limit): nothing is judged against it,
+/// not "regressed" and not "ok" either, since a faster machine hides a
+/// slower build: 125, naming the loop. Where the loops agree, the row is
+/// judged as usual.
+#[test]
+fn a_baseline_the_machine_has_moved_away_from_is_not_judged() {
+    let e = Env::new();
+    write_run(&e.db(), Some("base"), json!({}), &[time(10.0)]).unwrap();
+    let id = write_run(&e.db(), Some("new"), json!({}), &[time(10.0)]).unwrap().to_string();
+    let set = |run: i64, ns: f64| {
+        let env = json!({
+            "reference_before": {"kinds": [{"name": "multiply chain", "ns": ns}]},
+            "reference_after": {"kinds": [{"name": "multiply chain", "ns": ns}]}
+        });
+        let c = rusqlite::Connection::open(e.db()).unwrap();
+        c.execute("UPDATE runs SET environment = ?1 WHERE id = ?2", rusqlite::params![env.to_string(), run]).unwrap();
+    };
+    set(1, 1.0);
+    set(2, 1.0);
+    let (code, out, err) = kdelta(&e, &["check", "--run", &id, "--against", "base"]);
+    assert_eq!(code, 0, "{out}{err}");
+    set(2, 0.85);
+    let (code, out, err) = kdelta(&e, &["check", "--run", &id, "--against", "base"]);
+    assert_eq!(code, 125, "{out}{err}");
+    assert!(
+        err.contains("the machine's speed changed since the baseline: its multiply chain reference loop runs"),
+        "{err}"
+    );
+    assert!(out.contains("cannot tell (the machine's speed changed"), "{out}");
+}
