@@ -272,15 +272,20 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
-    if let Some(why) = moved {
+    if let Some((why, moved)) = moved {
         // A slower machine looks like a slower build, and a faster one
-        // hides a slower build: nothing is judged against a baseline the
-        // machine has moved away from (125: measure both builds now, with
-        // `--within`, or record the baseline again).
+        // hides a slower build: against a baseline the machine has moved
+        // away from by `moved` (log), only a change beyond the limit plus
+        // twice that move is judged (regressed or improved); an "ok" could
+        // hide a slowdown as large as the move, so it cannot be told (125:
+        // measure both builds now, with `--within`, or record the baseline
+        // again).
         eprintln!("kdelta: {why}");
+        let beyond = (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved;
         for l in &mut rows {
+            let stands = l.change.is_some_and(|c| c.abs() > beyond);
             if let Some(v) = &l.verdict {
-                if !matches!(v, Verdict::CannotTell(_)) {
+                if !matches!(v, Verdict::CannotTell(_)) && !(stands && matches!(v, Verdict::Regressed | Verdict::Improved)) {
                     let suffix = format!(": {}", v.text());
                     l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
                     l.verdict = Some(Verdict::CannotTell(why.clone()));
@@ -373,7 +378,7 @@ fn unmeasured(r: &ResultRecord) -> Line {
     let name = format!("{} {} [{}]", r.benchmark, one_line(&r.params.display()), r.config);
     let why = r.reason.as_deref().map(|x| format!(": {}", crate::model::text::printable(x))).unwrap_or_default();
     let verdict = Verdict::CannotTell(format!("result {}{why}", r.status.as_str()));
-    Line { text: format!("{name}: {}", verdict.text()), name, verdict: Some(verdict) }
+    Line { text: format!("{name}: {}", verdict.text()), name, verdict: Some(verdict), change: None }
 }
 
 const WITHIN_NOTHING: &str = "--within judges what one run compares, each against the first: give two or more \
@@ -394,6 +399,8 @@ struct Line {
     text: String,
     name: String,
     verdict: Option<Verdict>,
+    /// The change's log speedup, where it was compared (> 0: better).
+    change: Option<f64>,
 }
 
 /// The rows of one table (a configuration of the baseline against one of
@@ -427,12 +434,18 @@ fn lines(t: &Table, lim: &Limits, within: bool) -> Vec<Line> {
                 varying.iter().filter_map(|k| row.params.0.get(*k).map(|v| format!(" {k}={}", one_line(v)))).collect();
             let name = format!("{}{params} [{}]", row.benchmark, configs(col));
             let Some(base) = row.cells[0].as_ref() else {
-                out.push(Line { text: format!("{name}: not in the baseline"), name, verdict: None });
+                out.push(Line { text: format!("{name}: not in the baseline"), name, verdict: None, change: None });
                 continue;
             };
             let verdict = judge(base, new, change.as_ref(), lim);
             let figures = figures(base, new, &row.unit, change.as_ref());
-            out.push(Line { text: format!("{name}: {figures}: {}", verdict.text()), name, verdict: Some(verdict) });
+            let log = change.as_ref().map(|c| c.speedup.ln()).filter(|x| x.is_finite());
+            out.push(Line {
+                text: format!("{name}: {figures}: {}", verdict.text()),
+                name,
+                verdict: Some(verdict),
+                change: log,
+            });
         }
     }
     out

@@ -217,9 +217,9 @@ pub(crate) fn rounds_interval(d: &[f64]) -> Option<(f64, f64)> {
 /// one, by their reference loops (`measure::reference`, before the first
 /// worker and after the last): a kind whose figure moved by more than the
 /// limit plus what each run's own two measurements disagree by. `Some`
-/// names the kind and how far it moved; `None` when it did not, or when a
-/// run has no reference (made before kdelta measured one).
-pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_pct: f64) -> Option<String> {
+/// names the kind and how far it moved (and the move, log); `None` when it
+/// did not, or when a run has no reference (made before kdelta measured one).
+pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_pct: f64) -> Option<(String, f64)> {
     let figure = |e: &RunEnvironment, name: &str| {
         let ns: Vec<f64> = [&e.reference_before, &e.reference_after]
             .into_iter()
@@ -237,10 +237,13 @@ pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_p
         let moved = n - b;
         if moved.abs() > (1.0 + limit_pct / 100.0).ln() + sb.max(sn) {
             let way = if moved > 0.0 { "slower" } else { "faster" };
-            return Some(format!(
-                "the machine's speed changed since the baseline: its {} reference loop runs {:.1}% {way}",
-                k.name,
-                (moved.abs().exp() - 1.0) * 100.0
+            return Some((
+                format!(
+                    "the machine's speed changed since the baseline: its {} reference loop runs {:.1}% {way}",
+                    k.name,
+                    (moved.abs().exp() - 1.0) * 100.0
+                ),
+                moved.abs(),
             ));
         }
     }
@@ -316,7 +319,8 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(machine_moved(&env(1.0, 1.0), &env(1.005, 1.0), 1.0), None);
-        let m = machine_moved(&env(1.0, 1.0), &env(1.10, 1.12), 1.0).expect("11 % slower");
+        let (m, by) = machine_moved(&env(1.0, 1.0), &env(1.10, 1.12), 1.0).expect("11 % slower");
+        assert!((by - (1.11f64).ln()).abs() < 0.02, "{by}");
         assert!(m.contains("table loop reference loop runs 11.0% slower"), "{m}");
         // A run whose own two measurements disagree allows as much.
         assert_eq!(machine_moved(&env(1.0, 1.2), &env(1.1, 1.1), 1.0), None);

@@ -329,8 +329,9 @@ fn within_judges_a_swept_placeholder() {
 /// A stored baseline measured when the machine ran at another speed (its
 /// reference loops moved beyond the limit): nothing is judged against it,
 /// not "regressed" and not "ok" either, since a faster machine hides a
-/// slower build: 125, naming the loop. Where the loops agree, the row is
-/// judged as usual.
+/// slower build: 125, naming the loop, unless the change is beyond the
+/// limit plus twice the move. Where the loops agree, the row is judged as
+/// usual.
 #[test]
 fn a_baseline_the_machine_has_moved_away_from_is_not_judged() {
     let e = Env::new();
@@ -356,4 +357,10 @@ fn a_baseline_the_machine_has_moved_away_from_is_not_judged() {
         "{err}"
     );
     assert!(out.contains("cannot tell (the machine's speed changed"), "{out}");
+    // A change far beyond what the move could explain (3x against 15 %)
+    // is still judged.
+    let id3 = write_run(&e.db(), Some("new"), json!({}), &[time(30.0)]).unwrap();
+    set(id3, 0.85);
+    let (code, out, err) = kdelta(&e, &["check", "--run", &id3.to_string(), "--against", "base"]);
+    assert_eq!(code, 1, "{out}{err}");
 }
