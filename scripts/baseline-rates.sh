@@ -2,11 +2,12 @@
 # A stored baseline minutes old, checked against under a hog: issue 51's
 # "never exit 1 in 20 tries" for an identical build.
 #   scripts/baseline-rates.sh record DIR
-#       builds scripts/spin.c into DIR and stores a baseline run of it
-#       (8.5 million iterations) labelled `base` in DIR/r.db
+#       builds scripts/spin.c into DIR and stores a baseline run of
+#       `sh DIR/build.sh` (spin, 8.5 million iterations) labelled `base` in DIR/r.db
 #   scripts/baseline-rates.sh check DIR [N [toggle|toggle-self|none [RATIO]]]
-#       starts the hog, then runs N times
-#         kdelta check cmd --cmd 'DIR/spin ITERS*RATIO' --against base
+#       rewrites DIR/build.sh to spin ITERS*RATIO (the "new build": the
+#       command's text stays the same, as a row's must), starts the hog, then runs N times
+#         kdelta check cmd --cmd 'sh DIR/build.sh' --against base
 #       and tallies the exit statuses and wall times; the hog is killed however this ends
 # Run `record`, let ten minutes or more pass, then `check`.
 set -euo pipefail
@@ -18,12 +19,14 @@ iters=8500000
 if [ "$what" = record ]; then
   mkdir -p "$dir"
   cc -O2 -o "$dir/spin" "$here/spin.c"
-  "$kdelta" run cmd --cmd "$dir/spin $iters" --label base >/dev/null
+  echo "exec $dir/spin $iters" > "$dir/build.sh"
+  "$kdelta" run cmd --cmd "sh $dir/build.sh" --label base >/dev/null
   echo "baseline stored at $(date -u +%T) in $KDELTA_DB"
   exit 0
 fi
 n=${3:-20}; hog=${4:-toggle}; ratio=${5:-1.0}
 new=$(python3 -c "print(int(round($iters * $ratio)))")
+echo "exec $dir/spin $new" > "$dir/build.sh"
 hog_pid=
 trap '[ -n "$hog_pid" ] && kill "$hog_pid" 2>/dev/null || true' EXIT INT TERM
 case "$hog" in
@@ -35,7 +38,7 @@ walls=()
 for i in $(seq 1 "$n"); do
   t0=$(date +%s.%N)
   set +e
-  out=$("$kdelta" check cmd --cmd "$dir/spin $new" --against base 2>&1)
+  out=$("$kdelta" check cmd --cmd "sh $dir/build.sh" --against base 2>&1)
   code=$?
   set -e
   wall=$(python3 -c "import time; print(f'{time.time() - $t0:.1f}')")
