@@ -285,9 +285,12 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
         for l in &mut rows {
             let stands = l.change.is_some_and(|c| c.abs() > beyond);
             if let Some(v) = &l.verdict {
-                if !matches!(v, Verdict::CannotTell(_))
-                    && !(stands && matches!(v, Verdict::Regressed | Verdict::Improved))
-                {
+                let kept = match v {
+                    Verdict::CannotTell(_) => true,
+                    Verdict::Regressed | Verdict::Improved => stands,
+                    Verdict::Ok(_) => false,
+                };
+                if !kept {
                     let suffix = format!(": {}", v.text());
                     l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
                     l.verdict = Some(Verdict::CannotTell(why.clone()));
