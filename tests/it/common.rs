@@ -186,3 +186,22 @@ impl Drop for PgDb {
         }
     }
 }
+
+/// `n` runs labelled `nightly` on host `alpha`: `lat.syscall` steps up by 5 %
+/// at run `step` (0-based), `lat.pipe` stays flat.
+pub fn nightly_series(e: &Env, n: usize, step: usize) -> Vec<i64> {
+    use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
+    (0..n)
+        .map(|i| {
+            let level = if i >= step { 105.0 } else { 100.0 };
+            let (a, b) = (samples(level, i), samples(50.0, i + 100));
+            let started = format!("2024-05-{:02}T10:00:00Z", i % 28 + 1);
+            let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1.0" };
+            let results = [
+                StoredResult { benchmark: "lat.syscall", params: &[("size", "0")], config: "up", samples: &a },
+                StoredResult { benchmark: "lat.pipe", params: &[], config: "up", samples: &b },
+            ];
+            store_run(&e.db(), &run, &results).unwrap()
+        })
+        .collect()
+}

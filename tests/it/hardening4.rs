@@ -3,9 +3,7 @@
 //! is neither pushed nor read whole (SQLite and PostgreSQL), and a dbench
 //! loadfile whose timestamps run past the run is refused before it runs.
 
-use crate::common::samples;
 use crate::common::{json, Env, PgDb};
-use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
 
 fn sqlite(path: &std::path::Path, sql: &str) {
     rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
@@ -13,19 +11,7 @@ fn sqlite(path: &std::path::Path, sql: &str) {
 
 /// `n` runs of `lat.syscall` (a 5 % step at run `n / 2`) and `lat.pipe`.
 fn fill(e: &Env, n: usize) -> Vec<i64> {
-    (0..n)
-        .map(|i| {
-            let level = if i >= n / 2 { 105.0 } else { 100.0 };
-            let (a, b) = (samples(level, i), samples(50.0, i + 100));
-            let started = format!("2024-05-{:02}T10:00:00Z", i % 28 + 1);
-            let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1.0" };
-            let results = [
-                StoredResult { benchmark: "lat.syscall", params: &[("size", "0")], config: "up", samples: &a },
-                StoredResult { benchmark: "lat.pipe", params: &[], config: "up", samples: &b },
-            ];
-            store_run(&e.db(), &run, &results).unwrap()
-        })
-        .collect()
+    crate::common::nightly_series(e, n, n / 2)
 }
 
 #[test]

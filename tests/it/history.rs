@@ -2,28 +2,10 @@
 //! runs (written straight through `kdelta::testing::stored`), the step found
 //! where it is, every format, and bad input refused on one line.
 
-use crate::common::samples;
 use crate::common::{json, Env};
+use crate::common::{nightly_series, samples};
 use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
 use predicates::prelude::*;
-
-/// `n` runs labelled `nightly` on host `alpha`: `lat.syscall` steps up by 5 %
-/// at run `step` (0-based), `lat.pipe` stays flat.
-fn fill(e: &Env, n: usize, step: usize) -> Vec<i64> {
-    (0..n)
-        .map(|i| {
-            let level = if i >= step { 105.0 } else { 100.0 };
-            let (a, b) = (samples(level, i), samples(50.0, i + 100));
-            let started = format!("2024-05-{:02}T10:00:00Z", i % 28 + 1);
-            let run = StoredRun { label: Some("nightly"), started: &started, hostname: "alpha", kernel: "6.1.0" };
-            let results = [
-                StoredResult { benchmark: "lat.syscall", params: &[("size", "0")], config: "up", samples: &a },
-                StoredResult { benchmark: "lat.pipe", params: &[], config: "up", samples: &b },
-            ];
-            store_run(&e.db(), &run, &results).unwrap()
-        })
-        .collect()
-}
 
 fn history(e: &Env, args: &[&str]) -> std::process::Output {
     e.cmd().arg("history").args(args).output().unwrap()
@@ -40,7 +22,7 @@ fn ok_json(e: &Env, args: &[&str]) -> serde_json::Value {
 #[test]
 fn the_step_is_found_where_it_is() {
     let e = Env::new();
-    let ids = fill(&e, 24, 12);
+    let ids = nightly_series(&e, 24, 12);
     let v = ok_json(&e, &["lat"]);
     assert_eq!(v["alpha"], 0.05);
     assert_eq!(v["min_segment"], 5);
@@ -70,7 +52,7 @@ fn the_step_is_found_where_it_is() {
 #[test]
 fn every_format_shows_the_change() {
     let e = Env::new();
-    let ids = fill(&e, 20, 10);
+    let ids = nightly_series(&e, 20, 10);
     let before = format!("run {}", ids[9]);
     let after = format!("run {}", ids[10]);
     let text = history(&e, &["lat.syscall"]);
@@ -98,7 +80,7 @@ fn every_format_shows_the_change() {
 #[test]
 fn filters_and_the_same_seed() {
     let e = Env::new();
-    fill(&e, 12, 6);
+    nightly_series(&e, 12, 6);
     let other = StoredRun { label: Some("other"), started: "2024-06-01T00:00:00Z", hostname: "beta", kernel: "6.8.0" };
     let s = samples(100.0, 0);
     let r = [StoredResult { benchmark: "lat.syscall", params: &[("size", "0")], config: "up", samples: &s }];
@@ -122,7 +104,7 @@ fn filters_and_the_same_seed() {
 #[test]
 fn too_few_runs_are_said() {
     let e = Env::new();
-    fill(&e, 6, 3);
+    nightly_series(&e, 6, 3);
     let out = history(&e, &["lat.syscall"]);
     assert!(out.status.success());
     let t = String::from_utf8(out.stdout).unwrap();
@@ -132,7 +114,7 @@ fn too_few_runs_are_said() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let e = Env::new();
-    fill(&e, 3, 1);
+    nightly_series(&e, 3, 1);
     for (args, said) in [
         (&["lat", "--label", "nope"][..], "unknown label \"nope\": no stored run has it; stored: nightly"),
         (&["lat", "--host", "gamma"], "unknown host \"gamma\": no stored run has it; stored: alpha"),
