@@ -29,10 +29,7 @@ pub(crate) fn spread_pct(log_ratios: &[f64]) -> Option<f64> {
     if log_ratios.len() < 6 {
         return None;
     }
-    let mut v = log_ratios.to_vec();
-    let mid = super::interfere::median(&mut v)?;
-    let mut dev: Vec<f64> = v.iter().map(|x| (x - mid).abs()).collect();
-    Some(1.4826 * super::interfere::median(&mut dev)? * 100.0)
+    Some(crate::stats::summary::scaled_mad(log_ratios) * 100.0)
 }
 
 /// Measure both ways on `cpus[0]` and `cpus[1]`; `None` when a way got too

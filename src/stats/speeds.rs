@@ -18,7 +18,7 @@
 //! mode the sides share moved by less than the threshold, the change is a
 //! mix, not a change (`compare::Withheld::SpeedMix`).
 
-use super::summary::median;
+use super::summary::{median, scaled_mad};
 use serde::{Deserialize, Serialize};
 
 /// The smallest gap between two speeds, on the log scale (3 %).
@@ -84,19 +84,12 @@ pub(crate) fn split(medians: &[f64]) -> Option<Speeds> {
     let (k, gap) =
         (MIN_WORKERS..=l.len() - MIN_WORKERS).map(|k| (k, l[k] - l[k - 1])).max_by(|a, b| a.1.total_cmp(&b.1))?;
     let (lo, hi) = l.split_at(k);
-    let spread = mad(lo).max(mad(hi));
+    let spread = scaled_mad(lo).max(scaled_mad(hi));
     if gap < MIN_GAP || gap < SPREAD_X * spread {
         return None;
     }
     let speed = |g: &[f64]| Speed { median: median(g).exp(), workers: g.len() };
     Some(Speeds { low: speed(lo), high: speed(hi) })
-}
-
-/// The scaled median absolute deviation (a standard deviation for normal data).
-fn mad(v: &[f64]) -> f64 {
-    let m = median(v);
-    let d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    1.4826 * median(&d)
 }
 
 /// The change speed by speed: for every speed of one side, the other

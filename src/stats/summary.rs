@@ -49,6 +49,14 @@ pub(crate) fn median(v: &[f64]) -> f64 {
     quantile_sorted(&s, 0.5)
 }
 
+/// The median absolute deviation from the median, scaled by 1.4826 (a
+/// standard deviation for normal data): a spread outliers cannot sway.
+pub(crate) fn scaled_mad(v: &[f64]) -> f64 {
+    let m = median(v);
+    let d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,8 +101,7 @@ pub(crate) fn paired_change(pairs: &[Pair]) -> Option<PairedChange> {
         return None;
     }
     let mid = super::summary::median(&d);
-    let mad = super::summary::median(&d.iter().map(|x| (x - mid).abs()).collect::<Vec<_>>());
-    let sd = 1.4826 * mad;
+    let sd = super::summary::scaled_mad(&d);
     let clip = |x: f64| if sd > 0.0 { x.clamp(mid - CLIP_SD * sd, mid + CLIP_SD * sd) } else { x };
     let mut by: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
     for p in pairs {
