@@ -119,13 +119,24 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
     }
     // As a slowdown (+ worse), the sign a time's change is printed with.
     let interval = format!("of the slowdown {:+.1}% to {:+.1}%", (1.0 / high - 1.0) * 100.0, (1.0 / low - 1.0) * 100.0);
+    // Sampling let go of it early (the futility stop): more --budget is
+    // what could change that, not a longer wait for the same budget.
+    let early = if base.futile || new.futile {
+        "; sampling stopped early: the most samples --budget allows could not settle it"
+    } else {
+        ""
+    };
     match c.withheld {
         Some(w) if w != crate::stats::Withheld::FewSamples => {
-            Verdict::CannotTell(format!("{}; interval {interval}", w.describe()))
+            Verdict::CannotTell(format!("{}; interval {interval}{early}", w.describe()))
         }
         _ if crate::stats::compare::best_rank_p(base.n, new.n) >= lim.opt.alpha => Verdict::CannotTell(format!(
             "too few clean samples to be significant ({} and {}): give more --runs or --budget",
             base.n, new.n
+        )),
+        _ if !early.is_empty() => Verdict::CannotTell(format!(
+            "interval {interval} reaches past --max-regression {}%{early}",
+            lim.max_regression_pct
         )),
         _ => Verdict::CannotTell(format!(
             "interval {interval} reaches past --max-regression {}%: give more --budget",

@@ -361,19 +361,30 @@ impl Executor<'_> {
                 break;
             }
         }
-        self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
+        let futile = self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
         let open = match aim.auto {
             true => sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, None),
             false => vec![None; sweep.points.len()],
         };
-        Ok(self.records(sweep, aim, &open))
+        // Still unknown at the end, and let go by the futility stop rather
+        // than by the budget or the cap: stored so a verdict says which.
+        let futile: Vec<bool> = open.iter().zip(&futile).map(|(o, f)| *o == Some(true) && *f).collect();
+        Ok(self.records(sweep, aim, &open, &futile))
     }
 
     /// Rounds after the planned ones, while a point lacks clean samples or
     /// (with `--runs auto`) precision: for twice as long as the planned ones
     /// took at most (a second at least), so that a group takes at most about
     /// 3x its planned time, as a point takes at most 3x its samples.
-    fn extra_rounds(&mut self, sweep: &mut Sweep, schedule: &Schedule, aim: Aim, planned: Duration) -> Result<()> {
+    /// Per point: whether the last look let it go as futile (unknown, but
+    /// more samples within the room left could not settle it).
+    fn extra_rounds(
+        &mut self,
+        sweep: &mut Sweep,
+        schedule: &Schedule,
+        aim: Aim,
+        planned: Duration,
+    ) -> Result<Vec<bool>> {
         let budget = match self.req.budget {
             Some(b) => b.saturating_sub(self.started.elapsed()),
             None => (2 * planned).max(Duration::from_secs(1)),
@@ -384,6 +395,7 @@ impl Executor<'_> {
         // *different* (`stats::verdict`): look after the planned rounds,
         // then each time the group's samples have grown by half.
         let mut unsettled = vec![None; sweep.points.len()];
+        let mut futile = vec![false; sweep.points.len()];
         let mut looked_at = 0;
         while !self.was_interrupted && start.elapsed() < budget {
             number += 1;
@@ -393,6 +405,8 @@ impl Executor<'_> {
                 let time = (planned + budget).as_secs_f64() / used.as_secs_f64().max(1e-3);
                 let room = Room { cap: schedule.cap, time };
                 unsettled = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, Some(room));
+                let plain = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, None);
+                futile = plain.iter().zip(&unsettled).map(|(p, u)| *p == Some(true) && *u == Some(false)).collect();
                 looked_at = taken.max(1);
             }
             let Some(round) = schedule.extra_round(number, &sweep.standings(aim, &unsettled)) else { break };
@@ -400,12 +414,12 @@ impl Executor<'_> {
             self.progress.add_length(round.jobs.len() as u64);
             self.run_round(sweep, &round)?;
         }
-        Ok(())
+        Ok(futile)
     }
 
     /// The group's results in storing order. A point interrupted before its
     /// first sample stores nothing.
-    fn records(&mut self, sweep: Sweep, aim: Aim, open: &[Option<bool>]) -> Vec<ResultRecord> {
+    fn records(&mut self, sweep: Sweep, aim: Aim, open: &[Option<bool>], futile: &[bool]) -> Vec<ResultRecord> {
         let Sweep { items, mut points, slots, .. } = sweep;
         let mut out = Vec::new();
         for slot in slots {
@@ -415,7 +429,11 @@ impl Executor<'_> {
                     if self.was_interrupted && p.got.set.samples.is_empty() && p.got.failed.is_none() {
                         continue;
                     }
-                    self.measured(&items[p.item], p.cfg, std::mem::take(&mut p.got), aim, open[pi])
+                    let mut r = self.measured(&items[p.item], p.cfg, std::mem::take(&mut p.got), aim, open[pi]);
+                    if let Some(q) = r.quality.as_mut().filter(|_| futile[pi]) {
+                        q.futile = true;
+                    }
+                    r
                 }
                 Slot::Unavailable { item, config, reason } => {
                     record_only(Subject { item: &items[item], config: &config, cpus: String::new() }, reason)

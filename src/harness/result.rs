@@ -147,6 +147,7 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         busy: disturbed > set.samples.len() - disturbed,
         ci_pct: if aim.auto { ci_pct } else { None },
         ci_target_met: aim.auto.then(|| ci_pct.is_some_and(|h| h <= aim.ci_target_pct)),
+        futile: false,
     });
     let below_resolution =
         if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };

@@ -232,6 +232,12 @@ pub(crate) struct Quality {
     pub(crate) ci_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ci_target_met: Option<bool>,
+    /// With `--runs auto`: a comparison of this result was still unknown
+    /// when sampling stopped early because the most samples the cap and
+    /// `--budget` allowed could not settle it (the futility stop), rather
+    /// than because the budget or the cap was spent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) futile: bool,
 }
 
 #[cfg(test)]

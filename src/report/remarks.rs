@@ -265,6 +265,7 @@ mod tests {
             clean: 10,
             p99: None,
             throttling: None,
+            futile: false,
         }
     }
 

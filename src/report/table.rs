@@ -56,6 +56,11 @@ pub(crate) struct Cell {
     /// Under a CPU limit (`+cpu.max=`): how much the worker's cgroup was throttled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) throttling: Option<Throttled>,
+    /// Sampling stopped early: a comparison of this result was still
+    /// unknown, and the most samples the budget allowed could not settle
+    /// it (`Quality::futile`).
+    #[serde(skip)]
+    pub(crate) futile: bool,
 }
 
 /// A result's throttling, over the samples its figure uses.
@@ -159,6 +164,7 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
         clean: r.quality.as_ref().map_or(r.samples.len(), |q| q.clean),
         p99: r.summary.as_ref().map(|s| s.p99).filter(|_| r.status == Status::Ok),
         throttling: throttled(r),
+        futile: q.futile,
     }
 }
 

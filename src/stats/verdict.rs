@@ -183,6 +183,12 @@ impl Evidence {
         if growth.is_nan() || growth <= 1.0 {
             return false;
         }
+        if self.df < FUTILITY_MIN_DF {
+            // A standard error read from so few clusters is itself a
+            // guess (from 3 workers it may be half or twice the truth):
+            // too little to call more samples futile.
+            return true;
+        }
         let t = (1.0 + threshold_pct / 100.0).ln();
         let df = (self.df + 1.0) * growth - 1.0;
         let Some(q) = t_at_level(df) else { return true };
@@ -191,6 +197,10 @@ impl Evidence {
         (e >= t && e > half) || e + half < t
     }
 }
+
+/// The degrees of freedom (clusters less one) an interval needs before the
+/// futility stop may trust its standard error: five workers' pairs.
+pub(crate) const FUTILITY_MIN_DF: f64 = 4.0;
 
 /// The two-sided [`LEVEL`] point of Student's t on `df` degrees of freedom.
 fn t_at_level(df: f64) -> Option<f64> {
@@ -343,6 +353,11 @@ mod tests {
         assert!(ev(0.2, 2.0, 4.0).could_settle(50.0, 1.0));
         // No room to grow: nothing more can be learnt.
         assert!(!ev(0.0, 0.1, 9.0).could_settle(1.0, 1.0));
+        // A 3 % change whose pairs came from three workers (2 df) with a
+        // wide spread: the spread itself is too uncertain to stop on; with
+        // the same spread from ten workers, 5x the samples cannot settle it.
+        assert!(ev(3.0, 8.0, 2.0).could_settle(5.0, 1.0));
+        assert!(!ev(3.0, 8.0, 9.0).could_settle(5.0, 1.0));
         // From an interval: the estimate is its centre on the log scale.
         let e = Evidence::of_interval(1.0 / 1.02, 1.02, 4.0).unwrap();
         assert!(e.est.abs() < 1e-12 && e.se > 0.0, "{e:?}");

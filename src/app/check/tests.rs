@@ -71,6 +71,16 @@ fn a_worse_change_that_is_not_significant_is_unknown_not_ok() {
     let b: Vec<f64> = a.iter().enumerate().map(|(i, x)| if i == 0 { x + 1.0 } else { x + 0.6 }).collect();
     let v = verdict(&ok(&a, Better::Lower), &ok(&b, Better::Lower), 1.0);
     assert!(matches!(&v, Verdict::CannotTell(w) if w.contains("reaches past --max-regression 1%")), "{v:?}");
+    assert!(matches!(&v, Verdict::CannotTell(w) if w.ends_with("give more --budget")), "{v:?}");
+    // Let go of by the futility stop: more budget, not the same one again,
+    // and no claim that the budget ran out.
+    let mut futile = ok(&b, Better::Lower);
+    futile.quality.as_mut().unwrap().futile = true;
+    let v = verdict(&ok(&a, Better::Lower), &futile, 1.0);
+    assert!(
+        matches!(&v, Verdict::CannotTell(w) if w.contains("stopped early") && !w.contains("give more --budget")),
+        "{v:?}"
+    );
     // With a limit the whole interval lies within, it is ok.
     let v = verdict(&ok(&a, Better::Lower), &ok(&b, Better::Lower), 60.0);
     assert!(matches!(&v, Verdict::Ok(Some(w)) if w.contains("within --max-regression 60%")), "{v:?}");
