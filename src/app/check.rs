@@ -240,6 +240,7 @@ fn no_run_options(a: &RunArgs) -> Result<()> {
 const CHECK_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
 pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
+    let began = std::time::Instant::now();
     if a.stored.is_none() {
         a.run.budget = a.run.budget.or(Some(CHECK_BUDGET));
     } else if a.run.budget.is_some() {
@@ -252,9 +253,10 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     if a.run.format != Format::Text || a.run.verbose {
         return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
     }
-    let Some(against) = &a.against else { return check_within(db, &a, &lim) };
+    let Some(against) = a.against.clone() else { return check_within(db, &a, &lim) };
+    let rebase = a.baseline_cmd.as_deref().map(|c| rebase::settings(&a.run, c)).transpose()?;
     let store = stored::open_existing(db)?;
-    let base = store.find_run(against)?;
+    let base = store.find_run(&against)?;
     let mut base_results = stored::results(&store, base.id)?;
     selectors_in_baseline(&a.run.selectors, &base, &base_results)?;
     base_results.retain(|r| selected(&a.run.selectors, r));
@@ -281,6 +283,7 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     results.retain(|r| selected(&a.run.selectors, r));
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
+    let moved_why = moved.as_ref().map(|(why, _)| why.clone());
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
     if let Some((why, moved)) = moved {
@@ -307,6 +310,17 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
                     l.verdict = Some(Verdict::CannotTell(why.clone()));
                 }
             }
+        }
+    }
+    let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
+    if let (Some(settings), Some(why)) = (rebase, moved_why) {
+        if status(&verdicts) == exit::CANNOT_TELL {
+            eprintln!(
+                "kdelta: {why}: measuring the baseline's build (--baseline-cmd) again, interleaved with this \
+                 one, and judging the two as --within does"
+            );
+            rebase::within(&mut a, settings, began);
+            return check_within(db, &a, &lim);
         }
     }
     if rows.iter().all(|l| l.verdict.is_none()) {
@@ -509,5 +523,6 @@ fn summary(code: u8, rows: &[Line], lim: &Limits, what: &str) -> String {
 }
 
 mod planned;
+mod rebase;
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,14 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "PCT", value_parser = max_regression)]
     pub(crate) max_regression: Option<f64>,
 
+    /// With --against: the baseline's build as a command (cmd family).
+    /// When the machine's speed has moved since the baseline was stored
+    /// (its reference loops), measure this again, interleaved with the
+    /// --cmd command, and judge the two as --within does, rather than
+    /// answer 125.
+    #[arg(long, value_name = "COMMAND", requires = "against", conflicts_with_all = ["within", "stored"])]
+    pub(crate) baseline_cmd: Option<String>,
+
     /// Judge against a baseline measured on another machine (different CPU
     /// model, topology, memory or architecture).
     #[arg(long)]

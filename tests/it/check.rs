@@ -173,7 +173,10 @@ fn a_measured_slowdown_exits_1_or_125_on_a_busy_machine() {
             // Disturbed samples are kept but not used: a side may be left too
             // noisy, busy, or with too few clean samples to judge.
             assert!(
-                out.contains("noisy") || out.contains("busy") || out.contains("too few clean samples"),
+                out.contains("noisy")
+                    || out.contains("busy")
+                    || out.contains("too few clean samples")
+                    || out.contains("too few rounds"),
                 "{out}{err}"
             );
             eprintln!("the machine was busy: check could not tell, as it must ({out})");
@@ -302,6 +305,11 @@ fn every_refusal_comes_before_anything_runs_or_is_stored() {
         (vec!["--cmd", &cmd, "--against", "bsae"], "no run \"bsae\"".to_string()),
         (vec!["--cmd", &cmd, "--max-regression", "lots", "--against", "base"], "lots".to_string()),
         (vec!["--cmd", &cmd, "--within"], "--within judges what one run compares".to_string()),
+        (
+            vec!["--against", "base", "--baseline-cmd", "true"],
+            "--baseline-cmd measures the baseline's build".to_string(),
+        ),
+        (vec!["--cmd", &cmd, "--against", "base", "--baseline-cmd", " "], "the command is empty".to_string()),
     ] {
         let args = [&["check", "cmd", "--runs", "3"][..], &args].concat();
         let (code, out, err) = kdelta(&e, &args);
@@ -363,4 +371,48 @@ fn a_baseline_the_machine_has_moved_away_from_is_not_judged() {
     set(id3, 0.85);
     let (code, out, err) = kdelta(&e, &["check", "--run", &id3.to_string(), "--against", "base"]);
     assert_eq!(code, 1, "{out}{err}");
+}
+
+/// `--baseline-cmd`: against a baseline the machine has moved away from,
+/// the baseline's build is measured again beside the new one, interleaved,
+/// and judged as `--within` judges it, rather than answered 125.
+#[test]
+fn a_moved_machine_measures_the_baseline_s_build_again() {
+    let e = Env::new();
+    // The build at the baseline, kept beside the one checked out later.
+    let old = e.dir.path().join("old.sh");
+    std::fs::write(&old, "sleep 0.01\n").unwrap();
+    let bench = format!("bench={}", script(&e, "sleep 0.01\n"));
+    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &bench, "--runs", "3", "--label", "base"]);
+    assert_eq!(code, 0, "{err}");
+    script(&e, "sleep 0.05\n");
+    // The baseline's reference loops forged a thousand times faster than
+    // any machine runs them: this one has moved away from it.
+    let c = rusqlite::Connection::open(e.db()).unwrap();
+    let env: String = c.query_row("SELECT environment FROM runs WHERE id = 1", [], |r| r.get(0)).unwrap();
+    let mut env: serde_json::Value = serde_json::from_str(&env).unwrap();
+    for side in ["reference_before", "reference_after"] {
+        for kind in env[side]["kinds"].as_array_mut().expect("reference loops stored") {
+            kind["ns"] = json!(kind["ns"].as_f64().unwrap() / 1000.0);
+        }
+    }
+    c.execute("UPDATE runs SET environment = ?1 WHERE id = 1", [env.to_string()]).unwrap();
+    let check = ["check", "cmd", "--cmd", &bench, "--runs", "6", "--against", "base"];
+    let old = format!("sh {}", old.display());
+    let (code, out, err) = kdelta(&e, &[&check[..], &["--baseline-cmd", &old]].concat());
+    assert!(err.contains("the machine's speed changed since the baseline"), "{err}");
+    assert!(err.contains("measuring the baseline's build (--baseline-cmd) again"), "{err}");
+    assert!(out.contains("cmd.run [cmd=bench vs cmd=baseline]: "), "{out}");
+    // Five times slower, measured beside the old build: regressed, unless
+    // other work left a side too few clean samples to judge.
+    match code {
+        1 => assert!(out.contains("worse): regressed"), "{out}"),
+        125 => assert!(out.contains("cannot tell") && !out.contains("speed changed"), "{out}{err}"),
+        _ => panic!("exit {code}: {out}{err}"),
+    }
+    assert_eq!(stored_runs(&e), 3, "the new run, then both builds in one");
+    // Without it: the moved machine is all check can say.
+    let (code, out, err) = kdelta(&e, &check);
+    assert_eq!(code, 125, "{out}{err}");
+    assert!(out.contains("cannot tell (the machine's speed changed"), "{out}");
 }

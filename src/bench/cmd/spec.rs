@@ -66,6 +66,19 @@ pub(crate) fn cmd_settings(values: &[String]) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// The settings [`cmd_settings`] makes of the `--cmd` values that `cmd` and
+/// `commands` (its settings) stood for, with `name=text` put first: the
+/// baseline's build beside the new one (`check --baseline-cmd`).
+pub(crate) fn with_first(cmd: &str, commands: Option<&str>, name: &str, text: &str) -> Result<Vec<(String, String)>> {
+    let named: Vec<&str> = commands.unwrap_or("").lines().collect();
+    let mut values = vec![format!("{name}={text}")];
+    for label in cmd.lines() {
+        let line = named.iter().find(|l| l.strip_prefix(label).is_some_and(|r| r.starts_with('=')));
+        values.push(line.map_or_else(|| format!("={label}"), |l| l.to_string()));
+    }
+    cmd_settings(&values)
+}
+
 /// The command text of a point: its `cmd` looked up among the named
 /// `commands`, else the value itself.
 pub(crate) fn command_of(p: &Params) -> Result<String> {
@@ -173,6 +186,21 @@ mod tests {
         let p = params(&[("cmd", s[0].1.lines().next().unwrap()), ("commands", &s[1].1)]);
         assert_eq!(p.display(), "cmd=fast");
         assert_eq!(command_of(&p).unwrap(), "gzip -1");
+    }
+
+    #[test]
+    fn the_baseline_s_build_goes_first_beside_named_and_unnamed_commands() {
+        let s = cmd_settings(&["fast=gzip -1".into(), "gzip -9 f".into()]).unwrap();
+        let got = with_first(&s[0].1, Some(&s[1].1), "baseline", "./old/gzip -1").unwrap();
+        assert_eq!(got[0].1, "baseline\nfast\ngzip -9 f");
+        assert_eq!(got[1].1, "baseline=./old/gzip -1\nfast=gzip -1");
+        // One unnamed command: `commands` appears for the baseline alone.
+        let got = with_first("make -j2", None, "baseline", "make -j1").unwrap();
+        assert_eq!(got, [("cmd".into(), "baseline\nmake -j2".into()), ("commands".into(), "baseline=make -j1".into())]);
+        // The name taken, an empty or a two-line baseline: refused.
+        assert!(with_first("baseline", Some("baseline=x"), "baseline", "y").is_err());
+        assert!(with_first("x", None, "baseline", " ").is_err());
+        assert!(with_first("x", None, "baseline", "a\nb").is_err());
     }
 
     #[test]
