@@ -281,6 +281,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
         }
     };
     results.retain(|r| selected(&a.run.selectors, r));
+    for note in modes::within_speeds(&stored::open_existing(db)?, &against, &base, &mut base_results, &results)? {
+        eprintln!("kdelta: {note}");
+    }
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
     let moved_why = moved.as_ref().map(|(why, _)| why.clone());
@@ -522,6 +525,7 @@ fn summary(code: u8, rows: &[Line], lim: &Limits, what: &str) -> String {
     }
 }
 
+mod modes;
 mod planned;
 mod rebase;
 #[cfg(test)]

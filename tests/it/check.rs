@@ -416,3 +416,25 @@ fn a_moved_machine_measures_the_baseline_s_build_again() {
     assert_eq!(code, 125, "{out}{err}");
     assert!(out.contains("cannot tell (the machine's speed changed"), "{out}");
 }
+
+/// A label whose runs fall into two speeds that take turns (a VM running
+/// whole runs at one of two speeds): each row is judged against the newest
+/// baseline run in the new run's own speed, with a note naming the speeds.
+#[test]
+fn a_baseline_series_in_two_speeds_is_judged_within_the_new_run_s_speed() {
+    for (last, new, want, way) in [(55.0, 33.0, 1, "regressed"), (30.0, 54.8, 0, "same")] {
+        let e = Env::new();
+        for m in [30.0, 55.0, 30.2, 29.9, 55.3, 54.8, 30.1, last] {
+            write_run(&e.db(), Some("base"), json!({}), &[time(m)]).unwrap();
+        }
+        let id = write_run(&e.db(), Some("new"), json!({}), &[time(new)]).unwrap().to_string();
+        let (code, out, err) = kdelta(&e, &["check", "--run", &id, "--against", "base"]);
+        assert_eq!(code, want, "newest {last}, new {new}: {out}{err}");
+        assert!(out.contains(way), "{out}");
+        assert!(err.contains("the runs labelled base fall into two speeds that take turns"), "{err}");
+        // Against the newest run alone (by id), the mix decides.
+        let (code, out, err) = kdelta(&e, &["check", "--run", &id, "--against", "8"]);
+        assert_eq!(code, 1 - want, "{out}{err}");
+        assert!(!err.contains("two speeds"), "{err}");
+    }
+}
