@@ -183,13 +183,15 @@ pub(super) fn param(s: &str) -> Result<Setting, BadInput> {
 /// `--label` of a run to be stored (`run`, `study`, `simulate --store`):
 /// bounded ([`crate::model::text::LABEL_MAX`] bytes) and printable.
 pub(super) fn label(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX).map_err(|e| BadInput(e.to_string()))?;
+    crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     Ok(s.to_string())
 }
 
 /// `report --title`: bounded ([`crate::model::text::TITLE_MAX`] bytes) and printable.
 pub(super) fn title(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--title", s, crate::model::text::TITLE_MAX).map_err(|e| BadInput(e.to_string()))?;
+    crate::model::text::check_free_text("--title", s, crate::model::text::TITLE_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     Ok(s.to_string())
 }
 
@@ -267,7 +269,8 @@ pub(super) fn meta_key(s: &str) -> Result<String, BadInput> {
 
 /// `agent --host-name`: what a label may hold, without blanks or commas.
 pub(super) fn host_name(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX).map_err(|e| BadInput(e.to_string()))?;
+    crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     if s.chars().any(|c| c.is_whitespace() || c == ',' || c == '=') {
         return Err(BadInput(format!("--host-name {s:?}: no blanks, ',' or '=' in a host name")));
     }

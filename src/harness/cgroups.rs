@@ -138,10 +138,8 @@ impl Cgroups {
         let mut out: Vec<(Hierarchy, Vec<Controller>)> = Vec::new();
         for l in limits {
             let c = controller(l);
-            let h = self
-                .layout
-                .get(c)
-                .ok_or_else(|| CgroupsError::NotMounted { limit: l.name(), controller: c.name() })?;
+            let h =
+                self.layout.get(c).ok_or_else(|| CgroupsError::NotMounted { limit: l.name(), controller: c.name() })?;
             match out.iter_mut().find(|(x, _)| x.mount == h.mount) {
                 Some((_, cs)) if !cs.contains(&c) => cs.push(c),
                 Some(_) => {}
@@ -236,11 +234,7 @@ impl Cgroups {
     /// Keep every other task off `cpus` for the run (see the module's
     /// notes); says how. `Err`: why not, one line.
     pub(crate) fn isolate(&mut self, cpus: &CpuSet) -> Result<String, CgroupsError> {
-        let h = self
-            .layout
-            .cpuset
-            .clone()
-            .ok_or_else(|| CgroupsError::NoCpuset(self.layout.describe()))?;
+        let h = self.layout.cpuset.clone().ok_or_else(|| CgroupsError::NoCpuset(self.layout.describe()))?;
         let shield = h.mount.join(format!("kdelta-{}-shield", self.pid));
         let describe = if h.version == 2 {
             self.enable(&h.mount.clone(), &[Controller::Cpuset], true)?;

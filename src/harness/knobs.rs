@@ -109,8 +109,8 @@ impl Session {
         let others: Vec<(PathBuf, String)> =
             self.mine.iter().filter(|(p, _)| !want.iter().any(|(w, _)| w == p)).cloned().collect();
         for (p, v) in others.iter().chain(want.iter()) {
-            let now = crate::sys::knobs::current_value(p)
-                .map_err(|source| SwitchError::Read { file: p.clone(), source })?;
+            let now =
+                crate::sys::knobs::current_value(p).map_err(|source| SwitchError::Read { file: p.clone(), source })?;
             if &now == v {
                 continue;
             }
@@ -121,8 +121,11 @@ impl Session {
             if !self.mine.iter().any(|(m, _)| m == p) {
                 self.mine.push((p.clone(), now.clone()));
             }
-            crate::sys::knobs::write_text(&real, v)
-                .map_err(|source| SwitchError::Write { value: v.clone(), file: p.clone(), source })?;
+            crate::sys::knobs::write_text(&real, v).map_err(|source| SwitchError::Write {
+                value: v.clone(),
+                file: p.clone(),
+                source,
+            })?;
             crate::sys::knobs::settle(&real, v);
         }
         let seen = self.read.entry(cfg.name.clone()).or_default();

@@ -229,7 +229,11 @@ pub(crate) fn procs(dir: &Path) -> PathBuf {
 /// Write one value to a cgroup file (one write(2), as cgroupfs wants).
 pub(crate) fn write(dir: &Path, file: &str, value: &str) -> Result<(), CgroupError> {
     let p = dir.join(file);
-    super::knobs::write_text(&p, value).map_err(|source| CgroupError::Write { value: value.to_string(), file: p, source })
+    super::knobs::write_text(&p, value).map_err(|source| CgroupError::Write {
+        value: value.to_string(),
+        file: p,
+        source,
+    })
 }
 
 /// A cgroup file's text, trimmed.

@@ -91,9 +91,7 @@ fn hello() -> Result<&'static [u8], ProgramError> {
 pub(crate) fn image(prog: Prog) -> Result<Vec<u8>, ProgramError> {
     match prog {
         Prog::Hello => hello().map(<[u8]>::to_vec),
-        Prog::Static => {
-            tiny::image().ok_or(ProgramError::NoTiny)
-        }
+        Prog::Static => tiny::image().ok_or(ProgramError::NoTiny),
     }
 }
 

@@ -257,7 +257,10 @@ impl Benchmark for MemBench {
         let Ok(m) = self.params(p) else { return Ok(()) };
         match m.variant {
             Some(v) if m.imp == ImplName::Tuned && !v.is_available() => {
-                Err(crate::bench::Unsupported::family(VariantUnavailable { variant: v.name(), cpu: describe(tuned::cpu()) }))
+                Err(crate::bench::Unsupported::family(VariantUnavailable {
+                    variant: v.name(),
+                    cpu: describe(tuned::cpu()),
+                }))
             }
             _ => Ok(()),
         }

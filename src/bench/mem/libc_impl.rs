@@ -86,8 +86,8 @@ pub(crate) fn name_at(addr: usize) -> Result<String, NameError> {
         None => {
             let id = elf.build_id()?.ok_or_else(|| NameError::NoBuildId(file.clone()))?;
             let debug = debug_file(&id);
-            let dd = read_capped(&debug)
-                .map_err(|e| NameError::NoDebugFile { file: file.clone(), source: Box::new(e) })?;
+            let dd =
+                read_capped(&debug).map_err(|e| NameError::NoDebugFile { file: file.clone(), source: Box::new(e) })?;
             let de = Elf::parse(&dd).map_err(NameError::elf(&debug))?;
             de.functions_at(vaddr)?.ok_or_else(|| NameError::NoSymbolTable(debug.clone()))?
         }
@@ -247,8 +247,7 @@ impl<'a> Elf<'a> {
         if entsize < 24 {
             return Err(ElfError::SymbolSize(entsize));
         }
-        let &(_, stroff, strsize, _, _) =
-            secs.get(link as usize).ok_or(ElfError::NoStringTable(link))?;
+        let &(_, stroff, strsize, _, _) = secs.get(link as usize).ok_or(ElfError::NoStringTable(link))?;
         let strtab = self.bytes(stroff, strsize)?;
         let (mut exact, mut covering) = (Vec::new(), Vec::new());
         for i in 0..size / entsize {
