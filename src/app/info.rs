@@ -65,9 +65,9 @@ pub(super) fn cmd_list(json: bool, selectors: &[String]) -> Result<u8> {
         let info = b.info();
         let supported = match &topo {
             Some(t) => b.supported(&Env { topology: t }),
-            None => Err("the CPU topology could not be read".into()),
+            None => Err(crate::bench::Unsupported::NoTopology),
         };
-        rows.push((info, supported));
+        rows.push((info, supported.map_err(|e| e.to_string())));
     }
     if json {
         let v: Vec<serde_json::Value> = rows

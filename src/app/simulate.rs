@@ -79,7 +79,7 @@ pub(super) fn cmd_simulate_store(db: &Option<PathBuf>, a: &SimulateArgs) -> Resu
             reason: None,
             summary: crate::stats::summarize(&samples, false),
             iterations: None,
-            extras,
+            extras: extras.into(),
             notes: vec!["simulated, not measured".to_string()],
             warnings: crate::stats::warnings::for_samples(&samples, &[]),
             samples,

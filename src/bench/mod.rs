@@ -23,7 +23,7 @@ pub(crate) mod testing;
 pub(crate) mod thread;
 
 pub use crate::measure::benchmark::Benchmark;
-pub(crate) use crate::measure::benchmark::{BenchInfo, Env, Simple};
+pub(crate) use crate::measure::benchmark::{BenchInfo, Env, Simple, Unsupported};
 pub(crate) use crate::measure::sampler::Sampler;
 pub(crate) use crate::model::params;
 pub use crate::model::Params;

@@ -183,13 +183,15 @@ pub(super) fn param(s: &str) -> Result<Setting, BadInput> {
 /// `--label` of a run to be stored (`run`, `study`, `simulate --store`):
 /// bounded ([`crate::model::text::LABEL_MAX`] bytes) and printable.
 pub(super) fn label(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;
+    crate::model::text::check_free_text("--label", s, crate::model::text::LABEL_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     Ok(s.to_string())
 }
 
 /// `report --title`: bounded ([`crate::model::text::TITLE_MAX`] bytes) and printable.
 pub(super) fn title(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--title", s, crate::model::text::TITLE_MAX).map_err(BadInput)?;
+    crate::model::text::check_free_text("--title", s, crate::model::text::TITLE_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     Ok(s.to_string())
 }
 
@@ -246,17 +248,17 @@ pub(super) fn shared_store(s: &str) -> Result<String, BadInput> {
 /// checked ([`crate::model::meta::pair`]); the whole list is checked by
 /// [`run_meta`].
 pub(super) fn meta_pair(s: &str) -> Result<(String, String), BadInput> {
-    crate::model::meta::pair(s).map_err(BadInput)
+    crate::model::meta::pair(s).map_err(|e| BadInput(e.to_string()))
 }
 
 /// Every `--meta` of a run as its metadata: at most 64 keys, none twice.
 pub(crate) fn run_meta(pairs: &[(String, String)]) -> Result<crate::model::meta::RunMeta, BadInput> {
-    crate::model::meta::RunMeta::from_pairs(pairs).map_err(BadInput)
+    crate::model::meta::RunMeta::from_pairs(pairs).map_err(|e| BadInput(e.to_string()))
 }
 
 /// `runs --meta KEY=VALUE` or `--meta KEY`.
 pub(super) fn meta_filter(s: &str) -> Result<crate::model::meta::MetaFilter, BadInput> {
-    crate::model::meta::MetaFilter::parse(s).map_err(BadInput)
+    crate::model::meta::MetaFilter::parse(s).map_err(|e| BadInput(e.to_string()))
 }
 
 /// `history --order-by KEY`: a metadata key as `--meta` takes one.
@@ -267,7 +269,8 @@ pub(super) fn meta_key(s: &str) -> Result<String, BadInput> {
 
 /// `agent --host-name`: what a label may hold, without blanks or commas.
 pub(super) fn host_name(s: &str) -> Result<String, BadInput> {
-    crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX).map_err(BadInput)?;
+    crate::model::text::check_free_text("--host-name", s, crate::model::text::LABEL_MAX)
+        .map_err(|e| BadInput(e.to_string()))?;
     if s.chars().any(|c| c.is_whitespace() || c == ',' || c == '=') {
         return Err(BadInput(format!("--host-name {s:?}: no blanks, ',' or '=' in a host name")));
     }

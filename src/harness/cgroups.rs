@@ -31,6 +31,30 @@ use crate::model::config::{CgroupLimit, Config};
 use crate::sys::cgroup::{self as cg, Controller, Hierarchy, Layout};
 use std::path::{Path, PathBuf};
 
+/// Why a run's cgroups could not be made, isolated or put back: one line.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CgroupsError {
+    #[error(transparent)]
+    Cgroup(#[from] cg::CgroupError),
+    /// The cgroups journal could not be written or replayed.
+    #[error("{0:#}")]
+    Journal(anyhow::Error),
+    #[error("{0} (on cgroup v2 a cgroup holding processes other than the root cannot hand controllers down)")]
+    HandDown(cg::CgroupError),
+    #[error("{limit}: the {controller} controller is not mounted")]
+    NotMounted { limit: String, controller: &'static str },
+    #[error("--isolate needs the cgroup cpuset controller ({0})")]
+    NoCpuset(String),
+    #[error("the kernel refused CPUs {cpus} as an isolated partition: {state}")]
+    Refused { cpus: CpuSet, state: String },
+    #[error("--isolate moves every task of the top cpuset, and kdelta is in cpuset {} (a container's): run it in the top one", .0.display())]
+    NotTop(PathBuf),
+    #[error(transparent)]
+    CpuList(#[from] crate::cpuset::CpuListError),
+    #[error("--isolate needs a CPU left for other tasks: the machine's cpuset is {0}")]
+    NoCpuLeft(CpuSet),
+}
+
 /// Where one worker runs: the cgroups it joins, and the `cpu.stat` whose
 /// throttling its samples record.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,23 +90,23 @@ impl Cgroups {
         }
     }
 
-    fn journal(&mut self) -> Result<&mut Journal, String> {
+    fn journal(&mut self) -> Result<&mut Journal, CgroupsError> {
         if self.journal.is_none() {
-            let j = Journal::create(&journal::cgroups_path(&self.root), &self.root).map_err(|e| format!("{e:#}"))?;
+            let j = Journal::create(&journal::cgroups_path(&self.root), &self.root).map_err(CgroupsError::Journal)?;
             self.journal = Some(j);
         }
         Ok(self.journal.as_mut().expect("just made"))
     }
 
     /// Journal, then make, cgroup `dir`.
-    fn make(&mut self, dir: &Path) -> Result<(), String> {
-        self.journal()?.will_make(dir).map_err(|e| format!("{e:#}"))?;
-        cg::make(dir)
+    fn make(&mut self, dir: &Path) -> Result<(), CgroupsError> {
+        self.journal()?.will_make(dir).map_err(CgroupsError::Journal)?;
+        Ok(cg::make(dir)?)
     }
 
     /// Enable `ctrls` in the v2 cgroup `dir`'s `subtree_control`, each one
     /// missing journaled first when `journaled` (a cgroup not kdelta's own).
-    fn enable(&mut self, dir: &Path, ctrls: &[Controller], journaled: bool) -> Result<(), String> {
+    fn enable(&mut self, dir: &Path, ctrls: &[Controller], journaled: bool) -> Result<(), CgroupsError> {
         let file = dir.join("cgroup.subtree_control");
         let now = std::fs::read_to_string(&file).unwrap_or_default();
         for c in ctrls {
@@ -90,38 +114,32 @@ impl Cgroups {
                 continue;
             }
             if journaled {
-                self.journal()?.will_enable(&file, c.name()).map_err(|e| format!("{e:#}"))?;
+                self.journal()?.will_enable(&file, c.name()).map_err(CgroupsError::Journal)?;
             }
-            cg::write(dir, "cgroup.subtree_control", &format!("+{}", c.name())).map_err(|e| {
-                format!(
-                    "{e} (on cgroup v2 a cgroup holding processes other than the root cannot hand controllers down)"
-                )
-            })?;
+            cg::write(dir, "cgroup.subtree_control", &format!("+{}", c.name())).map_err(CgroupsError::HandDown)?;
         }
         Ok(())
     }
 
     /// A new v1 cpuset gets its parent's CPUs and memory nodes: it is empty,
     /// and nothing can join an empty cpuset.
-    fn fill_cpuset_v1(dir: &Path, cpus: Option<&CpuSet>) -> Result<(), String> {
+    fn fill_cpuset_v1(dir: &Path, cpus: Option<&CpuSet>) -> Result<(), CgroupsError> {
         let parent = dir.parent().unwrap_or(dir);
         let c = match cpus {
             Some(c) => c.to_string(),
             None => cg::read(parent, "cpuset.cpus")?,
         };
         cg::write(dir, "cpuset.cpus", &c)?;
-        cg::write(dir, "cpuset.mems", &cg::read(parent, "cpuset.mems")?)
+        Ok(cg::write(dir, "cpuset.mems", &cg::read(parent, "cpuset.mems")?)?)
     }
 
     /// The hierarchies `limits` need, one each, with the controllers each holds.
-    fn hierarchies(&self, limits: &[CgroupLimit]) -> Result<Vec<(Hierarchy, Vec<Controller>)>, String> {
+    fn hierarchies(&self, limits: &[CgroupLimit]) -> Result<Vec<(Hierarchy, Vec<Controller>)>, CgroupsError> {
         let mut out: Vec<(Hierarchy, Vec<Controller>)> = Vec::new();
         for l in limits {
             let c = controller(l);
-            let h = self
-                .layout
-                .get(c)
-                .ok_or_else(|| format!("{}: the {} controller is not mounted", l.name(), c.name()))?;
+            let h =
+                self.layout.get(c).ok_or_else(|| CgroupsError::NotMounted { limit: l.name(), controller: c.name() })?;
             match out.iter_mut().find(|(x, _)| x.mount == h.mount) {
                 Some((_, cs)) if !cs.contains(&c) => cs.push(c),
                 Some(_) => {}
@@ -134,7 +152,7 @@ impl Cgroups {
     /// The directory kdelta's workers' cgroups go below in hierarchy `h`:
     /// the shield when isolating and `h` holds cpuset (or is v2), else
     /// `kdelta-PID` below kdelta's own cgroup (made on first use).
-    fn base(&mut self, h: &Hierarchy, ctrls: &[Controller]) -> Result<PathBuf, String> {
+    fn base(&mut self, h: &Hierarchy, ctrls: &[Controller]) -> Result<PathBuf, CgroupsError> {
         if let Some(s) = &self.shield {
             if s.dir.starts_with(&h.mount) {
                 let dir = s.dir.clone();
@@ -164,7 +182,7 @@ impl Cgroups {
     /// Make worker `job_no`'s cgroups for `cfg`'s limits (and join the
     /// shield when isolating). `Err`: why not (the caller fails the point).
     /// What was made of it is removed again on failure.
-    pub(crate) fn place(&mut self, cfg: &Config, job_no: usize) -> Result<Placement, String> {
+    pub(crate) fn place(&mut self, cfg: &Config, job_no: usize) -> Result<Placement, CgroupsError> {
         let mut p = Placement::default();
         match self.place_into(cfg, job_no, &mut p) {
             Ok(()) => Ok(p),
@@ -175,7 +193,7 @@ impl Cgroups {
         }
     }
 
-    fn place_into(&mut self, cfg: &Config, job_no: usize, p: &mut Placement) -> Result<(), String> {
+    fn place_into(&mut self, cfg: &Config, job_no: usize, p: &mut Placement) -> Result<(), CgroupsError> {
         for (h, ctrls) in self.hierarchies(&cfg.cgroup)? {
             let base = self.base(&h, &ctrls)?;
             let dir = base.join(format!("w{job_no}"));
@@ -215,12 +233,8 @@ impl Cgroups {
 
     /// Keep every other task off `cpus` for the run (see the module's
     /// notes); says how. `Err`: why not, one line.
-    pub(crate) fn isolate(&mut self, cpus: &CpuSet) -> Result<String, String> {
-        let h = self
-            .layout
-            .cpuset
-            .clone()
-            .ok_or_else(|| format!("--isolate needs the cgroup cpuset controller ({})", self.layout.describe()))?;
+    pub(crate) fn isolate(&mut self, cpus: &CpuSet) -> Result<String, CgroupsError> {
+        let h = self.layout.cpuset.clone().ok_or_else(|| CgroupsError::NoCpuset(self.layout.describe()))?;
         let shield = h.mount.join(format!("kdelta-{}-shield", self.pid));
         let describe = if h.version == 2 {
             self.enable(&h.mount.clone(), &[Controller::Cpuset], true)?;
@@ -229,20 +243,17 @@ impl Cgroups {
             cg::write(&shield, "cpuset.cpus.partition", "isolated")?;
             let state = cg::read(&shield, "cpuset.cpus.partition").unwrap_or_default();
             if state.starts_with("isolated invalid") || state.contains("invalid") {
-                return Err(format!("the kernel refused CPUs {cpus} as an isolated partition: {state}"));
+                return Err(CgroupsError::Refused { cpus: cpus.clone(), state });
             }
             format!("CPUs {cpus} an isolated cpuset partition (cgroup v2)")
         } else {
             if h.own != h.mount {
-                return Err(format!(
-                    "--isolate moves every task of the top cpuset, and kdelta is in cpuset {} (a container's): run it in the top one",
-                    h.own.strip_prefix(&h.mount).unwrap_or(&h.own).display()
-                ));
+                return Err(CgroupsError::NotTop(h.own.strip_prefix(&h.mount).unwrap_or(&h.own).to_path_buf()));
             }
-            let all = CpuSet::parse_list(&cg::read(&h.mount, "cpuset.cpus")?).map_err(|e| e.to_string())?;
+            let all = CpuSet::parse_list(&cg::read(&h.mount, "cpuset.cpus")?)?;
             let rest = all.difference(cpus);
             if rest.is_empty() {
-                return Err(format!("--isolate needs a CPU left for other tasks: the machine's cpuset is {all}"));
+                return Err(CgroupsError::NoCpuLeft(all));
             }
             let system = h.mount.join(format!("kdelta-{}-system", self.pid));
             self.make(&system)?;
@@ -262,10 +273,10 @@ impl Cgroups {
 
     /// Put everything back: tasks to the top cpuset, every cgroup kdelta
     /// made removed, controllers disabled again; the journal removed.
-    pub(crate) fn finish(&mut self) -> Result<(), String> {
+    pub(crate) fn finish(&mut self) -> Result<(), CgroupsError> {
         self.shield = None;
         match self.journal.take() {
-            Some(j) => j.replay().map(|_| ()).map_err(|e| format!("{e:#}")),
+            Some(j) => j.replay().map(|_| ()).map_err(CgroupsError::Journal),
             None => Ok(()),
         }
     }
@@ -280,7 +291,7 @@ impl Drop for Cgroups {
 }
 
 /// Write one limit into cgroup `dir` of a v1 or v2 hierarchy.
-pub(crate) fn write_limit(dir: &Path, version: u8, l: &CgroupLimit) -> Result<(), String> {
+pub(crate) fn write_limit(dir: &Path, version: u8, l: &CgroupLimit) -> Result<(), cg::CgroupError> {
     let parent = dir.parent().unwrap_or(dir);
     match (l, version) {
         (CgroupLimit::CpuMax { quota_us, period_us }, 2) => {

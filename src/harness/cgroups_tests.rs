@@ -206,7 +206,7 @@ fn v1_isolation_moves_the_tasks_to_a_system_cpuset_and_back() {
     c.finish().unwrap();
     assert!(ours(root).is_empty());
     let e = Cgroups::new(root).isolate(&CpuSet::parse_list("0-1").unwrap()).unwrap_err();
-    assert!(e.contains("a CPU left"), "{e}");
+    assert!(e.to_string().contains("a CPU left"), "{e}");
 }
 
 #[test]

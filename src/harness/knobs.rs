@@ -19,6 +19,29 @@ use crate::model::knob::Knob;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Why the kernel settings could not be switched or put back: one line,
+/// naming the setting or file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SwitchError {
+    /// The settings journal could not be written or replayed.
+    #[error("{0:#}")]
+    Journal(anyhow::Error),
+    #[error("mounting debugfs at {}: {source}", .at.display())]
+    MountDebugfs { at: PathBuf, source: std::io::Error },
+    /// A setting (`smt=off`) this machine cannot take.
+    #[error("{name}: {source}")]
+    Setting { name: String, source: ck::KnobError },
+    #[error("reading {}: {source}", .file.display())]
+    Read { file: PathBuf, source: std::io::Error },
+    #[error("not writing {value:?}: {source}")]
+    NotConfined { value: String, source: ck::KnobError },
+    #[error("writing {value:?} to {}: {source}", .file.display())]
+    Write { value: String, file: PathBuf, source: std::io::Error },
+    /// Several files could not be put back.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    PutBack(Vec<SwitchError>),
+}
+
 pub(crate) struct Session {
     root: PathBuf,
     journal: Option<Journal>,
@@ -58,9 +81,9 @@ impl Session {
         Ok(Some(s))
     }
 
-    fn journal(&mut self) -> Result<&mut Journal, String> {
+    fn journal(&mut self) -> Result<&mut Journal, SwitchError> {
         if self.journal.is_none() {
-            self.journal = Some(Journal::create(&journal::path(&self.root), &self.root).map_err(|e| format!("{e:#}"))?);
+            self.journal = Some(Journal::create(&journal::path(&self.root), &self.root).map_err(SwitchError::Journal)?);
         }
         Ok(self.journal.as_mut().expect("just made"))
     }
@@ -68,7 +91,7 @@ impl Session {
     /// Make the machine's settings those of `cfg`: its own set, every other
     /// one kdelta changed back to its original. `Err`: why not (the caller
     /// fails the point and restores).
-    pub(crate) fn switch(&mut self, cfg: &Config) -> Result<(), String> {
+    pub(crate) fn switch(&mut self, cfg: &Config) -> Result<(), SwitchError> {
         if cfg.knobs.is_empty() {
             return self.restore();
         }
@@ -77,26 +100,32 @@ impl Session {
             if s.knob == Knob::Preempt && self.root == Path::new("/") && !crate::sys::knobs::debugfs_mounted(&self.root)
             {
                 let at = self.root.join(crate::sys::knobs::DEBUGFS);
-                self.journal()?.will_mount(&at).map_err(|e| format!("{e:#}"))?;
-                crate::sys::knobs::mount_debugfs().map_err(|e| format!("mounting debugfs at {}: {e}", at.display()))?;
+                self.journal()?.will_mount(&at).map_err(SwitchError::Journal)?;
+                crate::sys::knobs::mount_debugfs().map_err(|source| SwitchError::MountDebugfs { at, source })?;
             }
-            want.extend(ck::targets(s, &self.root).map_err(|e| format!("{}: {e}", s.name()))?);
+            want.extend(ck::targets(s, &self.root).map_err(|source| SwitchError::Setting { name: s.name(), source })?);
         }
         // Others back first (smt=on before a governor of CPUs it brings back).
         let others: Vec<(PathBuf, String)> =
             self.mine.iter().filter(|(p, _)| !want.iter().any(|(w, _)| w == p)).cloned().collect();
         for (p, v) in others.iter().chain(want.iter()) {
-            let now = crate::sys::knobs::current_value(p).map_err(|e| format!("reading {}: {e}", p.display()))?;
+            let now =
+                crate::sys::knobs::current_value(p).map_err(|source| SwitchError::Read { file: p.clone(), source })?;
             if &now == v {
                 continue;
             }
             // Checked again where it is written, as `kdelta restore` does.
-            let real = ck::confined(&self.root, p).map_err(|e| format!("not writing {v:?}: {e}"))?;
-            self.journal()?.will_write(p, &now).map_err(|e| format!("{e:#}"))?;
+            let real =
+                ck::confined(&self.root, p).map_err(|source| SwitchError::NotConfined { value: v.clone(), source })?;
+            self.journal()?.will_write(p, &now).map_err(SwitchError::Journal)?;
             if !self.mine.iter().any(|(m, _)| m == p) {
                 self.mine.push((p.clone(), now.clone()));
             }
-            crate::sys::knobs::write_text(&real, v).map_err(|e| format!("writing {v:?} to {}: {e}", p.display()))?;
+            crate::sys::knobs::write_text(&real, v).map_err(|source| SwitchError::Write {
+                value: v.clone(),
+                file: p.clone(),
+                source,
+            })?;
             crate::sys::knobs::settle(&real, v);
         }
         let seen = self.read.entry(cfg.name.clone()).or_default();
@@ -117,7 +146,7 @@ impl Session {
     /// journal replayed and removed), or, in a session that adopted `doctor
     /// --apply`'s journal, the doctor's settings (the journal kept for
     /// [`Session::finish`]).
-    pub(crate) fn restore(&mut self) -> Result<(), String> {
+    pub(crate) fn restore(&mut self) -> Result<(), SwitchError> {
         if self.adopted {
             return self.put_back();
         }
@@ -125,7 +154,7 @@ impl Session {
     }
 
     /// Every file this session changed back to its value before, newest first.
-    fn put_back(&mut self) -> Result<(), String> {
+    fn put_back(&mut self) -> Result<(), SwitchError> {
         let mut failed = Vec::new();
         for (p, v) in self.mine.iter().rev() {
             if crate::sys::knobs::current_value(p).ok().as_deref() == Some(v.as_str()) {
@@ -134,25 +163,25 @@ impl Session {
             match ck::confined(&self.root, p) {
                 Ok(real) => match crate::sys::knobs::write_text(&real, v) {
                     Ok(()) => crate::sys::knobs::settle(&real, v),
-                    Err(e) => failed.push(format!("writing {v:?} to {}: {e}", p.display())),
+                    Err(source) => failed.push(SwitchError::Write { value: v.clone(), file: p.clone(), source }),
                 },
-                Err(e) => failed.push(format!("not writing {v:?}: {e}")),
+                Err(source) => failed.push(SwitchError::NotConfined { value: v.clone(), source }),
             }
         }
         if failed.is_empty() {
             Ok(())
         } else {
-            Err(failed.join("; "))
+            Err(SwitchError::PutBack(failed))
         }
     }
 
     /// The end: everything the journal holds put back to its original and
     /// the journal removed (nothing to do without one).
-    pub(crate) fn finish(&mut self) -> Result<(), String> {
+    pub(crate) fn finish(&mut self) -> Result<(), SwitchError> {
         self.mine.clear();
         self.adopted = false;
         match self.journal.take() {
-            Some(j) => j.replay().map(|_| ()).map_err(|e| format!("{e:#}")),
+            Some(j) => j.replay().map(|_| ()).map_err(SwitchError::Journal),
             None => Ok(()),
         }
     }

@@ -110,7 +110,7 @@ fn a_failed_change_is_reported_and_restored() {
     // The governor's file vanishes under us: the switch fails, saying which.
     std::fs::remove_dir_all(d.path().join(k::CPUFREQ)).unwrap();
     let e = s.switch(&cfg("b", &[("thp", "always"), ("governor", "performance")])).unwrap_err();
-    assert!(e.contains("governor=performance"), "{e}");
+    assert!(e.to_string().contains("governor=performance"), "{e}");
     s.restore().unwrap();
     assert_eq!(k::read_text(&d.path().join(k::THP)).unwrap(), "madvise");
 }

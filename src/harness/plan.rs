@@ -221,7 +221,7 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
             .map_err(|e| bad_input(e.to_string()))?;
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
-            let unsupported = b.supported_at(&env, &p).err();
+            let unsupported = b.supported_at(&env, &p).err().map(|e| e.to_string());
             if unsupported.is_none() {
                 b.check(&p)?;
                 if let (Some(need), Some(m)) = (b.memory(&p), memory) {

@@ -151,13 +151,14 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
     });
     let below_resolution =
         if set.net_of_overhead && status == Status::Ok { stats::trust::below_resolution(&clean) } else { None };
-    let mut extras = set.extras;
-    parts_into_extras(&set.parts, &mask, &mut extras);
+    let mut family = set.extras;
+    parts_into_extras(&set.parts, &mask, &mut family);
+    let mut extras = crate::model::extras::Extras::from_map(family);
     if set.quiet_waited_s > 0.0 {
         // How long samples waited for other work on their CPUs to stop
         // (`--quiet-wait`), and how many waits it outlasted.
-        extras.insert("quiet_waited_s".into(), ((set.quiet_waited_s * 1e3).round() / 1e3).into());
-        extras.insert("quiet_in_vain".into(), set.quiet_in_vain.into());
+        extras.quiet_waited_s = Some((set.quiet_waited_s * 1e3).round() / 1e3);
+        extras.quiet_in_vain = Some(set.quiet_in_vain as u64);
     }
     let mut notes = set.notes;
     let profile = set.profile.map(|mut p| {

@@ -204,7 +204,7 @@ impl Executor<'_> {
 
     /// Switch the kernel settings to `cfg`'s, when the run switches any; on
     /// failure they are restored as found and the reason returned.
-    fn switch_knobs(&mut self, cfg: &Config) -> std::result::Result<(), String> {
+    fn switch_knobs(&mut self, cfg: &Config) -> std::result::Result<(), super::knobs::SwitchError> {
         let Some(k) = self.knobs.as_mut() else { return Ok(()) };
         let switched = k.switch(cfg);
         if switched.is_err() {

@@ -232,12 +232,17 @@ fn write_result(path: &Path, r: &WorkerResult) -> Result<()> {
 
 /// The worker's result file, if it wrote one; what is wrong with it if it
 /// cannot be read as one (truncated, garbage: the point fails with that).
-fn read_result(path: &Path) -> Option<std::result::Result<WorkerResult, String>> {
+fn read_result(path: &Path) -> Option<std::result::Result<WorkerResult, Unreadable>> {
     let data = std::fs::read(path).ok()?;
-    Some(
-        serde_json::from_slice(&data)
-            .map_err(|e| format!("worker results file unreadable: {e} ({} bytes)", data.len())),
-    )
+    Some(serde_json::from_slice(&data).map_err(|source| Unreadable { source, bytes: data.len() }))
+}
+
+/// A worker results file that does not parse (the point fails with this).
+#[derive(Debug, thiserror::Error)]
+#[error("worker results file unreadable: {source} ({bytes} bytes)")]
+struct Unreadable {
+    source: serde_json::Error,
+    bytes: usize,
 }
 
 /// Why the parent killed a worker.

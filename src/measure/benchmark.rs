@@ -94,6 +94,33 @@ impl BenchInfo {
     }
 }
 
+/// Why this machine cannot run a benchmark, or one of its parameter points:
+/// one line, listed by `kdelta list` and stored as the point's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum Unsupported {
+    /// A program the benchmark runs is not on this machine (`/bin/sh`).
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    /// The CPU topology, which [`Env`] carries, could not be read.
+    #[error("the CPU topology could not be read")]
+    NoTopology,
+    /// A parameter the answer depends on does not parse (the point's
+    /// `check` refuses it as bad input before anything runs).
+    #[error("{0}")]
+    Param(anyhow::Error),
+    /// The family's own reason (a program kdelta was built without, a
+    /// missing tool, a CPU that lacks an instruction set).
+    #[error(transparent)]
+    Family(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Unsupported {
+    /// A family's own reason.
+    pub(crate) fn family(e: impl std::error::Error + Send + Sync + 'static) -> Unsupported {
+        Unsupported::Family(Box::new(e))
+    }
+}
+
 /// What a benchmark may look at to decide whether it runs here.
 pub struct Env<'a> {
     pub topology: &'a crate::topology::Topology,
@@ -105,7 +132,7 @@ pub trait Benchmark: Send + Sync {
     /// `Err(reason)` when this machine cannot run it (a missing tool, device or
     /// permission). Unsupported benchmarks are listed, skipped and recorded as
     /// unavailable, never failed.
-    fn supported(&self, _env: &Env) -> Result<(), String> {
+    fn supported(&self, _env: &Env) -> Result<(), Unsupported> {
         Ok(())
     }
 
@@ -113,7 +140,7 @@ pub trait Benchmark: Send + Sync {
     /// benchmark whose parameters choose what it needs (the program
     /// `lat.proc.exec` starts): that point is recorded as unavailable, the
     /// others run. By default, the benchmark's own answer.
-    fn supported_at(&self, env: &Env, _params: &Params) -> Result<(), String> {
+    fn supported_at(&self, env: &Env, _params: &Params) -> Result<(), Unsupported> {
         self.supported(env)
     }
 
@@ -151,7 +178,7 @@ pub trait Benchmark: Send + Sync {
 pub(crate) struct Simple {
     info: fn() -> BenchInfo,
     run: fn(&Params, &mut Sampler) -> anyhow::Result<()>,
-    supported: fn() -> Result<(), String>,
+    supported: fn() -> Result<(), Unsupported>,
     memory: fn(&Params) -> Option<u64>,
 }
 
@@ -176,7 +203,7 @@ impl Benchmark for Simple {
     fn info(&self) -> BenchInfo {
         (self.info)()
     }
-    fn supported(&self, _env: &Env) -> Result<(), String> {
+    fn supported(&self, _env: &Env) -> Result<(), Unsupported> {
         (self.supported)()
     }
     fn memory(&self, params: &Params) -> Option<u64> {

@@ -19,6 +19,26 @@ pub(crate) const VALUE_MAX: usize = 1024;
 /// What a key may hold, as the refusals say it.
 pub(crate) const KEY_ALLOWED: &str = "1 to 64 of letters, digits, '_', '-' and '.'";
 
+/// Why `--meta` (or a filter on it) is refused: one line naming the key
+/// and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum MetaError {
+    #[error("--meta given {0} times: at most {KEYS_MAX} keys per run are allowed")]
+    TooMany(usize),
+    #[error("--meta {0} given twice: each key may be given once per run")]
+    Twice(String),
+    #[error("--meta with an empty key: a key is {KEY_ALLOWED}")]
+    EmptyKey,
+    #[error("--meta key \"{head}...\" is {len} bytes: a key is {KEY_ALLOWED}")]
+    KeyTooLong { head: String, len: usize },
+    #[error("--meta key {key:?} holds {c:?}: a key is {KEY_ALLOWED}")]
+    KeyChar { key: String, c: char },
+    #[error("--meta {0:?} has no value: expected KEY=VALUE (e.g. commit=abc123)")]
+    NoValue(String),
+    #[error(transparent)]
+    Value(#[from] super::text::TextError),
+}
+
 /// A run's metadata, ordered by key. Stored and printed as a JSON object;
 /// a run stored before kdelta kept metadata reads back empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,14 +56,14 @@ impl RunMeta {
 
     /// The pairs, checked as a whole: at most [`KEYS_MAX`] keys, none twice.
     /// Each pair is checked by [`pair`] before it gets here.
-    pub(crate) fn from_pairs(pairs: &[(String, String)]) -> Result<RunMeta, String> {
+    pub(crate) fn from_pairs(pairs: &[(String, String)]) -> Result<RunMeta, MetaError> {
         if pairs.len() > KEYS_MAX {
-            return Err(format!("--meta given {} times: at most {KEYS_MAX} keys per run are allowed", pairs.len()));
+            return Err(MetaError::TooMany(pairs.len()));
         }
         let mut m = BTreeMap::new();
         for (k, v) in pairs {
             if m.insert(k.clone(), v.clone()).is_some() {
-                return Err(format!("--meta {k} given twice: each key may be given once per run"));
+                return Err(MetaError::Twice(k.clone()));
             }
         }
         Ok(RunMeta(m))
@@ -69,31 +89,31 @@ impl RunMeta {
 /// A key: non-empty, at most [`KEY_MAX`] bytes of ASCII letters, digits,
 /// `_`, `-` and `.` (so it needs no quoting in a shell, a CSV cell or a
 /// JSON path).
-pub(crate) fn key(k: &str) -> Result<(), String> {
+pub(crate) fn key(k: &str) -> Result<(), MetaError> {
     if k.is_empty() {
-        return Err(format!("--meta with an empty key: a key is {KEY_ALLOWED}"));
+        return Err(MetaError::EmptyKey);
     }
     if k.len() > KEY_MAX {
         let head: String = k.chars().take(24).filter(|c| !c.is_control()).collect();
-        return Err(format!("--meta key \"{head}...\" is {} bytes: a key is {KEY_ALLOWED}", k.len()));
+        return Err(MetaError::KeyTooLong { head, len: k.len() });
     }
     if let Some(c) = k.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
-        return Err(format!("--meta key {k:?} holds {c:?}: a key is {KEY_ALLOWED}"));
+        return Err(MetaError::KeyChar { key: k.to_string(), c });
     }
     Ok(())
 }
 
 /// A value: at most [`VALUE_MAX`] bytes of printable text (a newline would
 /// split the one-line listings that show it).
-pub(crate) fn value(k: &str, v: &str) -> Result<(), String> {
-    super::text::check_free_text(&format!("--meta {k}"), v, VALUE_MAX)
+pub(crate) fn value(k: &str, v: &str) -> Result<(), MetaError> {
+    Ok(super::text::check_free_text(&format!("--meta {k}"), v, VALUE_MAX)?)
 }
 
 /// `KEY=VALUE`, split at the first `=` (the value may hold more), both sides checked.
-pub(crate) fn pair(s: &str) -> Result<(String, String), String> {
+pub(crate) fn pair(s: &str) -> Result<(String, String), MetaError> {
     let Some((k, v)) = s.split_once('=') else {
         key(s)?;
-        return Err(format!("--meta {s:?} has no value: expected KEY=VALUE (e.g. commit=abc123)"));
+        return Err(MetaError::NoValue(s.to_string()));
     };
     key(k)?;
     value(k, v)?;
@@ -109,7 +129,7 @@ pub(crate) struct MetaFilter {
 }
 
 impl MetaFilter {
-    pub(crate) fn parse(s: &str) -> Result<MetaFilter, String> {
+    pub(crate) fn parse(s: &str) -> Result<MetaFilter, MetaError> {
         match s.split_once('=') {
             Some(_) => pair(s).map(|(key, v)| MetaFilter { key, value: Some(v) }),
             None => key(s).map(|()| MetaFilter { key: s.to_string(), value: None }),
@@ -129,8 +149,8 @@ impl MetaFilter {
 mod tests {
     use super::*;
 
-    fn pairs(list: &[&str]) -> Result<RunMeta, String> {
-        let p: Result<Vec<_>, String> = list.iter().map(|s| pair(s)).collect();
+    fn pairs(list: &[&str]) -> Result<RunMeta, MetaError> {
+        let p: Result<Vec<_>, MetaError> = list.iter().map(|s| pair(s)).collect();
         RunMeta::from_pairs(&p?)
     }
 
@@ -152,33 +172,33 @@ mod tests {
             ("a/b=x", "holds '/'"),
             ("k\ny=x", "holds '\\n'"),
         ] {
-            let e = pair(bad).unwrap_err();
+            let e = pair(bad).unwrap_err().to_string();
             assert!(e.contains(says) && !e.contains('\n'), "{bad:?}: {e}");
             if says != "has no value" {
                 assert!(e.contains(KEY_ALLOWED), "{e}");
             }
         }
         let long = format!("{}=x", "k".repeat(KEY_MAX + 1));
-        assert!(pair(&long).unwrap_err().contains("65 bytes"));
+        assert!(pair(&long).unwrap_err().to_string().contains("65 bytes"));
         assert!(pair(&format!("{}=x", "k".repeat(KEY_MAX))).is_ok());
     }
 
     #[test]
     fn values_are_bounded_and_printable() {
         assert!(pair(&format!("k={}", "v".repeat(VALUE_MAX))).is_ok());
-        let e = pair(&format!("k={}", "v".repeat(VALUE_MAX + 1))).unwrap_err();
+        let e = pair(&format!("k={}", "v".repeat(VALUE_MAX + 1))).unwrap_err().to_string();
         assert!(e.contains("1025 bytes") && e.contains("at most 1024"), "{e}");
-        assert!(pair("k=a\nb").unwrap_err().contains("U+000A"));
+        assert!(pair("k=a\nb").unwrap_err().to_string().contains("U+000A"));
     }
 
     #[test]
     fn a_run_has_each_key_once_and_at_most_64() {
-        let e = pairs(&["commit=a", "branch=b", "commit=c"]).unwrap_err();
+        let e = pairs(&["commit=a", "branch=b", "commit=c"]).unwrap_err().to_string();
         assert_eq!(e, "--meta commit given twice: each key may be given once per run");
         let many: Vec<String> = (0..=KEYS_MAX).map(|i| format!("k{i}=v")).collect();
         let refs: Vec<&str> = many.iter().map(String::as_str).collect();
         assert!(pairs(&refs[..KEYS_MAX]).is_ok());
-        assert!(pairs(&refs).unwrap_err().contains("at most 64 keys"));
+        assert!(pairs(&refs).unwrap_err().to_string().contains("at most 64 keys"));
     }
 
     #[test]

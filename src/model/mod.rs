@@ -6,6 +6,7 @@
 
 pub(crate) mod config;
 pub(crate) mod environment;
+pub(crate) mod extras;
 pub(crate) mod fmt;
 pub(crate) mod knob;
 pub(crate) mod meta;

@@ -96,7 +96,7 @@ pub(crate) struct ResultRecord {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub(crate) iterations: Option<u64>,
     #[serde(default)]
-    pub(crate) extras: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extras: super::extras::Extras,
     #[serde(default)]
     pub(crate) notes: Vec<String>,
     #[serde(default)]

@@ -68,20 +68,26 @@ pub(crate) const LABEL_MAX: usize = 256;
 /// Longest `--title` of a report, in bytes.
 pub(crate) const TITLE_MAX: usize = 1024;
 
+/// Why a free-text option's value is refused: one line naming the option
+/// and the limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TextError {
+    #[error("{option} \"{head}...\" is {len} bytes: at most {max} bytes are allowed")]
+    TooLong { option: String, head: String, len: usize, max: usize },
+    #[error("{option} {shown:?} holds the control character U+{code:04X}: printable text only")]
+    Control { option: String, shown: String, code: u32 },
+}
+
 /// A free-text option (`--label`, `--title`): at most `max` bytes and no
 /// control characters (a newline would split the one-line messages that
 /// quote it). The error is one line naming the option and the limit.
-pub(crate) fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), String> {
+pub(crate) fn check_free_text(option: &str, s: &str, max: usize) -> Result<(), TextError> {
     if s.len() > max {
         let head: String = s.chars().take(24).filter(|c| !c.is_control() && !is_bidi_control(*c)).collect();
-        return Err(format!("{option} \"{head}...\" is {} bytes: at most {max} bytes are allowed", s.len()));
+        return Err(TextError::TooLong { option: option.to_string(), head, len: s.len(), max });
     }
     if let Some(c) = s.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "{option} {:?} holds the control character U+{:04X}: printable text only",
-            neutral(s),
-            c as u32
-        ));
+        return Err(TextError::Control { option: option.to_string(), shown: neutral(s).into_owned(), code: c as u32 });
     }
     Ok(())
 }
@@ -112,8 +118,8 @@ mod tests {
     #[test]
     fn free_text_is_bounded() {
         assert!(check_free_text("--label", &"x".repeat(LABEL_MAX), LABEL_MAX).is_ok());
-        let e = check_free_text("--label", &"x".repeat(100_000), LABEL_MAX).unwrap_err();
+        let e = check_free_text("--label", &"x".repeat(100_000), LABEL_MAX).unwrap_err().to_string();
         assert!(e.contains("100000 bytes") && e.contains("at most 256") && e.len() < 200, "{e}");
-        assert!(check_free_text("--label", "a\nb", LABEL_MAX).unwrap_err().contains("U+000A"));
+        assert!(check_free_text("--label", "a\nb", LABEL_MAX).unwrap_err().to_string().contains("U+000A"));
     }
 }

@@ -6,12 +6,10 @@
 //! samples are clean or disturbed, in the same rounds, and they are compared
 //! as any figure is: medians, intervals, stars ([`crate::stats::compare`]).
 //! They are named `BENCHMARK LABEL` and carry the event in their extras
-//! ([`COUNTER`]); they never enter a family's geometric mean.
+//! (`Extras::counter`); they never enter a family's geometric mean.
 
-pub(crate) use super::table::COUNTER;
 #[cfg(test)]
 use super::table::{Column, Table};
-use crate::measure::sampler::COUNTERS_UNAVAILABLE;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Better;
 use crate::stats;
@@ -58,7 +56,7 @@ pub(crate) fn ops(r: &ResultRecord) -> Vec<f64> {
 /// The derived results of `r`, one per event counted in every sample, then
 /// IPC; none for a result that failed or was not counted.
 pub(crate) fn derive(r: &ResultRecord) -> Vec<ResultRecord> {
-    if r.status != Status::Ok || r.extras.contains_key(COUNTER) {
+    if r.status != Status::Ok || r.extras.counter.is_some() {
         return Vec::new();
     }
     let per = if r.iterations.is_some() { "op" } else { "run" };
@@ -96,11 +94,11 @@ fn derived(r: &ResultRecord, event: &str, label: &str, unit: String, better: Bet
     for m in &mut meta {
         m.counters.clear();
     }
-    let mut extras = serde_json::Map::new();
-    extras.insert(COUNTER.into(), event.into());
-    if let Some(c) = r.extras.get(super::table::COMPARED_ON) {
-        extras.insert(super::table::COMPARED_ON.into(), c.clone());
-    }
+    let extras = crate::model::extras::Extras {
+        counter: Some(event.to_string()),
+        compared_on: r.extras.compared_on.clone(),
+        ..Default::default()
+    };
     let mut d = ResultRecord {
         benchmark: format!("{} {label}", r.benchmark),
         unit,
@@ -132,7 +130,7 @@ pub(super) fn expand(rs: &[ResultRecord]) -> Vec<ResultRecord> {
 pub(super) fn uncounted(results: &[ResultRecord]) -> Vec<String> {
     let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
     for r in results {
-        let Some(m) = r.extras.get(COUNTERS_UNAVAILABLE).and_then(|v| v.as_object()) else { continue };
+        let Some(m) = &r.extras.counters_unavailable else { continue };
         for (event, why) in m {
             let why = why.as_str().unwrap_or("unavailable").to_string();
             match by_reason.iter_mut().find(|(w, _)| *w == why) {
@@ -258,7 +256,7 @@ pub(super) mod tests {
     fn each_unavailable_reason_is_said_once() {
         let mut a = counted(1, &[("task-clock", &[1])]);
         let why = serde_json::json!({"cycles": "no PMU", "instructions": "no PMU"});
-        a.extras.insert(COUNTERS_UNAVAILABLE.into(), why);
+        a.extras.counters_unavailable = why.as_object().cloned();
         let b = a.clone();
         assert_eq!(uncounted(&[a, b]), ["counters unavailable: cycles, instructions: no PMU"]);
     }

@@ -161,8 +161,8 @@ fn comparisons(rep: &Report) -> String {
 fn ran(t: &Table, r: &Row, i: usize) -> Option<String> {
     let key = (r.benchmark.clone(), r.params.clone());
     let col = &t.columns[i];
-    let kept = col.results.iter().find(|x| x.point_key() == key).and_then(|x| x.extras.get("command"));
-    if let Some(c) = kept.and_then(|c| c.as_str()) {
+    let kept = col.results.iter().find(|x| x.point_key() == key).and_then(|x| x.extras.command.as_deref());
+    if let Some(c) = kept {
         return Some(c.to_string());
     }
     let mut p = r.params.clone();

@@ -5,7 +5,7 @@ use crate::stats::{CompareOptions, Comparison};
 use serde::Serialize;
 
 use super::counters;
-pub(crate) use super::table::{cell_of, Cell, Column, GeoRow, Row, Table, COMPARED_ON};
+pub(crate) use super::table::{cell_of, Cell, Column, GeoRow, Row, Table};
 
 /// Everything a command prints.
 #[derive(Debug, Clone, Serialize)]
@@ -42,7 +42,7 @@ pub(crate) struct Report {
 /// failed alternative is a failed column, never a missing one.
 fn alternatives_tables(results: &[ResultRecord], opt: &CompareOptions) -> Vec<Table> {
     fn own(r: &ResultRecord) -> Option<&str> {
-        r.extras.get(COMPARED_ON).and_then(|v| v.as_str())
+        r.extras.compared_on.as_deref()
     }
     let named: Vec<(&ResultRecord, &str)> = results
         .iter()
@@ -337,7 +337,7 @@ impl Report {
             *t = Table::build(cols, opt);
         }
         let lines = counters::uncounted(&self.results);
-        if lines.is_empty() && !self.results.iter().any(|r| r.extras.contains_key(counters::COUNTER)) {
+        if lines.is_empty() && !self.results.iter().any(|r| r.extras.counter.is_some()) {
             self.notes.push("no counters were taken in this run: run it with --counters".into());
         }
         self.notes.extend(lines);
@@ -355,7 +355,7 @@ mod alternatives_tests {
         let mut r = crate::testing::stored::ok_result("cmd.run", &[1.0, 1.1, 0.9]);
         r.params.set("cmd", name);
         if ok {
-            r.extras.insert(COMPARED_ON.into(), "cmd".into());
+            r.extras.compared_on = Some("cmd".into());
         } else {
             r.status = Status::Failed;
             r.reason = Some("exit status 1".into());

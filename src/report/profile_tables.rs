@@ -12,7 +12,7 @@ use crate::stats::profile_shift;
 /// The parameter `r`'s sides are compared on, as configurations are
 /// (`cmd`'s commands), if any.
 pub(crate) fn compared_on(r: &ResultRecord) -> Option<&str> {
-    r.extras.get(crate::report::model::COMPARED_ON).and_then(|v| v.as_str()).filter(|on| r.params.0.contains_key(*on))
+    r.extras.compared_on.as_deref().filter(|on| r.params.0.contains_key(*on))
 }
 
 /// The side `r` stands for in its point's profiles: its configuration, or

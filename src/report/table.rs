@@ -168,15 +168,6 @@ pub(crate) fn cell_of(r: &ResultRecord) -> Cell {
     }
 }
 
-/// The extra key by which a result names the parameter whose values are
-/// compared with each other as configurations are (a benchmark whose values
-/// are alternatives the user gave, not points on a scale).
-pub(crate) const COMPARED_ON: &str = "compared_on";
-
-/// The extra key that marks a derived counter result: the event it counts
-/// (written by `counters`, read by [`Row`]).
-pub(crate) const COUNTER: &str = "counter";
-
 impl Table {
     /// Rows keyed on (benchmark, parameters), in first-seen order.
     pub(crate) fn build(columns: Vec<Column>, opt: &CompareOptions) -> Table {
@@ -229,7 +220,7 @@ impl Row {
             better: any.better,
             cells: found.iter().map(|f| f.map(cell_of)).collect(),
             changes,
-            counter: any.extras.get(COUNTER).and_then(|v| v.as_str()).map(str::to_string),
+            counter: any.extras.counter.clone(),
         }
     }
 }

@@ -45,26 +45,39 @@ pub(super) fn password(t: &Target) -> Option<String> {
     lookup(&text, t)
 }
 
+/// Why a password file is ignored.
+#[derive(Debug, thiserror::Error)]
+enum PassFileError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("group or others may read it (mode {0:04o}); chmod 0600 it")]
+    Readable(u32),
+    #[error("larger than {MAX_BYTES} bytes")]
+    TooLarge,
+}
+
 /// The file's text; `None` when it does not exist.
-fn read(file: &std::path::Path) -> Result<Option<String>, String> {
+fn read(file: &std::path::Path) -> Result<Option<String>, PassFileError> {
     // Non-blocking, so a FIFO in its place cannot hang the open.
     let f = match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(file) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
-    let meta = f.metadata().map_err(|e| e.to_string())?;
+    let meta = f.metadata()?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(PassFileError::NotRegular);
     }
     if meta.mode() & 0o077 != 0 {
-        return Err(format!("group or others may read it (mode {:04o}); chmod 0600 it", meta.mode() & 0o7777));
+        return Err(PassFileError::Readable(meta.mode() & 0o7777));
     }
     if meta.len() > MAX_BYTES {
-        return Err(format!("larger than {MAX_BYTES} bytes"));
+        return Err(PassFileError::TooLarge);
     }
     let mut text = String::new();
-    f.take(MAX_BYTES).read_to_string(&mut text).map_err(|e| e.to_string())?;
+    f.take(MAX_BYTES).read_to_string(&mut text)?;
     Ok(Some(text))
 }
 
@@ -119,10 +132,10 @@ mod tests {
         let f = dir.path().join("pgpass");
         std::fs::write(&f, "*:*:*:*:pw\n").unwrap();
         std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-        assert!(read(&f).unwrap_err().contains("chmod 0600"));
+        assert!(read(&f).unwrap_err().to_string().contains("chmod 0600"));
         std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         assert_eq!(read(&f).unwrap().as_deref(), Some("*:*:*:*:pw\n"));
         assert_eq!(read(&dir.path().join("absent")).unwrap(), None);
-        assert!(read(dir.path()).unwrap_err().contains("not a regular file"));
+        assert!(read(dir.path()).unwrap_err().to_string().contains("not a regular file"));
     }
 }

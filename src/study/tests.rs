@@ -331,7 +331,7 @@ fn build_rows_show_user_system_and_wall_time_as_means() {
     // A run without the per-sample figures says so rather than showing wall time.
     let mut old = rs.clone();
     for r in &mut old {
-        r.extras.clear();
+        r.extras = Default::default();
     }
     let t = build(def(StudyName::Tuning2001), &meta, &old).unwrap();
     let b = t.iter().find(|t| t.title.starts_with("Builds")).unwrap();

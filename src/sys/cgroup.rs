@@ -203,32 +203,54 @@ impl Hierarchy {
     }
 }
 
+/// Why a cgroup file could not be read or written, or a cgroup made or
+/// removed: one line, naming the file or cgroup.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CgroupError {
+    #[error("writing {value:?} to {}: {source}", .file.display())]
+    Write { value: String, file: PathBuf, source: std::io::Error },
+    #[error("reading {}: {source}", .file.display())]
+    Read { file: PathBuf, source: std::io::Error },
+    #[error("making cgroup {}: {source}", .dir.display())]
+    Make { dir: PathBuf, source: std::io::Error },
+    #[error("removing {}: {source}", .dir.display())]
+    RemoveFake { dir: PathBuf, source: std::io::Error },
+    #[error("removing cgroup {}: {source}", .dir.display())]
+    Remove { dir: PathBuf, source: std::io::Error },
+    #[error("removing cgroup {}: {} ({left} tasks would not move out)", .dir.display(), .last.as_ref().map(|e| e.to_string()).unwrap_or_default())]
+    Busy { dir: PathBuf, last: Option<std::io::Error>, left: usize },
+}
+
 /// The file that lists a cgroup's processes (cgroups(7)).
 pub(crate) fn procs(dir: &Path) -> PathBuf {
     dir.join("cgroup.procs")
 }
 
 /// Write one value to a cgroup file (one write(2), as cgroupfs wants).
-pub(crate) fn write(dir: &Path, file: &str, value: &str) -> Result<(), String> {
+pub(crate) fn write(dir: &Path, file: &str, value: &str) -> Result<(), CgroupError> {
     let p = dir.join(file);
-    super::knobs::write_text(&p, value).map_err(|e| format!("writing {value:?} to {}: {e}", p.display()))
+    super::knobs::write_text(&p, value).map_err(|source| CgroupError::Write {
+        value: value.to_string(),
+        file: p,
+        source,
+    })
 }
 
 /// A cgroup file's text, trimmed.
-pub(crate) fn read(dir: &Path, file: &str) -> Result<String, String> {
+pub(crate) fn read(dir: &Path, file: &str) -> Result<String, CgroupError> {
     let p = dir.join(file);
-    std::fs::read_to_string(&p).map(|t| t.trim().to_string()).map_err(|e| format!("reading {}: {e}", p.display()))
+    std::fs::read_to_string(&p).map(|t| t.trim().to_string()).map_err(|source| CgroupError::Read { file: p, source })
 }
 
 /// mkdir(2) a cgroup (its parent must exist); an existing one is kept. In a
 /// fake tree (not a cgroup file system) the new directory gets what the
 /// kernel would give it: its parent's files, empty but for the statistics
 /// (`*.stat`, copied: a fake tree's counters start where its parent's are).
-pub(crate) fn make(dir: &Path) -> Result<(), String> {
+pub(crate) fn make(dir: &Path) -> Result<(), CgroupError> {
     match std::fs::create_dir(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
-        Err(e) => return Err(format!("making cgroup {}: {e}", dir.display())),
+        Err(source) => return Err(CgroupError::Make { dir: dir.to_path_buf(), source }),
     }
     if let Some(parent) = dir.parent().filter(|p| !is_cgroupfs(p)) {
         for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
@@ -273,7 +295,7 @@ pub(crate) fn move_all(dir: &Path, to: &Path) -> (usize, usize) {
 /// (a busy `kdelta-PID-system` holds the whole machine's) are moved on the
 /// next pass: up to [`REMOVE_TRIES`] passes, 10 ms apart. A fake tree's
 /// regular files are removed first (cgroupfs has none to remove).
-pub(crate) fn remove(dir: &Path) -> Result<(), String> {
+pub(crate) fn remove(dir: &Path) -> Result<(), CgroupError> {
     let mut last = None;
     for _ in 0..REMOVE_TRIES {
         if !dir.is_dir() {
@@ -288,20 +310,17 @@ pub(crate) fn remove(dir: &Path) -> Result<(), String> {
         };
         // Not a cgroupfs directory (a fake tree in tests): its files are real.
         if e.raw_os_error() == Some(libc::ENOTEMPTY) && !is_cgroupfs(dir) {
-            return std::fs::remove_dir_all(dir).map_err(|e| format!("removing {}: {e}", dir.display()));
+            return std::fs::remove_dir_all(dir)
+                .map_err(|source| CgroupError::RemoveFake { dir: dir.to_path_buf(), source });
         }
         if e.raw_os_error() != Some(libc::EBUSY) {
-            return Err(format!("removing cgroup {}: {e}", dir.display()));
+            return Err(CgroupError::Remove { dir: dir.to_path_buf(), source: e });
         }
         last = Some(e);
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let left = members(dir, dir.join("tasks").is_file()).len();
-    Err(format!(
-        "removing cgroup {}: {} ({left} tasks would not move out)",
-        dir.display(),
-        last.map(|e| e.to_string()).unwrap_or_default()
-    ))
+    Err(CgroupError::Busy { dir: dir.to_path_buf(), last, left })
 }
 
 /// Passes [`remove`] makes before it gives up.

@@ -39,20 +39,22 @@ extern "C" {
 }
 
 /// Why jmp_test cannot run: the build found no C compiler for `jmp.c`.
-pub(crate) fn jmp_supported() -> Result<(), String> {
+pub(crate) fn jmp_supported() -> Result<(), crate::bench::Unsupported> {
     if cfg!(kdelta_aim9_jmp) {
         Ok(())
     } else {
-        Err(format!(
-            "aim9.jmp_test needs its C routine (src/bench/aim9/jmp.c), not built: {}",
-            env!("KDELTA_AIM9_JMP_ERROR")
-        ))
+        Err(crate::bench::Unsupported::family(JmpNotBuilt(env!("KDELTA_AIM9_JMP_ERROR"))))
     }
 }
 
+/// kdelta was built without `jmp.c` (build.rs says why).
+#[derive(Debug, thiserror::Error)]
+#[error("aim9.jmp_test needs its C routine (src/bench/aim9/jmp.c), not built: {0}")]
+pub(crate) struct JmpNotBuilt(&'static str);
+
 /// `n` gotos out of `frames` frames through the C routine; the gotos taken.
 pub(crate) fn jumps(n: usize, frames: i32) -> Result<usize> {
-    jmp_supported().map_err(anyhow::Error::msg)?;
+    jmp_supported()?;
     let n = i32::try_from(n)?;
     #[cfg(kdelta_aim9_jmp)]
     {

@@ -71,19 +71,19 @@ pub struct TestDef {
     /// set-up already wrote the file and whose one call can take seconds.
     pub(crate) warm_up: bool,
     pub(crate) note: Option<&'static str>,
-    pub(crate) supported: fn() -> Result<(), String>,
+    pub(crate) supported: fn() -> Result<(), crate::bench::Unsupported>,
     pub make: fn(&Ctx) -> anyhow::Result<Box<dyn Work>>,
 }
 
-fn always() -> Result<(), String> {
+fn always() -> Result<(), crate::bench::Unsupported> {
     Ok(())
 }
 
-fn has_sh() -> Result<(), String> {
+fn has_sh() -> Result<(), crate::bench::Unsupported> {
     if std::path::Path::new("/bin/sh").exists() {
         Ok(())
     } else {
-        Err("/bin/sh is missing".into())
+        Err(crate::bench::Unsupported::Missing("/bin/sh"))
     }
 }
 

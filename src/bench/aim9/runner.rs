@@ -139,7 +139,7 @@ impl Benchmark for Aim9 {
         info
     }
 
-    fn supported(&self, _env: &crate::bench::Env) -> Result<(), String> {
+    fn supported(&self, _env: &crate::bench::Env) -> Result<(), crate::bench::Unsupported> {
         (self.def.supported)()
     }
 

@@ -125,8 +125,8 @@ impl Benchmark for BuildMake {
             .timeout(Duration::from_secs(4 * 3600))
     }
 
-    fn supported(&self, _env: &Env) -> Result<(), String> {
-        tools::check_tools(&std::env::var("PATH").unwrap_or_default())
+    fn supported(&self, _env: &Env) -> Result<(), crate::bench::Unsupported> {
+        tools::check_tools(&std::env::var("PATH").unwrap_or_default()).map_err(crate::bench::Unsupported::family)
     }
 
     fn check(&self, p: &Params) -> Result<()> {

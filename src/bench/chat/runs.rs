@@ -13,6 +13,25 @@ use std::collections::HashMap;
 /// Most connections one run may ask for (a guard against absurd HELLOs).
 pub(crate) const MAX_RUN_CONNS: u64 = 1 << 16;
 
+/// Why a HELLO is refused: one line for the server's log.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    #[error("HELLO asks for {rooms} rooms x {users} users (at most {MAX_RUN_CONNS} connections)")]
+    TooMany { rooms: u32, users: u32 },
+    #[error("HELLO seat room {room} user {user} outside {rooms} x {users}")]
+    Outside { room: u32, user: u32, rooms: u32, users: u32 },
+    #[error("HELLO asks for messages of {0} bytes ({MIN_MSG} to {MAX_MSG})")]
+    Size(u32),
+    #[error("the server holds {held} runs already (at most {max})")]
+    Full { held: usize, max: usize },
+    #[error("HELLO says {said:?} but run {run:x} is {is:?}")]
+    Shape { said: Shape, run: u64, is: Shape },
+    #[error("run {0:x} has already started")]
+    Started(u64),
+    #[error("seat room {room} user {user} of run {run:x} is taken")]
+    Taken { room: u32, user: u32, run: u64 },
+}
+
 /// What a run's HELLOs must agree on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shape {
@@ -72,30 +91,30 @@ impl<T: Clone> Runs<T> {
         room: u32,
         user: u32,
         t: T,
-    ) -> Result<Option<Vec<T>>, String> {
+    ) -> Result<Option<Vec<T>>, Refused> {
         let Shape { rooms, users, size, .. } = shape;
         if rooms == 0 || users == 0 || rooms as u64 * users as u64 > MAX_RUN_CONNS {
-            return Err(format!("HELLO asks for {rooms} rooms x {users} users (at most {MAX_RUN_CONNS} connections)"));
+            return Err(Refused::TooMany { rooms, users });
         }
         if room >= rooms || user >= users {
-            return Err(format!("HELLO seat room {room} user {user} outside {rooms} x {users}"));
+            return Err(Refused::Outside { room, user, rooms, users });
         }
         if !(MIN_MSG as u32..=MAX_MSG as u32).contains(&size) {
-            return Err(format!("HELLO asks for messages of {size} bytes ({MIN_MSG} to {MAX_MSG})"));
+            return Err(Refused::Size(size));
         }
         if !self.map.contains_key(&run) && self.map.len() >= self.max_runs {
-            return Err(format!("the server holds {} runs already (at most {})", self.map.len(), self.max_runs));
+            return Err(Refused::Full { held: self.map.len(), max: self.max_runs });
         }
         let r = self.map.entry(run).or_insert_with(|| Run { shape, slots: HashMap::new(), started: false });
         if r.shape != shape {
-            return Err(format!("HELLO says {shape:?} but run {run:x} is {:?}", r.shape));
+            return Err(Refused::Shape { said: shape, run, is: r.shape });
         }
         if r.started {
-            return Err(format!("run {run:x} has already started"));
+            return Err(Refused::Started(run));
         }
         let i = room * users + user;
         if r.slots.contains_key(&i) {
-            return Err(format!("seat room {room} user {user} of run {run:x} is taken"));
+            return Err(Refused::Taken { room, user, run });
         }
         r.slots.insert(i, t);
         if r.slots.len() == r.seats() {
@@ -205,7 +224,7 @@ mod tests {
         let big = Shape { rooms: 256, users: 256, size: 100, relay: Relay::Each, nodelay: false };
         assert_eq!(r.hello(1, big, 0, 0, 1), Ok(None));
         assert_eq!(r.hello(2, big, 0, 0, 2), Ok(None));
-        let e = r.hello(3, big, 0, 0, 3).unwrap_err();
+        let e = r.hello(3, big, 0, 0, 3).unwrap_err().to_string();
         assert!(e.contains("at most 2"), "{e}");
         assert_eq!(r.hello(1, big, 0, 1, 4), Ok(None), "a run already held still seats");
         assert_eq!(r.map[&1].slots.len(), 2, "two seats taken of 65536 announced");

@@ -18,7 +18,7 @@
 //! (`measuring_rss_bytes`, `measuring_anon_bytes`, `measuring_maps`).
 
 use super::{os_err, program, time_n};
-use crate::bench::{BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
+use crate::bench::{BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler, Unsupported};
 use anyhow::{bail, Result};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -112,9 +112,9 @@ impl Benchmark for Fork {
         ))
     }
 
-    fn supported_at(&self, _env: &Env, params: &Params) -> Result<(), String> {
-        match params.choice("parent").map_err(|e| e.to_string())? {
-            Parent::Small => program::forker().map(|_| ()),
+    fn supported_at(&self, _env: &Env, params: &Params) -> Result<(), Unsupported> {
+        match params.choice("parent").map_err(Unsupported::Param)? {
+            Parent::Small => program::forker().map(|_| ()).map_err(Unsupported::family),
             Parent::Worker => Ok(()),
         }
     }
@@ -200,10 +200,10 @@ struct Exec {
 }
 
 impl Exec {
-    fn available(&self, prog: program::Prog) -> Result<(), String> {
-        program::image(prog)?;
+    fn available(&self, prog: program::Prog) -> Result<(), Unsupported> {
+        program::image(prog).map_err(Unsupported::family)?;
         if self.shell && !std::path::Path::new("/bin/sh").exists() {
-            return Err("/bin/sh is missing".into());
+            return Err(Unsupported::Missing("/bin/sh"));
         }
         Ok(())
     }
@@ -219,12 +219,12 @@ impl Benchmark for Exec {
         i.param(prog_param())
     }
 
-    fn supported(&self, _env: &Env) -> Result<(), String> {
+    fn supported(&self, _env: &Env) -> Result<(), Unsupported> {
         self.available(program::Prog::Hello)
     }
 
-    fn supported_at(&self, _env: &Env, params: &Params) -> Result<(), String> {
-        self.available(params.choice("prog").map_err(|e| e.to_string())?)
+    fn supported_at(&self, _env: &Env, params: &Params) -> Result<(), Unsupported> {
+        self.available(params.choice("prog").map_err(Unsupported::Param)?)
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {

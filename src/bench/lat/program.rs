@@ -16,6 +16,28 @@
 use super::tiny;
 use std::path::{Path, PathBuf};
 
+/// Why this kdelta has no program to start, or why an ELF file's headers do
+/// not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ProgramError {
+    #[error("kdelta was built without its small forking program: {0}")]
+    NoForker(&'static str),
+    #[error("kdelta was built without its dynamically linked hello: {0}")]
+    NoHello(&'static str),
+    #[error("kdelta has no tiny static program for {}", std::env::consts::ARCH)]
+    NoTiny,
+    #[error("not an ELF file")]
+    NotElf,
+    #[error("unknown ELF class {0}")]
+    Class(u8),
+    #[error("unknown ELF byte order {0}")]
+    ByteOrder(u8),
+    #[error("ELF header field at {0} is past the end")]
+    PastEnd(usize),
+    #[error("PT_INTERP lies past the end of the file")]
+    InterpPastEnd,
+}
+
 /// The embedded `hello` (empty when build.rs could not build it).
 static HELLO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hello"));
 /// Why build.rs could not build `hello` (empty when it could).
@@ -38,10 +60,10 @@ const FORKER_ERROR: &str = env!("KDELTA_FORKER_ERROR");
 
 /// The `forker` image (`forker.c`: the small process `lat.proc.fork` forks
 /// from), or why this kdelta has none.
-pub(crate) fn forker() -> Result<&'static [u8], String> {
+pub(crate) fn forker() -> Result<&'static [u8], ProgramError> {
     if FORKER.is_empty() {
         let why = if FORKER_ERROR.is_empty() { "build.rs made an empty program" } else { FORKER_ERROR };
-        return Err(format!("kdelta was built without its small forking program: {why}"));
+        return Err(ProgramError::NoForker(why));
     }
     Ok(FORKER)
 }
@@ -49,7 +71,7 @@ pub(crate) fn forker() -> Result<&'static [u8], String> {
 /// Write `forker` to `dir/forker` (mode 0755).
 pub(crate) fn write_forker(dir: &Path) -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let img = forker().map_err(anyhow::Error::msg)?;
+    let img = forker()?;
     let path = dir.join("forker");
     std::fs::write(&path, img)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
@@ -57,21 +79,19 @@ pub(crate) fn write_forker(dir: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The `hello` image, or why there is none.
-fn hello() -> Result<&'static [u8], String> {
+fn hello() -> Result<&'static [u8], ProgramError> {
     if HELLO.is_empty() {
         let why = if HELLO_ERROR.is_empty() { "build.rs made an empty program" } else { HELLO_ERROR };
-        return Err(format!("kdelta was built without its dynamically linked hello: {why}"));
+        return Err(ProgramError::NoHello(why));
     }
     Ok(HELLO)
 }
 
 /// The image of a program, or why this kdelta has none.
-pub(crate) fn image(prog: Prog) -> Result<Vec<u8>, String> {
+pub(crate) fn image(prog: Prog) -> Result<Vec<u8>, ProgramError> {
     match prog {
         Prog::Hello => hello().map(<[u8]>::to_vec),
-        Prog::Static => {
-            tiny::image().ok_or_else(|| format!("kdelta has no tiny static program for {}", std::env::consts::ARCH))
-        }
+        Prog::Static => tiny::image().ok_or(ProgramError::NoTiny),
     }
 }
 
@@ -95,22 +115,22 @@ impl Linkage {
 /// Read an ELF file's program headers (32- or 64-bit, either byte order) and
 /// say whether it names a loader. A static-pie program has a `PT_DYNAMIC`
 /// but no `PT_INTERP`: it is static here, since nothing else is loaded.
-pub(crate) fn linkage(elf: &[u8]) -> Result<Linkage, String> {
+pub(crate) fn linkage(elf: &[u8]) -> Result<Linkage, ProgramError> {
     if elf.len() < 52 || &elf[..4] != b"\x7fELF" {
-        return Err("not an ELF file".into());
+        return Err(ProgramError::NotElf);
     }
     let wide = match elf[4] {
         1 => false,
         2 => true,
-        c => return Err(format!("unknown ELF class {c}")),
+        c => return Err(ProgramError::Class(c)),
     };
     let little = match elf[5] {
         1 => true,
         2 => false,
-        d => return Err(format!("unknown ELF byte order {d}")),
+        d => return Err(ProgramError::ByteOrder(d)),
     };
-    let get = |off: usize, len: usize| -> Result<u64, String> {
-        let b = elf.get(off..off + len).ok_or_else(|| format!("ELF header field at {off} is past the end"))?;
+    let get = |off: usize, len: usize| -> Result<u64, ProgramError> {
+        let b = elf.get(off..off + len).ok_or(ProgramError::PastEnd(off))?;
         let mut v = 0u64;
         for i in 0..len {
             let byte = if little { b[len - 1 - i] } else { b[i] };
@@ -131,7 +151,7 @@ pub(crate) fn linkage(elf: &[u8]) -> Result<Linkage, String> {
         const PT_INTERP: u64 = 3;
         if get(ph, 4)? == PT_INTERP {
             let (off, size) = (get(ph + off_at, word)? as usize, get(ph + size_at, word)? as usize);
-            let raw = elf.get(off..off.saturating_add(size)).ok_or("PT_INTERP lies past the end of the file")?;
+            let raw = elf.get(off..off.saturating_add(size)).ok_or(ProgramError::InterpPastEnd)?;
             let name = raw.split(|&b| b == 0).next().unwrap_or_default();
             interp = Some(String::from_utf8_lossy(name).into_owned());
         }
@@ -152,7 +172,7 @@ pub(crate) fn write_to(prog: Prog, dir: &Path) -> anyhow::Result<Written> {
     use crate::model::params::Choice;
     use std::os::unix::fs::PermissionsExt;
     let name = prog.name();
-    let img = image(prog).map_err(anyhow::Error::msg)?;
+    let img = image(prog)?;
     let linkage = linkage(&img).map_err(|e| anyhow::anyhow!("program {name}: {e}"))?;
     let path = dir.join(name);
     std::fs::write(&path, &img)?;

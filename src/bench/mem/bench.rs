@@ -251,13 +251,16 @@ impl Benchmark for MemBench {
         self.params(p).map(drop)
     }
 
-    fn supported_at(&self, _env: &crate::bench::Env, p: &Params) -> Result<(), String> {
+    fn supported_at(&self, _env: &crate::bench::Env, p: &Params) -> Result<(), crate::bench::Unsupported> {
         // A value out of range is bad input, for `check` to refuse (exit 2),
         // not a point this machine cannot run.
         let Ok(m) = self.params(p) else { return Ok(()) };
         match m.variant {
             Some(v) if m.imp == ImplName::Tuned && !v.is_available() => {
-                Err(format!("variant={}: this CPU ({}) cannot run it", v.name(), describe(tuned::cpu())))
+                Err(crate::bench::Unsupported::family(VariantUnavailable {
+                    variant: v.name(),
+                    cpu: describe(tuned::cpu()),
+                }))
             }
             _ => Ok(()),
         }
@@ -556,3 +559,11 @@ fn run_strlen(s: &mut Sampler, pt: Point, off: usize) -> Result<()> {
 #[cfg(test)]
 #[path = "bench_tests.rs"]
 mod tests;
+
+/// `variant=` names a tuned path this CPU cannot run.
+#[derive(Debug, thiserror::Error)]
+#[error("variant={variant}: this CPU ({cpu}) cannot run it")]
+struct VariantUnavailable {
+    variant: &'static str,
+    cpu: String,
+}

@@ -20,33 +20,80 @@ use std::path::{Path, PathBuf};
 /// The largest file read (a libc debug file is ~4 MiB).
 const MAX_FILE: u64 = 256 << 20;
 
+/// Why an ELF file's bytes cannot be read as one (no file named).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ElfError {
+    #[error("not an ELF file")]
+    NotElf,
+    #[error("not a 64-bit little-endian ELF file")]
+    NotWideLittle,
+    #[error("offset overflows")]
+    OffsetOverflows,
+    #[error("truncated: {len} bytes at {off:#x} lie outside the file")]
+    Truncated { len: u64, off: u64 },
+    #[error("short read")]
+    ShortRead,
+    #[error("section header size {0} below 64")]
+    SectionHeaderSize(u64),
+    #[error("no loadable segment")]
+    NoLoadableSegment,
+    #[error("symbol size {0} below 24")]
+    SymbolSize(u64),
+    #[error("string table {0} does not exist")]
+    NoStringTable(u32),
+}
+
+/// Why the routine at an address cannot be named: one line, stored with
+/// the result after `unavailable: `.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NameError {
+    #[error("no loaded object holds address {0:#x}")]
+    NoObject(usize),
+    #[error("{}: {source}", .file.display())]
+    Io { file: PathBuf, source: std::io::Error },
+    #[error("{}: {len} bytes, more than the {MAX_FILE} read", .file.display())]
+    TooLarge { file: PathBuf, len: u64 },
+    #[error("{}: {source}", .file.display())]
+    Elf { file: PathBuf, source: ElfError },
+    #[error(transparent)]
+    Read(#[from] ElfError),
+    #[error("{} has no symbol table and no build id to find its debug file", .0.display())]
+    NoBuildId(PathBuf),
+    #[error("{} has no symbol table and its debug file is unreadable ({source}; Debian: libc6-dbg)", .file.display())]
+    NoDebugFile { file: PathBuf, source: Box<NameError> },
+    #[error("{} has no symbol table", .0.display())]
+    NoSymbolTable(PathBuf),
+    #[error("no function covers offset {vaddr:#x} of {}", .file.display())]
+    NoFunction { vaddr: u64, file: PathBuf },
+}
+
+impl NameError {
+    fn elf(file: &Path) -> impl Fn(ElfError) -> NameError + '_ {
+        move |source| NameError::Elf { file: file.to_path_buf(), source }
+    }
+}
+
 /// The name(s) of the function at `addr` (aliases joined by ` = `,
 /// sorted), with the object's file name when it is not the C library
 /// (a preloaded library), or why it cannot be told.
-pub(crate) fn name_at(addr: usize) -> Result<String, String> {
+pub(crate) fn name_at(addr: usize) -> Result<String, NameError> {
     let (file, base) = object_of(addr)?;
     let data = read_capped(&file)?;
-    let elf = Elf::parse(&data).map_err(|e| format!("{}: {e}", file.display()))?;
+    let elf = Elf::parse(&data).map_err(NameError::elf(&file))?;
     let vaddr = addr.wrapping_sub(base).wrapping_add(elf.first_load_vaddr()? as usize) as u64;
     let names = match elf.functions_at(vaddr)? {
         Some(n) => n,
         None => {
-            let id = elf.build_id()?.ok_or_else(|| {
-                format!("{} has no symbol table and no build id to find its debug file", file.display())
-            })?;
+            let id = elf.build_id()?.ok_or_else(|| NameError::NoBuildId(file.clone()))?;
             let debug = debug_file(&id);
-            let dd = read_capped(&debug).map_err(|e| {
-                format!(
-                    "{} has no symbol table and its debug file is unreadable ({e}; Debian: libc6-dbg)",
-                    file.display()
-                )
-            })?;
-            let de = Elf::parse(&dd).map_err(|e| format!("{}: {e}", debug.display()))?;
-            de.functions_at(vaddr)?.ok_or_else(|| format!("{} has no symbol table", debug.display()))?
+            let dd =
+                read_capped(&debug).map_err(|e| NameError::NoDebugFile { file: file.clone(), source: Box::new(e) })?;
+            let de = Elf::parse(&dd).map_err(NameError::elf(&debug))?;
+            de.functions_at(vaddr)?.ok_or_else(|| NameError::NoSymbolTable(debug.clone()))?
         }
     };
     if names.is_empty() {
-        return Err(format!("no function covers offset {vaddr:#x} of {}", file.display()));
+        return Err(NameError::NoFunction { vaddr, file });
     }
     let joined = names.join(" = ");
     let fname = file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -54,7 +101,7 @@ pub(crate) fn name_at(addr: usize) -> Result<String, String> {
 }
 
 /// The file holding `addr` and the address it was loaded at.
-fn object_of(addr: usize) -> Result<(PathBuf, usize), String> {
+fn object_of(addr: usize) -> Result<(PathBuf, usize), NameError> {
     let mut info = libc::Dl_info {
         dli_fname: std::ptr::null(),
         dli_fbase: std::ptr::null_mut(),
@@ -65,7 +112,7 @@ fn object_of(addr: usize) -> Result<(PathBuf, usize), String> {
     // loader's tables for the address, which it does not dereference.
     let ok = unsafe { libc::dladdr(addr as *const c_void, &mut info) };
     if ok == 0 || info.dli_fname.is_null() {
-        return Err(format!("no loaded object holds address {addr:#x}"));
+        return Err(NameError::NoObject(addr));
     }
     // SAFETY: dladdr set dli_fname to the loader's NUL-terminated path.
     let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
@@ -78,12 +125,13 @@ fn debug_file(build_id: &[u8]) -> PathBuf {
     Path::new("/usr/lib/debug/.build-id").join(dir).join(format!("{rest}.debug"))
 }
 
-fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+fn read_capped(path: &Path) -> Result<Vec<u8>, NameError> {
+    let io = |source| NameError::Io { file: path.to_path_buf(), source };
+    let len = std::fs::metadata(path).map_err(io)?.len();
     if len > MAX_FILE {
-        return Err(format!("{}: {len} bytes, more than the {MAX_FILE} read", path.display()));
+        return Err(NameError::TooLarge { file: path.to_path_buf(), len });
     }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::read(path).map_err(io)
 }
 
 /// A section header: type, file offset, size, link, entry size.
@@ -95,36 +143,36 @@ pub(crate) struct Elf<'a> {
 }
 
 impl<'a> Elf<'a> {
-    pub(crate) fn parse(d: &'a [u8]) -> Result<Elf<'a>, String> {
+    pub(crate) fn parse(d: &'a [u8]) -> Result<Elf<'a>, ElfError> {
         if d.get(..4) != Some(b"\x7fELF") {
-            return Err("not an ELF file".into());
+            return Err(ElfError::NotElf);
         }
         if d.get(4) != Some(&2) || d.get(5) != Some(&1) {
-            return Err("not a 64-bit little-endian ELF file".into());
+            return Err(ElfError::NotWideLittle);
         }
         Ok(Elf { d })
     }
 
-    fn bytes(&self, off: u64, len: u64) -> Result<&'a [u8], String> {
-        let end = off.checked_add(len).ok_or("offset overflows")?;
+    fn bytes(&self, off: u64, len: u64) -> Result<&'a [u8], ElfError> {
+        let end = off.checked_add(len).ok_or(ElfError::OffsetOverflows)?;
         usize::try_from(off)
             .ok()
             .zip(usize::try_from(end).ok())
             .and_then(|(a, b)| self.d.get(a..b))
-            .ok_or_else(|| format!("truncated: {len} bytes at {off:#x} lie outside the file"))
+            .ok_or(ElfError::Truncated { len, off })
     }
-    fn u16(&self, off: u64) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(self.bytes(off, 2)?.try_into().map_err(|_| "short read")?))
+    fn u16(&self, off: u64) -> Result<u16, ElfError> {
+        Ok(u16::from_le_bytes(self.bytes(off, 2)?.try_into().map_err(|_| ElfError::ShortRead)?))
     }
-    fn u32(&self, off: u64) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.bytes(off, 4)?.try_into().map_err(|_| "short read")?))
+    fn u32(&self, off: u64) -> Result<u32, ElfError> {
+        Ok(u32::from_le_bytes(self.bytes(off, 4)?.try_into().map_err(|_| ElfError::ShortRead)?))
     }
-    fn u64(&self, off: u64) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.bytes(off, 8)?.try_into().map_err(|_| "short read")?))
+    fn u64(&self, off: u64) -> Result<u64, ElfError> {
+        Ok(u64::from_le_bytes(self.bytes(off, 8)?.try_into().map_err(|_| ElfError::ShortRead)?))
     }
 
     /// The section headers.
-    fn sections(&self) -> Result<Vec<Section>, String> {
+    fn sections(&self) -> Result<Vec<Section>, ElfError> {
         let shoff = self.u64(0x28)?;
         let shentsize = u64::from(self.u16(0x3a)?);
         let shnum = u64::from(self.u16(0x3c)?);
@@ -132,7 +180,7 @@ impl<'a> Elf<'a> {
             return Ok(Vec::new());
         }
         if shentsize < 64 {
-            return Err(format!("section header size {shentsize} below 64"));
+            return Err(ElfError::SectionHeaderSize(shentsize));
         }
         (0..shnum)
             .map(|i| {
@@ -150,7 +198,7 @@ impl<'a> Elf<'a> {
 
     /// The virtual address of the first loadable segment, page-aligned
     /// (the object's load address maps to it).
-    fn first_load_vaddr(&self) -> Result<u64, String> {
+    fn first_load_vaddr(&self) -> Result<u64, ElfError> {
         let phoff = self.u64(0x20)?;
         let phentsize = u64::from(self.u16(0x36)?);
         let phnum = u64::from(self.u16(0x38)?);
@@ -160,11 +208,11 @@ impl<'a> Elf<'a> {
                 return Ok(self.u64(h.saturating_add(16))? & !0xfff);
             }
         }
-        Err("no loadable segment".into())
+        Err(ElfError::NoLoadableSegment)
     }
 
     /// The GNU build id, from a note section.
-    fn build_id(&self) -> Result<Option<Vec<u8>>, String> {
+    fn build_id(&self) -> Result<Option<Vec<u8>>, ElfError> {
         for (ty, off, size, _, _) in self.sections()? {
             if ty != 7 {
                 continue;
@@ -191,16 +239,15 @@ impl<'a> Elf<'a> {
     /// The names of the functions in `.symtab` covering `vaddr` (those
     /// starting exactly there when any do), sorted; `None` without a
     /// `.symtab`.
-    pub(crate) fn functions_at(&self, vaddr: u64) -> Result<Option<Vec<String>>, String> {
+    pub(crate) fn functions_at(&self, vaddr: u64) -> Result<Option<Vec<String>>, ElfError> {
         let secs = self.sections()?;
         let Some(&(_, off, size, link, entsize)) = secs.iter().find(|s| s.0 == 2) else {
             return Ok(None);
         };
         if entsize < 24 {
-            return Err(format!("symbol size {entsize} below 24"));
+            return Err(ElfError::SymbolSize(entsize));
         }
-        let &(_, stroff, strsize, _, _) =
-            secs.get(link as usize).ok_or_else(|| format!("string table {link} does not exist"))?;
+        let &(_, stroff, strsize, _, _) = secs.get(link as usize).ok_or(ElfError::NoStringTable(link))?;
         let strtab = self.bytes(stroff, strsize)?;
         let (mut exact, mut covering) = (Vec::new(), Vec::new());
         for i in 0..size / entsize {
@@ -243,7 +290,7 @@ mod tests {
             // (`__memmove_avx512_unaligned_erms`, `__memcpy_..`), never the
             // exported name itself.
             Ok(n) => assert!(n.contains("__mem") || n.contains("memcpy"), "{n}"),
-            Err(e) => assert!(e.contains("symbol table") || e.contains("debug"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("symbol table") || e.to_string().contains("debug"), "{e}"),
         }
         if Path::new("/usr/lib/debug/.build-id").is_dir() {
             if let Ok(n) = name_at(f) {

@@ -10,9 +10,8 @@ use super::regimes::{self, CacheSizes, Columns, SizeRatio};
 use crate::model::record::{ResultRecord, Status};
 
 fn caches_of(r: &ResultRecord) -> Option<CacheSizes> {
-    let list = r.extras.get("caches")?.as_array()?;
-    let pairs: Vec<(u32, u64)> =
-        list.iter().filter_map(|c| Some((c.get("level")?.as_u64()? as u32, c.get("bytes")?.as_u64()?))).collect();
+    let list = r.extras.caches.as_ref()?;
+    let pairs: Vec<(u32, u64)> = list.iter().filter_map(|c| Some((c.level as u32, c.bytes.as_u64()?))).collect();
     (!pairs.is_empty()).then(|| CacheSizes::new(pairs))
 }
 
@@ -181,7 +180,7 @@ mod tests {
             below_resolution: None,
             summary: crate::stats::summarize(&[gbps], true),
             iterations: None,
-            extras,
+            extras: extras.into(),
             notes: vec![],
             warnings: vec![],
             simulated: false,

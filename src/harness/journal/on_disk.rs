@@ -104,7 +104,7 @@ pub(super) fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>,
         }
         match crate::sys::cgroup::remove(c) {
             Ok(()) => done.push(format!("cgroup {} removed", c.display())),
-            Err(err) => failed.push(err),
+            Err(err) => failed.push(err.to_string()),
         }
     }
     for (p, ctrl) in e.enabled.iter().rev() {

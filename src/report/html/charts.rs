@@ -117,8 +117,7 @@ fn line_chart(sw: &sweep::Sweep) -> Html {
 /// the caches a result recorded and its working set per unit of `x`.
 fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
     let r = rs[0];
-    let (Some(caches), Some(ws)) =
-        (r.extras.get("caches").and_then(|c| c.as_array()), r.extras.get("working_set_bytes").and_then(|w| w.as_f64()))
+    let (Some(caches), Some(ws)) = (&r.extras.caches, r.extras.working_set_bytes.as_ref().and_then(|w| w.as_f64()))
     else {
         return Html::new();
     };
@@ -127,8 +126,7 @@ fn bands(rs: &[&ResultRecord], x: &str, sx: &Scale, f: &Frame) -> Html {
         return Html::new();
     }
     let per = ws / xv;
-    let mut levels: Vec<(u64, f64)> =
-        caches.iter().filter_map(|c| Some((c.get("level")?.as_u64()?, c.get("bytes")?.as_f64()? / per))).collect();
+    let mut levels: Vec<(u64, f64)> = caches.iter().filter_map(|c| Some((c.level, c.bytes.as_f64()? / per))).collect();
     levels.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut s = Html::new();
     let mut from = sx.lo;

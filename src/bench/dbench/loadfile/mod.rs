@@ -312,7 +312,9 @@ pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<Loadfile, ParseError> {
             line,
             msg: "the line is not valid UTF-8 text".into(),
         })?;
-        if let Some(op) = parse_line(text, line).map_err(|msg| ParseError { file: name.to_string(), line, msg })? {
+        if let Some(op) =
+            parse_line(text, line).map_err(|e| ParseError { file: name.to_string(), line, msg: e.to_string() })?
+        {
             ops.push(op);
         }
     }
