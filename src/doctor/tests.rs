@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::fake::{self, snapshot, write as w};
+use crate::testing::fake::{self, snapshot};
 
 fn find<'a>(r: &'a Report, setting: &str) -> &'a Finding {
     r.findings.iter().find(|f| f.setting == setting).unwrap_or_else(|| panic!("no {setting}: {r:#?}"))
