@@ -52,15 +52,7 @@ fn refuses_malformed_modifiers() {
 fn fake_tree_every_knob_available() {
     let d = tempfile::tempdir().unwrap();
     fake::knobs(d.path());
-    for (kk, v) in [
-        ("preempt", "none"),
-        ("smt", "off"),
-        ("governor", "performance"),
-        ("boost", "off"),
-        ("thp", "never"),
-        ("sysctl", "kernel.sched_autogroup_enabled=0"),
-        ("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never"),
-    ] {
+    for &(kk, v) in fake::KNOB_SETTINGS {
         check(&set(kk, v), d.path()).unwrap_or_else(|e| panic!("{kk}={v}: {e}"));
     }
     assert_eq!(read_back(&Knob::Thp, d.path()).unwrap(), "madvise");

@@ -39,18 +39,7 @@ fn each_knob_applied_read_back_and_restored() {
     let before = snapshot(d.path());
     let jp = journal::path(d.path());
     let mut s = Session::new(d.path());
-    let all = cfg(
-        "up+all",
-        &[
-            ("preempt", "none"),
-            ("smt", "off"),
-            ("governor", "performance"),
-            ("boost", "off"),
-            ("thp", "never"),
-            ("sysctl", "kernel.sched_autogroup_enabled=0"),
-            ("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never"),
-        ],
-    );
+    let all = cfg("up+all", fake::KNOB_SETTINGS);
     s.switch(&all).unwrap();
     assert!(jp.exists(), "journaled before the change");
     assert_eq!(k::read_text(&d.path().join(k::THP)).unwrap(), "never");

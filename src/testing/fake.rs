@@ -79,6 +79,18 @@ pub fn knobs(root: &Path) {
     write(root, "proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
 }
 
+/// One setting of each kind the [`knobs`] tree can take, as `--config`
+/// modifiers (`NAME=VALUE`): each differs from the tree's value.
+pub const KNOB_SETTINGS: &[(&str, &str)] = &[
+    ("preempt", "none"),
+    ("smt", "off"),
+    ("governor", "performance"),
+    ("boost", "off"),
+    ("thp", "never"),
+    ("sysctl", "kernel.sched_autogroup_enabled=0"),
+    ("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never"),
+];
+
 /// A choice file's value in force (`always [madvise] never` reads `madvise`,
 /// `none (full)` reads `full`), or the file's text.
 pub fn knob_value(root: &Path, rel: &str) -> String {
