@@ -28,7 +28,14 @@ impl Env {
     }
     /// `kdelta` with this env's database, its own TMPDIR and the test family.
     pub fn cmd(&self) -> Command {
-        Command::from_std(self.spawnable())
+        let mut c = Command::cargo_bin("kdelta").unwrap();
+        c.env("KDELTA_DB", self.db())
+            .env("TMPDIR", self.tmp())
+            .env("KDELTA_TEST_BENCHES", "1")
+            .env_remove("KDELTA_SYSFS_ROOT")
+            .env("XDG_STATE_HOME", self.state())
+            .env("NO_COLOR", "1");
+        c
     }
     /// The same as a `std::process::Command`, to spawn and kill.
     pub fn spawnable(&self) -> std::process::Command {
