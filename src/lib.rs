@@ -218,35 +218,11 @@ pub mod testing {
         pub use crate::bench::mem::tuned::{choose, cpu, rule::Vendor, Cpu, Tuned, Variant};
         pub use crate::bench::mem::{cache, libc_fns::Libc, naive, MemBench, Routine, SIZES};
     }
-    /// Fake `/sys` and `/proc` roots (`KDELTA_SYSFS_ROOT`): writing their files and
-    /// taking every file's bytes, for tests that check a root is left as it was found.
+    /// The fake machines of every test (`/sys` and `/proc` trees below a
+    /// `KDELTA_SYSFS_ROOT`), one copy for unit and integration tests alike.
+    pub mod fake;
+    /// The former name of [`fake`]'s writer and snapshot, for code in flight.
     pub mod fake_root {
-        use std::path::{Path, PathBuf};
-
-        /// Write `text` to `root/rel`, making the directories on the way.
-        pub fn write(root: &Path, rel: &str, text: &str) {
-            let p = root.join(rel);
-            std::fs::create_dir_all(p.parent().expect("a relative path below root")).expect("mkdir in a fake root");
-            std::fs::write(p, text).expect("write in a fake root");
-        }
-
-        /// Every file below `root` but the kernel-settings journal, with its bytes, sorted.
-        pub fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-            let mut v = Vec::new();
-            let mut stack = vec![root.to_path_buf()];
-            while let Some(d) = stack.pop() {
-                for e in std::fs::read_dir(&d).expect("read a fake root") {
-                    let p = e.expect("read a fake root").path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if !p.ends_with("knobs.journal") {
-                        let bytes = std::fs::read(&p).expect("read a fake root's file");
-                        v.push((p, bytes));
-                    }
-                }
-            }
-            v.sort();
-            v
-        }
+        pub use super::fake::{snapshot, write};
     }
 }

@@ -1,26 +1,6 @@
 use super::*;
+use crate::testing::fake;
 use std::os::unix::fs::PermissionsExt;
-
-/// A fake tree with every knob present and writable.
-pub(crate) fn fake_knobs(root: &Path) {
-    let w = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    w(k::PREEMPT, "none voluntary (full) lazy\n");
-    w(k::SMT_CONTROL, "on\n");
-    // No smt/active: the fake kernel takes no CPU offline, nothing to wait for.
-    for p in ["policy0", "policy1"] {
-        w(&format!("{}/{p}/scaling_governor", k::CPUFREQ), "schedutil\n");
-        w(&format!("{}/{p}/scaling_available_governors", k::CPUFREQ), "performance powersave schedutil\n");
-    }
-    w(k::BOOST, "1\n");
-    w(k::THP, "always [madvise] never\n");
-    w("proc/sys/kernel/sched_autogroup_enabled", "1\n");
-    w("proc/sys/net/ipv4/tcp_rmem", "4096\t131072\t6291456\n");
-    w("sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n");
-}
 
 fn set(k: &str, v: &str) -> KnobSetting {
     parse(k, v).unwrap()
@@ -71,16 +51,8 @@ fn refuses_malformed_modifiers() {
 #[test]
 fn fake_tree_every_knob_available() {
     let d = tempfile::tempdir().unwrap();
-    fake_knobs(d.path());
-    for (kk, v) in [
-        ("preempt", "none"),
-        ("smt", "off"),
-        ("governor", "performance"),
-        ("boost", "off"),
-        ("thp", "never"),
-        ("sysctl", "kernel.sched_autogroup_enabled=0"),
-        ("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never"),
-    ] {
+    fake::knobs(d.path());
+    for &(kk, v) in fake::KNOB_SETTINGS {
         check(&set(kk, v), d.path()).unwrap_or_else(|e| panic!("{kk}={v}: {e}"));
     }
     assert_eq!(read_back(&Knob::Thp, d.path()).unwrap(), "madvise");
@@ -109,7 +81,7 @@ fn fake_tree_refusals_name_the_reason() {
         let e = check(&set(kk, v), d.path()).unwrap_err();
         assert!(e.contains(says) && e.starts_with(&format!("{kk}=")), "{kk}={v}: {e}");
     }
-    fake_knobs(d.path());
+    fake::knobs(d.path());
     // Values the kernel does not offer.
     std::fs::write(d.path().join(k::PREEMPT), "none voluntary (full)\n").unwrap();
     let e = check(&set("preempt", "lazy"), d.path()).unwrap_err();
@@ -166,7 +138,7 @@ fn resolve_records_knobs() {
 #[test]
 fn states_for_topo() {
     let d = tempfile::tempdir().unwrap();
-    fake_knobs(d.path());
+    fake::knobs(d.path());
     std::fs::write(d.path().join(k::SMT_CONTROL), "notsupported\n").unwrap();
     let t = states_text(d.path());
     for key in ["preempt", "smt", "governor", "boost", "thp", "sysctl", "sysfs"] {

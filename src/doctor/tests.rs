@@ -1,47 +1,5 @@
 use super::*;
-use crate::testing::fake_root::{snapshot, write as w};
-
-/// A 2-CPU KVM guest as this VM is: haltpoll cpuidle, no cpufreq driver,
-/// THP always, ASLR off, a deep idle state on CPU 1, a device IRQ on both.
-/// Values are written as a kernel reads them back (no newline), so a file
-/// restored holds the same bytes.
-pub(super) fn fake_vm(root: &Path) {
-    w(root, "sys/devices/system/cpu/online", "0-1\n");
-    for cpu in 0..2 {
-        let t = format!("sys/devices/system/cpu/cpu{cpu}/topology");
-        w(root, &format!("{t}/core_cpus_list"), &format!("{cpu}\n"));
-        w(root, &format!("{t}/core_id"), &format!("{cpu}\n"));
-        w(root, &format!("{t}/physical_package_id"), "0\n");
-    }
-    w(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n");
-    let idle = "sys/devices/system/cpu/cpuidle";
-    w(root, &format!("{idle}/current_driver"), "haltpoll");
-    w(root, &format!("{idle}/current_governor_ro"), "haltpoll");
-    for cpu in 0..2 {
-        let d = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
-        for (st, name, lat) in [("state0", "POLL", "0"), ("state1", "haltpoll idle", "1")] {
-            w(root, &format!("{d}/{st}/name"), name);
-            w(root, &format!("{d}/{st}/latency"), lat);
-            w(root, &format!("{d}/{st}/disable"), "0");
-        }
-    }
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/name", "C6");
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/latency", "120");
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "0");
-    w(root, "sys/module/haltpoll/parameters/guest_halt_poll_ns", "0");
-    w(root, "sys/kernel/mm/transparent_hugepage/enabled", "always");
-    w(root, "sys/kernel/mm/transparent_hugepage/defrag", "always");
-    w(root, "proc/sys/kernel/randomize_va_space", "0");
-    w(root, "proc/sys/kernel/perf_event_max_sample_rate", "100000");
-    w(root, "proc/sys/vm/swappiness", "60");
-    w(root, "proc/stat", "cpu  100 0 50 1000 0 0 0 30 0 0\ncpu0 50 0 25 500 0 0 0 15 0 0\n");
-    w(root, "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
-    w(root, "proc/meminfo", "MemTotal: 1000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
-    w(root, "proc/interrupts", "           CPU0       CPU1\n  4:         10         20   IO-APIC   4-edge      ttyS0\nLOC:       100        200   Local timer interrupts\n");
-    w(root, "proc/irq/4/smp_affinity_list", "0-1");
-    w(root, "proc/cmdline", "quiet cpuidle_haltpoll.force=1");
-    w(root, "proc/42/stat", "42 (some daemon) S 1 42 42 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 100 0 0");
-}
+use crate::testing::fake::{self, snapshot};
 
 fn find<'a>(r: &'a Report, setting: &str) -> &'a Finding {
     r.findings.iter().find(|f| f.setting == setting).unwrap_or_else(|| panic!("no {setting}: {r:#?}"))
@@ -50,7 +8,7 @@ fn find<'a>(r: &'a Report, setting: &str) -> &'a Finding {
 #[test]
 fn names_what_moves_measurements_on_a_vm() {
     let d = tempfile::tempdir().unwrap();
-    fake_vm(d.path());
+    fake::vm(d.path());
     let all = CpuSet::parse_list("0-1").unwrap();
     let r = examine(d.path(), &all, Duration::from_millis(20));
     let vm = find(&r, "virtual machine");
@@ -100,7 +58,7 @@ fn checks_steal(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> Finding {
 #[test]
 fn apply_then_reset_leaves_every_file_as_it_was() {
     let d = tempfile::tempdir().unwrap();
-    fake_vm(d.path());
+    fake::vm(d.path());
     let before = snapshot(d.path());
     let all = CpuSet::parse_list("0-1").unwrap();
     let r = examine(d.path(), &all, Duration::from_millis(1));
@@ -128,7 +86,7 @@ fn apply_then_reset_leaves_every_file_as_it_was() {
 fn a_run_adopts_the_doctors_settings_and_restores_them_at_its_end() {
     use crate::harness::knobs::Session;
     let d = tempfile::tempdir().unwrap();
-    fake_vm(d.path());
+    fake::vm(d.path());
     let before = snapshot(d.path());
     let r = examine(d.path(), &CpuSet::parse_list("0").unwrap(), Duration::from_millis(1));
     apply(d.path(), &r).unwrap();
@@ -212,7 +170,7 @@ fn interference_is_shown_with_its_figures_and_the_records_place() {
 #[test]
 fn the_report_carries_the_record_in_its_json() {
     let d = tempfile::tempdir().unwrap();
-    fake_vm(d.path());
+    fake::vm(d.path());
     let all = CpuSet::parse_list("0-1").unwrap();
     let mut r = examine(d.path(), &all, Duration::from_millis(1));
     let v = serde_json::to_value(&r).unwrap();

@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::config::CgroupLimit;
+use crate::testing::fake;
 
 fn put(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -8,54 +9,6 @@ fn put(p: &Path, text: &str) {
 
 fn text(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).trim().to_string()
-}
-
-/// A machine as this VM is: cgroup v1 cpu, cpuset and memory hierarchies
-/// (and an empty v2 one in `unified/`), kdelta in the top cgroup of each
-/// but memory's, which is a container's.
-fn fake_v1() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let cg = d.path().join("sys/fs/cgroup");
-    put(&cg.join("unified/cgroup.controllers"), "");
-    for f in ["cgroup.procs", "tasks", "cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.stat"] {
-        put(&cg.join("cpu").join(f), "");
-    }
-    put(&cg.join("cpu/cpu.stat"), "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
-    for f in ["cgroup.procs", "tasks", "cpuset.cpu_exclusive"] {
-        put(&cg.join("cpuset").join(f), "");
-    }
-    put(&cg.join("cpuset/cpuset.cpus"), "0-1\n");
-    put(&cg.join("cpuset/cpuset.mems"), "0\n");
-    put(&cg.join("cpuset/tasks"), "1\n2\n3\n");
-    for f in ["cgroup.procs", "tasks", "memory.limit_in_bytes", "memory.soft_limit_in_bytes"] {
-        put(&cg.join("memory/ctr").join(f), "");
-    }
-    put(&cg.join("memory/memory.limit_in_bytes"), "");
-    put(&d.path().join("proc/self/cgroup"), "4:memory:/ctr\n3:cpuset:/\n1:cpu,cpuacct:/\n0::/\n");
-    d
-}
-
-/// A cgroup v2 machine, kdelta in the root cgroup.
-fn fake_v2() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let cg = d.path().join("sys/fs/cgroup");
-    put(&cg.join("cgroup.controllers"), "cpuset cpu io memory pids\n");
-    for f in [
-        "cgroup.subtree_control",
-        "cgroup.procs",
-        "cpu.max",
-        "cpu.weight",
-        "cpuset.cpus",
-        "cpuset.cpus.partition",
-        "cpuset.mems",
-        "memory.max",
-        "memory.high",
-    ] {
-        put(&cg.join(f), "");
-    }
-    put(&cg.join("cpuset.mems.effective"), "0\n");
-    put(&d.path().join("proc/self/cgroup"), "0::/\n");
-    d
 }
 
 fn cfg(limits: Vec<CgroupLimit>) -> Config {
@@ -98,13 +51,13 @@ fn ours(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn layouts_of_v1_v2_and_none() {
-    let v1 = fake_v1();
+    let v1 = fake::machine(fake::cgroup_v1);
     let l = Layout::read(v1.path());
     let cg = v1.path().join("sys/fs/cgroup");
     assert_eq!(l.cpu.as_ref().map(|h| (h.version, h.own.clone())), Some((1, cg.join("cpu"))));
     assert_eq!(l.memory.as_ref().map(|h| h.own.clone()), Some(cg.join("memory/ctr")));
     assert_eq!(l.cpuset.as_ref().map(|h| h.version), Some(1));
-    let v2 = fake_v2();
+    let v2 = fake::machine(fake::cgroup_v2);
     let l = Layout::read(v2.path());
     assert!([&l.cpu, &l.cpuset, &l.memory].iter().all(|h| h.as_ref().is_some_and(|h| h.version == 2)));
     let none = tempfile::tempdir().unwrap();
@@ -116,7 +69,7 @@ fn layouts_of_v1_v2_and_none() {
 
 #[test]
 fn v1_limits_are_written_and_removed() {
-    let d = fake_v1();
+    let d = fake::machine(fake::cgroup_v1);
     let root = d.path();
     let cg = root.join("sys/fs/cgroup");
     let mut c = Cgroups::new(root);
@@ -144,7 +97,7 @@ fn v1_limits_are_written_and_removed() {
 
 #[test]
 fn v2_limits_enable_controllers_and_are_written() {
-    let d = fake_v2();
+    let d = fake::machine(fake::cgroup_v2);
     let root = d.path();
     let cg = root.join("sys/fs/cgroup");
     let mut c = Cgroups::new(root);
@@ -167,7 +120,7 @@ fn v2_limits_enable_controllers_and_are_written() {
 
 #[test]
 fn a_killed_kdelta_s_cgroups_are_removed_by_restore() {
-    let d = fake_v1();
+    let d = fake::machine(fake::cgroup_v1);
     let root = d.path();
     let mut c = Cgroups::new(root);
     c.place(&cfg(limits()), 3).unwrap();
@@ -185,7 +138,7 @@ fn a_killed_kdelta_s_cgroups_are_removed_by_restore() {
 
 #[test]
 fn v1_isolation_moves_the_tasks_to_a_system_cpuset_and_back() {
-    let d = fake_v1();
+    let d = fake::machine(fake::cgroup_v1);
     let root = d.path();
     let cs = root.join("sys/fs/cgroup/cpuset");
     let mut c = Cgroups::new(root);
@@ -211,7 +164,7 @@ fn v1_isolation_moves_the_tasks_to_a_system_cpuset_and_back() {
 
 #[test]
 fn v2_isolation_is_an_isolated_partition() {
-    let d = fake_v2();
+    let d = fake::machine(fake::cgroup_v2);
     let root = d.path();
     let mut c = Cgroups::new(root);
     let how = c.isolate(&CpuSet::parse_list("1").unwrap()).unwrap();
@@ -227,7 +180,7 @@ fn v2_isolation_is_an_isolated_partition() {
 
 #[test]
 fn journal_refuses_cgroups_kdelta_does_not_make() {
-    let d = fake_v1();
+    let d = fake::machine(fake::cgroup_v1);
     let root = d.path();
     for bad in ["/etc", "sys/fs/cgroup/cpu/user.slice"] {
         let p = if bad.starts_with('/') { PathBuf::from(bad) } else { root.join(bad) };
@@ -238,7 +191,7 @@ fn journal_refuses_cgroups_kdelta_does_not_make() {
 
 #[test]
 fn v2_limits_are_refused_before_the_run_where_the_controller_cannot_be_handed_down() {
-    let d = fake_v2();
+    let d = fake::machine(fake::cgroup_v2);
     let root = d.path();
     let cg = root.join("sys/fs/cgroup");
     // kdelta in `/user`, which holds processes and has not enabled cpu for its children.

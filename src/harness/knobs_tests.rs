@@ -1,6 +1,6 @@
 use super::*;
-use crate::config::knobs::tests::fake_knobs;
 use crate::sys::knobs as k;
+use crate::testing::fake;
 
 fn cfg(name: &str, mods: &[(&str, &str)]) -> Config {
     Config {
@@ -35,22 +35,11 @@ fn snapshot(root: &Path) -> Vec<(PathBuf, String)> {
 #[test]
 fn each_knob_applied_read_back_and_restored() {
     let d = tempfile::tempdir().unwrap();
-    fake_knobs(d.path());
+    fake::knobs(d.path());
     let before = snapshot(d.path());
     let jp = journal::path(d.path());
     let mut s = Session::new(d.path());
-    let all = cfg(
-        "up+all",
-        &[
-            ("preempt", "none"),
-            ("smt", "off"),
-            ("governor", "performance"),
-            ("boost", "off"),
-            ("thp", "never"),
-            ("sysctl", "kernel.sched_autogroup_enabled=0"),
-            ("sysfs", "/sys/kernel/mm/transparent_hugepage/defrag=never"),
-        ],
-    );
+    let all = cfg("up+all", fake::KNOB_SETTINGS);
     s.switch(&all).unwrap();
     assert!(jp.exists(), "journaled before the change");
     assert_eq!(k::read_text(&d.path().join(k::THP)).unwrap(), "never");
@@ -78,7 +67,7 @@ fn each_knob_applied_read_back_and_restored() {
 #[test]
 fn switching_between_configurations_interleaved() {
     let d = tempfile::tempdir().unwrap();
-    fake_knobs(d.path());
+    fake::knobs(d.path());
     let a = cfg("up+thp=never", &[("thp", "never")]);
     let b = cfg("up+thp=always+boost=off", &[("thp", "always"), ("boost", "off")]);
     let mut s = Session::new(d.path());
@@ -104,7 +93,7 @@ fn switching_between_configurations_interleaved() {
 #[test]
 fn a_failed_change_is_reported_and_restored() {
     let d = tempfile::tempdir().unwrap();
-    fake_knobs(d.path());
+    fake::knobs(d.path());
     let mut s = Session::new(d.path());
     s.switch(&cfg("a", &[("thp", "never")])).unwrap();
     // The governor's file vanishes under us: the switch fails, saying which.

@@ -219,17 +219,7 @@ mod tests {
 
     fn fake_root(siblings: &[(u32, &str)]) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let w = |p: &str, t: &str| {
-            let p = d.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, t).unwrap();
-        };
-        w("proc/sys/kernel/hostname", "vm\n");
-        w("proc/cpuinfo", "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Processor\n");
-        w("sys/devices/system/cpu/possible", "0-1\n");
-        for (c, l) in siblings {
-            w(&format!("sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"), l);
-        }
+        crate::testing::fake::identity(d.path(), "vm", "Intel(R) Xeon(R) Processor", siblings);
         d
     }
 

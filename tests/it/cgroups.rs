@@ -7,6 +7,7 @@
 use crate::common;
 use crate::common::sysfs_cmd as cmd;
 use crate::common::Env;
+use kdelta::testing::fake;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,36 +18,14 @@ fn put(p: &Path, text: &str) {
 
 /// A 2-CPU machine with cgroup v1 cpu, cpuset and memory hierarchies.
 fn fake_v1(root: &Path) {
-    common::fake_sysfs(root, &[&[0], &[1]]);
-    let cg = root.join("sys/fs/cgroup");
-    for f in ["cgroup.procs", "tasks", "cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us"] {
-        put(&cg.join("cpu").join(f), "");
-    }
-    put(&cg.join("cpu/cpu.stat"), "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n");
-    for f in ["cgroup.procs", "cpuset.cpu_exclusive"] {
-        put(&cg.join("cpuset").join(f), "");
-    }
-    put(&cg.join("cpuset/tasks"), "1\n2\n");
-    put(&cg.join("cpuset/cpuset.cpus"), "0-1\n");
-    put(&cg.join("cpuset/cpuset.mems"), "0\n");
-    for f in ["cgroup.procs", "tasks", "memory.limit_in_bytes", "memory.soft_limit_in_bytes"] {
-        put(&cg.join("memory").join(f), "");
-    }
-    put(&root.join("proc/self/cgroup"), "4:memory:/\n3:cpuset:/\n1:cpu,cpuacct:/\n");
+    fake::two_cpus(root);
+    fake::cgroup_v1(root);
 }
 
 /// The same with one cgroup v2 hierarchy.
 fn fake_v2(root: &Path) {
-    common::fake_sysfs(root, &[&[0], &[1]]);
-    let cg = root.join("sys/fs/cgroup");
-    put(&cg.join("cgroup.controllers"), "cpuset cpu memory\n");
-    for f in ["cgroup.subtree_control", "cgroup.procs", "cpu.max", "cpuset.cpus", "cpuset.cpus.partition", "memory.max"]
-    {
-        put(&cg.join(f), "");
-    }
-    put(&cg.join("cpu.stat"), "usage_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
-    put(&cg.join("cpuset.mems.effective"), "0\n");
-    put(&root.join("proc/self/cgroup"), "0::/\n");
+    fake::two_cpus(root);
+    fake::cgroup_v2(root);
 }
 
 /// Every `kdelta-*` directory below `dir`.

@@ -158,28 +158,6 @@ fn compare_two_stored_runs() {
     e.cmd().args(["show", "nosuchlabel"]).assert().code(2).stderr(predicate::str::contains("nosuchlabel"));
 }
 
-#[test]
-fn bad_input_exits_2_with_one_line() {
-    let e = Env::new();
-    let cases: &[(&[&str], &str)] = &[
-        (&["run", "lat.nonesuch"], "lat.nonesuch"),
-        (&["run", "lat.syscall", "--config", "warp"], "warp"),
-        (&["run", "lat.syscall", "--config", "cpus=0-4095"], "not online"),
-        (&["run", "lat.syscall", "--param", "bogus=1"], "bogus"),
-        (&["run", "lat.select.file", "--param", "fds=0"], "fds"),
-        (&["run", "lat.syscall", "--config", "up+sched=warp"], "warp"),
-        (&["run", "lat.syscall", "--sample-time", "forever"], "forever"),
-    ];
-    for (args, needle) in cases {
-        let out = e.cmd().args(*args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    }
-    assert!(!e.db().exists(), "bad input must not create the database");
-}
-
 /// One spelling per idea, the old ones still taken: `model=thread` runs
 /// and is stored as `model=threads`; `chat` is the benchmark `chat.rooms`;
 /// a value outside the enum is refused on one line naming the allowed ones.

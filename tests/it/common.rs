@@ -54,67 +54,11 @@ impl Env {
     }
 }
 
-/// Write a fake sysfs tree: `cores` lists each core's logical CPUs.
-pub fn fake_sysfs(root: &Path, cores: &[&[u32]]) {
-    let cpu = root.join("sys/devices/system/cpu");
-    let mut all: Vec<u32> = cores.iter().flat_map(|c| c.iter().copied()).collect();
-    all.sort();
-    std::fs::create_dir_all(&cpu).unwrap();
-    let list = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
-    std::fs::write(cpu.join("online"), format!("{}\n", list(&all))).unwrap();
-    std::fs::write(cpu.join("possible"), format!("{}\n", list(&all))).unwrap();
-    std::fs::write(cpu.join("present"), format!("{}\n", list(&all))).unwrap();
-    for (i, core) in cores.iter().enumerate() {
-        for &c in *core {
-            let t = cpu.join(format!("cpu{c}/topology"));
-            std::fs::create_dir_all(&t).unwrap();
-            std::fs::write(t.join("core_cpus_list"), format!("{}\n", list(core))).unwrap();
-            std::fs::write(t.join("thread_siblings_list"), format!("{}\n", list(core))).unwrap();
-            std::fs::write(t.join("core_id"), format!("{i}\n")).unwrap();
-            std::fs::write(t.join("physical_package_id"), "0\n").unwrap();
-        }
-    }
-}
+/// The fake machines, one copy with the unit tests' (`kdelta::testing::fake`).
+pub use kdelta::testing::fake::{knob_value, knobs as fake_knobs, sysfs as fake_sysfs};
 
 pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
-}
-
-/// Add every kernel setting kdelta switches to a fake tree, present and
-/// writable: preemption `full`, SMT `on`, two cpufreq policies on
-/// `schedutil`, boost on, THP `madvise`, one sysctl.
-pub fn fake_knobs(root: &Path) {
-    let w = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    w("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");
-    w("sys/devices/system/cpu/smt/control", "on\n");
-    for p in ["policy0", "policy1"] {
-        w(&format!("sys/devices/system/cpu/cpufreq/{p}/scaling_governor"), "schedutil\n");
-        w(
-            &format!("sys/devices/system/cpu/cpufreq/{p}/scaling_available_governors"),
-            "performance powersave schedutil\n",
-        );
-    }
-    w("sys/devices/system/cpu/cpufreq/boost", "1\n");
-    w("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
-    w("proc/sys/kernel/sched_autogroup_enabled", "1\n");
-}
-
-/// A choice file's value in force (`always [madvise] never` reads `madvise`),
-/// or the file's text.
-pub fn knob_value(root: &Path, rel: &str) -> String {
-    let t = std::fs::read_to_string(root.join(rel)).unwrap();
-    t.split_whitespace()
-        .find_map(|w| {
-            w.strip_prefix('[')
-                .and_then(|w| w.strip_suffix(']'))
-                .or_else(|| w.strip_prefix('(').and_then(|w| w.strip_suffix(')')))
-        })
-        .map(String::from)
-        .unwrap_or_else(|| t.trim().to_string())
 }
 
 /// `kdelta` with this env, reading the fake machine below `root`

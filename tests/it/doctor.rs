@@ -5,45 +5,17 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{fake_sysfs, json, Env};
-use std::path::Path;
+use crate::common::{json, Env};
 
-use kdelta::testing::fake_root::{snapshot, write as w};
-
-/// A 2-CPU KVM guest: haltpoll cpuidle, no cpufreq driver, THP always,
-/// ASLR off, a deep idle state on CPU 1. Kernel values are written without a
-/// newline, as a restore writes them back.
-fn fake_vm(root: &Path) {
-    fake_sysfs(root, &[&[0], &[1]]);
-    w(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor\n");
-    w(root, "sys/devices/system/cpu/cpuidle/current_driver", "haltpoll");
-    for cpu in 0..2 {
-        let d = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
-        for (st, name, lat) in [("state0", "POLL", "0"), ("state1", "haltpoll idle", "1")] {
-            w(root, &format!("{d}/{st}/name"), name);
-            w(root, &format!("{d}/{st}/latency"), lat);
-            w(root, &format!("{d}/{st}/disable"), "0");
-        }
-    }
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/name", "C6");
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/latency", "120");
-    w(root, "sys/devices/system/cpu/cpu1/cpuidle/state2/disable", "0");
-    w(root, "sys/module/haltpoll/parameters/guest_halt_poll_ns", "200000");
-    w(root, "sys/kernel/mm/transparent_hugepage/enabled", "always");
-    w(root, "sys/kernel/mm/transparent_hugepage/defrag", "always");
-    w(root, "proc/sys/kernel/randomize_va_space", "0");
-    w(root, "proc/sys/kernel/perf_event_max_sample_rate", "100000");
-    w(root, "proc/stat", "cpu  100 0 50 1000 0 0 0 30 0 0\n");
-    w(root, "proc/meminfo", "SwapTotal: 0 kB\nSwapFree: 0 kB\n");
-    w(root, "proc/interrupts", "      CPU0  CPU1\n  4:  10  20  IO-APIC 4-edge ttyS0\n");
-    w(root, "proc/cmdline", "quiet");
-}
+use kdelta::testing::fake::{self, snapshot, write as w};
 
 #[test]
 fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
     let e = Env::new();
     let root = e.dir.path().join("vm");
-    fake_vm(&root);
+    fake::vm(&root);
+    // A guest that polls before it halts: the doctor names the time.
+    w(&root, fake::HALT_POLL, "200000");
     let out = cmd(&e, &root).args(["doctor"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
@@ -72,7 +44,7 @@ fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
 fn apply_then_reset_leaves_every_file_as_it_was() {
     let e = Env::new();
     let root = e.dir.path().join("vm");
-    fake_vm(&root);
+    fake::vm(&root);
     let before = snapshot(&root);
     let out = cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -102,7 +74,7 @@ fn apply_then_reset_leaves_every_file_as_it_was() {
 fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
     let e = Env::new();
     let root = e.dir.path().join("vm");
-    fake_vm(&root);
+    fake::vm(&root);
     let before = snapshot(&root);
     assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
     let out = cmd(&e, &root)
@@ -123,7 +95,7 @@ fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
 fn bad_input_is_one_line_and_exit_2() {
     let e = Env::new();
     let root = e.dir.path().join("vm");
-    fake_vm(&root);
+    fake::vm(&root);
     for args in [&["doctor", "--cpus", "7"][..], &["doctor", "--cpus", "x-"], &["doctor", "--apply", "--reset"]] {
         let out = cmd(&e, &root).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -49,36 +49,6 @@ fn a_hung_worker_is_killed_at_its_limit() {
 }
 
 #[test]
-fn a_corrupt_database_is_refused_and_left_untouched() {
-    let e = Env::new();
-    let junk: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    std::fs::write(e.db(), &junk).unwrap();
-    for args in [&["run", "test.sleep", "--runs", "1"][..], &["runs"][..], &["compare"][..]] {
-        let out = e.cmd().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("not a kdelta database") && err.contains("untouched"), "{err}");
-    }
-    assert_eq!(std::fs::read(e.db()).unwrap(), junk);
-}
-
-#[test]
-fn a_foreign_sqlite_database_is_refused() {
-    let e = Env::new();
-    {
-        let c = rusqlite::Connection::open(e.db()).unwrap();
-        c.execute_batch("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (42);").unwrap();
-    }
-    let before = std::fs::read(e.db()).unwrap();
-    e.cmd()
-        .args(["run", "test.sleep", "--runs", "1"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("not kdelta's").and(predicate::str::contains("mine")));
-    assert_eq!(std::fs::read(e.db()).unwrap(), before);
-}
-
-#[test]
 fn two_writers_at_once_both_succeed() {
     let e = Env::new();
     let spawn = |label: &str| {

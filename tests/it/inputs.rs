@@ -19,6 +19,71 @@ fn refused(e: &Env, args: &[&str], want: &str) {
     assert!(!e.db().exists(), "{args:?} created the database");
 }
 
+/// The results database a bad-input case meets.
+#[derive(Clone, Copy, Debug)]
+enum Db {
+    /// None: the refusal must not create one.
+    Absent,
+    /// 10,000 bytes of junk where the database should be.
+    Corrupt,
+    /// Another program's SQLite database (one table `mine`).
+    Foreign,
+}
+
+/// Every kind of bad input in one table, refused the same way: exit 2
+/// within seconds, one line on stderr naming the value, no panic, and the
+/// database as it was (none created; a corrupt or foreign one untouched).
+#[test]
+fn bad_input_is_refused_in_one_line_with_exit_2() {
+    let long_label = "x".repeat(300);
+    let cases: &[(&[&str], Db, &[&str])] = &[
+        // Unknown names.
+        (&["run", "lat.nonesuch"], Db::Absent, &["lat.nonesuch"]),
+        (&["run", "lat.syscall", "--config", "warp"], Db::Absent, &["warp"]),
+        (&["run", "lat.syscall", "--config", "up+sched=warp"], Db::Absent, &["warp"]),
+        (&["run", "lat.syscall", "--param", "bogus=1"], Db::Absent, &["bogus"]),
+        // Values out of range or malformed.
+        (&["run", "lat.select.file", "--param", "fds=0"], Db::Absent, &["fds"]),
+        (&["run", "lat.syscall", "--sample-time", "forever"], Db::Absent, &["forever"]),
+        // Labels: printable and bounded.
+        (&["run", "test.sleep", "--label", "a\u{7}b"], Db::Absent, &["--label", "control character"]),
+        (&["run", "test.sleep", "--label", &long_label], Db::Absent, &["--label", "at most 256 bytes"]),
+        // CPU lists: malformed, or CPUs this machine does not have online.
+        (&["run", "lat.syscall", "--config", "cpus=0-4095"], Db::Absent, &["not online"]),
+        (&["run", "test.sleep", "--config", "cpus=9-"], Db::Absent, &["invalid CPU list \"9-\""]),
+        // A corrupt or foreign database: refused and left as it was.
+        (&["run", "test.sleep", "--runs", "1"], Db::Corrupt, &["not a kdelta database", "untouched"]),
+        (&["runs"], Db::Corrupt, &["not a kdelta database", "untouched"]),
+        (&["compare"], Db::Corrupt, &["not a kdelta database", "untouched"]),
+        (&["run", "test.sleep", "--runs", "1"], Db::Foreign, &["not kdelta's", "mine"]),
+    ];
+    for &(args, db, wants) in cases {
+        let e = Env::new();
+        match db {
+            Db::Absent => {}
+            Db::Corrupt => {
+                std::fs::write(e.db(), (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect::<Vec<_>>()).unwrap()
+            }
+            Db::Foreign => rusqlite::Connection::open(e.db())
+                .unwrap()
+                .execute_batch("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (42);")
+                .unwrap(),
+        }
+        let before = std::fs::read(e.db()).ok();
+        let t = Instant::now();
+        let out = e.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} ({db:?}): {err}");
+        assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t.elapsed());
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?} ({db:?}): {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        for want in wants {
+            assert!(err.contains(want), "{args:?} ({db:?}): {want:?} missing: {err}");
+        }
+        assert_eq!(std::fs::read(e.db()).ok(), before, "{args:?} ({db:?}): the database changed");
+    }
+}
+
 #[test]
 fn oversized_buffers_are_refused_before_anything_runs() {
     let e = Env::new();

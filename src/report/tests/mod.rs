@@ -5,9 +5,10 @@
 //! significant change each way, an outlier, a placement split, a figure
 //! below resolution, a noisy result with disturbed samples, a change that
 //! does not hold across rounds, a failure, benchmark notes and a busy-machine warning. Every
-//! figure is fixed; nothing is measured and nothing reads the clock. When a
-//! rendering changes on purpose, read the new output line by line before
-//! pasting it over the old snapshot. The SVG chart is long and belongs to
+//! figure is fixed; nothing is measured and nothing reads the clock. The
+//! snapshots are `expect-test` literals: when a rendering changes on purpose,
+//! `UPDATE_EXPECT=1 cargo test --release --lib report::tests` rewrites them
+//! in place; read the diff line by line before committing it. The SVG chart is long and belongs to
 //! plotters: its tests check what it says, not every coordinate.
 
 use super::chart::{Chart, NothingToChart};
@@ -23,6 +24,7 @@ use crate::model::record::{Quality, ResultRecord, RunRecord, RunStatus, SampleMe
 use crate::model::sample::TaskKind;
 use crate::model::{Better, Params, Warning};
 use crate::stats::CompareOptions;
+use expect_test::expect;
 
 pub(super) fn config(name: &str, cpus: &str) -> Config {
     Config {
@@ -274,22 +276,6 @@ pub(super) fn short_run() -> Report {
         r.quality = None;
     }
     Report::for_run(run, rs, &opt())
-}
-
-/// Compare a whole rendering with its snapshot, written after a newline so
-/// that it starts in the first column. A backslash at the end of a snapshot
-/// line joins it to the next one (no rendered line ends in one): long lines
-/// are cut after a space or a comma. On a mismatch, name the first line that
-/// differs and show both.
-#[track_caller]
-fn assert_snapshot(actual: &str, expected: &str) {
-    let expected = expected.strip_prefix('\n').unwrap_or(expected).replace("\\\n", "");
-    let expected = expected.as_str();
-    if actual != expected {
-        let (a, e): (Vec<&str>, Vec<&str>) = (actual.lines().collect(), expected.lines().collect());
-        let at = a.iter().zip(&e).position(|(x, y)| x != y).unwrap_or(a.len().min(e.len()));
-        panic!("the output differs from the snapshot at line {}\n--- actual\n{actual}--- expected\n{expected}", at + 1);
-    }
 }
 
 /// The rendering without its ANSI colour sequences.

@@ -4,9 +4,7 @@ use super::*;
 
 #[test]
 fn text_comparison_of_two_configurations() {
-    assert_snapshot(
-        &rendered(&Text { color: false }, &[comparison()]),
-        r#"
+    expect![[r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
 benchmark                  unit      up    cv      noht     cv                   change
@@ -22,12 +20,7 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8% (1.08x sl
 geomean bw (2 rows)        MB/s    8947            9893         +10.6% (1.11x faster)
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
- interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
- alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
-suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or\
- beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coef\
-ficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
+change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -39,25 +32,20 @@ disturbed samples (other work on the CPU; kept, not used) in 1 of 11 results: 3 
 high variation in 1 of 11 results (worst: lat.pipe [noht], cv 53.5%)
 outliers beyond 1.5 IQR in 1 of 11 results (worst: lat.syscall [up], 1 of 6 samples)
 bw.mem.rd [up] and bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
-lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
- moved: on one CPU, across CPUs
-not marked significant although beyond the threshold: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is\
- noisy: bw.mem.wr [noht])
+lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples); moved: on one CPU, across CPUs
+not marked significant although beyond the threshold: 2 changes (1 held in too few rounds: bw.mem.rd [noht] 2 of 3 rounds; 1 a side is noisy: bw.mem.wr [noht])
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
- lat.pipe [noht]
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
-"#,
-    );
+"#]]
+    .assert_eq(&rendered(&Text { color: false }, &[comparison()]));
 }
 
 #[test]
 fn text_of_a_single_configuration_run() {
-    assert_snapshot(
-        &rendered(&Text { color: false }, &[single_config()]),
-        r#"
+    expect![[r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
 benchmark      config  cpus    median  unit     cv      min     max   n
@@ -80,20 +68,17 @@ high variation in 1 of 5 results (worst: lat.pipe [noht], cv 53.5%)
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
- lat.pipe [noht]
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): lat.pipe [noht]
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
-"#,
-    );
+"#]]
+    .assert_eq(&rendered(&Text { color: false }, &[single_config()]));
 }
 
 #[test]
 fn text_verbose_lists_every_remark_and_every_withheld_star() {
     let mut rep = comparison();
     rep.verbose = true;
-    assert_snapshot(
-        &rendered(&Text { color: false }, &[rep]),
-        r#"
+    expect![[r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 
 benchmark                  unit      up    cv      noht     cv                   change
@@ -109,12 +94,7 @@ geomean lat (2 of 4 rows)  us     1.047           1.135          -7.8% (1.08x sl
 geomean bw (2 rows)        MB/s    8947            9893         +10.6% (1.11x faster)
 up: cpus 0
 noht: cpus 0-1
-change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5%\
- interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor\
- alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 \
-suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or\
- beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coef\
-ficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
+change: + means noht is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 ?: noisy, fewer clean samples than wanted even after retakes
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
@@ -127,25 +107,21 @@ bw.mem.rd [up]: buffer of 64 MiB, 4 x the last-level cache
 bw.mem.rd [noht]: buffer of 64 MiB, 4 x the last-level cache
 bw.mem.wr [noht]: 3 samples disturbed by other work (kept, not used), 2 retaken
 bw.mem.wr [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
-lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples);\
- moved: on one CPU, across CPUs
+lat.pipe [noht] by where its tasks ran: on one CPU 5.205 -> 7.105 us (-26.7% *); across CPUs only in noht, 19.65 us (40% of samples); moved: on one CPU, across CPUs
 bw.mem.rd [noht]: change +4.0% not marked significant: held in too few rounds (2 of 3 rounds; per round -0.5% to +8.0%)
 bw.mem.wr [noht]: change +17.6% not marked significant: a side is noisy
 
-runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them):\
- lat.pipe [noht]
+runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): lat.pipe [noht]
 answers: 2 different (*), 0 same, 2 unknown
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
-"#,
-    );
+"#]]
+    .assert_eq(&rendered(&Text { color: false }, &[rep]));
 }
 
 #[test]
 fn text_comparison_of_two_runs() {
     let rep = Report::for_two_runs((run_record(), results()), patched_run(), &opt());
-    assert_snapshot(
-        &rendered(&Text { color: false }, &[rep]),
-        r#"
+    expect![[r#"
 run 12 "baseline": 2024-05-01T10:00:00Z (complete), kdelta 0.1.0
 run 13 "patched": 2024-05-02T09:30:00Z (incomplete), kdelta 0.1.0
 
@@ -161,24 +137,18 @@ bw.mem.wr                  MB/s                  8005  0.3%                    -
 geomean lat (3 of 4 rows)  us                   1.181                      1.117         +5.8% (1.06x faster)
 run 12 (baseline) up: cpus 0
 run 13 (patched) up: cpus 0
-change: + means run 13 (patched) up is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one wo\
-rker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedu\
-p of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p <\
- 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change i\
-s 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers\
- line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
+change: + means run 13 (patched) up is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5% interval of the adjacent pairs' change lies beyond +-1%; otherwise |change| >= 1% on the log scale (a slowdown and a speedup of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes 1% its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy unless the change is 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-1%) or unknown, counted on the answers line; cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first
 parameters of lat.ctx: procs=2 size=16
 parameters of bw.mem.rd, bw.mem.wr: size=64m
 outliers beyond 1.5 IQR in 1 of 9 results (worst: lat.syscall [run 12 (baseline) up], 1 of 6 samples)
 bw.mem.rd [run 12 (baseline) up]: buffer of 64 MiB, 4 x the last-level cache
 (every remark of every result: --verbose, or kdelta show RUN --warnings)
 
-run 12: runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): \
-lat.pipe [noht]
+run 12: runs auto: 10 of 11 results settled (comparisons different or same, other medians within +-2%); 1 still unknown when sampling stopped (at the cap of 3x the planned time or the budget, or where the cap's samples could not settle them): lat.pipe [noht]
 warning: run 12: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
 warning: run 13 is incomplete: it was interrupted, so its results are partial
-"#,
-    );
+"#]]
+    .assert_eq(&rendered(&Text { color: false }, &[rep]));
 }
 
 #[test]
@@ -211,9 +181,7 @@ fn text_in_colour_marks_significant_changes_and_dims_the_notes() {
 
 #[test]
 fn warnings_list_every_remark_of_every_result() {
-    assert_snapshot(
-        &text::warnings(&comparison()),
-        r#"
+    expect![[r#"
 lat.syscall [up]: 1 of 6 samples are outliers (beyond 1.5 IQR)
 bw.mem.rd size=64m [up]: buffer of 64 MiB, 4 x the last-level cache
 lat.pipe [noht]: 7.105 us on one CPU (60% of samples), 19.65 us across CPUs (40%)
@@ -224,8 +192,8 @@ bw.mem.rd size=64m [noht]: buffer of 64 MiB, 4 x the last-level cache
 bw.mem.wr size=64m [noht]: 3 samples disturbed by other work (kept, not used), 2 retaken
 bw.mem.wr size=64m [noht]: noisy: 5 clean samples of 6 wanted; never marked significant
 warning: the machine was busy: load average 1.25 before, 1.50 after; other processes used 0.40 CPUs on average
-"#,
-    );
+"#]]
+    .assert_eq(&text::warnings(&comparison()));
 }
 
 #[test]
