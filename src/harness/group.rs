@@ -457,7 +457,7 @@ impl Executor<'_> {
             let read = k.read_back(&cfg.name);
             if !read.is_empty() {
                 r.notes.push(format!("kernel settings read back: {}", read.join(", ")));
-                r.extras.insert("kernel_settings_read_back".into(), serde_json::json!(read));
+                r.extras.kernel_settings_read_back = Some(read.to_vec());
             }
         }
         self.ledger.count(&r, aim.auto, open);
