@@ -151,12 +151,17 @@ fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
         if sub.value_source(arg.get_id().as_str()) != Some(clap::parser::ValueSource::CommandLine) {
             continue;
         }
-        let given: Vec<String> = sub
-            .get_raw(arg.get_id().as_str())
-            .into_iter()
-            .flatten()
-            .map(|v| v.to_string_lossy().into_owned())
-            .collect();
+        let raw = |id: &str| -> Vec<String> {
+            sub.get_raw(id).into_iter().flatten().map(|v| v.to_string_lossy().into_owned()).collect()
+        };
+        if arg.get_id() == "command-name" && sub.value_source("cmd") != Some(clap::parser::ValueSource::CommandLine) {
+            return Err(bad_input("--command-name (-n) names the --cmd commands, in order: give them with --cmd"));
+        }
+        let mut given = raw(arg.get_id().as_str());
+        // hyperfine's `-n NAME`, paired in order with the `--cmd` given.
+        if arg.get_id() == "cmd" && sub.value_source("command-name") == Some(clap::parser::ValueSource::CommandLine) {
+            given = bench::cmd::spec::with_names(&given, &raw("command-name")).map_err(|e| bad_input(e.to_string()))?;
+        }
         for (name, value) in (flag.settings)(&given).map_err(|e| bad_input(e.to_string()))? {
             a.param.push(Setting { name, value });
         }

@@ -165,6 +165,11 @@ pub(crate) fn canonical_results(results: &mut [ResultRecord]) {
             r.benchmark = info.name.to_string();
             r.family = info.family.to_string();
             params::canonicalise(&info.params, &mut r.params);
+            if info.name == "cmd.run" {
+                for (k, v) in cmd::ADDED {
+                    r.params.0.entry(k.to_string()).or_insert_with(|| v.to_string());
+                }
+            }
         }
     }
 }

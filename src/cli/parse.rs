@@ -173,9 +173,14 @@ pub(super) fn serve_timeout(flag: &str, s: &str) -> Result<Duration, BadInput> {
 /// refused by [`crate::app`], which sees the whole list.
 pub(super) fn param(s: &str) -> Result<Setting, BadInput> {
     match s.split_once('=') {
-        Some((name, value)) if !name.is_empty() && !value.is_empty() => {
+        Some((name, value)) if !name.is_empty() && !value.is_empty() && !name.contains(char::is_whitespace) => {
             Ok(Setting { name: name.to_string(), value: value.to_string() })
         }
+        // `-p 'make clean'` is hyperfine's --prepare: a name has no space.
+        _ if s.contains(char::is_whitespace) => Err(BadInput(format!(
+            "malformed --param {s:?}: expected NAME=VALUE; -p is --param here (hyperfine's -p/--prepare is spelled \
+             --prepare)"
+        ))),
         _ => Err(BadInput(format!("malformed --param {s:?}: expected NAME=VALUE or NAME=V1,V2"))),
     }
 }

@@ -32,7 +32,7 @@ pub(crate) struct RunArgs {
     /// within --ci-target, up to 3x). Default: auto when comparing
     /// (several configurations or a swept parameter) without --quick, else
     /// each benchmark's own count. Disturbed samples are always retaken.
-    #[arg(long, value_name = "N|auto", value_parser = runs)]
+    #[arg(long, short = 'r', value_name = "N|auto", value_parser = runs)]
     pub(crate) runs: Option<plan::Runs>,
 
     /// With --runs auto: the half-width of each median's 95% interval to
@@ -90,7 +90,7 @@ pub(crate) struct RunArgs {
     /// micro-benchmark warms up for N sample times). Default: until the
     /// loop's time settles (3 calls within 2 %), 30 ms to 100 ms; none for
     /// a whole-run benchmark.
-    #[arg(long, value_name = "DURATION|N", value_parser = warmup)]
+    #[arg(long, short = 'w', value_name = "DURATION|N", value_parser = warmup)]
     pub(crate) warmup: Option<Warmup>,
 
     /// Time limit for one worker (overrides each benchmark's own); a worker

@@ -99,6 +99,10 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     };
     check_conflicts(spec, &mods)?;
     let cpus = base_cpus(base, topo).map_err(|e| match e {
+        // `-c 'rm -f out'` is hyperfine's --cleanup: no configuration has a space.
+        BaseError::Unknown if base.contains(char::is_whitespace) => bad_input(format!(
+            "unknown configuration {base:?}: -c is --config here (hyperfine's -c/--cleanup is spelled --cleanup)"
+        )),
         BaseError::Unknown => {
             bad_input(format!("unknown configuration {base:?}: allowed: {BASES}, with modifiers {MODIFIERS}"))
         }

@@ -414,9 +414,9 @@ pub(crate) fn split_list(v: &str) -> Vec<String> {
 /// Most values one scanned range may give.
 pub(crate) const MAX_SCAN: usize = 1000;
 
-/// A placeholder's values: a comma-separated list whose items may be integer
+/// A placeholder's values: a comma-separated list whose items may be
 /// ranges, as hyperfine's `--parameter-scan` (`1..4` is 1,2,3,4; `0..100:25`
-/// steps by 25; both ends included).
+/// steps by 25; `0.5..1.5:0.5` is 0.5,1.0,1.5; both ends included).
 pub fn scan_list(v: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for item in split_list(v) {
@@ -428,8 +428,13 @@ pub fn scan_list(v: &str) -> Result<Vec<String>, String> {
             continue;
         };
         let (b, step) = rest.split_once(':').unwrap_or((rest, "1"));
+        if [a, b, step].iter().any(|x| x.contains('.')) {
+            let values = scan_decimal(&item, a, b, step, MAX_SCAN - out.len())?;
+            out.extend(values);
+            continue;
+        }
         let num =
-            |x: &str| x.trim().parse::<i64>().map_err(|_| format!("{item:?}: a range is INT..INT or INT..INT:STEP"));
+            |x: &str| x.trim().parse::<i64>().map_err(|_| format!("{item:?}: a range is NUM..NUM or NUM..NUM:STEP"));
         let (a, b, step) = (num(a)?, num(b)?, num(step)?);
         if step <= 0 || b < a {
             return Err(format!("{item:?}: a range goes up, by a step above zero"));
@@ -441,6 +446,30 @@ pub fn scan_list(v: &str) -> Result<Vec<String>, String> {
         out.extend((0..n).map(|i| (a as i128 + i * step as i128).to_string()));
     }
     Ok(out)
+}
+
+/// A range with decimals (`0.1..0.5:0.1`, as hyperfine's `--parameter-scan`
+/// with `-D`): each value `a + i * step` up to `b` (a hair of rounding
+/// allowed), written with as many decimals as the most precise end or
+/// step has, so `0.1..0.3:0.1` is `0.1,0.2,0.3`, never `0.30000000000000004`.
+fn scan_decimal(item: &str, a: &str, b: &str, step: &str, room: usize) -> Result<Vec<String>, String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("{item:?}: a range is NUM..NUM or NUM..NUM:STEP"))
+    };
+    let (lo, hi, by) = (num(a)?, num(b)?, num(step)?);
+    if by <= 0.0 || hi < lo {
+        return Err(format!("{item:?}: a range goes up, by a step above zero"));
+    }
+    let places = [a, b, step].iter().map(|x| x.trim().split_once('.').map_or(0, |(_, f)| f.len())).max().unwrap_or(0);
+    let n = ((hi - lo) / by + 1e-9).floor() + 1.0;
+    if n > room as f64 {
+        return Err(format!("{item:?}: more than {MAX_SCAN} values"));
+    }
+    Ok((0..n as usize).map(|i| format!("{:.*}", places, lo + i as f64 * by)).collect())
 }
 
 /// Expand the user's `--param` overrides over the specs' defaults into the

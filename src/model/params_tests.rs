@@ -6,12 +6,25 @@ fn scanned_ranges_expand_as_hyperfine_s_parameter_scan() {
     assert_eq!(scan_list("0..100:25, x").unwrap(), ["0", "25", "50", "75", "100", "x"]);
     assert_eq!(scan_list("-2..2:3").unwrap(), ["-2", "1"]);
     assert!(scan_list("4..1").unwrap_err().contains("goes up"));
-    assert!(scan_list("1..a").unwrap_err().contains("INT..INT"));
+    assert!(scan_list("1..a").unwrap_err().contains("NUM..NUM"));
     assert!(scan_list("1..5:0").is_err());
     assert!(scan_list("0..100000").unwrap_err().contains("more than 1000"));
     assert!(scan_list("0..9223372036854775807:1").is_err());
     let wide = scan_list("-9223372036854775808..9223372036854775807:9223372036854775807").unwrap();
     assert_eq!(wide, ["-9223372036854775808", "-1", "9223372036854775806"]);
+}
+
+/// hyperfine's `--parameter-scan` with `-D 0.1`: decimals, written as given.
+#[test]
+fn scanned_ranges_take_decimal_steps() {
+    assert_eq!(scan_list("0.1..0.3:0.1").unwrap(), ["0.1", "0.2", "0.3"]);
+    assert_eq!(scan_list("0..1:0.25").unwrap(), ["0.00", "0.25", "0.50", "0.75", "1.00"]);
+    assert_eq!(scan_list("0.5..2").unwrap(), ["0.5", "1.5"]);
+    assert_eq!(scan_list("1.5..1.5:0.1").unwrap(), ["1.5"]);
+    assert!(scan_list("0.3..0.1:0.1").unwrap_err().contains("goes up"));
+    assert!(scan_list("0..1:0.0").unwrap_err().contains("goes up"));
+    assert!(scan_list("0.1..x:0.1").unwrap_err().contains("NUM..NUM"));
+    assert!(scan_list("0..1000:0.5").unwrap_err().contains("more than 1000"));
 }
 
 use super::*;

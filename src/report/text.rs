@@ -48,7 +48,9 @@ fn render(rep: &Report, color: bool) -> String {
         out.push_str(&format!("{w}\n"));
     }
     if !rep.summaries.is_empty() {
-        out.push('\n');
+        if !out.ends_with("\n\n") {
+            out.push('\n');
+        }
         for l in &rep.summaries {
             out.push_str(l);
             out.push('\n');

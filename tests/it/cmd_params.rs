@@ -177,13 +177,17 @@ fn runs_stored_with_the_joined_blob_read_back_as_names() {
     assert_eq!(
         got,
         [
-            ("fast", "gzip -1 -c f", "cleanup=none cmd=fast figure=wall shell=sh"),
-            ("best", r#"gzip -9 -c "a, b""#, "cleanup=none cmd=best figure=wall shell=sh")
+            // `conclude` came later: what those runs ran under is filled in.
+            ("fast", "gzip -1 -c f", "cleanup=none cmd=fast conclude=none figure=wall shell=sh"),
+            ("best", r#"gzip -9 -c "a, b""#, "cleanup=none cmd=best conclude=none figure=wall shell=sh")
         ]
     );
     // History titles name the point, not the blob.
     let hist = ok(&e, &["history", "cmd.run"]);
-    assert!(!hist.contains("commands=") && hist.contains("cmd.run  cleanup=none cmd=best figure=wall"), "{hist}");
+    assert!(
+        !hist.contains("commands=") && hist.contains("cmd.run  cleanup=none cmd=best conclude=none figure=wall"),
+        "{hist}"
+    );
 }
 
 #[test]
@@ -211,4 +215,95 @@ fn history_orders_a_series_by_a_metadata_key() {
     assert!(err.trim().lines().count() == 1 && err.contains("--order-by nope"), "{err}");
     let out = e.cmd().args(["history", "cmd.run", "--order-by", "a b"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// hyperfine's habits: `-n` names the commands in order, `-r`, `-w` and `-i`
+/// mean what they mean there, `--conclude` runs after every timed run, and
+/// the mean ± σ, range and user/system time are printed under the table.
+#[test]
+fn hyperfine_s_short_flags_conclude_and_figures() {
+    let e = Env::new();
+    let log = e.dir.path().join("concluded");
+    let conclude = format!("echo x >> {}", log.display());
+    let text = ok(
+        &e,
+        &[
+            "run",
+            "cmd",
+            "--cmd",
+            "true",
+            "--cmd",
+            ":",
+            "-n",
+            "yes",
+            "-n",
+            "colon",
+            "-r",
+            "3",
+            "-w",
+            "1",
+            "-i",
+            "--conclude",
+            &conclude,
+            "--config",
+            "up",
+            "--quiet-wait",
+            "0",
+        ],
+    );
+    assert!(text.contains("cmd=yes") && text.contains("cmd=colon"), "{text}");
+    assert!(text.contains("commands: yes = `true`; colon = `:`"), "{text}");
+    let params = text.lines().find(|l| l.starts_with("parameters of cmd.run")).unwrap();
+    assert!(params.contains("warmup=1") && params.contains("ignore_failure=true"), "{params}");
+    for name in ["cmd=yes [up]: mean ", "cmd=colon [up]: mean "] {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name}: {text}"));
+        assert!(line.contains(" ± ") && line.contains(", min ") && line.contains("; user "), "{line}");
+    }
+    // After every run, warm-up and timed (disturbed ones retaken included).
+    let runs = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert!(runs >= 2 * (3 + 1), "{runs}");
+    let v = json(ok(&e, &["export", "1", "--format", "json"]).as_bytes());
+    assert_eq!(v["commands"][0]["name"].as_str(), Some("yes"), "{v}");
+}
+
+/// `-p` and `-c` are kdelta's --param and --config: hyperfine's meaning
+/// (a command) is refused before anything runs, saying how to spell it.
+#[test]
+fn hyperfine_s_p_and_c_say_how_kdelta_spells_them() {
+    let e = Env::new();
+    for (flag, value, says) in [("-p", "make clean", "--prepare"), ("-c", "rm -f out", "--cleanup")] {
+        let out = e.cmd().args(["run", "cmd", "--cmd", "true", flag, value]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.trim().lines().count() == 1 && err.contains(says) && err.contains(value), "{err}");
+    }
+    let out = e.cmd().args(["run", "cmd", "--cmd", "true", "-n", "a", "-n", "b"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!e.db().exists());
+}
+
+/// hyperfine's `--parameter-scan t 0 0.002 -D 0.001`: a decimal range.
+#[test]
+fn a_decimal_range_is_swept() {
+    let e = Env::new();
+    let text = ok(&e, &["run", "cmd", "--cmd", "true {t}", "-p", "t=0..0.002:0.001", "-r", "3", "--config", "up"]);
+    for t in ["t=0.000", "t=0.001", "t=0.002"] {
+        assert!(text.contains(t), "{t}: {text}");
+    }
+}
+
+/// A run stored before `conclude` existed keeps its rows: `check` against it
+/// measures (it is not refused as "no row in common").
+#[test]
+fn a_baseline_from_before_conclude_still_shares_its_rows() {
+    let e = Env::new();
+    ok(&e, &["run", "cmd", "--cmd", "true", "-r", "3", "--config", "up", "--label", "old"]);
+    let c = rusqlite::Connection::open(e.db()).unwrap();
+    let n = c.execute("UPDATE results SET params = json_remove(params, '$.conclude')", []).unwrap();
+    assert_eq!(n, 1);
+    drop(c);
+    let out = e.cmd().args(["check", "cmd", "--cmd", "true", "-r", "3", "--config", "up", "--against", "old"]).output();
+    let out = out.unwrap();
+    assert_ne!(out.status.code(), Some(128), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stored as run 2"));
 }

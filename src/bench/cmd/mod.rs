@@ -15,13 +15,14 @@
 //! the command itself (after fifty runs of an empty shell instead, a CPU-bound
 //! command ran 20 % slower on a 2-vCPU VM). The shell's mean wall, user and
 //! system time is subtracted from every run, as hyperfine does; `prepare`
-//! runs untimed before every run, `cleanup` once at the end. A run [`exec`] makes is killed with all it started at
+//! runs untimed before every run, `conclude` after it, `cleanup` once at the end. A run [`exec`] makes is killed with all it started at
 //! `timeout`; processes it leaves behind are killed and counted (the worker
 //! is their subreaper).
 
 pub(crate) mod escape;
 pub(crate) mod exec;
 pub(crate) mod spec;
+pub(crate) mod summary;
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, RunFlag, Sampler};
 use crate::error::bad_input;
@@ -32,7 +33,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) const FAMILY: super::Family =
-    super::Family { benchmarks, summary: None, server: None, command: None, run_flags: &FLAGS };
+    super::Family { benchmarks, summary: Some(summary::summary), server: None, command: None, run_flags: &FLAGS };
 
 pub(crate) fn benchmarks() -> Vec<Box<dyn Benchmark>> {
     vec![Box::new(CmdRun)]
@@ -49,11 +50,12 @@ crate::model::params::choice! {
 }
 
 /// The parameters `cmd.run` declares (others are placeholders).
-const DECLARED: [&str; 12] = [
+const DECLARED: [&str; 13] = [
     "cmd",
     "commands",
     "shell",
     "prepare",
+    "conclude",
     "setup",
     "cleanup",
     "output",
@@ -71,6 +73,7 @@ struct Plan {
     text: String,
     how: How,
     prepare: Option<String>,
+    conclude: Option<String>,
     setup: Option<String>,
     cleanup: Option<String>,
     ignore_failure: bool,
@@ -124,6 +127,7 @@ impl Plan {
             text,
             how,
             prepare: optional(p, "prepare")?,
+            conclude: optional(p, "conclude")?,
             setup: optional(p, "setup")?,
             cleanup: optional(p, "cleanup")?,
             ignore_failure: p.bool("ignore_failure")?,
@@ -140,6 +144,7 @@ impl Benchmark for CmdRun {
             .param(text("commands", "NAME=COMMAND lines naming commands (--cmd NAME=COMMAND)"))
             .param(ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none"))
             .param(text("prepare", "a command run before every timed run, untimed (--prepare)"))
+            .param(text("conclude", "a command run after every timed run, untimed (--conclude)"))
             .param(text("setup", "a command run once in each worker before its runs (--setup)"))
             .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)"))
             .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE"))
@@ -198,7 +203,8 @@ impl Benchmark for CmdRun {
             None => assignment_hint(e, &plan.text),
             _ => e,
         })?;
-        for c in [plan.prepare.as_ref(), plan.setup.as_ref(), plan.cleanup.as_ref()].into_iter().flatten() {
+        let helpers = [&plan.prepare, &plan.conclude, &plan.setup, &plan.cleanup];
+        for c in helpers.into_iter().flatten() {
             dry_run(c, &plan.how)?;
         }
         Ok(())
@@ -225,6 +231,9 @@ impl Benchmark for CmdRun {
                 must(exec::run(c, &plan.how, reaper)?, "prepare")?;
             }
             judge(exec::run(&plan.text, &plan.limited(s), reaper)?, &plan, "warm-up run")?;
+            if let Some(c) = &plan.conclude {
+                must(exec::run(c, &plan.how, reaper)?, "conclude")?;
+            }
         }
         let measured = measure(&plan, &shell, s, reaper);
         if let Some(c) = &plan.cleanup {
@@ -274,6 +283,10 @@ fn measure(plan: &Plan, shell: &Cost, s: &mut Sampler, reaper: &crate::child::Su
             Figure::Switches => (u.voluntary_switches + u.involuntary_switches) as f64,
         };
         s.push(value, r.wall);
+        // hyperfine's --conclude: after the run, untimed (after its sample ends).
+        if let Some(c) = &plan.conclude {
+            must(exec::run(c, &plan.how, reaper)?, "conclude")?;
+        }
         for (k, v) in [
             ("wall_s", wall),
             ("shell_wall_s", shell.wall),
@@ -429,6 +442,11 @@ fn flag(id: &'static str, help: &'static str) -> clap::Arg {
     clap::Arg::new(id).long(id).value_name("COMMAND").help(help).help_heading("Commands (the cmd family)")
 }
 
+/// Parameters `cmd.run` declared later, with the value runs stored before
+/// them ran under: filled into stored results ([`super::canonical_results`])
+/// so an old baseline keeps its rows (`check --against`, history series).
+pub(crate) const ADDED: [(&str, &str); 1] = [("conclude", NONE)];
+
 /// A flag standing for one parameter of `cmd.run` (its last value wins).
 macro_rules! one {
     ($param:literal) => {
@@ -437,7 +455,7 @@ macro_rules! one {
 }
 
 /// The flags `cmd` adds to `kdelta run`, as hyperfine spells them.
-const FLAGS: [RunFlag; 9] = [
+const FLAGS: [RunFlag; 11] = [
     RunFlag {
         arg: || {
             flag(
@@ -449,7 +467,18 @@ const FLAGS: [RunFlag; 9] = [
         },
         settings: spec::cmd_settings,
     },
+    RunFlag {
+        arg: || {
+            flag("command-name", "cmd: a name for the --cmd of the same place, as hyperfine's -n (or --cmd NAME=...)")
+                .short('n')
+                .value_name("NAME")
+                .action(clap::ArgAction::Append)
+        },
+        // Read with `--cmd`'s values (`spec::with_names`), not on its own.
+        settings: |_| Ok(Vec::new()),
+    },
     RunFlag { arg: || flag("prepare", "cmd: a command run before every timed run"), settings: one!("prepare") },
+    RunFlag { arg: || flag("conclude", "cmd: a command run after every timed run"), settings: one!("conclude") },
     RunFlag { arg: || flag("setup", "cmd: a command run once per worker, first"), settings: one!("setup") },
     RunFlag { arg: || flag("cleanup", "cmd: a command run once per worker, last"), settings: one!("cleanup") },
     RunFlag {
@@ -466,7 +495,10 @@ const FLAGS: [RunFlag; 9] = [
     },
     RunFlag {
         arg: || {
-            flag("ignore-failure", "cmd: time runs that exit non-zero").num_args(0).action(clap::ArgAction::SetTrue)
+            flag("ignore-failure", "cmd: time runs that exit non-zero")
+                .short('i')
+                .num_args(0)
+                .action(clap::ArgAction::SetTrue)
         },
         settings: |_| Ok(vec![("ignore_failure".to_string(), "true".to_string())]),
     },

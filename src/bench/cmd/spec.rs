@@ -79,6 +79,29 @@ pub(crate) fn with_first(cmd: &str, commands: Option<&str>, name: &str, text: &s
     cmd_settings(&values)
 }
 
+/// `--cmd` values with hyperfine's `-n NAME` given in order: the first name
+/// goes with the first command, and so on (fewer names leave the last
+/// commands unnamed). A name is one `--cmd NAME=` allows; a command already
+/// named, or more names than commands, is refused.
+pub(crate) fn with_names(cmds: &[String], names: &[String]) -> Result<Vec<String>> {
+    if names.len() > cmds.len() {
+        bail!("{} --command-name (-n) for {} --cmd: one name per command, in order", names.len(), cmds.len());
+    }
+    let mut out = cmds.to_vec();
+    for (c, n) in out.iter_mut().zip(names) {
+        if !is_name(n) {
+            bail!(
+                "--command-name {n:?}: a name is letters, digits, _, - and . starting with a letter, not all capitals"
+            );
+        }
+        if let (Some(old), _) = named(c) {
+            bail!("--command-name {n:?}: --cmd {c:?} is already named {old:?}");
+        }
+        *c = format!("{n}={}", c.strip_prefix('=').unwrap_or(c));
+    }
+    Ok(out)
+}
+
 /// The command text of a point: its `cmd` looked up among the named
 /// `commands`, else the value itself.
 pub(crate) fn command_of(p: &Params) -> Result<String> {
