@@ -110,6 +110,42 @@ fn an_oversized_profile_is_never_read_whole_from_sqlite() {
     assert_eq!(sum, p["samples"].as_u64().unwrap(), "the widths still add up");
 }
 
+/// The peak resident memory of `cmd`'s process, in KiB, from `wait4`. A
+/// child's peak starts from this process's (fork copies it), so this
+/// process's is first reset to what it holds now (`clear_refs` 5).
+fn peak_kib(mut cmd: std::process::Command) -> i64 {
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let (mut status, mut ru) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{:?} failed", cmd.get_args());
+    ru.ru_maxrss
+}
+
+/// A forged 96 MB profile is not even loaded by SQLite to be measured:
+/// `show` and `export` of its run peak within 40 MB of the same commands
+/// on a run beside it (a length taken with `length(CAST(profile AS BLOB))`
+/// loaded the whole text: 60-130 MB more).
+#[test]
+fn an_oversized_profile_is_not_loaded_to_be_measured() {
+    let e = Env::new();
+    let db = e.db();
+    let db = db.to_str().unwrap();
+    stored_run(&e, db);
+    stored_run(&e, db);
+    sqlite(&e.db(), "UPDATE results SET profile = '\"' || hex(randomblob(48000000)) || '\"' WHERE run_id = 1");
+    for args in [["show", "--warnings"], ["export", "--format=json"]] {
+        let peak = |run: &str| {
+            let mut cmd = e.spawnable();
+            cmd.args(["--db", db]).args(args).arg(run);
+            peak_kib(cmd)
+        };
+        let (forged, beside) = (peak("1"), peak("2"));
+        assert!(forged < beside + 40 * 1024, "{args:?}: {forged} KiB with a 96 MB profile in the row, {beside} without");
+    }
+}
+
 /// The same through `push` and from PostgreSQL: nothing over the cap goes
 /// in, and a row forged there is not read whole.
 #[test]
