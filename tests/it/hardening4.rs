@@ -142,7 +142,10 @@ fn an_oversized_profile_is_not_loaded_to_be_measured() {
             peak_kib(cmd)
         };
         let (forged, beside) = (peak("1"), peak("2"));
-        assert!(forged < beside + 40 * 1024, "{args:?}: {forged} KiB with a 96 MB profile in the row, {beside} without");
+        assert!(
+            forged < beside + 40 * 1024,
+            "{args:?}: {forged} KiB with a 96 MB profile in the row, {beside} without"
+        );
     }
 }
 
@@ -174,5 +177,25 @@ fn an_oversized_profile_is_neither_pushed_nor_read_whole_from_postgresql() {
         assert!(notes.contains("not read"), "{notes}");
         let out = e.cmd().args(["--db", &pg.url, "show", &id.to_string()]).output().unwrap();
         assert!(out.status.success() && out.stdout.len() < 64 * 1024, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// An escape sequence given on the command line never reaches a terminal
+/// raw: in a configuration's name (shown in every table and stored) it is
+/// refused before anything runs, as in a label; in a command's text (a
+/// printf of one is ordinary) it is shown as `\x1b`.
+#[test]
+fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
+    let e = Env::new();
+    let out = e.cmd().args(["run", "lat.syscall", "--quick", "--config", "up+env=X=a\x1b[2J"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("U+001B") && err.lines().count() == 1 && !err.contains('\x1b'), "{err}");
+    assert!(!e.db().exists(), "refused before anything ran");
+    let out = e.cmd().args(["run", "cmd", "--cmd", "printf '\x1b[2J' >/dev/null", "--runs", "2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for shown in [out.stdout.clone(), e.cmd().args(["show", "1"]).output().unwrap().stdout] {
+        let text = String::from_utf8_lossy(&shown);
+        assert!(!text.contains('\x1b') && text.contains("printf '\\x1b[2J'"), "{text}");
     }
 }
