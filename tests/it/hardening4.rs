@@ -113,6 +113,7 @@ fn an_oversized_profile_is_never_read_whole_from_sqlite() {
 /// The peak resident memory of `cmd`'s process, in KiB, from `wait4`. A
 /// child's peak starts from this process's (fork copies it), so this
 /// process's is first reset to what it holds now (`clear_refs` 5).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its usage
 fn peak_kib(mut cmd: std::process::Command) -> i64 {
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
