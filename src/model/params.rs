@@ -394,12 +394,14 @@ pub(crate) fn legend<'a>(points: impl IntoIterator<Item = &'a Params>) -> Option
 }
 
 /// A parameter value on one line, as tables show it: the lines of a value
-/// of several separated by `\n`.
+/// of several separated by `\n`, any other control character (an escape
+/// sequence in a command's text) shown as [`printable`](crate::model::text::printable)
+/// does, never obeyed by a terminal.
 pub(crate) fn one_line(v: &str) -> std::borrow::Cow<'_, str> {
     if v.contains('\n') {
-        v.replace('\n', "\\n").into()
+        crate::model::text::printable(&v.replace('\n', "\\n")).into_owned().into()
     } else {
-        v.into()
+        crate::model::text::printable(v)
     }
 }
 

@@ -43,7 +43,15 @@ impl Refusal {
             Refusal::ReadOnly(why) => format!(
                 "database {p} is read-only ({why}): `runs`, `show`, `compare`, `export` and `chart` can read it, storing a run cannot; choose another path with --db"
             ),
-            Refusal::NoSpace(why) => format!("no space left to write database {p} ({why}): free some space or choose another path with --db"),
+            Refusal::NoSpace(why) => {
+                let kept = if wal_pending(path) {
+                    let wal = sibling(path, "-wal");
+                    format!("; its newest runs wait in {} (keep it: the next kdelta command with room folds it in and removes it)", wal.display())
+                } else {
+                    String::new()
+                };
+                format!("no space left to write database {p} ({why}){kept}: free some space or choose another path with --db")
+            }
             Refusal::CannotOpen(why) => format!("cannot open database {p} ({why}); choose another path with --db"),
         }
     }

@@ -47,8 +47,8 @@ pub(crate) const PROFILE_READ_MAX: usize = 4 * crate::model::profile::MAX_BYTES;
 /// [`RESULT_COLS`] as a store reads them: the profile column as it is
 /// when it is within [`PROFILE_READ_MAX`] bytes, else its length as a JSON
 /// string, so an oversized profile is never fetched. `bytes` is the
-/// dialect's byte-length function (`octet_length` in PostgreSQL; SQLite's
-/// `length` counts characters, so there it is given a cast to BLOB).
+/// dialect's byte-length function (`octet_length` in both: SQLite's reads
+/// the length from the row's header without loading the text).
 pub(crate) fn result_cols_read(bytes: &dyn Fn(&str) -> String) -> String {
     let len = bytes("profile");
     RESULT_COLS.replace(

@@ -128,9 +128,10 @@ impl Sqlite {
         Ok(store)
     }
 
-    /// Open an existing kdelta database to read it, never writing to it or
-    /// beside it: works on a read-only file, directory or filesystem, and
-    /// reads older schemas as they are. Every page of a file up to
+    /// Open an existing kdelta database to read it, never changing what it
+    /// holds: works on a read-only file, directory or filesystem, and reads
+    /// older schemas as they are; a `-wal` a full disk left is folded in
+    /// once there is room ([`fold_left_wal`]). Every page of a file up to
     /// [`check::READ_CHECK_MAX`] bytes is checked.
     pub(super) fn open_read_only(path: &Path) -> Result<Sqlite> {
         Self::open_read_only_checking(path, check::READ_CHECK_MAX)
@@ -151,7 +152,9 @@ impl Sqlite {
             check::Found::EmptySqlite => {
                 Err(refuse(Refusal::NotKdelta("an empty SQLite database: no kdelta tables".into())))
             }
-            check::Found::Kdelta(version) => Ok(Sqlite { conn, path: path.to_path_buf(), version }),
+            check::Found::Kdelta(version) => {
+                Ok(Sqlite { conn: fold_left_wal(path, conn).map_err(refuse)?, path: path.to_path_buf(), version })
+            }
         }
     }
 
@@ -472,9 +475,11 @@ impl Sqlite {
     fn results_sql(&self) -> String {
         // A version-1 file read as it is has no per-sample columns.
         // A version-5 file read as it is has no profiles.
-        // An oversized profile is never fetched (`result_cols_read`).
+        // An oversized profile is never fetched (`result_cols_read`):
+        // octet_length reads a column's length from the row's header, where
+        // length(CAST(.. AS BLOB)) loads the whole text first.
         let cols = if self.version >= 6 {
-            result_cols_read(&|c| format!("length(CAST({c} AS BLOB))"))
+            result_cols_read(&|c| format!("octet_length({c})"))
         } else {
             RESULT_COLS.replace(", profile", ", NULL")
         };

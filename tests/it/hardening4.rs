@@ -110,6 +110,46 @@ fn an_oversized_profile_is_never_read_whole_from_sqlite() {
     assert_eq!(sum, p["samples"].as_u64().unwrap(), "the widths still add up");
 }
 
+/// The peak resident memory of `cmd`'s process, in KiB, from `wait4`. A
+/// child's peak starts from this process's (fork copies it), so this
+/// process's is first reset to what it holds now (`clear_refs` 5).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its usage
+fn peak_kib(mut cmd: std::process::Command) -> i64 {
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let (mut status, mut ru) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{:?} failed", cmd.get_args());
+    ru.ru_maxrss
+}
+
+/// A forged 96 MB profile is not even loaded by SQLite to be measured:
+/// `show` and `export` of its run peak within 40 MB of the same commands
+/// on a run beside it (a length taken with `length(CAST(profile AS BLOB))`
+/// loaded the whole text: 60-130 MB more).
+#[test]
+fn an_oversized_profile_is_not_loaded_to_be_measured() {
+    let e = Env::new();
+    let db = e.db();
+    let db = db.to_str().unwrap();
+    stored_run(&e, db);
+    stored_run(&e, db);
+    sqlite(&e.db(), "UPDATE results SET profile = '\"' || hex(randomblob(48000000)) || '\"' WHERE run_id = 1");
+    for args in [["show", "--warnings"], ["export", "--format=json"]] {
+        let peak = |run: &str| {
+            let mut cmd = e.spawnable();
+            cmd.args(["--db", db]).args(args).arg(run);
+            peak_kib(cmd)
+        };
+        let (forged, beside) = (peak("1"), peak("2"));
+        assert!(
+            forged < beside + 40 * 1024,
+            "{args:?}: {forged} KiB with a 96 MB profile in the row, {beside} without"
+        );
+    }
+}
+
 /// The same through `push` and from PostgreSQL: nothing over the cap goes
 /// in, and a row forged there is not read whole.
 #[test]
@@ -138,5 +178,25 @@ fn an_oversized_profile_is_neither_pushed_nor_read_whole_from_postgresql() {
         assert!(notes.contains("not read"), "{notes}");
         let out = e.cmd().args(["--db", &pg.url, "show", &id.to_string()]).output().unwrap();
         assert!(out.status.success() && out.stdout.len() < 64 * 1024, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// An escape sequence given on the command line never reaches a terminal
+/// raw: in a configuration's name (shown in every table and stored) it is
+/// refused before anything runs, as in a label; in a command's text (a
+/// printf of one is ordinary) it is shown as `\x1b`.
+#[test]
+fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
+    let e = Env::new();
+    let out = e.cmd().args(["run", "lat.syscall", "--quick", "--config", "up+env=X=a\x1b[2J"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("U+001B") && err.lines().count() == 1 && !err.contains('\x1b'), "{err}");
+    assert!(!e.db().exists(), "refused before anything ran");
+    let out = e.cmd().args(["run", "cmd", "--cmd", "printf '\x1b[2J' >/dev/null", "--runs", "2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for shown in [out.stdout.clone(), e.cmd().args(["show", "1"]).output().unwrap().stdout] {
+        let text = String::from_utf8_lossy(&shown);
+        assert!(!text.contains('\x1b') && text.contains("printf '\\x1b[2J'"), "{text}");
     }
 }

@@ -251,8 +251,10 @@ fn a_full_disk_is_called_so() {
 /// checkpoint writes the file's first page (with the new page count) and
 /// no more, so the file is shorter than its header says. That database is
 /// not damaged: every command reads every run through the `-wal`, a writer
-/// is refused as on a full disk while there is no room, and once there is,
-/// the next writer finishes the checkpoint. Nothing is moved aside or lost.
+/// is refused as on a full disk (naming the `-wal` to keep) while there is
+/// no room, and once there is, the next command, even a reading one,
+/// finishes the checkpoint and removes the `-wal` and `-shm`. Nothing is
+/// moved aside or lost.
 #[test]
 fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
     let e = Env::new();
@@ -286,9 +288,14 @@ fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+    assert!(err.contains("results.db-wal (keep it"), "says where the newest runs wait: {err}");
     runs(301);
+    assert_eq!(fs.entries(), ["filler", "results.db", "results.db-shm", "results.db-wal"]);
     std::fs::remove_file(fs.0.join("filler")).unwrap();
+    // Room again: the next command, a reading one, folds the -wal in and
+    // leaves nothing beside the file.
     runs(301);
+    assert_eq!(fs.entries(), ["results.db"], "no -wal or -shm left once there is room");
     e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
     runs(302);
     assert_eq!(fs.entries(), ["results.db"], "checkpointed, nothing moved aside");

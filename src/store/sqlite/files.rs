@@ -50,3 +50,36 @@ pub(super) fn refused(path: &Path, e: anyhow::Error) -> anyhow::Error {
         None => e,
     }
 }
+
+/// Fold a `-wal` left beside the database at `path` into it and remove it
+/// and its `-shm`, when nothing else has the database open; `conn` is the
+/// reading connection just opened, returned as it was (or opened again).
+///
+/// A writer that ran out of space leaves its newest pages in the `-wal`
+/// (SQLite cannot copy them into the file, so they must stay). Once the
+/// disk has room again, the next command, reading or writing, finishes
+/// that checkpoint and closes: SQLite removes both files when its last
+/// connection closes, so a process still connected (a live writer or
+/// reader) keeps them and removes them itself. Not done where the file or
+/// its directory cannot be written, or with less room than the `-wal`'s
+/// pages and [`MIN_FREE`] more: the reader goes on through the `-wal`.
+pub(super) fn fold_left_wal(path: &Path, conn: Connection) -> std::result::Result<Connection, check::Refusal> {
+    let wal = check::sibling(path, "-wal");
+    let Ok(len) = std::fs::symlink_metadata(&wal).map(|m| m.len()) else { return Ok(conn) };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let room = crate::sys::free_bytes(dir).is_some_and(|b| b >= len.saturating_add(MIN_FREE));
+    if !room || crate::sys::can_write(path).is_err() || crate::sys::can_write(dir).is_err() {
+        return Ok(conn);
+    }
+    // This process's own reading connection would count as another one.
+    drop(conn);
+    if let Ok(w) =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    {
+        // Never wait: a busy database is a live one, whose last close does it.
+        let _ = w.busy_timeout(Duration::ZERO);
+        let _ = w.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
+        let _ = w.close();
+    }
+    check::reader(path)
+}
