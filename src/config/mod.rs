@@ -90,7 +90,7 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     }
     // Its name is shown in every table and stored: an escape sequence in
     // an env= value would reach every terminal that lists the run.
-    crate::model::text::check_free_text("--config", spec, usize::MAX).map_err(bad_input)?;
+    crate::model::text::check_free_text("--config", spec, usize::MAX).map_err(|e| bad_input(e.to_string()))?;
     let mut parts = spec.split('+').map(str::trim);
     let first = parts.next().unwrap_or("");
     let mut mods: Vec<&str> = parts.collect();

@@ -97,7 +97,9 @@ impl Extras {
         self.family.get(k)
     }
 
-    /// Add a figure by name (a typed key lands in its field).
+    /// Add a figure by name (a typed key lands in its field); tests forge
+    /// stored extras with it.
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, k: String, v: Value) {
         let mut m = self.to_map();
         m.insert(k, v);
