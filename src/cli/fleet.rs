@@ -54,12 +54,12 @@ pub(crate) enum SubmitWhat {
     /// Queue a study on the fleet's hosts: one job per host --hosts selects,
     /// each run by its agent as `kdelta study NAME ...` would (one stored
     /// run per host). Takes `kdelta study`'s options but --resume.
-    Study(SubmitStudy),
+    Study(Box<SubmitStudy>),
     /// Queue a regression check on the fleet's hosts: each agent runs
     /// `kdelta check ...` and stores its run; the job ends done with the
     /// check's verdict and exit status as its note. Takes `kdelta check`'s
     /// options but --run (a stored run is judged where it is).
-    Check(SubmitCheck),
+    Check(Box<SubmitCheck>),
 }
 
 /// `kdelta submit study`.
