@@ -7,16 +7,24 @@
 //! its job id goes with it to the store.
 
 use super::*;
-use crate::cli::{AgentArgs, JobsArgs, SubmitArgs};
+use crate::cli::{AgentArgs, JobsArgs, SubmitArgs, SubmitWhat};
 use crate::fleet::agent::{self, RunEnd, Runner};
 use crate::fleet::queue::{JobRow, Queue};
 
-/// The arguments of `submit`'s subcommand matches that make up the run each
-/// job makes: every option given on the command line (not `--hosts` or the
-/// global ones), then `--` and the selectors, as given.
-pub(super) fn submitted_args(m: &clap::ArgMatches) -> Vec<String> {
-    let cmd = command();
-    let Some(sub) = cmd.find_subcommand("submit") else { return Vec::new() };
+mod child;
+pub(super) use child::{HOST_ENV, JOB_ENV};
+
+/// The arguments of the command each job runs, from the matches of the
+/// subcommand at `path` (`submit`, `submit study`, `submit check`): every
+/// option given on the command line (not `--hosts` or the global ones),
+/// then `--` and the positional ones (selectors, a study's name), as given.
+pub(super) fn submitted_args(path: &[&str], m: &clap::ArgMatches) -> Vec<String> {
+    let mut cmd = command();
+    for name in path {
+        let Some(sub) = cmd.find_subcommand(name) else { return Vec::new() };
+        cmd = sub.clone();
+    }
+    let sub = &cmd;
     let (mut args, mut positional) = (Vec::new(), Vec::new());
     for arg in sub.get_arguments() {
         let id = arg.get_id().as_str();
@@ -41,10 +49,24 @@ pub(super) fn submitted_args(m: &clap::ArgMatches) -> Vec<String> {
 pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
     // What can be checked here is checked here (the parameters, metadata,
     // that each selector names a benchmark); configurations are the hosts'.
-    run::request(&a.run)?;
-    plan::select(&a.run.selectors, bench::registry())?;
+    let (kind, hosts, label) = match &a.what {
+        None => {
+            run::request(&a.run)?;
+            plan::select(&a.run.selectors, bench::registry())?;
+            let hosts = a.hosts.clone().ok_or_else(|| bad_input("--hosts: say which hosts (all, or KEY=VALUE)"))?;
+            ("run", hosts, a.run.label.clone())
+        }
+        Some(SubmitWhat::Study(s)) => {
+            child::check_study(&s.study)?;
+            ("study", s.hosts.clone(), s.study.label.clone())
+        }
+        Some(SubmitWhat::Check(c)) => {
+            child::check_check(db, &c.check)?;
+            ("check", c.hosts.clone(), c.check.run.label.clone())
+        }
+    };
     let mut q = Queue::open(&db.clone().unwrap_or_else(store::default_path))?;
-    let jobs = q.submit(&a.hosts, "run", &a.raw, a.run.label.as_deref(), &command_line())?;
+    let jobs = q.submit(&hosts, kind, &a.raw, label.as_deref(), &command_line())?;
     let mut s = String::new();
     for (id, host) in &jobs {
         s.push_str(&format!("{id}\t{host}\n"));
@@ -253,8 +275,14 @@ impl Runner for AppRunner {
 
 impl AppRunner {
     fn try_run(&self, job: &crate::fleet::queue::Job, interrupt: Arc<AtomicBool>) -> Result<RunEnd> {
-        if job.kind != "run" {
-            return Ok(RunEnd::Refused(format!("a {:?} job: this kdelta's agent runs `run` jobs", job.kind)));
+        match job.kind.as_str() {
+            "run" => {}
+            "study" | "check" => return child::run(&self.db, &self.name, job, &interrupt),
+            other => {
+                return Ok(RunEnd::Refused(format!(
+                    "a {other:?} job: this kdelta's agent runs `run`, `study` and `check` jobs"
+                )))
+            }
         }
         let mut argv = vec!["kdelta".to_string(), "run".to_string()];
         argv.extend(job.args.iter().cloned());

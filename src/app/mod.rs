@@ -116,7 +116,11 @@ fn family_commands() -> Vec<bench::FamilyCommand> {
 fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
     let cmd = <Cli as clap::CommandFactory>::command()
         .mut_subcommand("run", |run| bench::run_flags().iter().fold(run, |run, f| run.arg((f.arg)())))
-        .mut_subcommand("submit", |submit| bench::run_flags().iter().fold(submit, |s, f| s.arg((f.arg)())))
+        .mut_subcommand("submit", |submit| {
+            // `submit check` takes what `check` takes, the families' flags included.
+            let submit = submit.mut_subcommand("check", |c| bench::run_flags().iter().fold(c, |c, f| c.arg((f.arg)())));
+            bench::run_flags().iter().fold(submit, |s, f| s.arg((f.arg)()))
+        })
         .mut_subcommand("check", |check| {
             // `check --run RUN` judges a stored run: its selectors are optional.
             let check = check.mut_arg("selectors", |a| a.required(false));
@@ -139,10 +143,21 @@ fn command_of(families: &[bench::FamilyCommand]) -> clap::Command {
 fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
     let (a, sub) = match (&mut cli.command, m.subcommand()) {
         (Command::Run(a), Some(("run", sub))) => (a, sub),
-        (Command::Submit(s), Some(("submit", sub))) => {
-            s.raw = fleet::submitted_args(sub);
-            (&mut s.run, sub)
-        }
+        (Command::Submit(s), Some(("submit", sub))) => match (&mut s.what, sub.subcommand()) {
+            (None, _) => {
+                s.raw = fleet::submitted_args(&["submit"], sub);
+                (&mut s.run, sub)
+            }
+            (Some(crate::cli::SubmitWhat::Check(c)), Some(("check", sub))) => {
+                s.raw = fleet::submitted_args(&["submit", "check"], sub);
+                (&mut c.check.run, sub)
+            }
+            (Some(_), Some((name, sub))) => {
+                s.raw = fleet::submitted_args(&["submit", name], sub);
+                return Ok(cli);
+            }
+            (Some(_), None) => return Ok(cli),
+        },
         (Command::Check(c), Some(("check", sub))) => (&mut c.run, sub),
         _ => return Ok(cli),
     };
@@ -229,9 +244,22 @@ fn read_topology() -> Result<Topology> {
 
 /// The host snapshot stored with every run: topology plus software (CPU model,
 /// kernel, preemption model, libc, mitigations).
+/// In a study or check an agent started, the host is the agent's
+/// (`--host-name`), not the kernel's node name.
 fn host_snapshot() -> Result<crate::topology::Host> {
     let root = sysfs_root();
-    crate::topology::Host::read(&root).with_context(|| format!("reading the host description under {}", root.display()))
+    let mut host = crate::topology::Host::read(&root)
+        .with_context(|| format!("reading the host description under {}", root.display()))?;
+    if let Some(name) = std::env::var(fleet::HOST_ENV).ok().filter(|n| !n.is_empty()) {
+        host.hostname = name;
+    }
+    Ok(host)
+}
+
+/// The fleet job this `study` or `check` runs for, when an agent started
+/// it: recorded with its run, so the job's run is stored once.
+fn agent_job() -> Option<i64> {
+    std::env::var(fleet::JOB_ENV).ok()?.parse().ok()
 }
 
 fn open_store(db: &Option<PathBuf>) -> Result<Store> {

@@ -63,7 +63,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         meta: crate::cli::run_meta(&a.meta)?,
         isolate: a.isolate,
         profile: if a.profile { Some(profile_settings()?) } else { None },
-        job: None,
+        job: agent_job(),
     })
 }
 

@@ -98,6 +98,7 @@ fn run_one(
     let (meta, mut reqs) = srun::request(d, ask, topo, &host);
     for req in &mut reqs {
         req.sysfs_root = Some(super::sysfs_root());
+        req.job = agent_job();
     }
     let mut stages = planned(&reqs, topo)?;
     for item in stages.iter().flat_map(|s| &s.plan.items) {

@@ -29,18 +29,57 @@ pub(crate) struct AgentArgs {
     pub(crate) poll: Duration,
 }
 
-/// `kdelta submit`: where, then what (`kdelta run`'s selectors and options).
+/// `kdelta submit`: where, then what: `kdelta run`'s selectors and options,
+/// or `study NAME ...` / `check ...` with theirs (named first).
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct SubmitArgs {
+    /// A study or a check instead of a run.
+    #[command(subcommand)]
+    pub(crate) what: Option<SubmitWhat>,
     /// Which registered hosts get a job: all, or those with label KEY=VALUE
     /// (host=NAME names one).
+    #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts, required = true)]
+    pub(crate) hosts: Option<crate::fleet::queue::Hosts>,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
+    /// The arguments of the command each job runs, as given (filled by `app`).
+    #[arg(skip)]
+    pub(crate) raw: Vec<String>,
+}
+
+/// `kdelta submit study` and `kdelta submit check`.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum SubmitWhat {
+    /// Queue a study on the fleet's hosts: one job per host --hosts selects,
+    /// each run by its agent as `kdelta study NAME ...` would (one stored
+    /// run per host). Takes `kdelta study`'s options but --resume.
+    Study(Box<SubmitStudy>),
+    /// Queue a regression check on the fleet's hosts: each agent runs
+    /// `kdelta check ...` and stores its run; the job ends done with the
+    /// check's verdict and exit status as its note. Takes `kdelta check`'s
+    /// options but --run (a stored run is judged where it is).
+    Check(Box<SubmitCheck>),
+}
+
+/// `kdelta submit study`.
+#[derive(Args, Debug)]
+pub(crate) struct SubmitStudy {
+    /// Which registered hosts get a job: all, or those with label KEY=VALUE.
     #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
     pub(crate) hosts: crate::fleet::queue::Hosts,
     #[command(flatten)]
-    pub(crate) run: RunArgs,
-    /// The arguments of the run each job makes, as given (filled by `app`).
-    #[arg(skip)]
-    pub(crate) raw: Vec<String>,
+    pub(crate) study: super::StudyArgs,
+}
+
+/// `kdelta submit check`.
+#[derive(Args, Debug)]
+pub(crate) struct SubmitCheck {
+    /// Which registered hosts get a job: all, or those with label KEY=VALUE.
+    #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
+    pub(crate) hosts: crate::fleet::queue::Hosts,
+    #[command(flatten)]
+    pub(crate) check: super::CheckArgs,
 }
 
 /// `kdelta jobs`.

@@ -22,7 +22,7 @@ mod study;
 mod tests;
 
 pub(crate) use check::CheckArgs;
-pub(crate) use fleet::{AgentArgs, JobsArgs, SubmitArgs};
+pub(crate) use fleet::{AgentArgs, JobsArgs, SubmitArgs, SubmitWhat};
 pub(crate) use parse::run_meta;
 pub(crate) use parse::{Setting, Warmup};
 pub(crate) use place::PlaceArgs;
@@ -376,7 +376,9 @@ pub(crate) enum Command {
     Agent(AgentArgs),
     /// Queue a run on the fleet's hosts: one job per registered host that
     /// --hosts selects, each run by that host's `kdelta agent`. Takes the
-    /// selectors and run options of `kdelta run`; prints each job's id and host.
+    /// selectors and run options of `kdelta run`; prints each job's id and
+    /// host. `submit study NAME ...` and `submit check ...` queue a study or
+    /// a check instead.
     Submit(SubmitArgs),
     /// The fleet's jobs, newest first: host, state, attempts, run, and why
     /// an attempt or the job ended as it did; then the registered hosts.

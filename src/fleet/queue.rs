@@ -303,6 +303,14 @@ impl Queue {
         Ok(true)
     }
 
+    /// The run stored with `job`, if any: its id and status (`complete`,
+    /// `incomplete`, `running`).
+    pub(crate) fn run_of(&mut self, job: i64) -> Result<Option<(i64, String)>> {
+        let e = |e| crate::store::pg_error(&self.shown, e);
+        let row = self.client.query_opt("SELECT id, status FROM runs WHERE job_id = $1", &[&job]).map_err(e)?;
+        Ok(row.map(|r| (r.get(0), r.get(1))))
+    }
+
     /// Remove `job`'s run if it is unfinished (this agent's own, stopped).
     pub(crate) fn drop_unfinished_run(&mut self, job: i64) -> Result<Option<i64>> {
         let e = |e| crate::store::pg_error(&self.shown, e);

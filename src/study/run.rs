@@ -318,6 +318,7 @@ fn begin(stages: &[Stage], meta: &Meta, host: serde_json::Value, store: &mut Sto
         env,
     );
     run.meta = stages.first().map(|s| s.req.meta.clone()).unwrap_or_default();
+    run.job = stages.first().and_then(|s| s.req.job);
     run.id = store.begin_run(&run)?;
     Ok(run)
 }

@@ -386,3 +386,167 @@ fn mistakes_are_refused_in_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("shared store"));
 }
+
+#[test]
+fn study_and_check_jobs_run_on_every_host() {
+    let Some(mut f) = Fleet::new("study_and_check_jobs_run_on_every_host") else { return };
+    for name in ["s1", "s2"] {
+        let root = f.root(name, &[&[0], &[1]]);
+        f.agent(name, &root, &[]);
+    }
+    let study = f.submit(&["study", "ht-2003", "--tiny-plan-for-tests", "--label", "st", "--hosts", "all"]);
+    let check = f.submit(
+        &[
+            &["check", "test.sleep", "--config", "up,cpus=1", "--param", "us=100", "--within"][..],
+            TINY,
+            &["--label", "ck", "--hosts", "all"],
+        ]
+        .concat(),
+    );
+    assert_eq!(study.len(), 2);
+    assert_eq!(check.len(), 2);
+    let ids: Vec<i64> = study.iter().chain(&check).map(|(id, _)| *id).collect();
+    f.until_finished(&ids);
+    for (id, host) in study.iter().chain(&check) {
+        let j = f.job(*id);
+        assert_eq!(j["state"], "done", "{j}\n{}", f.logs());
+        let run = j["run"].as_i64().unwrap();
+        let (job, name): (Option<i64>, String) =
+            f.db.sql()
+                .query_one("SELECT job_id, hostname FROM runs WHERE id = $1", &[&run])
+                .map(|r| (r.get(0), r.get(1)))
+                .unwrap();
+        assert_eq!((job, name.as_str()), (Some(*id), host.as_str()), "the run records its job and host");
+    }
+    for (id, _) in &check {
+        let j = f.job(*id);
+        let why = j["reason"].as_str().unwrap_or_default();
+        assert!(why.starts_with("check exit "), "a check's verdict is the job's note: {j}");
+    }
+    assert_eq!(f.jobs()[0]["kind"], "check");
+    let runs = f.runs_per_job();
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert!(runs.iter().all(|(_, n)| *n == 1), "{runs:?}");
+    // What the study or check itself would refuse before running is refused here.
+    for (args, says) in [
+        (&["submit", "study", "list", "--hosts", "all"][..], "name a study"),
+        (&["submit", "study", "ht-2003", "--resume", "--hosts", "all"][..], "--resume"),
+        (&["submit", "check", "lat.syscall", "--run", "1", "--against", "1", "--hosts", "all"][..], "--run"),
+        (&["submit", "check", "lat.syscall", "--against", "nope", "--hosts", "all"][..], "nope"),
+        (&["submit", "check", "lat.nope", "--within", "--hosts", "all"][..], "unknown benchmark"),
+    ] {
+        let out = f.kdelta(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
+
+/// A role with only the rights the fleet's docs list (docs/store.md) runs
+/// agents, `submit`, `jobs` and `cancel`; the schema made by its owner.
+#[test]
+fn a_writer_role_serves_the_fleet() {
+    let Some(mut f) = Fleet::new("a_writer_role_serves_the_fleet") else { return };
+    // The owner makes the schema (any command that opens the queue).
+    let out = f.kdelta(&["submit", "lat.syscall", "--hosts", "all"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no agent has registered"));
+    let role = format!("kdelta_w_{}", std::process::id());
+    let mut admin = f.db.sql();
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN;
+             GRANT USAGE ON SCHEMA kdelta TO {role};
+             GRANT SELECT ON ALL TABLES IN SCHEMA kdelta TO {role};
+             GRANT INSERT, UPDATE ON kdelta.runs, kdelta.results, kdelta.jobs, kdelta.job_attempts, kdelta.fleet_hosts TO {role};
+             GRANT DELETE ON kdelta.runs TO {role};
+             GRANT USAGE ON ALL SEQUENCES IN SCHEMA kdelta TO {role};"
+        ))
+        .unwrap();
+    struct DropRole(String, String);
+    impl Drop for DropRole {
+        fn drop(&mut self) {
+            if let Ok(mut c) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                let _ = c.batch_execute(&format!("DROP OWNED BY {0}; DROP ROLE IF EXISTS {0}", self.1));
+            }
+        }
+    }
+    let owner = f.db.url.clone();
+    let (scheme, rest) = owner.split_once("://").unwrap();
+    let writer = format!("{scheme}://{role}@{}", rest.split_once('@').unwrap().1);
+    // Dropped before the database (the guard's connection needs it).
+    let _guard = DropRole(owner.clone(), role.clone());
+    f.db.url = writer;
+    let root = f.root("w1", &[&[0], &[1]]);
+    f.agent("w1", &root, &[]);
+    let run = f.submit(&[&["test.sleep", "--config", "up", "--param", "us=100", "--hosts", "all"], TINY].concat());
+    let check = f.submit(
+        &[&["check", "test.sleep", "--config", "up,cpus=1", "--param", "us=100", "--within", "--hosts", "all"], TINY]
+            .concat(),
+    );
+    let ids: Vec<i64> = run.iter().chain(&check).map(|(id, _)| *id).collect();
+    f.until_finished(&ids);
+    for id in &ids {
+        assert_eq!(f.job(*id)["state"], "done", "{}", f.logs());
+    }
+    // A killed attempt's unfinished run is removed by the writer too.
+    let long = [long_job("up"), vec!["--hosts".into(), "all".into()]].concat();
+    let id = f.submit(&long.iter().map(String::as_str).collect::<Vec<_>>())[0].0;
+    f.until("the job's run to start", || f.runs_per_job().iter().any(|(j, _)| *j == id));
+    f.signal(0, nix::sys::signal::Signal::SIGTERM);
+    assert!(f.reap(0).success(), "{}", f.logs());
+    assert_eq!(f.job(id)["state"], "queued");
+    let out = f.kdelta(&["cancel", &id.to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(f.runs_per_job().len(), 2, "the stopped attempt's run was removed");
+    let text = String::from_utf8_lossy(&f.kdelta(&["jobs"]).stdout).into_owned();
+    assert!(text.contains("cancelled") && text.contains("w1"), "{text}");
+    f.db.url = owner;
+}
+
+/// The store goes away (its server restarted, the agent's sessions ended):
+/// a busy agent and an idle one each exit 1 with one line, the busy one's
+/// job stopped and the machine put back; a restarted agent takes the job
+/// again after its lease.
+#[test]
+fn an_agent_that_loses_the_database_exits_and_leaves_the_machine_as_found() {
+    let Some(mut f) = Fleet::new("an_agent_that_loses_the_database_exits_and_leaves_the_machine_as_found") else {
+        return;
+    };
+    let busy_root = f.root("busy", &[&[0], &[1]]);
+    let idle_root = f.root("idle", &[&[0], &[1]]);
+    let busy = f.agent("busy", &busy_root, &["--lease", "2s"]);
+    let idle = f.agent("idle", &idle_root, &["--lease", "2s"]);
+    let args = [long_job("up+thp=never"), vec!["--hosts".into(), "host=busy".into()]].concat();
+    let id = f.submit(&args.iter().map(String::as_str).collect::<Vec<_>>())[0].0;
+    f.until("the job's setting to be applied", || knob_value(&busy_root, THP) == "never");
+    let ended: i64 =
+        f.db.sql()
+            .query_one(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+    assert!(ended >= 4, "the agents' sessions: {ended}");
+    for a in [busy, idle] {
+        let st = f.reap(a);
+        assert_eq!(st.code(), Some(1), "{}", f.logs());
+    }
+    for (log, _) in &f.agents {
+        let text = std::fs::read_to_string(log).unwrap();
+        let last = text.trim().lines().last().unwrap_or_default();
+        assert!(last.starts_with("kdelta: database "), "one line says why: {text}");
+    }
+    assert_eq!(knob_value(&busy_root, THP), "madvise", "{}", f.logs());
+    assert!(!busy_root.join("run/kdelta/knobs.journal").exists());
+    // As systemd would: the agent again, which takes the job once its lease ran out.
+    f.agent("busy", &busy_root, &["--lease", "2s"]);
+    f.until_finished(&[id]);
+    let job = f.job(id);
+    assert_eq!(job["state"], "done", "{job}\n{}", f.logs());
+    assert_eq!(job["attempts"][0]["outcome"], "lost", "{job}");
+    assert_eq!(f.runs_per_job(), vec![(id, 1)]);
+    assert_eq!(knob_value(&busy_root, THP), "madvise");
+}
