@@ -184,7 +184,10 @@ impl<'g> Sweep<'g> {
             // still settle it (`verdict::Evidence::could_settle`).
             let taken = self.points[a].got.taken().min(self.points[b].got.taken()).max(1);
             let futile = |e: &crate::stats::verdict::Evidence| {
-                room.is_some_and(|r| !e.could_settle((r.cap as f64 / taken as f64).min(r.time), threshold_pct))
+                room.is_some_and(|r| {
+                    let growth = (r.cap as f64 / taken as f64).min(r.time);
+                    growth <= crate::stats::verdict::FUTILITY_MAX_GROWTH && !e.could_settle(growth, threshold_pct)
+                })
             };
             let open = if ra.status != Status::Ok || rb.status != Status::Ok {
                 false

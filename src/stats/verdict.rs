@@ -193,10 +193,20 @@ impl Evidence {
         let df = (self.df + 1.0) * growth - 1.0;
         let Some(q) = t_at_level(df) else { return true };
         let half = 0.75 * q * self.se / growth.sqrt();
+        // The true change may lie half a standard error either side of
+        // today's estimate: a 3 % slowdown read as +0.9 % from nine noisy
+        // pairs must still be sampled, not let go as sitting on the threshold.
         let e = self.est.abs();
-        (e >= t && e > half) || e + half < t
+        let (far, near) = (e + 0.5 * self.se, (e - 0.5 * self.se).max(0.0));
+        (far >= t && far > half) || near + half < t
     }
 }
+
+/// The futility stop looks only once the samples (and time) left could at
+/// most grow a comparison this many times: a quarter of `check`'s budget is
+/// spent before a comparison may be let go, so a slowdown that nine noisy
+/// pairs read as +0.9 % gets the time to show itself.
+pub(crate) const FUTILITY_MAX_GROWTH: f64 = 4.0;
 
 /// The degrees of freedom (clusters less one) an interval needs before the
 /// futility stop may trust its standard error: five workers' pairs.
@@ -344,11 +354,18 @@ mod tests {
         // Far from the threshold either way: more samples settle it.
         assert!(ev(0.0, 0.2, 9.0).could_settle(3.0, 1.0));
         assert!(ev(10.0, 2.0, 9.0).could_settle(3.0, 1.0));
-        // Just inside the threshold: not *different* (the estimate is below
-        // it), and the interval will not shrink inside it: futile.
-        assert!(!ev(0.9, 0.5, 9.0).could_settle(3.0, 1.0));
+        // Near nothing, a standard error of 1 %: 3x the samples leave a
+        // half-width past the threshold (not *same*) and wider than any
+        // change a standard error away (not *different*): futile.
+        assert!(!ev(0.2, 1.0, 9.0).could_settle(3.0, 1.0));
+        // Within half a standard error of it: the truth may lie beyond; sample on.
+        assert!(ev(0.9, 0.5, 9.0).could_settle(3.0, 1.0));
+        // The try that let a 3 % slowdown go: +0.9 % from nine pairs of five
+        // workers, a standard error of 0.64 %, nine times the time left.
+        assert!(ev(0.92, 0.64, 4.0).could_settle(9.0, 1.0));
         // Identical sides, standard error 2 % from 5 clusters: 3x the
-        // samples leave a half-width near 3 %, never inside +-1 %; 50x may.
+        // samples leave a half-width near 3 %, never inside +-1 %, nor a
+        // change a standard error off beyond it; 50x may.
         assert!(!ev(0.2, 2.0, 4.0).could_settle(3.0, 1.0));
         assert!(ev(0.2, 2.0, 4.0).could_settle(50.0, 1.0));
         // No room to grow: nothing more can be learnt.
