@@ -135,7 +135,8 @@ impl ResultCols {
         }
         // A profile over the read cap came as its length (a JSON string):
         // the result reads without it, and says so.
-        let mut notes: Vec<String> = col("notes", &self.notes, true, &bad)?;
+        let mut notes: Vec<String> =
+            col::<Vec<String>>("notes", &self.notes, true, &bad)?.into_iter().map(shown).collect();
         let profile: Option<crate::model::profile::Profile> = match self.profile.as_deref() {
             Some(t) if t.starts_with('"') => {
                 notes.push(format!(
@@ -163,11 +164,11 @@ impl ResultCols {
             placement: col("placement", &self.placement, true, &bad)?,
             below_resolution: self.below_resolution,
             profile,
-            benchmark: self.benchmark,
-            family: self.family,
-            config: self.config,
-            cpus: self.cpus,
-            unit: self.unit,
+            benchmark: shown(self.benchmark),
+            family: shown(self.family),
+            config: shown(self.config),
+            cpus: shown(self.cpus),
+            unit: shown(self.unit),
             reason: self.reason,
             simulated: self.simulated,
         })
@@ -219,8 +220,8 @@ impl RunCols {
         let js = |s: Option<String>| s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(serde_json::Value::Null);
         RunRecord {
             id: self.id,
-            label: self.label,
-            started: self.started,
+            label: self.label.map(shown),
+            started: shown(self.started),
             finished: self.finished,
             status,
             kdelta_version: self.kdelta_version,
@@ -232,5 +233,17 @@ impl RunCols {
             meta: crate::model::meta::RunMeta::from_json(self.meta.as_deref()),
             job: None,
         }
+    }
+}
+
+/// A stored text as kdelta may print it: kdelta never writes a control
+/// character into these columns (labels, configurations and names are
+/// refused with one), so one found there was forged into the file, and is
+/// read as its visible escape (`\x1b`), never reaching a terminal raw.
+/// (`reason`, a command's stderr, stays as stored: every output escapes it.)
+fn shown(s: String) -> String {
+    match crate::model::text::printable(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(o) => o,
     }
 }

@@ -200,3 +200,25 @@ fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
         assert!(!text.contains('\x1b') && text.contains("printf '\\x1b[2J'"), "{text}");
     }
 }
+
+/// A store forged to hold escape sequences where kdelta never writes one
+/// (a label, a configuration, a benchmark's name, a note): every listing
+/// shows them as visible escapes, none reaches the terminal raw.
+#[test]
+fn escapes_forged_into_the_store_are_never_printed_raw() {
+    let e = Env::new();
+    let out = e.cmd().args(["run", "cmd", "--cmd", "true", "--runs", "2", "--label", "x"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sqlite(
+        &e.db(),
+        "UPDATE runs SET label = 'a' || char(27) || ']0;pwned' || char(7);
+         UPDATE results SET config = 'up' || char(27) || '[2J', notes = '[\"n\\u001b[31m\"]',
+                            benchmark = 'cmd.run' || char(27) || '[1m';",
+    );
+    for args in [&["runs"][..], &["show", "1"], &["show", "1", "--format", "markdown"], &["show", "1", "--warnings"]] {
+        let out = e.cmd().args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{args:?}: {text}");
+        assert!(text.contains("\\x1b"), "{args:?} shows the escape visibly: {text}");
+    }
+}
