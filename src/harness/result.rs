@@ -34,10 +34,8 @@ fn parts_into_extras(
         if all.len() != mask.len() {
             continue;
         }
-        if let Some(m) = stats::summarize(&pick(all, mask), false) {
-            extras.insert(name.clone(), m.median.into());
-        }
-        extras.insert(format!("{name}_samples"), all.clone().into());
+        let median = stats::summarize(&pick(all, mask), false).map(|m| m.median);
+        crate::model::extras::put_part(extras, name, median, all);
     }
 }
 

@@ -97,6 +97,13 @@ impl Extras {
         self.family.get(k)
     }
 
+    /// A raw figure's value per sample (`NAME_samples`, [`put_part`]), as
+    /// stored: `None` when there is none or it is not all numbers.
+    pub(crate) fn part_samples(&self, name: &str) -> Option<Vec<f64>> {
+        let a = self.family.get(&part_key(name))?.as_array()?;
+        a.iter().map(Value::as_f64).collect()
+    }
+
     /// Add a figure by name (a typed key lands in its field); tests forge
     /// stored extras with it.
     #[cfg(test)]
@@ -105,6 +112,21 @@ impl Extras {
         m.insert(k, v);
         *self = Extras::from_map(m);
     }
+}
+
+/// Where a raw figure's per-sample values are kept among a result's extras.
+pub(crate) fn part_key(name: &str) -> String {
+    format!("{name}_samples")
+}
+
+/// Keep a raw figure beside the samples a derived figure was computed from
+/// (`harness::result`): its median under `NAME`, its values under
+/// [`part_key`]; `Extras::part_samples` reads them back.
+pub(crate) fn put_part(family: &mut Object, name: &str, median: Option<f64>, all: &[f64]) {
+    if let Some(m) = median {
+        family.insert(name.to_string(), m.into());
+    }
+    family.insert(part_key(name), all.to_vec().into());
 }
 
 impl From<Object> for Extras {

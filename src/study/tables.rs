@@ -83,13 +83,8 @@ impl Measured {
                 (v, m)
             }
             Figure::PartMean(name) => {
-                let key = format!("{name}_samples");
-                let all: Vec<f64> = r
-                    .extras
-                    .get(&key)
-                    .and_then(|v| v.as_array())
-                    .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-                    .unwrap_or_default();
+                let key = crate::model::extras::part_key(name);
+                let all = r.extras.part_samples(name).unwrap_or_default();
                 if all.len() != r.samples.len() || all.is_empty() {
                     return Err(NoFigure::NoPerSample { bench: r.benchmark.clone(), name: name.clone(), key });
                 }
