@@ -217,8 +217,12 @@ impl Queue {
         let row = self
             .client
             .query_opt(
-                "UPDATE jobs SET lease_until = now() + $3::bigint * interval '1 millisecond'
-                 WHERE id = $1 AND agent = $2 AND state = 'running' RETURNING cancel",
+                // The host is seen as its lease is renewed: `jobs` must not
+                // show a busy host as silent for the length of a long job.
+                "WITH j AS (UPDATE jobs SET lease_until = now() + $3::bigint * interval '1 millisecond'
+                            WHERE id = $1 AND agent = $2 AND state = 'running' RETURNING cancel, host),
+                      h AS (UPDATE fleet_hosts SET seen = now() WHERE name IN (SELECT host FROM j))
+                 SELECT cancel FROM j",
                 &[&job, &agent, &ms],
             )
             .map_err(e)?;

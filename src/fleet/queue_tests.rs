@@ -96,7 +96,10 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
     let id = q.submit(&Hosts::Label("rack".into(), "h".into()), "run", &[], Some("l"), "test").unwrap()[0].0;
     let first = q.claim("h", "a1", Duration::from_secs(1)).unwrap().unwrap();
     assert_eq!((first.id, first.attempt), (id, 1));
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(q.renew(id, "a1", Duration::from_secs(1)).unwrap(), Lease::Kept);
+    let idle = q.hosts().unwrap()[0].idle_s;
+    assert!(idle < 0.25, "a renewal is a sign of life: the host was seen {idle} s ago");
     assert!(q.claim("h", "a2", LONG).unwrap().is_none(), "a held job is nobody else's");
     // Its lease runs out (server time): the next look at the queue ends the attempt.
     std::thread::sleep(Duration::from_millis(1500));
