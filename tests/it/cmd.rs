@@ -509,7 +509,8 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let e = Env::new();
     let two = ["run", "cmd", "--config", "up", "--runs", "3", "--cmd", "slow=sleep 0.03", "--cmd", "fast=sleep 0.01"];
     let shown = |extra: &[&str]| {
-        let out = e.cmd().args(two).args(extra).output().unwrap();
+        // No waiting for quiet CPUs: nothing here is a timing.
+        let out = e.cmd().args(two).args(["--quiet-wait", "0"]).args(extra).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{extra:?}: {text}{}", String::from_utf8_lossy(&out.stderr));
         let lines: Vec<String> =
@@ -533,7 +534,7 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let r = &v["results"][0];
     assert_eq!(r["unit"], "ms", "{r}");
     assert!(r["median"].as_f64().unwrap() > 5.0, "{r}");
-    let (code, v, err) = run(&e, &["--cmd", "sleep 0.01", "--time-unit", "s"]);
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.01", "--time-unit", "s", "--quiet-wait", "0"]);
     assert_eq!((code, v["results"][0]["unit"].as_str()), (0, Some("ms")), "{err}");
 
     // check takes the unit; it prints one line per row, so --sort is
@@ -542,7 +543,7 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let before = runs(&e);
     let check =
         ["check", "cmd", "--within", "--config", "up", "--runs", "3", "--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"];
-    let out = e.cmd().args(check).args(["--time-unit", "us"]).output().unwrap();
+    let out = e.cmd().args(check).args(["--time-unit", "us", "--quiet-wait", "0"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(" us ("), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let before_refusals = runs(&e);
