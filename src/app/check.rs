@@ -253,6 +253,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     if a.run.format != Format::Text || a.run.verbose {
         return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
     }
+    if a.run.sort.is_some() {
+        return Err(bad_input("check prints one line per row, in the order of the table: --sort is for `kdelta run`"));
+    }
     let Some(against) = a.against.clone() else { return check_within(db, &a, &lim) };
     let rebase = a.baseline_cmd.as_deref().map(|c| rebase::settings(&a.run, c)).transpose()?;
     let store = stored::open_existing(db)?;
@@ -287,6 +290,8 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
     let moved_why = moved.as_ref().map(|(why, _)| why.clone());
+    run::shown_in_unit(&mut base_results, &a.run);
+    run::shown_in_unit(&mut results, &a.run);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
     if let Some((why, moved)) = moved {
@@ -395,6 +400,7 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
     // Sides that could not be measured at all (every compared command
     // failed): no table compares them, and each is a row that cannot be told.
     let unmeasured: Vec<Line> = results.iter().filter(|r| r.status != Status::Ok).map(unmeasured).collect();
+    run::shown_in_unit(&mut results, &a.run);
     let rep = Report::for_run(run, results, &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, lim, true)).collect();
     if rows.iter().all(|l| l.verdict.is_none()) {

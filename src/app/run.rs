@@ -9,7 +9,12 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     let failed = output.results.iter().any(|r| r.status == crate::model::record::Status::Failed);
     let opt = CompareOptions { threshold_pct: a.threshold, ..Default::default() };
     let interrupted = output.interrupted;
-    let mut rep = run_report(output.run, output.results, &opt);
+    let mut results = output.results;
+    shown_in_unit(&mut results, &a);
+    let mut rep = run_report(output.run, results, &opt);
+    if let Some(order) = a.sort {
+        bench::cmd::summary::reorder(&mut rep.summaries, &rep.results, order);
+    }
     rep.verbose = a.verbose;
     if a.counters {
         rep.add_counters(&opt);
@@ -20,6 +25,15 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
         return Ok(exit::INTERRUPTED);
     }
     Ok(if failed { exit::FAILED } else { exit::OK })
+}
+
+/// `--time-unit`: `cmd`'s times shown in that unit, as hyperfine shows
+/// them, in the text and markdown a person reads; JSON and CSV keep the
+/// stored milliseconds (hyperfine's keep seconds whatever `-u` says).
+pub(super) fn shown_in_unit(results: &mut [crate::model::ResultRecord], a: &RunArgs) {
+    if let (Some(unit), Format::Text | Format::Markdown) = (a.time_unit, a.format) {
+        bench::cmd::summary::in_unit(results, unit);
+    }
 }
 
 /// The warm-up when `--warmup` is not given: up to 100 ms, ending early

@@ -62,6 +62,16 @@ pub(super) fn threshold(s: &str) -> Result<f64, Refusal> {
     Ok(pct)
 }
 
+/// `--time-unit` (cmd): hyperfine's names or the short ones.
+pub(super) fn time_unit(s: &str) -> Result<crate::bench::cmd::summary::TimeUnit, Refusal> {
+    Ok(crate::bench::cmd::summary::TimeUnit::parse(s)?)
+}
+
+/// `--sort` (cmd): hyperfine's orders.
+pub(super) fn sort(s: &str) -> Result<crate::bench::cmd::summary::Order, Refusal> {
+    Ok(crate::bench::cmd::summary::Order::parse(s)?)
+}
+
 /// `check --max-regression`: a percentage from 0 up to 1000.
 pub(super) fn max_regression(s: &str) -> Result<f64, Refusal> {
     let pct: f64 = s.parse()?;

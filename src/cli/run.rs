@@ -1,9 +1,10 @@
 //! `kdelta run`'s arguments (which `check` and `submit` take too).
 
 use super::parse::{
-    budget, ci_target, label, meta_pair, param, quiet_wait, runs, sample_time, threshold, timeout, warmup, Setting,
-    Warmup,
+    budget, ci_target, label, meta_pair, param, quiet_wait, runs, sample_time, sort, threshold, time_unit, timeout,
+    warmup, Setting, Warmup,
 };
+use crate::bench::cmd::summary::{Order, TimeUnit};
 use crate::harness::plan;
 use crate::report::Format;
 use clap::Args;
@@ -138,7 +139,22 @@ pub(crate) struct RunArgs {
     /// Needs perf(1) and permission to open perf events.
     #[arg(long)]
     pub(crate) profile: bool,
+
+    /// cmd: show times in microsecond (us), millisecond (ms, as stored) or
+    /// second (s), as hyperfine's -u; text and markdown only (json and csv
+    /// keep milliseconds, as hyperfine's keep seconds).
+    #[arg(long, short = 'u', value_name = "UNIT", value_parser = time_unit, help_heading = CMD_HEADING)]
+    pub(crate) time_unit: Option<TimeUnit>,
+
+    /// cmd: the order of the mean ± σ lines: auto (default, as command),
+    /// command (as given) or mean-time (fastest first). The tables keep the
+    /// first command as the base of every change.
+    #[arg(long, value_name = "ORDER", value_parser = sort, help_heading = CMD_HEADING)]
+    pub(crate) sort: Option<Order>,
 }
+
+/// Where `--help` lists the flags of the cmd family.
+const CMD_HEADING: &str = "Commands (the cmd family)";
 
 /// `--interleave`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -500,3 +500,60 @@ fn output_inherit_shows_the_commands_output() {
     assert!(out.status.success(), "{all}");
     assert!(!all.lines().any(|l| l == "kdelta-said-out" || l == "kdelta-said-err"), "{all}");
 }
+
+/// hyperfine's `--time-unit` and `--sort` change how times are shown (text
+/// and markdown), never what is stored; the table keeps the first command
+/// as the base of its change column, whatever the order of the lines.
+#[test]
+fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
+    let e = Env::new();
+    let two = ["run", "cmd", "--config", "up", "--runs", "3", "--cmd", "slow=sleep 0.03", "--cmd", "fast=sleep 0.01"];
+    let shown = |extra: &[&str]| {
+        // No waiting for quiet CPUs: nothing here is a timing.
+        let out = e.cmd().args(two).args(["--quiet-wait", "0"]).args(extra).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{extra:?}: {text}{}", String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<String> =
+            text.lines().filter(|l| l.starts_with("cmd=") && l.contains("(σ)")).map(String::from).collect();
+        (text, lines)
+    };
+    let (text, lines) = shown(&["--time-unit", "second", "--sort", "mean-time"]);
+    let row = text.lines().find(|l| l.starts_with("cmd.run")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("s"), "{text}");
+    let head = text.lines().find(|l| l.starts_with("benchmark")).unwrap();
+    assert!(head.find("cmd=slow") < head.find("cmd=fast"), "the first command stays the base: {text}");
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("cmd=fast") && lines[1].starts_with("cmd=slow"), "{lines:?}");
+    assert!(lines.iter().all(|l| l.contains(" s (σ)") && l.contains(" s, sys ")), "{lines:?}");
+    // The default order is the order given; `us` is hyperfine's microsecond.
+    let (_, lines) = shown(&["-u", "us"]);
+    assert!(lines[0].starts_with("cmd=slow") && lines[0].contains(" us (σ)"), "{lines:?}");
+    // Stored as measured: milliseconds (hyperfine's JSON keeps its unit too).
+    let out = e.cmd().args(["export", "1", "--format", "json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(r["unit"], "ms", "{r}");
+    assert!(r["median"].as_f64().unwrap() > 5.0, "{r}");
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.01", "--time-unit", "s", "--quiet-wait", "0"]);
+    assert_eq!((code, v["results"][0]["unit"].as_str()), (0, Some("ms")), "{err}");
+
+    // check takes the unit; it prints one line per row, so --sort is
+    // refused there (128, as every refusal of check) before anything runs.
+    let runs = |e: &Env| e.cmd().args(["runs", "--json"]).output().unwrap().stdout;
+    let before = runs(&e);
+    let check =
+        ["check", "cmd", "--within", "--config", "up", "--runs", "3", "--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"];
+    let out = e.cmd().args(check).args(["--time-unit", "us", "--quiet-wait", "0"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" us ("), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let before_refusals = runs(&e);
+    assert_ne!(before, before_refusals);
+    for bad in [&["--sort", "mean-time"][..], &["--time-unit", "minute"], &["--sort", "fastest"]] {
+        let out = e.cmd().args(check).args(bad).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128), "{bad:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad:?}: {err}");
+        assert!(err.contains(bad[0]), "{bad:?}: {err}");
+    }
+    assert_eq!(runs(&e), before_refusals, "a refusal stored a run");
+}

@@ -45,6 +45,10 @@ fn bad_input_is_refused_in_one_line_with_exit_2() {
         // Values out of range or malformed.
         (&["run", "lat.select.file", "--param", "fds=0"], Db::Absent, &["fds"]),
         (&["run", "lat.syscall", "--sample-time", "forever"], Db::Absent, &["forever"]),
+        // hyperfine's --time-unit and --sort (cmd): their names, or refused naming the allowed ones.
+        (&["run", "cmd", "--cmd", "true", "--time-unit", "minute"], Db::Absent, &["\"minute\"", "microsecond (us)"]),
+        (&["run", "cmd", "--cmd", "true", "-u", "ns"], Db::Absent, &["--time-unit \"ns\"", "second (s)"]),
+        (&["run", "cmd", "--cmd", "true", "--sort", "median"], Db::Absent, &["--sort \"median\"", "mean-time"]),
         // Labels: printable and bounded.
         (&["run", "test.sleep", "--label", "a\u{7}b"], Db::Absent, &["--label", "control character"]),
         (&["run", "test.sleep", "--label", &long_label], Db::Absent, &["--label", "at most 256 bytes"]),
