@@ -48,9 +48,9 @@ pub(crate) fn push_lines(out: &mut String, before: &str, lines: &[String]) {
     }
 }
 
-/// The report's closing lines, each after `bullet`: its notes, then its
+/// A report's closing lines, each after `bullet`: its notes, then its
 /// warnings (`warning: ...`).
-pub(crate) fn push_notes(out: &mut String, rep: &super::model::Report, bullet: &str) {
-    push_lines(out, bullet, &rep.notes);
-    push_lines(out, &format!("{bullet}warning: "), &rep.remarks);
+pub(crate) fn push_notes(out: &mut String, notes: &[String], warnings: &[String], bullet: &str) {
+    push_lines(out, bullet, notes);
+    push_lines(out, &format!("{bullet}warning: "), warnings);
 }

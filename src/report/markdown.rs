@@ -43,7 +43,7 @@ fn render(rep: &Report) -> String {
         push_lines(&mut out, "", &rep.summaries);
         out.push_str("```\n\n");
     }
-    push_notes(&mut out, rep, "- ");
+    push_notes(&mut out, &rep.notes, &rep.remarks, "- ");
     out
 }
 

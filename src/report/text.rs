@@ -53,7 +53,7 @@ fn render(rep: &Report, color: bool) -> String {
         }
         push_lines(&mut out, "", &rep.summaries);
     }
-    push_notes(&mut out, rep, "");
+    push_notes(&mut out, &rep.notes, &rep.remarks, "");
     out
 }
 
