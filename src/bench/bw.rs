@@ -44,22 +44,15 @@ fn mbps(bytes: usize) -> impl Fn(u64, f64) -> f64 {
     move |n, t| n as f64 * bytes as f64 / 1e6 / t
 }
 
-fn rd(p: &Params, s: &mut Sampler) -> Result<()> {
-    let words = buffer_words(p, s)?;
-    let buf: Vec<u64> = (0..words as u64).collect();
+/// Time passes over buffers of `words` words: `pass(i)` is the i-th pass of a
+/// timed batch; the figure is MB/s of one buffer.
+fn measure_passes(s: &mut Sampler, words: usize, mut pass: impl FnMut(u64)) -> Result<()> {
     s.extra("bytes", (words * 8) as u64);
     s.measure(
         |n| {
             let t = Instant::now();
-            for _ in 0..n {
-                let (mut a, mut b, mut c, mut d) = (0u64, 0u64, 0u64, 0u64);
-                for ch in black_box(&buf).chunks_exact(4) {
-                    a = a.wrapping_add(ch[0]);
-                    b = b.wrapping_add(ch[1]);
-                    c = c.wrapping_add(ch[2]);
-                    d = d.wrapping_add(ch[3]);
-                }
-                black_box(a ^ b ^ c ^ d);
+            for i in 0..n {
+                pass(i);
             }
             Ok(t.elapsed())
         },
@@ -67,23 +60,30 @@ fn rd(p: &Params, s: &mut Sampler) -> Result<()> {
     )
 }
 
+fn rd(p: &Params, s: &mut Sampler) -> Result<()> {
+    let words = buffer_words(p, s)?;
+    let buf: Vec<u64> = (0..words as u64).collect();
+    measure_passes(s, words, |_| {
+        let (mut a, mut b, mut c, mut d) = (0u64, 0u64, 0u64, 0u64);
+        for ch in black_box(&buf).chunks_exact(4) {
+            a = a.wrapping_add(ch[0]);
+            b = b.wrapping_add(ch[1]);
+            c = c.wrapping_add(ch[2]);
+            d = d.wrapping_add(ch[3]);
+        }
+        black_box(a ^ b ^ c ^ d);
+    })
+}
+
 fn wr(p: &Params, s: &mut Sampler) -> Result<()> {
     let words = buffer_words(p, s)?;
     let mut buf = vec![1u64; words];
-    s.extra("bytes", (words * 8) as u64);
-    s.measure(
-        |n| {
-            let t = Instant::now();
-            for i in 0..n {
-                for w in black_box(&mut buf).iter_mut() {
-                    *w = i;
-                }
-                black_box(&buf);
-            }
-            Ok(t.elapsed())
-        },
-        mbps(words * 8),
-    )
+    measure_passes(s, words, |i| {
+        for w in black_box(&mut buf).iter_mut() {
+            *w = i;
+        }
+        black_box(&buf);
+    })
 }
 
 /// Copy word by word, four words a step, as bw_mem's C loop does (8-byte
@@ -108,17 +108,9 @@ fn cp(p: &Params, s: &mut Sampler) -> Result<()> {
     let words = buffer_words(p, s)?;
     let src = vec![7u64; words];
     let mut dst = vec![0u64; words];
-    s.extra("bytes", (words * 8) as u64);
-    s.measure(
-        |n| {
-            let t = Instant::now();
-            for _ in 0..n {
-                copy_words(black_box(&mut dst), black_box(&src));
-            }
-            Ok(t.elapsed())
-        },
-        mbps(words * 8),
-    )
+    measure_passes(s, words, |_| {
+        copy_words(black_box(&mut dst), black_box(&src));
+    })
 }
 
 pub(crate) const FAMILY: super::Family =

@@ -4,46 +4,11 @@
 //! out, a second failure, one run per job.
 
 use super::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::store::pg_testdb::TestDb;
 
-struct TestDb {
-    url: String,
-    admin: String,
-    name: String,
-}
-
-impl TestDb {
-    fn new(test: &str) -> Option<TestDb> {
-        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(
-                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
-                "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
-            );
-            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
-            return None;
-        };
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let name = format!("kdelta_q_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).expect("connecting to KDELTA_TEST_PG");
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let (scheme, rest) = admin.split_once("://").unwrap();
-        let q = rest.find('?').unwrap_or(rest.len());
-        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
-        Some(TestDb { url, admin, name })
-    }
-
-    fn queue(&self) -> Queue {
-        Queue::open(Path::new(&self.url)).unwrap()
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
+/// The queue on a fresh database of the test server.
+fn queue(db: &TestDb) -> Queue {
+    Queue::open(Path::new(&db.url)).unwrap()
 }
 
 fn registered(q: &mut Queue, hosts: &[&str]) {
@@ -58,7 +23,7 @@ const LONG: Duration = Duration::from_secs(600);
 #[test]
 fn each_job_is_claimed_once_however_many_agents_claim_at_once() {
     let Some(db) = TestDb::new("each_job_is_claimed_once_however_many_agents_claim_at_once") else { return };
-    let mut q = db.queue();
+    let mut q = queue(&db);
     registered(&mut q, &["h"]);
     let mut ids = Vec::new();
     for _ in 0..20 {
@@ -91,7 +56,7 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
     let Some(db) = TestDb::new("a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons") else {
         return;
     };
-    let mut q = db.queue();
+    let mut q = queue(&db);
     registered(&mut q, &["h"]);
     let id = q.submit(&Hosts::Label("rack".into(), "h".into()), "run", &[], Some("l"), "test").unwrap()[0].0;
     let first = q.claim("h", "a1", Duration::from_secs(1)).unwrap().unwrap();
@@ -125,7 +90,7 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
 #[test]
 fn refused_and_returned_jobs() {
     let Some(db) = TestDb::new("refused_and_returned_jobs") else { return };
-    let mut q = db.queue();
+    let mut q = queue(&db);
     registered(&mut q, &["h", "g"]);
     let jobs = q.submit(&Hosts::All, "run", &[], None, "test").unwrap();
     assert_eq!(jobs.len(), 2);
@@ -150,7 +115,7 @@ fn an_earlier_attempts_run_is_kept_when_complete_and_replaced_when_abandoned() {
     let Some(db) = TestDb::new("an_earlier_attempts_run_is_kept_when_complete_and_replaced_when_abandoned") else {
         return;
     };
-    let mut q = db.queue();
+    let mut q = queue(&db);
     registered(&mut q, &["h"]);
     let id = q.submit(&Hosts::All, "run", &[], None, "test").unwrap()[0].0;
     assert_eq!(q.prepare_run(id).unwrap(), Prior::Nothing);

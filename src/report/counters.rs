@@ -164,27 +164,10 @@ pub(super) mod tests {
             })
             .collect();
         ResultRecord {
-            benchmark: "lat.pipe".into(),
-            family: "lat".into(),
-            params: Default::default(),
             config: config.into(),
-            cpus: "0".into(),
-            unit: "us".into(),
-            better: Better::Lower,
-            status: Status::Ok,
-            reason: None,
-            samples: us.to_vec(),
             samples_meta: meta,
-            quality: None,
-            placement: Vec::new(),
-            below_resolution: None,
-            summary: crate::stats::summarize(us, false),
             iterations: Some(iterations),
-            extras: Default::default(),
-            notes: Vec::new(),
-            warnings: Vec::new(),
-            simulated: false,
-            profile: None,
+            ..crate::testing::stored::ok_result("lat.pipe", us)
         }
     }
 

@@ -1,6 +1,7 @@
 //! How a run is named: the line above a report's tables (text and Markdown
 //! alike, each with its own emphasis) and the short name a heading or a
-//! table column uses.
+//! table column uses; and the plain lines below the tables (notes, then
+//! warnings) that text and Markdown set alike.
 
 use crate::model::record::RunRecord;
 
@@ -36,4 +37,20 @@ pub(crate) fn run_name(r: &RunRecord) -> String {
         Some(l) => format!("run {} ({l})", r.id),
         None => format!("run {}", r.id),
     }
+}
+
+/// `lines`, one a line, each after `before`.
+pub(crate) fn push_lines(out: &mut String, before: &str, lines: &[String]) {
+    for l in lines {
+        out.push_str(before);
+        out.push_str(l);
+        out.push('\n');
+    }
+}
+
+/// A report's closing lines, each after `bullet`: its notes, then its
+/// warnings (`warning: ...`).
+pub(crate) fn push_notes(out: &mut String, notes: &[String], warnings: &[String], bullet: &str) {
+    push_lines(out, bullet, notes);
+    push_lines(out, &format!("{bullet}warning: "), warnings);
 }

@@ -1,7 +1,7 @@
 //! Markdown tables, ready to paste into a mailing-list post or an issue.
 
 use super::grid::{self, Grid};
-use super::header::{meta_line, run_line, Emphasis};
+use super::header::{meta_line, push_lines, push_notes, run_line, Emphasis};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -40,18 +40,10 @@ fn render(rep: &Report) -> String {
     }
     if !rep.summaries.is_empty() {
         out.push_str("```\n");
-        for l in &rep.summaries {
-            out.push_str(l);
-            out.push('\n');
-        }
+        push_lines(&mut out, "", &rep.summaries);
         out.push_str("```\n\n");
     }
-    for n in &rep.notes {
-        out.push_str(&format!("- {n}\n"));
-    }
-    for r in &rep.remarks {
-        out.push_str(&format!("- warning: {r}\n"));
-    }
+    push_notes(&mut out, &rep.notes, &rep.remarks, "- ");
     out
 }
 

@@ -2,7 +2,7 @@
 //! without NO_COLOR).
 
 use super::grid::{self, Col, Grid};
-use super::header::{meta_line, run_line, Emphasis};
+use super::header::{meta_line, push_lines, push_notes, run_line, Emphasis};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -51,17 +51,9 @@ fn render(rep: &Report, color: bool) -> String {
         if !out.ends_with("\n\n") {
             out.push('\n');
         }
-        for l in &rep.summaries {
-            out.push_str(l);
-            out.push('\n');
-        }
+        push_lines(&mut out, "", &rep.summaries);
     }
-    for n in &rep.notes {
-        out.push_str(&format!("{n}\n"));
-    }
-    for r in &rep.remarks {
-        out.push_str(&format!("warning: {r}\n"));
-    }
+    push_notes(&mut out, &rep.notes, &rep.remarks, "");
     out
 }
 

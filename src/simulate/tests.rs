@@ -53,14 +53,11 @@ impl Policy for Pinned {
     fn enqueue(&mut self, st: &State, task: TaskId, _new: bool, _r: &mut ChaCha8Rng) {
         self.q[st.tasks[task].tag as usize].push_back(task);
     }
-    fn requeue(&mut self, _st: &State, task: TaskId, cpu: usize) {
-        self.q[cpu].push_back(task);
+    fn queue(&self, _st: &State, cpu: usize) -> &VecDeque<TaskId> {
+        &self.q[cpu]
     }
-    fn pick(&mut self, _st: &State, cpu: usize, _r: &mut ChaCha8Rng) -> Option<TaskId> {
-        self.q[cpu].pop_front()
-    }
-    fn waiting(&self, _st: &State, cpu: usize) -> bool {
-        !self.q[cpu].is_empty()
+    fn queue_mut(&mut self, _st: &State, cpu: usize) -> &mut VecDeque<TaskId> {
+        &mut self.q[cpu]
     }
     fn balance(&mut self, _st: &State, _r: &mut ChaCha8Rng) -> Vec<Action> {
         self.migrate.take().map(|(from, to)| Action::MigrateRunning { from, to }).into_iter().collect()

@@ -7,50 +7,7 @@ use super::super::Store;
 use super::*;
 use crate::model::record::RunRecord;
 use crate::model::Params;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A fresh database on the test server, dropped when this is dropped.
-pub(crate) struct TestDb {
-    pub(crate) url: String,
-    admin: String,
-    name: String,
-}
-
-/// `url` with its database name replaced by `name`.
-pub(crate) fn with_dbname(url: &str, name: &str) -> String {
-    let (scheme, rest) = url.split_once("://").expect("a URL");
-    let q = rest.find('?').unwrap_or(rest.len());
-    let (path, query) = rest.split_at(q);
-    let authority = path.split('/').next().unwrap_or("");
-    format!("{scheme}://{authority}/{name}{query}")
-}
-
-impl TestDb {
-    pub(super) fn new(test: &str) -> Option<TestDb> {
-        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(
-                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
-                "{test}: KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
-            );
-            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
-            return None;
-        };
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let name = format!("kdelta_t_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
-        let mut c = postgres::Client::connect(&admin, NoTls).expect("connecting to KDELTA_TEST_PG");
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        Some(TestDb { url: with_dbname(&admin, &name), admin, name })
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
-}
+use crate::store::pg_testdb::TestDb;
 
 fn result(bench: &str, samples: &[f64]) -> ResultRecord {
     let mut params = Params::default();

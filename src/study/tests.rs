@@ -5,7 +5,7 @@ use super::run::{drop_done, is_done, plan_study, request, Ask};
 use super::tables::{build, measured_direction, HEADER};
 use super::*;
 use crate::config::tests::topo;
-use crate::model::record::{ResultRecord, Status};
+use crate::model::record::ResultRecord;
 use crate::model::sample::Quality;
 use crate::model::{Better, Params};
 
@@ -153,27 +153,11 @@ fn threads_2004_switches_preemption_where_the_machine_can() {
 
 fn result(bench: &str, p: &[(&str, &str)], config: &str, better: Better, samples: Vec<f64>) -> ResultRecord {
     ResultRecord {
-        benchmark: bench.into(),
-        family: bench.split('.').next().unwrap().into(),
         params: Params(p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
         config: config.into(),
         cpus: String::new(),
-        unit: "us".into(),
         better,
-        status: Status::Ok,
-        reason: None,
-        summary: crate::stats::summarize(&samples, false),
-        samples,
-        samples_meta: Vec::new(),
-        quality: None,
-        placement: Vec::new(),
-        below_resolution: None,
-        iterations: None,
-        extras: Default::default(),
-        notes: Vec::new(),
-        warnings: Vec::new(),
-        simulated: false,
-        profile: None,
+        ..crate::testing::stored::ok_result(bench, &samples)
     }
 }
 

@@ -316,28 +316,17 @@ mod tests {
 
     #[test]
     fn cpu_models_of_several_arches() {
-        assert_eq!(
-            cpu_model_of("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R)   E5345\n").as_deref(),
-            Some("Intel(R) Xeon(R) E5345")
-        );
-        assert_eq!(
-            cpu_model_of("processor\t: 0\ncpu\t\t: POWER7 (architected)\n").as_deref(),
-            Some("POWER7 (architected)")
-        );
-        assert_eq!(
-            cpu_model_of("Processor\t: ARMv7 Processor rev 1 (v7l)\nprocessor\t: 0\n").as_deref(),
-            Some("ARMv7 Processor rev 1 (v7l)")
-        );
-        assert_eq!(
-            cpu_model_of("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n").as_deref(),
-            Some("CPU implementer 0x48, part 0xd01")
-        );
-        assert_eq!(
-            cpu_model_of("vendor     : GenuineIntel\nfamily     : Itanium 2\n").as_deref(),
-            Some("GenuineIntel Itanium 2")
-        );
-        assert_eq!(cpu_model_of("model name: A\nmodel name: B\nmodel name: A\n").as_deref(), Some("A + B"));
-        assert_eq!(cpu_model_of("processor: 0\n"), None);
+        for (cpuinfo, want) in [
+            ("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R)   E5345\n", Some("Intel(R) Xeon(R) E5345")),
+            ("processor\t: 0\ncpu\t\t: POWER7 (architected)\n", Some("POWER7 (architected)")),
+            ("Processor\t: ARMv7 Processor rev 1 (v7l)\nprocessor\t: 0\n", Some("ARMv7 Processor rev 1 (v7l)")),
+            ("processor\t: 0\nCPU implementer\t: 0x48\nCPU part\t: 0xd01\n", Some("CPU implementer 0x48, part 0xd01")),
+            ("vendor     : GenuineIntel\nfamily     : Itanium 2\n", Some("GenuineIntel Itanium 2")),
+            ("model name: A\nmodel name: B\nmodel name: A\n", Some("A + B")),
+            ("processor: 0\n", None),
+        ] {
+            assert_eq!(cpu_model_of(cpuinfo).as_deref(), want, "{cpuinfo:?}");
+        }
     }
 
     #[test]

@@ -302,6 +302,18 @@ mod tests {
         Host::read(f.root()).expect("fake tree reads")
     }
 
+    /// The rendered topology of a fake `FakeSys::grid` machine.
+    fn grid_text(packages: u32, cores: u32, threads: u32, linux_numbering: bool) -> String {
+        render(&host_of(&FakeSys::grid(packages, cores, threads, linux_numbering).unwrap()))
+    }
+
+    /// Every one of `lines` stands in `text`.
+    fn shows(text: &str, lines: &[&str]) {
+        for l in lines {
+            assert!(text.contains(l), "{l:?} missing from:\n{text}");
+        }
+    }
+
     #[test]
     fn sizes_are_exact() {
         assert_eq!(size_text(32 << 10), "32 KiB");
@@ -313,42 +325,49 @@ mod tests {
 
     #[test]
     fn small_smt_machine_one_line_per_core() {
-        let f = FakeSys::grid(1, 2, 2, true).unwrap();
-        let text = render(&host_of(&f));
-        assert!(text.contains("1 package, 2 cores, 4 logical CPUs online (0-3)"), "{text}");
-        assert!(text.contains("core 0 (pkg 0): cpus 0,2"), "{text}");
-        assert!(text.contains("core 1 (pkg 0): cpus 1,3"), "{text}");
-        assert!(text.contains("control on, active yes; 2 cores with SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  data         x2    one per core (2 CPUs each)"), "{text}");
-        assert!(text.contains("L3       16 MiB  unified      x1    one per package (4 CPUs each)"), "{text}");
-        assert!(text.contains("node 0: cpus 0-3, 1.0 GiB"), "{text}");
+        let text = grid_text(1, 2, 2, true);
+        shows(
+            &text,
+            &[
+                "1 package, 2 cores, 4 logical CPUs online (0-3)",
+                "core 0 (pkg 0): cpus 0,2",
+                "core 1 (pkg 0): cpus 1,3",
+                "control on, active yes; 2 cores with SMT siblings online",
+                "L1d      32 KiB  data         x2    one per core (2 CPUs each)",
+                "L3       16 MiB  unified      x1    one per package (4 CPUs each)",
+                "node 0: cpus 0-3, 1.0 GiB",
+            ],
+        );
     }
 
     #[test]
     fn big_machine_packs_cores() {
-        let f = FakeSys::grid(2, 24, 2, true).unwrap();
-        let text = render(&host_of(&f));
-        assert!(text.contains("2 packages, 48 cores, 96 logical CPUs online (0-95)"), "{text}");
-        assert!(text.contains("pkg 0: 24 cores of 2 threads, cpus 0-23,48-71"), "{text}");
-        assert!(text.contains("core:cpus 0:0,48 1:1,49"), "{text}");
-        assert!(text.contains(" 47:47,95\n"), "{text}");
+        let text = grid_text(2, 24, 2, true);
+        shows(
+            &text,
+            &[
+                "2 packages, 48 cores, 96 logical CPUs online (0-95)",
+                "pkg 0: 24 cores of 2 threads, cpus 0-23,48-71",
+                "core:cpus 0:0,48 1:1,49",
+                " 47:47,95\n",
+            ],
+        );
         assert!(text.lines().filter(|l| l.contains("core:cpus")).all(|l| l.len() <= WIDTH), "{text}");
         assert!(text.lines().count() < 60, "{text}");
     }
 
     #[test]
     fn many_packages_are_summarised() {
-        let f = FakeSys::grid(12, 4, 1, false).unwrap();
-        let text = render(&host_of(&f));
-        assert!(text.contains("12 packages of 4 cores of 1 thread each"), "{text}");
-        assert!(text.contains("one logical CPU per core"), "{text}");
+        let text = grid_text(12, 4, 1, false);
+        shows(&text, &["12 packages of 4 cores of 1 thread each", "one logical CPU per core"]);
     }
 
     #[test]
     fn no_smt_says_so() {
-        let f = FakeSys::grid(1, 2, 1, false).unwrap();
-        let text = render(&host_of(&f));
-        assert!(text.contains("no core has SMT siblings online"), "{text}");
-        assert!(text.contains("L1d      32 KiB  data         x2    one per core (1 CPU each)"), "{text}");
+        let text = grid_text(1, 2, 1, false);
+        shows(
+            &text,
+            &["no core has SMT siblings online", "L1d      32 KiB  data         x2    one per core (1 CPU each)"],
+        );
     }
 }

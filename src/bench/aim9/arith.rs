@@ -189,26 +189,21 @@ struct Arith<T: Num> {
     op: Op,
     init: (T, T, T),
     iters: u32,
-    done: f64,
 }
 
 impl<T: Num> Work for Arith<T> {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let (x0, a0, b0) = self.init;
         let (x, a, b) = chain(self.op, black_box(x0), black_box(a0), black_box(b0), black_box(self.iters));
         if !(x.finite() && a.finite() && b.finite()) {
             bail!("arithmetic loop ended at {x:?} {a:?} {b:?}");
         }
-        self.done = kops(self.iters);
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.done
+        Ok(kops(self.iters))
     }
 }
 
 fn make<T: Num + 'static>(op: Op, init: (f64, f64, f64), iters: u32) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Arith::<T> { op, init: (T::of(init.0), T::of(init.1), T::of(init.2)), iters, done: 0.0 }))
+    Ok(Box::new(Arith::<T> { op, init: (T::of(init.0), T::of(init.1), T::of(init.2)), iters }))
 }
 
 use std::f64::consts::PI;

@@ -49,9 +49,7 @@ pub(crate) const SIEVE_PRIMES: usize = 78_498;
 /// Sieves per call (AIM9's argument "1000000 5").
 pub(crate) const SIEVES: usize = 5;
 
-struct Sieve {
-    done: f64,
-}
+struct Sieve;
 
 /// AIM9's sieve over `t`: every entry set, then for each n from 2 whose
 /// entry is still set, the multiples from 2n up cleared (no square-root
@@ -74,7 +72,7 @@ pub(crate) fn sieve_pass(t: &mut [u8]) {
 impl Work for Sieve {
     /// As AIM9: a table allocated for the call, 5 sieves, one count (0 and
     /// 1 stay set, as in AIM9), the table freed.
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut t = vec![0u8; SIEVE_N];
         for _ in 0..SIEVES {
             sieve_pass(black_box(&mut t));
@@ -83,16 +81,12 @@ impl Work for Sieve {
         if c != SIEVE_PRIMES + 2 {
             bail!("sieve found {} primes below {SIEVE_N}, expected {SIEVE_PRIMES}", c.saturating_sub(2));
         }
-        self.done = SIEVES as f64;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.done
+        Ok(SIEVES as f64)
     }
 }
 
 pub(crate) fn sieve(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Sieve { done: 0.0 }))
+    Ok(Box::new(Sieve))
 }
 
 // ---------------------------------------------------------------- AIM9's value tables
@@ -195,11 +189,10 @@ fn num_round(v: &mut Values, n: usize) -> [f64; 5] {
 
 struct Num {
     v: Values,
-    count: usize,
 }
 
 impl Work for Num {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         while n < NUM_ROUNDS {
             for o in num_round(&mut self.v, n) {
@@ -207,16 +200,12 @@ impl Work for Num {
             }
             n += 1;
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn num_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Num { v: Values::new(), count: 0 }))
+    Ok(Box::new(Num { v: Values::new() }))
 }
 
 // ---------------------------------------------------------------- trig_rtns
@@ -239,11 +228,10 @@ fn trig_round(v: &mut Values) -> [f64; 3] {
 
 struct Trig {
     v: Values,
-    count: usize,
 }
 
 impl Work for Trig {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         while n < TRIG_ROUNDS {
             for o in trig_round(&mut self.v) {
@@ -251,16 +239,12 @@ impl Work for Trig {
             }
             n += 1;
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn trig_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Trig { v: Values::new(), count: 0 }))
+    Ok(Box::new(Trig { v: Values::new() }))
 }
 
 // ---------------------------------------------------------------- series_1
@@ -289,11 +273,10 @@ pub(crate) fn series_sin(x: f64) -> f64 {
 
 struct Series {
     v: Values,
-    count: usize,
 }
 
 impl Work for Series {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         while n < SERIES {
             let d0 = self.v.next_value();
@@ -305,16 +288,12 @@ impl Work for Series {
             }
             n += 1;
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn series_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Series { v: Values::new(), count: 0 }))
+    Ok(Box::new(Series { v: Values::new() }))
 }
 
 // ---------------------------------------------------------------- new_raph
@@ -353,12 +332,10 @@ pub(crate) fn newton(start: f64) -> Option<(f64, u32)> {
     None
 }
 
-struct Raph {
-    count: usize,
-}
+struct Raph;
 
 impl Work for Raph {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         while n < ZEROS {
             let start = 0.05 * n as f64;
@@ -370,16 +347,12 @@ impl Work for Raph {
             }
             n += 1;
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn new_raph(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Raph { count: 0 }))
+    Ok(Box::new(Raph))
 }
 
 #[cfg(test)]
@@ -421,8 +394,7 @@ mod tests {
             (new_raph, ZEROS),
         ] {
             let mut w = make(&ctx).unwrap();
-            w.call().unwrap();
-            assert_eq!(w.done(), want as f64);
+            assert_eq!(w.call().unwrap(), want as f64);
         }
         assert_eq!((NUM_ROUNDS, TRIG_ROUNDS, SERIES, ZEROS), (100, 10_000, 100, 200));
         // Each num_rtns_1 round takes 9 values of vals10 (ARG, POS, NEG), each trig round 4.

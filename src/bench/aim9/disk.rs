@@ -149,7 +149,6 @@ struct Data {
     /// Blocks in the file (AIM9's disk_iteration_count).
     blocks: u64,
     sync: bool,
-    count: u64,
 }
 
 impl Data {
@@ -284,7 +283,7 @@ impl Data {
 }
 
 impl Work for Data {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let (n, half) = (self.blocks, self.blocks / 2);
         let tmp = self.tmp.clone();
         let done = match self.kind {
@@ -297,11 +296,7 @@ impl Work for Data {
             Kind::SyncSeqWrite => self.sync_seq_write(&tmp, half)?,
             Kind::SyncCopy => self.sync_copy(&tmp, half)?,
         };
-        self.count = done;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(done as f64)
     }
 }
 
@@ -350,7 +345,6 @@ fn data(c: &Ctx, kind: Kind) -> Result<Box<dyn Work>> {
         rng,
         blocks,
         sync: c.sync && !osync,
-        count: 0,
     }))
 }
 

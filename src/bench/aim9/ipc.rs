@@ -98,7 +98,6 @@ struct Ipc {
     fifo: CString,
     buf: Vec<u8>,
     next: usize,
-    count: usize,
 }
 
 impl Ipc {
@@ -165,7 +164,7 @@ fn xfer(fd: i32, buf: *mut u8, len: usize, write: bool) -> Result<()> {
 }
 
 impl Work for Ipc {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let (fds, rd, wr) = self.open()?;
         let msgs = if self.kind == Kind::Tcp { TCP_MSGS } else { MSGS };
         let mut n = 0;
@@ -182,16 +181,12 @@ impl Work for Ipc {
             n += 1;
         }
         drop(fds);
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 fn ipc(kind: Kind, fifo: CString) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Ipc { kind, fifo, buf: vec![0x33; SIZES.iter().copied().max().unwrap_or(1)], next: 0, count: 0 }))
+    Ok(Box::new(Ipc { kind, fifo, buf: vec![0x33; SIZES.iter().copied().max().unwrap_or(1)], next: 0 }))
 }
 
 pub(crate) fn tcp_test(_c: &Ctx) -> Result<Box<dyn Work>> {

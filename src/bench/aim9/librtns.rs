@@ -32,7 +32,6 @@ const CLASSES: &[u8] = b" \t\n\r\x080123456789 abcde fghij klmno pqrst uvwxy z A
 struct Strings {
     buffer: [u8; BUF],
     catbuf: [u8; 32],
-    count: usize,
 }
 
 /// AIM9's ctype scan of the whole buffer but its last byte: 11 tests a
@@ -138,7 +137,7 @@ unsafe fn copies(b: *mut c_char, cat: *mut c_char) -> i64 {
 }
 
 impl Work for Strings {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let b = self.buffer.as_mut_ptr() as *mut c_char;
         let cat = self.catbuf.as_mut_ptr() as *mut c_char;
         let mut p: *mut c_char = std::ptr::null_mut();
@@ -191,16 +190,12 @@ impl Work for Strings {
             n += 1;
         }
         black_box(itemp1);
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn string_rtns(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Strings { buffer: [0; BUF], catbuf: [0; 32], count: 0 }))
+    Ok(Box::new(Strings { buffer: [0; BUF], catbuf: [0; 32] }))
 }
 
 // ---------------------------------------------------------------- mem_rtns_1
@@ -252,11 +247,10 @@ fn first_byte(p: *const u8) -> i64 {
 
 struct Alloc {
     array: Vec<*mut c_void>,
-    count: usize,
 }
 
 impl Work for Alloc {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut count: i64 = 0;
         let mut freed = 0;
         let mut failed = false;
@@ -308,16 +302,12 @@ impl Work for Alloc {
             }
             black_box(count);
         }
-        self.count = freed;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(freed as f64)
     }
 }
 
 pub(crate) fn mem_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Alloc { array: vec![std::ptr::null_mut(); 3 * MAXSTRINGS], count: 0 }))
+    Ok(Box::new(Alloc { array: vec![std::ptr::null_mut(); 3 * MAXSTRINGS] }))
 }
 
 // ---------------------------------------------------------------- mem_rtns_2
@@ -330,11 +320,10 @@ const SIZBUF: usize = 8192;
 struct Block {
     buff1: Vec<u8>,
     buff2: Vec<u8>,
-    count: usize,
 }
 
 impl Work for Block {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let (bp1, bp2) = (self.buff1.as_mut_ptr(), self.buff2.as_mut_ptr());
         let mut n = 0;
         while n < BLOCK_ROUNDS {
@@ -361,16 +350,12 @@ impl Work for Block {
             n += 1;
         }
         black_box(&mut self.buff2);
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn mem_rtns_2(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Block { buff1: vec![0; SIZBUF + 8], buff2: vec![0; SIZBUF + 8], count: 0 }))
+    Ok(Box::new(Block { buff1: vec![0; SIZBUF + 8], buff2: vec![0; SIZBUF + 8] }))
 }
 
 // ---------------------------------------------------------------- sort_rtns_1
@@ -398,7 +383,6 @@ struct Sort {
     table: Vec<c_int>,
     passes: usize,
     missing: usize,
-    count: usize,
 }
 
 impl Sort {
@@ -409,7 +393,7 @@ impl Sort {
 }
 
 impl Work for Sort {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         self.passes = 0;
         self.missing = 0;
@@ -440,16 +424,12 @@ impl Work for Sort {
         if self.missing != SORT_PASSES * SEARCHES / 2 || self.table.windows(2).any(|w| w[0] > w[1]) {
             bail!("sort_rtns_1: qsort left the table out of order or bsearch missed ({} absent)", self.missing);
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn sort_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Sort { table: (0..SORT_N as c_int).collect(), passes: 0, missing: 0, count: 0 }))
+    Ok(Box::new(Sort { table: (0..SORT_N as c_int).collect(), passes: 0, missing: 0 }))
 }
 
 #[cfg(test)]
@@ -462,11 +442,11 @@ mod tests {
 
     #[test]
     fn sort_makes_two_passes_of_three_sorts_and_2000_searches() {
-        let mut s = Sort { table: (0..SORT_N as c_int).collect(), passes: 0, missing: 0, count: 0 };
-        s.call().unwrap();
+        let mut s = Sort { table: (0..SORT_N as c_int).collect(), passes: 0, missing: 0 };
+        let done = s.call().unwrap();
         assert_eq!(s.passes, 2);
         assert_eq!(s.missing, 2 * 1000);
-        assert_eq!(s.done(), 10.0);
+        assert_eq!(done, 10.0);
         assert_eq!((SORT_PASSES, SEARCHES), (2, 2000));
     }
 
@@ -477,8 +457,7 @@ mod tests {
         {
             let mut w = make(&ctx()).unwrap();
             w.call().unwrap();
-            w.call().unwrap();
-            assert_eq!(w.done(), want);
+            assert_eq!(w.call().unwrap(), want);
         }
     }
 

@@ -104,7 +104,6 @@ fn brk_loop(touch: bool, rounds: u64, period_ns: u64) -> [u64; 3] {
 struct Brk {
     touch: bool,
     rounds: u64,
-    count: u64,
 }
 
 impl Brk {
@@ -158,17 +157,13 @@ impl Brk {
         if out[2] != 0 {
             bail!("the kernel refused to move the break");
         }
-        self.count = self.rounds * BRK_PER_ROUND;
         Ok((out[0], Duration::from_nanos(out[1])))
     }
 }
 
 impl Work for Brk {
-    fn call(&mut self) -> Result<()> {
-        self.period(Duration::ZERO).map(|_| ())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+    fn call(&mut self) -> Result<f64> {
+        self.period(Duration::ZERO).map(|_| (self.rounds * BRK_PER_ROUND) as f64)
     }
     fn run_period(&mut self, period: Duration) -> Option<Result<(u64, Duration)>> {
         Some(self.period(period))
@@ -176,10 +171,10 @@ impl Work for Brk {
 }
 
 pub(crate) fn page_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Brk { touch: true, rounds: PAGE_ROUNDS, count: 0 }))
+    Ok(Box::new(Brk { touch: true, rounds: PAGE_ROUNDS }))
 }
 pub(crate) fn brk_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Brk { touch: false, rounds: BRK_ROUNDS, count: 0 }))
+    Ok(Box::new(Brk { touch: false, rounds: BRK_ROUNDS }))
 }
 
 // ---------------------------------------------------------------- ram_copy
@@ -239,11 +234,10 @@ impl Drop for CopyMap {
 
 struct Copy {
     map: CopyMap,
-    count: usize,
 }
 
 impl Work for Copy {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let (dst, src) = (self.map.0.wrapping_add(RAM_DST_OFFSET), self.map.0.wrapping_add(RAM_SRC_OFFSET));
         let mut bytes = 0;
         for (n, &sz) in RAM_SIZES[..COPIES].iter().enumerate() {
@@ -255,16 +249,12 @@ impl Work for Copy {
             unsafe { libc::memcpy(black_box(dst.add(d)).cast(), src.add(so).cast(), sz) };
             bytes += sz;
         }
-        self.count = bytes;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(bytes as f64)
     }
 }
 
 pub(crate) fn ram_copy(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Copy { map: CopyMap::new()?, count: 0 }))
+    Ok(Box::new(Copy { map: CopyMap::new()? }))
 }
 
 // ---------------------------------------------------------------- shared_memory
@@ -279,7 +269,6 @@ struct Shm {
     outbuf: Vec<u8>,
     /// Position in the message size table, kept across calls as AIM9 does.
     next: usize,
-    count: usize,
 }
 
 /// One call's IPC objects, removed on drop (error paths included).
@@ -324,7 +313,7 @@ impl Drop for ShmObjs {
 }
 
 impl Work for Shm {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut o = ShmObjs { shmid: -1, addr: std::ptr::null_mut(), semid: -1 };
         // SAFETY: System V IPC calls on objects we create; `o` owns them
         // from the moment they exist, so an early return removes them.
@@ -365,14 +354,10 @@ impl Work for Shm {
             n += 1;
         }
         drop(o);
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn shared_memory(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Shm { inbuf: vec![7; SHM_BYTES], outbuf: vec![0; SHM_BYTES], next: 0, count: 0 }))
+    Ok(Box::new(Shm { inbuf: vec![7; SHM_BYTES], outbuf: vec![0; SHM_BYTES], next: 0 }))
 }

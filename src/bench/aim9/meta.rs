@@ -28,13 +28,12 @@ pub(crate) const LINKS: usize = LINK_LOOP * (LINK_NAMES - 1);
 
 struct Creat {
     path: CString,
-    count: usize,
 }
 
 impl Work for Creat {
     /// creat the same new file 1000 times (the first creates it, the rest
     /// truncate it), closing each descriptor, then unlink it.
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0;
         for _ in 0..CREATS {
             let fd = sys::creat(&self.path)?;
@@ -42,27 +41,22 @@ impl Work for Creat {
             n += 1;
         }
         sys::unlink(&self.path)?;
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
 pub(crate) fn creat_clo(c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Creat { path: cpath(&c.dir.join("tmpb.creat"))?, count: 0 }))
+    Ok(Box::new(Creat { path: cpath(&c.dir.join("tmpb.creat"))? }))
 }
 
 struct Link {
     names: Vec<CString>,
-    count: usize,
 }
 
 impl Work for Link {
     /// creat a file, link 7 names to it, 9 rounds of (unlink, link) over the
     /// 7 names, unlink all 8, close.
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let link = |to: &CString| -> Result<()> {
             // SAFETY: link between valid C paths in our own directory.
             if unsafe { libc::link(self.names[0].as_ptr(), to.as_ptr()) } != 0 {
@@ -86,11 +80,7 @@ impl Work for Link {
             sys::unlink(p)?;
         }
         drop(fd);
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
@@ -105,7 +95,7 @@ impl Drop for Link {
 
 pub(crate) fn link_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let names = (0..LINK_NAMES).map(|i| cpath(&c.dir.join(format!("link{i}")))).collect::<Result<_>>()?;
-    Ok(Box::new(Link { names, count: 0 }))
+    Ok(Box::new(Link { names }))
 }
 
 // ---------------------------------------------------------------- disk_src
@@ -127,7 +117,6 @@ struct Src {
     stats: Vec<CString>,
     creats: Vec<CString>,
     rng: rand_chacha::ChaCha8Rng,
-    count: usize,
 }
 
 impl Work for Src {
@@ -135,7 +124,7 @@ impl Work for Src {
     /// the slot's existing name (if any) and creat, close and unlink its new
     /// name (if any); AIM9 chdirs into the tree, kdelta names the same
     /// relative paths from the tree's directory (see fidelity.md).
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let list = std::fs::read(&self.list).with_context(|| format!("reading {}", self.list.display()))?;
         std::hint::black_box(list.len());
         for v in [&mut self.stats, &mut self.creats] {
@@ -165,11 +154,7 @@ impl Work for Src {
                 n += 1;
             }
         }
-        self.count = n;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(n as f64)
     }
 }
 
@@ -213,7 +198,7 @@ pub(crate) fn disk_src(c: &Ctx) -> Result<Box<dyn Work>> {
     let lp = root.join("dirlist");
     std::fs::write(&lp, list).with_context(|| format!("writing {}", lp.display()))?;
     let rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-    Ok(Box::new(Src { root, list: lp, stats, creats, rng, count: 0 }))
+    Ok(Box::new(Src { root, list: lp, stats, creats, rng }))
 }
 
 // ---------------------------------------------------------------- dir_rtns_1
@@ -226,12 +211,11 @@ pub(crate) const DIR_ENTRIES: usize = 10_000;
 
 struct Dir {
     path: CString,
-    count: usize,
 }
 
 impl Work for Dir {
     /// opendir /bin, 10,000 readdir calls (rewinddir at each end), closedir.
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         // SAFETY: opendir on a valid C path, null checked; the stream is
         // used only here and closed once.
         unsafe {
@@ -251,14 +235,10 @@ impl Work for Dir {
                 bail!("{DIR} gave no entries");
             }
         }
-        self.count = DIR_ENTRIES;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(DIR_ENTRIES as f64)
     }
 }
 
 pub(crate) fn dir_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Dir { path: CString::new(DIR)?, count: 0 }))
+    Ok(Box::new(Dir { path: CString::new(DIR)? }))
 }

@@ -73,26 +73,20 @@ pub(crate) fn jumps(n: usize, frames: i32) -> Result<usize> {
     }
 }
 
-struct Jmp {
-    count: usize,
-}
+struct Jmp;
 
 impl Work for Jmp {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let got = jumps(JUMPS, black_box(FRAMES))?;
         if got != JUMPS {
             bail!("jmp_test took {got} of {JUMPS} non-local gotos");
         }
-        self.count = got;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(got as f64)
     }
 }
 
 pub(crate) fn jmp_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Jmp { count: 0 }))
+    Ok(Box::new(Jmp))
 }
 
 // ---------------------------------------------------------------- signal_test
@@ -125,11 +119,10 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 
 struct Signal {
     old: libc::sigaction,
-    count: u64,
 }
 
 impl Work for Signal {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let before = CAUGHT.load(Ordering::Relaxed);
         if install(std::ptr::null_mut()) != 0 {
             bail!("sigaction(SIGUSR2): {}", std::io::Error::last_os_error());
@@ -152,11 +145,7 @@ impl Work for Signal {
                 std::hint::spin_loop();
             }
         }
-        self.count = SIGNALS;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(SIGNALS as f64)
     }
 }
 
@@ -180,7 +169,7 @@ pub(crate) fn signal_test(_c: &Ctx) -> Result<Box<dyn Work>> {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, SIG);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        Ok(Box::new(Signal { old, count: 0 }))
+        Ok(Box::new(Signal { old }))
     }
 }
 
@@ -203,11 +192,10 @@ pub(crate) const MISC_CALLS: usize = 21;
 struct Misc {
     buf: Vec<u8>,
     calls: usize,
-    count: usize,
 }
 
 impl Work for Misc {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         let mut n = 0usize;
         let mut acc: i64 = 0;
         let (b, len) = (self.buf.as_mut_ptr().cast::<libc::c_char>(), self.buf.len());
@@ -249,16 +237,12 @@ impl Work for Misc {
         }
         black_box(acc);
         self.calls = n;
-        self.count = MISC_ROUNDS;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(MISC_ROUNDS as f64)
     }
 }
 
 pub(crate) fn misc_rtns_1(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Misc { buf: vec![0; 16384], calls: 0, count: 0 }))
+    Ok(Box::new(Misc { buf: vec![0; 16384], calls: 0 }))
 }
 
 #[cfg(test)]
@@ -268,7 +252,7 @@ mod tests {
     #[test]
     fn misc_round_makes_the_listed_calls() {
         let c = Ctx { dir: std::env::temp_dir(), filesize: 0, sync: false };
-        let mut m = Misc { buf: vec![0; 16384], calls: 0, count: 0 };
+        let mut m = Misc { buf: vec![0; 16384], calls: 0 };
         m.call().unwrap();
         assert_eq!(m.calls, MISC_CALLS);
         let _ = misc_rtns_1(&c).unwrap();

@@ -108,19 +108,14 @@ struct Spawn {
     per_call: usize,
     /// The shell tests: the directory to run the command in, system-style.
     system: Option<CString>,
-    count: usize,
 }
 
 impl Work for Spawn {
-    fn call(&mut self) -> Result<()> {
+    fn call(&mut self) -> Result<f64> {
         for _ in 0..self.per_call {
             spawn_wait(&self.argv, self.system.as_ref())?;
         }
-        self.count = self.per_call;
-        Ok(())
-    }
-    fn done(&self) -> f64 {
-        self.count as f64
+        Ok(self.per_call as f64)
     }
 }
 
@@ -141,7 +136,7 @@ pub(crate) const FORKS: usize = 100;
 pub(crate) const EXECS: usize = 5;
 
 pub(crate) fn fork_test(_c: &Ctx) -> Result<Box<dyn Work>> {
-    Ok(Box::new(Spawn { argv: Vec::new(), per_call: FORKS, system: None, count: 0 }))
+    Ok(Box::new(Spawn { argv: Vec::new(), per_call: FORKS, system: None }))
 }
 
 /// AIM9's `true`: its Makefile writes `#!/bin/sh` into it.
@@ -153,7 +148,7 @@ pub(crate) fn exec_test(c: &Ctx) -> Result<Box<dyn Work>> {
     let p = write_script(&c.dir, "true", EXEC_SCRIPT)?;
     let argv = vec![cstr(&p)?];
     first_run(&argv, None)?;
-    Ok(Box::new(Spawn { argv, per_call: EXECS, system: None, count: 0 }))
+    Ok(Box::new(Spawn { argv, per_call: EXECS, system: None }))
 }
 
 /// `/bin/sh -c "./aim_N.sh 0"` run in the work directory: the script's
@@ -164,7 +159,7 @@ fn shell(c: &Ctx, name: &str) -> Result<Box<dyn Work>> {
     let argv = vec![CString::new("/bin/sh")?, CString::new("-c")?, CString::new(format!("./{name} 0"))?];
     let dir = cstr(&c.dir)?;
     first_run(&argv, Some(&dir))?;
-    Ok(Box::new(Spawn { argv, per_call: 1, system: Some(dir), count: 0 }))
+    Ok(Box::new(Spawn { argv, per_call: 1, system: Some(dir) }))
 }
 /// A first, untimed run of a freshly written script. A script just written
 /// can briefly be "text busy" when another thread of this process forks

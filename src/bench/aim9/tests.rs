@@ -138,10 +138,10 @@ fn factors_match_the_counted_work_of_one_call() {
         std::fs::create_dir(&dir).unwrap();
         let ctx = Ctx { dir: dir.clone(), filesize: if d.disk { 8192 } else { 0 }, sync: false };
         let mut w = (d.make)(&ctx).unwrap_or_else(|e| panic!("{}: {e:#}", d.name));
-        w.call().unwrap_or_else(|e| panic!("{}: {e:#}", d.name));
+        let done = w.call().unwrap_or_else(|e| panic!("{}: {e:#}", d.name));
         let want = d.factor.per_call(&ctx);
         assert!(want > 0.0, "{}", d.name);
-        assert_eq!(w.done(), want, "{}: counted work differs from the factor table", d.name);
+        assert_eq!(done, want, "{}: counted work differs from the factor table", d.name);
     }
     // AIM9's factors (register_test in its sources) behind the table.
     assert_eq!(arith::kops(arith::iters::ADD_DOUBLE), 18_000.0);
@@ -228,13 +228,10 @@ fn a_missing_dir_is_refused_and_fails_with_the_reason() {
 fn one_period_checks_the_deadline_after_every_call() {
     struct Slow(u32);
     impl runner::Work for Slow {
-        fn call(&mut self) -> anyhow::Result<()> {
+        fn call(&mut self) -> anyhow::Result<f64> {
             std::thread::sleep(Duration::from_millis(3));
             self.0 += 1;
-            Ok(())
-        }
-        fn done(&self) -> f64 {
-            1.0
+            Ok(1.0)
         }
     }
     let mut w = Slow(0);
@@ -277,8 +274,7 @@ fn jmp_test_longjmps_as_often_as_asked() {
         assert_eq!(misc::jumps(n, frames).unwrap(), n);
     }
     let mut w = misc::jmp_test(&Ctx { dir: std::env::temp_dir(), filesize: 0, sync: false }).unwrap();
-    w.call().unwrap();
-    assert_eq!(w.done(), misc::JUMPS as f64);
+    assert_eq!(w.call().unwrap(), misc::JUMPS as f64);
 }
 
 #[test]

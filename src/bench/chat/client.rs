@@ -248,32 +248,22 @@ fn spawn_user(
     user: u32,
     threads: &mut Vec<JoinHandle<()>>,
 ) -> Result<()> {
-    let (sh, sp, s2) = (shared.clone(), spec.clone(), s.clone());
-    threads.push(
-        std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                if let Err(e) = receiver(&s2, &sh, &sp, room, user) {
-                    if !sh.aborted() {
-                        sh.fail(e.context(format!("receiver of room {room} user {user}")));
+    type Side = fn(&TcpStream, &Shared, &ChatSpec, u32, u32) -> Result<()>;
+    for (who, doing, run) in [("receiver", "receiving", receiver as Side), ("sender", "sending", sender)] {
+        let (s, sh, sp) = (s.clone(), shared.clone(), spec.clone());
+        threads.push(
+            std::thread::Builder::new()
+                .stack_size(STACK)
+                .spawn(move || {
+                    if let Err(e) = run(&s, &sh, &sp, room, user) {
+                        if !sh.aborted() {
+                            sh.fail(e.context(format!("{who} of room {room} user {user}")));
+                        }
                     }
-                }
-            })
-            .context("starting a receiving thread (thread limits?)")?,
-    );
-    let (sh, sp) = (shared.clone(), spec.clone());
-    threads.push(
-        std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || {
-                if let Err(e) = sender(&s, &sh, &sp, room, user) {
-                    if !sh.aborted() {
-                        sh.fail(e.context(format!("sender of room {room} user {user}")));
-                    }
-                }
-            })
-            .context("starting a sending thread (thread limits?)")?,
-    );
+                })
+                .with_context(|| format!("starting a {doing} thread (thread limits?)"))?,
+        );
+    }
     Ok(())
 }
 

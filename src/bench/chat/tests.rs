@@ -1,7 +1,7 @@
 //! Tests of the chat benchmark: tiny chats against both server models, the
 //! fault cases, Table 3 and the benchmark entry point.
 
-use super::client::{run_chat, ChatSpec, Pacing};
+use super::client::{run_chat, ChatOutcome, ChatSpec, Pacing};
 use super::proto::{self, Frame, Relay};
 use super::server::{LocalServer, ServerModel};
 use super::*;
@@ -36,12 +36,20 @@ fn table3_matches_the_study() {
 fn tiny_chat_delivers_every_message_on_both_models() {
     // The client checks that each receiver got exactly (users - 1) x
     // messages messages, every other user's once each and in order.
+    tiny_runs(|_, _, out| {
+        assert_eq!((out.sent, out.received), (30, 60));
+        assert!(out.rate() > 0.0 && out.rate().is_finite());
+    });
+}
+
+/// Runs of 2 rooms x 3 users x 5 messages against a local server of each
+/// model, unpaced and paced by room: `check` looks at each outcome.
+fn tiny_runs(check: impl Fn(ServerModel, Pacing, &ChatOutcome)) {
     for m in MODELS {
         let srv = LocalServer::start(m).unwrap();
         for pacing in [Pacing::None, Pacing::Room] {
             let out = run_chat(srv.addr, &spec(2, 3, 5, pacing)).unwrap_or_else(|e| panic!("{m:?} {pacing:?}: {e:#}"));
-            assert_eq!((out.sent, out.received), (30, 60));
-            assert!(out.rate() > 0.0 && out.rate().is_finite());
+            check(m, pacing, &out);
         }
         srv.stop().unwrap();
     }
@@ -53,24 +61,19 @@ fn tiny_chat_delivers_every_message_on_both_models() {
 /// receive call per message read on both sides.
 #[test]
 fn each_relay_makes_one_send_per_receiver_per_message() {
-    for m in MODELS {
-        let srv = LocalServer::start(m).unwrap();
-        for pacing in [Pacing::None, Pacing::Room] {
-            let out = run_chat(srv.addr, &spec(2, 3, 5, pacing)).unwrap_or_else(|e| panic!("{m:?} {pacing:?}: {e:#}"));
-            let server = out.server.unwrap_or_else(|| panic!("{m:?}: the server did not answer STATS?"));
-            assert_eq!(server.seats, 6, "{m:?}");
-            assert_eq!(out.client_sends, 30, "{m:?} {pacing:?}: one write per message sent");
-            assert_eq!(server.sends, 60, "{m:?} {pacing:?}: one write per receiver per message");
-            assert_eq!(out.client_recvs, 60, "{m:?} {pacing:?}: one recv per message received");
-            // The threads model reads each message with one call; the events
-            // model may add a call that finds the socket empty.
-            assert!(server.recvs >= 30 && server.recvs <= 60, "{m:?} {pacing:?}: {} server reads", server.recvs);
-            if m == ServerModel::Threads {
-                assert_eq!(server.recvs, 30, "{pacing:?}");
-            }
+    tiny_runs(|m, pacing, out| {
+        let server = out.server.unwrap_or_else(|| panic!("{m:?}: the server did not answer STATS?"));
+        assert_eq!(server.seats, 6, "{m:?}");
+        assert_eq!(out.client_sends, 30, "{m:?} {pacing:?}: one write per message sent");
+        assert_eq!(server.sends, 60, "{m:?} {pacing:?}: one write per receiver per message");
+        assert_eq!(out.client_recvs, 60, "{m:?} {pacing:?}: one recv per message received");
+        // The threads model reads each message with one call; the events
+        // model may add a call that finds the socket empty.
+        assert!(server.recvs >= 30 && server.recvs <= 60, "{m:?} {pacing:?}: {} server reads", server.recvs);
+        if m == ServerModel::Threads {
+            assert_eq!(server.recvs, 30, "{pacing:?}");
         }
-        srv.stop().unwrap();
-    }
+    });
 }
 
 #[test]

@@ -220,20 +220,9 @@ fn add_totals(acc: &mut Option<runner::Totals>, t: runner::Totals) {
     match acc {
         None => *acc = Some(t),
         Some(a) => {
-            for (x, y) in a.ops.iter_mut().zip(&t.ops) {
-                x.merge(y);
-            }
-            a.bytes += t.bytes;
-            a.tail_bytes += t.tail_bytes;
-            a.passes += t.passes;
+            a.add(&t.ops, [t.bytes, t.tail_bytes, t.passes, t.refused], t.examples);
             a.secs += t.secs;
             a.timed_secs += t.timed_secs;
-            a.refused += t.refused;
-            for e in t.examples {
-                if a.examples.len() < 5 {
-                    a.examples.push(e);
-                }
-            }
         }
     }
 }

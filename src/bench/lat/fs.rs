@@ -13,22 +13,28 @@ fn target(s: &Sampler) -> Result<CString> {
     Ok(CString::new(p.as_os_str().as_bytes())?)
 }
 
+/// Time `call`, which fills the stat buffer it is given; a non-zero return
+/// fails with `what` and the OS error.
+fn time_stat(s: &mut Sampler, what: &str, mut call: impl FnMut(&mut libc::stat) -> libc::c_int) -> Result<()> {
+    // SAFETY: zeroed stat is a valid plain C struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    s.measure_us(|n| {
+        time_n(n, || {
+            if call(&mut st) != 0 {
+                return Err(os_err(what));
+            }
+            Ok(())
+        })
+    })
+}
+
 pub(super) fn stat() -> Box<dyn Benchmark> {
     Simple::boxed(
         || BenchInfo::new("lat.stat", "stat(2) of a file", "us", Better::Lower),
         |_, s| {
             let path = target(s)?;
-            // SAFETY: zeroed stat is a valid plain C struct.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            s.measure_us(|n| {
-                time_n(n, || {
-                    // SAFETY: valid NUL-terminated path and stat buffer.
-                    if unsafe { libc::stat(path.as_ptr(), &mut st) } != 0 {
-                        return Err(os_err("stat"));
-                    }
-                    Ok(())
-                })
-            })
+            // SAFETY: valid NUL-terminated path and stat buffer.
+            time_stat(s, "stat", |st| unsafe { libc::stat(path.as_ptr(), st) })
         },
     )
 }
@@ -40,17 +46,8 @@ pub(super) fn fstat() -> Box<dyn Benchmark> {
             let path = target(s)?;
             let f = std::fs::File::open(std::ffi::OsStr::from_bytes(path.as_bytes()))?;
             let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
-            // SAFETY: zeroed stat is a valid plain C struct.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            s.measure_us(|n| {
-                time_n(n, || {
-                    // SAFETY: fd is open while `f` lives; valid stat buffer.
-                    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-                        return Err(os_err("fstat"));
-                    }
-                    Ok(())
-                })
-            })
+            // SAFETY: fd is open while `f` lives; valid stat buffer.
+            time_stat(s, "fstat", |st| unsafe { libc::fstat(fd, st) })
         },
     )
 }

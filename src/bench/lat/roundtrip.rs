@@ -30,30 +30,29 @@ impl Drop for Echo {
     }
 }
 
-fn read_exact(fd: RawFd, buf: &mut [u8]) -> isize {
-    let mut got = 0usize;
-    while got < buf.len() {
-        // SAFETY: writes within buf's bounds.
-        let r = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+/// Call `step(done)` (a read or write of the rest from byte `done`) until
+/// `len` bytes have moved: `len`, or the first result of 0 or below.
+fn whole(len: usize, mut step: impl FnMut(usize) -> isize) -> isize {
+    let mut done = 0usize;
+    while done < len {
+        let r = step(done);
         if r <= 0 {
             return r;
         }
-        got += r as usize;
+        done += r as usize;
     }
-    got as isize
+    done as isize
+}
+
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> isize {
+    let len = buf.len();
+    // SAFETY: writes within buf's bounds.
+    whole(len, |got| unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), len - got) })
 }
 
 fn write_all(fd: RawFd, buf: &[u8]) -> isize {
-    let mut put = 0usize;
-    while put < buf.len() {
-        // SAFETY: reads within buf's bounds.
-        let r = unsafe { libc::write(fd, buf[put..].as_ptr().cast(), buf.len() - put) };
-        if r <= 0 {
-            return r;
-        }
-        put += r as usize;
-    }
-    put as isize
+    // SAFETY: reads within buf's bounds.
+    whole(buf.len(), |put| unsafe { libc::write(fd, buf[put..].as_ptr().cast(), buf.len() - put) })
 }
 
 /// Fork a child that runs `serve` (given the fds it keeps) and then `_exit`s
@@ -82,15 +81,21 @@ fn echo_loop(rfd: RawFd, wfd: RawFd, size: usize) {
 
 fn measure_roundtrips(e: &Echo, size: usize, s: &mut Sampler) -> Result<()> {
     let (r, w) = (e.rfd.as_ref().unwrap().as_raw_fd(), e.wfd.as_ref().unwrap().as_raw_fd());
-    let mut buf = vec![0x6bu8; size];
     s.peers(&[e.child.pid().as_raw()]);
+    time_roundtrips(r, w, size, s, "the echo process went away")
+}
+
+/// Time round trips of `size` bytes: written to `w`, the echo read back
+/// from `r`; `gone` is the error when the echo stops.
+fn time_roundtrips(r: RawFd, w: RawFd, size: usize, s: &mut Sampler, gone: &str) -> Result<()> {
+    let mut buf = vec![0x6bu8; size];
     s.measure_us(|n| {
         time_n(n, || {
             if write_all(w, &buf) != size as isize {
                 return Err(os_err("send"));
             }
             if read_exact(r, &mut buf) != size as isize {
-                bail!("the echo process went away");
+                bail!("{gone}");
             }
             Ok(())
         })
@@ -169,19 +174,8 @@ fn remote_tcp(server: &str, size: usize, s: &mut Sampler) -> Result<()> {
             format!("connecting to the lat.tcp echo server at {addr} (is `kdelta serve lat.tcp` running there?)")
         })?;
     stream.set_nodelay(true)?;
-    let (r, w) = (stream.as_raw_fd(), stream.as_raw_fd());
-    let mut buf = vec![0x6bu8; size];
-    s.measure_us(|n| {
-        time_n(n, || {
-            if write_all(w, &buf) != size as isize {
-                return Err(os_err("send"));
-            }
-            if read_exact(r, &mut buf) != size as isize {
-                bail!("the echo server closed the connection");
-            }
-            Ok(())
-        })
-    })
+    let fd = stream.as_raw_fd();
+    time_roundtrips(fd, fd, size, s, "the echo server closed the connection")
 }
 
 pub(super) fn tcp() -> Box<dyn Benchmark> {

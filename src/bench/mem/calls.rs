@@ -103,10 +103,7 @@ pub(super) fn time_copy(
             b_mask: usize::MAX,
             size: slots.size,
             extra,
-            step: slots.rot.step * slots.stride,
-            limit: slots.rot.slots * slots.stride,
-            count: n,
-            start: from * slots.stride,
+            ..Loop::over(slots, from, n)
         })
         .0
     }
@@ -146,10 +143,7 @@ pub(super) fn time_set(callee: Callee, dst: &mut [u8], byte: u8, slots: Slots, f
             b_mask: 0,
             size: slots.size,
             extra,
-            step: slots.rot.step * slots.stride,
-            limit: slots.rot.slots * slots.stride,
-            count: n,
-            start: from * slots.stride,
+            ..Loop::over(slots, from, n)
         })
         .0
     }
@@ -208,18 +202,7 @@ pub(super) fn time_strlen(callee: Callee, strings: &Strings, from: usize, n: u64
         let a = strings.buf.as_ptr().wrapping_add(slots.off) as usize;
         // SAFETY: `f` is a strlen taking (p); every slot holds a string
         // ending in its only NUL (`Strings::new`).
-        run(Loop {
-            f,
-            a,
-            b: 0,
-            b_mask: 0,
-            size: 0,
-            extra: 0,
-            step: slots.rot.step * slots.stride,
-            limit: slots.rot.slots * slots.stride,
-            count: n,
-            start: from * slots.stride,
-        })
+        run(Loop { f, a, ..Loop::over(slots, from, n) })
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -246,6 +229,26 @@ struct Loop {
     limit: usize,  // 56: slots * stride
     count: u64,    // 64
     start: usize,  // 72: the first call's offset, below `limit`
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Loop {
+    /// `n` calls over `slots` from slot `from`, calling nothing yet: the
+    /// caller sets the routine and its arguments.
+    fn over(slots: Slots, from: usize, n: u64) -> Loop {
+        Loop {
+            f: 0,
+            a: 0,
+            b: 0,
+            b_mask: 0,
+            size: 0,
+            extra: 0,
+            step: slots.rot.step * slots.stride,
+            limit: slots.rot.slots * slots.stride,
+            count: n,
+            start: from * slots.stride,
+        }
+    }
 }
 
 /// Run the loop and time it: the elapsed time and the sum of the returns.

@@ -164,27 +164,12 @@ mod tests {
         let mut extras = serde_json::Map::new();
         extras.insert("caches".into(), serde_json::json!([{"level": 1, "bytes": 32768}, {"level": 2, "bytes": 1048576}, {"level": 3, "bytes": 33554432}]));
         ResultRecord {
-            benchmark: "mem.memset".into(),
-            family: "mem".into(),
             params: p,
-            config: "up".into(),
-            cpus: "0".into(),
             unit: "GB/s".into(),
             better: Better::Higher,
-            status: Status::Ok,
-            reason: None,
-            samples: vec![gbps],
-            samples_meta: vec![],
-            quality: None,
-            placement: vec![],
-            below_resolution: None,
             summary: crate::stats::summarize(&[gbps], true),
-            iterations: None,
             extras: extras.into(),
-            notes: vec![],
-            warnings: vec![],
-            simulated: false,
-            profile: None,
+            ..crate::testing::stored::ok_result("mem.memset", &[gbps])
         }
     }
 

@@ -84,32 +84,19 @@ pub(super) fn ok(
     samples: &[f64],
 ) -> ResultRecord {
     ResultRecord {
-        benchmark: bench.into(),
-        family: bench.split('.').next().unwrap().into(),
         params: params(p),
         config: cfg.into(),
         cpus: cpus.into(),
         unit: unit.into(),
         better,
-        status: Status::Ok,
-        reason: None,
-        samples: samples.to_vec(),
-        samples_meta: vec![],
         quality: Some(Quality {
             kind: TaskKind::Solo,
             wanted: samples.len(),
             clean: samples.len(),
             ..Default::default()
         }),
-        placement: vec![],
-        below_resolution: None,
         summary: crate::stats::summarize(samples, better == Better::Higher),
-        iterations: None,
-        extras: Default::default(),
-        notes: vec![],
-        warnings: vec![],
-        simulated: false,
-        profile: None,
+        ..crate::testing::stored::ok_result(bench, samples)
     }
 }
 

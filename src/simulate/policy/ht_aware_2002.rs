@@ -98,8 +98,12 @@ impl Policy for HtAware2002 {
         self.queues[core].push_back(task);
     }
 
-    fn requeue(&mut self, st: &State, task: TaskId, cpu: usize) {
-        self.queues[st.shape.core_of(cpu)].push_back(task);
+    fn queue(&self, st: &State, cpu: usize) -> &VecDeque<TaskId> {
+        &self.queues[st.shape.core_of(cpu)]
+    }
+
+    fn queue_mut(&mut self, st: &State, cpu: usize) -> &mut VecDeque<TaskId> {
+        &mut self.queues[st.shape.core_of(cpu)]
     }
 
     fn pick(&mut self, st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Option<TaskId> {
@@ -115,10 +119,6 @@ impl Policy for HtAware2002 {
             .filter(|&c| !self.queues[c].is_empty() && st.core_busy[c] == threads)
             .max_by_key(|&c| (self.queues[c].len(), usize::MAX - c))?;
         self.queues[src].pop_back()
-    }
-
-    fn waiting(&self, st: &State, cpu: usize) -> bool {
-        !self.queues[st.shape.core_of(cpu)].is_empty()
     }
 
     fn balance(&mut self, st: &State, _rng: &mut ChaCha8Rng) -> Vec<Action> {

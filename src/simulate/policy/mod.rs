@@ -16,6 +16,7 @@ pub(crate) mod stock_2002;
 use super::state::{State, TaskId};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 
 /// The policies there are; `--policy` takes their names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -63,12 +64,22 @@ pub(crate) trait Policy {
     fn name(&self) -> &'static str;
     /// A task became runnable: `new` when just created (fork+exec), else woken after blocking.
     fn enqueue(&mut self, st: &State, task: TaskId, new: bool, rng: &mut ChaCha8Rng);
+    /// The run queue `cpu` takes its tasks from (its own, or its core's).
+    fn queue(&self, st: &State, cpu: usize) -> &VecDeque<TaskId>;
+    /// The same queue, to change.
+    fn queue_mut(&mut self, st: &State, cpu: usize) -> &mut VecDeque<TaskId>;
     /// The task running on `cpu` used up its slice while others waited; queue it again.
-    fn requeue(&mut self, st: &State, task: TaskId, cpu: usize);
+    fn requeue(&mut self, st: &State, task: TaskId, cpu: usize) {
+        self.queue_mut(st, cpu).push_back(task);
+    }
     /// `cpu` is idle: the task it should run now, removed from the queues.
-    fn pick(&mut self, st: &State, cpu: usize, rng: &mut ChaCha8Rng) -> Option<TaskId>;
+    fn pick(&mut self, st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Option<TaskId> {
+        self.queue_mut(st, cpu).pop_front()
+    }
     /// Whether a task waits that `cpu` would run next (preempt at the end of the slice).
-    fn waiting(&self, st: &State, cpu: usize) -> bool;
+    fn waiting(&self, st: &State, cpu: usize) -> bool {
+        !self.queue(st, cpu).is_empty()
+    }
     /// The periodic balance tick.
     fn balance(&mut self, st: &State, rng: &mut ChaCha8Rng) -> Vec<Action>;
     /// `cpu` just went idle and `pick` found nothing.
@@ -81,6 +92,51 @@ pub(crate) fn make(name: PolicyName, ncpus: usize, ncores: usize) -> Box<dyn Pol
         PolicyName::Stock2002 => Box::new(stock_2002::Stock2002::new(ncpus)),
         PolicyName::HtAware2002 => Box::new(ht_aware_2002::HtAware2002::new(ncores)),
         PolicyName::Modern => Box::new(modern::Modern::new(ncpus)),
+    }
+}
+
+/// One FIFO run queue per logical CPU (`stock-2002` and `modern`).
+pub(crate) struct CpuQueues(Vec<VecDeque<TaskId>>);
+
+impl CpuQueues {
+    pub(crate) fn new(ncpus: usize) -> Self {
+        CpuQueues(vec![VecDeque::new(); ncpus])
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn at(&self, cpu: usize) -> &VecDeque<TaskId> {
+        &self.0[cpu]
+    }
+
+    pub(crate) fn at_mut(&mut self, cpu: usize) -> &mut VecDeque<TaskId> {
+        &mut self.0[cpu]
+    }
+
+    /// Tasks on `cpu`: queued, plus the one running.
+    pub(crate) fn nr_running(&self, st: &State, cpu: usize) -> usize {
+        self.0[cpu].len() + st.busy(cpu) as usize
+    }
+
+    /// Pull one queued task to `cpu` from the queue with the most tasks when
+    /// that has at least two more (the 2002 balancer's notion of imbalance,
+    /// kept by `modern`'s idle pull).
+    pub(crate) fn pull(&mut self, st: &State, cpu: usize) -> bool {
+        let mine = self.nr_running(st, cpu);
+        let Some(busiest) = (0..self.0.len())
+            .filter(|&c| c != cpu && !self.0[c].is_empty())
+            .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
+        else {
+            return false;
+        };
+        if self.nr_running(st, busiest) < mine + 2 {
+            return false;
+        }
+        let t = self.0[busiest].pop_back().expect("non-empty queue");
+        self.0[cpu].push_back(t);
+        true
     }
 }
 

@@ -11,26 +11,22 @@
 //!   running task off a core that runs two while another core is fully idle
 //!   (the kernel's active balance for `prefer_sibling` / group imbalance).
 
-use super::{spread_onto_core_of, spread_running, Action, Policy};
+use super::{spread_onto_core_of, spread_running, Action, CpuQueues, Policy};
 use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
 pub(crate) struct Modern {
-    queues: Vec<VecDeque<TaskId>>,
+    queues: CpuQueues,
 }
 
 impl Modern {
     pub(crate) fn new(ncpus: usize) -> Self {
-        Modern { queues: vec![VecDeque::new(); ncpus] }
-    }
-
-    fn nr_running(&self, st: &State, cpu: usize) -> usize {
-        self.queues[cpu].len() + st.busy(cpu) as usize
+        Modern { queues: CpuQueues::new(ncpus) }
     }
 
     fn free(&self, st: &State, cpu: usize) -> bool {
-        !st.busy(cpu) && self.queues[cpu].is_empty()
+        !st.busy(cpu) && self.queues.at(cpu).is_empty()
     }
 
     fn select_cpu(&self, st: &State, task: TaskId) -> usize {
@@ -56,28 +52,12 @@ impl Modern {
         if let Some(cpu) = (0..m).map(|i| (prev + i) % m).find(|&c| self.free(st, c)) {
             return cpu;
         }
-        let least = (0..m).map(|c| self.nr_running(st, c)).min().unwrap_or(0);
-        if self.nr_running(st, prev) == least {
+        let least = (0..m).map(|c| self.queues.nr_running(st, c)).min().unwrap_or(0);
+        if self.queues.nr_running(st, prev) == least {
             prev
         } else {
-            (0..m).find(|&c| self.nr_running(st, c) == least).unwrap_or(prev)
+            (0..m).find(|&c| self.queues.nr_running(st, c) == least).unwrap_or(prev)
         }
-    }
-
-    /// Pull one queued task to `cpu` from the queue with the most waiting.
-    fn pull(&mut self, st: &State, cpu: usize) -> bool {
-        let Some(src) = (0..self.queues.len())
-            .filter(|&c| c != cpu && !self.queues[c].is_empty())
-            .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
-        else {
-            return false;
-        };
-        if self.nr_running(st, src) < self.nr_running(st, cpu) + 2 {
-            return false;
-        }
-        let t = self.queues[src].pop_back().expect("non-empty");
-        self.queues[cpu].push_back(t);
-        true
     }
 }
 
@@ -89,32 +69,28 @@ impl Policy for Modern {
 
     fn enqueue(&mut self, st: &State, task: TaskId, _new: bool, _rng: &mut ChaCha8Rng) {
         let cpu = self.select_cpu(st, task);
-        self.queues[cpu].push_back(task);
+        self.queues.at_mut(cpu).push_back(task);
     }
 
-    fn requeue(&mut self, _st: &State, task: TaskId, cpu: usize) {
-        self.queues[cpu].push_back(task);
+    fn queue(&self, _st: &State, cpu: usize) -> &VecDeque<TaskId> {
+        self.queues.at(cpu)
     }
 
-    fn pick(&mut self, _st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Option<TaskId> {
-        self.queues[cpu].pop_front()
-    }
-
-    fn waiting(&self, _st: &State, cpu: usize) -> bool {
-        !self.queues[cpu].is_empty()
+    fn queue_mut(&mut self, _st: &State, cpu: usize) -> &mut VecDeque<TaskId> {
+        self.queues.at_mut(cpu)
     }
 
     fn balance(&mut self, st: &State, _rng: &mut ChaCha8Rng) -> Vec<Action> {
         for cpu in 0..self.queues.len() {
-            if self.nr_running(st, cpu) == 0 {
-                self.pull(st, cpu);
+            if self.queues.nr_running(st, cpu) == 0 {
+                self.queues.pull(st, cpu);
             }
         }
         spread_running(st, None)
     }
 
     fn idle_balance(&mut self, st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Vec<Action> {
-        if self.pull(st, cpu) {
+        if self.queues.pull(st, cpu) {
             return Vec::new();
         }
         spread_onto_core_of(st, cpu)
@@ -128,7 +104,7 @@ mod tests {
 
     fn placed(st: &State, p: &mut Modern, t: TaskId) -> usize {
         p.enqueue(st, t, true, &mut rng());
-        (0..st.shape.ncpus()).find(|&c| !p.queues[c].is_empty()).unwrap()
+        (0..st.shape.ncpus()).find(|&c| !p.queues.at(c).is_empty()).unwrap()
     }
 
     #[test]

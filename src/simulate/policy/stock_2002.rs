@@ -12,40 +12,18 @@
 //!   so 1-1 on one core against 0-0 on another looks balanced; and it only
 //!   moves queued tasks, never a running one.
 
-use super::{argmin_random, Action, Policy};
+use super::{argmin_random, Action, CpuQueues, Policy};
 use crate::simulate::state::{State, TaskId};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
 pub(crate) struct Stock2002 {
-    queues: Vec<VecDeque<TaskId>>,
+    queues: CpuQueues,
 }
 
 impl Stock2002 {
     pub(crate) fn new(ncpus: usize) -> Self {
-        Stock2002 { queues: vec![VecDeque::new(); ncpus] }
-    }
-
-    fn nr_running(&self, st: &State, cpu: usize) -> usize {
-        self.queues[cpu].len() + st.busy(cpu) as usize
-    }
-
-    /// Pull one queued task to `cpu` from the longest run queue when that is
-    /// at least two longer (the 2002 balancer's notion of imbalance).
-    fn pull(&mut self, st: &State, cpu: usize) -> bool {
-        let mine = self.nr_running(st, cpu);
-        let Some(busiest) = (0..self.queues.len())
-            .filter(|&c| c != cpu && !self.queues[c].is_empty())
-            .max_by_key(|&c| (self.nr_running(st, c), usize::MAX - c))
-        else {
-            return false;
-        };
-        if self.nr_running(st, busiest) < mine + 2 {
-            return false;
-        }
-        let t = self.queues[busiest].pop_back().expect("non-empty queue");
-        self.queues[cpu].push_back(t);
-        true
+        Stock2002 { queues: CpuQueues::new(ncpus) }
     }
 }
 
@@ -59,32 +37,28 @@ impl Policy for Stock2002 {
         let last = st.tasks[task].last_cpu;
         let cpu = match (new, last) {
             (false, Some(c)) => c,
-            _ => argmin_random(0..self.queues.len(), |c| self.nr_running(st, c), rng).expect("at least one CPU"),
+            _ => argmin_random(0..self.queues.len(), |c| self.queues.nr_running(st, c), rng).expect("at least one CPU"),
         };
-        self.queues[cpu].push_back(task);
+        self.queues.at_mut(cpu).push_back(task);
     }
 
-    fn requeue(&mut self, _st: &State, task: TaskId, cpu: usize) {
-        self.queues[cpu].push_back(task);
+    fn queue(&self, _st: &State, cpu: usize) -> &VecDeque<TaskId> {
+        self.queues.at(cpu)
     }
 
-    fn pick(&mut self, _st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Option<TaskId> {
-        self.queues[cpu].pop_front()
-    }
-
-    fn waiting(&self, _st: &State, cpu: usize) -> bool {
-        !self.queues[cpu].is_empty()
+    fn queue_mut(&mut self, _st: &State, cpu: usize) -> &mut VecDeque<TaskId> {
+        self.queues.at_mut(cpu)
     }
 
     fn balance(&mut self, st: &State, _rng: &mut ChaCha8Rng) -> Vec<Action> {
         for cpu in 0..self.queues.len() {
-            while self.pull(st, cpu) {}
+            while self.queues.pull(st, cpu) {}
         }
         Vec::new()
     }
 
     fn idle_balance(&mut self, st: &State, cpu: usize, _rng: &mut ChaCha8Rng) -> Vec<Action> {
-        self.pull(st, cpu);
+        self.queues.pull(st, cpu);
         Vec::new()
     }
 }

@@ -167,7 +167,7 @@ impl FsClient {
     }
 
     fn handle(&self, h: u32) -> std::result::Result<&Handle, Outcome> {
-        self.handles.get(&h).ok_or_else(|| fail(format!("handle {h} is not open")))
+        self.handles.get(&h).ok_or_else(|| ops::not_open(h))
     }
 
     fn create(&mut self, op: &Op, path: &SharePath, options: u32, disposition: u32, h: u32) -> Result<Outcome> {

@@ -155,19 +155,8 @@ impl FsClient {
         if self.zeros.len() < size {
             self.zeros.resize(size, 0);
         }
-        let h = match self.handles.get(&handle) {
-            Some(h) => h,
-            None => return Ok(fail(format!("handle {handle} is not open"))),
-        };
-        Ok(match outcome(op, "pwrite", h.file.write_at(&self.zeros[..size], offset))? {
-            Ok(n) if n == ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-            Ok(n) => Outcome {
-                ok: false,
-                bytes: size as u64,
-                why: Some(format!("wrote {n} bytes, the trace wrote {ret_size}")),
-            },
-            Err(o) => o,
-        })
+        let Some(h) = self.handles.get(&handle) else { return Ok(not_open(handle)) };
+        Ok(moved(outcome(op, "pwrite", h.file.write_at(&self.zeros[..size], offset))?, size, ret_size, "wrote"))
     }
 
     /// `size` bytes at `offset` into a buffer kept for the next read.
@@ -177,19 +166,8 @@ impl FsClient {
         if self.buf.len() < size {
             self.buf.resize(size, 0);
         }
-        let h = match self.handles.get(&handle) {
-            Some(h) => h,
-            None => return Ok(fail(format!("handle {handle} is not open"))),
-        };
-        Ok(match outcome(op, "pread", h.file.read_at(&mut self.buf[..size], offset))? {
-            Ok(n) if n == ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
-            Ok(n) => Outcome {
-                ok: false,
-                bytes: size as u64,
-                why: Some(format!("read {n} bytes, the trace read {ret_size}")),
-            },
-            Err(o) => o,
-        })
+        let Some(h) = self.handles.get(&handle) else { return Ok(not_open(handle)) };
+        Ok(moved(outcome(op, "pread", h.file.read_at(&mut self.buf[..size], offset))?, size, ret_size, "read"))
     }
 
     /// A write lock (`lock`) or an unlock of `size` bytes at `offset`, never
@@ -222,5 +200,24 @@ impl FsClient {
             },
             Err(o) => o,
         })
+    }
+}
+
+pub(super) fn not_open(handle: u32) -> Outcome {
+    fail(format!("handle {handle} is not open"))
+}
+
+/// A read or write of `size` bytes that moved `n` (`verb`: "read" or
+/// "wrote") where the trace moved `ret_size`.
+#[inline]
+fn moved(r: std::result::Result<usize, Outcome>, size: usize, ret_size: u32, verb: &str) -> Outcome {
+    match r {
+        Ok(n) if n == ret_size as usize => Outcome { ok: true, bytes: size as u64, why: None },
+        Ok(n) => Outcome {
+            ok: false,
+            bytes: size as u64,
+            why: Some(format!("{verb} {n} bytes, the trace {verb} {ret_size}")),
+        },
+        Err(o) => o,
     }
 }

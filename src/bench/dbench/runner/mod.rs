@@ -118,6 +118,29 @@ pub(crate) struct Totals {
 }
 
 impl Totals {
+    /// Add one part's counts (a client's, or a sample's sums): the operation
+    /// table, then `[bytes, tail_bytes, passes, refused]`; the first
+    /// `MAX_EXAMPLES` examples are kept.
+    pub(crate) fn add(
+        &mut self,
+        ops: &[OpStat],
+        [bytes, tail_bytes, passes, refused]: [u64; 4],
+        examples: Vec<String>,
+    ) {
+        for (t, o) in self.ops.iter_mut().zip(ops) {
+            t.merge(o);
+        }
+        self.bytes += bytes;
+        self.tail_bytes += tail_bytes;
+        self.passes += passes;
+        self.refused += refused;
+        for e in examples {
+            if self.examples.len() < MAX_EXAMPLES {
+                self.examples.push(e);
+            }
+        }
+    }
+
     pub(crate) fn mbps(&self) -> f64 {
         if self.secs > 0.0 {
             self.bytes as f64 / 1e6 / self.secs
@@ -424,18 +447,7 @@ fn run_watching(
         if let Some(e) = r.error {
             errors.push(e);
         }
-        for (t, o) in tot.ops.iter_mut().zip(&r.ops) {
-            t.merge(o);
-        }
-        tot.bytes += r.bytes;
-        tot.tail_bytes += r.tail_bytes;
-        tot.passes += r.passes;
-        tot.refused += r.refused;
-        for e in r.examples {
-            if tot.examples.len() < MAX_EXAMPLES {
-                tot.examples.push(e);
-            }
-        }
+        tot.add(&r.ops, [r.bytes, r.tail_bytes, r.passes, r.refused], r.examples);
     }
     if !errors.is_empty() {
         let more =
