@@ -68,6 +68,7 @@ fn bisect(e: &Env, repo: &Path, good: &str, bad: &str, cmd: &str) -> Option<Stri
         .args(["bisect", "run"])
         .arg(&kdelta)
         .args(["check", "cmd", "--cmd", cmd, "--against", "base", "--runs", RUNS])
+        .args(common::NO_QUIET_WAIT)
         .output()
         .expect("git bisect run");
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
@@ -87,8 +88,11 @@ fn git_bisect_run_finds_the_commit_that_made_the_program_slower() {
     let (repo, ids) = history(&e);
     let cmd = format!("sh {}", repo.join("work.sh").display());
     ok(&e, &repo, &["checkout", "-q", &ids[0]]);
-    let base =
-        common::Env::cmd(&e).args(["run", "cmd", "--cmd", &cmd, "--runs", RUNS, "--label", "base"]).output().unwrap();
+    let base = common::Env::cmd(&e)
+        .args(["run", "cmd", "--cmd", &cmd, "--runs", RUNS, "--label", "base"])
+        .args(common::NO_QUIET_WAIT)
+        .output()
+        .unwrap();
     assert!(base.status.success(), "{}", String::from_utf8_lossy(&base.stderr));
     ok(&e, &repo, &["checkout", "-q", &ids[COMMITS - 1]]);
     // A busy machine disturbs samples, and check then says it cannot tell
@@ -125,8 +129,11 @@ fn a_refused_check_stops_git_bisect_run() {
     let work = repo.join("work.sh");
     // The baseline: measured at the first commit, and one from another machine.
     let cmd = format!("sh {}", work.display());
-    let base =
-        common::Env::cmd(&e).args(["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]).output().unwrap();
+    let base = common::Env::cmd(&e)
+        .args(["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"])
+        .args(common::NO_QUIET_WAIT)
+        .output()
+        .unwrap();
     assert!(base.status.success(), "{}", String::from_utf8_lossy(&base.stderr));
     let other = json!({"cpu_model": "Imaginary CPU 9000", "topology": {"packages": [0], "cores": [{}], "cpus": [{}]}});
     let samples = vec![20.0, 20.1, 19.9];

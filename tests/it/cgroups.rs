@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use kdelta::testing::fake;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -229,7 +229,7 @@ fn live_quota_leaves_nothing_after_a_run_nor_after_kill_9_and_restore() {
         .args(["run", "test.sleep", "--config", "up,up+cpu.max=50000/100000", "--runs", "2", "--sample-time", "2ms"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let mut child = e
         .spawnable()
         .env("KDELTA_JOURNAL", &jpath)
@@ -256,5 +256,5 @@ fn live_quota_leaves_nothing_after_a_run_nor_after_kill_9_and_restore() {
     assert!(!made(), "left after kill -9: {:?}", ours(cg));
     assert!(!journal.join("knobs.journal.cgroups").exists(), "the journal is replayed and removed");
     let out = e.cmd().env("KDELTA_JOURNAL", &jpath).arg("restore").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
 }

@@ -1,7 +1,7 @@
 //! `kdelta check` on the real binary: every exit status, from stored runs
 //! written as test data (deterministic) and from runs it measures itself.
 
-use crate::common::Env;
+use crate::common::{Env, NO_QUIET_WAIT};
 use kdelta::testing::stored::{write_run, Result as Stored};
 use serde_json::json;
 
@@ -18,9 +18,15 @@ fn rate(m: f64) -> Stored {
     Stored { benchmark: "demo.rate".into(), higher_is_better: true, samples: around(m), ..Default::default() }
 }
 
-/// `kdelta ARGS`: exit status, stdout, stderr.
+/// `kdelta ARGS`: exit status, stdout, stderr. A command that measures
+/// (`run cmd`, `check cmd`) does so without quiet waits (`NO_QUIET_WAIT`).
 fn kdelta(e: &Env, args: &[&str]) -> (i32, String, String) {
-    let out = e.cmd().args(args).output().unwrap();
+    let mut c = e.cmd();
+    c.args(args);
+    if args.get(1) == Some(&"cmd") {
+        c.args(NO_QUIET_WAIT);
+    }
+    let out = c.output().unwrap();
     let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code().unwrap_or(-1), s(&out.stdout), s(&out.stderr))
 }

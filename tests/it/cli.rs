@@ -48,7 +48,7 @@ fn run_json_shape() {
         .args(["run", "lat.syscall", "--runs", "2", "--sample-time", "1ms", "--label", "shape", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     assert!(v["run"]["id"].as_i64().unwrap() >= 1);
     assert_eq!(v["run"]["label"], "shape");
@@ -82,7 +82,7 @@ fn every_lat_benchmark_gives_a_positive_figure() {
         .args(["run", "lat", "--quick", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let results = v["results"].as_array().unwrap();
     assert!(results.len() >= 16, "{}", results.len());
@@ -101,7 +101,7 @@ fn every_bw_benchmark_gives_a_positive_figure() {
         .args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
@@ -120,7 +120,7 @@ fn two_configs_print_a_comparison_with_a_geomean() {
         .args(["run", "lat.syscall", "lat.read", "--config", "up,noht", "--runs", "2", "--sample-time", "1ms"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("change"), "{s}");
     assert!(s.contains("geomean lat (2 rows)"), "{s}");
@@ -140,7 +140,7 @@ fn compare_two_stored_runs() {
             .success();
     }
     let out = e.cmd().args(["compare", "base", "new", "--format", "json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let t = &v["comparisons"][0];
     assert_eq!(t["rows"][0]["benchmark"], "lat.syscall");
@@ -201,7 +201,7 @@ fn old_spellings_are_accepted_and_stored_canonical() {
         "json",
     ];
     let out = e.cmd().args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     assert_eq!(v["results"][0]["params"]["model"], "threads");
 }
@@ -219,22 +219,11 @@ fn smt_configuration_refused_without_siblings() {
     let out = e
         .cmd()
         .env("KDELTA_SYSFS_ROOT", &root)
-        .args([
-            "run",
-            "lat.syscall",
-            "--config",
-            "up,ht",
-            "--skip-unavailable",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--format",
-            "json",
-        ])
+        .args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--format", "json"])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let statuses: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert!(statuses.contains(&"unavailable") && statuses.contains(&"ok"), "{statuses:?}");
@@ -246,7 +235,7 @@ fn topo_describes_fake_smt_machine() {
     let root = e.dir.path().join("sysfs");
     fake_sysfs(&root, &[&[0, 2], &[1, 3]]);
     let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     assert_eq!(v["topology"]["cores"].as_array().unwrap().len(), 2);
     let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).arg("topo").output().unwrap();
@@ -258,18 +247,8 @@ fn topo_describes_fake_smt_machine() {
 fn chart_writes_an_svg() {
     let e = Env::new();
     e.cmd()
-        .args([
-            "run",
-            "test.sleep",
-            "--param",
-            "us=10,40",
-            "--config",
-            "up,noht",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-        ])
+        .args(["run", "test.sleep", "--param", "us=10,40", "--config", "up,noht"])
+        .args(ONE_SAMPLE)
         .assert()
         .success();
     let svg = e.dir.path().join("c.svg");
@@ -290,7 +269,7 @@ fn chart_writes_an_svg() {
 fn simulate_and_place_are_wired() {
     let e = Env::new();
     let out = e.cmd().args(["simulate", "--iterations", "5", "--format", "json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"simulated\": true") || text.contains("\"simulated\":true"), "{text}");
     e.cmd().args(["simulate", "--topology", "2x1"]).assert().code(2);

@@ -28,14 +28,7 @@ impl Env {
     }
     /// `kdelta` with this env's database, its own TMPDIR and the test family.
     pub fn cmd(&self) -> Command {
-        let mut c = Command::cargo_bin("kdelta").unwrap();
-        c.env("KDELTA_DB", self.db())
-            .env("TMPDIR", self.tmp())
-            .env("KDELTA_TEST_BENCHES", "1")
-            .env_remove("KDELTA_SYSFS_ROOT")
-            .env("XDG_STATE_HOME", self.state())
-            .env("NO_COLOR", "1");
-        c
+        Command::from_std(self.spawnable())
     }
     /// The same as a `std::process::Command`, to spawn and kill.
     pub fn spawnable(&self) -> std::process::Command {
@@ -53,6 +46,13 @@ impl Env {
         std::fs::read_dir(self.tmp()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
     }
 }
+
+/// For a test that measures a whole-run benchmark (`run cmd`, `check cmd`)
+/// and accepts "cannot tell" from a busy machine: no waiting for quiet CPUs
+/// after a disturbed sample (`--quiet-wait`, 3 s by default). On a busy
+/// machine those waits made one such command take a minute instead of
+/// seconds; the verdicts asserted are the same with or without them.
+pub const NO_QUIET_WAIT: [&str; 2] = ["--quiet-wait", "0"];
 
 /// The fake machines, one copy with the unit tests' (`kdelta::testing::fake`).
 pub use kdelta::testing::fake::{knob_value, knobs as fake_knobs, sysfs as fake_sysfs};
@@ -148,4 +148,13 @@ pub fn nightly_series(e: &Env, n: usize, step: usize) -> Vec<i64> {
             store_run(&e.db(), &run, &results).unwrap()
         })
         .collect()
+}
+
+/// The smallest real run: one clean sample per result, each 1 ms long.
+pub const ONE_SAMPLE: [&str; 4] = ["--runs", "1", "--sample-time", "1ms"];
+
+/// `out` exited 0; else the test fails showing its stderr.
+#[track_caller]
+pub fn assert_ok(out: &std::process::Output) {
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
 }

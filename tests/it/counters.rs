@@ -3,7 +3,7 @@
 //! compared as figures are, events the machine cannot count said
 //! unavailable with the reason (never a zero), and `+counters=off`.
 
-use crate::common::{json, Env};
+use crate::common::{assert_ok, json, Env};
 
 /// Whether this process may open perf events of its own tasks at all.
 fn perf_usable(e: &Env) -> bool {
@@ -13,7 +13,7 @@ fn perf_usable(e: &Env) -> bool {
         .args(["--counters", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let r = &v["results"][0];
     let counted = r["samples_meta"][0].get("counters").is_some_and(|c| c.get("task-clock").is_some());
@@ -31,7 +31,7 @@ fn run(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec!["run", "--sample-time", "2ms", "--warmup", "0s", "--runs", "3", "--format", "json"];
     a.extend_from_slice(args);
     let out = e.cmd().args(&a).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     json(&out.stdout)
 }
 
@@ -108,7 +108,7 @@ fn show_and_compare_add_counter_rows_only_when_asked() {
     assert!(jobs(&apart, "up").is_disjoint(&jobs(&apart, "up+counters=off")));
     let text = |args: &[&str]| {
         let out = e.cmd().args(args).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
         String::from_utf8(out.stdout).unwrap()
     };
     let plain = text(&["show", "2"]);

@@ -5,6 +5,7 @@
 //! claim is Cargo.toml's, and no table cell is a wall of text. Reads files
 //! and runs `kdelta ... --help` once per command: fast.
 
+use crate::common::assert_ok;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
@@ -387,7 +388,7 @@ fn man_all_writes_one_page_per_command() {
     let out_dir = dir.path().join("man1");
     let bin = env!("CARGO_BIN_EXE_kdelta");
     let out = Command::new(bin).args(["man", "--all"]).arg(&out_dir).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let mut pages: Vec<String> =
         std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     pages.sort();

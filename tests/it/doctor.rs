@@ -5,7 +5,7 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{json, Env};
+use crate::common::{assert_ok, json, Env};
 
 use kdelta::testing::fake::{self, snapshot, write as w};
 
@@ -65,7 +65,7 @@ fn apply_then_reset_leaves_every_file_as_it_was() {
     assert!(err.contains("--reset"), "{err}");
     assert_eq!(snapshot(&root), mid);
     let out = cmd(&e, &root).args(["doctor", "--reset"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(snapshot(&root), before, "every file as it was");
     assert!(!journal(&root).exists());
 }
@@ -81,13 +81,13 @@ fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
         .args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(snapshot(&root), before, "restored at the run's end");
     assert!(!journal(&root).exists());
     // `kdelta restore` replays it as well.
     assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
     let out = cmd(&e, &root).args(["restore"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(snapshot(&root), before);
 }
 

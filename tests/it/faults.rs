@@ -9,18 +9,8 @@ fn a_killed_worker_fails_alone() {
     let e = Env::new();
     let out = e
         .cmd()
-        .args([
-            "run",
-            "test.crash",
-            "test.sleep",
-            "test.fail",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--format",
-            "json",
-        ])
+        .args(["run", "test.crash", "test.sleep", "test.fail", "--format", "json"])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
@@ -125,19 +115,8 @@ fn a_corrupt_results_file_fails_its_point_alone_with_the_reason() {
     let e = Env::new();
     let out = e
         .cmd()
-        .args([
-            "run",
-            "test.garble",
-            "test.sleep",
-            "--param",
-            "file=garbage,truncated",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--format",
-            "json",
-        ])
+        .args(["run", "test.garble", "test.sleep", "--param", "file=garbage,truncated", "--format", "json"])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

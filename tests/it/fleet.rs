@@ -6,7 +6,7 @@
 //! touched), taking jobs that `kdelta submit` queued. No timing is asserted
 //! beyond generous bounds: every wait polls the queue's state.
 
-use crate::common::{fake_knobs, fake_sysfs, knob_value, PgDb as Db};
+use crate::common::{assert_ok, fake_knobs, fake_sysfs, knob_value, PgDb as Db};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -88,7 +88,7 @@ impl Fleet {
 
     fn jobs_and_hosts(&self) -> serde_json::Value {
         let out = self.kdelta(&["jobs", "--json", "--limit", "10000"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -107,7 +107,7 @@ impl Fleet {
     /// Submit; the (job id, host) pairs it printed.
     fn submit(&self, args: &[&str]) -> Vec<(i64, String)> {
         let out = self.kdelta(&[&["submit"], args].concat());
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(|l| {
@@ -222,7 +222,7 @@ fn three_agents_run_every_submission_once() {
         assert_eq!(listed.iter().filter(|r| r["hostname"] == h && r["status"] == "complete").count(), 4, "{h}");
     }
     let out = f.kdelta(&["compare", "--by", "host", "--label", "fleet"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("h1") && text.contains("h3") && text.contains("lat.pipe"), "{text}");
     // The text listing names hosts and states.
@@ -313,7 +313,7 @@ fn a_host_without_smt_refuses_ht_and_runs_the_rest() {
     // The report of the label lists which hosts ran its jobs, which refused them and why.
     let page = f.dir.path().join("smt.html");
     let out = f.kdelta(&["report", "--label", "smt", "-o", page.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Fleet: the jobs labelled smt"), "no fleet table");
     assert!(html.contains("4 jobs on 2 hosts: 3 done, 1 refused"), "the fleet table counts the jobs");
@@ -322,7 +322,7 @@ fn a_host_without_smt_refuses_ht_and_runs_the_rest() {
     assert!(f.reap(0).success());
     let late = f.submit(&["test.sleep", "--config", "up", "--hosts", "host=flat"]);
     let out = f.kdelta(&["cancel", &late[0].0.to_string()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(f.job(late[0].0)["state"], "cancelled");
     let again = f.kdelta(&["cancel", &late[0].0.to_string()]);
     assert_eq!(again.status.code(), Some(2));
@@ -497,7 +497,7 @@ fn a_writer_role_serves_the_fleet() {
     assert!(f.reap(0).success(), "{}", f.logs());
     assert_eq!(f.job(id)["state"], "queued");
     let out = f.kdelta(&["cancel", &id.to_string()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(f.runs_per_job().len(), 2, "the stopped attempt's run was removed");
     let text = String::from_utf8_lossy(&f.kdelta(&["jobs"]).stdout).into_owned();
     assert!(text.contains("cancelled") && text.contains("w1"), "{text}");

@@ -3,7 +3,7 @@
 //! is neither pushed nor read whole (SQLite and PostgreSQL), and a dbench
 //! loadfile whose timestamps run past the run is refused before it runs.
 
-use crate::common::{json, Env, PgDb};
+use crate::common::{assert_ok, json, Env, PgDb};
 
 fn sqlite(path: &std::path::Path, sql: &str) {
     rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
@@ -52,7 +52,7 @@ fn history_leaves_out_a_damaged_row_and_garbage_with_a_warning() {
     assert_eq!(s["changes"].as_array().unwrap().len(), 1, "{s}");
     let html = e.dir.path().join("h.html");
     let out = e.cmd().args(["report", "--history", "lat", "-o", html.to_str().unwrap()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.contains("warning")).count(), 3);
     // Elsewhere the damaged row is still refused: one line, exit 2.
     let out = e.cmd().args(["show", &damaged.to_string()]).output().unwrap();
@@ -75,12 +75,12 @@ fn stored_run(e: &Env, db: &str) {
         .args(["--db", db, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--quick"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
 }
 
 fn exported_profile(e: &Env, db: &str, run: &str) -> (serde_json::Value, String) {
     let out = e.cmd().args(["--db", db, "export", run, "--format", "json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let r = &v["results"][0];
     (r["profile"].clone(), r["notes"].to_string())
@@ -164,7 +164,7 @@ fn an_oversized_profile_is_neither_pushed_nor_read_whole_from_postgresql() {
     sqlite(&e.db(), &format!("UPDATE results SET profile = '{huge}' WHERE run_id = 1"));
     sqlite(&e.db(), &format!("UPDATE results SET profile = '{big}' WHERE run_id = 2"));
     let out = e.cmd().args(["--db", db, "push", "--to", &pg.url]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let mut c = pg.sql();
     let longest: Option<i32> = c.query_one("SELECT max(octet_length(profile)) FROM results", &[]).unwrap().get(0);
     let longest = longest.unwrap_or(0) as usize;
@@ -194,7 +194,7 @@ fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
     assert!(err.contains("U+001B") && err.lines().count() == 1 && !err.contains('\x1b'), "{err}");
     assert!(!e.db().exists(), "refused before anything ran");
     let out = e.cmd().args(["run", "cmd", "--cmd", "printf '\x1b[2J' >/dev/null", "--runs", "2"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     for shown in [out.stdout.clone(), e.cmd().args(["show", "1"]).output().unwrap().stdout] {
         let text = String::from_utf8_lossy(&shown);
         assert!(!text.contains('\x1b') && text.contains("printf '\\x1b[2J'"), "{text}");
@@ -208,7 +208,7 @@ fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
 fn escapes_forged_into_the_store_are_never_printed_raw() {
     let e = Env::new();
     let out = e.cmd().args(["run", "cmd", "--cmd", "true", "--runs", "2", "--label", "x"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     sqlite(
         &e.db(),
         "UPDATE runs SET label = 'a' || char(27) || ']0;pwned' || char(7);

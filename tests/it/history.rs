@@ -2,7 +2,7 @@
 //! runs (written straight through `kdelta::testing::stored`), the step found
 //! where it is, every format, and bad input refused on one line.
 
-use crate::common::{json, Env};
+use crate::common::{assert_ok, json, Env};
 use crate::common::{nightly_series, samples};
 use kdelta::testing::stored::{store_run, StoredResult, StoredRun};
 use predicates::prelude::*;
@@ -15,7 +15,7 @@ fn ok_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["--format", "json"]);
     let out = history(e, &a);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     json(&out.stdout)
 }
 
@@ -148,7 +148,7 @@ fn runs_are_chosen_by_their_metadata() {
             .arg(format!("commit={commit}"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
     }
     let v = ok_json(&e, &["test.sleep", "--min-segment", "1", "--meta", "commit=b"]);
     let runs = v["series"][0]["runs"].as_array().unwrap();

@@ -1,7 +1,7 @@
 //! Issue 15: dbench cannot be made to write outside its tree, and nothing a
 //! run starts or makes outlives kdelta, even `kill -9` of kdelta itself.
 
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -93,7 +93,7 @@ fn kill_9_during_dbench(user_dir: Option<&Path>) {
     // command, which removes them (marked, and their owner is dead) and shows
     // the run incomplete: the issue's bar is `kdelta runs`.
     let out = kdelta(&e).args(["runs", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(runs[0]["status"], "incomplete", "{runs}");
     assert_eq!(entries(&e.tmp()), Vec::<String>::new(), "left in TMPDIR");
@@ -143,7 +143,7 @@ fn a_link_planted_in_dir_is_never_followed() {
         .arg(format!("dir={}", user.path().display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(entries(victim.path()), Vec::<String>::new(), "written through a link");
     assert_eq!(entries(user.path()), before, "left in dir=");
     assert_eq!(entries(&e.tmp()), Vec::<String>::new());
@@ -193,7 +193,7 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
         std::thread::sleep(Duration::from_millis(2));
     }
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(planted > 0);
     assert_eq!(entries(victim.path()), Vec::<String>::new(), "written through a link");
     assert_eq!(entries(user.path()), Vec::<String>::new(), "left in dir=");

@@ -6,7 +6,7 @@
 //! without hanging or growing; a refused journal is kept, one line, exit 2,
 //! and `restore --discard` clears it. No real system file is touched.
 
-use crate::common::{fake_knobs, fake_sysfs, knob_value, Env};
+use crate::common::{assert_ok, fake_knobs, fake_sysfs, knob_value, Env};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -96,7 +96,7 @@ fn refused_then_discarded(f: &Fake, jp: &Path, says: &str) {
     assert_eq!((f.passwd(), knob_value(&f.root, THP)), before, "nothing written");
     assert!(jp.symlink_metadata().is_ok(), "kept");
     let out = f.cmd().args(["restore", "--discard"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("removed without restoring anything"));
     assert!(jp.symlink_metadata().is_err(), "discarded");
     assert_eq!((f.passwd(), knob_value(&f.root, THP)), before);
@@ -224,7 +224,7 @@ fn a_journal_others_could_write_is_refused() {
     // Its own journal, once right, is replayed.
     f.plant(&[wrote(&f.root.join(THP), "madvise")]);
     let out = f.cmd().arg("restore").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(knob_value(&f.root, THP), "madvise");
     assert!(!jp.exists());
 }

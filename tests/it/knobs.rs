@@ -5,7 +5,7 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{fake_knobs, fake_sysfs, json, knob_value, Env};
+use crate::common::{assert_ok, fake_knobs, fake_sysfs, json, knob_value, Env, ONE_SAMPLE};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -129,22 +129,11 @@ fn refusals_say_why_in_one_line() {
     }
     // --skip-unavailable records it and runs the rest.
     let out = cmd(&e, &root)
-        .args([
-            "run",
-            "test.sleep",
-            "--config",
-            "up+smt=off,up+thp=never",
-            "--skip-unavailable",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--format",
-            "json",
-        ])
+        .args(["run", "test.sleep", "--config", "up+smt=off,up+thp=never", "--skip-unavailable", "--format", "json"])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = json(&out.stdout);
     let st: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(st, ["unavailable", "ok"]);
@@ -176,7 +165,7 @@ fn journal_of_a_killed_kdelta_is_replayed_by_restore() {
         String::from_utf8_lossy(&out.stderr)
     );
     let out = cmd(&e, &root).arg("restore").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("restored to madvise"));
     assert_eq!(knob_value(&root, THP), "madvise");
     assert!(!journal(&root).exists());
@@ -218,7 +207,7 @@ fn kill_9_then_restore() {
     child.wait().unwrap();
     assert_eq!(knob_value(&root, THP), "never", "nothing could restore it");
     let out = cmd(&e, &root).arg("restore").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(knob_value(&root, THP), "madvise");
     assert!(!journal(&root).exists());
 }

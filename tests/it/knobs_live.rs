@@ -4,7 +4,7 @@
 //! `cargo test --release --test it knobs_live:: -- --ignored --test-threads 1`.
 
 use crate::common;
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::time::{Duration, Instant};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -65,7 +65,7 @@ fn thp_interleaved_and_restored() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert_eq!(thp().unwrap(), g.0, "THP as found");
     let v = common::json(&out.stdout);
     let sched = v["run"]["environment"]["schedule"]
@@ -115,7 +115,7 @@ fn thp_restored_after_ctrl_c_and_after_kill_9_with_restore() {
         if sig == nix::sys::signal::Signal::SIGKILL {
             assert_ne!(thp().unwrap(), g.0, "killed: left changed");
             let out = cmd(&e).arg("restore").output().unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert_ok(&out);
         } else {
             assert_eq!(st.code(), Some(130));
         }

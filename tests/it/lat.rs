@@ -2,7 +2,7 @@
 //! their results say about the work they did (the program exec started,
 //! the parts of a net figure, the measuring process's footprint).
 
-use crate::common::{json, Env};
+use crate::common::{assert_ok, json, Env};
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec![
@@ -21,7 +21,7 @@ fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     ];
     a.extend_from_slice(args);
     let out = e.cmd().args(&a).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     json(&out.stdout)
 }
 

@@ -7,7 +7,7 @@
 //! part with a printed `SKIPPED:` reason.
 
 use crate::common;
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -219,7 +219,7 @@ fn preload_modifier_runs_and_refuses() {
         .args(["--runs", "1", "--sample-time", "1ms", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = common::json(&out.stdout);
     let configs: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["config"].as_str().unwrap()).collect();
     assert!(configs.contains(&"up+preload=tuned") && configs.contains(&"up"), "{configs:?}");

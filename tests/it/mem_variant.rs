@@ -4,7 +4,7 @@
 //! names both sides' paths (`variant`, `libc_impl`).
 
 use crate::common;
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use kdelta::testing::mem::{choose, cpu, Variant};
 
 #[test]
@@ -19,7 +19,7 @@ fn every_variant_runs_or_is_unavailable_and_both_paths_are_recorded() {
         .args(["--runs", "1", "--sample-time", "1ms", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v = common::json(&out.stdout);
     let results = v["results"].as_array().unwrap();
     let mut seen = 0;

@@ -26,7 +26,7 @@ fn metadata_is_stored_shown_filtered_and_exported() {
 
     let ids = |args: &[&str]| -> Vec<i64> {
         let out = e.cmd().args(["runs", "--json"]).args(args).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
         json(&out.stdout).as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).collect()
     };
     assert_eq!(ids(&[]), [3, 2, 1]);

@@ -4,6 +4,7 @@
 //! cases need `$KDELTA_TEST_PG` (set by `.ci/run`, which starts a throwaway
 //! cluster); without it they print "SKIPPED: ..." and pass.
 
+use crate::common::assert_ok;
 use crate::common::PgDb as Db;
 use assert_cmd::Command;
 use std::path::Path;
@@ -42,7 +43,7 @@ fn urls_are_never_taken_as_paths() {
 
 fn runs_json(cwd: &Path, db: &str) -> Vec<serde_json::Value> {
     let out = kdelta(cwd).args(["--db", db, "runs", "--limit", "1000", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
 }
 
@@ -60,7 +61,7 @@ fn two_writers_one_database_then_compare() {
                         .args(["--db", &url, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--label", w])
                         .output()
                         .unwrap();
-                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    assert_ok(&out);
                 }
             })
         })
@@ -74,7 +75,7 @@ fn two_writers_one_database_then_compare() {
     let filtered = kdelta(dir.path()).args(["--db", &db.url, "runs", "--label", "a", "--json"]).output().unwrap();
     assert_eq!(serde_json::from_slice::<Vec<serde_json::Value>>(&filtered.stdout).unwrap().len(), 3);
     let out = kdelta(dir.path()).args(["--db", &db.url, "compare", "a", "b"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("lat.syscall"));
     // Same machine: no warning about different machines.
     assert!(!String::from_utf8_lossy(&out.stderr).contains("different machines"));
@@ -92,7 +93,7 @@ fn push_stores_each_run_once() {
             .arg(format!("--meta=commit=c{i}"))
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_ok(&out);
     }
     let push = || kdelta(dir.path()).args(["--db", file, "push", "--to", &db.url]).output().unwrap();
     let first = push();
@@ -360,7 +361,7 @@ fn history_on_a_shared_store() {
         .args(["--db", &db.url, "history", "lat", "--host", "alpha", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &v["series"][0]["changes"];
     assert_eq!(c.as_array().unwrap().len(), 1, "{c}");

@@ -22,10 +22,18 @@ fn cannot_profile() -> Option<String> {
     None
 }
 
+/// Says SKIPPED and why when profiles cannot be taken here.
+fn skipped_without_perf() -> bool {
+    let why = cannot_profile();
+    if let Some(why) = &why {
+        println!("SKIPPED: perf events cannot be opened here: {why}");
+    }
+    why.is_some()
+}
+
 #[test]
 fn a_profiled_run_keeps_stacks_apart_from_the_figures_and_draws_them() {
-    if let Some(why) = cannot_profile() {
-        println!("SKIPPED: perf events cannot be opened here: {why}");
+    if skipped_without_perf() {
         return;
     }
     let e = Env::new();
@@ -120,25 +128,13 @@ fn profile_refuses_bad_inputs_with_one_line() {
 
 #[test]
 fn profile_choices_of_configuration_are_checked() {
-    if let Some(why) = cannot_profile() {
-        println!("SKIPPED: perf events cannot be opened here: {why}");
+    if skipped_without_perf() {
         return;
     }
     let e = Env::new();
     e.cmd()
-        .args([
-            "run",
-            "lat.syscall",
-            "--config",
-            "up",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--warmup",
-            "1ms",
-            "--profile",
-        ])
+        .args(["run", "lat.syscall", "--config", "up", "--warmup", "1ms", "--profile"])
+        .args(ONE_SAMPLE)
         .assert()
         .success();
     let s = e.dir.path().join("p.svg").display().to_string();
@@ -203,8 +199,7 @@ fn profile_without_permission_is_refused_before_the_run() {
 /// tables. No perf process or file is left behind.
 #[test]
 fn each_command_of_cmd_is_profiled_and_drawn() {
-    if let Some(why) = cannot_profile() {
-        println!("SKIPPED: perf events cannot be opened here: {why}");
+    if skipped_without_perf() {
         return;
     }
     let e = Env::new();

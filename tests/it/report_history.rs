@@ -4,8 +4,8 @@
 //! chart and tables show the change point; hostile stored text shown as
 //! text; bad input refused on one line with nothing written.
 
-use crate::common::samples;
 use crate::common::Env;
+use crate::common::{assert_ok, samples};
 use kdelta::testing::stored::{store_run_with_meta, StoredResult, StoredRun};
 
 /// `n` runs labelled `label` on host `host`, run `i` carrying
@@ -45,7 +45,7 @@ fn the_page_shows_the_step_where_it_is() {
     let e = Env::new();
     let ids = fill(&e, 24, 12, "nightly", "alpha", "up");
     let (out, page) = report(&e, &["lat", "--label", "nightly", "--seed", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("2 series, 1 change point(s)"), "{err}");
@@ -90,7 +90,7 @@ fn hostile_stored_text_is_shown_as_text() {
         store_run_with_meta(&e.db(), &run, &[("commit", mark)], &r).unwrap();
     }
     let (out, page) = report(&e, &["lat.syscall", "--title", "hostile"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let h = page.unwrap();
     assert_eq!(count(&h, "<svg "), 1, "the one chart, no element from the stored text");
     assert!(!h.contains("<script") && !h.contains("<svg onload"), "live markup in the page");

@@ -3,7 +3,7 @@
 //! written. The page's rendering in a browser is tested in
 //! `src/report/html/browser.rs`.
 
-use crate::common::Env;
+use crate::common::{assert_ok, Env, ONE_SAMPLE};
 
 fn two_runs(e: &Env) {
     e.cmd()
@@ -35,7 +35,7 @@ fn a_page_of_two_runs_has_every_section() {
     two_runs(&e);
     let page = e.dir.path().join("r.html");
     let out = e.cmd().args(["report", "swept", "flat", "swept", "-o"]).arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("wrote") && err.contains("2 run(s)"), "{err}");
     let h = std::fs::read_to_string(&page).unwrap();
@@ -114,7 +114,7 @@ fn selections_add_every_finished_run_they_pick() {
     // The host this machine has, with a run named as well.
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
     let out = e.cmd().args(["report", "3", "--host", &host, "-o"]).arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 run(s)"));
     // A selection that picks nothing is bad input.
     let out = e.cmd().args(["report", "--kernel", "0.0-none", "-o"]).arg(&page).output().unwrap();
@@ -157,10 +157,10 @@ fn a_configuration_name_cannot_script_the_page() {
         .args(["run", "test.sleep", "--config", cfg, "--quick", "--runs", "1", "--sample-time", "1ms"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let page = e.dir.path().join("x.html");
     let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let h = std::fs::read_to_string(&page).unwrap();
     assert!(h.contains("data-kind=\"bars\""), "the run has a bar chart");
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the name is shown, escaped");
@@ -177,26 +177,15 @@ fn markers_in_every_given_field_come_out_escaped() {
     let label = "l\"><img src=x>&\u{202e}<script>";
     let out = e
         .cmd()
-        .args([
-            "run",
-            "test.sleep",
-            "--config",
-            &format!("up,{cfg}"),
-            "--quick",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--label",
-            label,
-        ])
+        .args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--label", label])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let page = e.dir.path().join("x.html");
     let title = "t\"><img src=x>&\u{202e}<script>";
     let out = e.cmd().args(["report", "1", "--title", title, "-o"]).arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let h = std::fs::read_to_string(&page).unwrap();
     assert!(h.contains("data-kind=\"bars\"") && h.contains("data-kind=\"speedup\""));
     assert!(h.contains("[U+202E]"), "the bidi control is shown as a visible placeholder");
@@ -204,7 +193,7 @@ fn markers_in_every_given_field_come_out_escaped() {
     // `kdelta chart` (plotters) escapes the markup and neutralises the bidi control too.
     let svg = e.dir.path().join("x.svg");
     let out = e.cmd().args(["chart", "1", "-o"]).arg(&svg).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let c = std::fs::read_to_string(&svg).unwrap();
     assert!(c.contains("[U+202E]"), "the chart names the configuration");
     assert_no_marker(&c);
@@ -218,25 +207,14 @@ fn bidi_controls_are_neutralised_in_everything_shown() {
     let label = "fast\u{202e}wols\u{2066}x\u{200f}";
     let out = e
         .cmd()
-        .args([
-            "run",
-            "test.sleep",
-            "--config",
-            "up",
-            "--quick",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--label",
-            label,
-        ])
+        .args(["run", "test.sleep", "--config", "up", "--quick", "--label", label])
+        .args(ONE_SAMPLE)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let page = e.dir.path().join("x.html");
     let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let h = std::fs::read_to_string(&page).unwrap();
     let bidi = |s: &str| {
         s.chars().any(

@@ -1,7 +1,7 @@
 //! What kdelta gives a shell and `man`: the completion scripts, the manual
 //! page, and a `--version` that names the commit it was built from.
 
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::process::Command;
 
 /// `kdelta`'s path, for scripts that run it themselves.
@@ -24,7 +24,7 @@ fn bash(script: &str) -> std::process::Output {
 fn the_bash_script_registers_and_completes_options() {
     let out = bash(r#"source <("$K" completions bash) && complete -p kdelta"#);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(said.contains("kdelta"), "{said}");
     // What bash does on TAB after `kdelta run --con`: the completion
     // function gets the words, the index of the word under the cursor, and
@@ -37,7 +37,7 @@ fn the_bash_script_registers_and_completes_options() {
         printf '%s\n' "${COMPREPLY[@]}""#,
     );
     let replies = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(replies.lines().any(|l| l == "--config"), "{replies}");
     // The subcommands themselves, families' own included.
     let out = bash(

@@ -2,7 +2,7 @@
 //! nothing run). The plans, tables and resume logic are unit-tested in
 //! `src/study/tests.rs`; the studies themselves take minutes.
 
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::time::Duration;
 
 #[test]
@@ -10,7 +10,7 @@ fn study_list_names_every_study_with_its_needs_and_estimates() {
     let e = Env::new();
     let out = e.cmd().args(["study", "list"]).timeout(Duration::from_secs(60)).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     for name in ["ht-2003", "threads-2004", "sched-2002", "tuning-2001"] {
         assert!(text.lines().any(|l| l == name), "{name} missing:\n{text}");
     }

@@ -5,7 +5,7 @@
 //! never sleeps a fixed time), then `--resume` runs only the missing points
 //! and the final tables have every row of the tiny plan.
 
-use crate::common::Env;
+use crate::common::{assert_ok, Env};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -119,7 +119,7 @@ fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
     let args = ["study", "ht-2003", "--quick", "--tiny-plan-for-tests", "--label", "refuse-test"];
     let e = Env::new();
     let out = kdelta(&e).args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     // The run as an interrupted one: its last point missing, marked incomplete.
     let db = rusqlite::Connection::open(e.db()).unwrap();
     db.execute_batch(
@@ -166,7 +166,7 @@ fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
     // Put back as it was, it resumes.
     with_host(&|_| {});
     let out = kdelta(&e).args(args).arg("--resume").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("resumed run 1: "),
         "{}",

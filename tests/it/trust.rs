@@ -2,14 +2,14 @@
 //! records, the interleaved schedule, retakes, figures below resolution,
 //! summarised warnings.
 
-use crate::common::{json, Env};
+use crate::common::{assert_ok, json, Env};
 use predicates::prelude::*;
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec!["run", "--sample-time", "2ms", "--warmup", "0s", "--format", "json"];
     a.extend_from_slice(args);
     let out = e.cmd().args(&a).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     json(&out.stdout)
 }
 
@@ -131,7 +131,7 @@ fn a_net_figure_straddling_zero_is_below_resolution_and_left_out_of_the_geomean(
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     let row = text.lines().find(|l| l.starts_with("test.net")).unwrap();
     assert!(row.contains("< 0.1000"), "{row}");
