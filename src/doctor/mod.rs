@@ -157,6 +157,12 @@ pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path:
     r.interference_record = match (&rec, path) {
         (None, _) => None,
         (Some(_), None) => Some("not written: no state directory ($XDG_STATE_HOME or $HOME)".into()),
+        (Some(rec), _) if rec.unquiet().is_some() => rec.unquiet().map(|(w, cpu)| {
+            format!(
+                "not written: measured while other tasks used CPU {cpu} {:.0} % of the time (the earlier record, if any, is kept)",
+                w * 100.0
+            )
+        }),
         (Some(rec), Some(p)) => Some(match mi::save(p, rec) {
             Ok(()) => p.display().to_string(),
             Err(e) => format!("not written: {e:#}"),
@@ -202,10 +208,6 @@ pub(crate) fn pairing_finding(p: &crate::measure::interfere::Pairing) -> Finding
         .recommend(recommend)
 }
 
-/// Share of a loaded CPU's time other tasks may use while it is measured
-/// before the doctor says the measurement was not quiet.
-const OTHER_WORK: f64 = 0.10;
-
 /// The finding for a measured interference record (`None`: not measured).
 pub(crate) fn interference_finding(
     rec: Option<&crate::measure::interfere::Record>,
@@ -240,9 +242,8 @@ pub(crate) fn interference_finding(
         .collect();
     let record = written.map(|w| format!(" (record: {w})")).unwrap_or_default();
     // A "quiet" side that was not: the slowdowns understate.
-    let busiest = rec.pairs.iter().filter_map(|p| p.other_work.map(|w| (w, p.busy))).max_by(|a, b| a.0.total_cmp(&b.0));
-    let unquiet = match busiest {
-        Some((w, cpu)) if w > OTHER_WORK => {
+    let unquiet = match rec.unquiet() {
+        Some((w, cpu)) => {
             format!(
                 "; measured while other tasks used CPU {cpu} {:.0} % of the time: run again on a quiet machine",
                 w * 100.0

@@ -7,8 +7,10 @@
 //! (the XDG base directory specification), written by the user who ran the
 //! doctor, readable by anyone (mode 0644), so no reader needs root. It names
 //! the machine it was measured on (host name, CPU model, possible CPUs,
-//! read below the sysfs root); on another machine it is ignored. Without a
-//! record, nothing but the SMT siblings count as interfering.
+//! read below the sysfs root); on another machine it is ignored, as is one
+//! measured while other tasks kept a loaded CPU busy ([`OTHER_WORK`]): its
+//! "no CPU slows another" could not be told. Without a record, nothing but
+//! the SMT siblings count as interfering.
 
 use crate::cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
@@ -126,7 +128,22 @@ impl Pairing {
     }
 }
 
+/// Share of a loaded CPU's time other tasks may use while a pair is
+/// measured: beyond it the "quiet" side was not quiet, the slowdowns
+/// understate, and the record is neither written nor trusted.
+pub(crate) const OTHER_WORK: f64 = 0.10;
+
 impl Record {
+    /// The largest share of a loaded CPU's time other tasks used while the
+    /// record was measured, with that CPU, when it exceeds [`OTHER_WORK`].
+    pub(crate) fn unquiet(&self) -> Option<(f64, u32)> {
+        self.pairs
+            .iter()
+            .filter_map(|p| p.other_work.map(|w| (w, p.busy)))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|(w, _)| *w > OTHER_WORK)
+    }
+
     /// The CPUs whose busy time slows `cpu`.
     pub(crate) fn interferers(&self, cpu: u32) -> Vec<u32> {
         self.pairs.iter().filter(|p| p.cpu == cpu && p.interferes).map(|p| p.busy).collect()
@@ -153,9 +170,11 @@ pub(crate) fn load(path: &Path) -> Option<Record> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
-/// The record at `path` when it was made on `machine`.
+/// The record at `path` when it was made on `machine`, on a quiet machine
+/// (one measured while other tasks kept the loaded CPU busy said "no CPU
+/// slows another" where it could not tell: written before that was refused).
 pub(crate) fn load_for(path: &Path, machine: &MachineId) -> Option<Record> {
-    load(path).filter(|r| &r.machine == machine)
+    load(path).filter(|r| &r.machine == machine && r.unquiet().is_none())
 }
 
 /// Write `r` to `path` (its directory made, the file replaced whole,
@@ -238,6 +257,16 @@ mod tests {
         let elsewhere = MachineId { host: "other".into(), ..here };
         assert_eq!(load_for(&file, &elsewhere), None, "another machine's record is ignored");
         assert_eq!(load(&root.path().join("none.json")), None);
+        // Measured while other tasks used the loaded CPU: its "no
+        // interference" could not be told, and it is not trusted.
+        let mut unquiet = record(&[(0, 1, 0.01), (1, 0, 0.01)]);
+        unquiet.pairs[1].other_work = Some(0.88);
+        assert_eq!(unquiet.unquiet(), Some((0.88, 0)));
+        save(&file, &unquiet).unwrap();
+        assert_eq!(load_for(&file, &here), None, "a record measured on a busy machine is ignored");
+        unquiet.pairs[1].other_work = Some(0.04);
+        save(&file, &unquiet).unwrap();
+        assert_eq!(load_for(&file, &here), Some(unquiet), "a little other work is a quiet machine");
     }
 
     #[test]
