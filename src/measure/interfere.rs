@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o644);
         let here = MachineId::read(root.path());
         assert_eq!(load_for(&file, &here), Some(r.clone()));
-        let elsewhere = MachineId { host: "other".into(), ..here };
+        let elsewhere = MachineId { host: "other".into(), ..here.clone() };
         assert_eq!(load_for(&file, &elsewhere), None, "another machine's record is ignored");
         assert_eq!(load(&root.path().join("none.json")), None);
         // Measured while other tasks used the loaded CPU: its "no
