@@ -154,16 +154,15 @@ pub(crate) fn add_interference(r: &mut Report, root: &Path, cpus: &CpuSet, path:
         let v: Vec<u32> = cpus.iter().collect();
         rec.pairing = pairing::measure([v[0], v[1]]);
     }
-    r.interference_record = match (&rec, path) {
-        (None, _) => None,
-        (Some(_), None) => Some("not written: no state directory ($XDG_STATE_HOME or $HOME)".into()),
-        (Some(rec), _) if rec.unquiet().is_some() => rec.unquiet().map(|(w, cpu)| {
-            format!(
-                "not written: measured while other tasks used CPU {cpu} {:.0} % of the time (the earlier record, if any, is kept)",
-                w * 100.0
-            )
-        }),
-        (Some(rec), Some(p)) => Some(match mi::save(p, rec) {
+    let unquiet = rec.as_ref().and_then(mi::Record::unquiet);
+    r.interference_record = match (&rec, path, unquiet) {
+        (None, _, _) => None,
+        (Some(_), None, _) => Some("not written: no state directory ($XDG_STATE_HOME or $HOME)".into()),
+        (Some(_), _, Some((w, cpu))) => Some(format!(
+            "not written: measured while other tasks used CPU {cpu} {:.0} % of the time (the earlier record, if any, is kept)",
+            w * 100.0
+        )),
+        (Some(rec), Some(p), None) => Some(match mi::save(p, rec) {
             Ok(()) => p.display().to_string(),
             Err(e) => format!("not written: {e:#}"),
         }),
