@@ -354,9 +354,20 @@ fn base_cpus(base: &str, topo: &Topology) -> std::result::Result<CpuSet, BaseErr
 /// Apply a configuration to the calling process (the worker): policy first,
 /// then affinity, then environment. Every thread and child started afterwards
 /// inherits it.
+///
+/// The worker starts on the configuration's lowest CPU ([`start_cpu`]) before
+/// its affinity widens to all of them: where the kernel would first put it
+/// (away from the CPU kdelta itself just ran on, say) is no part of the
+/// configuration, and a single task under `noht` then runs on the CPU `up`
+/// runs on, so the two compare configurations rather than CPU 0 with CPU 1
+/// (on a VM those differ by a few per cent). The scheduler may move it later,
+/// as the configuration allows; each sample records where it ran.
 pub(crate) fn apply(cfg: &Config) -> Result<()> {
     if let Some(p) = cfg.policy {
         sys::set_policy(p)?;
+    }
+    if let Some(first) = start_cpu(&cfg.cpus) {
+        sys::set_affinity(&CpuSet::from_iter([first]))?;
     }
     sys::set_affinity(&cfg.cpus)?;
     for (k, v) in &cfg.env {
@@ -364,6 +375,13 @@ pub(crate) fn apply(cfg: &Config) -> Result<()> {
         std::env::set_var(k, v);
     }
     Ok(())
+}
+
+/// The CPU a worker of a configuration over `cpus` starts on: the lowest,
+/// so configurations that share it start a single task on the same CPU;
+/// none when the set is empty (nothing to choose).
+pub(crate) fn start_cpu(cpus: &CpuSet) -> Option<u32> {
+    cpus.iter().next()
 }
 
 #[cfg(test)]
@@ -407,6 +425,43 @@ pub(crate) mod tests {
 
     fn cpus(spec: &str, t: &Topology) -> String {
         resolve(spec, t).unwrap().cpus.to_string()
+    }
+
+    /// A worker parked on the highest CPU it may use starts, once its
+    /// configuration is applied, on the lowest (where `up` runs), its
+    /// affinity widened to all. In a thread of its own, so the test's
+    /// affinity is left as found.
+    #[test]
+    fn a_worker_starts_on_its_configurations_lowest_cpu() {
+        let allowed = sys::get_affinity().unwrap();
+        let (Some(low), Some(high)) = (allowed.iter().next(), allowed.iter().last()) else { return };
+        if low == high {
+            return; // one CPU: nowhere else to start
+        }
+        let cfg = Config {
+            name: "all".into(),
+            cpus: allowed.clone(),
+            policy: None,
+            env: Vec::new(),
+            knobs: Vec::new(),
+            counters: None,
+            cgroup: Vec::new(),
+        };
+        let seen = std::thread::spawn(move || {
+            // The scheduler may move a thread at any moment: five tries.
+            (0..5)
+                .map(|_| {
+                    sys::set_affinity(&CpuSet::from_iter([high])).unwrap();
+                    sys::set_affinity(&cfg.cpus).unwrap();
+                    apply(&cfg).unwrap();
+                    (sys::task::current_cpu(), sys::get_affinity().unwrap())
+                })
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .unwrap();
+        assert!(seen.iter().all(|(_, aff)| *aff == allowed), "{seen:?}");
+        assert!(seen.iter().any(|(cpu, _)| *cpu == Some(low)), "never on CPU {low}: {seen:?}");
     }
 
     #[test]
