@@ -419,20 +419,32 @@ impl Journal {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("making {}", dir.display()))?;
-        check_dir(dir)
-            .map_err(|why| anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display()))?;
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-            .with_context(|| format!("creating the kernel-settings journal {}", path.display()))?;
+        // Another kdelta removing its own journal removes the directory
+        // when it is left empty (`on_disk::remove`): made again if it went
+        // between the two steps.
+        let mut tries = 0;
+        let file = loop {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("making {}", dir.display()))?;
+            check_dir(dir).map_err(|why| {
+                anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display())
+            })?;
+            match std::fs::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(path)
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
+                opened => {
+                    break opened.with_context(|| format!("creating the kernel-settings journal {}", path.display()))?
+                }
+            }
+        };
         // Whatever the umask took away.
         file.set_permissions(std::fs::Permissions::from_mode(0o600))
             .with_context(|| format!("chmod 600 {}", path.display()))?;

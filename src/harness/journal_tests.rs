@@ -48,6 +48,26 @@ fn replays_newest_first_and_removes_itself() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "madvise");
     assert_eq!(std::fs::read_to_string(&b).unwrap(), "60");
     assert!(!jp.exists());
+    // Its directory, kdelta's own and now empty, goes with it: left as found.
+    assert!(!jp.parent().unwrap().exists());
+    assert!(d.path().join("run").exists());
+}
+
+/// The journals' directory stays while another journal is in it, and is
+/// made again by the next journal.
+#[test]
+fn the_journal_directory_goes_only_when_empty() {
+    let d = tempfile::tempdir().unwrap();
+    let knobs = d.path().join("run/kdelta/knobs.journal");
+    let cgroups = d.path().join("run/kdelta/cgroups.journal");
+    let mut a = Journal::create(&knobs, d.path()).unwrap();
+    let _b = Journal::create(&cgroups, d.path()).unwrap();
+    a.replay().unwrap();
+    assert!(!knobs.exists() && cgroups.exists());
+    std::fs::remove_file(&cgroups).unwrap();
+    let mut c = Journal::create(&knobs, d.path()).unwrap();
+    c.replay().unwrap();
+    assert!(!knobs.parent().unwrap().exists());
 }
 
 #[test]

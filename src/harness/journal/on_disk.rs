@@ -235,11 +235,19 @@ pub(crate) fn discard(path: &Path) -> Result<String> {
     Ok(format!("{} removed without restoring anything{lost}", path.display()))
 }
 
+/// Remove the journal at `path`; its directory too when it is kdelta's own
+/// (`.../kdelta`) and nothing else is left in it, so the system is left as
+/// found (a kdelta making its journal at the same moment makes the
+/// directory again: `Journal::create`).
 pub(super) fn remove(path: &Path) -> Result<()> {
     std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
     if let Some(d) = path.parent() {
         if let Ok(f) = std::fs::File::open(d) {
             let _ = f.sync_all();
+        }
+        if d.file_name().is_some_and(|n| n == "kdelta") {
+            // Fails, as it should, while anything is in it.
+            let _ = std::fs::remove_dir(d);
         }
     }
     Ok(())
