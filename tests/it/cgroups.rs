@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{assert_ok, Env};
+use crate::common::{assert_ok, spawn_long_run, Env};
 use kdelta::testing::fake;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -126,16 +126,9 @@ fn a_killed_isolating_run_is_undone_by_its_guard() {
         make(&root);
         let cg = root.join("sys/fs/cgroup");
         let journal = root.join("run/kdelta/cgroups.journal");
-        let mut child = e
-            .spawnable()
-            .env("KDELTA_SYSFS_ROOT", &root)
-            .env_remove("KDELTA_JOURNAL")
-            .args(["run", "test.sleep", "--config", "cpus=1", "--isolate", "--param", "us=2000"])
-            .args(["--runs", "50", "--sample-time", "20ms"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut c = e.spawnable();
+        c.env("KDELTA_SYSFS_ROOT", &root).env_remove("KDELTA_JOURNAL");
+        let mut child = spawn_long_run(&mut c, "cpus=1", &["--isolate"]);
         let t0 = Instant::now();
         while (!journal.exists() || ours(&cg).is_empty()) && t0.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(10));
@@ -230,15 +223,9 @@ fn live_quota_leaves_nothing_after_a_run_nor_after_kill_9_and_restore() {
         .output()
         .unwrap();
     assert_ok(&out);
-    let mut child = e
-        .spawnable()
-        .env("KDELTA_JOURNAL", &jpath)
-        .args(["run", "test.sleep", "--config", "up+cpu.max=50000/100000", "--param", "us=2000"])
-        .args(["--runs", "50", "--sample-time", "20ms"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = e.spawnable();
+    c.env("KDELTA_JOURNAL", &jpath);
+    let mut child = spawn_long_run(&mut c, "up+cpu.max=50000/100000", &[]);
     let mine = format!("kdelta-{}", child.id());
     let t0 = Instant::now();
     let made = || ours(cg).into_iter().any(|p| p.file_name().unwrap().to_string_lossy() == mine);
