@@ -61,6 +61,13 @@ pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
+/// `kdelta ARGS` with this env, which must exit 0: its output, as JSON.
+pub fn ok_json(e: &Env, args: &[&str]) -> serde_json::Value {
+    let out = e.cmd().args(args).output().unwrap();
+    assert_ok(&out);
+    json(&out.stdout)
+}
+
 /// `kdelta` with this env, reading the fake machine below `root`
 /// (`KDELTA_SYSFS_ROOT`) and no outside journal.
 pub fn sysfs_cmd(e: &Env, root: &Path) -> Command {
@@ -111,6 +118,10 @@ pub fn nightly_series(e: &Env, n: usize, step: usize) -> Vec<i64> {
 
 /// The smallest real run: one clean sample per result, each 1 ms long.
 pub const ONE_SAMPLE: [&str; 4] = ["--runs", "1", "--sample-time", "1ms"];
+
+/// The smallest run of `test.sleep`: one sample of 1 ms and no warm-up
+/// (the configurations and the rest follow).
+pub const TINY_SLEEP: [&str; 8] = ["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"];
 
 /// `c` spawned as `kdelta run test.sleep --config CONFIGS --param us=2000`
 /// with 50 samples of 20 ms and the options `more`: a run long enough to be
