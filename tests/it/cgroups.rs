@@ -50,14 +50,21 @@ fn ours(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Each fake cgroup tree (`v1`, `v2`) by name, in a fresh env below `root`.
+fn fake_trees() -> impl Iterator<Item = (&'static str, Env, PathBuf)> {
+    [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)].into_iter().map(|(name, make)| {
+        let e = Env::new();
+        let root = e.dir.path().join("root");
+        make(&root);
+        (name, e, root)
+    })
+}
+
 const QUOTA: &str = "up,up+cpu.max=50000/100000+memory.max=64M";
 
 #[test]
 fn limits_on_fake_v1_and_v2_trees_are_applied_recorded_and_removed() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let out = cmd(&e, &root)
             .args(["run", "test.sleep", "--config", QUOTA, "--runs", "2", "--sample-time", "2ms", "--format", "json"])
             .output()
@@ -93,10 +100,7 @@ fn limits_on_fake_v1_and_v2_trees_are_applied_recorded_and_removed() {
 
 #[test]
 fn isolate_on_fake_v1_and_v2_trees() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let out = cmd(&e, &root)
             .args(["run", "test.sleep", "--config", "cpus=1", "--isolate", "--runs", "2", "--sample-time", "2ms"])
             .args(["--format", "json"])
@@ -120,10 +124,7 @@ fn isolate_on_fake_v1_and_v2_trees() {
 /// person, on fake v1 and v2 trees.
 #[test]
 fn a_killed_isolating_run_is_undone_by_its_guard() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let cg = root.join("sys/fs/cgroup");
         let journal = root.join("run/kdelta/cgroups.journal");
         let mut c = e.spawnable();
