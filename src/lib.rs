@@ -59,6 +59,7 @@ pub mod testing {
     pub use crate::measure::profile::ProfileSettings;
     pub use crate::measure::sampler::{Sampler, SamplerSettings};
     pub use crate::model::params::{expand, parse_size};
+    pub use crate::store::pg_testdb::TestDb;
     pub use crate::sys::set_affinity;
 
     /// AIM9's tests, one by one.

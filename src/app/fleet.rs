@@ -57,12 +57,12 @@ pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
             ("run", hosts, a.run.label.clone())
         }
         Some(SubmitWhat::Study(s)) => {
-            child::check_study(&s.study)?;
-            ("study", s.hosts.clone(), s.study.label.clone())
+            child::check_study(&s.args)?;
+            ("study", s.hosts.clone(), s.args.label.clone())
         }
         Some(SubmitWhat::Check(c)) => {
-            child::check_check(db, &c.check)?;
-            ("check", c.hosts.clone(), c.check.run.label.clone())
+            child::check_check(db, &c.args)?;
+            ("check", c.hosts.clone(), c.args.run.label.clone())
         }
     };
     let mut q = Queue::open(&db.clone().unwrap_or_else(store::default_path))?;

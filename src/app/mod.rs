@@ -150,7 +150,7 @@ fn with_run_flags(mut cli: Cli, m: &clap::ArgMatches) -> Result<Cli> {
             }
             (Some(crate::cli::SubmitWhat::Check(c)), Some(("check", sub))) => {
                 s.raw = fleet::submitted_args(&["submit", "check"], sub);
-                (&mut c.check.run, sub)
+                (&mut c.args.run, sub)
             }
             (Some(_), Some((name, sub))) => {
                 s.raw = fleet::submitted_args(&["submit", name], sub);

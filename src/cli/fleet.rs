@@ -54,32 +54,23 @@ pub(crate) enum SubmitWhat {
     /// Queue a study on the fleet's hosts: one job per host --hosts selects,
     /// each run by its agent as `kdelta study NAME ...` would (one stored
     /// run per host). Takes `kdelta study`'s options but --resume.
-    Study(Box<SubmitStudy>),
+    Study(Box<OnHosts<super::StudyArgs>>),
     /// Queue a regression check on the fleet's hosts: each agent runs
     /// `kdelta check ...` and stores its run; the job ends done with the
     /// check's verdict and exit status as its note. Takes `kdelta check`'s
     /// options but --run (a stored run is judged where it is).
-    Check(Box<SubmitCheck>),
+    Check(Box<OnHosts<super::CheckArgs>>),
 }
 
-/// `kdelta submit study`.
+/// `kdelta submit study` and `kdelta submit check`: the command's own
+/// arguments (`args`), and the hosts that get a job.
 #[derive(Args, Debug)]
-pub(crate) struct SubmitStudy {
+pub(crate) struct OnHosts<T: Args> {
     /// Which registered hosts get a job: all, or those with label KEY=VALUE.
     #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
     pub(crate) hosts: crate::fleet::queue::Hosts,
     #[command(flatten)]
-    pub(crate) study: super::StudyArgs,
-}
-
-/// `kdelta submit check`.
-#[derive(Args, Debug)]
-pub(crate) struct SubmitCheck {
-    /// Which registered hosts get a job: all, or those with label KEY=VALUE.
-    #[arg(long, value_name = "KEY=VALUE|all", value_parser = hosts)]
-    pub(crate) hosts: crate::fleet::queue::Hosts,
-    #[command(flatten)]
-    pub(crate) check: super::CheckArgs,
+    pub(crate) args: T,
 }
 
 /// `kdelta jobs`.

@@ -254,9 +254,9 @@ pub(crate) fn fold(script: &[u8]) -> Result<String> {
 mod tests {
     use super::*;
 
-    /// `perf script -F comm,pid,tid,event,ip,sym,dso` as perf 6.1 writes it
-    /// for two samples of a pipe round trip and one of a fork.
-    const SCRIPT: &str = "\
+    /// One sample of a pipe round trip as `perf script -F
+    /// comm,pid,tid,event,ip,sym,dso` (perf 6.1) writes it.
+    const PIPE_SAMPLE: &str = "\
 kdelta 1200/1200 cpu-clock: 
 \tffffffff810d4a10 try_to_wake_up ([kernel.kallsyms])
 \tffffffff811e2b30 __wake_up_common ([kernel.kallsyms])
@@ -266,15 +266,10 @@ kdelta 1200/1200 cpu-clock:
 \t          5b7b11 kdelta::bench::lat::pipe::round_trip (/usr/bin/kdelta)
 \t          27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)
 
-kdelta 1200/1200 cpu-clock: 
-\tffffffff810d4a10 try_to_wake_up ([kernel.kallsyms])
-\tffffffff811e2b30 __wake_up_common ([kernel.kallsyms])
-\tffffffff8130c0c4 pipe_write ([kernel.kallsyms])
-\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
-\t           f82ad __GI___libc_write (inlined)
-\t          5b7b11 kdelta::bench::lat::pipe::round_trip (/usr/bin/kdelta)
-\t          27249 __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)
+";
 
+    /// One sample of a fork, the same way.
+    const FORK_SAMPLE: &str = "\
 kdelta 1201/1201 cpu-clock: 
 \tffffffff81234560 copy_page_range ([kernel.kallsyms])
 \tffffffff81090000 dup_mm ([kernel.kallsyms])
@@ -283,9 +278,14 @@ kdelta 1201/1201 cpu-clock:
 
 ";
 
+    /// Two samples of a pipe round trip and one of a fork.
+    fn script() -> String {
+        [PIPE_SAMPLE, PIPE_SAMPLE, FORK_SAMPLE].concat()
+    }
+
     #[test]
     fn perf_script_stacks_fold_root_first_with_kernel_frames_marked() {
-        let folded = fold(SCRIPT.as_bytes()).unwrap();
+        let folded = fold(script().as_bytes()).unwrap();
         let mut p = Profile::default();
         p.add_folded(&folded);
         assert_eq!(p.samples, 3, "{folded}");
@@ -298,12 +298,13 @@ kdelta 1201/1201 cpu-clock:
 
     #[test]
     fn the_harness_threads_samples_are_left_out() {
-        let kept = without_tasks(SCRIPT.as_bytes(), &[1200]);
+        let kept = without_tasks(script().as_bytes(), &[1200]);
         let mut p = Profile::default();
         p.add_folded(&fold(&kept).unwrap());
         assert_eq!(p.samples, 1, "only the fork's sample is left");
         assert!(p.stacks.keys().all(|s| s.ends_with("copy_page_range_[k]")));
-        assert_eq!(without_tasks(SCRIPT.as_bytes(), &[]), SCRIPT.as_bytes());
+        let all = script();
+        assert_eq!(without_tasks(all.as_bytes(), &[]), all.as_bytes());
         assert_eq!(sample_tid(b"my prog 12/34 cpu-clock: \n"), Some(34));
     }
 

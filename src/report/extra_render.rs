@@ -165,18 +165,7 @@ mod tests {
             ExtraTable {
                 title: "Table 1: latencies".into(),
                 before: vec!["study x".into(), "here: A = up (cpus 0), B = smp2 (cpus 0-1)".into()],
-                header: [
-                    "row",
-                    "published A",
-                    "published B",
-                    "published change",
-                    "here A",
-                    "here B",
-                    "here change",
-                    "same direction?",
-                ]
-                .map(String::from)
-                .to_vec(),
+                header: crate::study::tables::HEADER.map(String::from).to_vec(),
                 rows: vec![
                     ["simple syscall", "1.10", "1.10", "+0.0%", "0.0512 us", "0.0514 us", "-0.4%", "yes"]
                         .map(String::from)

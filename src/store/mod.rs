@@ -20,7 +20,6 @@ pub(crate) mod history_tests;
 pub(crate) mod location;
 mod pg;
 mod pg_schema;
-#[cfg(test)]
 pub(crate) mod pg_testdb;
 mod pgpass;
 mod rows;

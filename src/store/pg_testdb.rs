@@ -7,9 +7,10 @@
 use postgres::NoTls;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A fresh database on the test server, dropped when this is dropped.
-pub(crate) struct TestDb {
-    pub(crate) url: String,
+/// A fresh database on the test server, dropped when this is dropped (the
+/// unit tests' and, through `kdelta::testing::TestDb`, the integration tests').
+pub struct TestDb {
+    pub url: String,
     admin: String,
     name: String,
 }
@@ -24,7 +25,7 @@ fn with_dbname(url: &str, name: &str) -> String {
 }
 
 impl TestDb {
-    pub(crate) fn new(test: &str) -> Option<TestDb> {
+    pub fn new(test: &str) -> Option<TestDb> {
         let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
             assert!(
                 std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
@@ -39,6 +40,13 @@ impl TestDb {
         c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
         c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
         Some(TestDb { url: with_dbname(&admin, &name), admin, name })
+    }
+
+    /// A client of the database, its kdelta schema first on the search path.
+    pub fn sql(&self) -> postgres::Client {
+        let mut c = postgres::Client::connect(&self.url, NoTls).unwrap();
+        c.batch_execute("SET search_path TO kdelta").unwrap();
+        c
     }
 }
 

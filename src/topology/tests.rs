@@ -35,11 +35,18 @@ fn check_consistent(t: &Topology) {
     }
 }
 
-#[test]
-fn one_cpu() -> anyhow::Result<()> {
-    let f = FakeSys::grid(1, 1, 1, false)?;
+/// The topology of a fake `packages` x `cores` x `threads` machine
+/// (`FakeSys::grid`), checked consistent.
+fn grid(packages: u32, cores: u32, threads: u32, linux_numbering: bool) -> anyhow::Result<Topology> {
+    let f = FakeSys::grid(packages, cores, threads, linux_numbering)?;
     let t = Topology::read(f.root())?;
     check_consistent(&t);
+    Ok(t)
+}
+
+#[test]
+fn one_cpu() -> anyhow::Result<()> {
+    let t = grid(1, 1, 1, false)?;
     assert_eq!(t.online, set("0"));
     assert_eq!(core_sets(&t), ["0"]);
     assert_eq!(t.packages, [0]);
@@ -71,9 +78,7 @@ fn one_cpu_bare() -> anyhow::Result<()> {
 
 #[test]
 fn two_cores_no_smt() -> anyhow::Result<()> {
-    let f = FakeSys::grid(1, 2, 1, false)?;
-    let t = Topology::read(f.root())?;
-    check_consistent(&t);
+    let t = grid(1, 2, 1, false)?;
     assert_eq!(core_sets(&t), ["0", "1"]);
     assert_eq!(t.packages, [0]);
     assert!(!t.has_smt());
@@ -89,9 +94,7 @@ fn two_cores_no_smt() -> anyhow::Result<()> {
 
 #[test]
 fn two_cores_two_threads_siblings_adjacent() -> anyhow::Result<()> {
-    let f = FakeSys::grid(1, 2, 2, false)?;
-    let t = Topology::read(f.root())?;
-    check_consistent(&t);
+    let t = grid(1, 2, 2, false)?;
     assert_eq!(core_sets(&t), ["0-1", "2-3"]);
     assert!(t.has_smt());
     assert_eq!(t.first_cpu_per_core(), set("0,2"));
@@ -107,8 +110,7 @@ fn two_cores_two_threads_siblings_adjacent() -> anyhow::Result<()> {
 
 #[test]
 fn a_duet_spreads_over_cores_before_siblings() -> anyhow::Result<()> {
-    let f = FakeSys::grid(1, 2, 2, false)?;
-    let t = Topology::read(f.root())?;
+    let t = grid(1, 2, 2, false)?;
     assert_eq!(t.spread(&set("0-3"), 2), [0, 2]);
     assert_eq!(t.spread(&set("0-3"), 3), [0, 2, 1]);
     // Siblings of one core when that is all there is; fewer when fewer.
@@ -119,9 +121,7 @@ fn a_duet_spreads_over_cores_before_siblings() -> anyhow::Result<()> {
 
 #[test]
 fn two_cores_two_threads_siblings_split() -> anyhow::Result<()> {
-    let f = FakeSys::grid(1, 2, 2, true)?;
-    let t = Topology::read(f.root())?;
-    check_consistent(&t);
+    let t = grid(1, 2, 2, true)?;
     assert_eq!(core_sets(&t), ["0,2", "1,3"]);
     assert_eq!(t.first_cpu_per_core(), set("0-1"));
     assert_eq!(t.cpus[2].core, 0);
@@ -132,9 +132,7 @@ fn two_cores_two_threads_siblings_split() -> anyhow::Result<()> {
 #[test]
 fn two_packages_four_cores_two_threads() -> anyhow::Result<()> {
     // core_id runs 0-3 in both packages: keying on it would merge cores.
-    let f = FakeSys::grid(2, 4, 2, true)?;
-    let t = Topology::read(f.root())?;
-    check_consistent(&t);
+    let t = grid(2, 4, 2, true)?;
     assert_eq!(t.packages, [0, 1]);
     assert_eq!(t.cores.len(), 8);
     assert_eq!(core_sets(&t), ["0,8", "1,9", "2,10", "3,11", "4,12", "5,13", "6,14", "7,15"]);
@@ -338,8 +336,7 @@ fn inconsistent_sibling_lists_still_partition() -> anyhow::Result<()> {
 
 #[test]
 fn serde_roundtrip() -> anyhow::Result<()> {
-    let f = FakeSys::grid(2, 2, 2, false)?;
-    let t = Topology::read(f.root())?;
+    let t = grid(2, 2, 2, false)?;
     let back: Topology = serde_json::from_str(&serde_json::to_string(&t)?)?;
     assert_eq!(back, t);
     Ok(())

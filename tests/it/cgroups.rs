@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{assert_ok, Env};
+use crate::common::{assert_ok, spawn_long_run, Env};
 use kdelta::testing::fake;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,14 +50,21 @@ fn ours(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Each fake cgroup tree (`v1`, `v2`) by name, in a fresh env below `root`.
+fn fake_trees() -> impl Iterator<Item = (&'static str, Env, PathBuf)> {
+    [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)].into_iter().map(|(name, make)| {
+        let e = Env::new();
+        let root = e.dir.path().join("root");
+        make(&root);
+        (name, e, root)
+    })
+}
+
 const QUOTA: &str = "up,up+cpu.max=50000/100000+memory.max=64M";
 
 #[test]
 fn limits_on_fake_v1_and_v2_trees_are_applied_recorded_and_removed() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let out = cmd(&e, &root)
             .args(["run", "test.sleep", "--config", QUOTA, "--runs", "2", "--sample-time", "2ms", "--format", "json"])
             .output()
@@ -93,10 +100,7 @@ fn limits_on_fake_v1_and_v2_trees_are_applied_recorded_and_removed() {
 
 #[test]
 fn isolate_on_fake_v1_and_v2_trees() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let out = cmd(&e, &root)
             .args(["run", "test.sleep", "--config", "cpus=1", "--isolate", "--runs", "2", "--sample-time", "2ms"])
             .args(["--format", "json"])
@@ -120,22 +124,12 @@ fn isolate_on_fake_v1_and_v2_trees() {
 /// person, on fake v1 and v2 trees.
 #[test]
 fn a_killed_isolating_run_is_undone_by_its_guard() {
-    for (name, make) in [("v1", fake_v1 as fn(&Path)), ("v2", fake_v2)] {
-        let e = Env::new();
-        let root = e.dir.path().join("root");
-        make(&root);
+    for (name, e, root) in fake_trees() {
         let cg = root.join("sys/fs/cgroup");
         let journal = root.join("run/kdelta/cgroups.journal");
-        let mut child = e
-            .spawnable()
-            .env("KDELTA_SYSFS_ROOT", &root)
-            .env_remove("KDELTA_JOURNAL")
-            .args(["run", "test.sleep", "--config", "cpus=1", "--isolate", "--param", "us=2000"])
-            .args(["--runs", "50", "--sample-time", "20ms"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut c = e.spawnable();
+        c.env("KDELTA_SYSFS_ROOT", &root).env_remove("KDELTA_JOURNAL");
+        let mut child = spawn_long_run(&mut c, "cpus=1", &["--isolate"]);
         let t0 = Instant::now();
         while (!journal.exists() || ours(&cg).is_empty()) && t0.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(10));
@@ -230,15 +224,9 @@ fn live_quota_leaves_nothing_after_a_run_nor_after_kill_9_and_restore() {
         .output()
         .unwrap();
     assert_ok(&out);
-    let mut child = e
-        .spawnable()
-        .env("KDELTA_JOURNAL", &jpath)
-        .args(["run", "test.sleep", "--config", "up+cpu.max=50000/100000", "--param", "us=2000"])
-        .args(["--runs", "50", "--sample-time", "20ms"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = e.spawnable();
+    c.env("KDELTA_JOURNAL", &jpath);
+    let mut child = spawn_long_run(&mut c, "up+cpu.max=50000/100000", &[]);
     let mine = format!("kdelta-{}", child.id());
     let t0 = Instant::now();
     let made = || ours(cg).into_iter().any(|p| p.file_name().unwrap().to_string_lossy() == mine);

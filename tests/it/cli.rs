@@ -43,13 +43,10 @@ fn help_and_list() {
 #[test]
 fn run_json_shape() {
     let e = Env::new();
-    let out = e
-        .cmd()
-        .args(["run", "lat.syscall", "--runs", "2", "--sample-time", "1ms", "--label", "shape", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = ok_json(
+        &e,
+        &["run", "lat.syscall", "--runs", "2", "--sample-time", "1ms", "--label", "shape", "--format", "json"],
+    );
     assert!(v["run"]["id"].as_i64().unwrap() >= 1);
     assert_eq!(v["run"]["label"], "shape");
     assert!(v["run"]["host"].is_object());
@@ -77,13 +74,7 @@ fn run_json_shape() {
 #[test]
 fn every_lat_benchmark_gives_a_positive_figure() {
     let e = Env::new();
-    let out = e
-        .cmd()
-        .args(["run", "lat", "--quick", "--runs", "1", "--sample-time", "1ms", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = ok_json(&e, &["run", "lat", "--quick", "--runs", "1", "--sample-time", "1ms", "--format", "json"]);
     let results = v["results"].as_array().unwrap();
     assert!(results.len() >= 16, "{}", results.len());
     for r in results {
@@ -96,13 +87,8 @@ fn every_lat_benchmark_gives_a_positive_figure() {
 #[test]
 fn every_bw_benchmark_gives_a_positive_figure() {
     let e = Env::new();
-    let out = e
-        .cmd()
-        .args(["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v =
+        ok_json(&e, &["run", "bw", "--runs", "1", "--sample-time", "1ms", "--param", "bw:size=1M", "--format", "json"]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
     for r in results {
@@ -139,9 +125,7 @@ fn compare_two_stored_runs() {
             .assert()
             .success();
     }
-    let out = e.cmd().args(["compare", "base", "new", "--format", "json"]).output().unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = ok_json(&e, &["compare", "base", "new", "--format", "json"]);
     let t = &v["comparisons"][0];
     assert_eq!(t["rows"][0]["benchmark"], "lat.syscall");
     assert!(t["rows"][0]["changes"][0]["change_pct"].as_f64().unwrap().is_finite());

@@ -61,6 +61,13 @@ pub fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
+/// `kdelta ARGS` with this env, which must exit 0: its output, as JSON.
+pub fn ok_json(e: &Env, args: &[&str]) -> serde_json::Value {
+    let out = e.cmd().args(args).output().unwrap();
+    assert_ok(&out);
+    json(&out.stdout)
+}
+
 /// `kdelta` with this env, reading the fake machine below `root`
 /// (`KDELTA_SYSFS_ROOT`) and no outside journal.
 pub fn sysfs_cmd(e: &Env, root: &Path) -> Command {
@@ -87,49 +94,8 @@ pub fn samples(level: f64, i: usize) -> Vec<f64> {
 
 /// A fresh database on the test server (`KDELTA_TEST_PG`), dropped at the
 /// end; `None` (the test skips) without a server, unless `KDELTA_REQUIRE_PG`
-/// says one must be there.
-pub struct PgDb {
-    admin: String,
-    name: String,
-    pub url: String,
-}
-
-impl PgDb {
-    pub fn new(test: &str) -> Option<PgDb> {
-        let Some(admin) = std::env::var("KDELTA_TEST_PG").ok().filter(|s| !s.is_empty()) else {
-            assert!(
-                std::env::var_os("KDELTA_REQUIRE_PG").is_none(),
-                "KDELTA_REQUIRE_PG is set but KDELTA_TEST_PG is not"
-            );
-            eprintln!("SKIPPED: {test}: no PostgreSQL server (set KDELTA_TEST_PG=postgresql://... as .ci/run does)");
-            return None;
-        };
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name = format!("kdelta_it_{}_{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        let mut c = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
-        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        let (scheme, rest) = admin.split_once("://").unwrap();
-        let q = rest.find('?').unwrap_or(rest.len());
-        let url = format!("{scheme}://{}/{name}{}", rest[..q].split('/').next().unwrap(), &rest[q..]);
-        Some(PgDb { admin, name, url })
-    }
-
-    /// A client of the database, its kdelta schema first on the search path.
-    pub fn sql(&self) -> postgres::Client {
-        let mut c = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
-        c.batch_execute("SET search_path TO kdelta").unwrap();
-        c
-    }
-}
-
-impl Drop for PgDb {
-    fn drop(&mut self) {
-        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-        }
-    }
-}
+/// says one must be there: the unit tests' one (`kdelta::testing::TestDb`).
+pub use kdelta::testing::TestDb as PgDb;
 
 /// `n` runs labelled `nightly` on host `alpha`: `lat.syscall` steps up by 5 %
 /// at run `step` (0-based), `lat.pipe` stays flat.
@@ -152,6 +118,23 @@ pub fn nightly_series(e: &Env, n: usize, step: usize) -> Vec<i64> {
 
 /// The smallest real run: one clean sample per result, each 1 ms long.
 pub const ONE_SAMPLE: [&str; 4] = ["--runs", "1", "--sample-time", "1ms"];
+
+/// The smallest run of `test.sleep`: one sample of 1 ms and no warm-up
+/// (the configurations and the rest follow).
+pub const TINY_SLEEP: [&str; 8] = ["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"];
+
+/// `c` spawned as `kdelta run test.sleep --config CONFIGS --param us=2000`
+/// with 50 samples of 20 ms and the options `more`: a run long enough to be
+/// interrupted while it holds what it changed; its output is dropped.
+pub fn spawn_long_run(c: &mut std::process::Command, configs: &str, more: &[&str]) -> std::process::Child {
+    c.args(["run", "test.sleep", "--config", configs, "--param", "us=2000"])
+        .args(["--runs", "50", "--sample-time", "20ms"])
+        .args(more)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
 
 /// `out` exited 0; else the test fails showing its stderr.
 #[track_caller]

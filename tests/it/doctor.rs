@@ -5,7 +5,7 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{assert_ok, json, Env};
+use crate::common::{assert_ok, json, Env, TINY_SLEEP};
 
 use kdelta::testing::fake::{self, snapshot, write as w};
 
@@ -77,10 +77,7 @@ fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
     fake::vm(&root);
     let before = snapshot(&root);
     assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
-    let out = cmd(&e, &root)
-        .args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
-        .output()
-        .unwrap();
+    let out = cmd(&e, &root).args(TINY_SLEEP).output().unwrap();
     assert_ok(&out);
     assert_eq!(snapshot(&root), before, "restored at the run's end");
     assert!(!journal(&root).exists());

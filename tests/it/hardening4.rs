@@ -3,7 +3,7 @@
 //! is neither pushed nor read whole (SQLite and PostgreSQL), and a dbench
 //! loadfile whose timestamps run past the run is refused before it runs.
 
-use crate::common::{assert_ok, json, Env, PgDb};
+use crate::common::{assert_ok, json, ok_json, Env, PgDb};
 
 fn sqlite(path: &std::path::Path, sql: &str) {
     rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
@@ -69,19 +69,30 @@ fn profile_json(n: usize) -> String {
         .to_string()
 }
 
-fn stored_run(e: &Env, db: &str) {
-    let out = e
-        .cmd()
-        .args(["--db", db, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--quick"])
-        .output()
-        .unwrap();
-    assert_ok(&out);
+/// An env whose database holds two runs of `lat.syscall` (ids 1 and 2), and
+/// the database's path.
+fn two_stored_runs() -> (Env, String) {
+    let e = Env::new();
+    let db = e.db().to_str().unwrap().to_string();
+    for _ in 0..2 {
+        let out = e
+            .cmd()
+            .args(["--db", &db, "run", "lat.syscall", "--runs", "1", "--sample-time", "1ms", "--quick"])
+            .output()
+            .unwrap();
+        assert_ok(&out);
+    }
+    (e, db)
+}
+
+/// Forges the stored profiles of runs 1 and 2 in the SQLite file.
+fn forge_profiles(e: &Env, first: &str, second: &str) {
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{first}' WHERE run_id = 1"));
+    sqlite(&e.db(), &format!("UPDATE results SET profile = '{second}' WHERE run_id = 2"));
 }
 
 fn exported_profile(e: &Env, db: &str, run: &str) -> (serde_json::Value, String) {
-    let out = e.cmd().args(["--db", db, "export", run, "--format", "json"]).output().unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = ok_json(e, &["--db", db, "export", run, "--format", "json"]);
     let r = &v["results"][0];
     (r["profile"].clone(), r["notes"].to_string())
 }
@@ -91,15 +102,11 @@ fn exported_profile(e: &Env, db: &str, run: &str) -> (serde_json::Value, String)
 /// profile keeps is read bounded (its rarest stacks merged into `[cut]`).
 #[test]
 fn an_oversized_profile_is_never_read_whole_from_sqlite() {
-    let e = Env::new();
-    let db = e.db();
-    let db = db.to_str().unwrap();
-    stored_run(&e, db);
-    stored_run(&e, db);
+    let (e, db) = two_stored_runs();
+    let db = db.as_str();
     let (huge, big) = (profile_json(20_000), profile_json(5_000));
     assert!(huge.len() > 4 * 256 * 1024 && big.len() > 256 * 1024 && big.len() < 4 * 256 * 1024);
-    sqlite(&e.db(), &format!("UPDATE results SET profile = '{huge}' WHERE run_id = 1"));
-    sqlite(&e.db(), &format!("UPDATE results SET profile = '{big}' WHERE run_id = 2"));
+    forge_profiles(&e, &huge, &big);
     let (p, notes) = exported_profile(&e, db, "1");
     assert!(p.is_null(), "{p}");
     assert!(notes.contains("its stored profile (") && notes.contains("not read"), "{notes}");
@@ -130,11 +137,8 @@ fn peak_kib(mut cmd: std::process::Command) -> i64 {
 /// loaded the whole text: 60-130 MB more).
 #[test]
 fn an_oversized_profile_is_not_loaded_to_be_measured() {
-    let e = Env::new();
-    let db = e.db();
-    let db = db.to_str().unwrap();
-    stored_run(&e, db);
-    stored_run(&e, db);
+    let (e, db) = two_stored_runs();
+    let db = db.as_str();
     sqlite(&e.db(), "UPDATE results SET profile = '\"' || hex(randomblob(48000000)) || '\"' WHERE run_id = 1");
     for args in [["show", "--warnings"], ["export", "--format=json"]] {
         let peak = |run: &str| {
@@ -155,14 +159,10 @@ fn an_oversized_profile_is_not_loaded_to_be_measured() {
 #[test]
 fn an_oversized_profile_is_neither_pushed_nor_read_whole_from_postgresql() {
     let Some(pg) = PgDb::new("an_oversized_profile_is_neither_pushed_nor_read_whole") else { return };
-    let e = Env::new();
-    let db = e.db();
-    let db = db.to_str().unwrap();
-    stored_run(&e, db);
-    stored_run(&e, db);
+    let (e, db) = two_stored_runs();
+    let db = db.as_str();
     let (huge, big) = (profile_json(20_000), profile_json(5_000));
-    sqlite(&e.db(), &format!("UPDATE results SET profile = '{huge}' WHERE run_id = 1"));
-    sqlite(&e.db(), &format!("UPDATE results SET profile = '{big}' WHERE run_id = 2"));
+    forge_profiles(&e, &huge, &big);
     let out = e.cmd().args(["--db", db, "push", "--to", &pg.url]).output().unwrap();
     assert_ok(&out);
     let mut c = pg.sql();

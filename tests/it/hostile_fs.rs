@@ -10,6 +10,22 @@ fn kdelta(e: &Env) -> Command {
     e.spawnable()
 }
 
+/// `kdelta run dbench.throughput --quick` for `time` with `clients` and no
+/// warm-up, working in `dir` when one is given (else below its TMPDIR).
+fn dbench(e: &Env, time: &str, clients: u32, dir: Option<&Path>) -> Command {
+    let mut c = kdelta(e);
+    c.args(["run", "dbench.throughput", "--quick", "--param", &format!("time={time}")]).args([
+        "--param",
+        "warmup=0s",
+        "--param",
+        &format!("clients={clients}"),
+    ]);
+    if let Some(d) = dir {
+        c.arg("--param").arg(format!("dir={}", d.display()));
+    }
+    c
+}
+
 /// Processes whose environment names this test's TMPDIR: kdelta, its
 /// workers and their clients.
 fn ours(e: &Env) -> Vec<i32> {
@@ -64,22 +80,7 @@ fn tree_in_tmp(e: &Env) -> Option<PathBuf> {
 
 fn kill_9_during_dbench(user_dir: Option<&Path>) {
     let e = Env::new();
-    let mut c = kdelta(&e);
-    c.args([
-        "run",
-        "dbench.throughput",
-        "--quick",
-        "--param",
-        "time=30s",
-        "--param",
-        "clients=2",
-        "--param",
-        "warmup=0s",
-    ]);
-    if let Some(d) = user_dir {
-        c.arg("--param").arg(format!("dir={}", d.display()));
-    }
-    let mut child = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = dbench(&e, "30s", 2, user_dir).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     match user_dir {
         Some(d) => drop(wait_for(|| tree_in(d))),
         None => drop(wait_for(|| tree_in_tmp(&e))),
@@ -125,24 +126,7 @@ fn a_link_planted_in_dir_is_never_followed() {
     }
     std::os::unix::fs::symlink(victim.path(), user.path().join("clients")).unwrap();
     let before = entries(user.path());
-    let out = kdelta(&e)
-        .args([
-            "run",
-            "dbench.throughput",
-            "--quick",
-            "--runs",
-            "1",
-            "--param",
-            "time=1s",
-            "--param",
-            "warmup=0s",
-            "--param",
-            "clients=1",
-        ])
-        .arg("--param")
-        .arg(format!("dir={}", user.path().display()))
-        .output()
-        .unwrap();
+    let out = dbench(&e, "1s", 1, Some(user.path())).args(["--runs", "1"]).output().unwrap();
     assert_ok(&out);
     assert_eq!(entries(victim.path()), Vec::<String>::new(), "written through a link");
     assert_eq!(entries(user.path()), before, "left in dir=");
@@ -154,23 +138,8 @@ fn a_link_planted_in_a_client_directory_is_refused_and_counted() {
     let e = Env::new();
     let user = tempfile::tempdir().unwrap();
     let victim = tempfile::tempdir().unwrap();
-    let mut child = kdelta(&e)
-        .args([
-            "run",
-            "dbench.throughput",
-            "--quick",
-            "--runs",
-            "1",
-            "--param",
-            "time=2s",
-            "--param",
-            "warmup=0s",
-            "--param",
-            "clients=1",
-        ])
-        .args(["--param", "model=threads", "--label", "hostile"])
-        .arg("--param")
-        .arg(format!("dir={}", user.path().display()))
+    let mut child = dbench(&e, "2s", 1, Some(user.path()))
+        .args(["--runs", "1", "--param", "model=threads", "--label", "hostile"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -2,7 +2,7 @@
 //! `--config` list syntax, and configurations bounded by a restricted cpuset.
 
 use crate::common;
-use crate::common::{fake_sysfs, Env};
+use crate::common::{fake_sysfs, Env, TINY_SLEEP};
 use std::time::{Duration, Instant};
 
 /// Run kdelta with `args`; it must exit 2 within seconds, with one line on
@@ -138,47 +138,13 @@ fn loadfiles_must_be_bounded_regular_files() {
 #[test]
 fn cpu_lists_inside_a_config_list() {
     let e = Env::new();
-    let out = e
-        .cmd()
-        .args([
-            "run",
-            "test.sleep",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--warmup",
-            "0s",
-            "--config",
-            "cpus=0,1",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
+    let out = e.cmd().args(TINY_SLEEP).args(["--config", "cpus=0,1", "--format", "json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j = common::json(&out.stdout);
     assert!(j.to_string().contains("cpus=0-1") || j.to_string().contains("cpus=0,1"), "{j}");
     // A list where a CPU list sits between other configurations.
     let e = Env::new();
-    let out = e
-        .cmd()
-        .args([
-            "run",
-            "test.sleep",
-            "--runs",
-            "1",
-            "--sample-time",
-            "1ms",
-            "--warmup",
-            "0s",
-            "--config",
-            "up,cpus=0,1,all",
-            "--format",
-            "csv",
-        ])
-        .output()
-        .unwrap();
+    let out = e.cmd().args(TINY_SLEEP).args(["--config", "up,cpus=0,1,all", "--format", "csv"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("up") && text.contains("cpus=") && text.contains("all"), "{text}");

@@ -6,7 +6,7 @@
 //! without hanging or growing; a refused journal is kept, one line, exit 2,
 //! and `restore --discard` clears it. No real system file is touched.
 
-use crate::common::{assert_ok, fake_knobs, fake_sysfs, knob_value, Env};
+use crate::common::{assert_ok, fake_knobs, fake_sysfs, knob_value, Env, TINY_SLEEP};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -237,11 +237,7 @@ fn sysfs_and_sysctl_naming_one_file_conflict() {
         "up+sysctl=kernel.sched_autogroup_enabled=0+sysfs=/proc/sys/kernel/sched_autogroup_enabled=1",
         "up+thp=never+sysfs=/sys/kernel/mm/transparent_hugepage/enabled=always",
     ] {
-        let out = f
-            .cmd()
-            .args(["run", "test.sleep", "--config", config, "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"])
-            .output()
-            .unwrap();
+        let out = f.cmd().args(TINY_SLEEP).args(["--config", config]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{config}: {err}");
         assert!(err.contains("conflicting modifiers") && err.contains("give each kernel file once"), "{config}: {err}");
@@ -288,20 +284,7 @@ fn another_users_run_that_switches_nothing_ignores_roots_journals() {
         let out = assert_cmd::Command::from_std(c).timeout(Duration::from_secs(60)).output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let (code, err) = as_nobody(&[
-        "run",
-        "test.sleep",
-        "--config",
-        "up",
-        "--runs",
-        "1",
-        "--sample-time",
-        "1ms",
-        "--warmup",
-        "0s",
-        "--format",
-        "json",
-    ]);
+    let (code, err) = as_nobody(&[&TINY_SLEEP[..], &["--config", "up", "--format", "json"]].concat());
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("journal") && !err.contains("warning"), "{err}");
     let (code, err) = as_nobody(&["runs"]);

@@ -5,7 +5,7 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{assert_ok, fake_knobs, fake_sysfs, json, knob_value, Env, ONE_SAMPLE};
+use crate::common::{assert_ok, fake_knobs, fake_sysfs, json, knob_value, spawn_long_run, Env, ONE_SAMPLE};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -176,28 +176,9 @@ fn journal_of_a_killed_kdelta_is_replayed_by_restore() {
 #[test]
 fn kill_9_then_restore() {
     let (e, root) = setup();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"))
-        .env("KDELTA_DB", e.db())
-        .env("TMPDIR", e.tmp())
-        .env("KDELTA_TEST_BENCHES", "1")
-        .env("KDELTA_SYSFS_ROOT", &root)
-        .env_remove("KDELTA_JOURNAL")
-        .args([
-            "run",
-            "test.sleep",
-            "--config",
-            "up+thp=never,up",
-            "--param",
-            "us=2000",
-            "--runs",
-            "50",
-            "--sample-time",
-            "20ms",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = e.spawnable();
+    c.env("KDELTA_SYSFS_ROOT", &root).env_remove("KDELTA_JOURNAL");
+    let mut child = spawn_long_run(&mut c, "up+thp=never,up", &[]);
     let t0 = Instant::now();
     while knob_value(&root, THP) != "never" && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(10));

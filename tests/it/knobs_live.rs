@@ -4,7 +4,7 @@
 //! `cargo test --release --test it knobs_live:: -- --ignored --test-threads 1`.
 
 use crate::common;
-use crate::common::{assert_ok, Env};
+use crate::common::{assert_ok, spawn_long_run, Env};
 use std::time::{Duration, Instant};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -83,28 +83,9 @@ fn thp_restored_after_ctrl_c_and_after_kill_9_with_restore() {
     let Some(g) = usable() else { return };
     let e = Env::new();
     for sig in [nix::sys::signal::Signal::SIGINT, nix::sys::signal::Signal::SIGKILL] {
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kdelta"))
-            .env("KDELTA_DB", e.db())
-            .env("TMPDIR", e.tmp())
-            .env("KDELTA_TEST_BENCHES", "1")
-            .env_remove("KDELTA_SYSFS_ROOT")
-            .env_remove("KDELTA_JOURNAL")
-            .args([
-                "run",
-                "test.sleep",
-                "--config",
-                "up+thp=never,up+thp=always",
-                "--param",
-                "us=2000",
-                "--runs",
-                "50",
-                "--sample-time",
-                "20ms",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut c = e.spawnable();
+        c.env_remove("KDELTA_JOURNAL");
+        let child = spawn_long_run(&mut c, "up+thp=never,up+thp=always", &[]);
         let t0 = Instant::now();
         while thp().as_deref() == Some(g.0.as_str()) && t0.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(10));

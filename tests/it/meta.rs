@@ -8,7 +8,7 @@ use predicates::prelude::*;
 /// A tiny run of `test.sleep` with these extra arguments.
 fn tiny_run(e: &Env, extra: &[&str]) -> assert_cmd::assert::Assert {
     let mut c = e.cmd();
-    c.args(["run", "test.sleep", "--runs", "1", "--sample-time", "1ms", "--warmup", "0s"]).args(extra);
+    c.args(TINY_SLEEP).args(extra);
     c.assert()
 }
 

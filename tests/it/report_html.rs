@@ -126,6 +126,24 @@ fn selections_add_every_finished_run_they_pick() {
 /// the page unescaped (or, for the bidi control, at all).
 const MARKERS: [&str; 4] = ["<script", "\"><img", "<img", "\u{202e}"];
 
+/// `kdelta run test.sleep --quick` with one sample under `configs` and the
+/// options `run`, then run 1 written as a page with the options `report`:
+/// the page.
+fn one_run_page(e: &Env, configs: &str, run: &[&str], report: &[&str]) -> String {
+    let out = e
+        .cmd()
+        .args(["run", "test.sleep", "--config", configs, "--quick"])
+        .args(run)
+        .args(ONE_SAMPLE)
+        .output()
+        .unwrap();
+    assert_ok(&out);
+    let page = e.dir.path().join("x.html");
+    let out = e.cmd().args(["report", "1"]).args(report).arg("-o").arg(&page).output().unwrap();
+    assert_ok(&out);
+    std::fs::read_to_string(&page).unwrap()
+}
+
 fn assert_no_marker(h: &str) {
     for m in MARKERS {
         assert!(
@@ -152,16 +170,7 @@ fn assert_no_marker(h: &str) {
 fn a_configuration_name_cannot_script_the_page() {
     let e = Env::new();
     let cfg = "up+env=Q=<script>alert(1)</script>";
-    let out = e
-        .cmd()
-        .args(["run", "test.sleep", "--config", cfg, "--quick", "--runs", "1", "--sample-time", "1ms"])
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let page = e.dir.path().join("x.html");
-    let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
-    assert_ok(&out);
-    let h = std::fs::read_to_string(&page).unwrap();
+    let h = one_run_page(&e, cfg, &[], &[]);
     assert!(h.contains("data-kind=\"bars\""), "the run has a bar chart");
     assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the name is shown, escaped");
     assert_no_marker(&h);
@@ -175,18 +184,8 @@ fn markers_in_every_given_field_come_out_escaped() {
     let e = Env::new();
     let cfg = "up+env=Q=\"><img src=x onerror=alert(1)>&amp\u{202e}x";
     let label = "l\"><img src=x>&\u{202e}<script>";
-    let out = e
-        .cmd()
-        .args(["run", "test.sleep", "--config", &format!("up,{cfg}"), "--quick", "--label", label])
-        .args(ONE_SAMPLE)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let page = e.dir.path().join("x.html");
     let title = "t\"><img src=x>&\u{202e}<script>";
-    let out = e.cmd().args(["report", "1", "--title", title, "-o"]).arg(&page).output().unwrap();
-    assert_ok(&out);
-    let h = std::fs::read_to_string(&page).unwrap();
+    let h = one_run_page(&e, &format!("up,{cfg}"), &["--label", label], &["--title", title]);
     assert!(h.contains("data-kind=\"bars\"") && h.contains("data-kind=\"speedup\""));
     assert!(h.contains("[U+202E]"), "the bidi control is shown as a visible placeholder");
     assert_no_marker(&h);
@@ -205,17 +204,7 @@ fn markers_in_every_given_field_come_out_escaped() {
 fn bidi_controls_are_neutralised_in_everything_shown() {
     let e = Env::new();
     let label = "fast\u{202e}wols\u{2066}x\u{200f}";
-    let out = e
-        .cmd()
-        .args(["run", "test.sleep", "--config", "up", "--quick", "--label", label])
-        .args(ONE_SAMPLE)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let page = e.dir.path().join("x.html");
-    let out = e.cmd().args(["report", "1", "-o"]).arg(&page).output().unwrap();
-    assert_ok(&out);
-    let h = std::fs::read_to_string(&page).unwrap();
+    let h = one_run_page(&e, "up", &["--label", label], &[]);
     let bidi = |s: &str| {
         s.chars().any(
             |c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'),

@@ -29,6 +29,16 @@ fn stored(e: &Env) -> (i64, i64) {
     (n, ok)
 }
 
+/// Whether this process may use two CPUs, as ht-2003's configurations
+/// need; if not, it says the test is skipped.
+fn two_cpus() -> bool {
+    let usable = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if usable < 2 {
+        println!("SKIPPED: ht-2003's configurations need two CPUs; this process may use {usable}");
+    }
+    usable >= 2
+}
+
 fn status(e: &Env) -> String {
     let db = rusqlite::Connection::open(e.db()).unwrap();
     db.query_row("SELECT status FROM runs ORDER BY id DESC LIMIT 1", [], |r| r.get(0)).unwrap()
@@ -36,9 +46,7 @@ fn status(e: &Env) -> String {
 
 #[test]
 fn a_study_interrupted_resumes_only_its_missing_points() {
-    let usable = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if usable < 2 {
-        println!("SKIPPED: ht-2003's configurations need two CPUs; this process may use {usable}");
+    if !two_cpus() {
         return;
     }
     let args = ["study", "ht-2003", "--quick", "--tiny-plan-for-tests", "--label", "resume-test"];
@@ -111,9 +119,7 @@ fn my_start_time() -> i64 {
 
 #[test]
 fn resume_refuses_a_live_writer_s_run_and_another_machine_s() {
-    let usable = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if usable < 2 {
-        println!("SKIPPED: ht-2003's configurations need two CPUs; this process may use {usable}");
+    if !two_cpus() {
         return;
     }
     let args = ["study", "ht-2003", "--quick", "--tiny-plan-for-tests", "--label", "refuse-test"];

@@ -96,29 +96,23 @@ fn a_run_must_agree_on_its_shape_and_size() {
         // A message of another size than the HELLO's is refused (a longer
         // one: the server reads a whole message's bytes before it looks, as
         // the original did, so a shorter one waits for the rest).
-        let mut b = proto::encoded(&Frame::Hello { run: 5, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
+        let mut b = hello(5, 1, 100, 0);
         b.extend(proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 200 }));
         assert!(server_closes_after(srv.addr, &b), "{m:?} wrong size");
         // An unknown relay, a size out of range.
-        assert!(
-            server_closes_after(
-                srv.addr,
-                &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 7 })
-            ),
-            "{m:?} relay"
-        );
-        assert!(
-            server_closes_after(
-                srv.addr,
-                &proto::encoded(&Frame::Hello { run: 6, rooms: 1, users: 1, room: 0, user: 0, size: 3, relay: 0 })
-            ),
-            "{m:?} size"
-        );
+        assert!(server_closes_after(srv.addr, &hello(6, 1, 100, 7)), "{m:?} relay");
+        assert!(server_closes_after(srv.addr, &hello(6, 1, 3, 0)), "{m:?} size");
         // STATS? of a run the server does not know: no seats, nothing counted.
         let c = super::client::server_counts(srv.addr, 12345, Duration::from_secs(5)).unwrap();
         assert_eq!((c.seats, c.sends, c.recvs), (0, 0, 0));
         srv.stop().unwrap();
     }
+}
+
+/// The encoded HELLO of user 0 in room 0 of run `run` (one room of `users`),
+/// messages of `size` bytes, relay `relay`.
+fn hello(run: u64, users: u32, size: u32, relay: u32) -> Vec<u8> {
+    proto::encoded(&Frame::Hello { run, rooms: 1, users, room: 0, user: 0, size, relay })
 }
 
 /// Connect, write `bytes`, and tell whether the server then closed the
@@ -153,9 +147,7 @@ fn bad_frames_close_only_that_connection() {
             "{m:?} msg first"
         );
         // Someone else's sender id after the start is refused as well.
-        let hello =
-            proto::encoded(&Frame::Hello { run: 99, rooms: 1, users: 1, room: 0, user: 0, size: 100, relay: 0 });
-        let mut b = hello.clone();
+        let mut b = hello(99, 1, 100, 0);
         b.extend(proto::encoded(&Frame::Msg { from: 5, seq: 0, size: 100 }));
         assert!(server_closes_after(srv.addr, &b), "{m:?} forged sender");
         // The server goes on.
@@ -171,37 +163,17 @@ fn a_client_vanishing_mid_message_does_not_hurt_the_server() {
         {
             // Half a frame, then gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            let hello =
-                proto::encoded(&Frame::Hello { run: 7, rooms: 1, users: 2, room: 0, user: 0, size: 100, relay: 0 });
-            s.write_all(&hello[..10]).unwrap();
+            s.write_all(&hello(7, 2, 100, 0)[..10]).unwrap();
         }
         {
             // A seated user of a run that never starts, gone.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello {
-                run: 8,
-                rooms: 1,
-                users: 2,
-                room: 0,
-                user: 0,
-                size: 100,
-                relay: 0,
-            }))
-            .unwrap();
+            s.write_all(&hello(8, 2, 100, 0)).unwrap();
         }
         {
             // A started run (1 x 1) whose user vanishes inside a message.
             let mut s = TcpStream::connect(srv.addr).unwrap();
-            s.write_all(&proto::encoded(&Frame::Hello {
-                run: 9,
-                rooms: 1,
-                users: 1,
-                room: 0,
-                user: 0,
-                size: 100,
-                relay: 0,
-            }))
-            .unwrap();
+            s.write_all(&hello(9, 1, 100, 0)).unwrap();
             let msg = proto::encoded(&Frame::Msg { from: 0, seq: 0, size: 100 });
             s.write_all(&msg[..50]).unwrap();
         }

@@ -79,18 +79,7 @@ pub(super) fn study_table() -> ExtraTable {
     ExtraTable {
         title: "Table 1: LMbench latencies (us), up against smp2 (substitute for noht1 against ht1)".into(),
         before: vec!["this machine has no SMT: the pair is up against smp2".into()],
-        header: [
-            "row",
-            "published A",
-            "published B",
-            "published change",
-            "here A",
-            "here B",
-            "here change",
-            "same direction?",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: crate::study::tables::HEADER.map(String::from).to_vec(),
         rows: vec![
             ["simple syscall", "0.33", "0.35", "-5.7%", "0.21", "0.18", "+16.7%", "no"].map(String::from).to_vec(),
             ["geomean (1 rows)", "", "", "-5.7%", "", "", "+16.7%", ""].map(String::from).to_vec(),
