@@ -2,13 +2,16 @@
 //! several compared, placeholders filled, and every way a command can
 //! misbehave refused before the run or failed alone, saying why.
 
-use crate::common::Env;
+use crate::common::{Env, NO_QUIET_WAIT};
 use std::time::{Duration, Instant};
 
 /// `kdelta run cmd ARGS --config up --runs 3 --format json`, its status,
-/// stdout as JSON (when it is JSON) and stderr.
+/// stdout as JSON (when it is JSON) and stderr. No waiting for quiet CPUs
+/// (`NO_QUIET_WAIT`): no test here asserts a timing, and on a busy machine
+/// those waits made the file take minutes (`trust.rs` tests the waits).
 fn run(e: &Env, args: &[&str]) -> (i32, serde_json::Value, String) {
     let mut all = vec!["run", "cmd", "--config", "up", "--runs", "3", "--format", "json"];
+    all.extend_from_slice(&NO_QUIET_WAIT);
     all.extend_from_slice(args);
     let out = e.cmd().args(&all).output().unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
@@ -260,7 +263,12 @@ fn warmup_n_runs_the_command_n_times_first_in_each_worker() {
         assert_eq!(v["results"][0]["params"]["warmup"], warmup, "{}", v["results"][0]["params"]);
     }
     // The text report's parameter line says it too.
-    let out = e.cmd().args(["run", "cmd", "--cmd", "true", "--runs", "3", "--warmup", "1"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--cmd", "true", "--runs", "3", "--warmup", "1"])
+        .args(NO_QUIET_WAIT)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("warmup=1") && !text.contains("warmup=0"), "{text}");
 }
@@ -412,7 +420,7 @@ fn the_doctor_s_record_chooses_the_default_interleave() {
     std::fs::create_dir_all(&dir).unwrap();
     let write = |v: serde_json::Value| std::fs::write(dir.join("interference.json"), v.to_string()).unwrap();
     write(record(&text("/proc/sys/kernel/hostname")));
-    let two = ["--cmd", "a=true", "--cmd", "b=true", "--quiet-wait", "0"];
+    let two = ["--cmd", "a=true", "--cmd", "b=true"];
     let (code, v, err) = run(&e, &two);
     assert_eq!(code, 0, "{err}");
     assert_eq!(v["run"]["environment"]["interleave"], "duet", "{v}");
@@ -465,6 +473,7 @@ fn a_sweep_is_compared_against_its_first_value_and_an_unstarred_change_says_why(
     let out = e
         .cmd()
         .args(["run", "cmd", "--cmd", "sleep {t}", "--param", "t=0.01,0.05", "--runs", "3", "--config", "up"])
+        .args(NO_QUIET_WAIT)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -487,6 +496,7 @@ fn output_inherit_shows_the_commands_output() {
     let out = e
         .cmd()
         .args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd, "--output", "inherit"])
+        .args(NO_QUIET_WAIT)
         .output()
         .unwrap();
     let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -495,7 +505,12 @@ fn output_inherit_shows_the_commands_output() {
     assert!(so.lines().any(|l| l == "kdelta-said-out"), "stdout: {so}");
     assert!(se.lines().any(|l| l == "kdelta-said-err"), "stderr: {se}");
     // Without it, nothing of the command's is shown.
-    let out = e.cmd().args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--config", "up", "--runs", "2", "--cmd", cmd])
+        .args(NO_QUIET_WAIT)
+        .output()
+        .unwrap();
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{all}");
     assert!(!all.lines().any(|l| l == "kdelta-said-out" || l == "kdelta-said-err"), "{all}");
@@ -510,7 +525,7 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let two = ["run", "cmd", "--config", "up", "--runs", "3", "--cmd", "slow=sleep 0.03", "--cmd", "fast=sleep 0.01"];
     let shown = |extra: &[&str]| {
         // No waiting for quiet CPUs: nothing here is a timing.
-        let out = e.cmd().args(two).args(["--quiet-wait", "0"]).args(extra).output().unwrap();
+        let out = e.cmd().args(two).args(NO_QUIET_WAIT).args(extra).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{extra:?}: {text}{}", String::from_utf8_lossy(&out.stderr));
         let lines: Vec<String> =
@@ -534,7 +549,7 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let r = &v["results"][0];
     assert_eq!(r["unit"], "ms", "{r}");
     assert!(r["median"].as_f64().unwrap() > 5.0, "{r}");
-    let (code, v, err) = run(&e, &["--cmd", "sleep 0.01", "--time-unit", "s", "--quiet-wait", "0"]);
+    let (code, v, err) = run(&e, &["--cmd", "sleep 0.01", "--time-unit", "s"]);
     assert_eq!((code, v["results"][0]["unit"].as_str()), (0, Some("ms")), "{err}");
 
     // check takes the unit; it prints one line per row, so --sort is
@@ -543,7 +558,7 @@ fn time_unit_and_sort_change_what_is_shown_not_what_is_stored() {
     let before = runs(&e);
     let check =
         ["check", "cmd", "--within", "--config", "up", "--runs", "3", "--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"];
-    let out = e.cmd().args(check).args(["--time-unit", "us", "--quiet-wait", "0"]).output().unwrap();
+    let out = e.cmd().args(check).args(["--time-unit", "us"]).args(NO_QUIET_WAIT).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(" us ("), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let before_refusals = runs(&e);

@@ -5,7 +5,7 @@
 //! blob read back the same way, and `history --order-by` orders by a
 //! metadata key.
 
-use crate::common::{json, Env};
+use crate::common::{json, Env, NO_QUIET_WAIT};
 use kdelta::testing::stored::{store_run_with_meta, StoredResult, StoredRun};
 
 /// Commands with spaces, commas, both quotes and a `;`, cheap to run.
@@ -78,8 +78,16 @@ fn python_agrees(csv: &str, records: usize, columns: usize) {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{records} {{{columns}}}"));
 }
 
+/// A command that measures (`run cmd`, `check cmd`) does so without quiet
+/// waits (`NO_QUIET_WAIT`): nothing here is a timing, and on a busy machine
+/// the waits made one test take half a minute.
 fn ok(e: &Env, args: &[&str]) -> String {
-    let out = e.cmd().args(args).output().unwrap();
+    let mut c = e.cmd();
+    c.args(args);
+    if args.get(1) == Some(&"cmd") {
+        c.args(NO_QUIET_WAIT);
+    }
+    let out = c.output().unwrap();
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -98,8 +106,7 @@ fn shows_names_not_the_blob(text: &str) {
 #[test]
 fn two_named_commands_export_as_columns_and_show_as_names() {
     let e = Env::new();
-    let text =
-        ok(&e, &["run", "cmd", "--cmd", FAST, "--cmd", BEST, "--config", "up", "--runs", "3", "--quiet-wait", "0"]);
+    let text = ok(&e, &["run", "cmd", "--cmd", FAST, "--cmd", BEST, "--config", "up", "--runs", "3"]);
     assert!(text.contains("cmd=fast") && text.contains("cmd=best"), "{text}");
     shows_names_not_the_blob(&text);
     shows_names_not_the_blob(&ok(&e, &["show", "1"]));
@@ -247,8 +254,6 @@ fn hyperfine_s_short_flags_conclude_and_figures() {
             &conclude,
             "--config",
             "up",
-            "--quiet-wait",
-            "0",
         ],
     );
     assert!(text.contains("cmd=yes") && text.contains("cmd=colon"), "{text}");
@@ -302,8 +307,9 @@ fn a_baseline_from_before_conclude_still_shares_its_rows() {
     let n = c.execute("UPDATE results SET params = json_remove(params, '$.conclude')", []).unwrap();
     assert_eq!(n, 1);
     drop(c);
-    let out = e.cmd().args(["check", "cmd", "--cmd", "true", "-r", "3", "--config", "up", "--against", "old"]).output();
-    let out = out.unwrap();
+    let mut check = e.cmd();
+    check.args(["check", "cmd", "--cmd", "true", "-r", "3", "--config", "up", "--against", "old"]).args(NO_QUIET_WAIT);
+    let out = check.output().unwrap();
     assert_ne!(out.status.code(), Some(128), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stored as run 2"));
 }

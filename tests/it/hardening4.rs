@@ -193,7 +193,11 @@ fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("U+001B") && err.lines().count() == 1 && !err.contains('\x1b'), "{err}");
     assert!(!e.db().exists(), "refused before anything ran");
-    let out = e.cmd().args(["run", "cmd", "--cmd", "printf '\x1b[2J' >/dev/null", "--runs", "2"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--cmd", "printf '\x1b[2J' >/dev/null", "--runs", "2", "--quiet-wait", "0"])
+        .output()
+        .unwrap();
     assert_ok(&out);
     for shown in [out.stdout.clone(), e.cmd().args(["show", "1"]).output().unwrap().stdout] {
         let text = String::from_utf8_lossy(&shown);
@@ -207,7 +211,11 @@ fn an_escape_sequence_in_a_config_or_a_command_is_never_printed_raw() {
 #[test]
 fn escapes_forged_into_the_store_are_never_printed_raw() {
     let e = Env::new();
-    let out = e.cmd().args(["run", "cmd", "--cmd", "true", "--runs", "2", "--label", "x"]).output().unwrap();
+    let out = e
+        .cmd()
+        .args(["run", "cmd", "--cmd", "true", "--runs", "2", "--label", "x", "--quiet-wait", "0"])
+        .output()
+        .unwrap();
     assert_ok(&out);
     sqlite(
         &e.db(),

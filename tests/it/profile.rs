@@ -208,6 +208,9 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
         .cmd()
         .args(["run", "cmd", "--config", "up", "--runs", "2"])
         .args(["--cmd", &format!("a={spin}"), "--cmd", &format!("b={spin}; {spin}"), "--profile"])
+        // No waiting for quiet CPUs after a disturbed sample: the stacks are
+        // what is asserted here, and on a busy machine the waits took a minute.
+        .args(NO_QUIET_WAIT)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
