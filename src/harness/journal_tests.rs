@@ -60,12 +60,12 @@ fn the_journal_directory_goes_only_when_empty() {
     let d = tempfile::tempdir().unwrap();
     let knobs = d.path().join("run/kdelta/knobs.journal");
     let cgroups = d.path().join("run/kdelta/cgroups.journal");
-    let mut a = Journal::create(&knobs, d.path()).unwrap();
+    let a = Journal::create(&knobs, d.path()).unwrap();
     let _b = Journal::create(&cgroups, d.path()).unwrap();
     a.replay().unwrap();
     assert!(!knobs.exists() && cgroups.exists());
     std::fs::remove_file(&cgroups).unwrap();
-    let mut c = Journal::create(&knobs, d.path()).unwrap();
+    let c = Journal::create(&knobs, d.path()).unwrap();
     c.replay().unwrap();
     assert!(!knobs.parent().unwrap().exists());
 }
