@@ -381,7 +381,7 @@ pub(crate) fn apply(cfg: &Config) -> Result<()> {
 /// so configurations that share it start a single task on the same CPU;
 /// none when the set is empty (nothing to choose).
 pub(crate) fn start_cpu(cpus: &CpuSet) -> Option<u32> {
-    cpus.iter().next()
+    cpus.first()
 }
 
 #[cfg(test)]

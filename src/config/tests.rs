@@ -48,19 +48,11 @@ fn cpus(spec: &str, t: &Topology) -> String {
 #[test]
 fn a_worker_starts_on_its_configurations_lowest_cpu() {
     let allowed = sys::get_affinity().unwrap();
-    let (Some(low), Some(high)) = (allowed.iter().next(), allowed.iter().last()) else { return };
+    let (Some(low), Some(high)) = (allowed.first(), allowed.iter().last()) else { return };
     if low == high {
         return; // one CPU: nowhere else to start
     }
-    let cfg = Config {
-        name: "all".into(),
-        cpus: allowed.clone(),
-        policy: None,
-        env: Vec::new(),
-        knobs: Vec::new(),
-        counters: None,
-        cgroup: Vec::new(),
-    };
+    let cfg = crate::model::config::tests::cfg("all", &allowed.to_string(), None);
     let seen = std::thread::spawn(move || {
         // The scheduler may move a thread at any moment: five tries.
         (0..5)

@@ -177,10 +177,11 @@ pub(crate) fn same_placement(configs: &[Config]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cfg(name: &str, cpus: &str, policy: Option<Policy>) -> Config {
+    /// A configuration named `name` over `cpus`, nothing else set (tests).
+    pub(crate) fn cfg(name: &str, cpus: &str, policy: Option<Policy>) -> Config {
         Config {
             name: name.into(),
             cpus: cpus.parse().unwrap(),
