@@ -297,7 +297,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Guard { pid, start } => Ok(crate::harness::journal::guard_main(&sysfs_root(), pid, start)),
         Command::Watchdog { worker, parent, limit_ms } => {
-            Ok(crate::harness::worker::watchdog_main(worker, parent, std::time::Duration::from_millis(limit_ms)))
+            Ok(crate::harness::watch::watchdog_main(worker, parent, std::time::Duration::from_millis(limit_ms)))
         }
         Command::Topo { json } => info::cmd_topo(json),
         Command::Doctor { json, apply, reset, cpus } => doctor::cmd_doctor(json, apply, reset, cpus),

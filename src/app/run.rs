@@ -139,8 +139,6 @@ pub(super) fn measure_planned(
     // bad file is refused before anything runs.
     let mut store = open_store(db)?;
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
-    }
+    crate::harness::watch::watch_signals(&interrupted)?;
     run::execute(req, plan, &topo, serde_json::to_value(&host)?, &mut store, interrupted)
 }

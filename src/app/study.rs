@@ -113,9 +113,7 @@ fn run_one(
     }
     say_plan(d, ask, &meta, &stages);
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(sig, interrupted.clone()).context("installing signal handlers")?;
-    }
+    crate::harness::watch::watch_signals(&interrupted)?;
     let t0 = std::time::Instant::now();
     let resumed = resume.as_ref().map(|r| r.id);
     let (output, _) = srun::execute(stages, &meta, topo, host, &mut store, interrupted, resume)?;

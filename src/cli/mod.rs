@@ -392,7 +392,7 @@ pub(crate) enum Command {
     /// Internal: run one job in a worker process.
     #[command(name = "__worker", hide = true)]
     Worker { job: PathBuf },
-    /// Internal: a worker's watchdog (`harness::worker::watchdog_main`).
+    /// Internal: a worker's watchdog (`harness::watch::watchdog_main`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog { worker: i32, parent: i32, limit_ms: u64 },
     /// Internal: the guard of a run's journals (`harness::journal::guard_main`).

@@ -347,26 +347,17 @@ pub(crate) fn cgroup_confined(root: &Path, c: &Path) -> std::result::Result<(), 
 /// in a process group of its own, without a parent-death signal, that puts
 /// back what the journals below `root` list once this process is gone
 /// ([`guard_main`]). Stopped (SIGKILL) when the returned child is dropped.
-pub(crate) fn start_guard() -> Result<crate::child::Child> {
-    use std::os::unix::process::CommandExt;
+pub(crate) fn start_guard() -> Result<super::watch::Sentinel> {
     let me = Owner::me();
     let exe = std::env::current_exe().context("finding kdelta's own executable")?;
-    let c = std::process::Command::new(exe)
-        .arg("__guard")
-        .arg(me.pid.to_string())
-        .arg(me.start.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .context("starting the guard of the kernel-settings journals")?;
-    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(c.id() as i32))
-        .stop_signal(nix::sys::signal::Signal::SIGKILL, std::time::Duration::ZERO))
+    let mut c = std::process::Command::new(exe);
+    c.arg("__guard").arg(me.pid.to_string()).arg(me.start.to_string());
+    super::watch::spawn_sentinel(c, "the guard of the kernel-settings journals")
 }
 
 /// `kdelta __guard PID START`: while process `PID` (started at `START`) is
-/// this process's parent, wait; once it is gone (kill -9), replay the
+/// this process's parent, sleep ([`super::watch::sleep_until_parent_gone`]);
+/// once it is gone (kill -9), replay the
 /// journals below `root` that it owns, cgroups first, as `kdelta restore`
 /// would: `--isolate`'s confinement of every other task, its cgroups and
 /// kernel settings are undone without a person. A replay that cannot be
@@ -374,9 +365,7 @@ pub(crate) fn start_guard() -> Result<crate::child::Child> {
 /// moments its watchdog takes) is tried again, for up to 4 s.
 pub(crate) fn guard_main(root: &Path, pid: i32, start: u64) -> u8 {
     let owner = Owner { pid, start };
-    while nix::unistd::getppid().as_raw() == pid {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    super::watch::sleep_until_parent_gone(pid, None);
     let t0 = std::time::Instant::now();
     let mut left: Vec<PathBuf> = paths(root).into_iter().rev().collect();
     while !left.is_empty() && t0.elapsed() < std::time::Duration::from_secs(4) {

@@ -13,4 +13,5 @@ mod result;
 mod round;
 pub(crate) mod run;
 mod schedule;
+pub(crate) mod watch;
 pub(crate) mod worker;

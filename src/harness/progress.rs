@@ -1,7 +1,9 @@
 //! A progress bar on stderr: shown only on a terminal, and only once a run has
 //! lasted more than a second and a half, so short runs print nothing extra.
 //! Clones share one bar, so a caller that runs several plans one after the
-//! other (a study's parts) shows them as one.
+//! other (a study's parts) shows them as one. It is drawn only when a worker
+//! starts or ends, never on a timer: a redraw while a worker samples wakes
+//! kdelta and the terminal, and either may land on the measured CPU.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -34,7 +36,6 @@ impl Progress {
     fn maybe_show(&self) {
         if self.tty && !self.shown.get() && self.start.elapsed() > Duration::from_millis(1500) {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.bar.enable_steady_tick(Duration::from_millis(200));
             self.shown.set(true);
         }
     }

@@ -11,9 +11,9 @@
 //! benchmark starts, so the parent's own affinity and policy never change.
 //!
 //! Nothing outlives kdelta, whatever ends it: a watchdog started beside each
-//! worker (`watchdog`, `kdelta __watchdog`) kills the worker's whole tree
+//! worker (`watch::watchdog`, `kdelta __watchdog`) kills the worker's whole tree
 //! when kdelta is gone (kill -9, or a measured command that killed it) or
-//! the worker has overrun its limit by [`WATCHDOG_GRACE`], and the harness
+//! the worker has overrun its limit by [`watch::WATCHDOG_GRACE`], and the harness
 //! does the same on Ctrl-C, SIGTERM or a time limit
 //! ([`crate::child::kill_tree`]). The tree, not the process group: the
 //! worker is a child subreaper for its whole life, so a `setsid` daemon a
@@ -25,6 +25,7 @@
 //! directories a worker makes outside its own are removed by the harness
 //! afterwards, however it ended (`crate::measure::owned`).
 
+use super::watch::{self, Killed};
 use crate::config::Config;
 use crate::measure::sampler::{SampleSet, Sampler, SamplerSettings};
 use crate::model::Params;
@@ -34,9 +35,8 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// A job as its worker is told it, in the job file: the benchmark, its
 /// points, the configuration to apply, the sampler's settings and where to
@@ -245,13 +245,6 @@ struct Unreadable {
     bytes: usize,
 }
 
-/// Why the parent killed a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Killed {
-    Interrupted,
-    Timeout,
-}
-
 /// How a worker ended.
 pub(crate) enum Outcome {
     /// The worker ran: one result per point of the job, in its order.
@@ -291,7 +284,7 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
     let pid = child.id() as libc::pid_t;
     // Kills the worker's tree when kdelta is gone or the worker overruns
     // (see `watchdog`); stopped (by the stop rule) when this function returns.
-    let watching = watchdog(pid, timeout + WATCHDOG_GRACE);
+    let watching = watch::watchdog(pid, timeout + watch::WATCHDOG_GRACE);
     // The go-ahead (`child::await_watchdog`): without it (no watchdog) the
     // worker leaves at once.
     let mut go = child.stdin.take().expect("piped stdin");
@@ -330,7 +323,7 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
         }
         buf
     });
-    let (waited, killed) = wait(pid, timeout, interrupted);
+    let (waited, killed) = watch::wait(pid, timeout, interrupted);
     // Whatever the worker started and left behind goes with it.
     kill_group(pid);
     drop(child);
@@ -338,38 +331,6 @@ pub(crate) fn run_job(job: &JobSpec, job_path: &Path, timeout: Duration, interru
     let (status, cpu_secs, max_rss) = waited?;
     let ended = Ended { status, cpu_secs, max_rss, killed, stderr_tail: stderr_tail(&stderr) };
     Ok(ended.outcome(job, timeout))
-}
-
-/// Wait for the worker `pid`, killing its group once if `interrupted` is
-/// raised or `timeout` passes: its exit status, CPU time and peak memory,
-/// and whether (and why) it was killed.
-fn wait(
-    pid: libc::pid_t,
-    timeout: Duration,
-    interrupted: &AtomicBool,
-) -> (Result<(std::process::ExitStatus, f64, u64)>, Option<Killed>) {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(crate::sys::wait4(pid).map(|u| (u.status, u.user_s + u.sys_s, u.max_rss)));
-    });
-    let start = Instant::now();
-    let mut killed: Option<Killed> = None;
-    let waited = loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(w) => break w,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if killed.is_none() && interrupted.load(Ordering::SeqCst) {
-                    crate::child::kill_tree(pid);
-                    killed = Some(Killed::Interrupted);
-                } else if killed.is_none() && start.elapsed() > timeout {
-                    crate::child::kill_tree(pid);
-                    killed = Some(Killed::Timeout);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break Err(anyhow::anyhow!("lost the worker's waiter thread")),
-        }
-    };
-    (waited, killed)
 }
 
 /// How a worker process ended, as the parent saw it.
@@ -438,54 +399,6 @@ fn oom_killed(cgroups: &[PathBuf], sig: i32) -> Option<String> {
             d.display()
         ))
     })
-}
-
-/// How long after its time limit the watchdog kills a worker the harness
-/// has not (a harness stuck or stopped).
-pub(crate) const WATCHDOG_GRACE: Duration = Duration::from_secs(10);
-
-/// Start the watchdog of worker `pid` (which leads its process group):
-/// `kdelta __watchdog`, a child of the harness (not of the worker, whose
-/// benchmarks may count or wait for their children) in a process group of
-/// its own (a terminal's Ctrl-C is the harness's to handle), without a
-/// parent-death signal, so it outlives the harness just long enough to do
-/// its work ([`watchdog_main`]).
-fn watchdog(pid: libc::pid_t, limit: Duration) -> Result<crate::child::Child> {
-    let exe = std::env::current_exe().context("finding kdelta's own executable")?;
-    let c = Command::new(exe)
-        .arg("__watchdog")
-        .arg(pid.to_string())
-        .arg(std::process::id().to_string())
-        .arg(limit.as_millis().min(u64::MAX as u128).to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .context("starting the worker's watchdog")?;
-    Ok(crate::child::Child::adopt(nix::unistd::Pid::from_raw(c.id() as i32))
-        .stop_signal(nix::sys::signal::Signal::SIGKILL, Duration::ZERO))
-}
-
-/// `kdelta __watchdog WORKER PARENT LIMIT_MS`: every 150 ms, whether the
-/// harness `parent` is still this process's parent; when it is gone (kill
-/// -9 of kdelta, or a measured command that killed it) or `limit` has
-/// passed, SIGKILL the worker's whole tree (`child::kill_tree`: its
-/// descendants, `setsid` ones included, which the worker, a child
-/// subreaper that no parent-death signal ends, holds until then; then its
-/// group and itself). It leaves when the worker's group is gone.
-pub(crate) fn watchdog_main(worker: i32, parent: i32, limit: Duration) -> u8 {
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(150));
-        if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(worker), None).is_err() {
-            return 0;
-        }
-        if nix::unistd::getppid().as_raw() != parent || start.elapsed() >= limit {
-            crate::child::kill_tree(worker);
-            return 0;
-        }
-    }
 }
 
 fn stderr_tail(s: &str) -> String {
