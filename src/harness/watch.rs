@@ -211,37 +211,34 @@ pub(crate) fn watchdog_main(worker: i32, parent: i32, limit: Duration) -> u8 {
 mod tests {
     use super::*;
 
+    /// `sleep SECS` in a group of its own, waited on with `limit` and `flag`.
+    fn wait_on_sleep(secs: &str, limit: Duration, flag: bool) -> (Result<Waited>, Option<Killed>, Duration) {
+        let mut c = Command::new("sleep").arg(secs).process_group(0).spawn().unwrap();
+        let t = Instant::now();
+        let (waited, killed) = wait(c.id() as libc::pid_t, limit, &AtomicBool::new(flag));
+        let _ = c.try_wait();
+        (waited, killed, t.elapsed())
+    }
+
     #[test]
     fn a_wait_sleeps_until_the_worker_ends() {
-        let mut c = Command::new("sleep").arg("0.3").spawn().unwrap();
-        let pid = c.id() as libc::pid_t;
-        let flag = AtomicBool::new(false);
-        let t = Instant::now();
-        let (waited, killed) = wait(pid, Duration::from_secs(30), &flag);
+        let (waited, killed, took) = wait_on_sleep("0.3", Duration::from_secs(30), false);
         assert!(waited.unwrap().0.success());
         assert_eq!(killed, None);
-        assert!(t.elapsed() >= Duration::from_millis(250));
-        let _ = c.try_wait();
+        assert!(took >= Duration::from_millis(250));
     }
 
     #[test]
     fn a_wait_kills_at_the_limit() {
-        let mut c = Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let pid = c.id() as libc::pid_t;
-        let flag = AtomicBool::new(false);
-        let (waited, killed) = wait(pid, Duration::from_millis(200), &flag);
+        let (waited, killed, _) = wait_on_sleep("30", Duration::from_millis(200), false);
         assert_eq!(killed, Some(Killed::Timeout));
         assert!(!waited.unwrap().0.success());
-        let _ = c.try_wait();
     }
 
     #[test]
     fn a_raised_flag_kills() {
-        let mut c = Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let pid = c.id() as libc::pid_t;
-        let flag = AtomicBool::new(true);
-        let (_, killed) = wait(pid, Duration::from_secs(30), &flag);
+        let (waited, killed, _) = wait_on_sleep("30", Duration::from_secs(30), true);
         assert_eq!(killed, Some(Killed::Interrupted));
-        let _ = c.try_wait();
+        assert!(!waited.unwrap().0.success());
     }
 }
