@@ -23,6 +23,9 @@ struct Gathered {
 }
 
 pub(super) fn cmd_history(db: &Option<PathBuf>, a: HistoryArgs) -> Result<u8> {
+    if matches!(a.format, Format::Asciidoc | Format::Orgmode) {
+        return Err(crate::report::history::unsupported(a.format));
+    }
     let h = follow(db, &a.selectors, &a.runs, &a.search)?;
     let text = crate::report::history::render(&h, a.format)?;
     match a.format {

@@ -31,7 +31,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
 /// them, in the text and markdown a person reads; JSON and CSV keep the
 /// stored milliseconds (hyperfine's keep seconds whatever `-u` says).
 pub(super) fn shown_in_unit(results: &mut [crate::model::ResultRecord], a: &RunArgs) {
-    if let (Some(unit), Format::Text | Format::Markdown) = (a.time_unit, a.format) {
+    if let (Some(unit), true) = (a.time_unit, a.format.for_people()) {
         bench::cmd::summary::in_unit(results, unit);
     }
 }

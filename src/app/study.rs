@@ -7,6 +7,10 @@ use crate::study::run::{self as srun, Ask};
 use crate::study::{estimate, Meta, STUDIES};
 
 pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
+    // Refused before the study runs, not after.
+    if matches!(a.format, Format::Asciidoc | Format::Orgmode) {
+        return Err(crate::report::history::unsupported(a.format));
+    }
     let meta = crate::cli::run_meta(&a.meta)?;
     let host = host_snapshot()?;
     let topo = host.topology.clone();

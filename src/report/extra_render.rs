@@ -15,6 +15,7 @@ pub(crate) fn render(tables: &[ExtraTable], format: Format) -> Result<String> {
             let s = serde_json::to_string_pretty(tables).context("writing the tables as JSON")?;
             crate::model::text::json_escape_bidi(&s).into_owned() + "\n"
         }
+        Format::Asciidoc | Format::Orgmode => return Err(super::history::unsupported(format)),
     })
 }
 
@@ -147,8 +148,8 @@ fn csv(tables: &[ExtraTable]) -> String {
 
 /// Display width without a dependency: every char one column, except
 /// combining marks (none in our tables) and East Asian wide ranges, two.
-mod unicode_width_lite {
-    pub(super) fn width(s: &str) -> usize {
+pub(super) mod unicode_width_lite {
+    pub(in crate::report) fn width(s: &str) -> usize {
         s.chars().map(|c| if is_wide(c) { 2 } else { 1 }).sum()
     }
     fn is_wide(c: char) -> bool {

@@ -103,6 +103,16 @@ impl Change {
     }
 }
 
+/// The one-line refusal of a format `history` and a study's tables do not
+/// write (AsciiDoc, Org mode: those are for a run's tables).
+pub(crate) fn unsupported(format: Format) -> anyhow::Error {
+    crate::error::bad_input(format!(
+        "--format {}: this command writes text, markdown, csv or json (asciidoc and orgmode are for run, show, \
+         export and compare)",
+        format.name()
+    ))
+}
+
 /// `history` in `format`.
 pub(crate) fn render(h: &History, format: Format) -> Result<String> {
     Ok(match format {
@@ -110,6 +120,7 @@ pub(crate) fn render(h: &History, format: Format) -> Result<String> {
         Format::Markdown => markdown(h),
         Format::Csv => csv(h),
         Format::Json => serde_json::to_string_pretty(h)? + "\n",
+        Format::Asciidoc | Format::Orgmode => return Err(unsupported(format)),
     })
 }
 

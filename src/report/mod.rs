@@ -1,5 +1,5 @@
-//! Reports: what a run or a comparison prints, in text, Markdown, CSV, JSON,
-//! an SVG chart or an HTML page.
+//! Reports: what a run or a comparison prints, in text, Markdown, AsciiDoc,
+//! Org mode, CSV, JSON, an SVG chart or an HTML page.
 //!
 //! [`model`] turns stored results into tables (one column per configuration
 //! or per run, rows per benchmark and parameter point, a geometric-mean row
@@ -8,6 +8,7 @@
 //! Markdown and HTML renderers draw; [`header`] names the runs. Nothing here
 //! measures or stores anything.
 
+pub(crate) mod asciidoc;
 pub(crate) mod chart;
 pub(crate) mod counters;
 pub(crate) mod csv;
@@ -22,6 +23,7 @@ pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod markdown;
 pub(crate) mod model;
+pub(crate) mod orgmode;
 pub(crate) mod pooled;
 pub(crate) mod profile_tables;
 pub(crate) mod remarks;
@@ -41,6 +43,29 @@ pub(crate) enum Format {
     Json,
     Markdown,
     Csv,
+    /// hyperfine's `--export-asciidoc`: Markdown's tables as AsciiDoc.
+    Asciidoc,
+    /// hyperfine's `--export-orgmode`: Markdown's tables as Org-mode tables.
+    Orgmode,
+}
+
+impl Format {
+    /// Its name on the command line (`--format NAME`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Csv => "csv",
+            Format::Asciidoc => "asciidoc",
+            Format::Orgmode => "orgmode",
+        }
+    }
+
+    /// A format of tables a person reads (where `--time-unit` applies).
+    pub(crate) fn for_people(self) -> bool {
+        matches!(self, Format::Text | Format::Markdown | Format::Asciidoc | Format::Orgmode)
+    }
 }
 
 /// One output format. Every renderer takes the same input, the reports to
@@ -60,6 +85,8 @@ pub(crate) fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
         Format::Markdown => Box::new(markdown::Markdown),
         Format::Csv => Box::new(csv::Csv),
         Format::Json => Box::new(json::Json),
+        Format::Asciidoc => Box::new(asciidoc::Asciidoc),
+        Format::Orgmode => Box::new(orgmode::Orgmode),
     }
 }
 

@@ -11,11 +11,13 @@
 //! in place; read the diff line by line before committing it. The SVG chart is long and belongs to
 //! plotters: its tests check what it says, not every coordinate.
 
+use super::asciidoc::Asciidoc;
 use super::chart::{Chart, NothingToChart};
 use super::csv::Csv;
 use super::json::Json;
 use super::markdown::Markdown;
 use super::model::Report;
+use super::orgmode::Orgmode;
 use super::text::{self, Text};
 use super::{fmt_num, fmt_pct, html, Renderer};
 use crate::cpuset::CpuSet;
@@ -288,13 +290,15 @@ fn svg_texts(svg: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Every renderer, by name: the four `--format` choices (text with and
+/// Every renderer, by name: the six `--format` choices (text with and
 /// without colour), the SVG chart and the HTML page.
 fn renderers() -> Vec<(&'static str, Box<dyn Renderer>)> {
     vec![
         ("text", Box::new(Text { color: false })),
         ("text in colour", Box::new(Text { color: true })),
         ("Markdown", Box::new(Markdown)),
+        ("AsciiDoc", Box::new(Asciidoc)),
+        ("Org mode", Box::new(Orgmode)),
         ("CSV", Box::new(Csv)),
         ("JSON", Box::new(Json)),
         ("SVG chart", Box::new(Chart)),
@@ -313,6 +317,7 @@ fn rendered(renderer: &dyn Renderer, reports: &[Report]) -> String {
 
 mod charts;
 mod json_snapshot;
+mod asciidoc_orgmode;
 mod markdown_csv;
 mod renderers;
 mod text_snapshots;

@@ -45,6 +45,8 @@ fn the_format_choice_picks_the_renderer_of_that_format() {
             Format::Markdown => rendered(&Markdown, &reports),
             Format::Csv => rendered(&Csv, &reports),
             Format::Json => rendered(&Json, &reports),
+            Format::Asciidoc => rendered(&Asciidoc, &reports),
+            Format::Orgmode => rendered(&Orgmode, &reports),
         };
         assert_eq!(rendered(renderer(*f, false).as_ref(), &reports), named, "{f:?}");
     }
