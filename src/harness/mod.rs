@@ -6,6 +6,7 @@ pub(crate) mod cgroups;
 mod group;
 pub(crate) mod journal;
 pub(crate) mod knobs;
+pub(crate) mod once;
 mod order;
 pub(crate) mod plan;
 pub(crate) mod progress;

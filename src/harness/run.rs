@@ -37,6 +37,9 @@ pub(crate) fn execute(
     store: &mut Store,
     interrupted: Arc<AtomicBool>,
 ) -> Result<RunOutput> {
+    // Before the run is stored: a set-up that fails leaves nothing behind.
+    // Put back when this goes, after the last worker, however the run ends.
+    let _after = super::once::before_run(&plan.items)?;
     let mut run =
         RunRecord::begin(req.label.clone(), req.command.clone(), ready_configs(&plan), host, RunEnvironment::default());
     run.meta = req.meta.clone();

@@ -165,6 +165,23 @@ pub trait Benchmark: Send + Sync {
         None
     }
 
+    /// Run once for this parameter point in the parent, before the first
+    /// worker of the whole run (every point's, in the plan's order, before
+    /// any is measured or stored), with the parent's working directory and
+    /// environment: set-up that every worker of every configuration shares
+    /// (`cmd`'s `--setup-once`). An error ends the run before it starts.
+    fn before_run(&self, _params: &Params) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Run once for this parameter point in the parent after the last
+    /// worker of the run has ended, also when the run failed or was
+    /// interrupted, for every point whose [`before_run`](Self::before_run)
+    /// succeeded. An error is reported, not fatal: the results are kept.
+    fn after_run(&self, _params: &Params) -> anyhow::Result<()> {
+        Ok(())
+    }
+
     /// Measure, inside the worker process (the configuration is already
     /// applied). Take `s.samples_wanted()` samples, through
     /// [`Sampler::measure`] for loops of a primitive or [`Sampler::push`] for

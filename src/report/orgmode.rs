@@ -1,12 +1,12 @@
 //! Org-mode tables (hyperfine's `--export-orgmode`): the tables Markdown
 //! draws, as Org tables Emacs aligns and computes on.
 
+use super::extra_render::unicode_width_lite::width;
 use super::grid::{self, Grid};
 use super::header::{meta_line, push_lines, push_notes, run_line, Emphasis};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
-use super::extra_render::unicode_width_lite::width;
 
 /// Org tables padded to their columns' width, a rule under the header and
 /// above the geometric means (in bold), notes as a list.

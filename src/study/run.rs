@@ -253,6 +253,9 @@ pub(crate) fn execute(
     resume: Option<RunRecord>,
 ) -> Result<(RunOutput, usize)> {
     let mut skipped = 0;
+    // Every part's points set up before the study's run is stored; put
+    // back after its last part, however it ends.
+    let _after = crate::harness::once::before_run(stages.iter().flat_map(|s| &s.plan.items))?;
     let (mut run, mut envs) = match resume {
         Some(run) => {
             let env = run.environment.clone();

@@ -184,15 +184,25 @@ fn runs_stored_with_the_joined_blob_read_back_as_names() {
     assert_eq!(
         got,
         [
-            // `conclude` came later: what those runs ran under is filled in.
-            ("fast", "gzip -1 -c f", "cleanup=none cmd=fast conclude=none figure=wall shell=sh"),
-            ("best", r#"gzip -9 -c "a, b""#, "cleanup=none cmd=best conclude=none figure=wall shell=sh")
+            // `conclude`, `setup_once` and `cleanup_once` came later: what
+            // those runs ran under is filled in.
+            (
+                "fast",
+                "gzip -1 -c f",
+                "cleanup=none cleanup_once=none cmd=fast conclude=none figure=wall setup_once=none shell=sh"
+            ),
+            (
+                "best",
+                r#"gzip -9 -c "a, b""#,
+                "cleanup=none cleanup_once=none cmd=best conclude=none figure=wall setup_once=none shell=sh"
+            )
         ]
     );
     // History titles name the point, not the blob.
     let hist = ok(&e, &["history", "cmd.run"]);
     assert!(
-        !hist.contains("commands=") && hist.contains("cmd.run  cleanup=none cmd=best conclude=none figure=wall"),
+        !hist.contains("commands=")
+            && hist.contains("cmd.run  cleanup=none cleanup_once=none cmd=best conclude=none figure=wall"),
         "{hist}"
     );
 }

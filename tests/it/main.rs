@@ -12,6 +12,7 @@ mod cgroups;
 mod check;
 mod cli;
 mod cmd;
+mod cmd_once;
 mod cmd_params;
 mod counters;
 mod dbench_compare;

@@ -304,6 +304,36 @@ pub(crate) fn run(text: &str, how: &How, reaper: &Subreaper) -> Result<Ran> {
     Ok(Ran { wall, usage, timed_out: !ended, limit: how.timeout, left, stderr_tail, oom_killed })
 }
 
+/// Run `text` once, untimed, in this process's working directory and
+/// environment, with the shell `how` names, stdin from `/dev/null` and
+/// stdout to `/dev/null` (kdelta's own with `Output::Inherit`), and wait
+/// for it: `--setup-once` and `--cleanup-once`, in the parent. What it
+/// leaves running (a server a set-up starts) is left running. `Ok(None)`
+/// when it exits 0, else why it failed, quoting the end of its stderr.
+pub(crate) fn run_untimed(text: &str, how: &How) -> Result<Option<String>> {
+    let output = if how.output == Output::Inherit { Output::Inherit } else { Output::Null };
+    let how = How { output, input: None, timeout: None, shell: how.shell.clone() };
+    let mut c = command(text, &how)?;
+    if how.output != Output::Inherit {
+        c.stderr(Stdio::piped());
+    }
+    let out = c.output().with_context(|| format!("starting `{text}`"))?;
+    if out.status.success() {
+        return Ok(None);
+    }
+    let how = match (out.status.code(), std::os::unix::process::ExitStatusExt::signal(&out.status)) {
+        (Some(127), _) => "exit status 127: command not found".to_string(),
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "an unknown status".to_string(),
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join("; ");
+    let tail = crate::model::text::printable(&tail).into_owned();
+    Ok(Some(if tail.is_empty() { how } else { format!("{how}; stderr ends: {tail}") }))
+}
+
 /// Whether `fd` has something to read (or its end) right now.
 fn poll_one(fd: &OwnedFd) -> nix::Result<bool> {
     let mut f = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];

@@ -15,9 +15,11 @@
 //! the command itself (after fifty runs of an empty shell instead, a CPU-bound
 //! command ran 20 % slower on a 2-vCPU VM). The shell's mean wall, user and
 //! system time is subtracted from every run, as hyperfine does; `prepare`
-//! runs untimed before every run, `conclude` after it, `cleanup` once at the end. A run [`exec`] makes is killed with all it started at
-//! `timeout`; processes it leaves behind are killed and counted (the worker
-//! is their subreaper).
+//! runs untimed before every run, `conclude` after it, `cleanup` once at the
+//! end. `setup_once` and `cleanup_once` run in the parent, once per point,
+//! before the run's first worker and after its last ([`Benchmark::before_run`]).
+//! A run [`exec`] makes is killed with all it started at `timeout`; processes
+//! it leaves behind are killed and counted (the worker is their subreaper).
 
 pub(crate) mod escape;
 pub(crate) mod exec;
@@ -50,7 +52,7 @@ crate::model::params::choice! {
 }
 
 /// The parameters `cmd.run` declares (others are placeholders).
-const DECLARED: [&str; 13] = [
+const DECLARED: [&str; 15] = [
     "cmd",
     "commands",
     "shell",
@@ -58,6 +60,8 @@ const DECLARED: [&str; 13] = [
     "conclude",
     "setup",
     "cleanup",
+    "setup_once",
+    "cleanup_once",
     "output",
     "input",
     "ignore_failure",
@@ -76,6 +80,8 @@ struct Plan {
     conclude: Option<String>,
     setup: Option<String>,
     cleanup: Option<String>,
+    setup_once: Option<String>,
+    cleanup_once: Option<String>,
     ignore_failure: bool,
     warmup: u64,
     figure: Figure,
@@ -130,6 +136,8 @@ impl Plan {
             conclude: optional(p, "conclude")?,
             setup: optional(p, "setup")?,
             cleanup: optional(p, "cleanup")?,
+            setup_once: optional(p, "setup_once")?,
+            cleanup_once: optional(p, "cleanup_once")?,
             ignore_failure: p.bool("ignore_failure")?,
             warmup: p.u64("warmup")?,
             figure: p.choice("figure")?,
@@ -147,6 +155,8 @@ impl Benchmark for CmdRun {
             .param(text("conclude", "a command run after every timed run, untimed (--conclude)"))
             .param(text("setup", "a command run once in each worker before its runs (--setup)"))
             .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)"))
+            .param(text("setup_once", "a command run once before the whole run, untimed (--setup-once)"))
+            .param(text("cleanup_once", "a command run once after the whole run, untimed (--cleanup-once)"))
             .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE"))
             .param(ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE"))
             .param(ParamSpec::new("ignore_failure", ParamKind::Bool, "false", "a non-zero exit is not a failure"))
@@ -203,11 +213,30 @@ impl Benchmark for CmdRun {
             None => assignment_hint(e, &plan.text),
             _ => e,
         })?;
-        let helpers = [&plan.prepare, &plan.conclude, &plan.setup, &plan.cleanup];
+        let helpers = [&plan.prepare, &plan.conclude, &plan.setup, &plan.cleanup, &plan.setup_once, &plan.cleanup_once];
         for c in helpers.into_iter().flatten() {
             dry_run(c, &plan.how)?;
         }
         Ok(())
+    }
+
+    /// hyperfine's per-benchmark `--setup`: in kdelta's parent, before any
+    /// worker, each command's (each point's) in the order given.
+    fn before_run(&self, p: &Params) -> Result<()> {
+        let plan = Plan::from(p)?;
+        match &plan.setup_once {
+            Some(c) => once(c, &plan, p, "setup-once"),
+            None => Ok(()),
+        }
+    }
+
+    /// hyperfine's per-benchmark `--cleanup`: after the run's last worker.
+    fn after_run(&self, p: &Params) -> Result<()> {
+        let plan = Plan::from(p)?;
+        match &plan.cleanup_once {
+            Some(c) => once(c, &plan, p, "cleanup-once"),
+            None => Ok(()),
+        }
     }
 
     fn run(&self, p: &Params, s: &mut Sampler) -> Result<()> {
@@ -318,6 +347,18 @@ fn judge(r: Ran, plan: &Plan, what: &str) -> Result<Ran> {
             bail!("{what} of `{}` failed: {why} (--ignore-failure to time it anyway)", plan.text)
         }
         _ => Ok(r),
+    }
+}
+
+/// `--setup-once` or `--cleanup-once` of one command, run in the parent:
+/// its failure names the flag, the helper and the command it was for.
+fn once(helper: &str, plan: &Plan, p: &Params, what: &str) -> Result<()> {
+    match exec::run_untimed(helper, &plan.how)? {
+        None => Ok(()),
+        Some(why) => {
+            let name = p.str(CMD).map(|n| format!("cmd={n}")).unwrap_or_else(|_| format!("`{}`", plan.text));
+            bail!("--{what} `{helper}` (for {name}) failed: {why}")
+        }
     }
 }
 
@@ -445,7 +486,7 @@ fn flag(id: &'static str, help: &'static str) -> clap::Arg {
 /// Parameters `cmd.run` declared later, with the value runs stored before
 /// them ran under: filled into stored results ([`super::canonical_results`])
 /// so an old baseline keeps its rows (`check --against`, history series).
-pub(crate) const ADDED: [(&str, &str); 1] = [("conclude", NONE)];
+pub(crate) const ADDED: [(&str, &str); 3] = [("conclude", NONE), ("setup_once", NONE), ("cleanup_once", NONE)];
 
 /// A flag standing for one parameter of `cmd.run` (its last value wins).
 macro_rules! one {
@@ -455,7 +496,7 @@ macro_rules! one {
 }
 
 /// The flags `cmd` adds to `kdelta run`, as hyperfine spells them.
-const FLAGS: [RunFlag; 11] = [
+const FLAGS: [RunFlag; 13] = [
     RunFlag {
         arg: || {
             flag(
@@ -481,6 +522,14 @@ const FLAGS: [RunFlag; 11] = [
     RunFlag { arg: || flag("conclude", "cmd: a command run after every timed run"), settings: one!("conclude") },
     RunFlag { arg: || flag("setup", "cmd: a command run once per worker, first"), settings: one!("setup") },
     RunFlag { arg: || flag("cleanup", "cmd: a command run once per worker, last"), settings: one!("cleanup") },
+    RunFlag {
+        arg: || flag("setup-once", "cmd: a command run once per command before the whole run (hyperfine's --setup)"),
+        settings: one!("setup_once"),
+    },
+    RunFlag {
+        arg: || flag("cleanup-once", "cmd: a command run once per command after the whole run (hyperfine's --cleanup)"),
+        settings: one!("cleanup_once"),
+    },
     RunFlag {
         arg: || flag("shell", "cmd: the shell (default sh), or none to exec the words").value_name("SHELL"),
         settings: one!("shell"),

@@ -315,9 +315,9 @@ fn rendered(renderer: &dyn Renderer, reports: &[Report]) -> String {
     }
 }
 
+mod asciidoc_orgmode;
 mod charts;
 mod json_snapshot;
-mod asciidoc_orgmode;
 mod markdown_csv;
 mod renderers;
 mod text_snapshots;
