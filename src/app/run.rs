@@ -19,7 +19,7 @@ pub(super) fn cmd_run(db: &Option<PathBuf>, a: RunArgs) -> Result<u8> {
     if a.counters {
         rep.add_counters(&opt);
     }
-    out(&report::render(&rep, a.format, color())?);
+    out(&report::render(&rep, a.format, a.style.color().unwrap_or_else(color))?);
     if interrupted {
         eprintln!("kdelta: interrupted; run {} is marked incomplete", rep.runs[0].id);
         return Ok(exit::INTERRUPTED);
@@ -78,6 +78,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         isolate: a.isolate,
         profile: if a.profile { Some(profile_settings()?) } else { None },
         job: agent_job(),
+        no_progress: !a.style.progress(),
     })
 }
 

@@ -72,6 +72,56 @@ pub(super) fn sort(s: &str) -> Result<crate::bench::cmd::summary::Order, Refusal
     Ok(crate::bench::cmd::summary::Order::parse(s)?)
 }
 
+/// `--style`: hyperfine's names for colour and the progress bar.
+pub(super) fn style(s: &str) -> Result<Style, Refusal> {
+    Ok(Style::parse(s)?)
+}
+
+/// `--style`, hyperfine's names: what colours the output and whether the
+/// progress bar shows (on stderr, on a terminal only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Auto,
+    Full,
+    Basic,
+    Nocolor,
+    Color,
+    None,
+}
+
+impl Style {
+    /// hyperfine's names; anything else is refused in one line.
+    pub(crate) fn parse(s: &str) -> Result<Style, BadInput> {
+        Ok(match s {
+            "auto" => Style::Auto,
+            "full" => Style::Full,
+            "basic" => Style::Basic,
+            "nocolor" => Style::Nocolor,
+            "color" => Style::Color,
+            "none" => Style::None,
+            _ => {
+                return Err(BadInput(format!(
+                    "--style {s:?} is not allowed: expected auto, full, basic, nocolor, color or none"
+                )))
+            }
+        })
+    }
+
+    /// Colour forced on or off; `None`: as the terminal and `NO_COLOR` say.
+    pub(crate) fn color(self) -> Option<bool> {
+        match self {
+            Style::Auto => Option::None,
+            Style::Full | Style::Color => Some(true),
+            Style::Basic | Style::Nocolor | Style::None => Some(false),
+        }
+    }
+
+    /// Whether the progress bar may show (it does on a terminal only).
+    pub(crate) fn progress(self) -> bool {
+        !matches!(self, Style::Color | Style::None)
+    }
+}
+
 /// `check --max-regression`: a percentage from 0 up to 1000.
 pub(super) fn max_regression(s: &str) -> Result<f64, Refusal> {
     let pct: f64 = s.parse()?;

@@ -1,8 +1,8 @@
 //! `kdelta run`'s arguments (which `check` and `submit` take too).
 
 use super::parse::{
-    budget, ci_target, label, meta_pair, param, quiet_wait, runs, sample_time, sort, threshold, time_unit, timeout,
-    warmup, Setting, Warmup,
+    budget, ci_target, label, meta_pair, param, quiet_wait, runs, sample_time, sort, style, threshold, time_unit,
+    timeout, warmup, Setting, Style, Warmup,
 };
 use crate::bench::cmd::summary::{Order, TimeUnit};
 use crate::harness::plan;
@@ -125,6 +125,13 @@ pub(crate) struct RunArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+
+    /// Colour and the progress bar, as hyperfine's --style: auto (colour
+    /// when stdout is a terminal and NO_COLOR is unset; the bar on a
+    /// terminal), full (colour always, the bar), basic or nocolor (the bar,
+    /// no colour), color (colour always, no bar), none (neither).
+    #[arg(long, value_name = "STYLE", default_value = "auto", value_parser = style)]
+    pub(crate) style: Style,
 
     /// Metadata stored with the run, shown by runs and show, carried by
     /// export and push (commit=abc123, branch=main). Repeatable: a key is

@@ -95,3 +95,19 @@ fn the_command_line_is_well_formed() {
     assert_eq!((a.sample_time, a.warmup, a.timeout), (Duration::from_millis(10), None, None));
     assert_eq!((a.threshold, a.ci_target, a.runs), (1.0, 1.0, None));
 }
+
+#[test]
+fn each_style_says_what_colours_and_whether_the_bar_shows() {
+    let got = |s: &str| {
+        let s = style(s).unwrap();
+        (s.color(), s.progress())
+    };
+    assert_eq!(got("auto"), (None, true));
+    assert_eq!(got("full"), (Some(true), true));
+    assert_eq!(got("basic"), (Some(false), true));
+    assert_eq!(got("nocolor"), (Some(false), true));
+    assert_eq!(got("color"), (Some(true), false));
+    assert_eq!(got("none"), (Some(false), false));
+    assert!(style("Full").unwrap_err().downcast_ref::<BadInput>().is_some());
+    assert_eq!(Style::parse("auto").unwrap(), Style::Auto);
+}

@@ -67,6 +67,8 @@ pub(crate) struct Request {
     /// The queue job this run answers (`kdelta agent`), recorded with the
     /// run; the harness only passes it to the store.
     pub(crate) job: Option<i64>,
+    /// No progress bar, even on a terminal (`--style color|none`).
+    pub(crate) no_progress: bool,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.

@@ -1,9 +1,10 @@
 //! A progress bar on stderr: shown only on a terminal, and only once a run has
 //! lasted more than a second and a half, so short runs print nothing extra.
-//! Clones share one bar, so a caller that runs several plans one after the
-//! other (a study's parts) shows them as one. It is drawn only when a worker
-//! starts or ends, never on a timer: a redraw while a worker samples wakes
-//! kdelta and the terminal, and either may land on the measured CPU.
+//! `--style color|none` hides it everywhere. Clones share one bar, so a
+//! caller that runs several plans one after the other (a study's parts)
+//! shows them as one. It is drawn only when a worker starts or ends, never
+//! on a timer: a redraw while a worker samples wakes kdelta and the
+//! terminal, and either may land on the measured CPU.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -18,7 +19,8 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
-    pub(crate) fn new(total: u64) -> Self {
+    /// A bar of `total` workers; never drawn unless `allowed`.
+    pub(crate) fn new(total: u64, allowed: bool) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
@@ -29,7 +31,7 @@ impl Progress {
         Progress {
             bar,
             start: Instant::now(),
-            tty: std::io::stderr().is_terminal(),
+            tty: allowed && std::io::stderr().is_terminal(),
             shown: std::rc::Rc::new(std::cell::Cell::new(false)),
         }
     }

@@ -122,7 +122,8 @@ pub(crate) fn execute_into(
     }
     let watch = LoadWatch::start();
     let own_progress = progress.is_none();
-    let progress = progress.cloned().unwrap_or_else(|| Progress::new(planned_jobs(req, &plan) as u64));
+    let progress =
+        progress.cloned().unwrap_or_else(|| Progress::new(planned_jobs(req, &plan) as u64, !req.no_progress));
     let mut ex = Executor {
         req,
         topo,

@@ -94,6 +94,7 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 profile: None,
                 interleave_why: None,
                 job: None,
+                no_progress: false,
             }
         })
         .collect();
@@ -273,6 +274,7 @@ pub(crate) fn execute(
     }
     let progress = crate::harness::progress::Progress::new(
         stages.iter().map(|st| planned_jobs(&st.req, &st.plan)).sum::<usize>() as u64,
+        !stages.iter().any(|st| st.req.no_progress),
     );
     for Stage { req, plan } in stages {
         if plan.items.is_empty() {

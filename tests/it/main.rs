@@ -45,4 +45,5 @@ mod shell;
 mod store_hostile;
 mod study;
 mod study_resume;
+mod style;
 mod trust;
