@@ -309,7 +309,7 @@ fn comparison_notes(t: &Table, threshold: f64, verbose: bool, pv: &ParamView, sa
         "change: + means {} is better (speedup - 1; in brackets as a factor); * different: where the two sides took turns in one worker, the 99.5% interval \
          of the adjacent pairs' change lies beyond +-{threshold}%; otherwise |change| >= {threshold}% on the log scale (a slowdown and a speedup \
          of one factor alike), Mann-Whitney p < 0.05, the change holds across rounds (sign test over the rounds whose ratio passes {threshold}% \
-         its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round and a t-test on the log ratios), and neither side is noisy nor busy \
+         its way, p < 0.05: 9 of 10 suffice; with 3-5 rounds every round, a t-test on the log ratios and no overlap between the sides' workers), and neither side is noisy nor busy \
          unless the change is 2x or more or beyond twice what disturbance did to that side; no star: same (the interval within +-{threshold}%) or unknown, counted on the answers line; \
          cv: coefficient of variation of the clean samples; geomean rows invert lower-is-better ratios first",
         t.columns.get(1).map(|c| c.name.as_str()).unwrap_or("B")

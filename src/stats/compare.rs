@@ -13,8 +13,9 @@
 //! 3. it holds across the run's rounds (`rounds::judge`): with 6 or more
 //!    paired rounds a sign test over the rounds whose ratio passes the
 //!    threshold in the change's direction gives p < `alpha` (9 of 10 rounds
-//!    suffice), with 3 to 5 every round holds and Student's t on the log
-//!    ratios gives p < `alpha`; fewer rounds are too few to judge;
+//!    suffice), with 3 to 5 every round holds, Student's t on the log
+//!    ratios gives p < `alpha` and the sides' workers do not overlap;
+//!    fewer rounds are too few to judge;
 //! 4. neither side is noisy (too few clean samples) or busy.
 //!
 //! Where the rounds are unknown (results stored before kdelta kept them),
@@ -115,6 +116,9 @@ pub(crate) enum Withheld {
     /// The sides took turns, and the interval of their pairs' change is too
     /// wide to tell it from the threshold (too few pairs or workers).
     WideInterval,
+    /// With 3 to 5 rounds, a worker of one side is as fast as one of the
+    /// other (`rounds`).
+    WorkersOverlap,
 }
 
 impl Withheld {
@@ -127,6 +131,7 @@ impl Withheld {
             Withheld::SpeedMix => "workers fell into two speeds, and neither speed moved",
             Withheld::FewSamples => "too few clean samples to judge",
             Withheld::WideInterval => "too few pairs to judge",
+            Withheld::WorkersOverlap => "its workers overlap (3-5 rounds need them apart)",
         }
     }
 }
@@ -327,6 +332,7 @@ fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<With
     match &c.rounds {
         None => Some(Withheld::FewRounds),
         Some(r) if r.p >= opt.alpha => Some(Withheld::NotInRounds),
+        Some(r) if !r.pass(opt.alpha) => Some(Withheld::WorkersOverlap),
         Some(_) => None,
     }
 }

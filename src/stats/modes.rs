@@ -99,7 +99,7 @@ pub(crate) fn changes(a: &ModeInput, b: &ModeInput, better: Better, opt: &Compar
                 };
                 // The row's rule, judged on the mode's samples and rounds.
                 m.significant = samples_pass(speedup, welch_p(&va, &vb), mann_whitney_p(&va, &vb), known, opt)
-                    && rounds_hold(known, rounds.as_ref().map(|r| r.p), opt.alpha);
+                    && rounds_hold(known, rounds.as_ref(), opt.alpha);
                 m.change_pct = Some((speedup - 1.0) * 100.0);
                 m.rounds = rounds;
             }

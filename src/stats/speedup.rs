@@ -68,14 +68,14 @@ pub(crate) fn samples_pass(
     welch && p_mann_whitney.is_some_and(|p| p < opt.alpha) && beyond_threshold(speedup, opt.threshold_pct)
 }
 
-/// Rule 3: the change holds across the rounds, given the p-value of the
-/// rounds' test (`None`: too few rounds). Rounds that are not `known`
-/// (results stored before kdelta kept them) leave the samples to decide.
-pub(crate) fn rounds_hold(known: bool, rounds_p: Option<f64>, alpha: f64) -> bool {
-    match rounds_p {
+/// Rule 3: the change holds across the rounds, given how they fared
+/// (`None`: too few rounds). Rounds that are not `known` (results stored
+/// before kdelta kept them) leave the samples to decide.
+pub(crate) fn rounds_hold(known: bool, rounds: Option<&super::rounds::Rounds>, alpha: f64) -> bool {
+    match rounds {
         _ if !known => true,
         None => false,
-        Some(p) => p < alpha || p.is_nan(),
+        Some(r) => r.pass(alpha) || r.p.is_nan(),
     }
 }
 

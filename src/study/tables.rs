@@ -185,7 +185,9 @@ pub(crate) fn measured_direction(c: &stats::Comparison, threshold_pct: f64) -> R
         return Ok(Direction::of_change(c.change_pct, 0.0));
     }
     match c.withheld {
-        Some(stats::Withheld::NotInRounds | stats::Withheld::SpeedMix) => Ok(Direction::Same),
+        Some(stats::Withheld::NotInRounds | stats::Withheld::SpeedMix | stats::Withheld::WorkersOverlap) => {
+            Ok(Direction::Same)
+        }
         Some(w) => Err(w.describe()),
         None if c.change_pct.abs() <= threshold_pct => Ok(Direction::Same),
         None => Err("not significant (too few samples to tell)"),
