@@ -198,6 +198,17 @@ pub(crate) fn judge(
     Some(Rounds { test: RoundTest::PairedT, rounds: k, held, p, low, high, apart })
 }
 
+/// Rule 3: the change holds across the rounds, given how they fared
+/// (`None`: too few rounds). Rounds that are not `known` (results stored
+/// before kdelta kept them) leave the samples to decide.
+pub(crate) fn rounds_hold(known: bool, rounds: Option<&Rounds>, alpha: f64) -> bool {
+    match rounds {
+        _ if !known => true,
+        None => false,
+        Some(r) => r.pass(alpha) || r.p.is_nan(),
+    }
+}
+
 /// Whether every round median of side B lies beyond every one of side A in
 /// direction `dir` (> 0: B better), so that no worker of one side would
 /// pass for one of the other.

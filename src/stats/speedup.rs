@@ -68,17 +68,6 @@ pub(crate) fn samples_pass(
     welch && p_mann_whitney.is_some_and(|p| p < opt.alpha) && beyond_threshold(speedup, opt.threshold_pct)
 }
 
-/// Rule 3: the change holds across the rounds, given how they fared
-/// (`None`: too few rounds). Rounds that are not `known` (results stored
-/// before kdelta kept them) leave the samples to decide.
-pub(crate) fn rounds_hold(known: bool, rounds: Option<&super::rounds::Rounds>, alpha: f64) -> bool {
-    match rounds {
-        _ if !known => true,
-        None => false,
-        Some(r) => r.pass(alpha) || r.p.is_nan(),
-    }
-}
-
 fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
