@@ -22,6 +22,7 @@ pub(crate) mod history;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod markdown;
+mod markup;
 pub(crate) mod model;
 pub(crate) mod orgmode;
 pub(crate) mod pooled;
