@@ -417,11 +417,13 @@ fn a_moved_machine_measures_the_baseline_s_build_again() {
         _ => panic!("exit {code}: {out}{err}"),
     }
     assert_eq!(stored_runs(&e), 3, "the new run, then both builds in one");
-    // Without it: the moved machine is all check can say (or, on a machine
-    // busy enough to leave the three-run baseline too few clean samples, that).
+    // Without it: the moved machine is all check can say. On a machine busy
+    // enough that the new run's reference loops found no quiet CPU (no
+    // reference, so no move to see), the three-run baseline still leaves
+    // the change unjudged: 125 either way, never a verdict.
     let (code, out, err) = kdelta(&e, &check);
     assert_eq!(code, 125, "{out}{err}");
-    assert!(out.contains("cannot tell (the machine's speed changed") || out.contains("too few clean samples"), "{out}");
+    assert!(out.contains("cannot tell ("), "{out}");
 }
 
 /// A label whose runs fall into two speeds that take turns (a VM running
