@@ -49,13 +49,17 @@ enum Slot {
 
 /// A group under way: its items, its points (one per supported item and
 /// ready configuration, item by item), where each of its results comes from
-/// in storing order, and what each item's work was calibrated to.
+/// in storing order, and what each point's work was calibrated to.
 pub(super) struct Sweep<'g> {
     pub(crate) items: &'g [Item],
     pub(crate) points: Vec<Point>,
     slots: Vec<Slot>,
-    /// Iterations per sample, per item: calibrated once, in the item's first
-    /// worker; every later worker of every configuration times the same work.
+    /// Iterations per sample, per point: calibrated once, in the point's
+    /// first worker, and timed again by its later workers. Each
+    /// configuration calibrates its own, as LMbench calibrates each run: a
+    /// count sized on one CPU would make another configuration's samples
+    /// 30x the target where a round trip is 30x dearer (`lat.pipe` under
+    /// `noht`), or a thirtieth of it the other way round.
     pub(crate) iterations: Vec<Option<u64>>,
 }
 
@@ -87,7 +91,8 @@ impl<'g> Sweep<'g> {
                 }
             }
         }
-        Sweep { items, points, slots, iterations: vec![None; items.len()] }
+        let iterations = vec![None; points.len()];
+        Sweep { items, points, slots, iterations }
     }
 
     /// The group's ties in running order: each tie of items (`item_ties`)
@@ -532,5 +537,25 @@ mod tests {
         // configuration its items.
         let ties = sweep.ties(vec![vec![2, 0]], &[vec![0, 1]]);
         assert_eq!(ties, [Tie { points: vec![2, 0, 3, 1] }]);
+    }
+
+    #[test]
+    fn each_configuration_times_the_count_its_own_first_worker_calibrated() {
+        use super::super::schedule::{Job, Take};
+        let items = [item("1", None)];
+        let mut sweep = Sweep::lay_out(&items, &[], 2, 0);
+        let job = |point| Job { takes: vec![Take { point, samples: 2, retakes: 0 }] };
+        let calibrated = |n| vec![Ok(crate::measure::sampler::SampleSet { iterations: Some(n), ..Default::default() })];
+        // The first configuration's worker calibrated 5000 (a pipe round
+        // trip on one CPU); the second configuration's first worker must
+        // calibrate its own, not time 5000 round trips 30x dearer.
+        sweep.absorb(&job(0), calibrated(5000), 1, 1);
+        let told = |sweep: &Sweep, point| sweep.job_points(&job(point), |_| false)[0].iterations;
+        assert_eq!(told(&sweep, 0), Some(5000));
+        assert_eq!(told(&sweep, 1), None);
+        sweep.absorb(&job(1), calibrated(170), 1, 2);
+        // Later workers of each keep their own count, whatever a later worker reports.
+        sweep.absorb(&job(0), calibrated(4000), 2, 3);
+        assert_eq!((told(&sweep, 0), told(&sweep, 1)), (Some(5000), Some(170)));
     }
 }

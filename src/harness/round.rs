@@ -31,12 +31,12 @@ impl Sweep<'_> {
 
     /// A worker's samples (or failures), one per point of its job, folded
     /// into the points, each sample marked with its round and worker.
-    fn absorb(&mut self, job: &Job, sets: Vec<PointResult>, round: u32, job_no: usize) {
+    pub(super) fn absorb(&mut self, job: &Job, sets: Vec<PointResult>, round: u32, job_no: usize) {
         for (t, got) in job.takes.iter().zip(sets) {
             let p = &mut self.points[t.point];
             match got {
                 Ok(mut set) => {
-                    let it = &mut self.iterations[p.item];
+                    let it = &mut self.iterations[t.point];
                     if it.is_none() {
                         *it = set.iterations;
                     }
@@ -53,7 +53,7 @@ impl Sweep<'_> {
 
     /// The job's points as its worker is told them, in the order they take
     /// turns; `counts(cfg)`: whether a point of configuration `cfg` counts.
-    fn job_points(&self, job: &Job, counts: impl Fn(usize) -> bool) -> Vec<JobPoint> {
+    pub(super) fn job_points(&self, job: &Job, counts: impl Fn(usize) -> bool) -> Vec<JobPoint> {
         job.takes
             .iter()
             .map(|t| {
@@ -61,7 +61,7 @@ impl Sweep<'_> {
                 JobPoint {
                     params: self.items[item].params.clone(),
                     samples: t.samples,
-                    iterations: self.iterations[item],
+                    iterations: self.iterations[t.point],
                     counters: counts(self.points[t.point].cfg),
                 }
             })
