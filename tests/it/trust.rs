@@ -166,12 +166,13 @@ fn runs_takes_a_count_or_auto() {
     assert_eq!(env["ci_target_pct"], 50.0);
     let q = &v["results"][0]["quality"];
     assert!(q["ci_target_met"].is_boolean(), "{q}");
-    // At least the benchmark's own count (10), at most three times that,
-    // counting the clean samples: on a loaded machine disturbed ones are
-    // kept beside their retakes.
+    // At least the benchmark's own count (10) taken, at most three times
+    // that clean: on a loaded machine disturbed samples are kept beside
+    // their retakes, and the retakes' time is bounded, so fewer than 10 may
+    // be clean.
     let meta = v["results"][0]["samples_meta"].as_array().unwrap();
     let clean = meta.iter().filter(|m| m["disturbed"] != true).count();
-    assert!((10..=30).contains(&clean), "{clean} clean of {}", meta.len());
+    assert!(meta.len() >= 10 && clean <= 30, "{clean} clean of {}", meta.len());
 }
 
 /// For each job a result took samples in: the time and result of each.
