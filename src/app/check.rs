@@ -236,6 +236,29 @@ fn no_run_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Against a baseline measured on what was in effect another machine
+/// (`why`, said once on stderr): a row's regressed or improved stands only
+/// where its change (log) is beyond `beyond`; an ok, or a change within
+/// it, cannot be told.
+fn withhold(rows: &mut [Line], why: &str, beyond: f64) {
+    eprintln!("kdelta: {why}");
+    for l in rows {
+        let stands = l.change.is_some_and(|c| c.abs() > beyond);
+        if let Some(v) = &l.verdict {
+            let kept = match v {
+                Verdict::CannotTell(_) => true,
+                Verdict::Regressed | Verdict::Improved => stands,
+                Verdict::Ok(_) => false,
+            };
+            if !kept {
+                let suffix = format!(": {}", v.text());
+                l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
+                l.verdict = Some(Verdict::CannotTell(why.to_string()));
+            }
+        }
+    }
+}
+
 /// `check`'s `--budget` when none is given: an answer near a minute.
 const CHECK_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -289,39 +312,33 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     }
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
     let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
-    let moved_why = moved.as_ref().map(|(why, _)| why.clone());
+    let busier = crate::stats::verdict::machine_busier(&base.environment, &run.environment);
     run::shown_in_unit(&mut base_results, &a.run);
     run::shown_in_unit(&mut results, &a.run);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
-    if let Some((why, moved)) = moved {
-        // A slower machine looks like a slower build, and a faster one
-        // hides a slower build: against a baseline the machine has moved
-        // away from by `moved` (log), only a change beyond the limit plus
-        // twice that move is judged (regressed or improved); an "ok" could
-        // hide a slowdown as large as the move, so it cannot be told (125:
-        // measure both builds now, with `--within`, or record the baseline
-        // again).
-        eprintln!("kdelta: {why}");
-        let beyond = (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved;
-        for l in &mut rows {
-            let stands = l.change.is_some_and(|c| c.abs() > beyond);
-            if let Some(v) = &l.verdict {
-                let kept = match v {
-                    Verdict::CannotTell(_) => true,
-                    Verdict::Regressed | Verdict::Improved => stands,
-                    Verdict::Ok(_) => false,
-                };
-                if !kept {
-                    let suffix = format!(": {}", v.text());
-                    l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
-                    l.verdict = Some(Verdict::CannotTell(why.clone()));
-                }
-            }
+    // A slower machine looks like a slower build, and a faster one hides a
+    // slower build: against a baseline the machine has moved away from by
+    // `moved` (log), only a change beyond the limit plus twice that move is
+    // judged (regressed or improved). Where other processes kept one side's
+    // machine busier, what a busy neighbour CPU does is not known in
+    // advance (2-13 % on a compiled loop here): only a change of 2x or more
+    // is judged, as the sampler's busy veto does. An "ok" could hide a
+    // slowdown as large, so it cannot be told (125: measure both builds
+    // now, with `--within` or `--baseline-cmd`, or record the baseline again).
+    let withheld_why = match (moved, busier) {
+        (Some((why, moved)), _) => {
+            withhold(&mut rows, &why, (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved);
+            Some(why)
         }
-    }
+        (None, Some(why)) => {
+            withhold(&mut rows, &why, 2f64.ln());
+            Some(why)
+        }
+        (None, None) => None,
+    };
     let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
-    if let (Some(settings), Some(why)) = (rebase, moved_why) {
+    if let (Some(settings), Some(why)) = (rebase, withheld_why) {
         if status(&verdicts) == exit::CANNOT_TELL {
             eprintln!(
                 "kdelta: {why}: measuring the baseline's build (--baseline-cmd) again, interleaved with this \

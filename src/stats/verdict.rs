@@ -232,6 +232,31 @@ pub(crate) fn rounds_interval(d: &[f64]) -> Option<(f64, f64)> {
     Some(((m - half).exp(), (m + half).exp()))
 }
 
+/// How many CPUs' worth of other processes' time (`RunEnvironment::others_cpus`)
+/// one run may have had beside it more than the other before the two were
+/// measured on different machines: the harness's own threshold for a busy
+/// machine.
+pub(crate) const BUSIER_BY_CPUS: f64 = 0.25;
+
+/// Whether other processes kept the machine busier during one of a
+/// baseline run and a new one than during the other, by at least
+/// [`BUSIER_BY_CPUS`]. A busy CPU slows its neighbours without preempting
+/// them (two vCPUs of one core, or of one host core under a hypervisor:
+/// a compiled loop beside a loop that toggles on the other vCPU read 2-13 %
+/// slower here, every sample clean), so a change between such runs may be
+/// the neighbour's. `Some` says how busy each was; `None` when they were
+/// alike, or a run does not know (made before kdelta measured it).
+pub(crate) fn machine_busier(base: &RunEnvironment, new: &RunEnvironment) -> Option<String> {
+    let (b, n) = (base.others_cpus?, new.others_cpus?);
+    if !b.is_finite() || !n.is_finite() || (n - b).abs() < BUSIER_BY_CPUS {
+        return None;
+    }
+    Some(format!(
+        "other processes kept {n:.2} CPUs busy during this run and {b:.2} during the baseline: \
+         a busy CPU slows its neighbours without taking their CPU"
+    ))
+}
+
 /// Whether the machine's own speed moved between a baseline run and a new
 /// one, by their reference loops (`measure::reference`, before the first
 /// worker and after the last): a kind whose figure moved by more than the
@@ -328,6 +353,18 @@ mod tests {
         // Excludes 1, below the threshold and within it: same.
         assert_eq!(answer(1.005, 1.001, 1.008, 1.0), Answer::Same);
         assert_eq!(answer(f64::NAN, 1.0, 1.0, 1.0), Answer::Unknown);
+    }
+
+    #[test]
+    fn a_machine_busier_on_one_side_is_told_by_other_processes_time() {
+        let env = |o: Option<f64>| RunEnvironment { others_cpus: o, ..Default::default() };
+        assert_eq!(machine_busier(&env(Some(0.11)), &env(Some(0.30))), None);
+        let why = machine_busier(&env(Some(0.11)), &env(Some(0.49))).expect("a hog half the time");
+        assert!(why.contains("0.49 CPUs busy during this run and 0.11 during the baseline"), "{why}");
+        // Either way round: a busy baseline makes a quiet run look faster.
+        assert!(machine_busier(&env(Some(0.8)), &env(Some(0.0))).is_some());
+        assert_eq!(machine_busier(&env(None), &env(Some(1.0))), None);
+        assert_eq!(machine_busier(&env(Some(f64::NAN)), &env(Some(1.0))), None);
     }
 
     #[test]

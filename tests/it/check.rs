@@ -379,6 +379,32 @@ fn a_baseline_the_machine_has_moved_away_from_is_not_judged() {
     assert_eq!(code, 1, "{out}{err}");
 }
 
+/// A baseline measured while the machine was quiet, checked by a run with
+/// other work beside it (a loop on the other vCPU slows a compiled loop
+/// here by 2-13 %, every sample clean on its own CPU): no regression below
+/// 2x is believed, and no "ok" either. Alike loads judge as usual.
+#[test]
+fn a_run_beside_other_work_is_not_judged_against_a_quiet_baseline() {
+    let e = Env::new();
+    let set = |run: i64, others: f64| {
+        let c = rusqlite::Connection::open(e.db()).unwrap();
+        let env = json!({ "others_cpus": others }).to_string();
+        c.execute("UPDATE runs SET environment = ?1 WHERE id = ?2", rusqlite::params![env, run]).unwrap();
+    };
+    write_run(&e.db(), Some("base"), json!({}), &[time(10.0)]).unwrap();
+    set(1, 0.11);
+    let check = |id: i64| kdelta(&e, &["check", "--run", &id.to_string(), "--against", "base"]);
+    for (ms, others, want) in [(11.0, 0.6, 125), (10.0, 0.6, 125), (30.0, 0.6, 1), (11.0, 0.2, 1), (10.0, 0.2, 0)] {
+        let id = write_run(&e.db(), Some("new"), json!({}), &[time(ms)]).unwrap();
+        set(id, others);
+        let (code, out, err) = check(id);
+        assert_eq!(code, want, "{ms} ms beside {others} CPUs of other work: {out}{err}");
+        if want == 125 {
+            assert!(out.contains("cannot tell (other processes kept 0.60 CPUs busy during this run and 0.11"), "{out}");
+        }
+    }
+}
+
 /// `--baseline-cmd`: against a baseline the machine has moved away from,
 /// the baseline's build is measured again beside the new one, interleaved,
 /// and judged as `--within` judges it, rather than answered 125.
