@@ -252,7 +252,7 @@ impl LoadWatch {
         // counts kdelta's own runnable threads too (a benchmark may run
         // thousands), so it only decides when /proc/stat could not be read.
         let busy = match others {
-            Some(o) => o > 0.25,
+            Some(o) => o > crate::stats::verdict::BUSY_CPUS,
             None => load_before > topo.online.len() as f64 / 2.0,
         };
         if busy {

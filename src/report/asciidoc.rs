@@ -2,7 +2,7 @@
 //! draws, as `|===` blocks, for a document built with Asciidoctor.
 
 use super::grid::Grid;
-use super::markup::{document, push_table_notes, Markup};
+use super::markup::{document, Markup};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -31,7 +31,6 @@ impl Markup for Asciidoc {
             out.push_str(&format!("|{}\n", cells.join(" |")));
         }
         out.push_str("|===\n\n");
-        push_table_notes(out, g, self);
     }
 
     fn bullet(&self) -> &'static str {

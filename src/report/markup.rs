@@ -12,7 +12,7 @@ pub(crate) trait Markup {
     /// A cell or line as the markup's text (control characters shown, not
     /// obeyed; what would end a cell escaped).
     fn esc(&self, s: &str) -> String;
-    /// One table, its notes after it.
+    /// One table (`document` writes its notes after it).
     fn draw(&self, out: &mut String, g: &Grid);
     /// What starts a list item (`* `, `- `).
     fn bullet(&self) -> &'static str;
@@ -43,11 +43,13 @@ pub(crate) fn document(rep: &Report, m: &impl Markup) -> String {
             out.push_str(&format!("{}\n\n", m.esc(&line)));
         }
     }
-    if rep.tables.is_empty() {
-        m.draw(&mut out, &grid::results(rep, rep.verbose));
-    }
-    for t in &rep.tables {
-        m.draw(&mut out, &grid::comparison(t, rep.threshold_pct, rep.verbose));
+    let grids = match rep.tables.is_empty() {
+        true => vec![grid::results(rep, rep.verbose)],
+        false => rep.tables.iter().map(|t| grid::comparison(t, rep.threshold_pct, rep.verbose)).collect(),
+    };
+    for g in &grids {
+        m.draw(&mut out, g);
+        push_table_notes(&mut out, g, m);
     }
     let why: Vec<String> = rep.why.iter().map(|w| m.esc(w)).collect();
     push_lines(&mut out, m.bullet(), &why);
@@ -67,7 +69,7 @@ pub(crate) fn document(rep: &Report, m: &impl Markup) -> String {
 }
 
 /// A table's notes as list items, then a blank line.
-pub(crate) fn push_table_notes(out: &mut String, g: &Grid, m: &impl Markup) {
+fn push_table_notes(out: &mut String, g: &Grid, m: &impl Markup) {
     for n in &g.notes {
         out.push_str(&format!("{}{}\n", m.bullet(), m.esc(n)));
     }

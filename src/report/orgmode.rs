@@ -3,7 +3,7 @@
 
 use super::extra_render::unicode_width_lite::width;
 use super::grid::Grid;
-use super::markup::{document, push_table_notes, Markup};
+use super::markup::{document, Markup};
 use super::model::Report;
 use super::Renderer;
 use anyhow::Result;
@@ -55,7 +55,6 @@ impl Markup for Orgmode {
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out.push('\n');
-        push_table_notes(out, g, self);
     }
 
     fn bullet(&self) -> &'static str {

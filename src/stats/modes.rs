@@ -5,8 +5,7 @@
 //! moved: `lat.pipe` from one CPU to two may be as fast as before when both
 //! tasks share a CPU, and slower only because it now also runs across CPUs.
 
-use super::rounds::rounds_hold;
-use super::rounds::{self, Rounds};
+use super::rounds::{self, rounds_hold, Rounds};
 use super::speedup::{mann_whitney_p, samples_pass, speedup_of, welch_p, CompareOptions};
 use super::summary::median;
 use crate::model::sample::Placement;

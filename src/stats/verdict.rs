@@ -232,15 +232,14 @@ pub(crate) fn rounds_interval(d: &[f64]) -> Option<(f64, f64)> {
     Some(((m - half).exp(), (m + half).exp()))
 }
 
-/// How many CPUs' worth of other processes' time (`RunEnvironment::others_cpus`)
-/// one run may have had beside it more than the other before the two were
-/// measured on different machines: the harness's own threshold for a busy
-/// machine.
-pub(crate) const BUSIER_BY_CPUS: f64 = 0.25;
+/// CPUs' worth of other processes' time (`RunEnvironment::others_cpus`)
+/// that makes a machine busy: the harness warns of a run with more beside
+/// it, and a check does not judge two runs whose machines differ by as much.
+pub(crate) const BUSY_CPUS: f64 = 0.25;
 
 /// Whether other processes kept the machine busier during one of a
 /// baseline run and a new one than during the other, by at least
-/// [`BUSIER_BY_CPUS`]. A busy CPU slows its neighbours without preempting
+/// [`BUSY_CPUS`]. A busy CPU slows its neighbours without preempting
 /// them (two vCPUs of one core, or of one host core under a hypervisor:
 /// a compiled loop beside a loop that toggles on the other vCPU read 2-13 %
 /// slower here, every sample clean), so a change between such runs may be
@@ -248,7 +247,7 @@ pub(crate) const BUSIER_BY_CPUS: f64 = 0.25;
 /// alike, or a run does not know (made before kdelta measured it).
 pub(crate) fn machine_busier(base: &RunEnvironment, new: &RunEnvironment) -> Option<String> {
     let (b, n) = (base.others_cpus?, new.others_cpus?);
-    if !b.is_finite() || !n.is_finite() || (n - b).abs() < BUSIER_BY_CPUS {
+    if !b.is_finite() || !n.is_finite() || (n - b).abs() < BUSY_CPUS {
         return None;
     }
     Some(format!(
