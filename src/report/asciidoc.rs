@@ -33,12 +33,8 @@ impl Markup for Asciidoc {
         out.push_str("|===\n\n");
     }
 
-    fn bullet(&self) -> &'static str {
-        "* "
-    }
+    const BULLET: &'static str = "* ";
 
     /// A literal block: the lines as they are, in a fixed-width font.
-    fn literal(&self) -> (&'static str, &'static str) {
-        ("....", "....")
-    }
+    const LITERAL: (&'static str, &'static str) = ("....", "....");
 }

@@ -15,9 +15,9 @@ pub(crate) trait Markup {
     /// One table (`document` writes its notes after it).
     fn draw(&self, out: &mut String, g: &Grid);
     /// What starts a list item (`* `, `- `).
-    fn bullet(&self) -> &'static str;
+    const BULLET: &'static str;
     /// The lines that open and close a literal block.
-    fn literal(&self) -> (&'static str, &'static str);
+    const LITERAL: (&'static str, &'static str);
     /// A cell of a table: escaped, and in bold from the geometric means on.
     fn cell(&self, c: &str, geomean: bool) -> String {
         let c = self.esc(c.trim());
@@ -34,7 +34,7 @@ pub(crate) trait Markup {
 const RUN_LINE: Emphasis = Emphasis { strong: "*", separator: " —" };
 
 /// The whole report in markup `m`.
-pub(crate) fn document(rep: &Report, m: &impl Markup) -> String {
+pub(crate) fn document<M: Markup>(rep: &Report, m: &M) -> String {
     let mut out = String::new();
     for run in &rep.runs {
         out.push_str(&m.esc(&run_line(run, &RUN_LINE)));
@@ -52,26 +52,26 @@ pub(crate) fn document(rep: &Report, m: &impl Markup) -> String {
         push_table_notes(&mut out, g, m);
     }
     let why: Vec<String> = rep.why.iter().map(|w| m.esc(w)).collect();
-    push_lines(&mut out, m.bullet(), &why);
+    push_lines(&mut out, M::BULLET, &why);
     if !why.is_empty() {
         out.push('\n');
     }
     if !rep.summaries.is_empty() {
-        let (open, close) = m.literal();
+        let (open, close) = M::LITERAL;
         out.push_str(&format!("{open}\n"));
         push_lines(&mut out, "", &rep.summaries);
         out.push_str(&format!("{close}\n\n"));
     }
     let notes: Vec<String> = rep.notes.iter().map(|n| m.esc(n)).collect();
     let remarks: Vec<String> = rep.remarks.iter().map(|n| m.esc(n)).collect();
-    push_notes(&mut out, &notes, &remarks, m.bullet());
+    push_notes(&mut out, &notes, &remarks, M::BULLET);
     out
 }
 
 /// A table's notes as list items, then a blank line.
-fn push_table_notes(out: &mut String, g: &Grid, m: &impl Markup) {
+fn push_table_notes<M: Markup>(out: &mut String, g: &Grid, m: &M) {
     for n in &g.notes {
-        out.push_str(&format!("{}{}\n", m.bullet(), m.esc(n)));
+        out.push_str(&format!("{}{}\n", M::BULLET, m.esc(n)));
     }
     out.push('\n');
 }

@@ -57,11 +57,7 @@ impl Markup for Orgmode {
         out.push('\n');
     }
 
-    fn bullet(&self) -> &'static str {
-        "- "
-    }
+    const BULLET: &'static str = "- ";
 
-    fn literal(&self) -> (&'static str, &'static str) {
-        ("#+begin_example", "#+end_example")
-    }
+    const LITERAL: (&'static str, &'static str) = ("#+begin_example", "#+end_example");
 }
