@@ -166,7 +166,7 @@ fn chat_tbench_and_lat_tcp_across_namespaces_and_delay() {
     let chat_p = format!("server={chat}");
     let tbench_p = format!("server={tbench}");
     let tcp_p = format!("server={tcp}");
-    let tb = ["time=2s", "warmup=500ms"];
+    let tb = ["time=1s", "warmup=200ms"];
     let measure = |lab: &Lab| {
         (
             lab.run("chat.rooms", &[&chat_p, "rooms=1", "users=10", "messages=50"], &db),

@@ -206,7 +206,9 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
     let spin = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
     let out = e
         .cmd()
-        .args(["run", "cmd", "--config", "up", "--runs", "2"])
+        // One sample a side: each profiled sample costs perf script seconds
+        // of symbolising (addr2line over kdelta's and the C library's DWARF).
+        .args(["run", "cmd", "--config", "up", "--runs", "1"])
         .args(["--cmd", &format!("a={spin}"), "--cmd", &format!("b={spin}; {spin}"), "--profile"])
         // No waiting for quiet CPUs after a disturbed sample: the stacks are
         // what is asserted here, and on a busy machine the waits took a minute.
