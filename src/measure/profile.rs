@@ -90,7 +90,12 @@ impl Recorder {
         };
         let ids: Vec<String> = ids.iter().map(|t| t.to_string()).collect();
         let mut cmd = std::process::Command::new(&settings.perf);
-        cmd.args(["record", "-q", "-e", &settings.event, "-F", &settings.hz.to_string()])
+        // --no-buildid-cache: perf would otherwise copy every binary a stack
+        // passed through (kdelta's own, 50 MB with its debug info, and the
+        // benchmarks' programs in the run's temporary directory) into
+        // ~/.debug, and never remove them. `perf script` below reads the
+        // binaries where they are, while they still exist.
+        cmd.args(["record", "-q", "--no-buildid-cache", "-e", &settings.event, "-F", &settings.hz.to_string()])
             .args(["--call-graph", "dwarf", "-D", "-1", "--inherit", flag, &ids.join(",")])
             .arg("-o")
             .arg(dir.join("perf.data"))

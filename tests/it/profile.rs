@@ -204,8 +204,13 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
     }
     let e = Env::new();
     let spin = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+    // perf keeps a copy of every binary it sampled in $HOME/.debug unless
+    // told not to: a profiled run must leave none there.
+    let home = e.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
     let out = e
         .cmd()
+        .env("HOME", &home)
         // One sample a side: each profiled sample costs perf script seconds
         // of symbolising (addr2line over kdelta's and the C library's DWARF).
         .args(["run", "cmd", "--config", "up", "--runs", "1"])
@@ -250,8 +255,9 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
         e.cmd().args(["profile", "1", "cmd.run", "-c", "b", "--against", "a", "--format", "text"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("self %") && text.contains("change of each function's total share"), "{text}");
-    // Nothing of perf's is left: no process, no file.
+    // Nothing of perf's is left: no process, no file, no build-id cache.
     assert!(e.tmp_leftovers().is_empty(), "{:?}", e.tmp_leftovers());
+    assert_eq!(std::fs::read_dir(&home).unwrap().count(), 0, "perf's build-id cache in $HOME/.debug");
     let perf_left = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
