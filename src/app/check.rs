@@ -326,17 +326,17 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     // is judged, as the sampler's busy veto does. An "ok" could hide a
     // slowdown as large, so it cannot be told (125: measure both builds
     // now, with `--within` or `--baseline-cmd`, or record the baseline again).
-    let withheld_why = match (moved, busier) {
-        (Some((why, moved)), _) => {
-            withhold(&mut rows, &why, (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved);
-            Some(why)
-        }
-        (None, Some(why)) => {
-            withhold(&mut rows, &why, 2f64.ln());
-            Some(why)
-        }
-        (None, None) => None,
-    };
+    // Both may hold: the stricter bar stands, and both reasons are said.
+    let rules = [
+        moved.map(|(why, moved)| (why, (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved)),
+        busier.map(|why| (why, 2f64.ln())),
+    ];
+    let (whys, beyond): (Vec<String>, Vec<f64>) = rules.into_iter().flatten().unzip();
+    let withheld_why = (!whys.is_empty()).then(|| {
+        let why = whys.join("; ");
+        withhold(&mut rows, &why, beyond.iter().copied().fold(0.0, f64::max));
+        why
+    });
     let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
     if let (Some(settings), Some(why)) = (rebase, withheld_why) {
         if status(&verdicts) == exit::CANNOT_TELL {

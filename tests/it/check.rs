@@ -403,6 +403,21 @@ fn a_run_beside_other_work_is_not_judged_against_a_quiet_baseline() {
             assert!(out.contains("cannot tell (other processes kept 0.60 CPUs busy during this run and 0.11"), "{out}");
         }
     }
+    // The machine also moved, by 3 %: 1.3x is beyond that rule's bar (the
+    // limit and twice the move) but not the busier one's (2x), and the
+    // stricter stands, with both reasons.
+    let refs = |ns: f64| json!({ "kinds": [{ "name": "multiply chain", "ns": ns }] });
+    let set_env = |run: i64, others: f64, ns: f64| {
+        let c = rusqlite::Connection::open(e.db()).unwrap();
+        let env = json!({ "others_cpus": others, "reference_before": refs(ns), "reference_after": refs(ns) });
+        c.execute("UPDATE runs SET environment = ?1 WHERE id = ?2", rusqlite::params![env.to_string(), run]).unwrap();
+    };
+    set_env(1, 0.11, 1.0);
+    let id = write_run(&e.db(), Some("new"), json!({}), &[time(13.0)]).unwrap();
+    set_env(id, 0.6, 1.03);
+    let (code, out, err) = check(id);
+    assert_eq!(code, 125, "{out}{err}");
+    assert!(err.contains("the machine's speed changed") && err.contains("other processes kept 0.60 CPUs"), "{err}");
 }
 
 /// `--baseline-cmd`: against a baseline the machine has moved away from,
