@@ -43,9 +43,10 @@ pub(crate) fn document<M: Markup>(rep: &Report, m: &M) -> String {
             out.push_str(&format!("{}\n\n", m.esc(&line)));
         }
     }
-    let grids = match rep.tables.is_empty() {
-        true => vec![grid::results(rep, rep.verbose)],
-        false => rep.tables.iter().map(|t| grid::comparison(t, rep.threshold_pct, rep.verbose)).collect(),
+    let grids = if rep.tables.is_empty() {
+        vec![grid::results(rep, rep.verbose)]
+    } else {
+        rep.tables.iter().map(|t| grid::comparison(t, rep.threshold_pct, rep.verbose)).collect()
     };
     for g in &grids {
         m.draw(&mut out, g);
