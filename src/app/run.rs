@@ -108,12 +108,8 @@ fn profile_settings() -> Result<crate::measure::profile::ProfileSettings> {
     let path = std::env::var("PATH").unwrap_or_default();
     let perf = crate::sys::find_in_path("perf", &path)
         .ok_or_else(|| bad_input("--profile: perf(1) is not installed (install linux-perf or linux-tools)"))?;
-    Ok(profile::ProfileSettings {
-        event: crate::sys::perf_access::sampling_event(std::path::Path::new("/")).to_string(),
-        hz: profile::HZ,
-        time: profile::TIME,
-        perf,
-    })
+    let event = crate::sys::perf_access::sampling_event(std::path::Path::new("/"));
+    Ok(profile::ProfileSettings::new(perf, event))
 }
 
 /// Plan, then measure and store the run on this host; a bad request is

@@ -12,10 +12,13 @@
 //! /proc/kallsyms; user frames are unwound from a copy of each sample's
 //! user stack with the binaries' DWARF call-frame information (Rust and C
 //! built without frame pointers still unwind) and named from their ELF
-//! symbols, inlined functions from DWARF where present. perf records the
+//! symbols, inlined functions from DWARF where present (`inline.rs`, not
+//! perf's own lookup, which is slow). perf records the
 //! tasks' mappings as they are made, so a forked child that is gone by the
 //! time the stacks are symbolised is still named. Why perf and not an
 //! in-process sampler: see ARCHITECTURE.md.
+
+mod inline;
 
 use crate::model::profile::Profile;
 use anyhow::{bail, Context, Result};
@@ -37,6 +40,25 @@ pub struct ProfileSettings {
     pub time: Duration,
     /// The `perf` program.
     pub perf: PathBuf,
+    /// This perf knows `record --no-bpf-event` (perf 5.1 and later): no
+    /// side-band thread for BPF events, which took perf 0.5 s to stop.
+    #[serde(default)]
+    pub no_bpf_event: bool,
+}
+
+impl ProfileSettings {
+    /// The settings for `perf`, asking it which of `record`'s options it
+    /// knows.
+    pub(crate) fn new(perf: PathBuf, event: &str) -> ProfileSettings {
+        let help = std::process::Command::new(&perf)
+            .args(["record", "-h"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map(|o| [o.stdout, o.stderr].concat())
+            .unwrap_or_default();
+        let no_bpf_event = String::from_utf8_lossy(&help).contains("--no-bpf-event");
+        ProfileSettings { event: event.to_string(), hz: HZ, time: TIME, perf, no_bpf_event }
+    }
 }
 
 /// Stack samples a second: below perf's default (4000), so that the copied
@@ -94,8 +116,12 @@ impl Recorder {
         // passed through (kdelta's own, 50 MB with its debug info, and the
         // benchmarks' programs in the run's temporary directory) into
         // ~/.debug, and never remove them. `perf script` below reads the
-        // binaries where they are, while they still exist.
-        cmd.args(["record", "-q", "--no-buildid-cache", "-e", &settings.event, "-F", &settings.hz.to_string()])
+        // binaries where they are, while they still exist, so no build-ids
+        // are needed in perf.data either (--no-buildid: finding them made
+        // perf read all its samples again on the way out).
+        cmd.args(["record", "-q", "--no-buildid-cache", "--no-buildid", "-e", &settings.event])
+            .args(["-F", &settings.hz.to_string()])
+            .args(settings.no_bpf_event.then_some("--no-bpf-event"))
             .args(["--call-graph", "dwarf", "-D", "-1", "--inherit", flag, &ids.join(",")])
             .arg("-o")
             .arg(dir.join("perf.data"))
@@ -166,13 +192,16 @@ impl Recorder {
             Some(st) => bail!("perf record ended ({}){}", crate::child::describe(st), self.log_tail()),
             None => bail!("perf record did not end within {} s of SIGINT", PERF_WAIT.as_secs()),
         }
-        // In a process group of its own: the addr2line helpers perf script
-        // starts for inlined names may outlive it, and go with the group.
+        // --no-inline: inlined functions are named by `inline::expand`, which
+        // reads each binary's DWARF once; perf would run binutils' addr2line
+        // over it for every address (seconds a worker). In a process group
+        // of its own: a helper perf script starts may outlive it, and goes
+        // with the group.
         let mut script = std::process::Command::new(&self.settings.perf)
             .arg("script")
             .arg("-i")
             .arg(self.dir.join("perf.data"))
-            .args(["-F", "comm,pid,tid,event,ip,sym,dso"])
+            .args(["--no-inline", "-F", "comm,pid,tid,event,ip,sym,dso"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -195,7 +224,7 @@ impl Recorder {
         }
         let mut p =
             Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
-        p.add_folded(&fold(&without_tasks(&out.stdout, &self.exclude))?);
+        p.add_folded(&fold(&without_tasks(&inline::expand(&out.stdout), &self.exclude))?);
         Ok(p)
     }
 }
