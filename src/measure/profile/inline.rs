@@ -90,8 +90,8 @@ fn inlined(path: &Path, offsets: &BTreeSet<u64>, debug_root: &Path) -> HashMap<u
     found
 }
 
-/// The DWARF sections a lookup of names and lines reads, decompressed
-/// where the file compresses them (as Debian's debug files do); the
+/// The DWARF sections a lookup of names and lines reads, inflated where
+/// the file compresses them with zlib (as Debian's debug files do); the
 /// location lists of variables, often the largest, are left out.
 fn sections<'a>(file: &object::File<'a>) -> HashMap<SectionId, Cow<'a, [u8]>> {
     use SectionId::*;
@@ -108,8 +108,29 @@ fn sections<'a>(file: &object::File<'a>) -> HashMap<SectionId, Cow<'a, [u8]>> {
         DebugStrOffsets,
         DebugTypes,
     ];
-    wanted.into_iter().filter_map(|id| Some((id, file.section_by_name(id.name())?.uncompressed_data().ok()?))).collect()
+    wanted.into_iter().filter_map(|id| Some((id, section_data(&file.section_by_name(id.name())?)?))).collect()
 }
+
+/// A section's bytes, inflated if zlib-compressed (`SHF_COMPRESSED` or an
+/// old `.zdebug_*` section); `None` for another compression (zstd: that
+/// binary's frames keep their ELF symbols) or a size past `MAX_SECTION`.
+fn section_data<'a>(section: &object::Section<'a, '_>) -> Option<Cow<'a, [u8]>> {
+    use object::CompressionFormat;
+    let packed = section.compressed_data().ok()?;
+    match packed.format {
+        CompressionFormat::None => Some(Cow::Borrowed(packed.data)),
+        CompressionFormat::Zlib => {
+            let size = usize::try_from(packed.uncompressed_size).ok().filter(|&n| n <= MAX_SECTION)?;
+            let data = miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(packed.data, size).ok()?;
+            (data.len() == size).then_some(Cow::Owned(data))
+        }
+        _ => None,
+    }
+}
+
+/// The largest debug section inflated: a header claiming more is not
+/// believed (memory stays bounded whatever a mapped file says).
+const MAX_SECTION: usize = 1 << 30;
 
 /// The separate debug file of a binary stripped of its DWARF: by its
 /// build-id under `root`/.build-id, else by its `.gnu_debuglink` name
