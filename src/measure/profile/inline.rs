@@ -1,10 +1,10 @@
 //! Inlined functions named in `perf script` stacks, from the binaries'
-//! DWARF, each binary read once.
+//! DWARF, each binary mapped once.
 //!
 //! `perf script` can name inlined functions itself, but it asks binutils'
-//! `addr2line` for every address: on kdelta's own debug info that took
-//! about 6 s a profiled worker, where the rest of a profile takes a fraction
-//! of a second. Here `perf script --no-inline` names each frame by its ELF
+//! `addr2line` about every address: a profiled worker's `perf script` took
+//! 0.59 s (median) that way and 0.12 s without, where this file's lookup
+//! takes about 0.1 s. Here `perf script --no-inline` names each frame by its ELF
 //! symbol, and every user-space frame in a binary that carries DWARF (or
 //! whose separate debug file is found by build-id or debuglink) is preceded
 //! by the functions inlined at that address, innermost first, as `ADDR NAME
@@ -167,7 +167,7 @@ fn frame(line: &str) -> Option<(u64, &str)> {
 
 /// `script` (`perf script --no-inline -F ...,ip,sym,dso` output) with the
 /// inlined functions of each user frame added before it. Each binary is
-/// read once, for all its addresses.
+/// mapped once, for all its addresses.
 pub(crate) fn expand(script: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(script);
     let mut wanted: HashMap<&str, BTreeSet<u64>> = HashMap::new();

@@ -193,8 +193,8 @@ impl Recorder {
             None => bail!("perf record did not end within {} s of SIGINT", PERF_WAIT.as_secs()),
         }
         // --no-inline: inlined functions are named by `inline::expand`, which
-        // reads each binary's DWARF once; perf would run binutils' addr2line
-        // over it for every address (seconds a worker). In a process group
+        // maps each binary's DWARF once; perf would ask binutils' addr2line
+        // about every address (0.6 s a worker here). In a process group
         // of its own: a helper perf script starts may outlive it, and goes
         // with the group.
         let mut script = std::process::Command::new(&self.settings.perf)
