@@ -363,6 +363,24 @@ fn in_flight() -> std::sync::MutexGuard<'static, Vec<i32>> {
     IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Start `c` known as in flight until [`landed`]: in a process that is or
+/// may become a subreaper (a `cmd` worker), no thread's
+/// [`Subreaper::end_orphans`] takes it for something a command left, kills
+/// it or reaps it. For a helper whose output is read through std's handle
+/// (`perf script`); [`spawn`] is for the others.
+pub(crate) fn spawn_in_flight(c: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    // Held across the fork, so that no scan sees the child untracked.
+    let mut flying = in_flight();
+    let child = c.spawn()?;
+    flying.push(child.id() as i32);
+    Ok(child)
+}
+
+/// Child `pid` from [`spawn_in_flight`] has been reaped by its thread.
+pub(crate) fn landed(pid: i32) {
+    in_flight().retain(|&p| p != pid);
+}
+
 impl Subreaper {
     pub(crate) fn new() -> Result<Subreaper> {
         let mut held = SUBREAPERS.lock().unwrap_or_else(|e| e.into_inner());
@@ -377,16 +395,12 @@ impl Subreaper {
     /// Start `c`, known as in flight until [`Subreaper::reaped`]: no other
     /// thread's [`Subreaper::end_orphans`] kills or reaps it meanwhile.
     pub(crate) fn spawn(&self, c: &mut std::process::Command) -> std::io::Result<std::process::Child> {
-        // Held across the fork, so that no scan sees the child untracked.
-        let mut flying = in_flight();
-        let child = c.spawn()?;
-        flying.push(child.id() as i32);
-        Ok(child)
+        spawn_in_flight(c)
     }
 
     /// Child `pid` from [`Subreaper::spawn`] has been reaped by its thread.
     pub(crate) fn reaped(&self, pid: i32) {
-        in_flight().retain(|&p| p != pid);
+        landed(pid);
     }
 
     /// SIGKILL every child of this process that no [`Child`] holds and that

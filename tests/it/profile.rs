@@ -211,9 +211,11 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
     let out = e
         .cmd()
         .env("HOME", &home)
-        // One sample a side: each profiled sample costs perf script seconds
-        // of symbolising (addr2line over kdelta's and the C library's DWARF).
-        .args(["run", "cmd", "--config", "up", "--runs", "1"])
+        // Both commands at the same moment on two CPUs (`duet`, the default
+        // on this machine): one command's `perf script` ran while the other
+        // thread ended what its command left, which killed it ("not
+        // profiled: perf script failed") and counted it as left behind.
+        .args(["run", "cmd", "--config", "cpus=0-1", "--interleave", "duet", "--runs", "1"])
         .args(["--cmd", &format!("a={spin}"), "--cmd", &format!("b={spin}; {spin}"), "--profile"])
         // No waiting for quiet CPUs after a disturbed sample: the stacks are
         // what is asserted here, and on a busy machine the waits took a minute.
@@ -240,7 +242,7 @@ fn each_command_of_cmd_is_profiled_and_drawn() {
     let svg = e.dir.path().join("d.svg");
     e.cmd().args(["profile", "1", "cmd.run", "--config", "b", "--against", "a", "-o"]).arg(&svg).assert().success();
     let s = std::fs::read_to_string(&svg).unwrap();
-    assert!(s.contains("cmd.run: cmd=a [up] -&gt; cmd=b [up]"), "{}", &s[..s.len().min(3000)]);
+    assert!(s.contains("cmd.run: cmd=a [cpus=0-1] -&gt; cmd=b [cpus=0-1]"), "{}", &s[..s.len().min(3000)]);
     // Folded stacks to stdout, as FlameGraph reads them.
     let out = e.cmd().args(["profile", "1", "cmd.run", "-c", "cmd=a", "--format", "folded"]).output().unwrap();
     assert!(out.status.success());

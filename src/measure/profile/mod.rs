@@ -66,6 +66,9 @@ impl ProfileSettings {
 pub(crate) const HZ: u32 = 1999;
 /// A worker's profiled time by default.
 pub(crate) const TIME: Duration = Duration::from_millis(400);
+/// How an error begins where perf record ended before it acknowledged a
+/// command (at the start: a task it was to attach to had ended).
+pub(crate) const ENDED: &str = "perf record ended";
 /// How long perf may take to start, acknowledge or write its file.
 const PERF_WAIT: Duration = Duration::from_secs(20);
 
@@ -159,7 +162,7 @@ impl Recorder {
                 Err(e) => return Err(e).context("waiting for perf record"),
             }
             if let Some(st) = self.child.try_wait()? {
-                bail!("perf record ended ({}){}", crate::child::describe(st), self.log_tail());
+                bail!("{ENDED} ({}){}", crate::child::describe(st), self.log_tail());
             }
         }
         Ok(())
@@ -197,21 +200,23 @@ impl Recorder {
         // about every address (0.6 s a worker here). In a process group
         // of its own: a helper perf script starts may outlive it, and goes
         // with the group.
-        let mut script = std::process::Command::new(&self.settings.perf)
-            .arg("script")
-            .arg("-i")
-            .arg(self.dir.join("perf.data"))
-            .args(["--no-inline", "-F", "comm,pid,tid,event,ip,sym,dso"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .context("running perf script")?;
+        let mut script = crate::child::spawn_in_flight(
+            std::process::Command::new(&self.settings.perf)
+                .arg("script")
+                .arg("-i")
+                .arg(self.dir.join("perf.data"))
+                .args(["--no-inline", "-F", "comm,pid,tid,event,ip,sym,dso"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .process_group(0),
+        )
+        .context("running perf script")?;
         let pgid = script.id() as i32;
         let mut text = Vec::new();
         let read = script.stdout.take().map(|mut o| o.read_to_end(&mut text));
         let status = script.wait();
+        crate::child::landed(pgid);
         end_group(pgid);
         read.transpose().context("reading perf script's output")?;
         let out = std::process::Output {
