@@ -10,6 +10,7 @@
 //! | `clock.rs` | clocks: thread CPU clock, wall clock, clock ticks |
 //! | `task.rs` | one task: `/proc/PID/{stat,schedstat,status}`, `/proc/self/task`, getrusage, sched_getcpu |
 //! | `cpu.rs` | CPUs and load: `/proc/stat`, `/proc/loadavg`, cpuidle residency |
+//! | `debuginfo.rs` | where separate debug files are: by build-id or `.gnu_debuglink` under `/usr/lib/debug` |
 //! | `limits.rs` | system-wide limits in `/proc/sys` |
 //! | `machine.rs` | what moves measurements, below a root: cmdline, interrupts and IRQ affinity, swap, cpuidle, hypervisor signs, steal and per-process ticks |
 //! | `memory.rs` | a process's memory: `/proc/PID/statm` sizes, `/proc/PID/maps` mapping count |
@@ -23,6 +24,7 @@
 pub(crate) mod cgroup;
 pub(crate) mod clock;
 pub(crate) mod cpu;
+pub(crate) mod debuginfo;
 pub(crate) mod knobs;
 pub(crate) mod limits;
 pub(crate) mod machine;

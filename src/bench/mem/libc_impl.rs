@@ -85,7 +85,7 @@ pub(crate) fn name_at(addr: usize) -> Result<String, NameError> {
         Some(n) => n,
         None => {
             let id = elf.build_id()?.ok_or_else(|| NameError::NoBuildId(file.clone()))?;
-            let debug = debug_file(&id);
+            let debug = crate::sys::debuginfo::by_build_id(Path::new(crate::sys::debuginfo::ROOT), &id);
             let dd =
                 read_capped(&debug).map_err(|e| NameError::NoDebugFile { file: file.clone(), source: Box::new(e) })?;
             let de = Elf::parse(&dd).map_err(NameError::elf(&debug))?;
@@ -117,12 +117,6 @@ fn object_of(addr: usize) -> Result<(PathBuf, usize), NameError> {
     // SAFETY: dladdr set dli_fname to the loader's NUL-terminated path.
     let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
     Ok((PathBuf::from(name), info.dli_fbase as usize))
-}
-
-fn debug_file(build_id: &[u8]) -> PathBuf {
-    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
-    let (dir, rest) = hex.split_at(2.min(hex.len()));
-    Path::new("/usr/lib/debug/.build-id").join(dir).join(format!("{rest}.debug"))
 }
 
 fn read_capped(path: &Path) -> Result<Vec<u8>, NameError> {

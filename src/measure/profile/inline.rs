@@ -22,10 +22,6 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// Where the separate debug files of a distribution live (Debian's
-/// `*-dbg`/`*-dbgsym`, Fedora's `*-debuginfo`).
-const DEBUG_ROOT: &str = "/usr/lib/debug";
-
 /// A file mapped read-only (a binary or its debug file can be tens of MB,
 /// of which a lookup touches little).
 fn map(path: &Path) -> Option<memmap2::Mmap> {
@@ -136,18 +132,13 @@ const MAX_SECTION: usize = 1 << 30;
 /// build-id under `root`/.build-id, else by its `.gnu_debuglink` name
 /// beside it, in its `.debug` directory or under `root` (where gdb looks).
 fn separate_debug_file(path: &Path, file: &object::File, root: &Path) -> Option<PathBuf> {
+    use crate::sys::debuginfo;
     let mut candidates = Vec::new();
     if let Ok(Some(id)) = file.build_id() {
-        if id.len() > 1 {
-            let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-            candidates.push(root.join(format!(".build-id/{}/{}.debug", &hex[..2], &hex[2..])));
-        }
+        candidates.push(debuginfo::by_build_id(root, id));
     }
     if let (Ok(Some((name, _))), Some(dir)) = (file.gnu_debuglink(), path.parent()) {
-        let name = Path::new(std::str::from_utf8(name).ok()?);
-        candidates.push(dir.join(name));
-        candidates.push(dir.join(".debug").join(name));
-        candidates.push(root.join(dir.strip_prefix("/").unwrap_or(dir)).join(name));
+        candidates.extend(debuginfo::by_debuglink(root, dir, Path::new(std::str::from_utf8(name).ok()?)));
     }
     candidates.into_iter().find(|c| c.is_file() && c != path)
 }
@@ -176,8 +167,10 @@ pub(crate) fn expand(script: &[u8]) -> Vec<u8> {
             wanted.entry(dso).or_default().insert(addr);
         }
     }
-    let names: HashMap<&str, HashMap<u64, Vec<String>>> =
-        wanted.iter().map(|(dso, offsets)| (*dso, inlined(Path::new(dso), offsets, Path::new(DEBUG_ROOT)))).collect();
+    let names: HashMap<&str, HashMap<u64, Vec<String>>> = wanted
+        .iter()
+        .map(|(dso, offsets)| (*dso, inlined(Path::new(dso), offsets, Path::new(crate::sys::debuginfo::ROOT))))
+        .collect();
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     for line in text.split_inclusive('\n') {
         if let Some((addr, dso)) = frame(line) {
@@ -281,9 +274,8 @@ mod tests {
         let whole = inner_at(&inlined(&exe, &offsets, d.path()));
         let data = std::fs::read(&exe).unwrap();
         let id = object::File::parse(&*data).unwrap().build_id().unwrap().expect("a build-id");
-        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
         let root = d.path().join("debug");
-        let debug = root.join(format!(".build-id/{}/{}.debug", &hex[..2], &hex[2..]));
+        let debug = crate::sys::debuginfo::by_build_id(&root, id);
         std::fs::create_dir_all(debug.parent().unwrap()).unwrap();
         let objcopy = |args: &[&str], f: &Path| std::process::Command::new("objcopy").args(args).arg(f).status();
         if !objcopy(&["--only-keep-debug", exe.to_str().unwrap()], &debug).is_ok_and(|s| s.success()) {

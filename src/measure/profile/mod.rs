@@ -66,9 +66,17 @@ impl ProfileSettings {
 pub(crate) const HZ: u32 = 1999;
 /// A worker's profiled time by default.
 pub(crate) const TIME: Duration = Duration::from_millis(400);
-/// How an error begins where perf record ended before it acknowledged a
-/// command (at the start: a task it was to attach to had ended).
-pub(crate) const ENDED: &str = "perf record ended";
+/// How many times perf record is started before its failure stands.
+const STARTS: u32 = 3;
+
+/// perf record ended before it acknowledged a command: at the start, most
+/// often because a task it was to attach to had ended meanwhile.
+#[derive(Debug, thiserror::Error)]
+#[error("perf record ended ({status}){log}")]
+struct Ended {
+    status: String,
+    log: String,
+}
 /// How long perf may take to start, acknowledge or write its file.
 const PERF_WAIT: Duration = Duration::from_secs(20);
 
@@ -93,11 +101,32 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// Attach `perf record` to `tasks` (thread ids) and start sampling;
+    /// Attach `perf record` to the tasks `target` lists and start sampling;
     /// the samples of the threads in `exclude` are dropped when folded
-    /// (their children's are kept). `dir` is made for perf's files, and
-    /// removed by [`Recorder::finish`].
-    pub(crate) fn start(settings: &ProfileSettings, target: &Target, exclude: &[i32], dir: &Path) -> Result<Recorder> {
+    /// (their children's are kept). A listed process can end before perf
+    /// attaches (the other command of a duet, between two of its runs):
+    /// perf then exits at once, and the tasks are listed again, up to
+    /// [`STARTS`] times. `dir` is made for perf's files, and removed by
+    /// [`Recorder::finish`].
+    pub(crate) fn start(
+        settings: &ProfileSettings,
+        target: impl Fn() -> Target,
+        exclude: &[i32],
+        dir: &Path,
+    ) -> Result<Recorder> {
+        let mut tries = 1;
+        loop {
+            match Recorder::start_once(settings, &target(), exclude, dir) {
+                Err(e) if tries < STARTS && e.is::<Ended>() => {
+                    let _ = std::fs::remove_dir_all(dir);
+                    tries += 1;
+                }
+                got => return got,
+            }
+        }
+    }
+
+    fn start_once(settings: &ProfileSettings, target: &Target, exclude: &[i32], dir: &Path) -> Result<Recorder> {
         std::fs::create_dir_all(dir).with_context(|| format!("making {}", dir.display()))?;
         let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
         for p in [&ctl_path, &ack_path] {
@@ -162,7 +191,7 @@ impl Recorder {
                 Err(e) => return Err(e).context("waiting for perf record"),
             }
             if let Some(st) = self.child.try_wait()? {
-                bail!("{ENDED} ({}){}", crate::child::describe(st), self.log_tail());
+                return Err(Ended { status: crate::child::describe(st), log: self.log_tail() }.into());
             }
         }
         Ok(())
@@ -229,7 +258,7 @@ impl Recorder {
         }
         let mut p =
             Profile { event: self.settings.event.clone(), hz: self.settings.hz, workers: 1, ..Default::default() };
-        p.add_folded(&fold(&without_tasks(&inline::expand(&out.stdout), &self.exclude))?);
+        p.add_folded(&fold(&inline::expand(&without_tasks(&out.stdout, &self.exclude)))?);
         Ok(p)
     }
 }

@@ -357,27 +357,16 @@ impl Sampler {
         // threads); this thread only starts and waits for it.
         let exclude =
             if self.probe.kind() == TaskKind::WholeRun { vec![nix::unistd::gettid().as_raw()] } else { vec![] };
-        let mut attempt = 0;
-        loop {
-            let dir = self.settings.tmpdir.join(format!("profile-{}-{attempt}", nix::unistd::gettid()));
-            // A whole-run benchmark's processes by process id: perf then skips
-            // a thread that ends while it attaches, where a listed thread id
-            // that is gone would stop it.
-            let target = match self.probe.processes() {
-                Some(pids) => crate::measure::profile::Target::Processes(pids),
-                None => crate::measure::profile::Target::Threads(self.probe.tasks()),
-            };
-            match crate::measure::profile::Recorder::start(settings, &target, &exclude, &dir) {
-                // A listed process can still end before perf attaches (the
-                // other command of a duet, between two of its runs): perf
-                // then exits at once, and the tasks are listed again.
-                Err(e) if attempt < 2 && e.to_string().starts_with(crate::measure::profile::ENDED) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    attempt += 1;
-                }
-                got => return got,
-            }
-        }
+        let dir = self.settings.tmpdir.join(format!("profile-{}", nix::unistd::gettid()));
+        // A whole-run benchmark's processes by process id: perf then skips a
+        // thread that ends while it attaches, where a listed thread id that
+        // is gone would stop it.
+        let probe = &self.probe;
+        let target = || match probe.processes() {
+            Some(pids) => crate::measure::profile::Target::Processes(pids),
+            None => crate::measure::profile::Target::Threads(probe.tasks()),
+        };
+        crate::measure::profile::Recorder::start(settings, target, &exclude, &dir)
     }
 
     fn keep_profile(&mut self, mut p: crate::model::profile::Profile, figures: Vec<f64>) {
