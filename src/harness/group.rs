@@ -1,6 +1,7 @@
 //! One benchmark's group of points (parameter point x configuration) run
 //! in rounds of workers: the group laid out as points ([`Sweep`]), its
-//! rounds planned ([`Schedule`]), run one by one (`round.rs`), extra rounds
+//! rounds planned ([`Schedule`]), run one by one (`round.rs`) in the run's
+//! passes over its groups (`passes.rs`), extra rounds
 //! added while points lack clean samples or (with `--runs auto`) while a
 //! comparison they take part in is unsettled (neither *different* nor
 //! *same*, `stats::verdict`; a point compared with nothing: while its
@@ -18,17 +19,16 @@
 //! process, turn by turn.
 
 use super::order::{compared, ties, visit_order, Axes};
-use super::plan::{param_for, wanted, Item, PlannedConfig, Request};
+use super::plan::{param_for, Item, PlannedConfig, Request};
 use super::result::{ci_met, finish, record_only, Aim, Gathered, Subject};
-use super::schedule::{Round, Schedule, Standing, Tie};
+use super::schedule::{Round, Standing, Tie};
 use crate::config::Config;
 use crate::model::record::{ResultRecord, Status};
 use crate::model::Params;
 use crate::topology::Topology;
-use anyhow::Result;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// One point of a group: an item under one ready configuration, the
 /// sequence number its result is stored under, and what it has gathered.
@@ -95,6 +95,11 @@ impl<'g> Sweep<'g> {
         Sweep { items, points, slots, iterations }
     }
 
+    /// How many results the group stores (its result numbers).
+    pub(super) fn slots_len(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The group's ties in running order: each tie of items (`item_ties`)
     /// once per class of configurations that share a worker (`config_ties`),
     /// configurations innermost; within a tie, configuration by configuration.
@@ -115,7 +120,7 @@ impl<'g> Sweep<'g> {
     /// Where each point stands before an extra round; `unsettled`: per
     /// point, whether a comparison it takes part in is still unknown
     /// (`None` for a point compared with nothing).
-    fn standings(&self, aim: Aim, unsettled: &[Option<bool>]) -> Vec<Standing> {
+    pub(super) fn standings(&self, aim: Aim, unsettled: &[Option<bool>]) -> Vec<Standing> {
         self.points
             .iter()
             .zip(unsettled)
@@ -161,7 +166,7 @@ impl<'g> Sweep<'g> {
     /// With `room` (what sampling may still add), an unknown that the most
     /// samples it could still get would not settle counts as settled:
     /// sampling it more is futile.
-    fn unsettled(
+    pub(super) fn unsettled(
         &self,
         ties: &[Tie],
         aim: Aim,
@@ -210,7 +215,7 @@ impl<'g> Sweep<'g> {
 
     /// An extra round's samples taken to replace disturbed ones, counted
     /// as retakes of their points when it is planned.
-    fn count_retakes(&mut self, round: &Round) {
+    pub(super) fn count_retakes(&mut self, round: &Round) {
         for t in round.jobs.iter().flat_map(|j| &j.takes) {
             self.points[t.point].got.retaken_extra += t.retakes;
         }
@@ -221,9 +226,9 @@ impl<'g> Sweep<'g> {
 /// the group's time so far against all it may take (the cap of extra
 /// rounds, or what is left of `--budget`), as a factor.
 #[derive(Debug, Clone, Copy)]
-struct Room {
-    cap: usize,
-    time: f64,
+pub(super) struct Room {
+    pub(super) cap: usize,
+    pub(super) time: f64,
 }
 
 /// What the run tells about its workers and rounds, stored in the run's
@@ -297,7 +302,7 @@ pub(super) struct Executor<'a> {
 }
 
 /// With `--budget`, a point may take up to this many times its samples.
-const BUDGET_CAP: usize = 50;
+pub(super) const BUDGET_CAP: usize = 50;
 
 /// The ties of a benchmark's group before configurations, as items: its
 /// supported items in visit order (`order.rs`), cut into ties when the
@@ -349,85 +354,15 @@ pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Ve
 }
 
 impl Executor<'_> {
-    /// All points of one benchmark's sweep: its planned rounds, then extra
-    /// rounds, then its results in storing order; `first_seq` is the
-    /// sequence number the first of them will get.
-    pub(super) fn run_group(&mut self, items: &[Item], first_seq: usize) -> Result<Vec<ResultRecord>> {
-        let aim =
-            Aim { want: wanted(self.req, &items[0].info), auto: self.auto, ci_target_pct: self.req.ci_target_pct };
-        let mut sweep = Sweep::lay_out(items, self.configs, self.ready.len(), first_seq);
-        let cfg_ties = config_ties(self.req, items[0].info.lockstep, self.ready);
-        let mut schedule = Schedule::new(sweep.ties(item_ties(self.req, items), &cfg_ties), aim.want);
-        if self.req.budget.is_some() {
-            // The budget bounds the time: a comparison may take many more samples to settle.
-            schedule = schedule.capped(BUDGET_CAP);
-        }
-        let planned_start = Instant::now();
-        for number in 1..=schedule.planned.len() as u32 {
-            self.run_round(&mut sweep, &schedule.planned_round(number))?;
-            if self.was_interrupted {
-                break;
-            }
-        }
-        let futile = self.extra_rounds(&mut sweep, &schedule, aim, planned_start.elapsed())?;
-        let open = match aim.auto {
-            true => sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, None),
-            false => vec![None; sweep.points.len()],
-        };
-        // Still unknown at the end, and let go by the futility stop rather
-        // than by the budget or the cap: stored so a verdict says which.
-        let futile: Vec<bool> = open.iter().zip(&futile).map(|(o, f)| *o == Some(true) && *f).collect();
-        Ok(self.records(sweep, aim, &open, &futile))
-    }
-
-    /// Rounds after the planned ones, while a point lacks clean samples or
-    /// (with `--runs auto`) precision: for twice as long as the planned ones
-    /// took at most (a second at least), so that a group takes at most about
-    /// 3x its planned time, as a point takes at most 3x its samples.
-    /// Per point: whether the last look let it go as futile (unknown, but
-    /// more samples within the room left could not settle it).
-    fn extra_rounds(
-        &mut self,
-        sweep: &mut Sweep,
-        schedule: &Schedule,
-        aim: Aim,
-        planned: Duration,
-    ) -> Result<Vec<bool>> {
-        let budget = match self.req.budget {
-            Some(b) => b.saturating_sub(self.started.elapsed()),
-            None => (2 * planned).max(Duration::from_secs(1)),
-        };
-        let start = Instant::now();
-        let mut number = schedule.planned.len() as u32;
-        // Each look at the answers is one more chance of a false
-        // *different* (`stats::verdict`): look after the planned rounds,
-        // then each time the group's samples have grown by half.
-        let mut unsettled = vec![None; sweep.points.len()];
-        let mut futile = vec![false; sweep.points.len()];
-        let mut looked_at = 0;
-        while !self.was_interrupted && start.elapsed() < budget {
-            number += 1;
-            let taken: usize = sweep.points.iter().map(|p| p.got.taken()).sum();
-            if aim.auto && (looked_at == 0 || 2 * taken >= 3 * looked_at) {
-                let used = planned + start.elapsed();
-                let time = (planned + budget).as_secs_f64() / used.as_secs_f64().max(1e-3);
-                let room = Room { cap: schedule.cap, time };
-                unsettled = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, Some(room));
-                let plain = sweep.unsettled(&schedule.ties, aim, self.ready, self.req.threshold_pct, None);
-                futile = plain.iter().zip(&unsettled).map(|(p, u)| *p == Some(true) && *u == Some(false)).collect();
-                looked_at = taken.max(1);
-            }
-            let Some(round) = schedule.extra_round(number, &sweep.standings(aim, &unsettled)) else { break };
-            sweep.count_retakes(&round);
-            self.progress.add_length(round.jobs.len() as u64);
-            self.run_round(sweep, &round)?;
-        }
-        Ok(futile)
-    }
-
     /// The group's results in storing order. A point interrupted before its
     /// first sample stores nothing.
-    fn records(&mut self, sweep: Sweep, aim: Aim, open: &[Option<bool>], futile: &[bool]) -> Vec<ResultRecord> {
+    pub(super) fn records(
+        &mut self,
+        sweep: Sweep,
+        aim: Aim,
+        open: &[Option<bool>],
+        futile: &[bool],
+    ) -> Vec<ResultRecord> {
         let Sweep { items, mut points, slots, .. } = sweep;
         let mut out = Vec::new();
         for slot in slots {
@@ -479,6 +414,7 @@ mod tests {
     use crate::measure::benchmark::{BenchInfo, Benchmark};
     use crate::measure::sampler::Sampler;
     use crate::model::Better;
+    use anyhow::Result;
 
     struct Fake;
     impl Benchmark for Fake {

@@ -8,6 +8,7 @@ pub(crate) mod journal;
 pub(crate) mod knobs;
 pub(crate) mod once;
 mod order;
+mod passes;
 pub(crate) mod plan;
 pub(crate) mod progress;
 mod result;

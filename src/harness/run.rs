@@ -142,16 +142,17 @@ pub(crate) fn execute_into(
     };
     // The machine's own speed now, to compare with what a later check finds.
     let reference_before = crate::measure::reference::measure();
-    let mut results = Vec::new();
-    for group in groups(&plan.items) {
-        if ex.was_interrupted {
-            break;
+    // Each group's results are stored as it is done, numbered as laid out.
+    let mut results: Vec<(usize, ResultRecord)> = Vec::new();
+    ex.run_groups(groups(&plan.items), first_seq, |seq, records| {
+        for (i, r) in records.into_iter().enumerate() {
+            store.add_result(run.id, seq + i, &r)?;
+            results.push((seq + i, r));
         }
-        for r in ex.run_group(group, first_seq + results.len())? {
-            store.add_result(run.id, first_seq + results.len(), &r)?;
-            results.push(r);
-        }
-    }
+        Ok(())
+    })?;
+    results.sort_by_key(|(seq, _)| *seq);
+    let results: Vec<ResultRecord> = results.into_iter().map(|(_, r)| r).collect();
     if own_progress {
         ex.progress.finish();
     }

@@ -74,6 +74,25 @@ fn parameter_values_are_interleaved_and_the_schedule_stored() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
 }
 
+/// A run's benchmarks take their rounds in passes: round 1 of each, then
+/// round 2 of each, so a benchmark's rounds spread over the whole run.
+#[test]
+fn the_benchmarks_of_a_run_take_their_rounds_in_passes() {
+    let e = Env::new();
+    let v = run_json(&e, &["test.sleep", "test.work", "--runs", "3", "--config", "up"]);
+    let rs = v["results"].as_array().unwrap();
+    let names: Vec<&str> = rs.iter().map(|r| r["benchmark"].as_str().unwrap()).collect();
+    assert_eq!(names, ["test.sleep", "test.work"], "stored in plan order");
+    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect();
+    assert!(sched.len() >= 6, "{sched:?}");
+    assert_eq!(&sched[..6], &[(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)], "pass by pass");
+}
+
 #[test]
 fn disturbed_samples_are_retaken_and_summarised() {
     let e = Env::new();
