@@ -44,6 +44,17 @@ fn every_result_carries_samples_meta() {
     assert_eq!(pipe["samples_meta"][0]["cpus_start"].as_array().unwrap().len(), 2);
 }
 
+/// The run's stored schedule: (result number, round) per point of each
+/// worker, in the order they ran.
+fn schedule(v: &serde_json::Value) -> Vec<(u64, u64)> {
+    v["run"]["environment"]["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect()
+}
+
 #[test]
 fn parameter_values_are_interleaved_and_the_schedule_stored() {
     let e = Env::new();
@@ -51,12 +62,7 @@ fn parameter_values_are_interleaved_and_the_schedule_stored() {
     let rs = v["results"].as_array().unwrap();
     assert_eq!(rs.len(), 2);
     // Round by round, each value is sampled once before either is sampled again.
-    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
-        .collect();
+    let sched = schedule(&v);
     assert!(sched.len() >= 6, "{sched:?}");
     assert_eq!(&sched[..6], &[(0, 1), (1, 1), (1, 2), (0, 2), (0, 3), (1, 3)], "A B, B A, A B");
     // The stored start times say the same: the first sample of each round.
@@ -83,12 +89,7 @@ fn the_benchmarks_of_a_run_take_their_rounds_in_passes() {
     let rs = v["results"].as_array().unwrap();
     let names: Vec<&str> = rs.iter().map(|r| r["benchmark"].as_str().unwrap()).collect();
     assert_eq!(names, ["test.sleep", "test.work"], "stored in plan order");
-    let sched: Vec<(u64, u64)> = v["run"]["environment"]["schedule"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
-        .collect();
+    let sched = schedule(&v);
     assert!(sched.len() >= 6, "{sched:?}");
     assert_eq!(&sched[..6], &[(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)], "pass by pass");
 }
