@@ -22,6 +22,22 @@ pub(crate) fn by_debuglink(root: &Path, dir: &Path, name: &Path) -> [PathBuf; 3]
     [dir.join(name), dir.join(".debug").join(name), root.join(dir.strip_prefix("/").unwrap_or(dir)).join(name)]
 }
 
+/// The separate debug file of `file` (the binary at `path`, stripped of
+/// its DWARF or its symbol table): by its build-id under `root`, else by
+/// its `.gnu_debuglink` name beside it, in its `.debug` directory or under
+/// `root` (where gdb looks); the first that exists.
+pub(crate) fn find(path: &Path, file: &object::File, root: &Path) -> Option<PathBuf> {
+    use object::Object;
+    let mut candidates = Vec::new();
+    if let Ok(Some(id)) = file.build_id() {
+        candidates.push(by_build_id(root, id));
+    }
+    if let (Ok(Some((name, _))), Some(dir)) = (file.gnu_debuglink(), path.parent()) {
+        candidates.extend(by_debuglink(root, dir, Path::new(std::str::from_utf8(name).ok()?)));
+    }
+    candidates.into_iter().find(|c| c.is_file() && c != path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

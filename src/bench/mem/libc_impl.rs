@@ -8,7 +8,8 @@
 //! covering it is looked up in that file's `.symtab`, or when the file is
 //! stripped (Debian's `libc.so.6` is) in its separate debug file found by
 //! build id (`/usr/lib/debug/.build-id/xx/yyyy.debug`, Debian's
-//! `libc6-dbg`). Without one, the result says why the name is unknown.
+//! `libc6-dbg`) or debuglink (`sys::debuginfo::find`, as profiles find
+//! theirs). Without one, the result says why the name is unknown.
 //!
 //! The files are read with the `object` crate, which checks every offset
 //! against the bytes read: a truncated or hostile file gives an error,
@@ -43,10 +44,8 @@ pub(crate) enum NameError {
     Elf { file: PathBuf, source: ElfError },
     #[error(transparent)]
     Read(#[from] ElfError),
-    #[error("{} has no symbol table and no build id to find its debug file", .0.display())]
-    NoBuildId(PathBuf),
-    #[error("{} has no symbol table and its debug file is unreadable ({source}; Debian: libc6-dbg)", .file.display())]
-    NoDebugFile { file: PathBuf, source: Box<NameError> },
+    #[error("{} has no symbol table and no debug file by build-id or debuglink under {} (Debian: libc6-dbg)", .0.display(), crate::sys::debuginfo::ROOT)]
+    NoDebugFile(PathBuf),
     #[error("{} has no symbol table", .0.display())]
     NoSymbolTable(PathBuf),
     #[error("no function covers offset {vaddr:#x} of {}", .file.display())]
@@ -70,10 +69,10 @@ pub(crate) fn name_at(addr: usize) -> Result<String, NameError> {
     let names = match elf.functions_at(vaddr)? {
         Some(n) => n,
         None => {
-            let id = elf.build_id()?.ok_or_else(|| NameError::NoBuildId(file.clone()))?;
-            let debug = crate::sys::debuginfo::by_build_id(Path::new(crate::sys::debuginfo::ROOT), &id);
-            let dd =
-                read_capped(&debug).map_err(|e| NameError::NoDebugFile { file: file.clone(), source: Box::new(e) })?;
+            let root = Path::new(crate::sys::debuginfo::ROOT);
+            let debug = crate::sys::debuginfo::find(&file, &elf.file, root)
+                .ok_or_else(|| NameError::NoDebugFile(file.clone()))?;
+            let dd = read_capped(&debug)?;
             let de = Elf::parse(&dd).map_err(NameError::elf(&debug))?;
             de.functions_at(vaddr)?.ok_or_else(|| NameError::NoSymbolTable(debug.clone()))?
         }
@@ -130,12 +129,6 @@ impl<'a> Elf<'a> {
         use object::{Object, ObjectSegment};
         let first = self.file.segments().next().ok_or(ElfError::NoLoadableSegment)?;
         Ok(first.address() & !0xfff)
-    }
-
-    /// The GNU build id, from a note section.
-    fn build_id(&self) -> Result<Option<Vec<u8>>, ElfError> {
-        use object::Object;
-        Ok(self.file.build_id()?.map(<[u8]>::to_vec))
     }
 
     /// The names of the functions in `.symtab` covering `vaddr` (those
@@ -209,7 +202,6 @@ mod tests {
             }
             if let Ok(e) = Elf::parse(&d) {
                 let _ = e.functions_at(v);
-                let _ = e.build_id();
                 let _ = e.first_load_vaddr();
             }
         }

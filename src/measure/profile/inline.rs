@@ -20,7 +20,7 @@ use gimli::{EndianSlice, RunTimeEndian, SectionId};
 use object::{Object, ObjectSection, ObjectSegment};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A file mapped read-only (a binary or its debug file can be tens of MB,
 /// of which a lookup touches little).
@@ -56,7 +56,9 @@ fn inlined(path: &Path, offsets: &BTreeSet<u64>, debug_root: &Path) -> HashMap<u
     let dwarf_file = if file.section_by_name(".debug_info").is_some() {
         &file
     } else {
-        let Some(data) = separate_debug_file(path, &file, debug_root).and_then(|p| map(&p)) else { return found };
+        let Some(data) = crate::sys::debuginfo::find(path, &file, debug_root).and_then(|p| map(&p)) else {
+            return found;
+        };
         debug_data = data;
         let Ok(f) = object::File::parse(&*debug_data) else { return found };
         debug_file = f;
@@ -128,21 +130,6 @@ fn section_data<'a>(section: &object::Section<'a, '_>) -> Option<Cow<'a, [u8]>> 
 /// believed (memory stays bounded whatever a mapped file says).
 const MAX_SECTION: usize = 1 << 30;
 
-/// The separate debug file of a binary stripped of its DWARF: by its
-/// build-id under `root`/.build-id, else by its `.gnu_debuglink` name
-/// beside it, in its `.debug` directory or under `root` (where gdb looks).
-fn separate_debug_file(path: &Path, file: &object::File, root: &Path) -> Option<PathBuf> {
-    use crate::sys::debuginfo;
-    let mut candidates = Vec::new();
-    if let Ok(Some(id)) = file.build_id() {
-        candidates.push(debuginfo::by_build_id(root, id));
-    }
-    if let (Ok(Some((name, _))), Some(dir)) = (file.gnu_debuglink(), path.parent()) {
-        candidates.extend(debuginfo::by_debuglink(root, dir, Path::new(std::str::from_utf8(name).ok()?)));
-    }
-    candidates.into_iter().find(|c| c.is_file() && c != path)
-}
-
 /// The parts of a `perf script` frame line (`\t ADDR SYMBOL (DSO)`): the
 /// address and the DSO, where the DSO is a file.
 fn frame(line: &str) -> Option<(u64, &str)> {
@@ -161,19 +148,18 @@ fn frame(line: &str) -> Option<(u64, &str)> {
 /// mapped once, for all its addresses.
 pub(crate) fn expand(script: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(script);
+    let lines: Vec<(&str, Option<(u64, &str)>)> = text.split_inclusive('\n').map(|l| (l, frame(l))).collect();
     let mut wanted: HashMap<&str, BTreeSet<u64>> = HashMap::new();
-    for line in text.split_inclusive('\n') {
-        if let Some((addr, dso)) = frame(line) {
-            wanted.entry(dso).or_default().insert(addr);
-        }
+    for (addr, dso) in lines.iter().filter_map(|(_, f)| *f) {
+        wanted.entry(dso).or_default().insert(addr);
     }
     let names: HashMap<&str, HashMap<u64, Vec<String>>> = wanted
         .iter()
         .map(|(dso, offsets)| (*dso, inlined(Path::new(dso), offsets, Path::new(crate::sys::debuginfo::ROOT))))
         .collect();
     let mut out = String::with_capacity(text.len() + text.len() / 4);
-    for line in text.split_inclusive('\n') {
-        if let Some((addr, dso)) = frame(line) {
+    for (line, f) in lines {
+        if let Some((addr, dso)) = f {
             for name in names.get(dso).and_then(|n| n.get(&addr)).into_iter().flatten() {
                 out.push_str(&format!("\t{addr:>16x} {name} (inlined)\n"));
             }
@@ -186,6 +172,7 @@ pub(crate) fn expand(script: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn a_frame_line_gives_its_address_and_file() {

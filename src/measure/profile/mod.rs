@@ -25,6 +25,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -289,8 +290,6 @@ fn sample_tid(header: &[u8]) -> Option<i32> {
     let text = String::from_utf8_lossy(header);
     text.split_whitespace().rev().find_map(|w| w.split_once('/').and_then(|(_, t)| t.parse().ok()))
 }
-
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 
 /// SIGKILL process group `pgid` (a helper's, its leader already reaped) and
 /// reap those of its members that are this process's children: a child
