@@ -421,30 +421,14 @@ impl Journal {
             check_dir(dir).map_err(|why| {
                 anyhow::anyhow!("the kernel-settings journal {} cannot be made: {why}", path.display())
             })?;
-            match std::fs::OpenOptions::new()
-                .append(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(path)
-            {
+            match open_new(path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 3 => tries += 1,
                 opened => {
                     break opened.with_context(|| format!("creating the kernel-settings journal {}", path.display()))?
                 }
             }
         };
-        // Whatever the umask took away.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("chmod 600 {}", path.display()))?;
-        let me = Owner::me();
-        let mut j = Journal {
-            path: path.to_path_buf(),
-            root: root.to_path_buf(),
-            file,
-            entries: Entries { owner: Some(me), tuned, ..Entries::default() },
-        };
-        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start, tuned })?;
+        let j = Journal::begin(path, root, file, tuned)?;
         std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
         Ok(j)
     }
@@ -474,23 +458,8 @@ impl Journal {
         if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
             std::fs::remove_file(&tmp).with_context(|| format!("removing {}", tmp.display()))?;
         }
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("chmod 600 {}", tmp.display()))?;
-        let me = Owner::me();
-        let mut j = Journal {
-            path: tmp.clone(),
-            root: root.to_path_buf(),
-            file,
-            entries: Entries { owner: Some(me), ..Entries::default() },
-        };
-        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start, tuned: false })?;
+        let file = open_new(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut j = Journal::begin(&tmp, root, file, false)?;
         for (p, o) in &e.wrote {
             j.will_write(p, o)?;
         }
@@ -501,6 +470,22 @@ impl Journal {
         std::fs::File::open(dir).and_then(|d| d.sync_all()).with_context(|| format!("syncing {}", dir.display()))?;
         j.path = path.to_path_buf();
         Ok(Some(j))
+    }
+
+    /// A journal in the new, empty `file` at `path`: made 0600 whatever the
+    /// umask took away, its first line naming this process as owner.
+    fn begin(path: &Path, root: &Path, file: std::fs::File, tuned: bool) -> Result<Journal> {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("chmod 600 {}", path.display()))?;
+        let me = Owner::me();
+        let mut j = Journal {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+            file,
+            entries: Entries { owner: Some(me), tuned, ..Entries::default() },
+        };
+        j.append(&Line::Owner { version: FORMAT, pid: me.pid, start: me.start, tuned })?;
+        Ok(j)
     }
 
     fn append(&mut self, l: &Line) -> Result<()> {

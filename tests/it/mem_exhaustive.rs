@@ -75,46 +75,29 @@ fn copy_variant(v: Variant, nt_threshold: usize) {
     }
 }
 
-#[test]
-fn copy_every_size_and_offset_avx512_movsb() {
-    copy_variant(Variant::Avx512Movsb, usize::MAX);
+/// One test per variant and streaming threshold (usize::MAX: never
+/// streams; 0: every size that reaches the main loop streams), so a failure
+/// names the routine.
+macro_rules! copy_tests {
+    ($($name:ident: $variant:ident, $threshold:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            copy_variant(Variant::$variant, $threshold);
+        }
+    )*};
 }
-#[test]
-fn copy_every_size_and_offset_avx512_movsb_streaming() {
-    copy_variant(Variant::Avx512Movsb, 0);
-}
-#[test]
-fn copy_every_size_and_offset_avx512() {
-    copy_variant(Variant::Avx512, usize::MAX);
-}
-#[test]
-fn copy_every_size_and_offset_avx512_streaming() {
-    copy_variant(Variant::Avx512, 0);
-}
-#[test]
-fn copy_every_size_and_offset_avx2() {
-    copy_variant(Variant::Avx2, usize::MAX);
-}
-#[test]
-fn copy_every_size_and_offset_avx2_streaming() {
-    // Threshold 0: every size that reaches the main loop streams.
-    copy_variant(Variant::Avx2, 0);
-}
-#[test]
-fn copy_every_size_and_offset_sse2() {
-    copy_variant(Variant::Sse2, usize::MAX);
-}
-#[test]
-fn copy_every_size_and_offset_sse2_streaming() {
-    copy_variant(Variant::Sse2, 0);
-}
-#[test]
-fn copy_every_size_and_offset_neon() {
-    copy_variant(Variant::Neon, usize::MAX);
-}
-#[test]
-fn copy_every_size_and_offset_portable() {
-    copy_variant(Variant::Portable, usize::MAX);
+
+copy_tests! {
+    copy_every_size_and_offset_avx512_movsb: Avx512Movsb, usize::MAX;
+    copy_every_size_and_offset_avx512_movsb_streaming: Avx512Movsb, 0;
+    copy_every_size_and_offset_avx512: Avx512, usize::MAX;
+    copy_every_size_and_offset_avx512_streaming: Avx512, 0;
+    copy_every_size_and_offset_avx2: Avx2, usize::MAX;
+    copy_every_size_and_offset_avx2_streaming: Avx2, 0;
+    copy_every_size_and_offset_sse2: Sse2, usize::MAX;
+    copy_every_size_and_offset_sse2_streaming: Sse2, 0;
+    copy_every_size_and_offset_neon: Neon, usize::MAX;
+    copy_every_size_and_offset_portable: Portable, usize::MAX;
 }
 
 #[test]

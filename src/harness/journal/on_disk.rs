@@ -11,6 +11,17 @@ pub(crate) fn hidden(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
+/// Create `path` for appending, failing if anything is there (no link
+/// followed), mode 0600 before the umask.
+pub(super) fn open_new(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// Is the directory `dir` one only root (or this euid) can write?
 pub(super) fn check_dir(dir: &Path) -> std::result::Result<(), String> {
     let md = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;

@@ -94,6 +94,17 @@ fn run_chromium(bin: &Path, page: &Path, profile: &Path) -> (String, String) {
     (to.join().unwrap(), te.join().unwrap())
 }
 
+/// [`chromium`], or `None` after saying the test is skipped.
+fn chromium_or_skipped() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        println!(
+            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
+        );
+    }
+    found
+}
+
 /// `html` opened in headless Chromium with the probes: what was laid out
 /// (`charts`, `flames`), after asserting that there was no console message,
 /// no error and nothing fetched.
@@ -124,12 +135,7 @@ fn probe_in_chromium(bin: &Path, html: &str) -> serde_json::Value {
 
 #[test]
 fn report_renders_in_headless_chromium_without_errors() {
-    let Some(bin) = chromium() else {
-        println!(
-            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
-        );
-        return;
-    };
+    let Some(bin) = chromium_or_skipped() else { return };
     let html = super::tests::full_page();
     let want = html.matches("<svg ").count();
     assert!(want >= 6, "the fixture page has every kind of chart");
@@ -146,12 +152,7 @@ fn report_renders_in_headless_chromium_without_errors() {
 
 #[test]
 fn flame_graphs_render_in_headless_chromium_without_script_or_errors() {
-    let Some(bin) = chromium() else {
-        println!(
-            "SKIPPED: chromium not found (install Debian's chromium package, as .ci/run does, or set KDELTA_CHROMIUM)"
-        );
-        return;
-    };
+    let Some(bin) = chromium_or_skipped() else { return };
     let html = super::tests::profiled_page();
     assert!(!html.contains("<script"), "the page has no script");
     let v = probe_in_chromium(&bin, &html);
