@@ -30,7 +30,7 @@ def rows(repo):
     for line in out.splitlines():
         if line.startswith("D"):
             f = line.split()
-            yield prefix + f[1], prefix + f[3], line
+            yield prefix + f[1], prefix + f[3], " ".join(f[4:])
 
 
 def side(spec):
@@ -60,11 +60,11 @@ def main():
         for a, b, line in rows(r):
             seen.setdefault((a, b), line)
     tally = Counter()
-    for (a, b), line in sorted(seen.items()):
+    for (a, b), notes in sorted(seen.items()):
         k = kind(a, b)
         tally[k] += 1
         if len(sys.argv) > 1 and k == sys.argv[1]:
-            print(line)
+            print(f"{a} ~ {b} {notes}".rstrip())
     print(f"{len(seen)} pairs seen: " + ", ".join(f"{k} {n}" for k, n in tally.most_common()))
 
 

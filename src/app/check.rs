@@ -67,6 +67,25 @@ impl Verdict {
 pub(crate) struct Limits {
     pub(crate) opt: CompareOptions,
     pub(crate) max_regression_pct: f64,
+    /// Allowed beyond `max_regression_pct` for the machine's drift between
+    /// a stored run and this one (`--drift`); 0 within one run.
+    pub(crate) drift_pct: f64,
+}
+
+impl Limits {
+    /// The slowdown a row may show before it regresses, in percent.
+    fn allowed_pct(&self) -> f64 {
+        self.max_regression_pct + self.drift_pct
+    }
+
+    /// The limit as the lines name it: `--max-regression 1%`, and against
+    /// a stored run `--max-regression 1% + --drift 2%`.
+    fn named(&self) -> String {
+        match self.drift_pct {
+            d if d > 0.0 => format!("--max-regression {}% + --drift {d}%", self.max_regression_pct),
+            _ => format!("--max-regression {}%", self.max_regression_pct),
+        }
+    }
 }
 
 /// True when B is worse than A by at least `pct`, on the log scale as the
@@ -95,17 +114,17 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
     let Some(c) = change else {
         return Verdict::CannotTell("no samples to compare".into());
     };
-    let worse = worse_beyond(c, lim.max_regression_pct);
+    let worse = worse_beyond(c, lim.allowed_pct());
     if c.significant {
         return if c.speedup > 1.0 {
             Verdict::Improved
         } else if worse {
             Verdict::Regressed
         } else {
-            Verdict::Ok(Some(format!("worse, within --max-regression {}%", lim.max_regression_pct)))
+            Verdict::Ok(Some(format!("worse, within {}", lim.named())))
         };
     }
-    if c.answer == Answer::Same && lim.max_regression_pct >= lim.opt.threshold_pct {
+    if c.answer == Answer::Same && lim.allowed_pct() >= lim.opt.threshold_pct {
         return Verdict::Ok(Some("same".into()));
     }
     // Not different: ok only when even the interval's worse end is within
@@ -113,9 +132,9 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
     let (Some(low), Some(high)) = (c.ci_low, c.ci_high) else {
         return Verdict::CannotTell(c.withheld.map_or("no interval of the change".into(), |w| w.describe().into()));
     };
-    let limit = (1.0 + lim.max_regression_pct / 100.0).ln();
+    let limit = (1.0 + lim.allowed_pct() / 100.0).ln();
     if -low.ln() < limit {
-        return Verdict::Ok(Some(format!("within --max-regression {}%", lim.max_regression_pct)));
+        return Verdict::Ok(Some(format!("within {}", lim.named())));
     }
     // As a slowdown (+ worse), the sign a time's change is printed with.
     let interval = format!("of the slowdown {:+.1}% to {:+.1}%", (1.0 / high - 1.0) * 100.0, (1.0 / low - 1.0) * 100.0);
@@ -134,14 +153,10 @@ pub(crate) fn judge(base: &Cell, new: &Cell, change: Option<&Comparison>, lim: &
             "too few clean samples to be significant ({} and {}): give more --runs or --budget",
             base.n, new.n
         )),
-        _ if !early.is_empty() => Verdict::CannotTell(format!(
-            "interval {interval} reaches past --max-regression {}%{early}",
-            lim.max_regression_pct
-        )),
-        _ => Verdict::CannotTell(format!(
-            "interval {interval} reaches past --max-regression {}%: give more --budget",
-            lim.max_regression_pct
-        )),
+        _ if !early.is_empty() => {
+            Verdict::CannotTell(format!("interval {interval} reaches past {}{early}", lim.named()))
+        }
+        _ => Verdict::CannotTell(format!("interval {interval} reaches past {}: give more --budget", lim.named())),
     }
 }
 
@@ -236,29 +251,6 @@ fn no_run_options(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Against a baseline measured on what was in effect another machine
-/// (`why`, said once on stderr): a row's regressed or improved stands only
-/// where its change (log) is beyond `beyond`; an ok, or a change within
-/// it, cannot be told.
-fn withhold(rows: &mut [Line], why: &str, beyond: f64) {
-    eprintln!("kdelta: {why}");
-    for l in rows {
-        let stands = l.change.is_some_and(|c| c.abs() > beyond);
-        if let Some(v) = &l.verdict {
-            let kept = match v {
-                Verdict::CannotTell(_) => true,
-                Verdict::Regressed | Verdict::Improved => stands,
-                Verdict::Ok(_) => false,
-            };
-            if !kept {
-                let suffix = format!(": {}", v.text());
-                l.text = format!("{}: cannot tell ({why})", l.text.trim_end_matches(suffix.as_str()));
-                l.verdict = Some(Verdict::CannotTell(why.to_string()));
-            }
-        }
-    }
-}
-
 /// `check`'s `--budget` when none is given: an answer near a minute.
 const CHECK_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -269,9 +261,10 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     } else if a.run.budget.is_some() {
         return Err(bad_input("--run judges a stored run: --budget is for a run check makes; drop one"));
     }
-    let lim = Limits {
+    let mut lim = Limits {
         opt: CompareOptions { threshold_pct: a.run.threshold, ..Default::default() },
         max_regression_pct: a.max_regression.unwrap_or(a.run.threshold),
+        drift_pct: 0.0,
     };
     if a.run.format != Format::Text || a.run.verbose {
         return Err(bad_input("check prints one line per row: --format and --verbose are for `kdelta run`"));
@@ -280,9 +273,54 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
         return Err(bad_input("check prints one line per row, in the order of the table: --sort is for `kdelta run`"));
     }
     let Some(against) = a.against.clone() else { return check_within(db, &a, &lim) };
+    let within_lim = lim;
+    lim.drift_pct = a.drift.unwrap_or(crate::stats::verdict::RUN_DRIFT_PCT);
     let rebase = a.baseline_cmd.as_deref().map(|c| rebase::settings(&a.run, c)).transpose()?;
+    let Some((base, mut base_results, run, mut results)) = baseline_and_run(db, &a, &against)? else {
+        return Ok(exit::INTERRUPTED);
+    };
+    let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
+    let rules = rules::withholding(&base, &run, &lim);
+    run::shown_in_unit(&mut base_results, &a.run);
+    run::shown_in_unit(&mut results, &a.run);
+    let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
+    let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
+    let (whys, beyond): (Vec<String>, Vec<f64>) = rules.into_iter().unzip();
+    let withheld_why = (!whys.is_empty()).then(|| {
+        let why = whys.join("; ");
+        rules::withhold(&mut rows, &why, beyond.iter().copied().fold(0.0, f64::max));
+        why
+    });
+    let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
+    if let Some(settings) = rebase.filter(|_| status(&verdicts) == exit::CANNOT_TELL) {
+        let why = withheld_why.unwrap_or_else(|| format!("a stored run cannot tell within {}", lim.named()));
+        eprintln!(
+            "kdelta: {why}: measuring the baseline's build (--baseline-cmd) again, interleaved with this \
+             one, and judging the two as --within does"
+        );
+        rebase::within(&mut a, settings, began);
+        return check_within(db, &a, &within_lim);
+    }
+    if rows.iter().all(|l| l.verdict.is_none()) {
+        return Err(bad_input(format!(
+            "{run_name} has no row {base_name} has (benchmark, parameters and configuration): \
+             see `kdelta compare` of the two"
+        )));
+    }
+    Ok(verdict_out(&rows, &lim, &format!("{run_name} against {base_name}")))
+}
+
+/// The baseline `against` names and the run judged against it (the stored
+/// `--run`, or one measured now and stored), each with its selected
+/// results; `None` when the measured run was interrupted.
+#[allow(clippy::type_complexity)]
+fn baseline_and_run(
+    db: &Option<PathBuf>,
+    a: &CheckArgs,
+    against: &str,
+) -> Result<Option<(RunRecord, Vec<ResultRecord>, RunRecord, Vec<ResultRecord>)>> {
     let store = stored::open_existing(db)?;
-    let base = store.find_run(&against)?;
+    let base = store.find_run(against)?;
     let mut base_results = stored::results(&store, base.id)?;
     selectors_in_baseline(&a.run.selectors, &base, &base_results)?;
     base_results.retain(|r| selected(&a.run.selectors, r));
@@ -302,59 +340,15 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
             planned::share_a_row(&plan, &crate::report::header::run_name(&base), &base_results)?;
             match measured(db, &req, plan, host)? {
                 Some(got) => got,
-                None => return Ok(exit::INTERRUPTED),
+                None => return Ok(None),
             }
         }
     };
     results.retain(|r| selected(&a.run.selectors, r));
-    for note in modes::within_speeds(&stored::open_existing(db)?, &against, &base, &mut base_results, &results)? {
+    for note in modes::within_speeds(&stored::open_existing(db)?, against, &base, &mut base_results, &results)? {
         eprintln!("kdelta: {note}");
     }
-    let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
-    let moved = crate::stats::verdict::machine_moved(&base.environment, &run.environment, lim.max_regression_pct);
-    let busier = crate::stats::verdict::machine_busier(&base.environment, &run.environment);
-    run::shown_in_unit(&mut base_results, &a.run);
-    run::shown_in_unit(&mut results, &a.run);
-    let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
-    let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
-    // A slower machine looks like a slower build, and a faster one hides a
-    // slower build: against a baseline the machine has moved away from by
-    // `moved` (log), only a change beyond the limit plus twice that move is
-    // judged (regressed or improved). Where other processes kept one side's
-    // machine busier, what a busy neighbour CPU does is not known in
-    // advance (2-13 % on a compiled loop here): only a change of 2x or more
-    // is judged, as the sampler's busy veto does. An "ok" could hide a
-    // slowdown as large, so it cannot be told (125: measure both builds
-    // now, with `--within` or `--baseline-cmd`, or record the baseline again).
-    // Both may hold: the stricter bar stands, and both reasons are said.
-    let rules = [
-        moved.map(|(why, moved)| (why, (1.0 + lim.max_regression_pct / 100.0).ln() + 2.0 * moved)),
-        busier.map(|why| (why, 2f64.ln())),
-    ];
-    let (whys, beyond): (Vec<String>, Vec<f64>) = rules.into_iter().flatten().unzip();
-    let withheld_why = (!whys.is_empty()).then(|| {
-        let why = whys.join("; ");
-        withhold(&mut rows, &why, beyond.iter().copied().fold(0.0, f64::max));
-        why
-    });
-    let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
-    if let (Some(settings), Some(why)) = (rebase, withheld_why) {
-        if status(&verdicts) == exit::CANNOT_TELL {
-            eprintln!(
-                "kdelta: {why}: measuring the baseline's build (--baseline-cmd) again, interleaved with this \
-                 one, and judging the two as --within does"
-            );
-            rebase::within(&mut a, settings, began);
-            return check_within(db, &a, &lim);
-        }
-    }
-    if rows.iter().all(|l| l.verdict.is_none()) {
-        return Err(bad_input(format!(
-            "{run_name} has no row {base_name} has (benchmark, parameters and configuration): \
-             see `kdelta compare` of the two"
-        )));
-    }
-    Ok(verdict_out(&rows, &lim, &format!("{run_name} against {base_name}")))
+    Ok(Some((base, base_results, run, results)))
 }
 
 /// The plan of the run `req` (made of `a`) asks for: every mistake in it
@@ -539,17 +533,18 @@ fn summary(code: u8, rows: &[Line], lim: &Limits, what: &str) -> String {
         exit::FAILED => format!(
             "regressed: {} ({what}, beyond {}%)\n",
             named(|v| matches!(v, Verdict::Regressed)).join(", "),
-            lim.max_regression_pct
+            lim.allowed_pct()
         ),
         exit::CANNOT_TELL => {
             format!("cannot tell: {} ({what})\n", named(|v| matches!(v, Verdict::CannotTell(_))).join(", "))
         }
-        _ => format!("ok: {judged} row(s), none regressed beyond {}% ({what})\n", lim.max_regression_pct),
+        _ => format!("ok: {judged} row(s), none regressed beyond {}% ({what})\n", lim.allowed_pct()),
     }
 }
 
 mod modes;
 mod planned;
 mod rebase;
+mod rules;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! `kdelta check`'s arguments.
 
-use super::parse::max_regression;
+use super::parse::{drift, max_regression};
 use super::run::RunArgs;
 use clap::Args;
 
@@ -28,11 +28,19 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "PCT", value_parser = max_regression)]
     pub(crate) max_regression: Option<f64>,
 
+    /// With --against: the slowdown allowed beyond --max-regression, in
+    /// percent, for how far a machine's speed drifts between two runs
+    /// (default 2: on a VM an unchanged command read up to 1.7 % slower
+    /// than its baseline of minutes before, its reference loops steady;
+    /// docs/check.md). 0 judges a stored run as if it were measured now.
+    #[arg(long, value_name = "PCT", requires = "against", conflicts_with = "within", value_parser = drift)]
+    pub(crate) drift: Option<f64>,
+
     /// With --against: the baseline's build as a command (cmd family).
-    /// When the machine's speed has moved since the baseline was stored
-    /// (its reference loops), measure this again, interleaved with the
-    /// --cmd command, and judge the two as --within does, rather than
-    /// answer 125.
+    /// When the stored baseline cannot tell (the machine's speed moved
+    /// since, or during a run; a change within --drift), measure this
+    /// again, interleaved with the --cmd command, and judge the two as
+    /// --within does, rather than answer 125.
     #[arg(long, value_name = "COMMAND", requires = "against", conflicts_with_all = ["within", "stored"])]
     pub(crate) baseline_cmd: Option<String>,
 

@@ -131,6 +131,15 @@ pub(super) fn max_regression(s: &str) -> Result<f64, Refusal> {
     Ok(pct)
 }
 
+/// `check --drift`: a percentage from 0 to 100.
+pub(super) fn drift(s: &str) -> Result<f64, Refusal> {
+    let pct: f64 = s.parse()?;
+    if !(0.0..=100.0).contains(&pct) {
+        return Err(BadInput(format!("--drift {pct} is out of range: allowed 0 .. 100 (percent)")).into());
+    }
+    Ok(pct)
+}
+
 /// `--ci-target`: a percentage above 0 up to 100.
 pub(super) fn ci_target(s: &str) -> Result<f64, Refusal> {
     let pct: f64 = s.parse()?;

@@ -21,6 +21,7 @@ fn limits(max: f64) -> Limits {
     Limits {
         opt: CompareOptions { rounds_paired: false, bootstrap: 200, ..Default::default() },
         max_regression_pct: max,
+        drift_pct: 0.0,
     }
 }
 
@@ -43,6 +44,23 @@ fn around(m: f64) -> Vec<f64> {
 
 fn ok(s: &[f64], better: Better) -> ResultRecord {
     record(s, better, Status::Ok, false)
+}
+
+/// Against a stored run the limit is --max-regression plus --drift: a
+/// significant 1.5 % slowdown is ok within 1 % + 2 %, regressed within 1 %
+/// alone, and a 5 % one regressed either way.
+#[test]
+fn the_drift_widens_the_limit_and_is_named() {
+    let judged = |b: f64, drift: f64| {
+        let lim = Limits { drift_pct: drift, ..limits(1.0) };
+        let (a, b) = (ok(&around(10.0), Better::Lower), ok(&around(b), Better::Lower));
+        let change = crate::stats::compare::compare_results(&a, &b, &lim.opt);
+        judge(&cell_of(&a), &cell_of(&b), change.as_ref(), &lim)
+    };
+    assert_eq!(judged(10.15, 0.0), Verdict::Regressed);
+    assert_eq!(judged(10.15, 2.0), Verdict::Ok(Some("worse, within --max-regression 1% + --drift 2%".into())));
+    assert_eq!(judged(10.5, 2.0), Verdict::Regressed);
+    assert_eq!(limits(1.0).named(), "--max-regression 1%");
 }
 
 #[test]
