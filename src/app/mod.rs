@@ -267,32 +267,38 @@ fn open_store(db: &Option<PathBuf>) -> Result<Store> {
     Store::open(&path)
 }
 
-fn dispatch(cli: Cli) -> Result<u8> {
-    if cli.init_schema {
-        store::allow_init_schema();
-    }
+/// Before a command: sweep what a killed kdelta left, and say which kernel
+/// settings it left changed.
+fn tidy_and_warn(command: &Command) {
     // What a kdelta killed with SIGKILL left (its temporary directory, the
     // trees its workers made in `dir=`) goes with the next command; `run`
     // sweeps in the harness, a worker never does. `completions` and `man`
     // only print text (a shell may run them at every start): they neither
     // sweep nor warn.
     let quiet = matches!(
-        cli.command,
+        command,
         Command::Worker { .. }
             | Command::Watchdog { .. }
             | Command::Guard { .. }
             | Command::Completions { .. }
             | Command::Man { .. }
     );
-    if !quiet && !matches!(cli.command, Command::Run(_)) {
+    if !quiet && !matches!(command, Command::Run(_)) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !quiet && !matches!(cli.command, Command::Restore { .. } | Command::Doctor { reset: true, .. }) {
+    if !quiet && !matches!(command, Command::Restore { .. } | Command::Doctor { reset: true, .. }) {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
     }
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    if cli.init_schema {
+        store::allow_init_schema();
+    }
+    tidy_and_warn(&cli.command);
     match cli.command {
         Command::Worker { job } => Ok(crate::harness::worker::worker_main(&job, bench::find) as u8),
         Command::Guard { pid, start } => Ok(crate::harness::journal::guard_main(&sysfs_root(), pid, start)),

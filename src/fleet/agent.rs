@@ -80,21 +80,7 @@ fn say(name: &str, what: &str) {
 /// own failure is reported to the queue.
 pub(crate) fn serve(s: &Settings, runner: &dyn Runner, stop: Arc<AtomicBool>) -> Result<Tally> {
     let mut q = Queue::open(&s.db)?;
-    // An agent that was just killed holds the host until the server has
-    // seen its connection end: a restarted one waits a moment for it.
-    let t0 = Instant::now();
-    let mut held = q.lock_host(&s.name)?;
-    while !held && t0.elapsed() < HOST_WAIT && !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(250));
-        held = q.lock_host(&s.name)?;
-    }
-    if !held {
-        return Err(crate::error::bad_input(format!(
-            "another agent serves host {:?} on {}: one agent per host (give another --host-name)",
-            s.name,
-            q.shown().display()
-        )));
-    }
+    hold_host(&mut q, s, &stop)?;
     q.register(&s.name, &s.labels, &s.cpus, &s.host)?;
     q.listen()?;
     let mut lease_q = Some(Queue::open(&s.db)?);
@@ -160,6 +146,26 @@ pub(crate) fn serve(s: &Settings, runner: &dyn Runner, stop: Arc<AtomicBool>) ->
         ),
     );
     Ok(tally)
+}
+
+/// Take this host in the queue (one agent per host). An agent that was
+/// just killed holds the host until the server has seen its connection
+/// end: a restarted one waits a moment for it.
+fn hold_host(q: &mut Queue, s: &Settings, stop: &AtomicBool) -> Result<()> {
+    let t0 = Instant::now();
+    let mut held = q.lock_host(&s.name)?;
+    while !held && t0.elapsed() < HOST_WAIT && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(250));
+        held = q.lock_host(&s.name)?;
+    }
+    if !held {
+        return Err(crate::error::bad_input(format!(
+            "another agent serves host {:?} on {}: one agent per host (give another --host-name)",
+            s.name,
+            q.shown().display()
+        )));
+    }
+    Ok(())
 }
 
 /// This agent's name in the queue: host, process id and start time, so a

@@ -209,62 +209,8 @@ impl Entries {
                     format!("line {n} is not a journal entry")
                 }
             })?;
-            match line {
-                Line::Owner { version, pid, start, tuned } if n == 1 => {
-                    if version != FORMAT {
-                        return Err(format!(
-                            "its owner line has format version {version}; this kdelta reads version {FORMAT}"
-                        ));
-                    }
-                    if pid <= 0 {
-                        return Err(format!("its owner line names process {pid}"));
-                    }
-                    e.owner = Some(Owner { pid, start });
-                    e.tuned = tuned;
-                }
-                _ if n == 1 => {
-                    return Err(format!("it does not begin with kdelta's owner line (format version {FORMAT})"))
-                }
-                Line::Owner { .. } => return Err(format!("line {n} is a second owner line")),
-                Line::Wrote { path, original } => {
-                    if !plain_path(&path) {
-                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
-                    }
-                    if original.len() > MAX_VALUE || original.contains('\0') {
-                        return Err(format!(
-                            "line {n} holds an original value of {} bytes or with a NUL (at most {MAX_VALUE})",
-                            original.len()
-                        ));
-                    }
-                    wrote.push((path, original));
-                }
-                Line::Made { path } => {
-                    if !plain_path(&path) {
-                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
-                    }
-                    if !e.cgroups.contains(&path) {
-                        e.cgroups.push(path);
-                    }
-                }
-                Line::Enabled { path, controller } => {
-                    if !plain_path(&path) || !matches!(controller.as_str(), "cpu" | "cpuset" | "memory") {
-                        return Err(format!(
-                            "line {n} names {} {controller:?}, not a cgroup controller kdelta enables",
-                            shown(&path)
-                        ));
-                    }
-                    if !e.enabled.iter().any(|(p, c)| *p == path && *c == controller) {
-                        e.enabled.push((path, controller));
-                    }
-                }
-                Line::Mounted { path } => {
-                    if !plain_path(&path) {
-                        return Err(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
-                    }
-                    if !e.mounted.contains(&path) {
-                        e.mounted.push(path);
-                    }
-                }
+            if let Some(why) = e.take(n, line, &mut wrote) {
+                return Err(why);
             }
         }
         // One per file, the first original kept (later ones are kdelta's own values).
@@ -275,6 +221,70 @@ impl Entries {
             }
         }
         Ok(e)
+    }
+
+    /// Line `n` of a journal, checked, into what it records (`wrote` in
+    /// order, to be made one per file); why it is refused, if it is.
+    fn take(&mut self, n: usize, line: Line, wrote: &mut Vec<(PathBuf, String)>) -> Option<String> {
+        let e = self;
+        match line {
+            Line::Owner { version, pid, start, tuned } if n == 1 => {
+                if version != FORMAT {
+                    return Some(format!(
+                        "its owner line has format version {version}; this kdelta reads version {FORMAT}"
+                    ));
+                }
+                if pid <= 0 {
+                    return Some(format!("its owner line names process {pid}"));
+                }
+                e.owner = Some(Owner { pid, start });
+                e.tuned = tuned;
+            }
+            _ if n == 1 => {
+                return Some(format!("it does not begin with kdelta's owner line (format version {FORMAT})"))
+            }
+            Line::Owner { .. } => return Some(format!("line {n} is a second owner line")),
+            Line::Wrote { path, original } => {
+                if !plain_path(&path) {
+                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                }
+                if original.len() > MAX_VALUE || original.contains('\0') {
+                    return Some(format!(
+                        "line {n} holds an original value of {} bytes or with a NUL (at most {MAX_VALUE})",
+                        original.len()
+                    ));
+                }
+                wrote.push((path, original));
+            }
+            Line::Made { path } => {
+                if !plain_path(&path) {
+                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                }
+                if !e.cgroups.contains(&path) {
+                    e.cgroups.push(path);
+                }
+            }
+            Line::Enabled { path, controller } => {
+                if !plain_path(&path) || !matches!(controller.as_str(), "cpu" | "cpuset" | "memory") {
+                    return Some(format!(
+                        "line {n} names {} {controller:?}, not a cgroup controller kdelta enables",
+                        shown(&path)
+                    ));
+                }
+                if !e.enabled.iter().any(|(p, c)| *p == path && *c == controller) {
+                    e.enabled.push((path, controller));
+                }
+            }
+            Line::Mounted { path } => {
+                if !plain_path(&path) {
+                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                }
+                if !e.mounted.contains(&path) {
+                    e.mounted.push(path);
+                }
+            }
+        }
+        None
     }
 
     /// What would be restored, on one line.

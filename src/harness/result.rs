@@ -109,6 +109,31 @@ fn blank(of: Subject, status: Status, reason: Option<String>) -> ResultRecord {
     }
 }
 
+/// A profile cut to what a result stores (`MAX_BYTES`), what was cut and
+/// the profile's own notes said in `notes`.
+fn bounded(mut p: crate::model::profile::Profile, notes: &mut Vec<String>) -> crate::model::profile::Profile {
+    p.bound(crate::model::profile::MAX_BYTES);
+    if p.cut > 0 {
+        notes.push(format!(
+            "profile: the rarest stacks ({} of {} stack samples) merged into {} to keep it within {} KiB",
+            p.cut,
+            p.samples,
+            crate::model::profile::CUT,
+            crate::model::profile::MAX_BYTES / 1024
+        ));
+    }
+    if p.deep > 0 {
+        notes.push(format!(
+            "profile: {} stack samples deeper than {} frames cut at {}",
+            p.deep,
+            crate::model::profile::MAX_DEPTH,
+            crate::model::profile::DEEPER
+        ));
+    }
+    notes.extend(p.notes.iter().cloned());
+    p
+}
+
 /// The stored result of one point: summary and warnings of the clean
 /// samples, quality counts, the placement split, below-resolution.
 pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
@@ -159,28 +184,7 @@ pub(super) fn finish(of: Subject, got: Gathered, aim: Aim) -> ResultRecord {
         extras.quiet_in_vain = Some(set.quiet_in_vain as u64);
     }
     let mut notes = set.notes;
-    let profile = set.profile.map(|mut p| {
-        p.bound(crate::model::profile::MAX_BYTES);
-        if p.cut > 0 {
-            notes.push(format!(
-                "profile: the rarest stacks ({} of {} stack samples) merged into {} to keep it within {} KiB",
-                p.cut,
-                p.samples,
-                crate::model::profile::CUT,
-                crate::model::profile::MAX_BYTES / 1024
-            ));
-        }
-        if p.deep > 0 {
-            notes.push(format!(
-                "profile: {} stack samples deeper than {} frames cut at {}",
-                p.deep,
-                crate::model::profile::MAX_DEPTH,
-                crate::model::profile::DEEPER
-            ));
-        }
-        notes.extend(p.notes.iter().cloned());
-        p
-    });
+    let profile = set.profile.map(|p| bounded(p, &mut notes));
     ResultRecord {
         profile,
         samples: set.samples,

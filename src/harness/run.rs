@@ -107,19 +107,7 @@ pub(crate) fn execute_into(
     } else {
         None
     };
-    let mut isolated = None;
-    if let (Some(cpus), Some(c)) = (super::plan::isolated_cpus(req, &ready, topo)?, cgroups.as_mut()) {
-        match c.isolate(&cpus) {
-            Ok(how) => {
-                eprintln!("kdelta: isolated: {how}");
-                isolated = Some(how);
-            }
-            Err(why) => {
-                drop(cgroups);
-                return Err(crate::error::bad_input(format!("--isolate: {why}")));
-            }
-        }
-    }
+    let isolated = isolate(req, &ready, topo, &mut cgroups)?;
     let watch = LoadWatch::start();
     let own_progress = progress.is_none();
     let progress =
@@ -156,18 +144,7 @@ pub(crate) fn execute_into(
     if own_progress {
         ex.progress.finish();
     }
-    // Kernel settings back as found, before anything else can fail.
-    if let Some(mut k) = ex.knobs.take() {
-        if let Err(e) = k.finish() {
-            eprintln!("kdelta: restoring kernel settings: {e}");
-        }
-    }
-    // Tasks back on every CPU, kdelta's cgroups removed.
-    if let Some(mut c) = ex.cgroups.take() {
-        if let Err(e) = c.finish() {
-            eprintln!("kdelta: removing cgroups: {e}");
-        }
-    }
+    put_back(&mut ex);
     let mut environment = environment(req, ex.auto, watch.finish(ex.ledger.workers_cpu, topo), &ex.ledger, &mut run);
     environment.isolated = isolated;
     environment.reference_before = reference_before;
@@ -181,6 +158,45 @@ pub(crate) fn execute_into(
     // The temporary directory (and anything a killed worker left) goes now.
     tmp.close().context("removing the temporary directory")?;
     Ok(RunOutput { run, results, interrupted: was_interrupted })
+}
+
+/// `--isolate`: every other task confined off the measured CPUs, in the
+/// run's cgroups; how, or `None` when not asked. A refusal removes the
+/// cgroups made so far before it is returned.
+fn isolate(
+    req: &Request,
+    ready: &[Config],
+    topo: &Topology,
+    cgroups: &mut Option<super::cgroups::Cgroups>,
+) -> Result<Option<String>> {
+    let (Some(cpus), Some(c)) = (super::plan::isolated_cpus(req, ready, topo)?, cgroups.as_mut()) else {
+        return Ok(None);
+    };
+    match c.isolate(&cpus) {
+        Ok(how) => {
+            eprintln!("kdelta: isolated: {how}");
+            Ok(Some(how))
+        }
+        Err(why) => {
+            *cgroups = None;
+            Err(crate::error::bad_input(format!("--isolate: {why}")))
+        }
+    }
+}
+
+/// Kernel settings back as found, before anything else can fail; then
+/// tasks back on every CPU and kdelta's cgroups removed.
+fn put_back(ex: &mut Executor) {
+    if let Some(mut k) = ex.knobs.take() {
+        if let Err(e) = k.finish() {
+            eprintln!("kdelta: restoring kernel settings: {e}");
+        }
+    }
+    if let Some(mut c) = ex.cgroups.take() {
+        if let Err(e) = c.finish() {
+            eprintln!("kdelta: removing cgroups: {e}");
+        }
+    }
 }
 
 /// The run's temporary directory, marked as this process's, mode 0700 (its

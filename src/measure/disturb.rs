@@ -452,23 +452,8 @@ impl Probe {
     /// The sample between two snapshots, judged.
     pub(crate) fn meta(&self, a: &Snapshot, b: &Snapshot) -> SampleMeta {
         let wall = b.at.duration_since(a.at).as_secs_f64();
-        let used: Vec<u32> = {
-            let mut v: Vec<u32> = a.cpus.iter().chain(b.cpus.iter()).copied().filter(|&c| c != u32::MAX).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
-        let steal_on = |cpus: &[u32]| -> Option<f64> {
-            if a.steal.is_empty() || b.steal.is_empty() {
-                return None;
-            }
-            Some(
-                cpus.iter()
-                    .map(|&c| b.steal.get(c as usize).unwrap_or(&0.0) - a.steal.get(c as usize).unwrap_or(&0.0))
-                    .sum::<f64>()
-                    .max(0.0),
-            )
-        };
+        let used = used_cpus(a, b);
+        let steal_on = |cpus: &[u32]| steal(a, b, cpus);
         let mut m = SampleMeta {
             t: a.unix,
             wall_s: wall,
@@ -522,28 +507,8 @@ impl Probe {
                 m.disturbed = judge_waits(wall, place, m.others_s, waited, m.steal_s);
             }
             TaskKind::WholeRun => {
-                m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + (b.group_cpu - a.group_cpu).max(0.0);
-                m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
                 m.steal_s = steal_on(&self.watch);
-                m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
-                let (seen_run, seen_wait) = seen(a, b);
-                let fig = WholeRun {
-                    wall,
-                    others: m.others_s,
-                    unresolved: tick_resolution(self.watch.len(), wall),
-                    pressure: match (&self.pressure, a.pressure, b.pressure) {
-                        (Some((src, _)), Some(x), Some(y)) => Some((*src, (y - x).max(0.0))),
-                        _ => None,
-                    },
-                    seen_wait: (m.cpu_s > 0.0 && seen_run + 1.0 / clock::clk_tck() >= SEEN_COVERS * m.cpu_s)
-                        .then_some(seen_wait),
-                    throttled,
-                };
-                m.run_delay_s = Some(seen_wait);
-                let (source, lost, disturbed) = judge_whole_run(&fig);
-                m.wait_source = Some(source);
-                m.lost_s = lost;
-                m.disturbed = disturbed || stolen(wall, m.steal_s);
+                self.whole_run(&mut m, a, b, throttled);
             }
         }
         // Busy CPUs that share a core with the measured ones slow them
@@ -555,6 +520,34 @@ impl Probe {
             m.disturbed |= judge_interfering(wall, m.interfering_s);
         }
         m
+    }
+
+    /// A whole-run sample (`m`, its wall time and steal set) judged: the
+    /// CPU time of the process and its group, other work on the watched
+    /// CPUs, and what the tasks waited, by the best source there is.
+    fn whole_run(&self, m: &mut SampleMeta, a: &Snapshot, b: &Snapshot, throttled: f64) {
+        let wall = m.wall_s;
+        m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + (b.group_cpu - a.group_cpu).max(0.0);
+        m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
+        m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
+        let (seen_run, seen_wait) = seen(a, b);
+        let fig = WholeRun {
+            wall,
+            others: m.others_s,
+            unresolved: tick_resolution(self.watch.len(), wall),
+            pressure: match (&self.pressure, a.pressure, b.pressure) {
+                (Some((src, _)), Some(x), Some(y)) => Some((*src, (y - x).max(0.0))),
+                _ => None,
+            },
+            seen_wait: (m.cpu_s > 0.0 && seen_run + 1.0 / clock::clk_tck() >= SEEN_COVERS * m.cpu_s)
+                .then_some(seen_wait),
+            throttled,
+        };
+        m.run_delay_s = Some(seen_wait);
+        let (source, lost, disturbed) = judge_whole_run(&fig);
+        m.wait_source = Some(source);
+        m.lost_s = lost;
+        m.disturbed = disturbed || stolen(wall, m.steal_s);
     }
 
     /// The counts between two snapshots, by event name: none when counting
@@ -575,6 +568,23 @@ impl Probe {
     }
 }
 
+/// Seconds the hypervisor ran something else on `cpus` between two
+/// snapshots; `None` where steal time is not read.
+fn steal(a: &Snapshot, b: &Snapshot, cpus: &[u32]) -> Option<f64> {
+    if a.steal.is_empty() || b.steal.is_empty() {
+        return None;
+    }
+    let on = |s: &[f64], c: u32| *s.get(c as usize).unwrap_or(&0.0);
+    Some(cpus.iter().map(|&c| on(&b.steal, c) - on(&a.steal, c)).sum::<f64>().max(0.0))
+}
+
+/// The CPUs a sample's tasks were on at its start or end, once each.
+fn used_cpus(a: &Snapshot, b: &Snapshot) -> Vec<u32> {
+    let mut v: Vec<u32> = a.cpus.iter().chain(b.cpus.iter()).copied().filter(|&c| c != u32::MAX).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
 #[cfg(test)]
 #[path = "disturb_tests.rs"]
 mod tests;

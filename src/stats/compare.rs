@@ -218,17 +218,7 @@ pub(crate) fn compare_sides(
         opt,
     );
     if let Some(p) = verdict::paired_change(pairs) {
-        c.speedup = p.speedup;
-        c.change_pct = (p.speedup - 1.0) * 100.0;
-        (c.ci_low, c.ci_high) = (Some(p.low), Some(p.high));
-        c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
-        c.evidence = verdict::Evidence::of_interval(p.low, p.high, p.workers as f64 - 1.0);
-        c.significant = c.answer == Answer::Different;
-        c.paired = Some(p);
-        if !c.significant && speedup::beyond_threshold(c.speedup, opt.threshold_pct) {
-            c.withheld = Some(Withheld::WideInterval);
-        }
-        return Some(c);
+        return Some(by_pairs(c, p, opt));
     }
     c.significant = samples_pass(&c, known, opt);
     let why = if sa.noisy || sb.noisy {
@@ -282,6 +272,22 @@ pub(crate) fn compare_sides(
         }
     };
     Some(c)
+}
+
+/// Where the two sides took turns in one worker, the adjacent pairs'
+/// interval decides: the change, its interval and the answer are theirs.
+fn by_pairs(mut c: Comparison, p: verdict::PairedChange, opt: &CompareOptions) -> Comparison {
+    c.speedup = p.speedup;
+    c.change_pct = (p.speedup - 1.0) * 100.0;
+    (c.ci_low, c.ci_high) = (Some(p.low), Some(p.high));
+    c.answer = verdict::answer(p.speedup, p.low, p.high, opt.threshold_pct);
+    c.evidence = verdict::Evidence::of_interval(p.low, p.high, p.workers as f64 - 1.0);
+    c.significant = c.answer == Answer::Different;
+    c.paired = Some(p);
+    if !c.significant && speedup::beyond_threshold(c.speedup, opt.threshold_pct) {
+        c.withheld = Some(Withheld::WideInterval);
+    }
+    c
 }
 
 /// Whether a change is larger than disturbance could explain: 2x or more

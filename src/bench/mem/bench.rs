@@ -324,24 +324,7 @@ impl Benchmark for MemBench {
                 .map(|(l, b)| serde_json::json!({"level": l, "bytes": b}))
                 .collect::<Vec<_>>()),
         );
-        s.extra("libc", libc_fns::version());
-        // Both sides' paths, in every result: the tuned variant of this
-        // point (the rule's or forced) and the C library's routine its
-        // ifunc resolved (the symbol at the address the loader bound).
-        s.extra("cpu", describe(tuned::cpu()));
-        let tuned_variant = variant.unwrap_or_else(|| tuned::choose(tuned::cpu()));
-        s.extra("variant", tuned_variant.name());
-        s.extra("variant_by", if variant.is_some() { "variant=" } else { "rule" });
-        let libc = Libc::new();
-        let entry = match self.routine {
-            Routine::Memcpy => libc.memcpy_entry(),
-            Routine::Memset | Routine::ClearPage => libc.memset_entry(),
-            Routine::Strlen => libc.strlen_entry(),
-        };
-        match libc_impl::name_at(entry as usize) {
-            Ok(n) => s.extra("libc_impl", n),
-            Err(e) => s.extra("libc_impl", format!("unavailable: {e}")),
-        }
+        self.paths(s, variant);
         if let Impl::Tuned(t) = imp {
             if self.routine != Routine::Strlen {
                 s.extra("nt_threshold_bytes", nt_threshold);
@@ -358,6 +341,30 @@ impl Benchmark for MemBench {
             Routine::Memset => run_set(s, pt, dst_off),
             Routine::ClearPage => run_clear(s, pt),
             Routine::Strlen => run_strlen(s, pt, off),
+        }
+    }
+}
+
+impl MemBench {
+    /// Both sides' paths, in every result: the C library's version, the
+    /// tuned variant of this point (the rule's or forced) and the C
+    /// library's routine its ifunc resolved (the symbol at the address the
+    /// loader bound).
+    fn paths(&self, s: &mut Sampler, variant: Option<Variant>) {
+        s.extra("libc", libc_fns::version());
+        s.extra("cpu", describe(tuned::cpu()));
+        let tuned_variant = variant.unwrap_or_else(|| tuned::choose(tuned::cpu()));
+        s.extra("variant", tuned_variant.name());
+        s.extra("variant_by", if variant.is_some() { "variant=" } else { "rule" });
+        let libc = Libc::new();
+        let entry = match self.routine {
+            Routine::Memcpy => libc.memcpy_entry(),
+            Routine::Memset | Routine::ClearPage => libc.memset_entry(),
+            Routine::Strlen => libc.strlen_entry(),
+        };
+        match libc_impl::name_at(entry as usize) {
+            Ok(n) => s.extra("libc_impl", n),
+            Err(e) => s.extra("libc_impl", format!("unavailable: {e}")),
         }
     }
 }
