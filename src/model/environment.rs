@@ -159,6 +159,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_run_whose_machine_changed_speed_says_so() {
+        let v = json!({ "warnings": [{ "kind": "speed_changed", "reference": "table loop", "pct": 15.04 }] });
+        let e = RunEnvironment::from_json(v);
+        assert_eq!(
+            e.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            ["the machine's speed changed during the run: its table loop reference loop ran 15.0% slower after it \
+              than before; `check --against` this run judges only a change of 2x or more"]
+        );
+        assert_eq!(serde_json::to_value(&e).unwrap()["warnings"][0]["kind"], "speed_changed");
+    }
+
+    #[test]
     fn round_trips_and_keeps_unknown_fields() {
         let v = json!({
             "load_before": 0.5, "others_cpus": null, "runs": "auto", "ci_target_pct": 2.0,

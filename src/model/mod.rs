@@ -83,6 +83,9 @@ pub(crate) enum Warning {
     ShortSamples { secs: f64 },
     /// Other processes used CPU time during the run, or the load was high.
     BusyMachine { load_before: f64, load_after: f64, others_cpus: Option<f64> },
+    /// A reference loop ran `pct` percent slower (or faster, negative)
+    /// after the run than before it: the machine changed speed during it.
+    SpeedChanged { reference: String, pct: f64 },
 }
 
 impl sfmt::Display for Warning {
@@ -104,6 +107,13 @@ impl sfmt::Display for Warning {
                 }
                 Ok(())
             }
+            Warning::SpeedChanged { reference, pct } => write!(
+                f,
+                "the machine's speed changed during the run: its {reference} reference loop ran {:.1}% {} after it \
+                 than before; `check --against` this run judges only a change of 2x or more",
+                pct.abs(),
+                if *pct > 0.0 { "slower" } else { "faster" }
+            ),
         }
     }
 }

@@ -148,7 +148,7 @@ fn warning_lines(out: &mut Vec<String>, entries: &[Entry], ok: usize) {
                 ("two clusters of samples", format!("near {} and {} {}", fmt_num(*low), fmt_num(*high), we.unit))
             }
             Warning::ShortSamples { secs } => ("samples short for the clock", format!("{:.0} us", secs * 1e6)),
-            Warning::BusyMachine { .. } => continue,
+            Warning::BusyMachine { .. } | Warning::SpeedChanged { .. } => continue,
         };
         let label = if kind == Kind::Short { "shortest" } else { "worst" };
         out.push(format!("{what} in {n} of {ok} results ({label}: {}, {worst})", we.who));
@@ -209,7 +209,7 @@ fn kind_of(w: &Warning) -> Kind {
         Warning::Outliers { .. } => Kind::Outliers,
         Warning::TwoClusters { .. } => Kind::Clusters,
         Warning::ShortSamples { .. } => Kind::Short,
-        Warning::BusyMachine { .. } => Kind::Busy,
+        Warning::BusyMachine { .. } | Warning::SpeedChanged { .. } => Kind::Busy,
     }
 }
 
@@ -220,7 +220,7 @@ fn severity(w: &Warning) -> f64 {
         Warning::Outliers { count, n } => frac(*count, *n),
         Warning::TwoClusters { low, high, .. } => high / low,
         Warning::ShortSamples { secs } => -secs,
-        Warning::BusyMachine { .. } => 0.0,
+        Warning::BusyMachine { .. } | Warning::SpeedChanged { .. } => 0.0,
     }
 }
 
