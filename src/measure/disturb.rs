@@ -585,6 +585,7 @@ fn used_cpus(a: &Snapshot, b: &Snapshot) -> Vec<u32> {
     v.dedup();
     v
 }
+
 #[cfg(test)]
 #[path = "disturb_tests.rs"]
 mod tests;
