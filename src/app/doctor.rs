@@ -2,12 +2,12 @@
 //! (`crate::doctor`), `--apply` and `--reset`.
 
 use super::*;
-use crate::cpuset::CpuSet;
 
 /// How long steal time and the busiest processes are sampled.
 const WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
-pub(super) fn cmd_doctor(json: bool, apply: bool, reset: bool, cpus: Option<CpuSet>) -> Result<u8> {
+pub(super) fn cmd_doctor(a: &crate::cli::DoctorArgs) -> Result<u8> {
+    let crate::cli::DoctorArgs { json, apply, reset, ref cpus } = *a;
     let root = sysfs_root();
     if reset {
         for l in crate::doctor::reset(&root)? {
@@ -17,7 +17,7 @@ pub(super) fn cmd_doctor(json: bool, apply: bool, reset: bool, cpus: Option<CpuS
     }
     let topo = read_topology()?;
     let usable = topo.usable().online.clone();
-    let measured = match cpus {
+    let measured = match cpus.clone() {
         Some(c) if !c.difference(&usable).is_empty() => {
             return Err(crate::error::bad_input(format!(
                 "--cpus {c}: CPUs {} are not ones kdelta may use here: allowed: {usable}",

@@ -287,7 +287,9 @@ fn tidy_and_warn(command: &Command) {
         crate::measure::owned::sweep(&std::env::temp_dir());
     }
     // Kernel settings a killed kdelta left changed: said by every command.
-    if !quiet && !matches!(command, Command::Restore { .. } | Command::Doctor { reset: true, .. }) {
+    if !quiet
+        && !matches!(command, Command::Restore { .. } | Command::Doctor(crate::cli::DoctorArgs { reset: true, .. }))
+    {
         if let Some(w) = crate::harness::journal::warning(&sysfs_root()) {
             eprintln!("{w}");
         }
@@ -306,23 +308,22 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Ok(crate::harness::watch::watchdog_main(worker, parent, std::time::Duration::from_millis(limit_ms)))
         }
         Command::Topo { json } => info::cmd_topo(json),
-        Command::Doctor { json, apply, reset, cpus } => doctor::cmd_doctor(json, apply, reset, cpus),
+        Command::Doctor(a) => doctor::cmd_doctor(&a),
         Command::List { json, selectors } => info::cmd_list(json, &selectors),
         Command::Run(args) => run::cmd_run(&cli.db, args),
-        Command::Compare { by: Some(by), label, threshold, .. } => {
-            stored::cmd_compare_pooled(&cli.db, by, label.as_deref(), threshold)
-        }
-        Command::Compare { run_a, run_b, format, threshold, verbose, counters, .. } => {
-            stored::cmd_compare(&cli.db, run_a, run_b, format, threshold, verbose, counters)
-        }
+        Command::Compare(a) => match a.by {
+            Some(by) => stored::cmd_compare_pooled(&cli.db, by, a.label.as_deref(), a.threshold),
+            None => stored::cmd_compare(&cli.db, &a),
+        },
         Command::Runs { limit, json, select } => {
             stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select))
         }
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
-        Command::Show { run, format, verbose, warnings, counters } => {
-            stored::cmd_show(&cli.db, &run, format, verbose, warnings, counters)
+        Command::Show(a) => stored::cmd_show(&cli.db, &a),
+        Command::Export { run, format } => {
+            let a = crate::cli::ShowArgs { run, format, verbose: false, warnings: false, counters: false };
+            stored::cmd_show(&cli.db, &a)
         }
-        Command::Export { run, format } => stored::cmd_show(&cli.db, &run, format, false, false, false),
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
         Command::Profile { run, benchmark, config, against, param, format, out: path } => {
             let pick = html::ProfilePick { config: config.as_deref(), against: against.as_deref(), param: &param };

@@ -1,6 +1,7 @@
 //! The stored runs: `kdelta compare`, `runs`, `show`, `export` and `chart`.
 
 use super::*;
+use crate::cli::{CompareArgs, ShowArgs};
 
 pub(super) fn load(
     store: &Store,
@@ -20,17 +21,10 @@ pub(super) fn results(store: &Store, run_id: i64) -> Result<Vec<crate::model::re
     Ok(rs)
 }
 
-pub(super) fn cmd_compare(
-    db: &Option<PathBuf>,
-    a: Option<String>,
-    b: Option<String>,
-    format: Format,
-    threshold: f64,
-    verbose: bool,
-    counters: bool,
-) -> Result<u8> {
+pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8> {
+    let CompareArgs { run_a: a, run_b: b, format, threshold, verbose, counters, .. } = args;
     let store = open_existing(db)?;
-    let opt = CompareOptions { threshold_pct: threshold, ..Default::default() };
+    let opt = CompareOptions { threshold_pct: *threshold, ..Default::default() };
     let mut rep = match (a, b) {
         (None, _) => {
             let run = store.latest_complete()?.ok_or_else(|| {
@@ -40,11 +34,11 @@ pub(super) fn cmd_compare(
             run_report(run, results, &opt)
         }
         (Some(a), None) => {
-            let (run, results) = load(&store, &a)?;
+            let (run, results) = load(&store, a)?;
             run_report(run, results, &opt)
         }
         (Some(a), Some(b)) => {
-            let (a, b) = (load(&store, &a)?, load(&store, &b)?);
+            let (a, b) = (load(&store, a)?, load(&store, b)?);
             warn_if_not_comparable(&a.0, &b.0);
             Report::for_two_runs(a, b, &opt)
         }
@@ -56,11 +50,11 @@ pub(super) fn cmd_compare(
             rep.runs[0].id
         );
     }
-    rep.verbose = verbose;
-    if counters {
+    rep.verbose = *verbose;
+    if *counters {
         rep.add_counters(&opt);
     }
-    out(&report::render(&rep, format, color())?);
+    out(&report::render(&rep, *format, color())?);
     Ok(exit::OK)
 }
 
@@ -209,27 +203,20 @@ fn runs_table(runs: Vec<(crate::model::record::RunRecord, usize)>) -> String {
     s
 }
 
-pub(super) fn cmd_show(
-    db: &Option<PathBuf>,
-    key: &str,
-    format: Format,
-    verbose: bool,
-    warnings: bool,
-    counters: bool,
-) -> Result<u8> {
+pub(super) fn cmd_show(db: &Option<PathBuf>, a: &ShowArgs) -> Result<u8> {
     let store = open_existing(db)?;
-    let (run, results) = load(&store, key)?;
+    let (run, results) = load(&store, &a.run)?;
     let opt = CompareOptions::default();
     let mut rep = run_report(run, results, &opt);
-    rep.verbose = verbose;
-    if counters {
+    rep.verbose = a.verbose;
+    if a.counters {
         rep.add_counters(&opt);
     }
-    if warnings {
+    if a.warnings {
         out(&report::text::warnings(&rep));
         return Ok(exit::OK);
     }
-    out(&report::render(&rep, format, color())?);
+    out(&report::render(&rep, a.format, color())?);
     Ok(exit::OK)
 }
 

@@ -9,6 +9,7 @@
 //! before anything runs (`app::main` prints it).
 
 mod check;
+mod doctor;
 mod fleet;
 mod parse;
 mod place;
@@ -22,6 +23,7 @@ mod study;
 mod tests;
 
 pub(crate) use check::CheckArgs;
+pub(crate) use doctor::DoctorArgs;
 pub(crate) use fleet::{AgentArgs, JobsArgs, SubmitArgs, SubmitWhat};
 pub(crate) use parse::run_meta;
 pub(crate) use parse::{Setting, Warmup};
@@ -29,13 +31,12 @@ pub(crate) use place::PlaceArgs;
 pub(crate) use run::RunArgs;
 pub(crate) use shell::Shell;
 pub(crate) use simulate::SimulateArgs;
-pub(crate) use stored::{HistoryArgs, HistorySearch, PoolBy, RunSelect};
+pub(crate) use stored::{CompareArgs, HistoryArgs, HistorySearch, PoolBy, RunSelect, ShowArgs};
 pub(crate) use study::{StudyArg, StudyArgs};
 
-use crate::cpuset::CpuSet;
 use crate::report::Format;
 use clap::{Parser, Subcommand};
-use parse::{doctor_cpus, idle_timeout, param, serve_limit, shared_store, threshold, title, write_timeout};
+use parse::{idle_timeout, param, serve_limit, shared_store, title, write_timeout};
 use shell::ShellParser;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -96,23 +97,7 @@ pub(crate) enum Command {
     /// rate, cpuidle, steal time and the busiest other processes over one
     /// second, whether this is a VM): its value, why it matters and what
     /// kdelta recommends.
-    Doctor {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-        /// Make the changes kdelta can make, each kernel file's original
-        /// journaled first; restored at the end of the next run, by
-        /// `kdelta doctor --reset` or by `kdelta restore`.
-        #[arg(long, conflicts_with = "reset")]
-        apply: bool,
-        /// Put back what `--apply` changed (replays the journal).
-        #[arg(long)]
-        reset: bool,
-        /// The CPUs you will measure on (default: every CPU kdelta may use),
-        /// for the IRQ and cpuidle checks.
-        #[arg(long, value_name = "LIST", value_parser = doctor_cpus)]
-        cpus: Option<CpuSet>,
-    },
+    Doctor(DoctorArgs),
     /// List every benchmark: family, unit, direction, parameters with their
     /// defaults, and whether it is supported here (and why not).
     List {
@@ -127,31 +112,7 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Compare two configurations of one run, or the same benchmarks in two
     /// runs (by id or label). Without arguments: the latest complete run.
-    Compare {
-        /// A run id or label (default: the latest complete run).
-        run_a: Option<String>,
-        /// A second run, to compare run against run.
-        run_b: Option<String>,
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Noise threshold in percent: smaller changes are never marked significant.
-        #[arg(long, default_value_t = crate::stats::defaults::THRESHOLD_PCT, value_name = "PCT", value_parser = threshold)]
-        threshold: f64,
-        /// List every warning of every result instead of one summary line per kind.
-        #[arg(long, short = 'v')]
-        verbose: bool,
-        /// Show each result's perf counters per operation (taken with `run
-        /// --counters`) as rows under it, compared like figures.
-        #[arg(long)]
-        counters: bool,
-        /// Pool the complete runs (of --label, if given) by kernel release or
-        /// by host: one column each, runs as the unit of significance.
-        #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
-        by: Option<PoolBy>,
-        /// With --by: only the runs with this label.
-        #[arg(long, requires = "by")]
-        label: Option<String>,
-    },
+    Compare(CompareArgs),
     /// List stored runs, newest first.
     Runs {
         /// How many.
@@ -174,22 +135,7 @@ pub(crate) enum Command {
         to: String,
     },
     /// Show one stored run.
-    Show {
-        /// A run id or label.
-        run: String,
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// List every warning of every result instead of one summary line per kind.
-        #[arg(long, short = 'v')]
-        verbose: bool,
-        /// Print only the warnings, one line each, with the retake and noise counts.
-        #[arg(long)]
-        warnings: bool,
-        /// Show each result's perf counters per operation (taken with `run
-        /// --counters`) as rows under it, compared like figures.
-        #[arg(long)]
-        counters: bool,
-    },
+    Show(ShowArgs),
     /// Export one stored run with every raw sample.
     Export {
         /// A run id or label.

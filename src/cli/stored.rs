@@ -1,7 +1,7 @@
 //! The arguments of the commands that read stored runs: which runs
 //! (`runs`, `report`, `history`), how a history searches, `compare --by`.
 
-use super::parse::{alpha, meta_filter, meta_key, min_segment, param, permutations, since, Setting};
+use super::parse::{alpha, meta_filter, meta_key, min_segment, param, permutations, since, threshold, Setting};
 use crate::report::Format;
 use clap::Args;
 
@@ -23,6 +23,53 @@ pub(crate) struct RunSelect {
     /// with `run --meta`). Repeatable: every one must match.
     #[arg(long, value_name = "KEY[=VALUE]", value_parser = meta_filter)]
     pub(crate) meta: Vec<crate::model::meta::MetaFilter>,
+}
+
+/// `kdelta compare`.
+#[derive(Args, Debug)]
+pub(crate) struct CompareArgs {
+    /// A run id or label (default: the latest complete run).
+    pub(crate) run_a: Option<String>,
+    /// A second run, to compare run against run.
+    pub(crate) run_b: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// Noise threshold in percent: smaller changes are never marked significant.
+    #[arg(long, default_value_t = crate::stats::defaults::THRESHOLD_PCT, value_name = "PCT", value_parser = threshold)]
+    pub(crate) threshold: f64,
+    /// List every warning of every result instead of one summary line per kind.
+    #[arg(long, short = 'v')]
+    pub(crate) verbose: bool,
+    /// Show each result's perf counters per operation (taken with `run
+    /// --counters`) as rows under it, compared like figures.
+    #[arg(long)]
+    pub(crate) counters: bool,
+    /// Pool the complete runs (of --label, if given) by kernel release or
+    /// by host: one column each, runs as the unit of significance.
+    #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
+    pub(crate) by: Option<PoolBy>,
+    /// With --by: only the runs with this label.
+    #[arg(long, requires = "by")]
+    pub(crate) label: Option<String>,
+}
+
+/// `kdelta show` (and `export`, with every raw sample).
+#[derive(Args, Debug)]
+pub(crate) struct ShowArgs {
+    /// A run id or label.
+    pub(crate) run: String,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// List every warning of every result instead of one summary line per kind.
+    #[arg(long, short = 'v')]
+    pub(crate) verbose: bool,
+    /// Print only the warnings, one line each, with the retake and noise counts.
+    #[arg(long)]
+    pub(crate) warnings: bool,
+    /// Show each result's perf counters per operation (taken with `run
+    /// --counters`) as rows under it, compared like figures.
+    #[arg(long)]
+    pub(crate) counters: bool,
 }
 
 /// `kdelta history`.
