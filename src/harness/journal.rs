@@ -227,6 +227,9 @@ impl Entries {
     /// order, to be made one per file); why it is refused, if it is.
     fn take(&mut self, n: usize, line: Line, wrote: &mut Vec<(PathBuf, String)>) -> Option<String> {
         let e = self;
+        let not_plain = |path: &Path| {
+            (!plain_path(path)).then(|| format!("line {n} names {}, not an absolute path without . or ..", shown(path)))
+        };
         match line {
             Line::Owner { version, pid, start, tuned } if n == 1 => {
                 if version != FORMAT {
@@ -245,8 +248,8 @@ impl Entries {
             }
             Line::Owner { .. } => return Some(format!("line {n} is a second owner line")),
             Line::Wrote { path, original } => {
-                if !plain_path(&path) {
-                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                if let Some(why) = not_plain(&path) {
+                    return Some(why);
                 }
                 if original.len() > MAX_VALUE || original.contains('\0') {
                     return Some(format!(
@@ -257,8 +260,8 @@ impl Entries {
                 wrote.push((path, original));
             }
             Line::Made { path } => {
-                if !plain_path(&path) {
-                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                if let Some(why) = not_plain(&path) {
+                    return Some(why);
                 }
                 if !e.cgroups.contains(&path) {
                     e.cgroups.push(path);
@@ -276,8 +279,8 @@ impl Entries {
                 }
             }
             Line::Mounted { path } => {
-                if !plain_path(&path) {
-                    return Some(format!("line {n} names {}, not an absolute path without . or ..", shown(&path)));
+                if let Some(why) = not_plain(&path) {
+                    return Some(why);
                 }
                 if !e.mounted.contains(&path) {
                     e.mounted.push(path);
