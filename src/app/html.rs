@@ -11,20 +11,26 @@ use crate::report::html::Page;
 use crate::report::profile_tables::{compared_on, point, side};
 use crate::report::Renderer;
 
-pub(super) fn cmd_report(
-    db: &Option<PathBuf>,
-    keys: &[String],
-    filter: &super::stored::RunFilter,
-    path: &Path,
-    title: Option<String>,
-) -> Result<u8> {
+/// `kdelta report`: the runs named and selected, or with `--history` the
+/// series followed over them.
+pub(super) fn cmd_report(db: &Option<PathBuf>, a: &crate::cli::ReportArgs) -> Result<u8> {
+    if a.history.is_empty() {
+        report_runs(db, a)
+    } else {
+        report_history(db, a)
+    }
+}
+
+fn report_runs(db: &Option<PathBuf>, a: &crate::cli::ReportArgs) -> Result<u8> {
+    let (path, title) = (a.out.as_path(), a.title.clone());
+    let filter = super::stored::RunFilter::from(a.select.clone());
     let dir = output_dir(path)?;
     let store = open_existing(db)?;
     let opt = CompareOptions::default();
     let mut loaded: Vec<(crate::model::RunRecord, Vec<crate::model::ResultRecord>)> = Vec::new();
     // Runs named one by one, then every finished run the selections pick,
     // oldest first (as `kdelta runs --host/--kernel/--label` lists them).
-    let mut keys: Vec<String> = keys.to_vec();
+    let mut keys: Vec<String> = a.runs.clone();
     if filter.any() {
         let mut picked: Vec<i64> = store
             .runs(i64::MAX as usize)?
@@ -86,17 +92,11 @@ pub(super) fn cmd_report(
 /// `kdelta report --history SELECTOR... -o FILE.html`: the series
 /// `kdelta history` follows, as a page of charts and tables
 /// (`report::html::history`), written as `report` writes its page.
-pub(super) fn cmd_report_history(
-    db: &Option<PathBuf>,
-    selectors: &[String],
-    select: &crate::cli::RunSelect,
-    search: &crate::cli::HistorySearch,
-    path: &Path,
-    title: Option<String>,
-) -> Result<u8> {
+fn report_history(db: &Option<PathBuf>, a: &crate::cli::ReportArgs) -> Result<u8> {
+    let path = a.out.as_path();
     let dir = output_dir(path)?;
-    let h = super::history::follow(db, selectors, select, search)?;
-    let title = title.unwrap_or_else(|| format!("kdelta history: {}", selectors.join(" ")));
+    let h = super::history::follow(db, &a.history, &a.select, &a.search)?;
+    let title = a.title.clone().unwrap_or_else(|| format!("kdelta history: {}", a.history.join(" ")));
     let page = crate::report::html::history::page(&h, &title);
     write_into_place(&dir, path, &page)?;
     let changes: usize = h.series.iter().map(|s| s.changes.len()).sum();
@@ -109,29 +109,13 @@ pub(super) fn cmd_report_history(
     Ok(exit::OK)
 }
 
-/// The directory `--out` writes into, after checking `path` names a file
-/// there that a page may replace (not a directory, FIFO or device).
-/// Which stored profile `kdelta profile` draws: `--config`, `--against`
-/// and the `--param` point.
-pub(super) struct ProfilePick<'a> {
-    pub(super) config: Option<&'a str>,
-    pub(super) against: Option<&'a str>,
-    pub(super) param: &'a [crate::cli::Setting],
-}
-
 /// `kdelta profile RUN BENCHMARK [--config A [--against B]] [--format F] [-o FILE]`:
 /// one stored profile's flame graph, or the differential one from B to A,
 /// written as `report` writes its page; or their folded stacks or tables,
 /// to the file or to stdout.
-pub(super) fn cmd_profile(
-    db: &Option<PathBuf>,
-    key: &str,
-    benchmark: &str,
-    pick: &ProfilePick,
-    format: crate::cli::ProfileFormat,
-    path: Option<&Path>,
-) -> Result<u8> {
+pub(super) fn cmd_profile(db: &Option<PathBuf>, pick: &crate::cli::ProfileArgs) -> Result<u8> {
     use crate::cli::ProfileFormat;
+    let (key, benchmark, format, path) = (&pick.run, pick.benchmark.as_str(), pick.format, pick.out.as_deref());
     let dir = match (path, format) {
         (Some(p), _) => Some(output_dir(p)?),
         (None, ProfileFormat::Svg) => {
@@ -231,7 +215,7 @@ fn pick_profiles<'r>(
     name: &str,
     results: &'r [crate::model::ResultRecord],
     benchmark: &str,
-    pick: &ProfilePick,
+    pick: &crate::cli::ProfileArgs,
 ) -> Result<(&'r crate::model::ResultRecord, Option<&'r crate::model::ResultRecord>)> {
     let of_bench: Vec<&crate::model::ResultRecord> = results
         .iter()
@@ -281,11 +265,11 @@ fn pick_profiles<'r>(
             ))),
         }
     };
-    let a = match pick.config {
+    let a = match pick.config.as_deref() {
         Some(c) => find(c, "--config")?,
         None => profiled[0],
     };
-    let base = match pick.against {
+    let base = match pick.against.as_deref() {
         Some(b) if names_side(a, b) => {
             return Err(bad_input(format!(
                 "--against {b} is --config itself: give another configuration ({})",
@@ -313,6 +297,8 @@ fn names_side(r: &crate::model::ResultRecord, given: &str) -> bool {
     }
 }
 
+/// The directory `--out` writes into, after checking `path` names a file
+/// there that a page may replace (not a directory, FIFO or device).
 fn output_dir(path: &Path) -> Result<PathBuf> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

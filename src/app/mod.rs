@@ -315,9 +315,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             Some(by) => stored::cmd_compare_pooled(&cli.db, by, a.label.as_deref(), a.threshold),
             None => stored::cmd_compare(&cli.db, &a),
         },
-        Command::Runs { limit, json, select } => {
-            stored::cmd_runs(&cli.db, limit, json, &stored::RunFilter::from(select))
-        }
+        Command::Runs(a) => stored::cmd_runs(&cli.db, &a),
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
         Command::Show(a) => stored::cmd_show(&cli.db, &a),
         Command::Export { run, format } => {
@@ -325,20 +323,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             stored::cmd_show(&cli.db, &a)
         }
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),
-        Command::Profile { run, benchmark, config, against, param, format, out: path } => {
-            let pick = html::ProfilePick { config: config.as_deref(), against: against.as_deref(), param: &param };
-            html::cmd_profile(&cli.db, &run, &benchmark, &pick, format, path.as_deref())
-        }
-        Command::Report { history, select, search, out: path, title, .. } if !history.is_empty() => {
-            html::cmd_report_history(&cli.db, &history, &select, &search, &path, title)
-        }
-        Command::Report { runs, select, out: path, title, .. } => {
-            html::cmd_report(&cli.db, &runs, &stored::RunFilter::from(select), &path, title)
-        }
-        Command::Serve { name, listen, public, max_conns, max_runs, idle_timeout, write_timeout, param } => {
-            let limits = serve::limits(max_conns, max_runs, idle_timeout, write_timeout);
-            serve::cmd_serve(&name, &listen, public, limits, &param)
-        }
+        Command::Profile(a) => html::cmd_profile(&cli.db, &a),
+        Command::Report(a) => html::cmd_report(&cli.db, &a),
+        Command::Serve(a) => serve::cmd_serve(&a),
         Command::Simulate(a) if a.store => simulate::cmd_simulate_store(&cli.db, &a),
         Command::Simulate(a) => simulate::cmd_simulate(&a),
         Command::Place(a) => place::cmd_place(&a),

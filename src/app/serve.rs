@@ -3,12 +3,18 @@
 
 use super::*;
 use crate::child::ServerLimits;
-use std::time::Duration;
+use crate::cli::ServeArgs;
 
 /// The limits from the command line's flags (each checked there to be
 /// above zero).
-pub(super) fn limits(conns: usize, runs: usize, idle: Duration, write: Duration) -> ServerLimits {
-    ServerLimits { conns, runs, idle, write, ..ServerLimits::SERVE }
+fn limits(a: &ServeArgs) -> ServerLimits {
+    ServerLimits {
+        conns: a.max_conns,
+        runs: a.max_runs,
+        idle: a.idle_timeout,
+        write: a.write_timeout,
+        ..ServerLimits::SERVE
+    }
 }
 
 /// Refuse an address other machines can reach unless `public`; warn when
@@ -31,13 +37,15 @@ fn check_listen(listen: &str, public: bool) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn cmd_serve(name: &str, listen: &str, public: bool, limits: ServerLimits, param: &[Setting]) -> Result<u8> {
+/// `kdelta serve SERVER`: one benchmark server until SIGINT or SIGTERM.
+pub(super) fn cmd_serve(a: &ServeArgs) -> Result<u8> {
+    let (name, listen) = (a.name.as_str(), a.listen.as_str());
     let all = bench::servers();
     let Some(server) = all.iter().find(|s| s.name == name) else {
         let names: Vec<&str> = all.iter().map(|s| s.name).collect();
         return Err(bad_input(format!("unknown server {name:?}: allowed: {}", names.join(", "))));
     };
-    let mut overrides = overrides(param)?;
+    let mut overrides = overrides(&a.param)?;
     // A server takes one value per parameter: the first of a default sweep.
     let specs = (server.params)();
     for spec in specs.iter() {
@@ -50,11 +58,11 @@ pub(super) fn cmd_serve(name: &str, listen: &str, public: bool, limits: ServerLi
     if points.len() != 1 {
         return Err(bad_input("a server takes one value per parameter, not a list"));
     }
-    check_listen(listen, public)?;
+    check_listen(listen, a.public)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    (server.serve)(listen, &points.remove(0), limits, stop)?;
+    (server.serve)(listen, &points.remove(0), limits(a), stop)?;
     Ok(exit::OK)
 }

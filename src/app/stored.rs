@@ -134,7 +134,9 @@ pub(super) fn cmd_compare_pooled(
     Ok(exit::OK)
 }
 
-pub(super) fn cmd_runs(db: &Option<PathBuf>, limit: usize, json: bool, filter: &RunFilter) -> Result<u8> {
+/// `kdelta runs`: the stored runs, newest first, those selected.
+pub(super) fn cmd_runs(db: &Option<PathBuf>, a: &crate::cli::RunsArgs) -> Result<u8> {
+    let (limit, json, filter) = (a.limit, a.json, &RunFilter::from(a.select.clone()));
     let store = open_existing(db)?;
     let runs = if filter.any() {
         // Label, host and kernel are chosen in SQL (by index), metadata here;

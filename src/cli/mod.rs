@@ -14,6 +14,7 @@ mod fleet;
 mod parse;
 mod place;
 mod run;
+mod serve;
 mod shell;
 mod simulate;
 mod stored;
@@ -29,17 +30,20 @@ pub(crate) use parse::run_meta;
 pub(crate) use parse::{Setting, Warmup};
 pub(crate) use place::PlaceArgs;
 pub(crate) use run::RunArgs;
+pub(crate) use serve::ServeArgs;
 pub(crate) use shell::Shell;
 pub(crate) use simulate::SimulateArgs;
-pub(crate) use stored::{CompareArgs, HistoryArgs, HistorySearch, PoolBy, RunSelect, ShowArgs};
+pub(crate) use stored::{
+    CompareArgs, HistoryArgs, HistorySearch, PoolBy, ProfileArgs, ProfileFormat, ReportArgs, RunSelect, RunsArgs,
+    ShowArgs,
+};
 pub(crate) use study::{StudyArg, StudyArgs};
 
 use crate::report::Format;
 use clap::{Parser, Subcommand};
-use parse::{idle_timeout, param, serve_limit, shared_store, title, write_timeout};
+use parse::shared_store;
 use shell::ShellParser;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// kdelta: what does this change do to the speed of my system?
 ///
@@ -67,17 +71,6 @@ pub(crate) struct Cli {
 
     #[command(subcommand)]
     pub(crate) command: Command,
-}
-
-/// What `kdelta profile` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ProfileFormat {
-    /// A flame graph (SVG).
-    Svg,
-    /// Folded stacks, one `stack COUNT` line each.
-    Folded,
-    /// The top functions (and the change table with --against).
-    Text,
 }
 
 #[derive(Subcommand, Debug)]
@@ -114,16 +107,7 @@ pub(crate) enum Command {
     /// runs (by id or label). Without arguments: the latest complete run.
     Compare(CompareArgs),
     /// List stored runs, newest first.
-    Runs {
-        /// How many.
-        #[arg(long, default_value_t = 30)]
-        limit: usize,
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        select: RunSelect,
-    },
+    Runs(RunsArgs),
     /// Copy runs from a local SQLite database (--db) to a shared PostgreSQL
     /// store, raw samples and host snapshot included. Pushing a run twice
     /// stores it once.
@@ -159,30 +143,7 @@ pub(crate) enum Command {
     /// speedups with their intervals), the host snapshot, the warnings and
     /// the command that produced each run. Later runs are also compared
     /// with the first. Opens from disk; nothing is fetched.
-    Report {
-        /// Run ids or labels (each label its newest run); with --host,
-        /// --kernel or --label, every finished run they select is added.
-        #[arg(required_unless_present_any = ["host", "kernel", "label", "meta", "history"], value_name = "RUN_OR_LABEL")]
-        runs: Vec<String>,
-        #[command(flatten)]
-        select: RunSelect,
-        /// Instead of runs: these benchmarks followed over the stored runs,
-        /// as `kdelta history` follows them (--host, --kernel, --label and
-        /// --meta choose the runs, --config, --param, --since, --alpha,
-        /// --min-segment, --permutations and --seed as there): a chart per
-        /// series with each run's median and interval, segment medians and
-        /// change points, then its change points and runs as tables.
-        #[arg(long, num_args = 1.., value_name = "SELECTOR", conflicts_with = "runs")]
-        history: Vec<String>,
-        #[command(flatten)]
-        search: HistorySearch,
-        /// Output file.
-        #[arg(long, short = 'o', value_name = "FILE.html")]
-        out: PathBuf,
-        /// The page's title (default: the runs named).
-        #[arg(long, value_parser = title)]
-        title: Option<String>,
-    },
+    Report(ReportArgs),
     /// Write a flame graph of a profile stored by `run --profile`: one
     /// configuration's (--config, default the first profiled), or with
     /// --against B the differential one from B to --config's (red: a larger
@@ -192,27 +153,7 @@ pub(crate) enum Command {
     /// --against `stack A B`, for FlameGraph, inferno and speedscope);
     /// `--format text` the top functions by share (and with --against each
     /// function's share under both and the change).
-    Profile {
-        /// A run id or label.
-        run: String,
-        /// The benchmark (its exact name in the run).
-        benchmark: String,
-        /// The configuration drawn (default: the first with a profile).
-        #[arg(long, short = 'c', value_name = "A")]
-        config: Option<String>,
-        /// Draw the change from this configuration to --config's.
-        #[arg(long, value_name = "B", requires = "config")]
-        against: Option<String>,
-        /// The point, when the benchmark has several (NAME=VALUE, repeatable).
-        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
-        param: Vec<Setting>,
-        /// What is written: the flame graph, the folded stacks or the tables.
-        #[arg(long, value_enum, default_value = "svg")]
-        format: ProfileFormat,
-        /// Output file (needed for svg; folded and text go to stdout without it).
-        #[arg(long, short = 'o', visible_alias = "output", value_name = "FILE.svg")]
-        out: Option<PathBuf>,
-    },
+    Profile(ProfileArgs),
     /// Run a benchmark's server alone, so clients on another machine can drive
     /// it (`kdelta run chat --param server=HOST:PORT`). Stops on Ctrl-C.
     ///
@@ -231,34 +172,7 @@ pub(crate) enum Command {
     ///
     /// The benchmark protocols have no authentication: the server listens on
     /// loopback unless --public is given.
-    Serve {
-        /// Which server: chat, tbench or lat.tcp.
-        #[arg(value_name = "SERVER")]
-        name: String,
-        /// Address to listen on; one that is not loopback (0.0.0.0:P, [::]:P,
-        /// a LAN address) needs --public.
-        #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
-        listen: String,
-        /// Allow a --listen address other machines can reach (anyone who can
-        /// connect can use the server: there is no authentication).
-        #[arg(long)]
-        public: bool,
-        /// Connections open at once.
-        #[arg(long, default_value_t = 4096, value_name = "N", value_parser = serve_limit)]
-        max_conns: usize,
-        /// Chat runs being seated or served at once.
-        #[arg(long, default_value_t = 64, value_name = "N", value_parser = serve_limit)]
-        max_runs: usize,
-        /// Close a connection that sends nothing for this long (e.g. 300s, 5m).
-        #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = idle_timeout)]
-        idle_timeout: Duration,
-        /// Drop a receiver that takes no byte of its output for this long.
-        #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = write_timeout)]
-        write_timeout: Duration,
-        /// Server parameters (e.g. server_model=events). Repeatable.
-        #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
-        param: Vec<Setting>,
-    },
+    Serve(ServeArgs),
     /// Simulate SMT-aware and naive scheduling on any topology (Molnar's 2002
     /// experiment): loops of CPU-bound jobs or a make -jN build.
     Simulate(SimulateArgs),

@@ -1,9 +1,11 @@
-//! The arguments of the commands that read stored runs: which runs
-//! (`runs`, `report`, `history`), how a history searches, `compare --by`.
+//! The arguments of the commands that read stored runs (`runs`, `compare`,
+//! `show`, `report`, `profile`, `history`): which runs, how a history
+//! searches, `compare --by`.
 
-use super::parse::{alpha, meta_filter, meta_key, min_segment, param, permutations, since, threshold, Setting};
+use super::parse::{alpha, meta_filter, meta_key, min_segment, param, permutations, since, threshold, title, Setting};
 use crate::report::Format;
 use clap::Args;
+use std::path::PathBuf;
 
 /// Which stored runs `runs` lists, `report` adds and `history` follows:
 /// those from a host, a kernel, with a label or metadata (every one given
@@ -70,6 +72,81 @@ pub(crate) struct ShowArgs {
     /// --counters`) as rows under it, compared like figures.
     #[arg(long)]
     pub(crate) counters: bool,
+}
+
+/// `kdelta runs`.
+#[derive(Args, Debug)]
+pub(crate) struct RunsArgs {
+    /// How many.
+    #[arg(long, default_value_t = 30)]
+    pub(crate) limit: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) select: RunSelect,
+}
+
+/// `kdelta report`.
+#[derive(Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// Run ids or labels (each label its newest run); with --host,
+    /// --kernel or --label, every finished run they select is added.
+    #[arg(required_unless_present_any = ["host", "kernel", "label", "meta", "history"], value_name = "RUN_OR_LABEL")]
+    pub(crate) runs: Vec<String>,
+    #[command(flatten)]
+    pub(crate) select: RunSelect,
+    /// Instead of runs: these benchmarks followed over the stored runs,
+    /// as `kdelta history` follows them (--host, --kernel, --label and
+    /// --meta choose the runs, --config, --param, --since, --alpha,
+    /// --min-segment, --permutations and --seed as there): a chart per
+    /// series with each run's median and interval, segment medians and
+    /// change points, then its change points and runs as tables.
+    #[arg(long, num_args = 1.., value_name = "SELECTOR", conflicts_with = "runs")]
+    pub(crate) history: Vec<String>,
+    #[command(flatten)]
+    pub(crate) search: HistorySearch,
+    /// Output file.
+    #[arg(long, short = 'o', value_name = "FILE.html")]
+    pub(crate) out: PathBuf,
+    /// The page's title (default: the runs named).
+    #[arg(long, value_parser = title)]
+    pub(crate) title: Option<String>,
+}
+
+/// What `kdelta profile` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProfileFormat {
+    /// A flame graph (SVG).
+    Svg,
+    /// Folded stacks, one `stack COUNT` line each.
+    Folded,
+    /// The top functions (and the change table with --against).
+    Text,
+}
+
+/// `kdelta profile`.
+#[derive(Args, Debug)]
+pub(crate) struct ProfileArgs {
+    /// A run id or label.
+    pub(crate) run: String,
+    /// The benchmark (its exact name in the run).
+    pub(crate) benchmark: String,
+    /// The configuration drawn (default: the first with a profile).
+    #[arg(long, short = 'c', value_name = "A")]
+    pub(crate) config: Option<String>,
+    /// Draw the change from this configuration to --config's.
+    #[arg(long, value_name = "B", requires = "config")]
+    pub(crate) against: Option<String>,
+    /// The point, when the benchmark has several (NAME=VALUE, repeatable).
+    #[arg(long, short = 'p', value_name = "NAME=VALUE", value_parser = param)]
+    pub(crate) param: Vec<Setting>,
+    /// What is written: the flame graph, the folded stacks or the tables.
+    #[arg(long, value_enum, default_value = "svg")]
+    pub(crate) format: ProfileFormat,
+    /// Output file (needed for svg; folded and text go to stdout without it).
+    #[arg(long, short = 'o', visible_alias = "output", value_name = "FILE.svg")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// `kdelta history`.

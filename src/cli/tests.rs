@@ -64,7 +64,7 @@ fn meta_is_checked_pair_by_pair_then_as_a_whole() {
         assert!(why.0.starts_with("--meta"), "{bad}: {why}");
     }
     let cli = Cli::try_parse_from(["kdelta", "runs", "--meta", "commit", "--meta", "b=x"]).unwrap();
-    let Command::Runs { select, .. } = cli.command else { panic!("not runs") };
+    let Command::Runs(crate::cli::RunsArgs { select, .. }) = cli.command else { panic!("not runs") };
     assert_eq!(select.meta.len(), 2);
     assert_eq!(select.meta[0].value, None);
 }
