@@ -32,7 +32,7 @@ use super::*;
 use crate::cli::CheckArgs;
 use crate::model::record::{ResultRecord, RunRecord, Status};
 use crate::report::fingerprint::{differences, Fingerprint};
-use crate::report::model::{Cell, Table};
+use crate::report::model::{Cell, Row, Table};
 use crate::stats::verdict::Answer;
 use crate::stats::Comparison;
 use serde_json::Value;
@@ -488,7 +488,7 @@ fn lines(t: &Table, lim: &Limits, within: bool) -> Vec<Line> {
                 continue;
             };
             let verdict = judge(base, new, change.as_ref(), lim);
-            let figures = figures(base, new, &row.unit, change.as_ref());
+            let figures = figures(base, new, row, change.as_ref());
             let log = change.as_ref().map(|c| c.speedup.ln()).filter(|x| x.is_finite());
             out.push(Line {
                 text: format!("{name}: {figures}: {}", verdict.text()),
@@ -505,20 +505,33 @@ fn one_line(v: &str) -> String {
     crate::model::params::one_line(v).into_owned()
 }
 
-/// `23.0 -> 46.1 ms (+100.2%, 2.00x slower, worse)`: the medians and their
-/// change, in percent and as a factor.
-fn figures(base: &Cell, new: &Cell, unit: &str, change: Option<&Comparison>) -> String {
+/// `23.0 -> 46.1 ms (+100.2%, 2.00x slower, worse)`: the medians, then the
+/// change judged, in percent of the figure and as a factor. Where the sides
+/// took turns (`--within`), the change judged is the adjacent pairs', which
+/// may differ from the medians' ratio: it says so, so that its percent and
+/// its factor never disagree with each other.
+fn figures(base: &Cell, new: &Cell, row: &Row, change: Option<&Comparison>) -> String {
+    let unit = &row.unit;
     let median = |c: &Cell| c.median.map(report::fmt_num).unwrap_or_else(|| c.status.as_str().to_string());
     let mut s = format!("{} -> {} {unit}", median(base), median(new));
-    if let (Some(a), Some(b)) = (base.median, new.median) {
-        if a != 0.0 {
-            let way = match change.map(|c| c.speedup) {
-                Some(x) if x < 1.0 => format!(", {}, worse", report::fmt_factor(x, unit)),
-                Some(x) if x > 1.0 => format!(", {}, better", report::fmt_factor(x, unit)),
-                _ => String::new(),
-            };
-            s.push_str(&format!(" ({:+.1}%{way})", (b / a - 1.0) * 100.0));
-        }
+    let judged = change.map(|c| c.speedup).filter(|x| x.is_finite() && *x > 0.0);
+    let pct = match (judged, base.median, new.median) {
+        // The figure's own change from the speedup (B against A, > 1 better).
+        (Some(x), _, _) => Some(match row.better {
+            crate::model::Better::Lower => 1.0 / x - 1.0,
+            crate::model::Better::Higher => x - 1.0,
+        }),
+        (None, Some(a), Some(b)) if a != 0.0 => Some(b / a - 1.0),
+        _ => None,
+    };
+    if let Some(pct) = pct {
+        let pairs = if change.is_some_and(|c| c.paired.is_some()) { " in adjacent pairs" } else { "" };
+        let way = match judged {
+            Some(x) if x < 1.0 => format!(", {}, worse", report::fmt_factor(x, unit)),
+            Some(x) if x > 1.0 => format!(", {}, better", report::fmt_factor(x, unit)),
+            _ => String::new(),
+        };
+        s.push_str(&format!(" ({:+.1}%{pairs}{way})", pct * 100.0));
     }
     s
 }

@@ -138,6 +138,43 @@ fn sides_in_turns_are_judged_on_their_pairs() {
     assert!(matches!(verdict(&a, &b, 5.0), Verdict::Ok(_)), "within 5 %");
 }
 
+/// A row's line gives the change judged: its percent and its factor come
+/// from one number, named as the adjacent pairs' where it is theirs, even
+/// when the medians' ratio says otherwise.
+#[test]
+fn a_rows_percent_and_factor_are_one_change() {
+    let (a, b) = in_turns(1.03, 20);
+    let lim = limits(1.0);
+    let mut change = crate::stats::compare::compare_results(&a, &b, &lim.opt).expect("compared");
+    assert!(change.paired.is_some());
+    let row = Row {
+        family: "cmd".into(),
+        benchmark: "cmd.run".into(),
+        params: Default::default(),
+        unit: "ms".into(),
+        better: Better::Lower,
+        cells: vec![],
+        changes: vec![],
+        counter: None,
+    };
+    // The medians read +0.2 % (as a --within try did on a VM).
+    let (mut ca, mut cb) = (cell_of(&a), cell_of(&b));
+    (ca.median, cb.median) = (Some(34.33), Some(34.40));
+    change.speedup = 1.0 / 1.02;
+    let line = figures(&ca, &cb, &row, Some(&change));
+    assert_eq!(line, "34.33 -> 34.40 ms (+2.0% in adjacent pairs, 1.02x slower, worse)");
+    change.speedup = 1.005;
+    let line = figures(&ca, &cb, &row, Some(&change));
+    assert_eq!(line, "34.33 -> 34.40 ms (-0.5% in adjacent pairs, 1.00x faster, better)");
+    // Not paired: the medians' change, the same number either way.
+    change.paired = None;
+    change.speedup = 34.33 / 34.40;
+    assert_eq!(figures(&ca, &cb, &row, Some(&change)), "34.33 -> 34.40 ms (+0.2%, 1.00x slower, worse)");
+    let higher = Row { better: Better::Higher, ..row };
+    change.speedup = 34.40 / 34.33;
+    assert_eq!(figures(&ca, &cb, &higher, Some(&change)), "34.33 -> 34.40 ms (+0.2%, 1.00x faster, better)");
+}
+
 #[test]
 fn a_noisy_side_cannot_tell_a_slowdown_but_not_a_speedup() {
     let noisy = |m: f64| record(&around(m), Better::Lower, Status::Ok, true);
