@@ -42,8 +42,7 @@ pub(crate) const MIN_PAIRS: usize = 3;
 pub(crate) fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta])) -> Option<Paired> {
     let (ja, jb) = (by_job(a.0, a.1)?, by_job(b.0, b.1)?);
     let mut ratios: Vec<f64> = Vec::new();
-    for (job, xs) in &ja {
-        let Some(ys) = jb.get(job) else { continue };
+    for (_, xs, ys) in in_turns(&ja, &jb) {
         for (x, y) in xs.iter().zip(ys) {
             if let (Some(x), Some(y)) = (x, y) {
                 if *x > 0.0 && *y > 0.0 {
@@ -62,8 +61,7 @@ pub(crate) fn paired_ratio(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]
 pub(crate) fn pairs(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]), better: Better) -> Vec<Pair> {
     let (Some(ja), Some(jb)) = (by_job(a.0, a.1), by_job(b.0, b.1)) else { return Vec::new() };
     let mut out = Vec::new();
-    for (job, xs) in &ja {
-        let Some(ys) = jb.get(job) else { continue };
+    for (job, xs, ys) in in_turns(&ja, &jb) {
         for (x, y) in xs.iter().zip(ys) {
             if let (Some(x), Some(y)) = (x, y) {
                 // B against A, > 1 when B is better (as `compare::speedup_of`,
@@ -73,7 +71,7 @@ pub(crate) fn pairs(a: (&[f64], &[SampleMeta]), b: (&[f64], &[SampleMeta]), bett
                     Better::Higher => y / x,
                 };
                 if *x > 0.0 && *y > 0.0 && s.is_finite() {
-                    out.push(Pair { worker: *job, log_speedup: s.ln() });
+                    out.push(Pair { worker: job, log_speedup: s.ln() });
                 }
             }
         }
@@ -97,20 +95,46 @@ pub(crate) fn of_ratios(mut ratios: Vec<f64>) -> Option<Paired> {
     Some(Paired { ratio: median(&ratios), low: ratios[lo], high: ratios[hi], pairs: n })
 }
 
-/// Each worker's samples in the order taken: `Some(value)` when used.
-/// `None` when the result has no per-sample records to pair by.
-fn by_job(samples: &[f64], meta: &[SampleMeta]) -> Option<BTreeMap<u32, Vec<Option<f64>>>> {
+/// One worker's samples of one result, in the order taken (`Some(value)`
+/// when used), and the time they spanned (first start, last end).
+struct Worker {
+    values: Vec<Option<f64>>,
+    span: (f64, f64),
+}
+
+/// Each worker's samples. `None` when the result has no per-sample records
+/// to pair by.
+fn by_job(samples: &[f64], meta: &[SampleMeta]) -> Option<BTreeMap<u32, Worker>> {
     if meta.len() != samples.len() || samples.is_empty() {
         return None;
     }
     let keep = used(meta, samples.len());
     let mut idx: Vec<usize> = (0..samples.len()).collect();
     idx.sort_by(|&i, &j| meta[i].t.total_cmp(&meta[j].t));
-    let mut out: BTreeMap<u32, Vec<Option<f64>>> = BTreeMap::new();
+    let mut out: BTreeMap<u32, Worker> = BTreeMap::new();
     for i in idx {
-        out.entry(meta[i].job).or_default().push(keep[i].then_some(samples[i]));
+        let (start, end) = (meta[i].t, meta[i].t + meta[i].wall_s.max(0.0));
+        let w = out.entry(meta[i].job).or_insert(Worker { values: Vec::new(), span: (start, end) });
+        w.values.push(keep[i].then_some(samples[i]));
+        w.span = (w.span.0.min(start), w.span.1.max(end));
     }
     Some(out)
+}
+
+/// The workers both results have and in which they took turns: a worker
+/// number alone does not make a pair, since two runs number their workers
+/// alike. Taken in turns, the two sides' samples in a worker interleave,
+/// so their spans overlap; two runs' workers of one number are minutes
+/// apart, and their samples shared nothing a pair could cancel.
+fn in_turns<'w>(
+    a: &'w BTreeMap<u32, Worker>,
+    b: &'w BTreeMap<u32, Worker>,
+) -> impl Iterator<Item = (u32, &'w [Option<f64>], &'w [Option<f64>])> {
+    a.iter().filter_map(move |(job, x)| {
+        let y = b.get(job)?;
+        let overlap = x.span.0 <= y.span.1 && y.span.0 <= x.span.1;
+        overlap.then_some((*job, x.values.as_slice(), y.values.as_slice()))
+    })
 }
 
 #[cfg(test)]
@@ -163,6 +187,20 @@ mod tests {
         // No per-sample records: nothing to pair by.
         let bare: Rec = (vec![1.0, 2.0, 3.0], Vec::new());
         assert_eq!(paired(&bare, &bare), None);
+    }
+
+    /// Two runs number their workers alike: worker 1 of a stored baseline
+    /// and worker 1 of a run minutes later took no turns, and do not pair.
+    #[test]
+    fn workers_of_one_number_in_two_runs_do_not_pair() {
+        let run = |t0: f64, v: f64| rec(&[(1, t0, v, false), (1, t0 + 1.0, v, false), (1, t0 + 2.0, v, false)]);
+        let (then, now) = (run(0.0, 1.0), run(600.0, 2.0));
+        assert_eq!(paired(&then, &now), None);
+        assert!(pairs((&then.0, &then.1), (&now.0, &now.1), Better::Lower).is_empty());
+        // The same samples taken in turns (spans overlapping) do pair.
+        let turns = run(0.5, 2.0);
+        assert_eq!(paired(&then, &turns).map(|p| (p.pairs, p.ratio)), Some((3, 2.0)));
+        assert_eq!(pairs((&then.0, &then.1), (&turns.0, &turns.1), Better::Lower).len(), 3);
     }
 
     #[test]
