@@ -274,7 +274,7 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     }
     let Some(against) = a.against.clone() else { return check_within(db, &a, &lim) };
     let within_lim = lim;
-    lim.drift_pct = a.drift.unwrap_or(crate::stats::verdict::RUN_DRIFT_PCT);
+    lim.drift_pct = a.drift;
     let rebase = a.baseline_cmd.as_deref().map(|c| rebase::settings(&a.run, c)).transpose()?;
     let Some((base, mut base_results, run, mut results)) = baseline_and_run(db, &a, &against)? else {
         return Ok(exit::INTERRUPTED);

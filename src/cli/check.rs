@@ -30,11 +30,12 @@ pub(crate) struct CheckArgs {
 
     /// With --against: the slowdown allowed beyond --max-regression, in
     /// percent, for how far a machine's speed drifts between two runs
-    /// (default 2: on a VM an unchanged command read up to 1.7 % slower
-    /// than its baseline of minutes before, its reference loops steady;
+    /// (on a VM an unchanged command read up to 1.7 % slower than its
+    /// baseline of minutes before, its reference loops steady;
     /// docs/check.md). 0 judges a stored run as if it were measured now.
-    #[arg(long, value_name = "PCT", requires = "against", conflicts_with = "within", value_parser = drift)]
-    pub(crate) drift: Option<f64>,
+    #[arg(long, value_name = "PCT", requires = "against", conflicts_with = "within", value_parser = drift,
+          default_value_t = crate::stats::defaults::DRIFT_PCT)]
+    pub(crate) drift: f64,
 
     /// With --against: the baseline's build as a command (cmd family).
     /// When the stored baseline cannot tell (the machine's speed moved

@@ -149,9 +149,7 @@ pub(crate) fn execute_into(
     environment.isolated = isolated;
     environment.reference_before = reference_before;
     environment.reference_after = if ex.was_interrupted { None } else { crate::measure::reference::measure() };
-    // The limit `check --against` judges within by default: a run whose
-    // loops moved more would be judged against only at 2x.
-    let steady_pct = crate::stats::CompareOptions::default().threshold_pct + crate::stats::verdict::RUN_DRIFT_PCT;
+    let steady_pct = crate::stats::defaults::AGAINST_LIMIT_PCT;
     if let Some((reference, pct)) = crate::stats::verdict::machine_unsteady(&environment, steady_pct) {
         environment.warnings.push(Warning::SpeedChanged { reference, pct });
     }

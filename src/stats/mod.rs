@@ -29,6 +29,18 @@ pub(crate) mod defaults {
     pub(crate) const MIN_SEGMENT: usize = 5;
     /// `history --permutations`: shuffles of the change-point test.
     pub(crate) const PERMUTATIONS: usize = 199;
+    /// How far one command's speed moved between runs of an identical build
+    /// with both reference loops steady: against a stored run, `check` allows
+    /// this much more than `--max-regression` (its `--drift`). On the AMD EPYC
+    /// (Zen 4) VM of docs/verdicts.md (eighth series), an unchanged command
+    /// read -0.2 % to +1.7 % slower than its baseline 12-14 minutes old, over
+    /// 15 runs, its reference loops within 0.5 %; a build 3 % slower read
+    /// +3.0 % to +6.4 %.
+    pub(crate) const DRIFT_PCT: f64 = 2.0;
+    /// The limit `check --against` judges within by default (`--max-regression`
+    /// at the threshold, plus `--drift`): a run whose reference loops moved more
+    /// while it ran is judged against only at 2x, and `run` warns of it.
+    pub(crate) const AGAINST_LIMIT_PCT: f64 = THRESHOLD_PCT + DRIFT_PCT;
 }
 
 pub(crate) use compare::{compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};

@@ -256,15 +256,6 @@ pub(crate) fn machine_busier(base: &RunEnvironment, new: &RunEnvironment) -> Opt
     ))
 }
 
-/// How far one command's speed moved between runs of an identical build
-/// with both reference loops steady: against a stored run, `check` allows
-/// this much more than `--max-regression` (its `--drift`). On the AMD EPYC
-/// (Zen 4) VM of docs/verdicts.md (eighth series), an unchanged command
-/// read -0.2 % to +1.7 % slower than its baseline 12-14 minutes old, over
-/// 15 runs, its reference loops within 0.5 %; a build 3 % slower read
-/// +3.0 % to +6.4 %.
-pub(crate) const RUN_DRIFT_PCT: f64 = 2.0;
-
 /// Whether the machine's speed changed during the run of `e`: a reference
 /// loop measured after its last worker differs from the one measured
 /// before its first by more than `tolerance_pct`. Nothing then says how
