@@ -358,6 +358,9 @@ fn planned_run(
     req: &crate::harness::plan::Request,
     host: &crate::topology::Host,
 ) -> Result<crate::harness::plan::Plan> {
+    if a.selectors.is_empty() && a.param.iter().any(|s| s.name == "cmd") {
+        return Err(bad_input("no benchmark given: --cmd times a command with the cmd family, named first: kdelta check cmd --cmd 'COMMAND' ..."));
+    }
     if a.selectors.is_empty() {
         return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));
     }

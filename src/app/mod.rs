@@ -81,7 +81,18 @@ pub fn main() -> ExitCode {
 
 /// `kdelta run --cmd X` with no benchmark named: what to type instead.
 fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
     if e.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    // Only when what is missing is the benchmark (`check --cmd X` without
+    // --against lacks --against, and is told so by clap).
+    let missing = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(v)) => v.clone(),
+        Some(ContextValue::String(v)) => vec![v.clone()],
+        _ => Vec::new(),
+    };
+    if !missing.iter().any(|m| m.starts_with("<SELECTORS>")) {
         return None;
     }
     let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();

@@ -107,6 +107,13 @@ fn bad_input_exits_128_with_one_line() {
     assert!(err.contains("no run \"nope\""), "{err}");
     let err = one_line(kdelta(&e, &["check", "--against", "base"]));
     assert!(err.contains("no benchmark given"), "{err}");
+    // A hyperfine habit, --cmd without the family, is told what to type; a
+    // check that names the family but no baseline is told it lacks one.
+    let err = one_line(kdelta(&e, &["check", "--cmd", "true", "--within"]));
+    assert!(err.contains("kdelta check cmd --cmd 'COMMAND'"), "{err}");
+    let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true"]);
+    assert_eq!(code, 128, "{err}");
+    assert!(err.contains("--against <RUN|LABEL>") && !err.contains("named first"), "{err}");
     let err = one_line(kdelta(&e, &["check", "--run", "1", "--against", "base", "--drift", "500"]));
     assert!(err.contains("--drift 500 is out of range: allowed 0 .. 100"), "{err}");
     let (code, _, err) = kdelta(&e, &["check", "--run", "1", "--within", "--drift", "1"]);
