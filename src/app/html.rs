@@ -65,7 +65,7 @@ fn report_runs(db: &Option<PathBuf>, a: &crate::cli::ReportArgs) -> Result<u8> {
         extra.extend(super::fleet::jobs_table(db, label)?);
     }
     let comparisons: Vec<Report> =
-        loaded.iter().skip(1).map(|b| Report::for_two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
+        loaded.iter().skip(1).map(|b| super::stored::two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
     let names: Vec<String> = loaded
         .iter()
         .map(|(r, _)| {

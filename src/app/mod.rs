@@ -1,6 +1,7 @@
 //! The top level: parse the command line, dispatch, map errors to exit
 //! statuses. One file per group of commands, as `kdelta --help` lists them.
 
+mod between;
 mod check;
 mod doctor;
 mod fleet;

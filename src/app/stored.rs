@@ -40,7 +40,7 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8
         (Some(a), Some(b)) => {
             let (a, b) = (load(&store, a)?, load(&store, b)?);
             warn_if_not_comparable(&a.0, &b.0);
-            Report::for_two_runs(a, b, &opt)
+            two_runs(a, b, &opt)
         }
     };
     if rep.tables.is_empty() {
@@ -56,6 +56,33 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8
     }
     out(&report::render(&rep, *format, color())?);
     Ok(exit::OK)
+}
+
+/// Two stored runs compared (`compare RUN_A RUN_B`, a report's later runs
+/// against its first), judged as `check --against` judges them: where the
+/// machine changed between or during the runs, a star needs a change
+/// beyond what that explains (`between::withholding`; said on stderr).
+pub(super) fn two_runs(
+    a: (crate::model::RunRecord, Vec<crate::model::ResultRecord>),
+    b: (crate::model::RunRecord, Vec<crate::model::ResultRecord>),
+    opt: &CompareOptions,
+) -> Report {
+    let allowed = opt.threshold_pct + crate::stats::defaults::DRIFT_PCT;
+    let rules = super::between::withholding(&a.0, &b.0, opt.threshold_pct, allowed);
+    let mut rep = Report::for_two_runs(a, b, opt);
+    if let Some(bar) = rules.iter().map(|r| r.1).reduce(f64::max) {
+        for (why, _) in &rules {
+            eprintln!("kdelta: {why}");
+        }
+        let within = if bar >= 2f64.ln() - 1e-9 {
+            "of less than 2x".to_string()
+        } else {
+            format!("within {:.1}%", (bar.exp() - 1.0) * 100.0)
+        };
+        eprintln!("kdelta: so a change {within} between these runs is not starred");
+        rep.withhold_within(bar);
+    }
+    rep
 }
 
 /// `kdelta runs --host H --kernel K --label L`: each given one must match.

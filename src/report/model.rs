@@ -109,6 +109,15 @@ fn alternatives_tables(results: &[ResultRecord], opt: &CompareOptions) -> Vec<Ta
 }
 
 impl Report {
+    /// Two runs whose machine changed between them: every change (log)
+    /// within `bar` is unknown, its star withheld
+    /// ([`crate::stats::Comparison::withhold_within`]).
+    pub(crate) fn withhold_within(&mut self, bar: f64) {
+        for row in self.tables.iter_mut().flat_map(|t| t.rows.iter_mut()) {
+            row.changes.iter_mut().flatten().for_each(|c| c.withhold_within(bar));
+        }
+    }
+
     /// Two runs side by side ([`Report::for_two_runs`]) rather than one run.
     pub(crate) fn compares_runs(&self) -> bool {
         self.runs.len() > 1

@@ -119,6 +119,10 @@ pub(crate) enum Withheld {
     /// With 3 to 5 rounds, a worker of one side is as fast as one of the
     /// other (`rounds`).
     WorkersOverlap,
+    /// Two runs measured apart, between which the machine moved, was busier
+    /// beside one, or changed speed during one: the change is within what
+    /// that could explain ([`Comparison::withhold_within`]).
+    MachineChanged,
 }
 
 impl Withheld {
@@ -132,6 +136,20 @@ impl Withheld {
             Withheld::FewSamples => "too few clean samples to judge",
             Withheld::WideInterval => "too few pairs to judge",
             Withheld::WorkersOverlap => "its workers overlap (3-5 rounds need them apart)",
+            Withheld::MachineChanged => "the machine changed between the runs",
+        }
+    }
+}
+
+impl Comparison {
+    /// Between two runs whose machine changed (`Withheld::MachineChanged`):
+    /// a star whose change (log) is within `bar` is withheld, and the
+    /// answer is unknown; a larger change keeps its star.
+    pub(crate) fn withhold_within(&mut self, bar: f64) {
+        if self.speedup.ln().abs() <= bar && self.answer != Answer::Unknown {
+            self.significant = false;
+            self.answer = Answer::Unknown;
+            self.withheld = Some(Withheld::MachineChanged);
         }
     }
 }

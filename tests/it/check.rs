@@ -434,6 +434,37 @@ fn a_small_change_against_a_stored_run_is_within_its_drift() {
     assert_eq!(code, 1, "3x is beyond what the machine's move could explain: {out}{err}");
 }
 
+/// `compare RUN_A RUN_B` judges two runs as `check --against` does: where
+/// the machine changed speed during one, a 10 % change is not starred (the
+/// reason on stderr, the row unknown), a 3x one is; steady runs star 10 %.
+#[test]
+fn compare_withholds_a_star_where_the_machine_changed_between_runs() {
+    let e = Env::new();
+    let refs = |ns: f64| json!({ "kinds": [{ "name": "table loop", "ns": ns }] });
+    let stored = |ms: f64, after: f64| {
+        let id = write_run(&e.db(), None, json!({}), &[time(ms)]).unwrap();
+        let env = json!({ "reference_before": refs(4.0), "reference_after": refs(after) }).to_string();
+        let c = rusqlite::Connection::open(e.db()).unwrap();
+        c.execute("UPDATE runs SET environment = ?1 WHERE id = ?2", rusqlite::params![env, id]).unwrap();
+        id.to_string()
+    };
+    let compare = |a: &str, b: &str| {
+        let (code, out, err) = kdelta(&e, &["compare", a, b]);
+        assert_eq!(code, 0, "{err}");
+        let row = out.lines().find(|l| l.starts_with("demo.time")).unwrap_or_default().to_string();
+        (row, out, err)
+    };
+    let base = stored(10.0, 4.0);
+    let (row, out, err) = compare(&base, &stored(11.0, 4.0));
+    assert!(row.ends_with('*'), "steady runs, 10 %: {out}{err}");
+    let (row, out, err) = compare(&base, &stored(11.0, 4.4));
+    assert!(!row.ends_with('*'), "{out}");
+    assert!(err.contains("the machine's speed changed during run 3") && err.contains("of less than 2x"), "{err}");
+    assert!(out.contains("the machine changed between the runs"), "{out}");
+    let (row, out, _) = compare(&base, &stored(30.0, 4.4));
+    assert!(row.ends_with('*'), "3x is beyond what the machine's change explains: {out}");
+}
+
 /// A baseline measured while the machine was quiet, checked by a run with
 /// other work beside it (a loop on the other vCPU slows a compiled loop
 /// here by 2-13 %, every sample clean on its own CPU): no regression below
