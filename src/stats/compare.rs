@@ -142,15 +142,19 @@ impl Withheld {
 }
 
 impl Comparison {
-    /// Between two runs whose machine changed (`Withheld::MachineChanged`):
-    /// a star whose change (log) is within `bar` is withheld, and the
-    /// answer is unknown; a larger change keeps its star.
+    /// Between two runs whose machine changed: a change (log) within `bar`
+    /// is unknown, neither different nor the same; its star, if it had one,
+    /// is withheld (`Withheld::MachineChanged`). A larger change keeps its
+    /// star.
     pub(crate) fn withhold_within(&mut self, bar: f64) {
-        if self.speedup.ln().abs() <= bar && self.answer != Answer::Unknown {
+        if self.speedup.ln().abs() > bar {
+            return;
+        }
+        if self.significant {
             self.significant = false;
-            self.answer = Answer::Unknown;
             self.withheld = Some(Withheld::MachineChanged);
         }
+        self.answer = Answer::Unknown;
     }
 }
 

@@ -19,6 +19,28 @@ fn direction() {
     assert!(!c.significant, "one sample a side can never be significant");
 }
 
+/// Between two runs whose machine changed, a star within the bar is
+/// withheld and named, a "same" becomes unknown without a reason (it was
+/// never beyond the threshold), and a change beyond the bar keeps its star.
+#[test]
+fn a_machine_change_withholds_only_what_it_could_explain() {
+    let opt = CompareOptions::default();
+    let around = |m: f64| (0..10).map(|i| m * (1.0 + (i as f64 - 4.5) / 1000.0)).collect::<Vec<_>>();
+    let starred = |b: f64| plain(&around(10.0), &around(b), Better::Lower, &opt).unwrap();
+    let bar = 2f64.ln();
+    let mut c = starred(11.0);
+    assert!(c.significant && c.answer == Answer::Different);
+    c.withhold_within(bar);
+    assert_eq!((c.significant, c.answer, c.withheld), (false, Answer::Unknown, Some(Withheld::MachineChanged)));
+    let mut same = starred(10.0);
+    assert_eq!(same.answer, Answer::Same);
+    same.withhold_within(bar);
+    assert_eq!((same.answer, same.withheld), (Answer::Unknown, None));
+    let mut large = starred(30.0);
+    large.withhold_within(bar);
+    assert!(large.significant && large.answer == Answer::Different);
+}
+
 #[test]
 fn welch_known_answer() {
     // Computed independently: scipy.stats.ttest_ind(a, b, equal_var=False)
