@@ -174,13 +174,26 @@ pub(crate) fn select(selectors: &[String], all: Vec<Box<dyn Benchmark>>) -> Resu
             }
             let mut families: Vec<&str> = infos.iter().map(|i| i.family).collect();
             families.dedup();
+            let near = nearest(sel, infos.iter().map(|i| i.name).chain(families.iter().copied()))
+                .map(|n| format!(" (did you mean {n}?)"))
+                .unwrap_or_default();
             return Err(bad_input(format!(
-                "unknown benchmark {sel:?}: families: {}; names: see `kdelta list`",
+                "unknown benchmark {sel:?}{near}: families: {}; names: see `kdelta list`",
                 families.join(", ")
             )));
         }
     }
     Ok(all.into_iter().zip(chosen).filter(|(_, c)| *c).map(|(b, _)| b).collect())
+}
+
+/// The name `sel` was most likely a typo of, when one is close enough
+/// (Jaro-Winkler similarity 0.9 or more: `lat.sycall` for `lat.syscall`).
+fn nearest<'a>(sel: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::jaro_winkler(sel, n), n))
+        .filter(|(score, _)| *score >= 0.9)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 /// Build the plan from the benchmarks kdelta has (`all`); every mistake in
@@ -408,6 +421,16 @@ pub(crate) fn split_rounds(total: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_is_answered_with_the_nearest_name_and_nonsense_with_none() {
+        let names = ["lat.syscall", "lat.pipe", "bw.mem.rd", "lat", "bw"];
+        let near = |s: &str| nearest(s, names.iter().copied());
+        assert_eq!(near("lat.sycall"), Some("lat.syscall"));
+        assert_eq!(near("lat.pipee"), Some("lat.pipe"));
+        assert_eq!(near("bw.mem.red"), Some("bw.mem.rd"));
+        assert_eq!((near("nonsense"), near("zzz"), near("")), (None, None, None));
+    }
 
     #[test]
     fn rounds_cover_every_sample() {

@@ -39,6 +39,7 @@ fn bad_input_is_refused_in_one_line_with_exit_2() {
     let cases: &[(&[&str], Db, &[&str])] = &[
         // Unknown names.
         (&["run", "lat.nonesuch"], Db::Absent, &["lat.nonesuch"]),
+        (&["run", "lat.sycall"], Db::Absent, &["\"lat.sycall\" (did you mean lat.syscall?)"]),
         (&["run", "lat.syscall", "--config", "warp"], Db::Absent, &["warp"]),
         (&["run", "lat.syscall", "--config", "up+sched=warp"], Db::Absent, &["warp"]),
         (&["run", "lat.syscall", "--param", "bogus=1"], Db::Absent, &["bogus"]),
