@@ -20,13 +20,8 @@ use crate::model::record::RunRecord;
 /// does. An "ok" could hide a slowdown as large, so it cannot be told (125:
 /// measure both builds now, with `--within` or `--baseline-cmd`, or record
 /// the baseline again). Several may hold: the strictest bar stands, and
-/// every reason is said.
-pub(super) fn withholding(
-    base: &RunRecord,
-    run: &RunRecord,
-    max_change_pct: f64,
-    allowed_pct: f64,
-) -> Vec<(String, f64)> {
+/// every reason is said. `None` when none holds.
+pub(super) fn withholding(base: &RunRecord, run: &RunRecord, max_change_pct: f64, allowed_pct: f64) -> Option<Bar> {
     use crate::stats::verdict::{machine_busier, machine_moved, machine_unsteady};
     let moved = machine_moved(&base.environment, &run.environment, max_change_pct);
     let busier = machine_busier(&base.environment, &run.environment);
@@ -45,5 +40,14 @@ pub(super) fn withholding(
         busier.map(|why| (why, 2f64.ln())),
         unsteady.map(|why| (why, 2f64.ln())),
     ];
-    rules.into_iter().flatten().collect()
+    let (whys, bars): (Vec<String>, Vec<f64>) = rules.into_iter().flatten().unzip();
+    let beyond = bars.into_iter().reduce(f64::max)?;
+    Some(Bar { why: whys.join("; "), beyond })
+}
+
+/// What two runs cannot tell: every reason, and the smallest change (log)
+/// still judged.
+pub(super) struct Bar {
+    pub(super) why: String,
+    pub(super) beyond: f64,
 }

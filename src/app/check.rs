@@ -285,11 +285,9 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
     run::shown_in_unit(&mut results, &a.run);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);
     let mut rows: Vec<Line> = rep.tables.iter().flat_map(|t| lines(t, &lim, false)).collect();
-    let (whys, beyond): (Vec<String>, Vec<f64>) = rules.into_iter().unzip();
-    let withheld_why = (!whys.is_empty()).then(|| {
-        let why = whys.join("; ");
-        rules::withhold(&mut rows, &why, beyond.iter().copied().fold(0.0, f64::max));
-        why
+    let withheld_why = rules.map(|bar| {
+        rules::withhold(&mut rows, &bar.why, bar.beyond);
+        bar.why
     });
     let verdicts: Vec<&Verdict> = rows.iter().filter_map(|l| l.verdict.as_ref()).collect();
     if let Some(settings) = rebase.filter(|_| status(&verdicts) == exit::CANNOT_TELL) {

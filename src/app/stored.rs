@@ -70,17 +70,14 @@ pub(super) fn two_runs(
     let allowed = opt.threshold_pct + crate::stats::defaults::DRIFT_PCT;
     let rules = super::between::withholding(&a.0, &b.0, opt.threshold_pct, allowed);
     let mut rep = Report::for_two_runs(a, b, opt);
-    if let Some(bar) = rules.iter().map(|r| r.1).reduce(f64::max) {
-        for (why, _) in &rules {
-            eprintln!("kdelta: {why}");
-        }
-        let within = if bar >= 2f64.ln() - 1e-9 {
+    if let Some(bar) = rules {
+        let within = if bar.beyond >= 2f64.ln() - 1e-9 {
             "of less than 2x".to_string()
         } else {
-            format!("within {:.1}%", (bar.exp() - 1.0) * 100.0)
+            format!("within {:.1}%", (bar.beyond.exp() - 1.0) * 100.0)
         };
-        eprintln!("kdelta: so a change {within} between these runs is not starred");
-        rep.withhold_within(bar);
+        eprintln!("kdelta: {}: a change {within} between these runs is not starred", bar.why);
+        rep.withhold_within(bar.beyond);
     }
     rep
 }
