@@ -426,7 +426,8 @@ fn check_within(db: &Option<PathBuf>, a: &CheckArgs, lim: &Limits) -> Result<u8>
 
 /// The row of a result that failed, judged on its own: it cannot be told.
 fn unmeasured(r: &ResultRecord) -> Line {
-    let name = format!("{} {} [{}]", r.benchmark, one_line(&r.params.display()), r.config);
+    let params = r.params.display_set(&crate::bench::option_defaults(&r.benchmark));
+    let name = format!("{} {} [{}]", r.benchmark, one_line(&params), r.config);
     let why = r.reason.as_deref().map(|x| format!(": {}", crate::model::text::printable(x))).unwrap_or_default();
     let verdict = Verdict::CannotTell(format!("result {}{why}", r.status.as_str()));
     Line { text: format!("{name}: {}", verdict.text()), name, verdict: Some(verdict), change: None }

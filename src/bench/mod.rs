@@ -154,6 +154,15 @@ pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
     registry().into_iter().find(|b| b.info().is_named(name))
 }
 
+/// A benchmark's options with their defaults, as (name, default): what
+/// text outputs leave unsaid ([`crate::model::Params::display_set`]). None
+/// for a benchmark kdelta does not have.
+pub(crate) fn option_defaults(benchmark: &str) -> Vec<(&'static str, &'static str)> {
+    find(benchmark)
+        .map(|b| b.info().params.iter().filter(|p| p.option).map(|p| (p.name, p.default)).collect())
+        .unwrap_or_default()
+}
+
 /// Stored results as today's benchmarks name them: a former benchmark name
 /// becomes the current one and parameter values take their canonical
 /// spelling (`model=thread` is `model=threads`), so old runs compare with

@@ -124,11 +124,20 @@ pub struct ParamSpec {
     /// Other spellings of a value, as (alias, canonical), for kinds that are
     /// not a [`Choice`] (a text parameter's special value, `server=auto`).
     pub(crate) aliases: &'static [(&'static str, &'static str)],
+    /// An option of how to run, not a name of what ran (`cmd.run`'s
+    /// `shell`, `warmup`, ...): text outputs name it only where it is set
+    /// away from its default. Stores, JSON and CSV keep every parameter.
+    pub(crate) option: bool,
 }
 
 impl ParamSpec {
     pub const fn new(name: &'static str, kind: ParamKind, default: &'static str, help: &'static str) -> Self {
-        ParamSpec { name, help, kind, default, quick: None, aliases: &[] }
+        ParamSpec { name, help, kind, default, quick: None, aliases: &[], option: false }
+    }
+    /// Marks an option (see [`ParamSpec::option`]).
+    pub const fn option(mut self) -> Self {
+        self.option = true;
+        self
     }
     pub const fn aliases(mut self, a: &'static [(&'static str, &'static str)]) -> Self {
         self.aliases = a;
@@ -305,6 +314,16 @@ impl Params {
     /// parameters are left out: they name nothing.
     pub fn display(&self) -> String {
         self.shown().map(|(k, v)| format!("{k}={}", one_line(v))).collect::<Vec<_>>().join(" ")
+    }
+
+    /// [`Params::display`] without the options at their default, given as
+    /// (name, default): what text outputs print.
+    pub(crate) fn display_set(&self, defaults: &[(&str, &str)]) -> String {
+        self.shown()
+            .filter(|(k, v)| !defaults.iter().any(|(n, d)| n == k && d == v))
+            .map(|(k, v)| format!("{k}={}", one_line(v)))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The parameters that name the point, by name: all but [`CARRIED`] ones.

@@ -60,8 +60,11 @@ impl ParamView {
         for b in names {
             let ps: Vec<&crate::model::Params> = rows.clone().filter(|(x, _)| *x == b).map(|(_, p)| p).collect();
             let keys: Vec<String> = ps[0].shown().map(|(k, _)| k.clone()).collect();
-            let (var, cons): (Vec<String>, Vec<String>) =
+            let (var, mut cons): (Vec<String>, Vec<String>) =
                 keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
+            // An option left at its default is not said (`cmd.run`'s `shell=sh`).
+            let defaults = crate::bench::option_defaults(b);
+            cons.retain(|k| !defaults.iter().any(|(n, d)| n == k && ps[0].0.get(k).is_some_and(|v| v == d)));
             if !cons.is_empty() {
                 constant.push((
                     b.to_string(),
@@ -347,7 +350,7 @@ fn throttle_lines(t: &Table, verbose: bool) -> Vec<String> {
             }
             hit.push(format!(
                 "throttled: {} [{}]: in {} of {} samples, {} periods, {:.1} ms held off the CPU ({:.1}% of their time)",
-                label(&r.benchmark, &r.params.display()),
+                label(&r.benchmark, &r.params.display_set(&crate::bench::option_defaults(&r.benchmark))),
                 t.columns[i].name,
                 th.samples,
                 th.of,

@@ -133,7 +133,7 @@ fn run_name(r: &RunRef) -> String {
 }
 
 pub(super) fn title(s: &Series) -> String {
-    let params = s.params.display();
+    let params = s.params.display_set(&crate::bench::option_defaults(&s.benchmark));
     let sep = if params.is_empty() { "" } else { "  " };
     format!("{}{sep}{params}  config {}  host {}  ({}, {} is better)", s.benchmark, s.config, s.host, s.unit, better(s))
 }

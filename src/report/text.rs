@@ -121,8 +121,8 @@ fn draw(out: &mut String, g: &Grid, color: bool) {
 pub(crate) fn warnings(rep: &Report) -> String {
     let mut out = String::new();
     for r in &rep.results {
-        let shown =
-            if r.params.0.is_empty() { r.benchmark.clone() } else { format!("{} {}", r.benchmark, r.params.display()) };
+        let params = r.params.display_set(&crate::bench::option_defaults(&r.benchmark));
+        let shown = if params.is_empty() { r.benchmark.clone() } else { format!("{} {params}", r.benchmark) };
         let cell = super::model::cell_of(r);
         let e = super::remarks::Entry { who: format!("{shown} [{}]", r.config), unit: &r.unit, cell: &cell };
         for l in super::remarks::full(&e) {

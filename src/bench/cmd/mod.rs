@@ -150,29 +150,42 @@ impl Benchmark for CmdRun {
         BenchInfo::new("cmd.run", "one run of your command (--cmd), wall milliseconds", "ms", Better::Lower)
             .param(ParamSpec::new(CMD, ParamKind::Lines, "", "the commands compared, one per line (--cmd)"))
             .param(text("commands", "NAME=COMMAND lines naming commands (--cmd NAME=COMMAND)"))
-            .param(ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none"))
-            .param(text("prepare", "a command run before every timed run, untimed (--prepare)"))
-            .param(text("conclude", "a command run after every timed run, untimed (--conclude)"))
-            .param(text("setup", "a command run once in each worker before its runs (--setup)"))
-            .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)"))
-            .param(text("setup_once", "a command run once before the whole run, untimed (--setup-once)"))
-            .param(text("cleanup_once", "a command run once after the whole run, untimed (--cleanup-once)"))
-            .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE"))
-            .param(ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE"))
-            .param(ParamSpec::new("ignore_failure", ParamKind::Bool, "false", "a non-zero exit is not a failure"))
-            .param(ParamSpec::new(
-                "warmup",
-                ParamKind::Int { min: 0, max: 10_000 },
-                "0",
-                "untimed runs in each worker first (--warmup N sets it)",
-            ))
-            .param(ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: just inside the worker's)"))
-            .param(ParamSpec::new(
-                "figure",
-                ParamKind::choice::<Figure>(),
-                "wall",
-                "the value: wall|user|sys|cpu (ms), rss (KB), faults or switches",
-            ))
+            .param(
+                ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none").option(),
+            )
+            .param(text("prepare", "a command run before every timed run, untimed (--prepare)").option())
+            .param(text("conclude", "a command run after every timed run, untimed (--conclude)").option())
+            .param(text("setup", "a command run once in each worker before its runs (--setup)").option())
+            .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)").option())
+            .param(text("setup_once", "a command run once before the whole run, untimed (--setup-once)").option())
+            .param(text("cleanup_once", "a command run once after the whole run, untimed (--cleanup-once)").option())
+            .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE").option())
+            .param(ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE").option())
+            .param(
+                ParamSpec::new("ignore_failure", ParamKind::Bool, "false", "a non-zero exit is not a failure").option(),
+            )
+            .param(
+                ParamSpec::new(
+                    "warmup",
+                    ParamKind::Int { min: 0, max: 10_000 },
+                    "0",
+                    "untimed runs in each worker first (--warmup N sets it)",
+                )
+                .option(),
+            )
+            .param(
+                ParamSpec::new("timeout", ParamKind::Duration, "0", "a run's limit (0: just inside the worker's)")
+                    .option(),
+            )
+            .param(
+                ParamSpec::new(
+                    "figure",
+                    ParamKind::choice::<Figure>(),
+                    "wall",
+                    "the value: wall|user|sys|cpu (ms), rss (KB), faults or switches",
+                )
+                .option(),
+            )
             .samples(10, 3)
             .timeout(Duration::from_secs(3600))
             // Commands compared take turns in one worker, run by run, so
@@ -559,3 +572,27 @@ const FLAGS: [RunFlag; 13] = [
         settings: one!("figure"),
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_names_the_command_and_only_the_options_set_away_from_their_default() {
+        let defaults = crate::bench::option_defaults("cmd.run");
+        let names: Vec<&str> = defaults.iter().map(|(n, _)| *n).collect();
+        assert!(!names.contains(&CMD) && !names.contains(&"commands"), "{names:?}");
+        assert!(names.contains(&"shell") && names.contains(&"warmup") && names.contains(&"figure"), "{names:?}");
+        let mut p = Params::default();
+        for (n, d) in &defaults {
+            p.set(n, *d);
+        }
+        p.set(CMD, "gzip -1 data");
+        assert_eq!(p.display_set(&defaults), "cmd=gzip -1 data");
+        p.set("warmup", "3");
+        assert_eq!(p.display_set(&defaults), "cmd=gzip -1 data warmup=3");
+        // Every parameter is still kept and shown where all are asked for.
+        assert!(p.display().contains("shell=sh") && p.display().contains("figure=wall"));
+        assert!(crate::bench::option_defaults("no.such").is_empty());
+    }
+}
