@@ -331,7 +331,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Push { runs, to } => push::cmd_push(&cli.db, &runs, &to),
         Command::Show(a) => stored::cmd_show(&cli.db, &a),
         Command::Export { run, format } => {
-            let a = crate::cli::ShowArgs { run, format, verbose: false, warnings: false, counters: false };
+            let shown = crate::cli::Shown { format, verbose: false, counters: false };
+            let a = crate::cli::ShowArgs { run, shown, warnings: false };
             stored::cmd_show(&cli.db, &a)
         }
         Command::Chart { run, out: path } => stored::cmd_chart(&cli.db, run, &path),

@@ -1,7 +1,7 @@
 //! The stored runs: `kdelta compare`, `runs`, `show`, `export` and `chart`.
 
 use super::*;
-use crate::cli::{CompareArgs, ShowArgs};
+use crate::cli::{CompareArgs, ShowArgs, Shown};
 
 pub(super) fn load(
     store: &Store,
@@ -22,10 +22,10 @@ pub(super) fn results(store: &Store, run_id: i64) -> Result<Vec<crate::model::re
 }
 
 pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8> {
-    let CompareArgs { run_a: a, run_b: b, format, threshold, verbose, counters, .. } = args;
+    let CompareArgs { run_a: a, run_b: b, shown, threshold, .. } = args;
     let store = open_existing(db)?;
     let opt = CompareOptions { threshold_pct: *threshold, ..Default::default() };
-    let mut rep = match (a, b) {
+    let rep = match (a, b) {
         (None, _) => {
             let run = store.latest_complete()?.ok_or_else(|| {
                 bad_input(format!("no complete run in {} yet: run `kdelta run ...` first", store.path().display()))
@@ -50,11 +50,16 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8
             rep.runs[0].id
         );
     }
-    rep.verbose = *verbose;
-    if *counters {
-        rep.add_counters(&opt);
+    print(rep, shown, &opt)
+}
+
+/// `compare` and `show`: the report as asked, on stdout.
+fn print(mut rep: Report, shown: &Shown, opt: &CompareOptions) -> Result<u8> {
+    rep.verbose = shown.verbose;
+    if shown.counters {
+        rep.add_counters(opt);
     }
-    out(&report::render(&rep, *format, color())?);
+    out(&report::render(&rep, shown.format, color())?);
     Ok(exit::OK)
 }
 
@@ -233,17 +238,12 @@ pub(super) fn cmd_show(db: &Option<PathBuf>, a: &ShowArgs) -> Result<u8> {
     let store = open_existing(db)?;
     let (run, results) = load(&store, &a.run)?;
     let opt = CompareOptions::default();
-    let mut rep = run_report(run, results, &opt);
-    rep.verbose = a.verbose;
-    if a.counters {
-        rep.add_counters(&opt);
-    }
+    let rep = run_report(run, results, &opt);
     if a.warnings {
         out(&report::text::warnings(&rep));
         return Ok(exit::OK);
     }
-    out(&report::render(&rep, a.format, color())?);
-    Ok(exit::OK)
+    print(rep, &a.shown, &opt)
 }
 
 /// Reading commands never create a database, and open it read-only: they

@@ -35,7 +35,7 @@ pub(crate) use shell::Shell;
 pub(crate) use simulate::SimulateArgs;
 pub(crate) use stored::{
     CompareArgs, HistoryArgs, HistorySearch, PoolBy, ProfileArgs, ProfileFormat, ReportArgs, RunSelect, RunsArgs,
-    ShowArgs,
+    ShowArgs, Shown,
 };
 pub(crate) use study::{StudyArg, StudyArgs};
 

@@ -34,18 +34,11 @@ pub(crate) struct CompareArgs {
     pub(crate) run_a: Option<String>,
     /// A second run, to compare run against run.
     pub(crate) run_b: Option<String>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) shown: Shown,
     /// Noise threshold in percent: smaller changes are never marked significant.
     #[arg(long, default_value_t = crate::stats::defaults::THRESHOLD_PCT, value_name = "PCT", value_parser = threshold)]
     pub(crate) threshold: f64,
-    /// List every warning of every result instead of one summary line per kind.
-    #[arg(long, short = 'v')]
-    pub(crate) verbose: bool,
-    /// Show each result's perf counters per operation (taken with `run
-    /// --counters`) as rows under it, compared like figures.
-    #[arg(long)]
-    pub(crate) counters: bool,
     /// Pool the complete runs (of --label, if given) by kernel release or
     /// by host: one column each, runs as the unit of significance.
     #[arg(long, value_enum, conflicts_with_all = ["run_a", "run_b"])]
@@ -60,14 +53,21 @@ pub(crate) struct CompareArgs {
 pub(crate) struct ShowArgs {
     /// A run id or label.
     pub(crate) run: String,
+    #[command(flatten)]
+    pub(crate) shown: Shown,
+    /// Print only the warnings, one line each, with the retake and noise counts.
+    #[arg(long)]
+    pub(crate) warnings: bool,
+}
+
+/// How `compare` and `show` print a stored run's report.
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct Shown {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
     /// List every warning of every result instead of one summary line per kind.
     #[arg(long, short = 'v')]
     pub(crate) verbose: bool,
-    /// Print only the warnings, one line each, with the retake and noise counts.
-    #[arg(long)]
-    pub(crate) warnings: bool,
     /// Show each result's perf counters per operation (taken with `run
     /// --counters`) as rows under it, compared like figures.
     #[arg(long)]
