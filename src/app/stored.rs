@@ -74,6 +74,7 @@ pub(super) fn two_runs(
 ) -> Report {
     let allowed = opt.threshold_pct + crate::stats::defaults::DRIFT_PCT;
     let rules = super::between::withholding(&a.0, &b.0, opt.threshold_pct, allowed);
+    let pair = format!("runs {} and {}", a.0.id, b.0.id);
     let mut rep = Report::for_two_runs(a, b, opt);
     if let Some(bar) = rules {
         let within = if bar.beyond >= 2f64.ln() - 1e-9 {
@@ -81,7 +82,7 @@ pub(super) fn two_runs(
         } else {
             format!("within {:.1}%", (bar.beyond.exp() - 1.0) * 100.0)
         };
-        eprintln!("kdelta: {}: a change {within} between these runs is not starred", bar.why);
+        eprintln!("kdelta: {}: a change {within} between {pair} is not starred", bar.why);
         rep.withhold_within(bar.beyond);
     }
     rep
