@@ -174,7 +174,7 @@ fn render(
         }
         (ProfileFormat::Svg, None) => crate::report::flame::flame(
             p,
-            &format!("{benchmark} [{}] ({name})", side(a)),
+            &heading(benchmark, a, name),
             &format!("{} {} samples at {} Hz", p.samples, p.event, p.hz),
         )?
         .file(),
@@ -187,10 +187,10 @@ fn render(
             let mut s = String::new();
             if let Some(base) = base {
                 let bp = base.profile.as_ref().expect("profiled");
-                s.push_str(&t::top_text(bp, &format!("{benchmark} [{}] ({name})", side(base)), t::TOP));
+                s.push_str(&t::top_text(bp, &heading(benchmark, base, name), t::TOP));
                 s.push('\n');
             }
-            s.push_str(&t::top_text(p, &format!("{benchmark} [{}] ({name})", side(a)), t::TOP));
+            s.push_str(&t::top_text(p, &heading(benchmark, a, name), t::TOP));
             if let Some(base) = base {
                 s.push('\n');
                 let bp = base.profile.as_ref().expect("profiled");
@@ -284,6 +284,14 @@ fn pick_profiles<'r>(
 
 /// Whether `given` (`--config`, `--against`) names `r`'s side: its
 /// configuration, or the compared parameter's value (`fast`, `cmd=fast`).
+/// `cmd.run cmd=fast [all] (run 1)`, `lat.pipe [up] (run 1)`: a profile's title.
+fn heading(benchmark: &str, r: &crate::model::ResultRecord, name: &str) -> String {
+    match side(r) {
+        s if s == r.config => format!("{benchmark} [{s}] ({name})"),
+        s => format!("{benchmark} {s} ({name})"),
+    }
+}
+
 fn names_side(r: &crate::model::ResultRecord, given: &str) -> bool {
     if r.config == given || side(r) == given {
         return true;
