@@ -12,6 +12,7 @@ pub(crate) mod knob;
 pub(crate) mod meta;
 pub(crate) mod params;
 pub(crate) mod profile;
+pub(crate) mod quantity;
 pub(crate) mod record;
 pub(crate) mod sample;
 pub(crate) mod text;
