@@ -18,6 +18,7 @@
 //! join the same tie: counting on against off is then measured in one
 //! process, turn by turn.
 
+use super::ix::{CfgIx, ItemIx, PointIx};
 use super::order::{compared, ties, visit_order, Axes};
 use super::plan::{param_for, Item, PlannedConfig, Request};
 use super::result::{ci_met, finish, record_only, Aim, Gathered, Subject};
@@ -33,18 +34,17 @@ use std::time::Instant;
 /// One point of a group: an item under one ready configuration, the
 /// sequence number its result is stored under, and what it has gathered.
 pub(super) struct Point {
-    pub(crate) item: usize,
-    /// Its configuration, as an index into `Executor::ready`.
-    pub(crate) cfg: usize,
+    pub(crate) item: ItemIx,
+    pub(crate) cfg: CfgIx,
     pub(crate) seq: usize,
     pub(crate) got: Gathered,
 }
 
 /// Where each result of a group comes from, in storing order.
 enum Slot {
-    Measured(usize),
-    Unavailable { item: usize, config: String, reason: String },
-    Unsupported { item: usize, cfg: usize, reason: String },
+    Measured(PointIx),
+    Unavailable { item: ItemIx, config: String, reason: String },
+    Unsupported { item: ItemIx, cfg: CfgIx, reason: String },
 }
 
 /// A group under way: its items, its points (one per supported item and
@@ -72,6 +72,7 @@ impl<'g> Sweep<'g> {
         let mut points = Vec::new();
         let mut slots = Vec::new();
         for (ii, item) in items.iter().enumerate() {
+            let ii = ItemIx(ii);
             for pc in configs {
                 if let PlannedConfig::Unavailable { name, reason } = pc {
                     let reason = format!("configuration unavailable: {reason}");
@@ -80,14 +81,14 @@ impl<'g> Sweep<'g> {
             }
             match &item.unsupported {
                 None => {
-                    for cfg in 0..ready {
-                        slots.push(Slot::Measured(points.len()));
+                    for cfg in (0..ready).map(CfgIx) {
+                        slots.push(Slot::Measured(PointIx(points.len())));
                         let seq = first_seq + slots.len() - 1;
                         points.push(Point { item: ii, cfg, seq, got: Gathered::default() });
                     }
                 }
                 Some(why) => {
-                    slots.extend((0..ready).map(|cfg| Slot::Unsupported { item: ii, cfg, reason: why.clone() }))
+                    slots.extend((0..ready).map(|c| Slot::Unsupported { item: ii, cfg: CfgIx(c), reason: why.clone() }))
                 }
             }
         }
@@ -103,9 +104,10 @@ impl<'g> Sweep<'g> {
     /// The group's ties in running order: each tie of items (`item_ties`)
     /// once per class of configurations that share a worker (`config_ties`),
     /// configurations innermost; within a tie, configuration by configuration.
-    pub(super) fn ties(&self, item_ties: Vec<Vec<usize>>, cfg_ties: &[Vec<usize>]) -> Vec<Tie> {
-        let at = |item: usize, cfg: usize| {
-            self.points.iter().position(|p| p.item == item && p.cfg == cfg).expect("a supported item has its points")
+    pub(super) fn ties(&self, item_ties: Vec<Vec<ItemIx>>, cfg_ties: &[Vec<CfgIx>]) -> Vec<Tie> {
+        let at = |item: ItemIx, cfg: CfgIx| {
+            let at = self.points.iter().position(|p| p.item == item && p.cfg == cfg);
+            PointIx(at.expect("a supported item has its points"))
         };
         item_ties
             .iter()
@@ -138,12 +140,12 @@ impl<'g> Sweep<'g> {
     /// points (base, other): each configuration of an item against the
     /// first, and within a tie each compared value against the tie's first
     /// at the same configuration.
-    fn comparisons(&self, ties: &[Tie]) -> Vec<(usize, usize)> {
+    fn comparisons(&self, ties: &[Tie]) -> Vec<(PointIx, PointIx)> {
         let mut out = Vec::new();
         for (i, p) in self.points.iter().enumerate() {
-            if p.cfg > 0 {
-                if let Some(base) = self.points.iter().position(|q| q.item == p.item && q.cfg == 0) {
-                    out.push((base, i));
+            if p.cfg != CfgIx::FIRST {
+                if let Some(base) = self.points.iter().position(|q| q.item == p.item && q.cfg == CfgIx::FIRST) {
+                    out.push((PointIx(base), PointIx(i)));
                 }
             }
         }
@@ -309,7 +311,7 @@ pub(super) const BUDGET_CAP: usize = 50;
 /// benchmark takes turns and the user compares a parameter's values. A tie
 /// whose buffers together exceed what the machine can give
 /// (`MemInfo::buffer_limit`) is split again.
-pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
+pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<ItemIx>> {
     let Some(info) = group.first().map(|i| &i.info) else { return Vec::new() };
     let axes = Axes {
         declared: info.params.iter().map(|p| p.name).collect(),
@@ -329,9 +331,9 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
         let tie: Vec<usize> = tie.into_iter().filter(|&i| group[i].unsupported.is_none()).collect();
         let total = tie.iter().filter_map(|&i| group[i].bench.memory(&group[i].params)).fold(0u64, u64::saturating_add);
         if tie.len() > 1 && limit.is_some_and(|l| total > l) {
-            out.extend(tie.into_iter().map(|i| vec![i]));
+            out.extend(tie.into_iter().map(|i| vec![ItemIx(i)]));
         } else if !tie.is_empty() {
-            out.push(tie);
+            out.push(tie.into_iter().map(ItemIx).collect());
         }
     }
     out
@@ -341,13 +343,13 @@ pub(super) fn item_ties(req: &Request, group: &[Item]) -> Vec<Vec<usize>> {
 /// measures together: for a benchmark that takes turns, configurations that
 /// differ only in counting (`Config::shares_worker_with`), in first-seen
 /// order; otherwise (or with `--interleave workers`) one each.
-pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Vec<Vec<usize>> {
+pub(super) fn config_ties(req: &Request, lockstep: bool, ready: &[Config]) -> Vec<Vec<CfgIx>> {
     let joins = req.interleave.ties() && lockstep;
-    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut out: Vec<Vec<CfgIx>> = Vec::new();
     for (i, c) in ready.iter().enumerate() {
         match out.iter_mut().find(|class| joins && ready[class[0]].shares_worker_with(c)) {
-            Some(class) => class.push(i),
-            None => out.push(vec![i]),
+            Some(class) => class.push(CfgIx(i)),
+            None => out.push(vec![CfgIx(i)]),
         }
     }
     out
@@ -393,7 +395,7 @@ impl Executor<'_> {
 
     /// A measured point's result, with the kernel settings read back under
     /// its configuration, counted into the ledger.
-    fn measured(&mut self, item: &Item, cfg: usize, got: Gathered, aim: Aim, open: Option<bool>) -> ResultRecord {
+    fn measured(&mut self, item: &Item, cfg: CfgIx, got: Gathered, aim: Aim, open: Option<bool>) -> ResultRecord {
         let cfg = &self.ready[cfg];
         let mut r = finish(Subject { item, config: &cfg.name, cpus: cfg.cpus.to_string() }, got, aim);
         if let Some(k) = &self.knobs {
@@ -445,9 +447,9 @@ mod tests {
             .slots
             .iter()
             .map(|s| match s {
-                Slot::Measured(p) => format!("point {p}"),
-                Slot::Unavailable { item, .. } => format!("unavailable {item}"),
-                Slot::Unsupported { item, cfg, .. } => format!("unsupported {item}/{cfg}"),
+                Slot::Measured(p) => format!("point {}", p.0),
+                Slot::Unavailable { item, .. } => format!("unavailable {}", item.0),
+                Slot::Unsupported { item, cfg, .. } => format!("unsupported {}/{}", item.0, cfg.0),
             })
             .collect();
         assert_eq!(
@@ -464,15 +466,18 @@ mod tests {
                 "point 3"
             ]
         );
-        let points: Vec<(usize, usize, usize)> = sweep.points.iter().map(|p| (p.item, p.cfg, p.seq)).collect();
+        let points: Vec<(usize, usize, usize)> = sweep.points.iter().map(|p| (p.item.0, p.cfg.0, p.seq)).collect();
         assert_eq!(points, [(0, 0, 11), (0, 1, 12), (2, 0, 17), (2, 1, 18)]);
         // Items 2 and 0 compared side by side: a tie per configuration.
-        let ties = sweep.ties(vec![vec![2, 0]], &[vec![0], vec![1]]);
-        assert_eq!(ties, [Tie { points: vec![2, 0] }, Tie { points: vec![3, 1] }]);
+        let item_ix = |v: &[usize]| v.iter().copied().map(ItemIx).collect();
+        let cfg_ix = |v: &[usize]| v.iter().copied().map(CfgIx).collect();
+        let points = |v: &[usize]| Tie { points: v.iter().copied().map(PointIx).collect() };
+        let ties = sweep.ties(vec![item_ix(&[2, 0])], &[cfg_ix(&[0]), cfg_ix(&[1])]);
+        assert_eq!(ties, [points(&[2, 0]), points(&[3, 1])]);
         // Two configurations one worker measures together: one tie, per
         // configuration its items.
-        let ties = sweep.ties(vec![vec![2, 0]], &[vec![0, 1]]);
-        assert_eq!(ties, [Tie { points: vec![2, 0, 3, 1] }]);
+        let ties = sweep.ties(vec![item_ix(&[2, 0])], &[cfg_ix(&[0, 1])]);
+        assert_eq!(ties, [points(&[2, 0, 3, 1])]);
     }
 
     #[test]
@@ -480,7 +485,7 @@ mod tests {
         use super::super::schedule::{Job, Take};
         let items = [item("1", None)];
         let mut sweep = Sweep::lay_out(&items, &[], 2, 0);
-        let job = |point| Job { takes: vec![Take { point, samples: 2, retakes: 0 }] };
+        let job = |point| Job { takes: vec![Take { point: PointIx(point), samples: 2, retakes: 0 }] };
         let calibrated = |n| vec![Ok(crate::measure::sampler::SampleSet { iterations: Some(n), ..Default::default() })];
         // The first configuration's worker calibrated 5000 (a pipe round
         // trip on one CPU); the second configuration's first worker must

@@ -4,6 +4,7 @@
 
 pub(crate) mod cgroups;
 mod group;
+mod ix;
 pub(crate) mod journal;
 pub(crate) mod knobs;
 pub(crate) mod once;

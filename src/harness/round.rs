@@ -4,6 +4,7 @@
 //! is folded into the points it measured.
 
 use super::group::{Executor, Sweep};
+use super::ix::CfgIx;
 use super::plan::Interleave;
 use super::schedule::{Job, Round};
 use super::worker::{run_job, JobPoint, JobSpec, Outcome, PointResult};
@@ -53,7 +54,7 @@ impl Sweep<'_> {
 
     /// The job's points as its worker is told them, in the order they take
     /// turns; `counts(cfg)`: whether a point of configuration `cfg` counts.
-    pub(super) fn job_points(&self, job: &Job, counts: impl Fn(usize) -> bool) -> Vec<JobPoint> {
+    pub(super) fn job_points(&self, job: &Job, counts: impl Fn(CfgIx) -> bool) -> Vec<JobPoint> {
         job.takes
             .iter()
             .map(|t| {

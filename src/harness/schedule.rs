@@ -5,6 +5,7 @@
 //! into the group's table of points (`group::Sweep`), and which points an
 //! extra round takes is decided from each point's [`Standing`].
 
+use super::ix::{ItemIx, PointIx};
 use super::order::round_order;
 use super::plan::split_rounds;
 
@@ -15,14 +16,14 @@ use super::plan::split_rounds;
 /// those values at one other point of the sweep. Otherwise it holds one point.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Tie {
-    pub(crate) points: Vec<usize>,
+    pub(crate) points: Vec<PointIx>,
 }
 
 /// One point's share of a job: the samples its worker takes of it, and how
 /// many of those replace disturbed samples (counted as retaken).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Take {
-    pub(crate) point: usize,
+    pub(crate) point: PointIx,
     pub(crate) samples: usize,
     pub(crate) retakes: usize,
 }
@@ -61,7 +62,7 @@ impl Round {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Standing {
     /// The item (parameter point) it measures, in every configuration.
-    pub(crate) item: usize,
+    pub(crate) item: ItemIx,
     /// A failed point takes nothing more.
     pub(crate) failed: bool,
     pub(crate) clean: usize,
@@ -117,7 +118,7 @@ impl Schedule {
     /// as many samples as the one that needs most, within their caps.
     pub(super) fn extra_round(&self, number: u32, standing: &[Standing]) -> Option<Round> {
         let (want, cap, step) = (self.want, self.cap, self.planned[0]);
-        let refined: Vec<usize> =
+        let refined: Vec<ItemIx> =
             standing.iter().filter(|s| !s.failed && s.taken < cap && s.imprecise).map(|s| s.item).collect();
         let need = |s: &Standing| {
             if s.failed || s.taken >= cap {
@@ -172,12 +173,12 @@ mod tests {
     use super::*;
 
     fn tie(points: &[usize]) -> Tie {
-        Tie { points: points.to_vec() }
+        Tie { points: points.iter().copied().map(PointIx).collect() }
     }
 
     /// Each job as (point, samples) pairs.
     fn shown(r: &Round) -> Vec<Vec<(usize, usize)>> {
-        r.jobs.iter().map(|j| j.takes.iter().map(|t| (t.point, t.samples)).collect()).collect()
+        r.jobs.iter().map(|j| j.takes.iter().map(|t| (t.point.0, t.samples)).collect()).collect()
     }
 
     #[test]
@@ -200,27 +201,33 @@ mod tests {
     #[test]
     fn extra_rounds_retake_what_is_missing_and_keep_ties_in_turn() {
         let s = Schedule::new(vec![tie(&[0, 1]), tie(&[2]), tie(&[3])], 10);
-        let done = |item| Standing { item, clean: 10, taken: 10, ..Standing::default() };
+        let done = |item| Standing { item: ItemIx(item), clean: 10, taken: 10, ..Standing::default() };
         // Point 0 lost two samples to disturbance; its tie-mate takes as many
         // to keep taking turns, without counting them as retakes. Point 3 failed.
         let standing = [
-            Standing { item: 0, clean: 8, taken: 10, ..Standing::default() },
+            Standing { item: ItemIx(0), clean: 8, taken: 10, ..Standing::default() },
             done(1),
             done(2),
-            Standing { item: 3, failed: true, ..Standing::default() },
+            Standing { item: ItemIx(3), failed: true, ..Standing::default() },
         ];
         let r = s.extra_round(6, &standing).expect("a retake");
         assert_eq!(r.label(), "extra round 6");
         // Even round: backward, within the tie too.
         assert_eq!(
             r.jobs,
-            [Job { takes: vec![Take { point: 1, samples: 2, retakes: 0 }, Take { point: 0, samples: 2, retakes: 2 }] }]
+            [Job {
+                takes: vec![
+                    Take { point: PointIx(1), samples: 2, retakes: 0 },
+                    Take { point: PointIx(0), samples: 2, retakes: 2 }
+                ]
+            }]
         );
         // Nothing missing and nothing imprecise: no extra round.
         let all_done: Vec<Standing> = (0..4).map(done).collect();
         assert_eq!(s.extra_round(7, &all_done), None);
         // A point at its cap takes nothing more, however few are clean.
-        let capped = [Standing { item: 0, clean: 0, taken: 30, ..Standing::default() }, done(1), done(2), done(3)];
+        let capped =
+            [Standing { item: ItemIx(0), clean: 0, taken: 30, ..Standing::default() }, done(1), done(2), done(3)];
         assert_eq!(s.extra_round(7, &capped), None);
     }
 
@@ -228,7 +235,13 @@ mod tests {
     fn auto_refines_every_configuration_of_an_imprecise_item() {
         // Items 0 and 1 under two configurations: points 0, 1 are item 0, points 2, 3 item 1.
         let s = Schedule::new(vec![tie(&[0]), tie(&[1]), tie(&[2]), tie(&[3])], 10);
-        let at = |item, imprecise, taken| Standing { item, clean: taken, taken, imprecise, ..Standing::default() };
+        let at = |item, imprecise, taken| Standing {
+            item: ItemIx(item),
+            clean: taken,
+            taken,
+            imprecise,
+            ..Standing::default()
+        };
         let standing = [at(0, true, 10), at(0, false, 10), at(1, false, 10), at(1, false, 28)];
         let r = s.extra_round(7, &standing).expect("refinement");
         // A planned round's worth (2) for both configurations of item 0.
