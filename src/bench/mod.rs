@@ -158,9 +158,7 @@ pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
 /// text outputs leave unsaid ([`crate::model::Params::display_set`]). None
 /// for a benchmark kdelta does not have.
 pub(crate) fn option_defaults(benchmark: &str) -> Vec<(&'static str, &'static str)> {
-    find(benchmark)
-        .map(|b| b.info().params.iter().filter(|p| p.option).map(|p| (p.name, p.default)).collect())
-        .unwrap_or_default()
+    find(benchmark).map(|b| b.info().option_defaults()).unwrap_or_default()
 }
 
 /// Stored results as today's benchmarks name them: a former benchmark name

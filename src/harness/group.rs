@@ -268,7 +268,7 @@ impl Ledger {
             match open.unwrap_or(q.ci_target_met != Some(true)) {
                 false => self.auto_met += 1,
                 true => {
-                    let shown = r.params.display();
+                    let shown = r.params.display_set(&crate::bench::option_defaults(&r.benchmark));
                     let sep = if shown.is_empty() { "" } else { " " };
                     self.auto_capped.push(format!("{}{sep}{shown} [{}]", r.benchmark, r.config));
                 }

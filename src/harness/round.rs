@@ -165,7 +165,7 @@ impl Executor<'_> {
         self.progress.set_message(format!(
             "{} {}{turns} [{}] {}",
             first.info.name,
-            first.params.display(),
+            first.params.display_set(&first.info.option_defaults()),
             cfg.name,
             round.label()
         ));

@@ -166,8 +166,10 @@ fn measure(job: &JobSpec, find: Finder) -> Result<Vec<PointResult>> {
         counters: pt.counters,
         ..job.settings.clone()
     };
+    let options = bench.info().option_defaults();
     let one = |pt: &JobPoint, mut s: Sampler| -> PointResult {
-        let ran = bench.run(&pt.params, &mut s).with_context(|| format!("{} {}", job.benchmark, pt.params.display()));
+        let shown = || format!("{} {}", job.benchmark, pt.params.display_set(&options));
+        let ran = bench.run(&pt.params, &mut s).with_context(shown);
         let out = s.finish();
         match ran {
             Err(e) => Err(format!("{e:#}")),

@@ -83,6 +83,11 @@ impl BenchInfo {
         self.params.push(p);
         self
     }
+    /// Its options with their defaults, as (name, default): what text
+    /// leaves unsaid (`Params::display_set`).
+    pub(crate) fn option_defaults(&self) -> Vec<(&'static str, &'static str)> {
+        self.params.iter().filter(|p| p.option).map(|p| (p.name, p.default)).collect()
+    }
     pub fn timeout(mut self, t: Duration) -> Self {
         self.timeout = t;
         self
