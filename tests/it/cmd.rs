@@ -184,6 +184,13 @@ fn running(marker: &str) -> usize {
         .count()
 }
 
+/// A moment after the run, no process whose command line holds `marker`.
+#[track_caller]
+fn none_left_after_a_moment(marker: &str) {
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running(marker), 0, "processes of {marker:?} left running");
+}
+
 #[test]
 fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
     let e = Env::new();
@@ -193,8 +200,7 @@ fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
     assert_eq!(code, 1);
     let why = v["results"][0]["reason"].as_str().unwrap();
     assert!(why.contains("timed out") && why.contains("process group"), "{why}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("41.25"), 0);
+    none_left_after_a_moment("41.25");
 }
 
 #[test]
@@ -207,8 +213,7 @@ fn daemons_left_behind_are_killed_and_counted() {
     assert!(!left.is_empty() && left.iter().all(|n| n.as_f64() == Some(2.0)), "{}", r["extras"]);
     let notes = r["notes"].to_string();
     assert!(notes.contains("left") && notes.contains("killed"), "{notes}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("42.75"), 0);
+    none_left_after_a_moment("42.75");
 }
 
 #[test]
@@ -234,8 +239,7 @@ fn a_daemon_in_a_session_of_its_own_is_still_found_and_killed() {
     let v = ok_run(&e, &["--cmd", "setsid sleep 43.25 & true"]);
     let left = v["results"][0]["extras"]["left_processes_samples"].as_array().unwrap().clone();
     assert!(left.iter().all(|n| n.as_f64() >= Some(1.0)), "{left:?}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("43.25"), 0);
+    none_left_after_a_moment("43.25");
 }
 
 #[test]
