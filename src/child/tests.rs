@@ -11,6 +11,40 @@ fn ready(r: &OwnedFd) {
     assert_eq!(nix::unistd::read(r.as_raw_fd(), &mut b).unwrap(), 1);
 }
 
+/// A child that waits for signals until one ends it, returned once it has
+/// set itself up (ignoring SIGTERM first when `ignore_term`).
+fn waiting_child(ignore_term: bool) -> Child {
+    let (r, w) = pipe();
+    let wfd = w.as_raw_fd();
+    // SAFETY: the child calls only signal, write and pause.
+    let c = unsafe {
+        fork(|| {
+            if ignore_term {
+                libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            }
+            libc::write(wfd, b"x".as_ptr().cast(), 1);
+            loop {
+                libc::pause();
+            }
+        })
+    }
+    .unwrap();
+    drop(w);
+    ready(&r);
+    c
+}
+
+/// A child that waits for signals, at once.
+fn pausing() -> Child {
+    // SAFETY: the child calls only pause.
+    unsafe {
+        fork(|| loop {
+            libc::pause();
+        })
+    }
+    .unwrap()
+}
+
 #[test]
 fn fork_runs_the_closure_and_returns_its_status() {
     let mut c = unsafe { fork(|| 7) }.unwrap();
@@ -24,22 +58,7 @@ fn fork_runs_the_closure_and_returns_its_status() {
 
 #[test]
 fn stop_rule_escalates_to_sigkill_and_reaps() {
-    let (r, w) = pipe();
-    let wfd = w.as_raw_fd();
-    // SAFETY: the child calls only signal, write and pause.
-    let mut c = unsafe {
-        fork(|| {
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-            libc::write(wfd, b"x".as_ptr().cast(), 1);
-            loop {
-                libc::pause();
-            }
-        })
-    }
-    .unwrap()
-    .stop_signal(Signal::SIGTERM, Duration::from_millis(200));
-    drop(w);
-    ready(&r);
+    let mut c = waiting_child(true).stop_signal(Signal::SIGTERM, Duration::from_millis(200));
     let pid = c.pid().as_raw();
     assert_eq!(c.wait_timeout(Duration::from_millis(20)).unwrap(), None);
     let s = c.stop().unwrap();
@@ -51,50 +70,18 @@ fn stop_rule_escalates_to_sigkill_and_reaps() {
 
 #[test]
 fn stop_rule_ends_a_willing_child_with_its_signal_and_drop_applies_it() {
-    let (r, w) = pipe();
-    let wfd = w.as_raw_fd();
-    // SAFETY: the child calls only write and pause.
-    let mut c = unsafe {
-        fork(|| {
-            libc::write(wfd, b"x".as_ptr().cast(), 1);
-            loop {
-                libc::pause();
-            }
-        })
-    }
-    .unwrap();
-    drop(w);
-    ready(&r);
+    let mut c = waiting_child(false);
     let s = c.stop().unwrap();
     assert!(!s.killed);
     assert_eq!(s.status.signal(), Some(libc::SIGTERM));
     // Dropping a running child stops and reaps it too; many at once with stop_all.
-    let kids: Vec<Child> = (0..3)
-        .map(|_| {
-            unsafe {
-                fork(|| loop {
-                    libc::pause();
-                })
-            }
-            .unwrap()
-        })
-        .collect();
+    let kids: Vec<Child> = (0..3).map(|_| pausing()).collect();
     let pids: Vec<i32> = kids.iter().map(|c| c.pid().as_raw()).collect();
     drop(kids);
     for p in pids {
         assert!(!crate::sys::task::exists(p), "process {p} left behind");
     }
-    let mut kids: Vec<Child> = (0..3)
-        .map(|_| {
-            unsafe {
-                fork(|| loop {
-                    libc::pause();
-                })
-            }
-            .unwrap()
-            .stop_signal(Signal::SIGKILL, GRACE)
-        })
-        .collect();
+    let mut kids: Vec<Child> = (0..3).map(|_| pausing().stop_signal(Signal::SIGKILL, GRACE)).collect();
     for s in stop_all(&mut kids) {
         assert_eq!(s.unwrap().status.signal(), Some(libc::SIGKILL));
     }

@@ -70,25 +70,36 @@ fn a_worker_starts_on_its_configurations_lowest_cpu() {
     assert!(seen.iter().any(|(cpu, _)| *cpu == Some(low)), "never on CPU {low}: {seen:?}");
 }
 
+/// On a machine of the `cores` given, each configuration resolves to the
+/// CPU list paired with it.
+#[track_caller]
+fn derives(cores: &[&[u32]], cases: &[(&str, &str)]) {
+    let t = topo(cores);
+    for (spec, want) in cases {
+        assert_eq!(cpus(spec, &t), *want, "{spec} on cores {cores:?}");
+    }
+}
+
 #[test]
 fn derives_from_siblings_0_1() {
-    let t = topo(&[&[0, 1], &[2, 3]]);
-    assert_eq!(cpus("up", &t), "0");
-    assert_eq!(cpus("noht", &t), "0,2");
-    assert_eq!(cpus("smp", &t), "0,2");
-    assert_eq!(cpus("ht", &t), "0-3");
-    assert_eq!(cpus("noht1", &t), "0");
-    assert_eq!(cpus("ht1", &t), "0-1");
-    assert_eq!(cpus("smp1", &t), "0");
-    assert_eq!(cpus("cpus=1,3", &t), "1,3");
+    derives(
+        &[&[0, 1], &[2, 3]],
+        &[
+            ("up", "0"),
+            ("noht", "0,2"),
+            ("smp", "0,2"),
+            ("ht", "0-3"),
+            ("noht1", "0"),
+            ("ht1", "0-1"),
+            ("smp1", "0"),
+            ("cpus=1,3", "1,3"),
+        ],
+    );
 }
 
 #[test]
 fn derives_from_siblings_0_2() {
-    let t = topo(&[&[0, 2], &[1, 3]]);
-    assert_eq!(cpus("noht", &t), "0-1");
-    assert_eq!(cpus("ht1", &t), "0,2");
-    assert_eq!(cpus("smp2", &t), "0-1");
+    derives(&[&[0, 2], &[1, 3]], &[("noht", "0-1"), ("ht1", "0,2"), ("smp2", "0-1")]);
 }
 
 #[test]

@@ -7,15 +7,14 @@ use super::*;
 use crate::store::pg_testdb::TestDb;
 
 /// The queue on a fresh database of the test server.
-fn queue(db: &TestDb) -> Queue {
-    Queue::open(Path::new(&db.url)).unwrap()
-}
-
-fn registered(q: &mut Queue, hosts: &[&str]) {
+/// The queue in `db` with `hosts` registered, each labelled `rack=HOST`.
+fn queue(db: &TestDb, hosts: &[&str]) -> Queue {
+    let mut q = Queue::open(Path::new(&db.url)).unwrap();
     for h in hosts {
         let labels = [("rack".to_string(), h.to_string())].into_iter().collect();
         q.register(h, &labels, "0-1", &serde_json::json!({"hostname": h})).unwrap();
     }
+    q
 }
 
 const LONG: Duration = Duration::from_secs(600);
@@ -23,8 +22,7 @@ const LONG: Duration = Duration::from_secs(600);
 #[test]
 fn each_job_is_claimed_once_however_many_agents_claim_at_once() {
     let Some(db) = TestDb::new("each_job_is_claimed_once_however_many_agents_claim_at_once") else { return };
-    let mut q = queue(&db);
-    registered(&mut q, &["h"]);
+    let mut q = queue(&db, &["h"]);
     let mut ids = Vec::new();
     for _ in 0..20 {
         ids.extend(
@@ -56,8 +54,7 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
     let Some(db) = TestDb::new("a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons") else {
         return;
     };
-    let mut q = queue(&db);
-    registered(&mut q, &["h"]);
+    let mut q = queue(&db, &["h"]);
     let id = q.submit(&Hosts::Label("rack".into(), "h".into()), "run", &[], Some("l"), "test").unwrap()[0].0;
     let first = q.claim("h", "a1", Duration::from_secs(1)).unwrap().unwrap();
     assert_eq!((first.id, first.attempt), (id, 1));
@@ -90,8 +87,7 @@ fn a_lost_lease_requeues_and_a_second_failure_ends_the_job_with_both_reasons() {
 #[test]
 fn refused_and_returned_jobs() {
     let Some(db) = TestDb::new("refused_and_returned_jobs") else { return };
-    let mut q = queue(&db);
-    registered(&mut q, &["h", "g"]);
+    let mut q = queue(&db, &["h", "g"]);
     let jobs = q.submit(&Hosts::All, "run", &[], None, "test").unwrap();
     assert_eq!(jobs.len(), 2);
     let j = q.claim("h", "a", LONG).unwrap().unwrap();
@@ -115,8 +111,7 @@ fn an_earlier_attempts_run_is_kept_when_complete_and_replaced_when_abandoned() {
     let Some(db) = TestDb::new("an_earlier_attempts_run_is_kept_when_complete_and_replaced_when_abandoned") else {
         return;
     };
-    let mut q = queue(&db);
-    registered(&mut q, &["h"]);
+    let mut q = queue(&db, &["h"]);
     let id = q.submit(&Hosts::All, "run", &[], None, "test").unwrap()[0].0;
     assert_eq!(q.prepare_run(id).unwrap(), Prior::Nothing);
     let mut run = crate::model::record::RunRecord::begin(

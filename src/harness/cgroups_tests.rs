@@ -49,6 +49,15 @@ fn ours(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The last worker's cgroup released and the run ended: nothing of
+/// kdelta's is left in the tree below `root`.
+#[track_caller]
+fn end_leaves_nothing(c: &mut Cgroups, last: &Placement, root: &Path) {
+    c.release(last);
+    c.finish().unwrap();
+    assert!(ours(root).is_empty(), "{:?}", ours(root));
+}
+
 #[test]
 fn layouts_of_v1_v2_and_none() {
     let v1 = fake::machine(fake::cgroup_v1);
@@ -113,9 +122,7 @@ fn v2_limits_enable_controllers_and_are_written() {
     assert_eq!(text(&w.join("memory.high")), (32u64 << 20).to_string());
     let e = journal::read(&journal::cgroups_path(root)).unwrap().unwrap();
     assert!(e.enabled.iter().any(|(f, ctl)| *f == cg.join("cgroup.subtree_control") && ctl == "cpu"), "{e:?}");
-    c.release(&p);
-    c.finish().unwrap();
-    assert!(ours(root).is_empty());
+    end_leaves_nothing(&mut c, &p, root);
 }
 
 #[test]
@@ -155,9 +162,7 @@ fn v1_isolation_moves_the_tasks_to_a_system_cpuset_and_back() {
     assert_eq!(p.join, vec![shield.clone()]);
     let p = c.place(&cfg(vec![CgroupLimit::Cpuset { cpus: CpuSet::parse_list("1").unwrap() }]), 2).unwrap();
     assert_eq!(p.join, vec![shield.join("w2")]);
-    c.release(&p);
-    c.finish().unwrap();
-    assert!(ours(root).is_empty());
+    end_leaves_nothing(&mut c, &p, root);
     let e = Cgroups::new(root).isolate(&CpuSet::parse_list("0-1").unwrap()).unwrap_err();
     assert!(e.to_string().contains("a CPU left"), "{e}");
 }
@@ -173,9 +178,7 @@ fn v2_isolation_is_an_isolated_partition() {
     assert_eq!(text(&shield.join("cpuset.cpus.partition")), "isolated");
     let p = c.place(&cfg(vec![CgroupLimit::CpuMax { quota_us: 50_000, period_us: 100_000 }]), 4).unwrap();
     assert_eq!(p.join, vec![shield.join("w4")], "on v2 a limited worker's cgroup is below the shield");
-    c.release(&p);
-    c.finish().unwrap();
-    assert!(ours(root).is_empty());
+    end_leaves_nothing(&mut c, &p, root);
 }
 
 #[test]

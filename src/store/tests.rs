@@ -173,6 +173,22 @@ fn header_check_reads_the_fields() {
     assert!(matches!(check_header(&h, 4096), Err(Refusal::Damaged(_))));
 }
 
+/// A file of an older schema, alone in its directory: `read` reads it as
+/// it is through a read-only store, which leaves it byte-identical with
+/// nothing beside it; opened to write, it is migrated to the current
+/// version. That store.
+#[track_caller]
+fn read_as_it_is_then_migrated(db: &Path, read: impl FnOnce(&Store)) -> Store {
+    let before = std::fs::read(db).unwrap();
+    read(&Store::open_read_only(db).unwrap());
+    assert_eq!(std::fs::read(db).unwrap(), before, "read-only, the file changed");
+    let beside = siblings(db.parent().unwrap(), db.file_name().unwrap().to_str().unwrap());
+    assert!(beside.is_empty(), "read-only, files beside it: {beside:?}");
+    let s = Store::open(db).unwrap();
+    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), SCHEMA_VERSION as i64);
+    s
+}
+
 #[test]
 fn a_version_1_file_is_read_as_it_is_and_migrated_when_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,18 +203,12 @@ fn a_version_1_file_is_read_as_it_is_and_migrated_when_written() {
             schema::V1
         ),
     );
-    let before = std::fs::read(&db).unwrap();
-    {
-        let s = Store::open_read_only(&db).unwrap();
+    let s = read_as_it_is_then_migrated(&db, |s| {
         assert_eq!(s.runs(10).unwrap().len(), 1);
         let r = s.results(1).unwrap();
         assert_eq!(r[0].samples, vec![1.0]);
         assert!(r[0].samples_meta.is_empty());
-    }
-    assert_eq!(std::fs::read(&db).unwrap(), before);
-    assert!(siblings(dir.path(), "db").is_empty());
-    let s = Store::open(&db).unwrap();
-    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), SCHEMA_VERSION as i64);
+    });
     assert_eq!(s.find_run("1").unwrap().status, RunStatus::Complete);
 }
 
@@ -290,17 +300,12 @@ fn a_version_3_file_migrates_with_empty_metadata_and_filled_host_keys() {
             schema::V3
         ),
     );
-    let before = std::fs::read(&db).unwrap();
-    {
-        let s = Store::open_read_only(&db).unwrap();
+    let s = read_as_it_is_then_migrated(&db, |s| {
         let runs = s.runs(10).unwrap();
         assert_eq!(runs.len(), 2);
         assert!(runs.iter().all(|(r, _)| r.meta.is_empty()));
         assert_eq!(runs[1].1, 1, "the result count is read past the new column");
-    }
-    assert_eq!(std::fs::read(&db).unwrap(), before);
-    let s = Store::open(&db).unwrap();
-    assert_eq!(s.conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), SCHEMA_VERSION as i64);
+    });
     let keys: Vec<(Option<String>, Option<String>, Option<String>)> = s
         .conn
         .prepare("SELECT hostname, kernel, meta FROM runs ORDER BY id")

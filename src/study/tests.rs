@@ -22,6 +22,12 @@ fn ask(quick: bool) -> Ask {
     }
 }
 
+/// Some line below the table `t` is one `line` accepts.
+#[track_caller]
+fn says_after(t: &crate::report::extra::ExtraTable, line: impl Fn(&str) -> bool) {
+    assert!(t.after.iter().any(|l| line(l)), "{}: {:?}", t.title, t.after);
+}
+
 fn smt() -> Topology {
     topo(&[&[0, 2], &[1, 3]])
 }
@@ -126,11 +132,7 @@ fn threads_2004_says_why_there_is_no_preemption_axis() {
     );
     let tables = build(def(StudyName::Threads2004), &meta, &[]).unwrap();
     let pre = tables.iter().find(|t| t.title.contains("preemption")).unwrap();
-    assert!(
-        pre.after.iter().any(|l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt=")),
-        "{:?}",
-        pre.after
-    );
+    says_after(pre, |l| l.starts_with("unavailable: preemption off -> on") && l.contains("+preempt="));
 }
 
 #[test]
@@ -192,7 +194,7 @@ fn directions_on_synthetic_results() {
     assert_eq!(row("simple write")[4], "1.000 us");
     assert_eq!(row("simple stat")[4], "unavailable");
     assert_eq!(t.after[0], "direction agrees in 3 of 4 rows; differs in: simple syscall (published same, here better)");
-    assert!(t.after.iter().any(|l| l.starts_with("unavailable: simple stat: not measured in this run")));
+    says_after(t, |l| l.starts_with("unavailable: simple stat: not measured in this run"));
     let geo = t.rows.last().unwrap();
     assert_eq!(geo[0], "geometric mean");
     assert!(geo[6].ends_with("(4 rows)"), "{geo:?}");
@@ -278,11 +280,7 @@ fn parts_run_in_their_roles_and_with_their_samples() {
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].selectors, ["lat.syscall", "lat.read", "lat.write"]);
     let t = build(def(StudyName::Ht2003), &meta, &[]).unwrap();
-    assert!(
-        t[0].after.iter().any(|l| l == "unavailable: simple stat: not in the tiny plan of the tests"),
-        "{:?}",
-        t[0].after
-    );
+    says_after(&t[0], |l| l == "unavailable: simple stat: not in the tiny plan of the tests");
 }
 
 #[test]
@@ -319,11 +317,7 @@ fn build_rows_show_user_system_and_wall_time_as_means() {
     }
     let t = build(def(StudyName::Tuning2001), &meta, &old).unwrap();
     let b = t.iter().find(|t| t.title.starts_with("Builds")).unwrap();
-    assert!(
-        b.after.iter().any(|l| l.contains("make -j1 user time") && l.contains("stored no user_s per sample")),
-        "{:?}",
-        b.after
-    );
+    says_after(b, |l| l.contains("make -j1 user time") && l.contains("stored no user_s per sample"));
 }
 
 #[test]

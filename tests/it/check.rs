@@ -156,12 +156,31 @@ fn script(e: &Env, body: &str) -> String {
     format!("sh {}", p.display())
 }
 
+/// `kdelta run cmd --cmd CMD --runs RUNS --label base`, which must exit
+/// with `code`.
+#[track_caller]
+fn measured_base(e: &Env, cmd: &str, runs: &str, code: i32) {
+    let (got, _, err) = kdelta(e, &["run", "cmd", "--cmd", cmd, "--runs", runs, "--label", "base"]);
+    assert_eq!(got, code, "{err}");
+}
+
+/// A script doing `before` measured as the baseline (`run cmd`, which
+/// must exit with `base_code`), then rewritten to do `after` and checked
+/// against it (`check cmd`), each with `runs` runs: what check says.
+#[track_caller]
+fn checked_after_a_change(before: &str, base_code: i32, after: &str, runs: &str) -> (i32, String, String) {
+    let e = Env::new();
+    let cmd = script(&e, before);
+    measured_base(&e, &cmd, runs, base_code);
+    script(&e, after);
+    kdelta(&e, &["check", "cmd", "--cmd", &cmd, "--runs", runs, "--against", "base"])
+}
+
 #[test]
 fn a_measured_run_against_itself_exits_0_and_is_stored() {
     let e = Env::new();
     let cmd = script(&e, "sleep 0.02\n");
-    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "4", "--label", "base"]);
-    assert_eq!(code, 0, "{err}");
+    measured_base(&e, &cmd, "4", 0);
     // Only a tripling could call it regressed: the machine's noise cannot.
     // A machine so busy that a side keeps too few clean samples leaves it
     // unknown (125), never regressed.
@@ -177,12 +196,7 @@ fn a_measured_run_against_itself_exits_0_and_is_stored() {
 
 #[test]
 fn a_measured_slowdown_exits_1_or_125_on_a_busy_machine() {
-    let e = Env::new();
-    let cmd = script(&e, "sleep 0.02\n");
-    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "6", "--label", "base"]);
-    assert_eq!(code, 0, "{err}");
-    script(&e, "sleep 0.06\n");
-    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", &cmd, "--runs", "6", "--against", "base"]);
+    let (code, out, err) = checked_after_a_change("sleep 0.02\n", 0, "sleep 0.06\n", "6");
     // Three times slower: regressed, unless a side's samples were disturbed
     // by other work, when check must say it cannot tell rather than guess.
     match code {
@@ -205,12 +219,7 @@ fn a_measured_slowdown_exits_1_or_125_on_a_busy_machine() {
 
 #[test]
 fn a_baseline_whose_command_failed_exits_125() {
-    let e = Env::new();
-    let cmd = script(&e, "exit 3\n");
-    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]);
-    assert_eq!(code, 1, "{err}");
-    script(&e, "true\n");
-    let (code, out, err) = kdelta(&e, &["check", "cmd", "--cmd", &cmd, "--runs", "3", "--against", "base"]);
+    let (code, out, err) = checked_after_a_change("exit 3\n", 1, "true\n", "3");
     assert_eq!(code, 125, "{out}{err}");
     assert!(out.contains("cannot tell (the baseline's result failed"), "{out}");
 }
@@ -311,8 +320,7 @@ fn stored_runs(e: &Env) -> usize {
 fn every_refusal_comes_before_anything_runs_or_is_stored() {
     let e = Env::new();
     let cmd = script(&e, "true\n");
-    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &cmd, "--runs", "3", "--label", "base"]);
-    assert_eq!(code, 0, "{err}");
+    measured_base(&e, &cmd, "3", 0);
     let spaced = cmd.replacen(' ', "  ", 1);
     for (args, says) in [
         (
@@ -520,8 +528,7 @@ fn a_moved_machine_measures_the_baseline_s_build_again() {
     let old = e.dir.path().join("old.sh");
     std::fs::write(&old, "sleep 0.01\n").unwrap();
     let bench = format!("bench={}", script(&e, "sleep 0.01\n"));
-    let (code, _, err) = kdelta(&e, &["run", "cmd", "--cmd", &bench, "--runs", "3", "--label", "base"]);
-    assert_eq!(code, 0, "{err}");
+    measured_base(&e, &bench, "3", 0);
     script(&e, "sleep 0.05\n");
     // The baseline's reference loops forged a thousand times faster than
     // any machine runs them: this one has moved away from it.

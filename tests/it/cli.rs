@@ -184,9 +184,7 @@ fn old_spellings_are_accepted_and_stored_canonical() {
         "--format",
         "json",
     ];
-    let out = e.cmd().args(args).output().unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = ok_json(&e, &args);
     assert_eq!(v["results"][0]["params"]["model"], "threads");
 }
 
@@ -200,16 +198,13 @@ fn smt_configuration_refused_without_siblings() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SMT siblings"), "{err}");
     // With --skip-unavailable the run goes on and records it.
-    let out = e
-        .cmd()
-        .env("KDELTA_SYSFS_ROOT", &root)
-        .args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--format", "json"])
-        .args(ONE_SAMPLE)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
-    let statuses: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    let v = output_json(
+        e.cmd()
+            .env("KDELTA_SYSFS_ROOT", &root)
+            .args(["run", "lat.syscall", "--config", "up,ht", "--skip-unavailable", "--format", "json"])
+            .args(ONE_SAMPLE),
+    );
+    let statuses = statuses(&v);
     assert!(statuses.contains(&"unavailable") && statuses.contains(&"ok"), "{statuses:?}");
 }
 
@@ -218,9 +213,7 @@ fn topo_describes_fake_smt_machine() {
     let e = Env::new();
     let root = e.dir.path().join("sysfs");
     fake_sysfs(&root, &[&[0, 2], &[1, 3]]);
-    let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo", "--json"]).output().unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
+    let v = output_json(e.cmd().env("KDELTA_SYSFS_ROOT", &root).args(["topo", "--json"]));
     assert_eq!(v["topology"]["cores"].as_array().unwrap().len(), 2);
     let out = e.cmd().env("KDELTA_SYSFS_ROOT", &root).arg("topo").output().unwrap();
     let s = String::from_utf8_lossy(&out.stdout);

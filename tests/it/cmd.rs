@@ -18,6 +18,14 @@ fn run(e: &Env, args: &[&str]) -> (i32, serde_json::Value, String) {
     (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// `run`, which must exit 0: its stdout as JSON.
+#[track_caller]
+fn ok_run(e: &Env, args: &[&str]) -> serde_json::Value {
+    let (code, v, err) = run(e, args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    v
+}
+
 /// Refused before the run: exit 2, one line naming `what`, nothing stored.
 fn refused(e: &Env, args: &[&str], what: &str) {
     let (code, _, err) = run(e, args);
@@ -30,8 +38,7 @@ fn refused(e: &Env, args: &[&str], what: &str) {
 #[test]
 fn a_command_is_timed_with_its_costs_stored_per_run() {
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "sleep 0.02"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "sleep 0.02"]);
     let r = &v["results"][0];
     assert_eq!(
         (r["benchmark"].as_str(), r["status"].as_str(), r["unit"].as_str()),
@@ -55,8 +62,7 @@ fn the_shell_start_up_is_subtracted_from_every_run() {
     // run's wall time less the shell cost its worker measured, floored at 0,
     // and the run lies within the sample's own span (`samples_meta.wall_s`).
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "true"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "true"]);
     let r = &v["results"][0];
     let samples = r["samples"].as_array().unwrap();
     let shell = r["extras"]["shell_wall_s_samples"].as_array().unwrap();
@@ -76,8 +82,7 @@ fn the_shell_start_up_is_subtracted_from_every_run() {
 #[test]
 fn named_commands_are_compared_and_placeholders_swept() {
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "short=sleep 0.01", "--cmd", "long=sleep 0.05"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "short=sleep 0.01", "--cmd", "long=sleep 0.05"]);
     let names: Vec<&str> =
         v["results"].as_array().unwrap().iter().map(|r| r["params"]["cmd"].as_str().unwrap()).collect();
     assert_eq!(names, ["short", "long"]);
@@ -88,8 +93,7 @@ fn named_commands_are_compared_and_placeholders_swept() {
     assert_eq!(t["columns"][1]["name"], "cmd=long", "{t}");
     assert!(t["rows"][0]["changes"][0]["change_pct"].as_f64().unwrap() < -50.0, "{t}");
 
-    let (code, v, err) = run(&e, &["--cmd", "sleep 0.0{t}", "--param", "t=1,4"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "sleep 0.0{t}", "--param", "t=1,4"]);
     let rs = v["results"].as_array().unwrap();
     assert_eq!(rs.len(), 2);
     assert_eq!(rs[1]["params"]["t"], "4");
@@ -119,8 +123,7 @@ fn setup_prepare_cleanup_and_input_run_where_hyperfine_runs_them() {
         "--cleanup",
         &cleanup,
     ];
-    let (code, v, err) = run(&e, &args);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &args);
     assert_eq!(v["results"][0]["status"], "ok");
     let text = std::fs::read_to_string(&log).unwrap();
     let count = |w: &str| text.lines().filter(|x| *x == w).count();
@@ -152,11 +155,9 @@ fn bad_commands_are_refused_before_the_run() {
     // run it as written, and that way it runs.
     let loop_ = "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done";
     refused(&e, &["--cmd", loop_], "start it with `=` to run `i=0; while");
-    let (code, _, err) = run(&e, &["--cmd", &format!("={loop_}")]);
-    assert_eq!(code, 0, "{err}");
+    ok_run(&e, &["--cmd", &format!("={loop_}")]);
     // /dev/null, the documented default, may be named.
-    let (code, _, err) = run(&e, &["--cmd", "true", "--input", "/dev/null"]);
-    assert_eq!(code, 0, "{err}");
+    ok_run(&e, &["--cmd", "true", "--input", "/dev/null"]);
 }
 
 #[test]
@@ -169,8 +170,7 @@ fn a_failing_command_fails_alone_quoting_its_stderr() {
     let why = rs[0]["reason"].as_str().unwrap();
     assert!(why.contains("exit status 4") && why.contains("boom"), "{why}");
     assert_eq!(rs[1]["status"], "ok");
-    let (code, v, err) = run(&e, &["--cmd", "exit 4", "--ignore-failure"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "exit 4", "--ignore-failure"]);
     assert_eq!(v["results"][0]["status"], "ok");
 }
 
@@ -184,6 +184,13 @@ fn running(marker: &str) -> usize {
         .count()
 }
 
+/// A moment after the run, no process whose command line holds `marker`.
+#[track_caller]
+fn none_left_after_a_moment(marker: &str) {
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running(marker), 0, "processes of {marker:?} left running");
+}
+
 #[test]
 fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
     let e = Env::new();
@@ -193,35 +200,30 @@ fn a_hanging_command_is_killed_with_its_group_at_the_timeout() {
     assert_eq!(code, 1);
     let why = v["results"][0]["reason"].as_str().unwrap();
     assert!(why.contains("timed out") && why.contains("process group"), "{why}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("41.25"), 0);
+    none_left_after_a_moment("41.25");
 }
 
 #[test]
 fn daemons_left_behind_are_killed_and_counted() {
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "sleep 42.75 & sleep 42.75 & true"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "sleep 42.75 & sleep 42.75 & true"]);
     let r = &v["results"][0];
     assert_eq!(r["status"], "ok");
     let left = r["extras"]["left_processes_samples"].as_array().unwrap();
     assert!(!left.is_empty() && left.iter().all(|n| n.as_f64() == Some(2.0)), "{}", r["extras"]);
     let notes = r["notes"].to_string();
     assert!(notes.contains("left") && notes.contains("killed"), "{notes}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("42.75"), 0);
+    none_left_after_a_moment("42.75");
 }
 
 #[test]
 fn figure_picks_the_compared_cost_and_its_unit() {
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "head -c 30000000 /dev/zero | cat >/dev/null", "--figure", "rss"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "head -c 30000000 /dev/zero | cat >/dev/null", "--figure", "rss"]);
     let r = &v["results"][0];
     assert_eq!(r["unit"], "KB");
     assert_eq!(r["median"].as_f64(), r["extras"]["max_rss_kb"].as_f64(), "{r}");
-    let (code, v, err) = run(&e, &["--cmd", "true", "--figure", "faults"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "true", "--figure", "faults"]);
     assert_eq!(v["results"][0]["unit"], "faults");
     assert!(v["results"][0]["median"].as_f64().unwrap() >= 1.0);
     let (code, _, err) = run(&e, &["--cmd", "true", "--figure", "bogus"]);
@@ -234,12 +236,10 @@ fn a_daemon_in_a_session_of_its_own_is_still_found_and_killed() {
     let e = Env::new();
     // setsid forks when it leads a process group: the daemon leaves the
     // command's group and session, and its parent ends at once.
-    let (code, v, err) = run(&e, &["--cmd", "setsid sleep 43.25 & true"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "setsid sleep 43.25 & true"]);
     let left = v["results"][0]["extras"]["left_processes_samples"].as_array().unwrap().clone();
     assert!(left.iter().all(|n| n.as_f64() >= Some(1.0)), "{left:?}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(running("43.25"), 0);
+    none_left_after_a_moment("43.25");
 }
 
 #[test]
@@ -249,8 +249,7 @@ fn warmup_n_runs_the_command_n_times_first_in_each_worker() {
     let cmd = format!("echo run >> {}", log.display());
     for (warmup, extra) in [("0", 0), ("2", 2)] {
         let _ = std::fs::remove_file(&log);
-        let (code, v, err) = run(&e, &["--cmd", &cmd, "--warmup", warmup]);
-        assert_eq!(code, 0, "{err}");
+        let v = ok_run(&e, &["--cmd", &cmd, "--warmup", warmup]);
         // Every sample (disturbed ones too) is one run; each worker adds its warm-up.
         let samples = v["results"][0]["samples"].as_array().unwrap().len();
         let lines = std::fs::read_to_string(&log).unwrap().lines().count();
@@ -367,8 +366,7 @@ fn endless_output_costs_no_memory() {
         assert!(v["results"][0]["reason"].as_str().unwrap().contains("timed out"));
     }
     // A lot of output through the pipe: read and thrown away as it comes.
-    let (code, v, err) = run(&e, &["--cmd", "head -c 300000000 /dev/zero", "--output", "pipe"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "head -c 300000000 /dev/zero", "--output", "pipe"]);
     assert_eq!(v["results"][0]["status"], "ok");
 }
 
@@ -381,11 +379,9 @@ fn compared_commands_take_turns_in_one_worker() {
     let jobs = |v: &serde_json::Value, i: usize| -> std::collections::BTreeSet<u64> {
         v["results"][i]["samples_meta"].as_array().unwrap().iter().map(|m| m["job"].as_u64().unwrap()).collect()
     };
-    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02"]);
     assert_eq!(jobs(&v, 0), jobs(&v, 1));
-    let (code, v, err) = run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02", "--interleave", "workers"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "a=sleep 0.01", "--cmd", "b=sleep 0.02", "--interleave", "workers"]);
     assert!(jobs(&v, 0).is_disjoint(&jobs(&v, 1)));
 }
 
@@ -421,17 +417,14 @@ fn the_doctor_s_record_chooses_the_default_interleave() {
     let write = |v: serde_json::Value| std::fs::write(dir.join("interference.json"), v.to_string()).unwrap();
     write(record(&text("/proc/sys/kernel/hostname")));
     let two = ["--cmd", "a=true", "--cmd", "b=true"];
-    let (code, v, err) = run(&e, &two);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &two);
     assert_eq!(v["run"]["environment"]["interleave"], "duet", "{v}");
     let why = v["run"]["environment"]["interleave_why"].as_str().unwrap_or_default();
     assert!(why.contains("chosen by kdelta doctor") && why.contains("3.0 % at the same moment"), "{why}");
-    let (code, v, err) = run(&e, &[&two[..], &["--interleave", "samples"]].concat());
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &[&two[..], &["--interleave", "samples"]].concat());
     assert!(v["run"]["environment"]["interleave"].is_null(), "{v}");
     write(record("another-host"));
-    let (code, v, err) = run(&e, &two);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &two);
     assert!(v["run"]["environment"]["interleave"].is_null(), "{v}");
 }
 
@@ -441,8 +434,7 @@ fn the_doctor_s_record_chooses_the_default_interleave() {
 #[test]
 fn a_mixed_case_name_names_the_command() {
     let e = Env::new();
-    let (code, v, err) = run(&e, &["--cmd", "Fast=true", "--cmd", "Slow=true"]);
-    assert_eq!(code, 0, "{err}");
+    let v = ok_run(&e, &["--cmd", "Fast=true", "--cmd", "Slow=true"]);
     let names: Vec<&str> =
         v["results"].as_array().unwrap().iter().filter_map(|r| r["params"]["cmd"].as_str()).collect();
     assert_eq!(names, ["Fast", "Slow"], "{v}");

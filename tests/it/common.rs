@@ -62,10 +62,22 @@ pub fn json(out: &[u8]) -> serde_json::Value {
 }
 
 /// `kdelta ARGS` with this env, which must exit 0: its output, as JSON.
+#[track_caller]
 pub fn ok_json(e: &Env, args: &[&str]) -> serde_json::Value {
-    let out = e.cmd().args(args).output().unwrap();
+    output_json(e.cmd().args(args))
+}
+
+/// `c` run, which must exit 0: its output, as JSON.
+#[track_caller]
+pub fn output_json(c: &mut Command) -> serde_json::Value {
+    let out = c.output().unwrap();
     assert_ok(&out);
     json(&out.stdout)
+}
+
+/// The status of each result of a run's JSON (`ok`, `failed`, `unavailable`...).
+pub fn statuses(v: &serde_json::Value) -> Vec<&str> {
+    v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect()
 }
 
 /// `kdelta` with this env, reading the fake machine below `root`

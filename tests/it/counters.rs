@@ -3,7 +3,7 @@
 //! compared as figures are, events the machine cannot count said
 //! unavailable with the reason (never a zero), and `+counters=off`.
 
-use crate::common::{assert_ok, json, Env};
+use crate::common::{assert_ok, json, output_json, Env};
 
 /// Whether this process may open perf events of its own tasks at all.
 fn perf_usable(e: &Env) -> bool {
@@ -30,9 +30,7 @@ fn perf_usable(e: &Env) -> bool {
 fn run(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec!["run", "--sample-time", "2ms", "--warmup", "0s", "--runs", "3", "--format", "json"];
     a.extend_from_slice(args);
-    let out = e.cmd().args(&a).output().unwrap();
-    assert_ok(&out);
-    json(&out.stdout)
+    output_json(e.cmd().args(&a))
 }
 
 #[test]

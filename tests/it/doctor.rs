@@ -9,11 +9,17 @@ use crate::common::{assert_ok, json, Env, TINY_SLEEP};
 
 use kdelta::testing::fake::{self, snapshot, write as w};
 
+/// The fake virtual machine below the env's directory: its root.
+fn vm(e: &Env) -> std::path::PathBuf {
+    let root = e.dir.path().join("vm");
+    fake::vm(&root);
+    root
+}
+
 #[test]
 fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
     let e = Env::new();
-    let root = e.dir.path().join("vm");
-    fake::vm(&root);
+    let root = vm(&e);
     // A guest that polls before it halts: the doctor names the time.
     w(&root, fake::HALT_POLL, "200000");
     let out = cmd(&e, &root).args(["doctor"]).output().unwrap();
@@ -43,8 +49,7 @@ fn names_haltpoll_cpufreq_thp_and_steal_in_text_and_json() {
 #[test]
 fn apply_then_reset_leaves_every_file_as_it_was() {
     let e = Env::new();
-    let root = e.dir.path().join("vm");
-    fake::vm(&root);
+    let root = vm(&e);
     let before = snapshot(&root);
     let out = cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -73,8 +78,7 @@ fn apply_then_reset_leaves_every_file_as_it_was() {
 #[test]
 fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
     let e = Env::new();
-    let root = e.dir.path().join("vm");
-    fake::vm(&root);
+    let root = vm(&e);
     let before = snapshot(&root);
     assert_eq!(cmd(&e, &root).args(["doctor", "--apply"]).output().unwrap().status.code(), Some(0));
     let out = cmd(&e, &root).args(TINY_SLEEP).output().unwrap();
@@ -91,8 +95,7 @@ fn the_next_run_restores_what_apply_changed_and_restore_does_too() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let e = Env::new();
-    let root = e.dir.path().join("vm");
-    fake::vm(&root);
+    let root = vm(&e);
     for args in [&["doctor", "--cpus", "7"][..], &["doctor", "--cpus", "x-"], &["doctor", "--apply", "--reset"]] {
         let out = cmd(&e, &root).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

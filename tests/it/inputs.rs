@@ -6,16 +6,25 @@ use crate::common::{fake_sysfs, Env, TINY_SLEEP};
 use std::time::{Duration, Instant};
 
 /// Run kdelta with `args`; it must exit 2 within seconds, with one line on
-/// stderr that contains `want`, and store nothing.
-fn refused(e: &Env, args: &[&str], want: &str) {
+/// stderr and no panic: that line (`case` names the case in a failure).
+#[track_caller]
+fn refused_in_one_line(e: &Env, args: &[&str], case: &str) -> String {
     let t = Instant::now();
     let out = e.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t.elapsed());
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{case} took {:?}", t.elapsed());
+    assert_eq!(err.trim_end().lines().count(), 1, "{case}: {err}");
+    assert!(!err.contains("panicked"), "{case}: {err}");
+    err
+}
+
+/// Run kdelta with `args`; it must be refused in one line
+/// (`refused_in_one_line`) that contains `want`, and store nothing.
+#[track_caller]
+fn refused(e: &Env, args: &[&str], want: &str) {
+    let err = refused_in_one_line(e, args, &format!("{args:?}"));
     assert!(err.contains(want), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
     assert!(!e.db().exists(), "{args:?} created the database");
 }
 
@@ -75,13 +84,7 @@ fn bad_input_is_refused_in_one_line_with_exit_2() {
                 .unwrap(),
         }
         let before = std::fs::read(e.db()).ok();
-        let t = Instant::now();
-        let out = e.cmd().args(args).timeout(Duration::from_secs(20)).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} ({db:?}): {err}");
-        assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t.elapsed());
-        assert_eq!(err.trim_end().lines().count(), 1, "{args:?} ({db:?}): {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        let err = refused_in_one_line(&e, args, &format!("{args:?} ({db:?})"));
         for want in wants {
             assert!(err.contains(want), "{args:?} ({db:?}): {want:?} missing: {err}");
         }
@@ -272,15 +275,8 @@ fn outputs_refuse_a_fifo_or_a_device() {
         vec!["chart", "1", "-o", link.to_str().unwrap()],
         vec!["report", "1", "-o", "/dev/null"],
     ] {
-        let t = Instant::now();
-        let out = e.cmd().args(&args).timeout(Duration::from_secs(20)).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(t.elapsed() < Duration::from_secs(10));
-        assert!(
-            (err.contains("a FIFO") || err.contains("a device")) && err.trim_end().lines().count() == 1,
-            "{args:?}: {err}"
-        );
+        let err = refused_in_one_line(&e, &args, &format!("{args:?}"));
+        assert!(err.contains("a FIFO") || err.contains("a device"), "{args:?}: {err}");
     }
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left as it was");

@@ -5,7 +5,9 @@
 
 use crate::common::knobs_journal as journal;
 use crate::common::sysfs_cmd as cmd;
-use crate::common::{assert_ok, fake_knobs, fake_sysfs, json, knob_value, spawn_long_run, Env, ONE_SAMPLE};
+use crate::common::{
+    assert_ok, fake_knobs, fake_sysfs, json, knob_value, output_json, spawn_long_run, statuses, Env, ONE_SAMPLE,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -128,15 +130,20 @@ fn refusals_say_why_in_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "{config}: {err}");
     }
     // --skip-unavailable records it and runs the rest.
-    let out = cmd(&e, &root)
-        .args(["run", "test.sleep", "--config", "up+smt=off,up+thp=never", "--skip-unavailable", "--format", "json"])
-        .args(ONE_SAMPLE)
-        .output()
-        .unwrap();
-    assert_ok(&out);
-    let v = json(&out.stdout);
-    let st: Vec<&str> = v["results"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
-    assert_eq!(st, ["unavailable", "ok"]);
+    let v = output_json(
+        cmd(&e, &root)
+            .args([
+                "run",
+                "test.sleep",
+                "--config",
+                "up+smt=off,up+thp=never",
+                "--skip-unavailable",
+                "--format",
+                "json",
+            ])
+            .args(ONE_SAMPLE),
+    );
+    assert_eq!(statuses(&v), ["unavailable", "ok"]);
     assert_eq!(values(&root), before);
 }
 

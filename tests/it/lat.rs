@@ -2,7 +2,7 @@
 //! their results say about the work they did (the program exec started,
 //! the parts of a net figure, the measuring process's footprint).
 
-use crate::common::{assert_ok, json, Env};
+use crate::common::{output_json, Env};
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec![
@@ -20,9 +20,7 @@ fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
         "json",
     ];
     a.extend_from_slice(args);
-    let out = e.cmd().args(&a).output().unwrap();
-    assert_ok(&out);
-    json(&out.stdout)
+    output_json(e.cmd().args(&a))
 }
 
 fn result<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {

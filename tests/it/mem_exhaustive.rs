@@ -32,20 +32,32 @@ fn variants() -> Vec<Tuned> {
     v
 }
 
+/// `write` into `dst[at..at + n]`: whether those bytes are then what
+/// `wrote` expects and the `SIDE` bytes on each side are still `GUARD`.
+/// The written bytes are `GUARD` again afterwards.
+fn within_guards(
+    dst: &mut [u8],
+    at: usize,
+    n: usize,
+    write: impl FnOnce(&mut [u8]),
+    wrote: impl FnOnce(&[u8]) -> bool,
+) -> bool {
+    write(&mut dst[at..at + n]);
+    let ok =
+        wrote(&dst[at..at + n]) && dst[at - SIDE..at] == [GUARD; SIDE] && dst[at + n..at + n + SIDE] == [GUARD; SIDE];
+    dst[at..at + n].fill(GUARD);
+    ok
+}
+
 fn check_copy(t: Tuned, nt_threshold: usize, sizes: std::ops::RangeInclusive<usize>) {
     let src = source();
     let mut dst = vec![GUARD; SIDE + OFFS + MAX + SIDE];
-    let guard = [GUARD; SIDE];
     for n in sizes {
         for so in 0..OFFS {
             for dof in 0..OFFS {
-                let at = SIDE + dof;
-                t.copy(&mut dst[at..at + n], &src[so..so + n], nt_threshold);
-                let ok = dst[at..at + n] == src[so..so + n]
-                    && dst[at - SIDE..at] == guard
-                    && dst[at + n..at + n + SIDE] == guard;
+                let src = &src[so..so + n];
+                let ok = within_guards(&mut dst, SIDE + dof, n, |d| t.copy(d, src, nt_threshold), |d| d == src);
                 assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
-                dst[at..at + n].fill(GUARD);
             }
         }
     }
@@ -53,15 +65,11 @@ fn check_copy(t: Tuned, nt_threshold: usize, sizes: std::ops::RangeInclusive<usi
 
 fn check_set(t: Tuned, nt_threshold: usize) {
     let mut dst = vec![GUARD; SIDE + OFFS + MAX + SIDE];
-    let guard = [GUARD; SIDE];
     let want = [0x5Au8; MAX];
     for n in 0..=MAX {
         for dof in 0..OFFS {
-            let at = SIDE + dof;
-            t.set(&mut dst[at..at + n], 0x5A, nt_threshold);
-            let ok = dst[at..at + n] == want[..n] && dst[at - SIDE..at] == guard && dst[at + n..at + n + SIDE] == guard;
+            let ok = within_guards(&mut dst, SIDE + dof, n, |d| t.set(d, 0x5A, nt_threshold), |d| d == &want[..n]);
             assert!(ok, "{:?} set n={n} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
-            dst[at..at + n].fill(GUARD);
         }
     }
 }
@@ -236,24 +244,19 @@ fn copy_loop_sizes_every_variant() {
     const TOP: usize = 4160;
     const OFFSETS: [usize; 7] = [0, 1, 7, 31, 32, 33, 63];
     let src: Vec<u8> = (0..TOP + OFFS).map(|i| ((i * 131 + 7) % 251) as u8).collect();
-    let guard = [GUARD; SIDE];
     for t in variants() {
         for nt_threshold in [usize::MAX, 1024] {
             let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
             for n in MAX + 1..=TOP {
                 for so in OFFSETS {
                     for dof in OFFSETS {
-                        let at = SIDE + dof;
-                        t.copy(&mut dst[at..at + n], &src[so..so + n], nt_threshold);
-                        let ok = dst[at..at + n] == src[so..so + n]
-                            && dst[at - SIDE..at] == guard
-                            && dst[at + n..at + n + SIDE] == guard;
+                        let src = &src[so..so + n];
+                        let ok = within_guards(&mut dst, SIDE + dof, n, |d| t.copy(d, src, nt_threshold), |d| d == src);
                         assert!(
                             ok,
                             "{:?} copy n={n} src_off={so} dst_off={dof} nt_threshold={nt_threshold}",
                             t.variant()
                         );
-                        dst[at..at + n].fill(GUARD);
                     }
                 }
             }
@@ -267,20 +270,15 @@ fn copy_loop_sizes_every_variant() {
 #[test]
 fn set_loop_sizes_every_variant() {
     const TOP: usize = 4160;
-    let guard = [GUARD; SIDE];
     for t in variants() {
         for nt_threshold in [usize::MAX, 1024] {
             let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
             for n in MAX + 1..=TOP {
                 for dof in [0, 1, 7, 31, 32, 33, 63] {
-                    let at = SIDE + dof;
                     let c = (n % 200) as u8 + 1;
-                    t.set(&mut dst[at..at + n], c, nt_threshold);
-                    let ok = dst[at..at + n].iter().all(|&b| b == c)
-                        && dst[at - SIDE..at] == guard
-                        && dst[at + n..at + n + SIDE] == guard;
+                    let set = |d: &mut [u8]| t.set(d, c, nt_threshold);
+                    let ok = within_guards(&mut dst, SIDE + dof, n, set, |d| d.iter().all(|&b| b == c));
                     assert!(ok, "{:?} set n={n} dst_off={dof} nt_threshold={nt_threshold}", t.variant());
-                    dst[at..at + n].fill(GUARD);
                 }
             }
         }
@@ -294,19 +292,14 @@ fn set_loop_sizes_every_variant() {
 fn copy_string_move_sizes_every_variant() {
     const TOP: usize = 70_000;
     let src: Vec<u8> = (0..TOP + OFFS).map(|i| ((i * 131 + 7) % 251) as u8).collect();
-    let guard = [GUARD; SIDE];
     let sizes = (16_384 - 70..=16_384 + 70).chain([20_000, 32_768, 65_537, TOP]);
     let mut dst = vec![GUARD; SIDE + OFFS + TOP + SIDE];
     for t in variants() {
         for n in sizes.clone() {
             for (so, dof) in [(0, 0), (1, 0), (0, 33), (63, 7)] {
-                let at = SIDE + dof;
-                t.copy(&mut dst[at..at + n], &src[so..so + n], usize::MAX);
-                let ok = dst[at..at + n] == src[so..so + n]
-                    && dst[at - SIDE..at] == guard
-                    && dst[at + n..at + n + SIDE] == guard;
+                let src = &src[so..so + n];
+                let ok = within_guards(&mut dst, SIDE + dof, n, |d| t.copy(d, src, usize::MAX), |d| d == src);
                 assert!(ok, "{:?} copy n={n} src_off={so} dst_off={dof}", t.variant());
-                dst[at..at + n].fill(GUARD);
             }
         }
     }

@@ -59,6 +59,15 @@ fn tuned_all() -> Vec<Tuned> {
     Tuned::available().into_iter().filter_map(Tuned::with_variant).collect()
 }
 
+/// Every tuned variant measures `s`, which starts at `start` of its page,
+/// as `len` bytes long.
+#[track_caller]
+fn tuned_strlen_is(s: &CStr, start: usize, len: usize) {
+    for t in tuned_all() {
+        assert_eq!(t.strlen(s), len, "{:?} start={start} len={len}", t.variant());
+    }
+}
+
 #[test]
 fn strlen_stops_before_a_guard_page() {
     let mut g = Guarded::new(false);
@@ -73,9 +82,7 @@ fn strlen_stops_before_a_guard_page() {
     // 256-byte loops).
     for len in 0..=2100usize {
         let s = CStr::from_bytes_with_nul(&page[n - 1 - len..]).unwrap();
-        for t in tuned_all() {
-            assert_eq!(t.strlen(s), len, "{:?}", t.variant());
-        }
+        tuned_strlen_is(s, n - 1 - len, len);
         assert_eq!(libc.strlen(s), len);
         assert_eq!(naive::strlen(s), len);
     }
@@ -90,9 +97,7 @@ fn strlen_does_not_read_before_its_page() {
         for len in [0usize, 1, 15, 16, 31, 32, 63, 64, 200] {
             page[start + len] = 0;
             let s = CStr::from_bytes_with_nul(&page[start..=start + len]).unwrap();
-            for t in tuned_all() {
-                assert_eq!(t.strlen(s), len, "{:?} start={start}", t.variant());
-            }
+            tuned_strlen_is(s, start, len);
             page[start + len] = b'y';
         }
     }
@@ -117,9 +122,7 @@ fn strlen_first_load_near_a_page_end() {
         for len in 0..n - start {
             page[start + len] = 0;
             let s = CStr::from_bytes_with_nul(&page[start..=start + len]).unwrap();
-            for t in tuned_all() {
-                assert_eq!(t.strlen(s), len, "{:?} start={start} len={len}", t.variant());
-            }
+            tuned_strlen_is(s, start, len);
             assert_eq!(libc.strlen(s), len);
             page[start + len] = b'z';
         }

@@ -192,6 +192,17 @@ impl Tmpfs {
             .unwrap()
             .success());
     }
+    /// `results.db` on it, holding one run made by `kdelta run`.
+    fn with_a_run(&self, e: &Env) -> PathBuf {
+        let db = self.0.join("results.db");
+        e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+        db
+    }
+    /// Fills it with a file `filler` until no byte more fits.
+    fn fill(&self) {
+        let mut filler = std::fs::File::create(self.0.join("filler")).unwrap();
+        while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
+    }
     fn entries(&self) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(&self.0)
             .unwrap()
@@ -208,12 +219,22 @@ impl Drop for Tmpfs {
     }
 }
 
+/// `kdelta run` storing in `db` on a full disk: exit 2 and one line saying
+/// so; that line.
+#[track_caller]
+fn refused_for_no_space(e: &Env, db: &Path) -> String {
+    let out = e.cmd().env("KDELTA_DB", db).args(RUN).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{}: {err}", db.display());
+    assert!(err.contains("no space left") && err.lines().count() == 1, "{}: {err}", db.display());
+    err
+}
+
 #[test]
 fn a_database_on_a_read_only_filesystem_can_be_read() {
     let e = Env::new();
     let Some(fs) = Tmpfs::mount(e.dir.path().join("ro"), "4m") else { return };
-    let db = fs.0.join("results.db");
-    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let db = fs.with_a_run(&e);
     let before = std::fs::read(&db).unwrap();
     fs.remount_read_only();
     for args in [&["runs"][..], &["show", "1"], &["export", "1", "--format", "json"]] {
@@ -231,17 +252,11 @@ fn a_database_on_a_read_only_filesystem_can_be_read() {
 fn a_full_disk_is_called_so() {
     let e = Env::new();
     let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "1m") else { return };
-    let db = fs.0.join("results.db");
-    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let db = fs.with_a_run(&e);
     let before = std::fs::read(&db).unwrap();
-    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
-    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
-    drop(filler);
+    fs.fill();
     for path in [db.clone(), fs.0.join("new.db")] {
-        let out = e.cmd().env("KDELTA_DB", &path).args(RUN).output().unwrap();
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+        refused_for_no_space(&e, &path);
     }
     assert_eq!(std::fs::read(&db).unwrap(), before);
     assert_eq!(fs.entries(), ["filler", "results.db"], "no -wal or -shm left beside it");
@@ -259,8 +274,7 @@ fn a_full_disk_is_called_so() {
 fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
     let e = Env::new();
     let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "8m") else { return };
-    let db = fs.0.join("results.db");
-    e.cmd().env("KDELTA_DB", &db).args(RUN).assert().success();
+    let db = fs.with_a_run(&e);
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute_batch(
         "PRAGMA wal_autocheckpoint = 0; \
@@ -269,9 +283,7 @@ fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
          SELECT 'copy' || i, started, 'complete', kdelta_version, command, configs, host FROM runs, n;",
     )
     .unwrap();
-    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
-    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
-    drop(filler);
+    fs.fill();
     let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
     drop(c);
     let head = std::fs::read(&db).unwrap();
@@ -284,10 +296,7 @@ fn a_checkpoint_cut_short_by_a_full_disk_loses_no_run() {
         assert_eq!(json(&out.stdout).as_array().unwrap().len(), want);
     };
     runs(301);
-    let out = e.cmd().env("KDELTA_DB", &db).args(RUN).output().unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+    let err = refused_for_no_space(&e, &db);
     assert!(err.contains("results.db-wal (keep it"), "says where the newest runs wait: {err}");
     runs(301);
     assert_eq!(fs.entries(), ["filler", "results.db", "results.db-shm", "results.db-wal"]);
@@ -342,14 +351,9 @@ fn a_file_without_write_bits_is_read_only_for_root_too() {
 fn a_new_database_on_a_full_disk_leaves_nothing_beside_it() {
     let e = Env::new();
     let Some(fs) = Tmpfs::mount(e.dir.path().join("full"), "1m") else { return };
-    let mut filler = std::fs::File::create(fs.0.join("filler")).unwrap();
-    while std::io::Write::write_all(&mut filler, &[0u8; 4096]).is_ok() {}
-    drop(filler);
+    fs.fill();
     for name in ["new.db", "sub/dir/new.db"] {
-        let out = e.cmd().env("KDELTA_DB", fs.0.join(name)).args(RUN).output().unwrap();
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains("no space left") && err.lines().count() == 1, "{err}");
+        refused_for_no_space(&e, &fs.0.join(name));
         let mut left: Vec<String> = walk(&fs.0).into_iter().filter(|p| !p.starts_with("sub")).collect();
         left.sort();
         assert_eq!(left, ["filler"], "{name}");

@@ -2,15 +2,13 @@
 //! records, the interleaved schedule, retakes, figures below resolution,
 //! summarised warnings.
 
-use crate::common::{assert_ok, json, Env};
+use crate::common::{assert_ok, json, output_json, Env};
 use predicates::prelude::*;
 
 fn run_json(e: &Env, args: &[&str]) -> serde_json::Value {
     let mut a = vec!["run", "--sample-time", "2ms", "--warmup", "0s", "--format", "json"];
     a.extend_from_slice(args);
-    let out = e.cmd().args(&a).output().unwrap();
-    assert_ok(&out);
-    json(&out.stdout)
+    output_json(e.cmd().args(&a))
 }
 
 #[test]

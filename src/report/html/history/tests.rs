@@ -187,18 +187,7 @@ fn hostile_text_is_shown_as_text() {
     }
     let h = page(&history(vec![s]), &format!("title{MARK}"));
     assert_eq!(count(&h, "<svg "), 1, "no element from the marker");
-    for bad in ["<script", "<svg onload", "\"><svg", "'x"] {
-        assert!(!h.contains(bad), "live {bad:?} at {}", &h[h.find(bad).unwrap().saturating_sub(80)..][..160]);
-    }
-    assert!(!h.chars().any(crate::model::text::is_bidi_control), "a bidi control reached the page");
-    for (i, _) in h.match_indices('&') {
-        let r = &h[i..];
-        assert!(
-            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| r.starts_with(e)),
-            "bare & at {}",
-            &r[..30]
-        );
-    }
+    crate::report::html::tests::assert_clean(&h, &["<script", "<svg onload", "\"><svg", "'x"]);
     let shown = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;svg onload=alert(2)&gt;";
     assert!(h.contains(&format!("up{shown}")), "the configuration name is shown, escaped");
     assert!(h.contains(&format!("<td>label{shown}")), "the label is shown, escaped");
