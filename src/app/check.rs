@@ -280,7 +280,7 @@ pub(super) fn cmd_check(db: &Option<PathBuf>, mut a: CheckArgs) -> Result<u8> {
         return Ok(exit::INTERRUPTED);
     };
     let (base_name, run_name) = (crate::report::header::run_name(&base), crate::report::header::run_name(&run));
-    let rules = super::between::withholding(&base, &run, lim.max_regression_pct, lim.allowed_pct());
+    let rules = super::between::withholding((&base, "the baseline"), &run, lim.max_regression_pct, lim.allowed_pct());
     run::shown_in_unit(&mut base_results, &a.run);
     run::shown_in_unit(&mut results, &a.run);
     let rep = Report::for_two_runs((base, base_results), (run, results), &lim.opt);

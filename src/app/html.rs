@@ -64,8 +64,16 @@ fn report_runs(db: &Option<PathBuf>, a: &crate::cli::ReportArgs) -> Result<u8> {
     if let Some(label) = &filter.label {
         extra.extend(super::fleet::jobs_table(db, label)?);
     }
-    let comparisons: Vec<Report> =
-        loaded.iter().skip(1).map(|b| super::stored::two_runs(loaded[0].clone(), b.clone(), &opt)).collect();
+    let mut comparisons = Vec::new();
+    let mut withheld = Vec::new();
+    for b in loaded.iter().skip(1) {
+        let (rep, bar) = super::stored::two_runs(loaded[0].clone(), b.clone(), &opt);
+        comparisons.push(rep);
+        withheld.extend(bar.map(|bar| (b.0.id, bar)));
+    }
+    if let Some((first, _)) = loaded.first() {
+        super::between::say(first.id, &withheld);
+    }
     let names: Vec<String> = loaded
         .iter()
         .map(|(r, _)| {

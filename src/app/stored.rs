@@ -40,7 +40,12 @@ pub(super) fn cmd_compare(db: &Option<PathBuf>, args: &CompareArgs) -> Result<u8
         (Some(a), Some(b)) => {
             let (a, b) = (load(&store, a)?, load(&store, b)?);
             warn_if_not_comparable(&a.0, &b.0);
-            two_runs(a, b, &opt)
+            let ids = (a.0.id, b.0.id);
+            let (rep, bar) = two_runs(a, b, &opt);
+            if let Some(bar) = bar {
+                super::between::say(ids.0, &[(ids.1, bar)]);
+            }
+            rep
         }
     };
     if rep.tables.is_empty() {
@@ -66,26 +71,20 @@ fn print(mut rep: Report, shown: &Shown, opt: &CompareOptions) -> Result<u8> {
 /// Two stored runs compared (`compare RUN_A RUN_B`, a report's later runs
 /// against its first), judged as `check --against` judges them: where the
 /// machine changed between or during the runs, a star needs a change
-/// beyond what that explains (`between::withholding`; said on stderr).
+/// beyond what that explains (`between::withholding`), and the bar is given
+/// back for the caller to say (`between::say`).
 pub(super) fn two_runs(
     a: (crate::model::RunRecord, Vec<crate::model::ResultRecord>),
     b: (crate::model::RunRecord, Vec<crate::model::ResultRecord>),
     opt: &CompareOptions,
-) -> Report {
+) -> (Report, Option<super::between::Bar>) {
     let allowed = opt.threshold_pct + crate::stats::defaults::DRIFT_PCT;
-    let rules = super::between::withholding(&a.0, &b.0, opt.threshold_pct, allowed);
-    let pair = format!("runs {} and {}", a.0.id, b.0.id);
+    let bar = super::between::withholding((&a.0, &format!("run {}", a.0.id)), &b.0, opt.threshold_pct, allowed);
     let mut rep = Report::for_two_runs(a, b, opt);
-    if let Some(bar) = rules {
-        let within = if bar.beyond >= 2f64.ln() - 1e-9 {
-            "of less than 2x".to_string()
-        } else {
-            format!("within {:.1}%", (bar.beyond.exp() - 1.0) * 100.0)
-        };
-        eprintln!("kdelta: {}: a change {within} between {pair} is not starred", bar.why);
+    if let Some(bar) = &bar {
         rep.withhold_within(bar.beyond);
     }
-    rep
+    (rep, bar)
 }
 
 /// `kdelta runs --host H --kernel K --label L`: each given one must match.
