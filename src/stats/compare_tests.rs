@@ -246,6 +246,14 @@ fn fewer_than_three_rounds_are_not_judged() {
     let two = Side { rounds: (0..10).map(|i| i % 2 + 1).collect(), ..Default::default() };
     let c = compare_sides(&a, &two, &b, &two, &[], Better::Lower, &opt).unwrap();
     assert!(!c.significant && c.withheld == Some(Withheld::FewRounds), "{c:?}");
+    // Three times slower: no drift between rounds makes that; the samples decide.
+    let b: Vec<f64> = a.iter().map(|x| x * 3.0).collect();
+    let c = compare_sides(&a, &two, &b, &two, &[], Better::Lower, &opt).unwrap();
+    assert!(c.significant && c.withheld.is_none(), "{c:?}");
+    // Not with too few samples to pass the rank test, however large.
+    let few = Side { rounds: vec![1, 2, 1], ..Default::default() };
+    let c = compare_sides(&a[..3], &few, &b[..3], &few, &[], Better::Lower, &opt).unwrap();
+    assert!(!c.significant, "{c:?}");
 }
 
 #[test]
