@@ -352,16 +352,18 @@ fn samples_pass(c: &Comparison, known: bool, opt: &CompareOptions) -> bool {
 }
 
 /// Rule 3: why the rounds withhold the star (`None` when they do not, or
-/// when they are unknown and the samples alone decide). Too few rounds to
-/// judge leave a change of 2x or more to the samples: a machine's drift
-/// between rounds does not make one (two speeds of a worker here differ by
-/// 60 % at most), as disturbance does not (`beyond_disturbance`).
+/// when they are unknown and the samples alone decide). Where the sides
+/// took their rounds in turns (`rounds_paired`), too few rounds to judge
+/// leave a change of 2x or more to the samples: a machine's drift between
+/// rounds does not make one (two speeds of a worker here differ by 60 % at
+/// most), as disturbance does not (`beyond_disturbance`). Runs measured
+/// apart (two runs, runs pooled by host) stay judged by their rounds.
 fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<Withheld> {
     if !known {
         return None;
     }
     match &c.rounds {
-        None if c.speedup.ln().abs() >= 2f64.ln() => None,
+        None if opt.rounds_paired && c.speedup.ln().abs() >= 2f64.ln() => None,
         None => Some(Withheld::FewRounds),
         Some(r) if r.p >= opt.alpha => Some(Withheld::NotInRounds),
         Some(r) if !r.pass(opt.alpha) => Some(Withheld::WorkersOverlap),

@@ -250,6 +250,10 @@ fn fewer_than_three_rounds_are_not_judged() {
     let b: Vec<f64> = a.iter().map(|x| x * 3.0).collect();
     let c = compare_sides(&a, &two, &b, &two, &[], Better::Lower, &opt).unwrap();
     assert!(c.significant && c.withheld.is_none(), "{c:?}");
+    // Runs measured apart (two runs, runs pooled by host) stay judged by their rounds.
+    let apart = CompareOptions { rounds_paired: false, ..opt };
+    let c = compare_sides(&a, &two, &b, &two, &[], Better::Lower, &apart).unwrap();
+    assert!(!c.significant && c.withheld == Some(Withheld::FewRounds), "{c:?}");
     // Not with too few samples to pass the rank test, however large.
     let few = Side { rounds: vec![1, 2, 1], ..Default::default() };
     let c = compare_sides(&a[..3], &few, &b[..3], &few, &[], Better::Lower, &opt).unwrap();
