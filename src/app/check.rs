@@ -357,7 +357,7 @@ fn planned_run(
     host: &crate::topology::Host,
 ) -> Result<crate::harness::plan::Plan> {
     if a.selectors.is_empty() && a.param.iter().any(|s| s.name == "cmd") {
-        return Err(bad_input("no benchmark given: --cmd times a command with the cmd family, named first: kdelta check cmd --cmd 'COMMAND' ..."));
+        return Err(bad_input(format!("no benchmark given: {}", super::cmd_hint("check"))));
     }
     if a.selectors.is_empty() {
         return Err(bad_input("no benchmark given: name what to run (as `kdelta run` takes it), or --run RUN"));

@@ -290,8 +290,6 @@ fn pick_profiles<'r>(
     Ok((a, base))
 }
 
-/// Whether `given` (`--config`, `--against`) names `r`'s side: its
-/// configuration, or the compared parameter's value (`fast`, `cmd=fast`).
 /// `cmd.run cmd=fast [all] (run 1)`, `lat.pipe [up] (run 1)`: a profile's title.
 fn heading(benchmark: &str, r: &crate::model::ResultRecord, name: &str) -> String {
     match side(r) {
@@ -300,6 +298,8 @@ fn heading(benchmark: &str, r: &crate::model::ResultRecord, name: &str) -> Strin
     }
 }
 
+/// Whether `given` (`--config`, `--against`) names `r`'s side: its
+/// configuration, or the compared parameter's value (`fast`, `cmd=fast`).
 fn names_side(r: &crate::model::ResultRecord, given: &str) -> bool {
     if r.config == given || side(r) == given {
         return true;

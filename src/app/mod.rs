@@ -98,9 +98,12 @@ fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -
     }
     let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
     let sub = args.iter().find(|a| ["run", "check", "submit"].contains(&a.as_str()))?;
-    args.iter().any(|a| a == "--cmd" || a.starts_with("--cmd=")).then(|| {
-        format!("--cmd times a command with the cmd family, named first: kdelta {sub} cmd --cmd 'COMMAND' ...")
-    })
+    args.iter().any(|a| a == "--cmd" || a.starts_with("--cmd=")).then(|| cmd_hint(sub))
+}
+
+/// What `--cmd` with no benchmark named should have been, for `sub`command.
+pub(super) fn cmd_hint(sub: &str) -> String {
+    format!("--cmd times a command with the cmd family, named first: kdelta {sub} cmd --cmd 'COMMAND' ...")
 }
 
 /// Whether the command line is `kdelta [GLOBAL OPTIONS] check ...`: its

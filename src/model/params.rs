@@ -276,10 +276,16 @@ impl Params {
     /// (name, default): what text outputs print.
     pub(crate) fn display_set(&self, defaults: &[(&str, &str)]) -> String {
         self.shown()
-            .filter(|(k, v)| !defaults.iter().any(|(n, d)| n == k && d == v))
+            .filter(|(k, _)| !self.unsaid(k, defaults))
             .map(|(k, v)| format!("{k}={}", one_line(v)))
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// Whether parameter `k` is an option at its default (`defaults` as
+    /// (name, default)), which text leaves unsaid.
+    pub(crate) fn unsaid(&self, k: &str, defaults: &[(&str, &str)]) -> bool {
+        defaults.iter().any(|(n, d)| *n == k && self.0.get(k).is_some_and(|v| v == d))
     }
 
     /// The parameters that name the point, by name: all but [`CARRIED`] ones.

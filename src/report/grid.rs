@@ -64,7 +64,7 @@ impl ParamView {
                 keys.into_iter().partition(|k| ps.iter().any(|p| p.0.get(k) != ps[0].0.get(k)));
             // An option left at its default is not said (`cmd.run`'s `shell=sh`).
             let defaults = crate::bench::option_defaults(b);
-            cons.retain(|k| !defaults.iter().any(|(n, d)| n == k && ps[0].0.get(k).is_some_and(|v| v == d)));
+            cons.retain(|k| !ps[0].unsaid(k, &defaults));
             if !cons.is_empty() {
                 constant.push((
                     b.to_string(),
