@@ -158,7 +158,15 @@ pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
 /// text outputs leave unsaid ([`crate::model::Params::display_set`]). None
 /// for a benchmark kdelta does not have.
 pub(crate) fn option_defaults(benchmark: &str) -> Vec<(&'static str, &'static str)> {
-    find(benchmark).map(|b| b.info().option_defaults()).unwrap_or_default()
+    infos().iter().find(|i| i.is_named(benchmark)).map(BenchInfo::option_defaults).unwrap_or_default()
+}
+
+/// Every benchmark's description, made once per process: reports ask
+/// [`option_defaults`] for each result they print, and `find` would build
+/// the whole registry each time.
+fn infos() -> &'static [BenchInfo] {
+    static INFOS: std::sync::OnceLock<Vec<BenchInfo>> = std::sync::OnceLock::new();
+    INFOS.get_or_init(|| registry().iter().map(|b| b.info()).collect())
 }
 
 /// Stored results as today's benchmarks name them: a former benchmark name
