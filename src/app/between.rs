@@ -36,7 +36,7 @@ pub(super) fn withholding(
         let (kind, pct) = machine_unsteady(&r.environment, allowed_pct)?;
         let way = if pct > 0.0 { "slower" } else { "faster" };
         Some(format!(
-            "the machine's speed changed during {}: its {kind} reference loop ran {:.1}% {way} after its last \
+            "the machine's speed changed during {}: its reference {kind} ran {:.1}% {way} after its last \
              worker than before its first",
             crate::report::header::run_name(r),
             pct.abs()

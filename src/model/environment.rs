@@ -164,7 +164,7 @@ mod tests {
         let e = RunEnvironment::from_json(v);
         assert_eq!(
             e.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
-            ["the machine's speed changed during the run: its table loop reference loop ran 15.0% slower after it \
+            ["the machine's speed changed during the run: its reference table loop ran 15.0% slower after it \
               than before; `check --against` this run judges only a change of 2x or more"]
         );
         assert_eq!(serde_json::to_value(&e).unwrap()["warnings"][0]["kind"], "speed_changed");

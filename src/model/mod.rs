@@ -110,7 +110,7 @@ impl sfmt::Display for Warning {
             }
             Warning::SpeedChanged { reference, pct } => write!(
                 f,
-                "the machine's speed changed during the run: its {reference} reference loop ran {:.1}% {} after it \
+                "the machine's speed changed during the run: its reference {reference} ran {:.1}% {} after it \
                  than before; `check --against` this run judges only a change of 2x or more",
                 pct.abs(),
                 if *pct > 0.0 { "slower" } else { "faster" }

@@ -277,7 +277,7 @@ pub(crate) fn machine_unsteady(e: &RunEnvironment, tolerance_pct: f64) -> Option
 /// one, by their reference loops (`measure::reference`, before the first
 /// worker and after the last): a kind whose figure moved by more than the
 /// limit plus what each run's own two measurements disagree by. `Some`
-/// says how far which kind moved (`its table loop reference loop runs 4.0%
+/// says how far which kind moved (`its reference table loop runs 4.0%
 /// faster`; the caller names what it moved since) and the move (log); `None` when it
 /// did not, or when a run has no reference (made before kdelta measured one).
 pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_pct: f64) -> Option<(String, f64)> {
@@ -299,7 +299,7 @@ pub(crate) fn machine_moved(base: &RunEnvironment, new: &RunEnvironment, limit_p
         if moved.abs() > (1.0 + limit_pct / 100.0).ln() + sb.max(sn) {
             let way = if moved > 0.0 { "slower" } else { "faster" };
             return Some((
-                format!("its {} reference loop runs {:.1}% {way}", k.name, (moved.abs().exp() - 1.0) * 100.0),
+                format!("its reference {} runs {:.1}% {way}", k.name, (moved.abs().exp() - 1.0) * 100.0),
                 moved.abs(),
             ));
         }
@@ -408,7 +408,7 @@ mod tests {
         assert_eq!(machine_moved(&env(1.0, 1.0), &env(1.005, 1.0), 1.0), None);
         let (m, by) = machine_moved(&env(1.0, 1.0), &env(1.10, 1.12), 1.0).expect("11 % slower");
         assert!((by - (1.11f64).ln()).abs() < 0.02, "{by}");
-        assert!(m.contains("table loop reference loop runs 11.0% slower"), "{m}");
+        assert!(m.contains("reference table loop runs 11.0% slower"), "{m}");
         // A run whose own two measurements disagree allows as much.
         assert_eq!(machine_moved(&env(1.0, 1.2), &env(1.1, 1.1), 1.0), None);
         // No reference in the baseline: nothing to tell.
