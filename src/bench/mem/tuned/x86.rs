@@ -21,7 +21,43 @@ const PAGE_MIN: usize = 4096;
 /// `d` valid for `n` writes, `s` for `n` reads, no overlap, AVX2 present.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt_min: usize) {
-    let nt = n >= nt_min;
+    type V = __m256i;
+    const VW: usize = 32;
+    if n <= 128 {
+        return copy_le128_avx2(d, s, n);
+    }
+    // n > 128: the last four vectors, loaded before the loop, stored after it.
+    let t0 = _mm256_loadu_si256(s.add(n - 4 * VW) as *const V);
+    let t1 = _mm256_loadu_si256(s.add(n - 3 * VW) as *const V);
+    let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
+    let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
+    if n <= 256 {
+        // Four vectors from each end cover everything, with no loop.
+        let h0 = _mm256_loadu_si256(s as *const V);
+        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
+        let h2 = _mm256_loadu_si256(s.add(2 * VW) as *const V);
+        let h3 = _mm256_loadu_si256(s.add(3 * VW) as *const V);
+        _mm256_storeu_si256(d as *mut V, h0);
+        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
+        _mm256_storeu_si256(d.add(2 * VW) as *mut V, h2);
+        _mm256_storeu_si256(d.add(3 * VW) as *mut V, h3);
+    } else {
+        copy_blocks_avx2(d, s, n, n >= nt_min);
+    }
+    _mm256_storeu_si256(d.add(n - 4 * VW) as *mut V, t0);
+    _mm256_storeu_si256(d.add(n - 3 * VW) as *mut V, t1);
+    _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, t2);
+    _mm256_storeu_si256(d.add(n - VW) as *mut V, t3);
+}
+
+/// Copies of at most 128 bytes: two moves of 1-16, 16, 32 or two 32-byte
+/// vectors from each end, every byte loaded before any is stored.
+///
+/// # Safety
+/// As [`copy_avx2`], with `n <= 128`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn copy_le128_avx2(d: *mut u8, s: *const u8, n: usize) {
     type V = __m256i;
     const VW: usize = 32;
     if n <= 16 {
@@ -41,76 +77,65 @@ pub(super) unsafe extern "C" fn copy_avx2(d: *mut u8, s: *const u8, n: usize, nt
         _mm256_storeu_si256(d.add(n - VW) as *mut V, b);
         return;
     }
-    if n <= 128 {
-        // Two vectors from each end cover everything (n - 64 >= 1).
-        let h0 = _mm256_loadu_si256(s as *const V);
-        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
-        let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
-        let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
-        _mm256_storeu_si256(d as *mut V, h0);
-        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
-        _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, t2);
-        _mm256_storeu_si256(d.add(n - VW) as *mut V, t3);
-        return;
-    }
-    // n > 128: the last four vectors, loaded before the loop, stored after it.
-    let t0 = _mm256_loadu_si256(s.add(n - 4 * VW) as *const V);
-    let t1 = _mm256_loadu_si256(s.add(n - 3 * VW) as *const V);
+    // Two vectors from each end cover everything (n - 64 >= 1).
+    let h0 = _mm256_loadu_si256(s as *const V);
+    let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
     let t2 = _mm256_loadu_si256(s.add(n - 2 * VW) as *const V);
     let t3 = _mm256_loadu_si256(s.add(n - VW) as *const V);
-    if n <= 256 {
-        // Four vectors from each end cover everything, with no loop.
-        let h0 = _mm256_loadu_si256(s as *const V);
-        let h1 = _mm256_loadu_si256(s.add(VW) as *const V);
-        let h2 = _mm256_loadu_si256(s.add(2 * VW) as *const V);
-        let h3 = _mm256_loadu_si256(s.add(3 * VW) as *const V);
-        _mm256_storeu_si256(d as *mut V, h0);
-        _mm256_storeu_si256(d.add(VW) as *mut V, h1);
-        _mm256_storeu_si256(d.add(2 * VW) as *mut V, h2);
-        _mm256_storeu_si256(d.add(3 * VW) as *mut V, h3);
-    } else {
-        let h0 = _mm256_loadu_si256(s as *const V);
-        _mm256_storeu_si256(d as *mut V, h0);
-        // First 32-aligned destination address after the head: 1..=32 bytes
-        // in. The loop stores aligned blocks of 128 while they end within n;
-        // what remains (< 128 bytes) is covered by the tail stored below.
-        let mut i = VW - (d as usize & (VW - 1));
-        if nt {
-            while i + 4 * VW <= n {
-                // A prefetch never faults; `wrapping_add` keeps the address
-                // computation itself defined past the end of the source.
-                _mm_prefetch::<_MM_HINT_NTA>(s.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
-                let a = _mm256_loadu_si256(s.add(i) as *const V);
-                let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
-                let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
-                let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
-                _mm256_stream_si256(d.add(i) as *mut V, a);
-                _mm256_stream_si256(d.add(i + VW) as *mut V, b);
-                _mm256_stream_si256(d.add(i + 2 * VW) as *mut V, c);
-                _mm256_stream_si256(d.add(i + 3 * VW) as *mut V, e);
-                i += 4 * VW;
-            }
-            // Streaming stores are weakly ordered: fence them before the
-            // ordinary tail stores and before returning to the caller.
-            _mm_sfence();
-        } else {
-            while i + 4 * VW <= n {
-                let a = _mm256_loadu_si256(s.add(i) as *const V);
-                let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
-                let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
-                let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
-                _mm256_store_si256(d.add(i) as *mut V, a);
-                _mm256_store_si256(d.add(i + VW) as *mut V, b);
-                _mm256_store_si256(d.add(i + 2 * VW) as *mut V, c);
-                _mm256_store_si256(d.add(i + 3 * VW) as *mut V, e);
-                i += 4 * VW;
-            }
-        }
-    }
-    _mm256_storeu_si256(d.add(n - 4 * VW) as *mut V, t0);
-    _mm256_storeu_si256(d.add(n - 3 * VW) as *mut V, t1);
+    _mm256_storeu_si256(d as *mut V, h0);
+    _mm256_storeu_si256(d.add(VW) as *mut V, h1);
     _mm256_storeu_si256(d.add(n - 2 * VW) as *mut V, t2);
     _mm256_storeu_si256(d.add(n - VW) as *mut V, t3);
+}
+
+/// The body of a copy above 256 bytes: the first vector, then aligned
+/// blocks of 128 bytes while they end within `n` (streamed, with a
+/// prefetch, when `nt`); the caller stores the last 128 bytes after it.
+///
+/// # Safety
+/// As [`copy_avx2`], with `n > 256`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn copy_blocks_avx2(d: *mut u8, s: *const u8, n: usize, nt: bool) {
+    type V = __m256i;
+    const VW: usize = 32;
+    let h0 = _mm256_loadu_si256(s as *const V);
+    _mm256_storeu_si256(d as *mut V, h0);
+    // First 32-aligned destination address after the head: 1..=32 bytes
+    // in. The loop stores aligned blocks of 128 while they end within n;
+    // what remains (< 128 bytes) is covered by the tail the caller stores.
+    let mut i = VW - (d as usize & (VW - 1));
+    if nt {
+        while i + 4 * VW <= n {
+            // A prefetch never faults; `wrapping_add` keeps the address
+            // computation itself defined past the end of the source.
+            _mm_prefetch::<_MM_HINT_NTA>(s.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
+            let a = _mm256_loadu_si256(s.add(i) as *const V);
+            let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
+            let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
+            let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
+            _mm256_stream_si256(d.add(i) as *mut V, a);
+            _mm256_stream_si256(d.add(i + VW) as *mut V, b);
+            _mm256_stream_si256(d.add(i + 2 * VW) as *mut V, c);
+            _mm256_stream_si256(d.add(i + 3 * VW) as *mut V, e);
+            i += 4 * VW;
+        }
+        // Streaming stores are weakly ordered: fence them before the
+        // ordinary tail stores and before returning to the caller.
+        _mm_sfence();
+    } else {
+        while i + 4 * VW <= n {
+            let a = _mm256_loadu_si256(s.add(i) as *const V);
+            let b = _mm256_loadu_si256(s.add(i + VW) as *const V);
+            let c = _mm256_loadu_si256(s.add(i + 2 * VW) as *const V);
+            let e = _mm256_loadu_si256(s.add(i + 3 * VW) as *const V);
+            _mm256_store_si256(d.add(i) as *mut V, a);
+            _mm256_store_si256(d.add(i + VW) as *mut V, b);
+            _mm256_store_si256(d.add(i + 2 * VW) as *mut V, c);
+            _mm256_store_si256(d.add(i + 3 * VW) as *mut V, e);
+            i += 4 * VW;
+        }
+    }
 }
 
 /// # Safety
