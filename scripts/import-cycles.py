@@ -9,6 +9,7 @@
 #   usage: scripts/import-cycles.py [DEPTH...]    (run from the repository root)
 # Without DEPTH it also checks the layers (LAYERS, at the end).
 import os, re, sys
+from rustcode import code_only
 root = 'src'
 depths = [int(a) for a in sys.argv[1:]]
 mods = {}
@@ -30,41 +31,6 @@ def resolve(parts):
         c = '::'.join(parts[:k])
         if c in mods: return c
     return None
-def code_only(text):
-    """The text with comments (doc comments and their links included), string
-    and character literals blanked out, so that only real paths remain."""
-    out = []; i = 0; n = len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith('//', i):
-            j = text.find('\n', i)
-            i = n if j < 0 else j
-        elif text.startswith('/*', i):
-            depth = 1; i += 2
-            while i < n and depth:
-                if text.startswith('/*', i): depth += 1; i += 2
-                elif text.startswith('*/', i): depth -= 1; i += 2
-                else: i += 1
-            out.append(' ')
-        elif c == '"' or (c in 'rb' and re.match(r'(?:br|r|b)#*"', text[i:i + 40])
-                          and not re.match(r'\w', text[i - 1:i] or ' ')):
-            m = re.match(r'(b?r)(#*)"', text[i:i + 40])
-            if m:
-                end = '"' + m.group(2)
-                j = text.find(end, i + len(m.group(0)))
-                i = n if j < 0 else j + len(end)
-            else:
-                i += 1 if c == '"' else 2
-                while i < n and text[i] != '"':
-                    i += 2 if text[i] == '\\' else 1
-                i += 1
-            out.append('""')
-        elif c == "'" and re.match(r"'(?:\\.[^']*|[^\\'])'", text[i:i + 12]):
-            i = i + re.match(r"'(?:\\.[^']*|[^\\'])'", text[i:i + 12]).end()
-            out.append("' '")
-        else:
-            out.append(c); i += 1
-    return ''.join(out)
 def without_tests(code):
     """The code without its `#[cfg(test)]` items (a test module, inline or
     in its own file, or a `use` only tests need)."""

@@ -16,10 +16,11 @@ import os
 import re
 import sys
 
+from rustcode import code_only
+
 MAX_LINES = 600
 MAX_FN_LINES = 80
 ISSUE = re.compile(r"\bissue \d+", re.IGNORECASE)
-RAW = re.compile(r'b?r(#*)"')
 FN = re.compile(r'^[ \t]*(pub(\([^)]*\))?\s+)?((const|async|unsafe|extern(\s+"C")?)\s+)*fn\s+(?P<name>\w+)', re.M)
 TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{")
 
@@ -27,51 +28,6 @@ TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{")
 def is_test(path):
     name = os.path.basename(path)
     return name == "tests.rs" or name.endswith("_tests.rs") or "/tests/" in path or name == "captures.rs"
-
-
-def clean(text):
-    """The text with comments, strings and char literals blanked (newlines
-    kept), so that only the code's own braces are counted."""
-    out = []
-    i, n = 0, len(text)
-    blank = lambda s: re.sub(r"[^\n]", " ", s)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif text.startswith("/*", i):
-            depth, j = 0, i
-            while j < n:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                    if depth == 0:
-                        break
-                else:
-                    j += 1
-        elif (m := RAW.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            end = '"' + m.group(1)
-            j = text.find(end, m.end())
-            j = n if j < 0 else j + len(end)
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            j += 1
-        elif c == "'" and text.startswith("\\", i + 1):
-            j = text.find("'", i + 3)
-            j = n if j < 0 else j + 1
-        elif c == "'" and i + 2 < n and text[i + 2] == "'":
-            j = i + 3
-        else:
-            out.append(c)
-            i += 1
-            continue
-        out.append(blank(text[i:j]))
-        i = j
-    return "".join(out)
 
 
 def closing(code, k):
@@ -105,7 +61,7 @@ def signature_end(code, k):
 def fn_spans(text):
     """(name, first line, last line, lines) of each function with a body,
     outside `#[cfg(test)]` modules."""
-    code = clean(text)
+    code = code_only(text)
     skip = [(m.start(), closing(code, m.end() - 1)) for m in TEST_MOD.finditer(code)]
     spans = []
     for m in FN.finditer(code):
