@@ -240,14 +240,23 @@ fn auto_runs(req: &Request, plan: &Plan, ready: usize) -> bool {
 struct LoadWatch {
     load_before: f64,
     busy_before: Option<f64>,
+    /// kdelta's own CPU time and its reaped children's, seconds.
+    ours_before: (f64, f64),
     t0: Instant,
+}
+
+/// CPU seconds of this process (every thread) and of the children it has
+/// reaped (workers, their commands, perf, watchdogs).
+fn our_cpu() -> (f64, f64) {
+    use crate::sys::task::usage;
+    (usage(libc::RUSAGE_SELF).cpu_s, usage(libc::RUSAGE_CHILDREN).cpu_s)
 }
 
 /// What else ran on the machine during a run, and how long the run took.
 struct Load {
     load_before: f64,
     load_after: f64,
-    /// CPUs' worth of time other processes took (workers' own time left out).
+    /// CPUs' worth of time other processes took (kdelta's own and its children's left out).
     others: Option<f64>,
     elapsed: f64,
     warnings: Vec<Warning>,
@@ -256,16 +265,23 @@ struct Load {
 impl LoadWatch {
     fn start() -> LoadWatch {
         let load_before = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
-        LoadWatch { load_before, busy_before: crate::sys::cpu::machine_busy_secs(), t0: Instant::now() }
+        let ours_before = our_cpu();
+        LoadWatch { load_before, busy_before: crate::sys::cpu::machine_busy_secs(), ours_before, t0: Instant::now() }
     }
 
-    /// The load over the run, given the CPU time its workers took.
+    /// The load over the run, given the CPU time its workers took. kdelta's
+    /// own time (the reference loops, the store, the progress line) and its
+    /// reaped children's (at least the workers') are not other processes':
+    /// on a run of a second or two the reference loops alone would read as
+    /// a quarter of a CPU of other work.
     fn finish(self, workers_cpu: f64, topo: &Topology) -> Load {
-        let LoadWatch { load_before, busy_before, t0 } = self;
+        let LoadWatch { load_before, busy_before, ours_before, t0 } = self;
         let elapsed = t0.elapsed().as_secs_f64();
         let load_after = crate::sys::cpu::loadavg().map(|l| l.avg[0]).unwrap_or(f64::NAN);
+        let (own, children) = our_cpu();
+        let ours = (own - ours_before.0).max(0.0) + (children - ours_before.1).max(workers_cpu);
         let others = match (busy_before, crate::sys::cpu::machine_busy_secs()) {
-            (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - workers_cpu) / elapsed).max(0.0)),
+            (Some(a), Some(b)) if elapsed > 0.5 => Some(((b - a - ours) / elapsed).max(0.0)),
             _ => None,
         };
         let mut warnings = Vec::new();
@@ -332,5 +348,28 @@ mod scratch_tests {
         let made =
             crate::measure::owned::make_dir(parent.path(), "kdelta-x-", crate::measure::owned::Owner::me()).unwrap();
         assert_eq!(std::fs::metadata(&made).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    /// What `LoadWatch` leaves out of other processes' time grows with the
+    /// work kdelta's own threads do and with its reaped children's: spun
+    /// CPU time in this process and a counting shell both show in it.
+    #[test]
+    fn kdelta_s_own_and_its_children_s_cpu_time_is_ours() {
+        let before = super::our_cpu();
+        let t = std::time::Instant::now();
+        while super::our_cpu().0 - before.0 < 0.05 && t.elapsed().as_secs() < 20 {
+            std::hint::black_box((0..10_000u64).sum::<u64>());
+        }
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let after = super::our_cpu();
+        assert!(after.0 - before.0 >= 0.05, "own: {before:?} -> {after:?}");
+        assert!(after.1 > before.1, "children: {before:?} -> {after:?}");
     }
 }

@@ -68,7 +68,9 @@ pub(crate) struct RunEnvironment {
     pub(crate) load_before: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) load_after: Option<f64>,
-    /// CPUs' worth of time other processes used during the run.
+    /// CPUs' worth of time other processes used during the run: the machine's
+    /// busy time less kdelta's own and its reaped children's (older runs
+    /// left out only the workers').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) others_cpus: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
