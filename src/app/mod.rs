@@ -57,7 +57,9 @@ pub fn main() -> ExitCode {
                 eprintln!("kdelta: {bad}");
                 return refused(exit::BAD_INPUT);
             }
-            if let Some(hint) = forgot_cmd(&e, std::env::args_os().skip(1)) {
+            let hint =
+                forgot_cmd(&e, std::env::args_os().skip(1)).or_else(|| hyperfine_flag(&e, std::env::args_os().skip(1)));
+            if let Some(hint) = hint {
                 eprintln!("kdelta: {hint}");
                 return refused(exit::BAD_INPUT);
             }
@@ -99,6 +101,43 @@ fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -
     let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
     let sub = args.iter().find(|a| ["run", "check", "submit"].contains(&a.as_str()))?;
     args.iter().any(|a| a == "--cmd" || a.starts_with("--cmd=")).then(|| cmd_hint(sub))
+}
+
+/// hyperfine's options that kdelta spells otherwise (docs/cmd.md's table),
+/// and what to say of each.
+const HYPERFINE_FLAGS: &[(&[&str], &str)] = &[
+    (&["-N"], "kdelta spells it --shell none"),
+    (&["-S"], "kdelta spells it --shell SHELL"),
+    (&["-P", "--parameter-scan"], "kdelta spells it --param NAME=MIN..MAX"),
+    (&["-D", "--parameter-step-size"], "kdelta spells it --param NAME=MIN..MAX:STEP"),
+    (&["-L", "--parameter-list"], "kdelta spells it --param NAME=A,B"),
+    (&["-m", "--min-runs", "-M", "--max-runs"], "kdelta spells it --runs auto with --budget DURATION"),
+    (&["-s"], "kdelta spells it --setup-once COMMAND"),
+    (&["-C"], "kdelta spells it --conclude COMMAND"),
+    (&["--show-output"], "kdelta spells it --output inherit"),
+    (&["--export-json"], "kdelta spells it --format json, or kdelta export RUN"),
+    (&["--export-csv"], "kdelta spells it --format csv, or kdelta export RUN --format csv"),
+    (&["--export-markdown"], "kdelta spells it --format markdown"),
+    (&["--export-asciidoc"], "kdelta spells it --format asciidoc"),
+    (&["--export-orgmode"], "kdelta spells it --format orgmode"),
+    (&["--reference"], "kdelta's reference is the first --cmd, which every change is measured against"),
+];
+
+/// A hyperfine option clap did not know, given to a command that times
+/// (`run`, `check`, `submit`), with kdelta's spelling of it.
+fn hyperfine_flag(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let mut args = args;
+    if !args.any(|a| ["run", "check", "submit"].iter().any(|s| a == *s)) {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else { return None };
+    let flag = given.split('=').next().unwrap_or(given);
+    let (_, ours) = HYPERFINE_FLAGS.iter().find(|(names, _)| names.contains(&flag))?;
+    Some(format!("{flag} is hyperfine's; {ours} (docs/cmd.md lists every hyperfine option)"))
 }
 
 /// What `--cmd` with no benchmark named should have been, for `sub`command.

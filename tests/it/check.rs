@@ -114,6 +114,9 @@ fn bad_input_exits_128_with_one_line() {
     let (code, _, err) = kdelta(&e, &["check", "cmd", "--cmd", "true"]);
     assert_eq!(code, 128, "{err}");
     assert!(err.contains("--against <RUN|LABEL>") && !err.contains("named first"), "{err}");
+    // hyperfine's -N stops a bisection too, naming kdelta's spelling.
+    let err = one_line(kdelta(&e, &["check", "cmd", "--cmd", "true", "--within", "-N"]));
+    assert!(err.contains("-N is hyperfine's; kdelta spells it --shell none"), "{err}");
     let err = one_line(kdelta(&e, &["check", "--run", "1", "--against", "base", "--drift", "500"]));
     assert!(err.contains("--drift 500 is out of range: allowed 0 .. 100"), "{err}");
     let (code, _, err) = kdelta(&e, &["check", "--run", "1", "--within", "--drift", "1"]);

@@ -59,6 +59,12 @@ fn bad_input_is_refused_in_one_line_with_exit_2() {
         (&["run", "cmd", "--cmd", "true", "--time-unit", "minute"], Db::Absent, &["\"minute\"", "microsecond (us)"]),
         (&["run", "cmd", "--cmd", "true", "-u", "ns"], Db::Absent, &["--time-unit \"ns\"", "second (s)"]),
         (&["run", "cmd", "--cmd", "true", "--sort", "median"], Db::Absent, &["--sort \"median\"", "mean-time"]),
+        // hyperfine's own options: refused naming kdelta's spelling.
+        (&["run", "cmd", "--cmd", "true", "-N"], Db::Absent, &["-N is hyperfine's", "--shell none"]),
+        (&["run", "cmd", "--cmd", "true", "--export-json", "x.json"], Db::Absent, &["--format json"]),
+        (&["run", "cmd", "--cmd", "sleep {n}", "-P", "n", "1", "3"], Db::Absent, &["--param NAME=MIN..MAX"]),
+        (&["run", "cmd", "--cmd", "true", "--min-runs=3"], Db::Absent, &["--min-runs is hyperfine's", "--runs auto"]),
+        (&["run", "cmd", "--cmd", "true", "--show-output"], Db::Absent, &["--output inherit"]),
         // Labels: printable and bounded.
         (&["run", "test.sleep", "--label", "a\u{7}b"], Db::Absent, &["--label", "control character"]),
         (&["run", "test.sleep", "--label", &long_label], Db::Absent, &["--label", "at most 256 bytes"]),
