@@ -4,6 +4,7 @@
 //! *cannot tell*; `compare RUN_A RUN_B` withholds its star.
 
 use crate::model::record::RunRecord;
+use crate::stats::defaults::LARGE_CHANGE_LN;
 
 /// Why the stored figures cannot tell a small change between `base` and
 /// `run` (`max_change_pct`: the change allowed, `--max-regression` or the
@@ -45,8 +46,8 @@ pub(super) fn withholding(
     let kinds = [moved.is_some(), busier.is_some(), unsteady.is_some()];
     let rules = [
         moved.map(|(why, moved)| (why, (1.0 + allowed_pct / 100.0).ln() + 2.0 * moved)),
-        busier.map(|why| (why, 2f64.ln())),
-        unsteady.map(|why| (why, 2f64.ln())),
+        busier.map(|why| (why, LARGE_CHANGE_LN)),
+        unsteady.map(|why| (why, LARGE_CHANGE_LN)),
     ];
     let (whys, bars): (Vec<String>, Vec<f64>) = rules.into_iter().flatten().unzip();
     let beyond = bars.into_iter().reduce(f64::max)?;
@@ -64,7 +65,7 @@ pub(super) struct Bar {
 impl Bar {
     /// `of less than 2x`, `within 5.0%`: the changes left unstarred.
     pub(super) fn within(&self) -> String {
-        if self.beyond >= 2f64.ln() - 1e-9 {
+        if self.beyond >= LARGE_CHANGE_LN - 1e-9 {
             "of less than 2x".to_string()
         } else {
             format!("within {:.1}%", (self.beyond.exp() - 1.0) * 100.0)

@@ -57,9 +57,8 @@ pub fn main() -> ExitCode {
                 eprintln!("kdelta: {bad}");
                 return refused(exit::BAD_INPUT);
             }
-            let hint =
-                forgot_cmd(&e, std::env::args_os().skip(1)).or_else(|| hyperfine_flag(&e, std::env::args_os().skip(1)));
-            if let Some(hint) = hint {
+            let args: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+            if let Some(hint) = forgot_cmd(&e, &args).or_else(|| hyperfine_flag(&e, &args)) {
                 eprintln!("kdelta: {hint}");
                 return refused(exit::BAD_INPUT);
             }
@@ -83,7 +82,7 @@ pub fn main() -> ExitCode {
 }
 
 /// `kdelta run --cmd X` with no benchmark named: what to type instead.
-fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+fn forgot_cmd(e: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};
     if e.kind() != clap::error::ErrorKind::MissingRequiredArgument {
         return None;
@@ -98,9 +97,13 @@ fn forgot_cmd(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -
     if !missing.iter().any(|m| m.starts_with("<SELECTORS>")) {
         return None;
     }
-    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
-    let sub = args.iter().find(|a| ["run", "check", "submit"].contains(&a.as_str()))?;
+    let sub = timing_command(args)?;
     args.iter().any(|a| a == "--cmd" || a.starts_with("--cmd=")).then(|| cmd_hint(sub))
+}
+
+/// The subcommand that times (`run`, `check` or `submit`) among `args`, if any.
+fn timing_command(args: &[String]) -> Option<&str> {
+    args.iter().map(String::as_str).find(|a| ["run", "check", "submit"].contains(a))
 }
 
 /// hyperfine's options that kdelta spells otherwise (docs/cmd.md's table),
@@ -125,13 +128,9 @@ const HYPERFINE_FLAGS: &[(&[&str], &str)] = &[
 
 /// A hyperfine option clap did not know, given to a command that times
 /// (`run`, `check`, `submit`), with kdelta's spelling of it.
-fn hyperfine_flag(e: &clap::Error, args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+fn hyperfine_flag(e: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};
-    if e.kind() != clap::error::ErrorKind::UnknownArgument {
-        return None;
-    }
-    let mut args = args;
-    if !args.any(|a| ["run", "check", "submit"].iter().any(|s| a == *s)) {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument || timing_command(args).is_none() {
         return None;
     }
     let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else { return None };

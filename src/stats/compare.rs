@@ -41,6 +41,7 @@
 //! *different* (starred), *same* (its interval within the threshold) or
 //! *unknown*; `--runs auto` samples while a comparison is unknown.
 
+use super::defaults;
 use super::modes::{self, ModeChange, ModeInput};
 use super::rounds::{self, Rounds};
 use super::speeds::{self, Speeds};
@@ -319,7 +320,7 @@ fn by_pairs(mut c: Comparison, p: verdict::PairedChange, opt: &CompareOptions) -
 /// tell by (noisy for want of samples) leaves the 2x rule alone.
 fn beyond_disturbance(speedup: f64, sa: &Side, sb: &Side, opt: &CompareOptions) -> bool {
     let change = speedup.ln().abs();
-    if change >= 2f64.ln() {
+    if change >= defaults::LARGE_CHANGE_LN {
         return true;
     }
     let vetoing = [sa, sb].into_iter().filter(|s| s.noisy || s.busy);
@@ -363,7 +364,7 @@ fn rounds_fail(c: &Comparison, known: bool, opt: &CompareOptions) -> Option<With
         return None;
     }
     match &c.rounds {
-        None if opt.rounds_paired && c.speedup.ln().abs() >= 2f64.ln() => None,
+        None if opt.rounds_paired && c.speedup.ln().abs() >= defaults::LARGE_CHANGE_LN => None,
         None => Some(Withheld::FewRounds),
         Some(r) if r.p >= opt.alpha => Some(Withheld::NotInRounds),
         Some(r) if !r.pass(opt.alpha) => Some(Withheld::WorkersOverlap),

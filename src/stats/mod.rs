@@ -41,6 +41,11 @@ pub(crate) mod defaults {
     /// at the threshold, plus `--drift`): a run whose reference loops moved more
     /// while it ran is judged against only at 2x, and `run` warns of it.
     pub(crate) const AGAINST_LIMIT_PCT: f64 = THRESHOLD_PCT + DRIFT_PCT;
+    /// A change of 2x, on the log scale: more than disturbance, drift between
+    /// rounds or a machine that changed speed explains (another task on a
+    /// CPU takes at most half of it; a worker's two speeds here differ by
+    /// 60 % at most), so those rules never withhold a star from it.
+    pub(crate) const LARGE_CHANGE_LN: f64 = std::f64::consts::LN_2;
 }
 
 pub(crate) use compare::{compare_sides, geomean, CompareOptions, Comparison, Side, Withheld};
