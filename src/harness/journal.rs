@@ -5,7 +5,9 @@
 //! removes it when it ends, is interrupted or a worker fails; `kdelta
 //! restore` replays one left by a kdelta that was killed (`--discard`
 //! removes one without replaying it), and every command warns while one
-//! exists.
+//! exists. A replay holds an exclusive `flock` on the file until it is
+//! removed, so a killed run's guard and `kdelta restore` racing for one
+//! journal put the settings back once and both succeed.
 //!
 //! `kdelta doctor --apply` writes a journal marked `tuned` and leaves it on
 //! purpose: its settings hold until the next run adopts the journal

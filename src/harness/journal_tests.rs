@@ -89,6 +89,39 @@ fn a_killed_owners_journal_is_replayed_by_restore() {
     assert!(replay(&jp, d.path()).unwrap().is_none(), "nothing left to do");
 }
 
+/// A killed run's guard and `kdelta restore` may replay one journal at the
+/// same moment: both succeed, the settings are put back once, and neither
+/// fails for want of the file the other removed.
+#[test]
+fn two_replayers_at_once_both_succeed() {
+    let d = tempfile::tempdir().unwrap();
+    let a = file(d.path(), "enabled", "always madvise [never]\n");
+    let jp = d.path().join("run/kdelta/knobs.journal");
+    let wrote = serde_json::json!({"kind": "wrote", "path": a, "original": "madvise"}).to_string();
+    for _ in 0..30 {
+        std::fs::write(&a, "never").unwrap();
+        plant(&jp, format!("{}{wrote}\n", owner_line(DEAD.0, DEAD.1)).as_bytes());
+        let go = std::sync::Barrier::new(2);
+        let results: Vec<_> = std::thread::scope(|s| {
+            let t: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        go.wait();
+                        replay(&jp, d.path())
+                    })
+                })
+                .collect();
+            t.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &results {
+            assert!(r.is_ok(), "{r:?}");
+        }
+        assert!(results.iter().any(|r| r.as_ref().unwrap().is_some()));
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "madvise");
+        assert!(!jp.exists());
+    }
+}
+
 #[test]
 fn a_live_owners_journal_is_left_alone() {
     let d = tempfile::tempdir().unwrap();

@@ -193,7 +193,9 @@ fn kill_9_then_restore() {
     assert!(journal(&root).exists(), "the journal is written before the change");
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(knob_value(&root, THP), "never", "nothing could restore it");
+    // Its guard wakes now and replays the journal, perhaps at the very
+    // moment this restore does: either way it ends restored, and the
+    // restore does not fail for want of the file the guard removed.
     let out = cmd(&e, &root).arg("restore").output().unwrap();
     assert_ok(&out);
     assert_eq!(knob_value(&root, THP), "madvise");

@@ -177,6 +177,14 @@ pub(super) fn undo(e: &Entries, root: &Path) -> std::result::Result<Vec<String>,
 /// anything but kernel settings below `root`, and one whose owner still
 /// runs, unless it is us.
 pub(crate) fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
+    let _lock = match replay_lock(path) {
+        Turn::Ours(l) => l,
+        Turn::Done => {
+            return Ok(Some(vec![
+                "restored at the same moment by another kdelta (a killed run's guard, or a restore)".to_string()
+            ]))
+        }
+    };
     let e = match read(path) {
         Ok(Some(e)) => e,
         Ok(None) => return Ok(None),
@@ -206,6 +214,41 @@ pub(crate) fn replay(path: &Path, root: &Path) -> Result<Option<Vec<String>>> {
         Err(failed) => {
             bail!("{}; the journal {} is kept: fix and run `kdelta restore` again", failed.join("; "), path.display())
         }
+    }
+}
+
+/// Whose turn it is to replay a journal.
+enum Turn {
+    /// Ours: the lock (`None` when the file could not be locked, a FIFO or
+    /// a link: [`read`] refuses it with its reason) is held until the
+    /// journal is removed.
+    Ours(Option<nix::fcntl::Flock<std::fs::File>>),
+    /// Another replayer (a killed run's guard and `kdelta restore` race
+    /// for it) held the lock and removed the journal meanwhile.
+    Done,
+}
+
+/// Take the journal at `path` for replaying: an exclusive `flock` on the
+/// file, waited for, so two replayers never write the settings or remove
+/// the file at once. Nothing is read through this descriptor.
+fn replay_lock(path: &Path) -> Turn {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    let Ok(f) = opened else { return Turn::Ours(None) };
+    let Ok(md) = f.metadata() else { return Turn::Ours(None) };
+    if !md.is_file() {
+        return Turn::Ours(None);
+    }
+    let Ok(lock) = nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive) else {
+        return Turn::Ours(None);
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(now) if now.ino() == md.ino() && now.dev() == md.dev() => Turn::Ours(Some(lock)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Turn::Done,
+        // Replaced meanwhile: read and judge what is there now.
+        _ => Turn::Ours(None),
     }
 }
 
