@@ -12,7 +12,7 @@ use crate::fleet::agent::{self, RunEnd, Runner};
 use crate::fleet::queue::{JobRow, Queue};
 
 mod child;
-pub(super) use child::{HOST_ENV, JOB_ENV};
+pub(super) use child::{ALLOW_ENV, HOST_ENV, JOB_ENV};
 
 /// The arguments of the command each job runs, from the matches of the
 /// subcommand at `path` (`submit`, `submit study`, `submit check`): every
@@ -72,7 +72,8 @@ pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
         s.push_str(&format!("{id}\t{host}\n"));
     }
     out(&s);
-    eprintln!("kdelta: {} jobs queued; `kdelta jobs --watch` follows them", jobs.len());
+    let n = jobs.len();
+    eprintln!("kdelta: {n} job{} queued; `kdelta jobs --watch` follows them", if n == 1 { "" } else { "s" });
     // A host whose agent is not running keeps its job queued until it is.
     for h in q.hosts()?.iter().filter(|h| jobs.iter().any(|(_, name)| name == &h.name)) {
         if h.state == "stopped" || h.idle_s > 300.0 {
@@ -247,12 +248,13 @@ pub(super) fn cmd_agent(db: &Option<PathBuf>, a: AgentArgs) -> Result<u8> {
         lease: a.lease,
         poll: a.poll,
         root: sysfs_root(),
+        allows: crate::model::reach::Reach::show_list(&a.allow),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    let runner = AppRunner { db, name };
+    let runner = AppRunner { db, name, allowed: a.allow };
     agent::serve(&settings, &runner, stop)?;
     Ok(exit::OK)
 }
@@ -262,6 +264,8 @@ struct AppRunner {
     db: PathBuf,
     /// The agent's host name, stored as the run's host name.
     name: String,
+    /// What its jobs may reach (`--allow`).
+    allowed: std::collections::BTreeSet<crate::model::reach::Reach>,
 }
 
 impl Runner for AppRunner {
@@ -277,7 +281,7 @@ impl AppRunner {
     fn try_run(&self, job: &crate::fleet::queue::Job, interrupt: Arc<AtomicBool>) -> Result<RunEnd> {
         match job.kind.as_str() {
             "run" => {}
-            "study" | "check" => return child::run(&self.db, &self.name, job, &interrupt),
+            "study" | "check" => return child::run(&self.db, &self.name, &self.allowed, job, &interrupt),
             other => {
                 return Ok(RunEnd::Refused(format!(
                     "a {other:?} job: this kdelta's agent runs `run`, `study` and `check` jobs"
@@ -295,6 +299,7 @@ impl AppRunner {
             Err(e) => return Ok(RunEnd::Refused(one_line(&e))),
         };
         req.job = Some(job.id);
+        req.allowed = Some(self.allowed.clone());
         req.command = command_line_of(argv.into_iter());
         let mut host = host_snapshot()?;
         host.hostname = self.name.clone();

@@ -315,6 +315,14 @@ fn agent_job() -> Option<i64> {
     std::env::var(fleet::JOB_ENV).ok()?.parse().ok()
 }
 
+/// What the agent that started this `check` or `study` lets its job reach
+/// (`kdelta agent --allow`, passed in [`fleet::ALLOW_ENV`]); `None` outside
+/// an agent. A value that does not read allows nothing.
+fn agent_allowed() -> Option<std::collections::BTreeSet<crate::model::reach::Reach>> {
+    let v = std::env::var_os(fleet::ALLOW_ENV)?;
+    Some(v.to_str().and_then(|s| crate::model::reach::Reach::parse_list(s).ok()).unwrap_or_default())
+}
+
 fn open_store(db: &Option<PathBuf>) -> Result<Store> {
     let path = db.clone().unwrap_or_else(store::default_path);
     Store::open(&path)

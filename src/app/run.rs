@@ -79,6 +79,7 @@ pub(super) fn request(a: &RunArgs) -> Result<Request> {
         profile: if a.profile { Some(profile_settings()?) } else { None },
         job: agent_job(),
         no_progress: !a.style.progress(),
+        allowed: agent_allowed(),
     })
 }
 

@@ -103,6 +103,7 @@ fn run_one(
     for req in &mut reqs {
         req.sysfs_root = Some(super::sysfs_root());
         req.job = agent_job();
+        req.allowed = agent_allowed();
     }
     let mut stages = planned(&reqs, topo)?;
     for item in stages.iter().flat_map(|s| &s.plan.items) {

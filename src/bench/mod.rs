@@ -29,6 +29,7 @@ pub(crate) use crate::model::params;
 pub use crate::model::Params;
 pub(crate) use crate::model::{Better, ParamKind, ParamSpec};
 
+use crate::model::reach::Reach;
 use crate::model::record::ResultRecord;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -96,7 +97,7 @@ pub(crate) const LOCAL: &str = "local";
 
 /// The `server` parameter of the client/server families, one spelling for both.
 pub(crate) fn server_param(help: &'static str) -> ParamSpec {
-    ParamSpec::new("server", ParamKind::Text, LOCAL, help).aliases(&[("auto", LOCAL)])
+    ParamSpec::new("server", ParamKind::Text, LOCAL, help).aliases(&[("auto", LOCAL)]).reaches(Reach::Network, &[])
 }
 
 /// The `server` a parameter point names: `None` for [`LOCAL`] (or its

@@ -2,8 +2,14 @@
 
 use super::parse::{host_label, host_name, hosts, lease, poll};
 use super::run::RunArgs;
+use crate::model::reach::Reach;
 use clap::Args;
+use std::collections::BTreeSet;
 use std::time::Duration;
+
+fn reach_list(s: &str) -> Result<BTreeSet<Reach>, String> {
+    Reach::parse_list(s)
+}
 
 /// `kdelta agent`.
 #[derive(Args, Debug)]
@@ -27,6 +33,15 @@ pub(crate) struct AgentArgs {
     /// Look at the queue at least this often (a submission wakes the agent at once).
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = poll)]
     pub(crate) poll: Duration,
+    /// What a job may do beyond running kdelta's benchmarks: `commands`
+    /// (its own commands: `cmd`, a build of your tree, `env=`,
+    /// `preload=PATH`), `settings` (kernel settings, cgroups, `--isolate`),
+    /// `files` (files it names: `output=FILE`, dbench's `dir=`), `network`
+    /// (`server=HOST:PORT`); `all` or `none`. Anyone who can write the store
+    /// can queue a job, so by default none: a job that needs more is refused
+    /// with the class to allow.
+    #[arg(long, default_value = "none", value_name = "CLASS,...", value_parser = reach_list)]
+    pub(crate) allow: BTreeSet<Reach>,
 }
 
 /// `kdelta submit`: where, then what: `kdelta run`'s selectors and options,

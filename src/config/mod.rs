@@ -38,6 +38,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::bad_input;
+use crate::model::reach::Reach;
 use crate::sys::{self, Policy};
 use crate::topology::Topology;
 use anyhow::Result;
@@ -127,6 +128,28 @@ pub fn resolve(spec: &str, topo: &Topology) -> Result<Config> {
     }
     cfg.name = names.join("+");
     Ok(cfg)
+}
+
+/// What configuration `spec`'s modifiers reach beyond measuring, each with
+/// the modifier that does ([`Reach`]): `env=` and `preload=PATH` run what
+/// they name, kernel settings and cgroup limits are settings; `sched=`,
+/// `tunables=` (the C library's own), `counters=` and `preload=tuned` reach
+/// nothing. Read from the text, before anything of it is resolved.
+pub(crate) fn reach(spec: &str) -> Vec<(Reach, String)> {
+    let mut parts = spec.split('+').map(str::trim);
+    let first = parts.next().unwrap_or("");
+    let mods = std::iter::once(first).filter(|f| is_modifier(f)).chain(parts);
+    mods.filter_map(|m| {
+        let (k, v) = m.split_once('=')?;
+        let r = match k {
+            "env" => Reach::Commands,
+            "preload" if v != "tuned" => Reach::Commands,
+            _ if knobs::is_knob(k) || cgroup::is_limit(k) => Reach::Settings,
+            _ => return None,
+        };
+        Some((r, format!("--config {spec}")))
+    })
+    .collect()
 }
 
 /// A configuration `spec` this machine or this user cannot give, and why.

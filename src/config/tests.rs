@@ -211,3 +211,17 @@ fn derives_from_the_usable_cpus() {
     let e = resolve("cpus=0", &t).unwrap_err().to_string();
     assert!(e.contains("kdelta may use CPUs 2-5") && e.contains("cgroup cpuset"), "{e}");
 }
+
+#[test]
+fn what_a_configuration_reaches_is_read_from_its_modifiers() {
+    let classes = |spec: &str| reach(spec).into_iter().map(|(r, _)| r).collect::<Vec<_>>();
+    for harmless in ["up", "cpus=0", "cpus=0-1", "noht+sched=fifo+tunables=a.b=1+counters=on+preload=tuned"] {
+        assert!(classes(harmless).is_empty(), "{harmless}");
+    }
+    assert_eq!(classes("up+thp=never"), [Reach::Settings]);
+    assert_eq!(classes("up+cpus=1"), [Reach::Settings], "a cgroup's CPU limit, not the base");
+    assert_eq!(classes("memory.max=1G"), [Reach::Settings]);
+    assert_eq!(classes("env=LD_PRELOAD=/x.so"), [Reach::Commands]);
+    assert_eq!(classes("up+preload=/tmp/x.so+sysctl=kernel.a=1"), [Reach::Commands, Reach::Settings]);
+    assert!(reach("up+thp=never")[0].1.contains("up+thp=never"));
+}

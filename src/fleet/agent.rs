@@ -56,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) poll: Duration,
     /// Where the kernel settings' journals are (`/`, or the fake sysfs root).
     pub(crate) root: PathBuf,
+    /// What its jobs may reach beyond measuring (`--allow`), as shown.
+    pub(crate) allows: String,
 }
 
 /// What an agent did, for its last line.
@@ -89,11 +91,12 @@ pub(crate) fn serve(s: &Settings, runner: &dyn Runner, stop: Arc<AtomicBool>) ->
     say(
         &s.name,
         &format!(
-            "serving {} (labels {}, CPUs {}, lease {} s)",
+            "serving {} (labels {}, CPUs {}, lease {} s, jobs may reach {})",
             q.shown().display(),
             if labels.is_empty() { "none".to_string() } else { labels.join(",") },
             s.cpus,
-            s.lease.as_secs_f64()
+            s.lease.as_secs_f64(),
+            s.allows
         ),
     );
     let mut tally = Tally::default();

@@ -5,10 +5,11 @@
 use crate::config::{self, Config, Unavailable};
 use crate::error::bad_input;
 use crate::measure::benchmark::{BenchInfo, Benchmark, Env};
+use crate::model::reach::Reach;
 use crate::model::Params;
 use crate::topology::Topology;
 use anyhow::Result;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,6 +70,9 @@ pub(crate) struct Request {
     pub(crate) job: Option<i64>,
     /// No progress bar, even on a terminal (`--style color|none`).
     pub(crate) no_progress: bool,
+    /// What the run may reach beyond measuring (a job of `kdelta agent`:
+    /// its `--allow`); `None`: anything (a person asked for it).
+    pub(crate) allowed: Option<BTreeSet<Reach>>,
 }
 
 /// How the values a user compares (`--param impl=libc,tuned`) alternate.
@@ -204,6 +208,9 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
             "no benchmark given: name a family (lat), a benchmark (lat.syscall) or a glob; see `kdelta list`",
         ));
     }
+    if req.isolate {
+        within_reach(req, [(Reach::Settings, "--isolate".to_string())])?;
+    }
     let benches = select(&req.selectors, all)?;
     let infos: Vec<BenchInfo> = benches.iter().map(|b| b.info()).collect();
     check_overrides(req, &infos)?;
@@ -211,31 +218,12 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
     let memory = crate::sys::memory::meminfo();
     let mut items = Vec::new();
     for (b, info) in benches.into_iter().zip(infos) {
-        // Scoped overrides (`bw.mem.*:size=1M`) win over plain ones (`size=1M`).
-        let mut own: BTreeMap<String, String> = BTreeMap::new();
-        for scoped in [false, true] {
-            for (k, v) in &req.overrides {
-                if k.contains(':') == scoped {
-                    if let Some(name) = param_for(k, &info) {
-                        own.insert(name.to_string(), v.clone());
-                    }
-                }
-            }
-        }
-        // `--warmup N` is the count of a benchmark's own warm-up runs
-        // (`cmd`): stored as its parameter, so every output says it.
-        if let Some(n) = req.warmup_runs {
-            let counted = |s: &crate::model::ParamSpec| {
-                s.name == "warmup" && matches!(s.kind, crate::model::params::ParamKind::Int { .. })
-            };
-            if info.params.iter().any(counted) {
-                own.entry("warmup".to_string()).or_insert_with(|| n.to_string());
-            }
-        }
+        let own = own_values(req, &info);
         let points = crate::model::params::expand_open(&info.params, &own, req.quick, info.name, info.open)
             .map_err(|e| bad_input(e.to_string()))?;
         let b: Arc<dyn Benchmark> = Arc::from(b);
         for p in points {
+            within_reach(req, point_reach(&info, &p))?;
             let unsupported = b.supported_at(&env, &p).err().map(|e| e.to_string());
             if unsupported.is_none() {
                 b.check(&p)?;
@@ -249,6 +237,7 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
     let names: Vec<String> = if req.configs.is_empty() { vec!["all".to_string()] } else { req.configs.clone() };
     let mut configs = Vec::new();
     for n in &names {
+        within_reach(req, config::reach(n))?;
         match config::resolve(n, topo).and_then(|c| check_knobs(c, req)) {
             Ok(c) => {
                 if configs.iter().any(|x: &PlannedConfig| x.name() == c.name) {
@@ -275,6 +264,32 @@ pub(crate) fn plan(req: &Request, topo: &Topology, all: Vec<Box<dyn Benchmark>>)
         super::journal::preflight_cgroups(&req.root())?;
     }
     Ok(Plan { items, configs })
+}
+
+/// The values the request sets for `info`'s parameters.
+fn own_values(req: &Request, info: &BenchInfo) -> BTreeMap<String, String> {
+    // Scoped overrides (`bw.mem.*:size=1M`) win over plain ones (`size=1M`).
+    let mut own: BTreeMap<String, String> = BTreeMap::new();
+    for scoped in [false, true] {
+        for (k, v) in &req.overrides {
+            if k.contains(':') == scoped {
+                if let Some(name) = param_for(k, info) {
+                    own.insert(name.to_string(), v.clone());
+                }
+            }
+        }
+    }
+    // `--warmup N` is the count of a benchmark's own warm-up runs
+    // (`cmd`): stored as its parameter, so every output says it.
+    if let Some(n) = req.warmup_runs {
+        let counted = |s: &crate::model::ParamSpec| {
+            s.name == "warmup" && matches!(s.kind, crate::model::params::ParamKind::Int { .. })
+        };
+        if info.params.iter().any(counted) {
+            own.entry("warmup".to_string()).or_insert_with(|| n.to_string());
+        }
+    }
+    own
 }
 
 /// Every `--param` must belong to at least one selected benchmark; else
@@ -348,6 +363,30 @@ pub(crate) fn isolated_cpus(req: &Request, ready: &[Config], topo: &Topology) ->
         )));
     }
     Ok(Some(cpus))
+}
+
+/// What parameter point `p` of `info` reaches beyond measuring, each with
+/// the parameter that does.
+fn point_reach(info: &BenchInfo, p: &Params) -> Vec<(Reach, String)> {
+    info.params
+        .iter()
+        .filter_map(|s| {
+            let v = p.0.get(s.name)?;
+            let r = s.reach_of(v)?;
+            let shown: String = v.chars().take(60).collect();
+            Some((r, format!("{} {}={shown}", info.name, s.name)))
+        })
+        .collect()
+}
+
+/// Refuse (bad input, before anything runs) what the request does not
+/// allow: a job's work an agent's operator did not let it do.
+fn within_reach(req: &Request, reach: impl IntoIterator<Item = (Reach, String)>) -> Result<()> {
+    let Some(allowed) = &req.allowed else { return Ok(()) };
+    match reach.into_iter().find(|(r, _)| !allowed.contains(r)) {
+        Some((r, example)) => Err(bad_input(r.refusal(&example))),
+        None => Ok(()),
+    }
 }
 
 impl Request {

@@ -13,6 +13,7 @@ pub(crate) mod meta;
 pub(crate) mod params;
 pub(crate) mod profile;
 pub(crate) mod quantity;
+pub(crate) mod reach;
 pub(crate) mod record;
 pub(crate) mod sample;
 pub(crate) mod text;

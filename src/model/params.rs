@@ -130,11 +130,26 @@ pub struct ParamSpec {
     /// `shell`, `warmup`, ...): text outputs name it only where it is set
     /// away from its default. Stores, JSON and CSV keep every parameter.
     pub(crate) option: bool,
+    /// What a value reaches beyond kdelta's own work (a command, a file, a
+    /// server), unless it is the default or one of the harmless values
+    /// listed: what an agent must allow ([`crate::model::reach`]).
+    pub(crate) reach: Option<(super::reach::Reach, &'static [&'static str])>,
 }
 
 impl ParamSpec {
     pub const fn new(name: &'static str, kind: ParamKind, default: &'static str, help: &'static str) -> Self {
-        ParamSpec { name, help, kind, default, quick: None, aliases: &[], option: false }
+        ParamSpec { name, help, kind, default, quick: None, aliases: &[], option: false, reach: None }
+    }
+    /// Any value but the default and `harmless` ones reaches `r`.
+    pub(crate) const fn reaches(mut self, r: super::reach::Reach, harmless: &'static [&'static str]) -> Self {
+        self.reach = Some((r, harmless));
+        self
+    }
+    /// What value `v` reaches, if anything ([`ParamSpec::reaches`]).
+    pub(crate) fn reach_of(&self, v: &str) -> Option<super::reach::Reach> {
+        let (r, harmless) = self.reach?;
+        let v = self.canonical(v);
+        (v != self.default && !harmless.contains(&v)).then_some(r)
     }
     /// Marks an option (see [`ParamSpec::option`]).
     pub const fn option(mut self) -> Self {

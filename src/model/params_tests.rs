@@ -1,6 +1,21 @@
 //! Tests of `params.rs`.
 
 #[test]
+fn a_value_reaches_its_class_unless_it_is_the_default_or_harmless() {
+    use crate::model::reach::Reach;
+    let server = ParamSpec::new("server", ParamKind::Text, "local", "")
+        .aliases(&[("auto", "local")])
+        .reaches(Reach::Network, &[]);
+    assert_eq!(server.reach_of("local"), None);
+    assert_eq!(server.reach_of("auto"), None, "an alias of the default");
+    assert_eq!(server.reach_of("10.0.0.1:9"), Some(Reach::Network));
+    let output = ParamSpec::new("output", ParamKind::Text, "null", "").reaches(Reach::Files, &["pipe", "inherit"]);
+    assert_eq!(output.reach_of("pipe"), None);
+    assert_eq!(output.reach_of("/etc/passwd"), Some(Reach::Files));
+    assert_eq!(ParamSpec::new("n", ParamKind::Text, "1", "").reach_of("2"), None, "declares no reach");
+}
+
+#[test]
 fn scanned_ranges_expand_as_hyperfine_s_parameter_scan() {
     assert_eq!(scan_list("1..4").unwrap(), ["1", "2", "3", "4"]);
     assert_eq!(scan_list("0..100:25, x").unwrap(), ["0", "25", "50", "75", "100", "x"]);

@@ -95,6 +95,8 @@ pub(crate) fn request(d: &Def, ask: &Ask, topo: &Topology, host: &serde_json::Va
                 interleave_why: None,
                 job: None,
                 no_progress: false,
+                // The caller (app) sets what an agent's job may reach.
+                allowed: None,
             }
         })
         .collect();

@@ -332,7 +332,7 @@ fn a_host_without_smt_refuses_ht_and_runs_the_rest() {
 fn sigterm_puts_the_job_back_and_the_machine_as_found() {
     let Some(mut f) = Fleet::new("sigterm_puts_the_job_back_and_the_machine_as_found") else { return };
     let root = f.root("h1", &[&[0], &[1]]);
-    let a = f.agent("h1", &root, &[]);
+    let a = f.agent("h1", &root, &["--allow", "settings"]);
     assert_eq!(knob_value(&root, THP), "madvise");
     let args = [long_job("up+thp=never"), vec!["--hosts".into(), "all".into()]].concat();
     let id = f.submit(&args.iter().map(String::as_str).collect::<Vec<_>>())[0].0;
@@ -347,11 +347,68 @@ fn sigterm_puts_the_job_back_and_the_machine_as_found() {
     assert_eq!(job["attempts"][0]["outcome"], "returned", "{job}");
     assert!(f.runs_per_job().is_empty(), "the stopped attempt's run was removed");
     // The next agent runs it, once.
-    f.agent("h1", &root, &["--once"]);
+    f.agent("h1", &root, &["--once", "--allow", "settings"]);
     f.until_finished(&[id]);
     assert_eq!(f.job(id)["state"], "done", "{}", f.logs());
     assert_eq!(f.runs_per_job(), vec![(id, 1)]);
     assert_eq!(knob_value(&root, THP), "madvise");
+}
+
+/// Anyone who can write the store can queue a job, and an agent usually
+/// runs as root: it runs only kdelta's own benchmarks unless its operator
+/// allows more (`--allow`). A job beyond that ends `refused` naming the
+/// class to allow, before anything of it runs; a job naming its own store
+/// is refused whatever is allowed.
+#[test]
+fn an_agent_runs_only_what_its_operator_allows() {
+    let Some(mut f) = Fleet::new("an_agent_runs_only_what_its_operator_allows") else { return };
+    let root = f.root("h1", &[&[0], &[1]]);
+    let a = f.agent("h1", &root, &[]);
+    let ran = f.dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let beyond: [(&[&str], &str); 5] = [
+        (&["cmd", "--cmd", &touch], "--allow commands"),
+        (&["check", "cmd", "--cmd", &touch, "--cmd", "true", "--within"], "--allow commands"),
+        (&["test.sleep", "--config", "up+thp=never", "--param", "us=100"], "--allow settings"),
+        (&["test.sleep", "--config", "up+env=LD_PRELOAD=/x.so", "--param", "us=100"], "--allow commands"),
+        (&["lat.tcp", "--param", "server=192.0.2.1:9"], "--allow network"),
+    ];
+    let mut ids = Vec::new();
+    for (args, _) in &beyond {
+        ids.push(f.submit(&[args, TINY, &["--hosts", "all"]].concat())[0].0);
+    }
+    // A row a store writer made by hand: its own store for the child.
+    let evil = f.dir.path().join("evil.db");
+    let hand: i64 =
+        f.db.sql()
+            .query_one(
+                "INSERT INTO jobs (host, kind, args, submitted_by) VALUES ('h1', 'check', $1, 'x') RETURNING id",
+                &[&serde_json::json!(["--db", evil, "test.sleep", "--within", "--config", "up,cpus=1"]).to_string()],
+            )
+            .unwrap()
+            .get(0);
+    f.until_finished(&[ids.clone(), vec![hand]].concat());
+    for (id, (_, allow)) in ids.iter().zip(&beyond) {
+        let j = f.job(*id);
+        assert_eq!(j["state"], "refused", "{j}\n{}", f.logs());
+        let why = j["reason"].as_str().unwrap();
+        assert!(why.contains(allow) && why.starts_with("this agent runs no job that"), "{why}");
+    }
+    let j = f.job(hand);
+    assert_eq!(j["state"], "refused", "{j}");
+    assert!(j["reason"].as_str().unwrap().contains("may not name its own store (--db)"), "{j}");
+    assert!(!ran.exists() && !evil.exists(), "nothing of a refused job ran");
+    // Its operator allows commands: the same job runs.
+    f.signal(a, nix::sys::signal::Signal::SIGTERM);
+    assert!(f.reap(a).success(), "{}", f.logs());
+    let id = f.submit(&[&["cmd", "--cmd", &touch][..], TINY, &["--hosts", "all"]].concat())[0].0;
+    f.agent("h1", &root, &["--allow", "commands", "--once"]);
+    f.until_finished(&[id]);
+    assert_eq!(f.job(id)["state"], "done", "{}", f.logs());
+    assert!(ran.exists());
+    let out = f.kdelta(&["agent", "--allow", "root"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown class \"root\""));
 }
 
 #[test]
@@ -515,7 +572,7 @@ fn an_agent_that_loses_the_database_exits_and_leaves_the_machine_as_found() {
     };
     let busy_root = f.root("busy", &[&[0], &[1]]);
     let idle_root = f.root("idle", &[&[0], &[1]]);
-    let busy = f.agent("busy", &busy_root, &["--lease", "2s"]);
+    let busy = f.agent("busy", &busy_root, &["--lease", "2s", "--allow", "settings"]);
     let idle = f.agent("idle", &idle_root, &["--lease", "2s"]);
     let args = [long_job("up+thp=never"), vec!["--hosts".into(), "host=busy".into()]].concat();
     let id = f.submit(&args.iter().map(String::as_str).collect::<Vec<_>>())[0].0;
@@ -542,7 +599,7 @@ fn an_agent_that_loses_the_database_exits_and_leaves_the_machine_as_found() {
     assert_eq!(knob_value(&busy_root, THP), "madvise", "{}", f.logs());
     assert!(!busy_root.join("run/kdelta/knobs.journal").exists());
     // As systemd would: the agent again, which takes the job once its lease ran out.
-    f.agent("busy", &busy_root, &["--lease", "2s"]);
+    f.agent("busy", &busy_root, &["--lease", "2s", "--allow", "settings"]);
     f.until_finished(&[id]);
     let job = f.job(id);
     assert_eq!(job["state"], "done", "{job}\n{}", f.logs());

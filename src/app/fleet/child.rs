@@ -13,6 +13,8 @@
 use super::*;
 use crate::cli::{CheckArgs, StudyArg, StudyArgs};
 use crate::fleet::queue::Job;
+use crate::model::reach::Reach;
+use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 use std::process::{Command as Process, Stdio};
 use std::sync::atomic::Ordering;
@@ -21,6 +23,9 @@ use std::sync::atomic::Ordering;
 pub(crate) const JOB_ENV: &str = "KDELTA_AGENT_JOB";
 /// The host name a child stores its run under (the agent's `--host-name`).
 pub(crate) const HOST_ENV: &str = "KDELTA_AGENT_HOST";
+/// What the child's job may reach (the agent's `--allow`, as
+/// `Reach::show_list` writes it).
+pub(crate) const ALLOW_ENV: &str = "KDELTA_AGENT_ALLOW";
 
 /// `submit study`: a study to run, not `list`, and no `--resume` (a job
 /// makes its own run; an attempt's unfinished one is replaced).
@@ -64,7 +69,20 @@ pub(super) fn check_check(db: &Option<PathBuf>, a: &CheckArgs) -> Result<()> {
 /// Run a study or check job as a child `kdelta`, stopping it (SIGTERM) once
 /// `interrupt` is set; how it ended, from its exit status and the run it
 /// stored with the job.
-pub(super) fn run(db: &Path, host: &str, job: &Job, interrupt: &AtomicBool) -> Result<RunEnd> {
+pub(super) fn run(
+    db: &Path,
+    host: &str,
+    allowed: &BTreeSet<Reach>,
+    job: &Job,
+    interrupt: &AtomicBool,
+) -> Result<RunEnd> {
+    // The job's store is the agent's: a job naming its own would write
+    // (as the agent's user) wherever its queuer chose.
+    if let Some(a) =
+        job.args.iter().find(|a| ["--db", "--init-schema"].iter().any(|f| a == f || a.starts_with(&format!("{f}="))))
+    {
+        return Ok(RunEnd::Refused(format!("a job may not name its own store ({a}): it stores in its agent's")));
+    }
     let exe = std::env::current_exe().context("finding kdelta's own binary")?;
     let mut cmd = Process::new(exe);
     cmd.arg(&job.kind)
@@ -72,6 +90,7 @@ pub(super) fn run(db: &Path, host: &str, job: &Job, interrupt: &AtomicBool) -> R
         .env("KDELTA_DB", db)
         .env(JOB_ENV, job.id.to_string())
         .env(HOST_ENV, host)
+        .env(ALLOW_ENV, Reach::show_list(allowed))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -104,6 +104,7 @@ pub(crate) fn dir_param() -> ParamSpec {
         "auto",
         "directory on the filesystem to measure (auto: the run's temporary directory); kdelta works in a subdirectory it removes",
     )
+    .reaches(crate::model::reach::Reach::Files, &[])
 }
 
 pub(crate) fn data_params() -> Vec<ParamSpec> {

@@ -16,6 +16,7 @@ pub(crate) mod tools;
 
 use super::{bad_param, BenchInfo, Benchmark, Better, Env, ParamKind, ParamSpec, Params, Sampler};
 use crate::error::bad_input;
+use crate::model::reach::Reach;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -94,24 +95,34 @@ impl Benchmark for BuildMake {
                 )
                 .quick("40"),
             )
-            .param(ParamSpec::new(
-                "dir",
-                ParamKind::Text,
-                BUILTIN,
-                "`builtin` (a generated project in a temporary directory) or the path of your own tree",
-            ))
-            .param(ParamSpec::new(
-                "cmd",
-                ParamKind::Text,
-                "make -j{jobs}",
-                "build command, run by sh in dir; {jobs} is replaced by the jobs value",
-            ))
-            .param(ParamSpec::new(
-                "clean",
-                ParamKind::Text,
-                "make clean",
-                "command run by sh in dir before every build (untimed)",
-            ))
+            .param(
+                ParamSpec::new(
+                    "dir",
+                    ParamKind::Text,
+                    BUILTIN,
+                    "`builtin` (a generated project in a temporary directory) or the path of your own tree",
+                )
+                // Your tree's build runs its own makefiles.
+                .reaches(Reach::Commands, &[]),
+            )
+            .param(
+                ParamSpec::new(
+                    "cmd",
+                    ParamKind::Text,
+                    "make -j{jobs}",
+                    "build command, run by sh in dir; {jobs} is replaced by the jobs value",
+                )
+                .reaches(Reach::Commands, &[]),
+            )
+            .param(
+                ParamSpec::new(
+                    "clean",
+                    ParamKind::Text,
+                    "make clean",
+                    "command run by sh in dir before every build (untimed)",
+                )
+                .reaches(Reach::Commands, &[]),
+            )
             .param(
                 ParamSpec::new(
                     "warmup",

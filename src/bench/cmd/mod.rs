@@ -21,6 +21,7 @@
 //! A run [`exec`] makes is killed with all it started at `timeout`; processes
 //! it leaves behind are killed and counted (the worker is their subreaper).
 
+mod dry;
 pub(crate) mod escape;
 pub(crate) mod exec;
 pub(crate) mod spec;
@@ -28,6 +29,7 @@ pub(crate) mod summary;
 
 use super::{BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, RunFlag, Sampler};
 use crate::error::bad_input;
+use crate::model::reach::Reach;
 use anyhow::{bail, Context, Result};
 use exec::{How, Output, Ran};
 use spec::{CMD, NONE};
@@ -148,10 +150,15 @@ impl Plan {
 impl Benchmark for CmdRun {
     fn info(&self) -> BenchInfo {
         BenchInfo::new("cmd.run", "one run of your command (--cmd), wall milliseconds", "ms", Better::Lower)
-            .param(ParamSpec::new(CMD, ParamKind::Lines, "", "the commands compared, one per line (--cmd)"))
+            .param(
+                ParamSpec::new(CMD, ParamKind::Lines, "", "the commands compared, one per line (--cmd)")
+                    .reaches(Reach::Commands, &[]),
+            )
             .param(text("commands", "NAME=COMMAND lines naming commands (--cmd NAME=COMMAND)"))
             .param(
-                ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none").option(),
+                ParamSpec::new("shell", ParamKind::Text, "sh", "the shell run as SHELL -c COMMAND, or none")
+                    .option()
+                    .reaches(Reach::Commands, &["none"]),
             )
             .param(text("prepare", "a command run before every timed run, untimed (--prepare)").option())
             .param(text("conclude", "a command run after every timed run, untimed (--conclude)").option())
@@ -159,8 +166,16 @@ impl Benchmark for CmdRun {
             .param(text("cleanup", "a command run once in each worker after its runs (--cleanup)").option())
             .param(text("setup_once", "a command run once before the whole run, untimed (--setup-once)").option())
             .param(text("cleanup_once", "a command run once after the whole run, untimed (--cleanup-once)").option())
-            .param(ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE").option())
-            .param(ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE").option())
+            .param(
+                ParamSpec::new("output", ParamKind::Text, "null", "stdout: null, pipe, inherit or a FILE")
+                    .option()
+                    .reaches(Reach::Files, &["pipe", "inherit"]),
+            )
+            .param(
+                ParamSpec::new("input", ParamKind::Text, "null", "stdin: null or a FILE")
+                    .option()
+                    .reaches(Reach::Files, &[]),
+            )
             .param(
                 ParamSpec::new("ignore_failure", ParamKind::Bool, "false", "a non-zero exit is not a failure").option(),
             )
@@ -217,18 +232,18 @@ impl Benchmark for CmdRun {
         if let Output::File(f) = &plan.how.output {
             crate::sys::output::check_output_path("output", f)?;
         }
-        dry_run(&plan.text, &plan.how).map_err(|e| match spec::name_of(p) {
+        dry::dry_run(&plan.text, &plan.how).map_err(|e| match spec::name_of(p) {
             // `--cmd 'i=0; ...'` is named `i`: say how to run it as written.
             Some(name) if !e.to_string().starts_with("shell ") => bad_input(format!(
                 "{e} (read as --cmd NAME=COMMAND, named {name:?}; start it with `=` to run `{name}={}` as written)",
                 plan.text
             )),
-            None => assignment_hint(e, &plan.text),
+            None => dry::assignment_hint(e, &plan.text),
             _ => e,
         })?;
         let helpers = [&plan.prepare, &plan.conclude, &plan.setup, &plan.cleanup, &plan.setup_once, &plan.cleanup_once];
         for c in helpers.into_iter().flatten() {
-            dry_run(c, &plan.how)?;
+            dry::dry_run(c, &plan.how)?;
         }
         Ok(())
     }
@@ -285,8 +300,9 @@ impl Benchmark for CmdRun {
     }
 }
 
+/// A command (or `commands`' names of commands) given as text.
 fn text(name: &'static str, help: &'static str) -> ParamSpec {
-    ParamSpec::new(name, ParamKind::Text, NONE, help)
+    ParamSpec::new(name, ParamKind::Text, NONE, help).reaches(Reach::Commands, &[])
 }
 
 /// The timed runs.
@@ -407,89 +423,6 @@ fn shell_cost(how: &How, reaper: &crate::child::Subreaper) -> Result<Cost> {
         c.sys += r.usage.sys_s / SHELL_RUNS as f64;
     }
     Ok(c)
-}
-
-/// Words a shell takes as its own syntax, not as a command to find.
-const RESERVED: &[&str] =
-    &["if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do", "done", "{", "}", "!", "in"];
-
-/// Refuse, before anything runs, a command that cannot run: no words, a
-/// shell that is not there or that finds the text malformed (`SHELL -n`),
-/// or a first program the shell cannot find (what would be exit 127).
-fn dry_run(text: &str, how: &How) -> Result<()> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = |prog: &str| {
-        if prog.contains('/') {
-            std::path::Path::new(prog).is_file()
-        } else {
-            crate::sys::find_in_path(prog, &path).is_some()
-        }
-    };
-    let Some(sh) = &how.shell else {
-        let words = spec::split_words(text).map_err(|e| bad_input(format!("`{text}`: {e}")))?;
-        return match words.first() {
-            None => Err(bad_input("the command is empty".to_string())),
-            Some(p) if !found(p) => Err(bad_input(format!("`{text}`: {p}: command not found"))),
-            Some(_) => Ok(()),
-        };
-    };
-    if !found(sh) {
-        return Err(bad_input(format!("shell {sh}: not found")));
-    }
-    let out =
-        std::process::Command::new(sh).arg("-n").arg("-c").arg(text).stdin(std::process::Stdio::null()).output()?;
-    if !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr);
-        let why = why.lines().next().unwrap_or("the shell refuses it");
-        return Err(bad_input(crate::model::text::printable(&format!("`{text}`: {why}")).into_owned()));
-    }
-    let Some(first) = first_program(text) else { return Ok(()) };
-    let known = std::process::Command::new(sh)
-        .args(["-c", "command -v -- \"$1\" >/dev/null 2>&1", "sh", &first])
-        .stdin(std::process::Stdio::null())
-        .status()?;
-    if !known.success() {
-        return Err(bad_input(format!("`{text}`: {first}: command not found")));
-    }
-    Ok(())
-}
-
-/// The program a shell command starts with, when it is plain: its first
-/// word after assignments (`LANG=C sort` starts `sort`), unless that is
-/// shell syntax or something the shell would expand.
-fn first_program(text: &str) -> Option<String> {
-    let head = text.split(|c| ";&|<>()\n".contains(c)).next()?;
-    let words = spec::split_words(head).ok()?;
-    let first = words.into_iter().find(|w| !is_assignment(w))?;
-    let plain = !first.is_empty() && !first.contains(|c| "$`*?[{~\\\"'".contains(c));
-    (plain && !RESERVED.contains(&first.as_str())).then_some(first)
-}
-
-/// `--cmd 'FAST=gzip -1'` is an assignment, then `-1`, not found: when the
-/// value assigned is a program, the refusal says how to name the command.
-fn assignment_hint(e: anyhow::Error, text: &str) -> anyhow::Error {
-    let first = text.split_whitespace().next().unwrap_or_default();
-    let path = std::env::var("PATH").unwrap_or_default();
-    match first.split_once('=') {
-        Some((var, value))
-            if is_assignment(first)
-                && e.to_string().ends_with("command not found")
-                && crate::sys::find_in_path(value, &path).is_some() =>
-        {
-            bad_input(format!(
-                "{e} ({var}= reads as an environment assignment; to name the command, spell {var} with a \
-                 lower-case letter)"
-            ))
-        }
-        _ => e,
-    }
-}
-
-fn is_assignment(w: &str) -> bool {
-    w.split_once('=').is_some_and(|(n, _)| {
-        n.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }
 
 fn flag(id: &'static str, help: &'static str) -> clap::Arg {

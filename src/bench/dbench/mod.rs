@@ -25,6 +25,7 @@
 
 use super::{bad_param, BenchInfo, Benchmark, Better, ParamKind, ParamSpec, Params, Sampler, Tasks};
 use crate::model::params::Choice;
+use crate::model::reach::Reach;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -99,7 +100,8 @@ fn common_params(info: BenchInfo) -> BenchInfo {
         ParamKind::Text,
         "auto",
         "dbench 3.x/4.x loadfile to replay; auto: kdelta's NetBench-like file (50000 operations, seed 1), generated at run time",
-    ))
+    )
+    .reaches(Reach::Files, &[]))
     .timeout(Duration::from_secs(3600))
     .samples(5, 1)
 }
@@ -319,12 +321,15 @@ impl Benchmark for Dbench {
             "MB/s",
             Better::Higher,
         ))
-        .param(ParamSpec::new(
-            "dir",
-            ParamKind::Text,
-            "auto",
-            "base directory on the filesystem to measure; auto: the run's temporary directory",
-        ))
+        .param(
+            ParamSpec::new(
+                "dir",
+                ParamKind::Text,
+                "auto",
+                "base directory on the filesystem to measure; auto: the run's temporary directory",
+            )
+            .reaches(Reach::Files, &[]),
+        )
         .param(ParamSpec::new(
             "strict",
             ParamKind::Bool,
