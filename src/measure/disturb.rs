@@ -7,7 +7,7 @@
 //! | kind | figures | disturbed when |
 //! |---|---|---|
 //! | `solo`: one task that never waits | wall time, the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), steal on its CPU | wall exceeds CPU time by more than 2 % (+20 us), or steal exceeds 2 % of the wall time (+1 clock tick, its resolution) |
-//! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
+//! | `waits`: tasks that wait for each other (peers registered by the benchmark, threads, reaped children) | the CPUs the tasks were seen on (start and end), those CPUs' idle time from cpuidle residency (microseconds), the tasks' CPU time, the tasks' run-queue wait (`/proc/TID/schedstat`) | all tasks on one CPU: its busy time less the tasks' own CPU time and its `ksoftirqd/N`'s run time (the kernel's deferred work for them, such as freeing what their exits left) (other work) exceeds 2 % of the wall time (+20 us). Each task on a CPU of its own: their run-queue wait exceeds 5 % (they never wait for each other there). Otherwise, or without cpuidle: not judged, since the kernel's wake-up work in idle context (large when tasks wake each other across CPUs on a VM) and the tasks' waits for each other on a shared CPU both look like other work. Steal above 2 % always counts |
 //! | `whole-run`: a whole run of many tasks (`Sampler::push`) | every CPU of the worker's affinity; the time its tasks waited runnable, from the first source this machine has (below); other work on those CPUs from `/proc/stat`'s idle ticks less the process group's CPU time | the time lost to other work, bounded by both (the smaller of: the wait, and the other work plus one clock tick per CPU), exceeds 3 % of the wall time (+20 us); or steal exceeds 2 %. Where no wait source exists: other work exceeds 10 % by more than what the ticks cannot resolve (one tick per CPU, at most the wall time) |
 //! | every kind | the CPUs that share a core with the measured ones and are not theirs: SMT siblings, and those `kdelta doctor` measured slowing them (`interfere.rs`; no record, none) | those CPUs were busy (`/proc/stat`, less one tick each) more than 3 % of the wall time (+20 us): a busy sibling slows a shell-like loop on a VM's vCPU by 24-60 % |
 //!
@@ -56,6 +56,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod rules;
+mod whole;
 pub(crate) use rules::*;
 
 /// Share of a sample's wall time that other work may take before the sample
@@ -98,6 +99,9 @@ pub(crate) struct Snapshot {
     /// RUSAGE_SELF + RUSAGE_CHILDREN CPU seconds (waits, whole-run).
     process_cpu: f64,
     process_nivcsw: u64,
+    /// Run time of each watched CPU's `ksoftirqd/N` (`waits`), as
+    /// `Probe::softirqd`.
+    softirqd_run: Vec<Option<f64>>,
     /// Peers' run time (process peers only) and run-queue wait (schedstat).
     peer_run: Vec<Option<f64>>,
     peer_delay: Vec<Option<f64>>,
@@ -155,6 +159,9 @@ pub(crate) struct Probe {
     /// CPUs whose business never counts as interference: a duet's other
     /// members', busy by design ([`Probe::focus`]).
     exempt: Vec<u32>,
+    /// Each watched CPU's `ksoftirqd/N` (`waits`): its run time is deferred
+    /// kernel work of the measured tasks, not other work.
+    softirqd: Vec<(u32, i32)>,
 }
 
 impl Probe {
@@ -175,8 +182,15 @@ impl Probe {
             pressure: None,
             near: Vec::new(),
             exempt: Vec::new(),
+            softirqd: Vec::new(),
         }
         .with_sources(Path::new("/"), crate::measure::interfere::path().as_deref())
+        .with_softirqd()
+    }
+
+    fn with_softirqd(mut self) -> Probe {
+        self.find_softirqd();
+        self
     }
 
     /// Read a cgroup's throttling around each sample (and, in cgroup v2,
@@ -281,6 +295,15 @@ impl Probe {
 
     pub(crate) fn set_kind(&mut self, kind: TaskKind) {
         self.kind = kind;
+        self.find_softirqd();
+    }
+
+    /// Find the watched CPUs' `ksoftirqd/N` once the kind is `waits`.
+    fn find_softirqd(&mut self) {
+        if self.kind == TaskKind::Waits && self.softirqd.is_empty() {
+            let found = crate::sys::task::softirq_threads(&self.watch);
+            self.softirqd = self.watch.iter().zip(found).filter_map(|(&c, t)| Some((c, t?))).collect();
+        }
     }
 
     /// Tasks (thread or process ids) that take part in each sample.
@@ -388,6 +411,11 @@ impl Probe {
             TaskKind::Waits => self.watch.iter().map(|&c| cpu::idle_secs(&self.root, c)).collect(),
             TaskKind::WholeRun => self.watch.iter().map(|&c| stat.get(c as usize).map(|t| t.idle_s)).collect(),
         };
+        let softirqd_run = if self.kind == TaskKind::Waits {
+            self.softirqd.iter().map(|&(_, t)| task::schedstat(t).map(|s| s.0)).collect()
+        } else {
+            Vec::new()
+        };
         let own_delay = task::schedstat(self.tid).map(|s| s.1);
         let steal: Vec<f64> = stat.iter().map(|t| t.steal_s).collect();
         let stat_idle: Vec<f64> = stat.iter().map(|t| t.idle_s).collect();
@@ -402,6 +430,7 @@ impl Probe {
             own_delay,
             process_cpu,
             process_nivcsw,
+            softirqd_run,
             peer_run,
             peer_delay,
             group_cpu,
@@ -497,7 +526,9 @@ impl Probe {
                 m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
                 m.run_delay_s = m.run_delay_s.map(|own| own + delta(&a.peer_delay, &b.peer_delay));
                 m.steal_s = steal_on(&used);
-                m.others_s = others(&self.watch, &used, wall, m.cpu_s, &a.idle, &b.idle);
+                m.softirqd_s = self.softirqd_on(&used, a, b);
+                let kernel_own = m.softirqd_s.unwrap_or(0.0);
+                m.others_s = others(&self.watch, &used, wall, m.cpu_s + kernel_own, &a.idle, &b.idle);
                 let place = match m.placement() {
                     Some(Placement::Across) if !m.tasks_on_distinct_cpus() => Some(Placement::Mixed),
                     p => p,
@@ -522,49 +553,20 @@ impl Probe {
         m
     }
 
-    /// A whole-run sample (`m`, its wall time and steal set) judged: the
-    /// CPU time of the process and its group, other work on the watched
-    /// CPUs, and what the tasks waited, by the best source there is.
-    fn whole_run(&self, m: &mut SampleMeta, a: &Snapshot, b: &Snapshot, throttled: f64) {
-        let wall = m.wall_s;
-        m.cpu_s = (b.process_cpu - a.process_cpu).max(0.0) + (b.group_cpu - a.group_cpu).max(0.0);
-        m.nivcsw = b.process_nivcsw.saturating_sub(a.process_nivcsw);
-        m.others_s = others(&self.watch, &self.watch, wall, m.cpu_s, &a.idle, &b.idle);
-        let (seen_run, seen_wait) = seen(a, b);
-        let fig = WholeRun {
-            wall,
-            others: m.others_s,
-            unresolved: tick_resolution(self.watch.len(), wall),
-            pressure: match (&self.pressure, a.pressure, b.pressure) {
-                (Some((src, _)), Some(x), Some(y)) => Some((*src, (y - x).max(0.0))),
-                _ => None,
-            },
-            seen_wait: (m.cpu_s > 0.0 && seen_run + 1.0 / clock::clk_tck() >= SEEN_COVERS * m.cpu_s)
-                .then_some(seen_wait),
-            throttled,
-        };
-        m.run_delay_s = Some(seen_wait);
-        let (source, lost, disturbed) = judge_whole_run(&fig);
-        m.wait_source = Some(source);
-        m.lost_s = lost;
-        m.disturbed = disturbed || stolen(wall, m.steal_s);
-    }
-
-    /// The counts between two snapshots, by event name: none when counting
-    /// is off or the counters were reopened in between.
-    fn counted(&self, a: &Snapshot, b: &Snapshot) -> std::collections::BTreeMap<String, u64> {
-        let mut out = std::collections::BTreeMap::new();
-        let (Some((ga, ca)), Some((gb, cb))) = (&a.counts, &b.counts) else { return out };
-        if ga != gb {
-            return out;
-        }
-        let Some((_, counters)) = &*self.counters.borrow() else { return out };
-        for ((name, x), y) in counters.names().into_iter().zip(ca).zip(cb) {
-            if let (Some(x), Some(y)) = (x, y) {
-                out.insert(name.to_string(), y.saturating_sub(*x));
+    /// Seconds the `ksoftirqd/N` of the CPUs in `used` ran between two
+    /// snapshots; `None` where none of them is known.
+    fn softirqd_on(&self, used: &[u32], a: &Snapshot, b: &Snapshot) -> Option<f64> {
+        let mut any = false;
+        let mut sum = 0.0;
+        for (i, (c, _)) in self.softirqd.iter().enumerate() {
+            if let (true, Some(Some(x)), Some(Some(y))) =
+                (used.contains(c), a.softirqd_run.get(i), b.softirqd_run.get(i))
+            {
+                any = true;
+                sum += (y - x).max(0.0);
             }
         }
-        out
+        any.then_some(sum)
     }
 }
 

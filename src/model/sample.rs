@@ -57,6 +57,11 @@ pub(crate) struct SampleMeta {
     /// `whole-run`): their busy time less the measured tasks' CPU time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) others_s: Option<f64>,
+    /// Seconds the kernel's softirq threads (`ksoftirqd/N`) of those CPUs
+    /// ran (`waits`): deferred kernel work, such as freeing what the
+    /// measured tasks' exits left, counted as theirs and not as other work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) softirqd_s: Option<f64>,
     /// Hypervisor steal time on those CPUs, seconds (`/proc/stat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) steal_s: Option<f64>,

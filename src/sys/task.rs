@@ -125,6 +125,22 @@ pub(crate) fn start_time(pid: i32) -> Option<u64> {
     stat(pid).map(|s| s.start)
 }
 
+/// The thread id of the kernel's softirq thread of each CPU in `cpus`
+/// (`ksoftirqd/N`, bound to CPU N), from every task's `comm` in `/proc`.
+pub(crate) fn softirq_threads(cpus: &[u32]) -> Vec<Option<i32>> {
+    let mut found = vec![None; cpus.len()];
+    for pid in all_pids() {
+        let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { continue };
+        let Some(n) = comm.trim_end().strip_prefix("ksoftirqd/").and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Some(i) = cpus.iter().position(|&c| c == n) {
+            found[i] = Some(pid);
+        }
+    }
+    found
+}
+
 /// Every process id in `/proc` (proc(5)), in directory order.
 pub(crate) fn all_pids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
