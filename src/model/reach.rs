@@ -9,6 +9,10 @@
 //! a configuration's modifiers theirs (`config::reach`), `--isolate` is a
 //! setting. The plan refuses a point or configuration beyond what the
 //! request allows, before anything of it runs (`harness::plan`).
+//!
+//! A new parameter or modifier that runs, reads, writes or connects to
+//! something its user names must declare its class here: an undeclared one
+//! runs on every agent.
 
 use std::collections::BTreeSet;
 
