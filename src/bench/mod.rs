@@ -216,6 +216,31 @@ mod tests {
         assert!(names.len() >= 30, "{}", names.len());
     }
 
+    /// Free text is where paths, commands and addresses go: every text
+    /// parameter says what it reaches (`model::reach`), so an agent's
+    /// `--allow` covers it, unless it is listed here as naming none.
+    #[test]
+    fn every_text_parameter_declares_its_reach() {
+        const NAMES_NOTHING: &[(&str, &str)] = &[];
+        let mut text = 0;
+        for b in registry() {
+            let info = b.info();
+            for p in &info.params {
+                if !matches!(p.kind, ParamKind::Text | ParamKind::Lines) {
+                    continue;
+                }
+                text += 1;
+                assert!(
+                    p.reach.is_some() || NAMES_NOTHING.contains(&(info.name, p.name)),
+                    "{} {}= is free text and declares no reach (ParamSpec::reaches)",
+                    info.name,
+                    p.name
+                );
+            }
+        }
+        assert!(text >= 15, "{text}");
+    }
+
     #[test]
     fn former_names_find_the_benchmark() {
         assert_eq!(find("chat").unwrap().info().name, "chat.rooms");
