@@ -46,23 +46,36 @@ pub(super) fn submitted_args(path: &[&str], m: &clap::ArgMatches) -> Vec<String>
     args
 }
 
+/// Tell the submitter what a job needs an agent to allow (`agent --allow`),
+/// as planning on this machine finds it: by default an agent refuses it.
+fn reach_note(req: &plan::Request) -> Option<String> {
+    let topo = read_topology().ok()?;
+    let needed = plan::reach_needed(req, &topo, bench::registry);
+    let (_, example) = needed.first()?;
+    let classes: Vec<&str> = needed.iter().map(|(r, _)| r.name()).collect();
+    Some(format!(
+        "kdelta: note: an agent runs these jobs only with `kdelta agent --allow {}` ({example}); others refuse them",
+        classes.join(",")
+    ))
+}
+
 pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
     // What can be checked here is checked here (the parameters, metadata,
     // that each selector names a benchmark); configurations are the hosts'.
-    let (kind, hosts, label) = match &a.what {
+    let (kind, hosts, label, note) = match &a.what {
         None => {
-            run::request(&a.run)?;
+            let req = run::request(&a.run)?;
             plan::select(&a.run.selectors, bench::registry())?;
             let hosts = a.hosts.clone().ok_or_else(|| bad_input("--hosts: say which hosts (all, or KEY=VALUE)"))?;
-            ("run", hosts, a.run.label.clone())
+            ("run", hosts, a.run.label.clone(), reach_note(&req))
         }
         Some(SubmitWhat::Study(s)) => {
             child::check_study(&s.args)?;
-            ("study", s.hosts.clone(), s.args.label.clone())
+            ("study", s.hosts.clone(), s.args.label.clone(), None)
         }
         Some(SubmitWhat::Check(c)) => {
             child::check_check(db, &c.args)?;
-            ("check", c.hosts.clone(), c.args.run.label.clone())
+            ("check", c.hosts.clone(), c.args.run.label.clone(), reach_note(&run::request(&c.args.run)?))
         }
     };
     let mut q = Queue::open(&db.clone().unwrap_or_else(store::default_path))?;
@@ -74,6 +87,9 @@ pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
     out(&s);
     let n = jobs.len();
     eprintln!("kdelta: {n} job{} queued; `kdelta jobs --watch` follows them", if n == 1 { "" } else { "s" });
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     // A host whose agent is not running keeps its job queued until it is.
     for h in q.hosts()?.iter().filter(|h| jobs.iter().any(|(_, name)| name == &h.name)) {
         if h.state == "stopped" || h.idle_s > 300.0 {

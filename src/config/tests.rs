@@ -225,3 +225,17 @@ fn what_a_configuration_reaches_is_read_from_its_modifiers() {
     assert_eq!(classes("up+preload=/tmp/x.so+sysctl=kernel.a=1"), [Reach::Commands, Reach::Settings]);
     assert!(reach("up+thp=never")[0].1.contains("up+thp=never"));
 }
+
+/// Every modifier kdelta takes reaches a class, unless listed here as
+/// reaching nothing: a new one must be classified (`reach`), or an agent
+/// would run it whatever its `--allow`.
+#[test]
+fn every_modifier_is_classified_for_agents() {
+    const NOTHING: &[&str] = &["sched", "tunables", "counters"];
+    let keys: Vec<&str> = MODIFIERS.split(", ").filter_map(|m| m.split_once('=').map(|(k, _)| k)).collect();
+    assert!(keys.len() >= 18, "{keys:?}");
+    for k in keys {
+        let classified = !reach(&format!("up+{k}=1")).is_empty();
+        assert!(classified != NOTHING.contains(&k), "modifier {k}= is not classified (config::reach)");
+    }
+}

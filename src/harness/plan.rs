@@ -379,14 +379,46 @@ fn point_reach(info: &BenchInfo, p: &Params) -> Vec<(Reach, String)> {
         .collect()
 }
 
+/// A request's work beyond what it allows: its class and where.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.refusal(.1))]
+pub(crate) struct BeyondReach(pub(crate) Reach, pub(crate) String);
+
 /// Refuse (bad input, before anything runs) what the request does not
 /// allow: a job's work an agent's operator did not let it do.
 fn within_reach(req: &Request, reach: impl IntoIterator<Item = (Reach, String)>) -> Result<()> {
     let Some(allowed) = &req.allowed else { return Ok(()) };
     match reach.into_iter().find(|(r, _)| !allowed.contains(r)) {
-        Some((r, example)) => Err(bad_input(r.refusal(&example))),
+        Some((r, example)) => {
+            let e = BeyondReach(r, example);
+            let line = e.to_string();
+            Err(anyhow::Error::new(e).context(crate::error::BadInput(line)))
+        }
         None => Ok(()),
     }
+}
+
+/// Every class of work beyond measuring that `req` needs, each with its
+/// first example, as planning on `topo` finds them (what `submit` tells
+/// the submitter an agent must allow). Planning stops at the first class
+/// missing, so it is planned again with each class found allowed; what
+/// cannot be planned here (a configuration this machine lacks) ends the
+/// search.
+pub(crate) fn reach_needed(
+    req: &Request,
+    topo: &Topology,
+    all: impl Fn() -> Vec<Box<dyn Benchmark>>,
+) -> Vec<(Reach, String)> {
+    let mut probe = req.clone();
+    let mut found: Vec<(Reach, String)> = Vec::new();
+    probe.allowed = Some(BTreeSet::new());
+    while found.len() < Reach::ALL.len() {
+        let Err(e) = plan(&probe, topo, all()) else { break };
+        let Some(b) = e.chain().find_map(|c| c.downcast_ref::<BeyondReach>()) else { break };
+        found.push((b.0, b.1.clone()));
+        probe.allowed.get_or_insert_with(BTreeSet::new).insert(b.0);
+    }
+    found
 }
 
 impl Request {

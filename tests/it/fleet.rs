@@ -406,6 +406,15 @@ fn an_agent_runs_only_what_its_operator_allows() {
     f.until_finished(&[id]);
     assert_eq!(f.job(id)["state"], "done", "{}", f.logs());
     assert!(ran.exists());
+    // The submitter is told what an agent must allow.
+    let args =
+        [&["submit", "cmd", "--cmd", "true", "--config", "all+thp=never"][..], TINY, &["--hosts", "all"]].concat();
+    let out = f.kdelta(&args);
+    assert_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only with `kdelta agent --allow commands,settings` (cmd.run cmd=true)"), "{err}");
+    let out = f.kdelta(&[&["submit", "test.sleep", "--param", "us=100"][..], TINY, &["--hosts", "all"]].concat());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--allow"), "a benchmark of kdelta's own needs nothing");
     let out = f.kdelta(&["agent", "--allow", "root"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown class \"root\""));
