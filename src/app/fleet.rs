@@ -50,7 +50,10 @@ pub(super) fn submitted_args(path: &[&str], m: &clap::ArgMatches) -> Vec<String>
 /// as planning on this machine finds it: by default an agent refuses it.
 fn reach_note(req: &plan::Request) -> Option<String> {
     let topo = read_topology().ok()?;
-    let needed = plan::reach_needed(req, &topo, bench::registry);
+    reach_note_of(&plan::reach_needed(req, &topo, bench::registry))
+}
+
+fn reach_note_of(needed: &[(crate::model::reach::Reach, String)]) -> Option<String> {
     let (_, example) = needed.first()?;
     let classes: Vec<&str> = needed.iter().map(|(r, _)| r.name()).collect();
     Some(format!(
@@ -71,7 +74,7 @@ pub(super) fn cmd_submit(db: &Option<PathBuf>, a: SubmitArgs) -> Result<u8> {
         }
         Some(SubmitWhat::Study(s)) => {
             child::check_study(&s.args)?;
-            ("study", s.hosts.clone(), s.args.label.clone(), None)
+            ("study", s.hosts.clone(), s.args.label.clone(), reach_note_of(&super::study::reach_needed(&s.args)))
         }
         Some(SubmitWhat::Check(c)) => {
             child::check_check(db, &c.args)?;

@@ -35,6 +35,35 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     }
 }
 
+/// What study `a` needs an agent to allow (`agent --allow`), as its plan on
+/// this machine finds it: each class once, with its first example.
+pub(super) fn reach_needed(a: &StudyArgs) -> Vec<(crate::model::reach::Reach, String)> {
+    let StudyArg::One(name) = a.name else { return Vec::new() };
+    let (Ok(host), Ok(meta)) = (host_snapshot(), crate::cli::run_meta(&a.meta)) else { return Vec::new() };
+    let Ok(host_json) = serde_json::to_value(&host) else { return Vec::new() };
+    let ask = Ask {
+        quick: a.quick,
+        variant: a.variant,
+        label: None,
+        resume: false,
+        command: String::new(),
+        sysfs_root: super::sysfs_root(),
+        tiny: a.tiny_plan_for_tests,
+        meta,
+    };
+    let (_, reqs) = srun::request(crate::study::def(name), &ask, &host.topology, &host_json);
+    let mut found: Vec<(crate::model::reach::Reach, String)> = Vec::new();
+    for mut req in reqs {
+        req.sysfs_root = Some(super::sysfs_root());
+        for (r, example) in crate::harness::plan::reach_needed(&req, &host.topology, crate::bench::registry) {
+            if !found.iter().any(|(f, _)| *f == r) {
+                found.push((r, example));
+            }
+        }
+    }
+    found
+}
+
 /// Every study: what it measures, what it needs, what this machine gives
 /// (and the substitute), and how long `--quick` and the full plan take here.
 fn list(topo: &Topology, host: &serde_json::Value, ask: &Ask) -> String {
