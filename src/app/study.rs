@@ -11,21 +11,11 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     if matches!(a.format, Format::Asciidoc | Format::Orgmode) {
         return Err(crate::report::history::unsupported(a.format));
     }
-    let meta = crate::cli::run_meta(&a.meta)?;
+    let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+    let ask = ask(&a, command)?;
     let host = host_snapshot()?;
     let topo = host.topology.clone();
     let host_json = serde_json::to_value(&host)?;
-    let command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
-    let ask = Ask {
-        quick: a.quick,
-        variant: a.variant,
-        label: a.label.clone(),
-        resume: a.resume,
-        command,
-        sysfs_root: super::sysfs_root(),
-        tiny: a.tiny_plan_for_tests,
-        meta,
-    };
     match a.name {
         StudyArg::List => {
             out(&list(&topo, &host_json, &ask));
@@ -35,22 +25,26 @@ pub(super) fn cmd_study(db: &Option<PathBuf>, a: StudyArgs) -> Result<u8> {
     }
 }
 
+/// What `kdelta study` is asked, from its arguments and command line.
+fn ask(a: &StudyArgs, command: String) -> Result<Ask> {
+    Ok(Ask {
+        quick: a.quick,
+        variant: a.variant,
+        label: a.label.clone(),
+        resume: a.resume,
+        command,
+        sysfs_root: super::sysfs_root(),
+        tiny: a.tiny_plan_for_tests,
+        meta: crate::cli::run_meta(&a.meta)?,
+    })
+}
+
 /// What study `a` needs an agent to allow (`agent --allow`), as its plan on
 /// this machine finds it: each class once, with its first example.
 pub(super) fn reach_needed(a: &StudyArgs) -> Vec<(crate::model::reach::Reach, String)> {
     let StudyArg::One(name) = a.name else { return Vec::new() };
-    let (Ok(host), Ok(meta)) = (host_snapshot(), crate::cli::run_meta(&a.meta)) else { return Vec::new() };
+    let (Ok(host), Ok(ask)) = (host_snapshot(), ask(a, String::new())) else { return Vec::new() };
     let Ok(host_json) = serde_json::to_value(&host) else { return Vec::new() };
-    let ask = Ask {
-        quick: a.quick,
-        variant: a.variant,
-        label: None,
-        resume: false,
-        command: String::new(),
-        sysfs_root: super::sysfs_root(),
-        tiny: a.tiny_plan_for_tests,
-        meta,
-    };
     let (_, reqs) = srun::request(crate::study::def(name), &ask, &host.topology, &host_json);
     let mut found: Vec<(crate::model::reach::Reach, String)> = Vec::new();
     for mut req in reqs {

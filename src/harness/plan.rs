@@ -411,12 +411,11 @@ pub(crate) fn reach_needed(
 ) -> Vec<(Reach, String)> {
     let mut probe = req.clone();
     let mut found: Vec<(Reach, String)> = Vec::new();
-    probe.allowed = Some(BTreeSet::new());
     while found.len() < Reach::ALL.len() {
+        probe.allowed = Some(found.iter().map(|(r, _)| *r).collect());
         let Err(e) = plan(&probe, topo, all()) else { break };
         let Some(b) = e.chain().find_map(|c| c.downcast_ref::<BeyondReach>()) else { break };
         found.push((b.0, b.1.clone()));
-        probe.allowed.get_or_insert_with(BTreeSet::new).insert(b.0);
     }
     found
 }

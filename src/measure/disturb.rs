@@ -166,6 +166,13 @@ pub(crate) struct Probe {
 
 impl Probe {
     pub(crate) fn new(kind: TaskKind) -> Probe {
+        let mut p = Probe::unsourced(kind).with_sources(Path::new("/"), crate::measure::interfere::path().as_deref());
+        p.find_softirqd();
+        p
+    }
+
+    /// A probe of this process on its affinity, before its sources are read.
+    fn unsourced(kind: TaskKind) -> Probe {
         let watch = crate::sys::get_affinity().map(|s| s.iter().collect::<Vec<u32>>()).unwrap_or_default();
         let watch = if watch.len() <= 64 { watch } else { Vec::new() };
         Probe {
@@ -184,13 +191,6 @@ impl Probe {
             exempt: Vec::new(),
             softirqd: Vec::new(),
         }
-        .with_sources(Path::new("/"), crate::measure::interfere::path().as_deref())
-        .with_softirqd()
-    }
-
-    fn with_softirqd(mut self) -> Probe {
-        self.find_softirqd();
-        self
     }
 
     /// Read a cgroup's throttling around each sample (and, in cgroup v2,
