@@ -22,6 +22,13 @@ fn owner_line(pid: i32, start: u64) -> String {
 
 const DEAD: (i32, u64) = (2147483000, 1);
 
+/// The journal a kdelta killed after switching `a` from `madvise` left: a
+/// dead owner and one entry.
+fn killed_journal(a: &Path) -> String {
+    let wrote = serde_json::json!({"kind": "wrote", "path": a, "original": "madvise"});
+    format!("{}{wrote}\n", owner_line(DEAD.0, DEAD.1))
+}
+
 #[test]
 fn replays_newest_first_and_removes_itself() {
     let d = tempfile::tempdir().unwrap();
@@ -77,8 +84,7 @@ fn a_killed_owners_journal_is_replayed_by_restore() {
     let jp = d.path().join("j/knobs.journal");
     // What a kdelta killed after its change left: a dead owner, one entry,
     // and a torn last line (the change it announced was never made).
-    let wrote = serde_json::json!({"kind": "wrote", "path": a, "original": "madvise"}).to_string();
-    plant(&jp, format!("{}{wrote}\n{{\"kind\":\"wro", owner_line(DEAD.0, DEAD.1)).as_bytes());
+    plant(&jp, format!("{}{{\"kind\":\"wro", killed_journal(&a)).as_bytes());
     let e = read(&jp).unwrap().unwrap();
     assert_eq!(e.wrote, vec![(a.clone(), "madvise".to_string())]);
     assert!(e.owner.is_some_and(|o| !o.alive()));
@@ -97,10 +103,9 @@ fn two_replayers_at_once_both_succeed() {
     let d = tempfile::tempdir().unwrap();
     let a = file(d.path(), "enabled", "always madvise [never]\n");
     let jp = d.path().join("run/kdelta/knobs.journal");
-    let wrote = serde_json::json!({"kind": "wrote", "path": a, "original": "madvise"}).to_string();
     for _ in 0..30 {
         std::fs::write(&a, "never").unwrap();
-        plant(&jp, format!("{}{wrote}\n", owner_line(DEAD.0, DEAD.1)).as_bytes());
+        plant(&jp, killed_journal(&a).as_bytes());
         let go = std::sync::Barrier::new(2);
         let results: Vec<_> = std::thread::scope(|s| {
             let t: Vec<_> = (0..2)
