@@ -354,9 +354,19 @@ impl Sampler {
         settings: &crate::measure::profile::ProfileSettings,
     ) -> Result<crate::measure::profile::Recorder> {
         // A whole-run benchmark's work runs in other tasks (children, client
-        // threads); this thread only starts and waits for it.
-        let exclude =
-            if self.probe.kind() == TaskKind::WholeRun { vec![nix::unistd::gettid().as_raw()] } else { vec![] };
+        // threads); this thread only starts and waits for it, and so do the
+        // other members of its rotation (a duet's other command, whose
+        // process perf follows too).
+        let exclude = if self.probe.kind() == TaskKind::WholeRun {
+            let me = nix::unistd::gettid().as_raw();
+            let mut own = self.turn.as_ref().map(|t| t.threads()).unwrap_or_default();
+            if !own.contains(&me) {
+                own.push(me);
+            }
+            own
+        } else {
+            vec![]
+        };
         let dir = self.settings.tmpdir.join(format!("profile-{}", nix::unistd::gettid()));
         // A whole-run benchmark's processes by process id: perf then skips a
         // thread that ends while it attaches, where a listed thread id that

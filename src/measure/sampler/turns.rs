@@ -89,6 +89,8 @@ struct State {
     duet: Vec<u32>,
     arrived: usize,
     opened: u64,
+    /// Each member's thread, once it entered (0 before).
+    threads: Vec<i32>,
 }
 
 impl Turns {
@@ -104,6 +106,7 @@ impl Turns {
                 duet: Vec::new(),
                 arrived: 0,
                 opened: 0,
+                threads: vec![0; n],
             }),
             moved: Condvar::new(),
             members: n,
@@ -136,6 +139,9 @@ impl Turns {
     /// Wait for `me`'s first turn; the guard leaves the rotation when dropped.
     pub(crate) fn enter(self: &Arc<Self>, me: usize) -> Member {
         let m = Member { turns: self.clone(), me, allowed: sys::get_affinity().ok(), duet_cpu: Mutex::new(None) };
+        if let Some(t) = self.lock().threads.get_mut(me) {
+            *t = nix::unistd::gettid().as_raw();
+        }
         m.follow(self.take(me));
         m
     }
@@ -255,6 +261,11 @@ pub struct Member {
 }
 
 impl Member {
+    /// The threads of every member that has entered, this one's included.
+    pub(crate) fn threads(&self) -> Vec<i32> {
+        self.turns.lock().threads.iter().copied().filter(|&t| t != 0).collect()
+    }
+
     /// How many members the rotation began with.
     pub fn members(&self) -> usize {
         self.turns.members
